@@ -1,0 +1,27 @@
+/*
+ * alloc.h - allocation that never returns NULL.
+ *
+ * flexq treats running out of memory as fatal: fq_xmalloc and friends print
+ * a message and abort. Sizes that come from outside input are capped before
+ * they get here (see the limits of each parser), so an abort means a bug or
+ * a machine without memory, never a hostile request.
+ */
+#ifndef FLEXQ_ALLOC_H
+#define FLEXQ_ALLOC_H
+
+#include <stddef.h>
+
+void *fq_xmalloc(size_t n);                   /* returns owned */
+void *fq_xcalloc(size_t n, size_t size);      /* zeroed, returns owned */
+void *fq_xrealloc(void *p, size_t n);         /* takes and returns owned */
+char *fq_xstrdup(const char *s);              /* returns owned */
+char *fq_xstrndup(const char *s, size_t n);   /* returns owned, NUL-ended */
+char *fq_xasprintf(const char *fmt, ...)      /* returns owned */
+    __attribute__((format(printf, 1, 2)));
+
+/* Grows *items (of *cap elements of `size` bytes) to hold at least `need`. */
+void fq_grow(void **items, size_t *cap, size_t need, size_t size);
+#define FQ_GROW(arr, cap, need)                                                \
+    fq_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+#endif

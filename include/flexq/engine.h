@@ -1,0 +1,182 @@
+/*
+ * engine.h - the pure core: objects in, decisions out, time as an argument.
+ *
+ * struct fq_engine is a small, deterministic Kubernetes: an object store
+ * (objstore.h) plus controllers that reconcile what is stored, each the
+ * flexq counterpart of a real component:
+ *
+ *   jobs       RayJob / batch Job -> Workload; pods for admitted jobs
+ *   kueue      queues, flavor assignment, preemption, admission checks,
+ *              eviction and requeue (Kueue's scheduler + workload controller)
+ *   provcheck  the ProvisioningRequest admission-check controller
+ *   capacity   node pools, nodes, the cloud model, the cluster autoscaler,
+ *              ProvisioningRequest lifecycle, cost
+ *   binder     binds pending pods to nodes (kube-scheduler's filter part)
+ *
+ * Controllers never call each other: they talk through stored objects, as in
+ * Kubernetes, and each may ask for a timer. The shells (flexqd, flexq sim,
+ * tests) drive the engine:
+ *
+ *   fq_engine_apply / fq_engine_delete   user or API changes
+ *   fq_engine_pod_update                 the runner reports a pod's state
+ *   fq_engine_run(now)                   settle: dispatch changes, run
+ *                                        controllers, fire due timers,
+ *                                        until nothing is left to do at now
+ *   fq_engine_next_wakeup                when to call fq_engine_run again
+ *
+ * Nothing here reads a clock, sleeps, does I/O or uses global state: the
+ * same calls with the same times and seed give the same store, byte for
+ * byte. That is the test oracle, the simulator and crash recovery.
+ */
+#ifndef FLEXQ_ENGINE_H
+#define FLEXQ_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flexq/err.h"
+#include "flexq/objstore.h"
+#include "flexq/value.h"
+
+#define FQ_NEVER INT64_MAX
+
+/*
+ * Policy switches: where flexq does better than Kueue. Every switch has a
+ * Kueue-exact position; fq_policy_kueue() sets them all to it and
+ * fq_policy_default() gives flexq's defaults. docs/policies.md explains
+ * each one.
+ */
+struct fq_policy {
+    /* Admit as many heads per ClusterQueue per cycle as fit (Kueue: 1). */
+    int max_admissions_per_cq_per_cycle; /* 0 = unlimited; Kueue: 1 */
+    /* Move a workload waiting on a check of a later flavor to an earlier
+     * flavor that now fits (Kueue: off, without ConcurrentAdmission). */
+    bool migrate_to_preferred_flavor;
+    /* Remember a flavor that failed (check Retry, stockout) for a cool-down
+     * and start the next attempt after it (Kueue: off). */
+    bool flavor_failure_cooldown;
+    int64_t flavor_cooldown_ms;
+    /* Evict and fall back to the next flavor when an admitted workload's
+     * nodes cannot be provisioned (stockout) within a time (Kueue: off). */
+    bool stockout_fallback;
+    int64_t stockout_fallback_after_ms;
+};
+
+struct fq_policy fq_policy_default(void);
+struct fq_policy fq_policy_kueue(void);
+
+/* Kueue's waitForPodsReady configuration. */
+struct fq_pods_ready_config {
+    bool enable;
+    int64_t timeout_ms;          /* default 30 min */
+    int64_t recovery_timeout_ms; /* default = timeout */
+    bool block_admission;
+    bool timestamp_eviction;     /* requeuingStrategy.timestamp=Eviction */
+    int backoff_limit_count;     /* -1 = unlimited */
+    int64_t backoff_base_ms;     /* 60 s */
+    int64_t backoff_max_ms;      /* 3600 s */
+};
+
+struct fq_engine_config {
+    uint64_t seed;          /* PRNG seed: uids, name suffixes, the cloud */
+    struct fq_policy policy;
+    struct fq_pods_ready_config pods_ready;
+    /* Scale for the control plane's built-in delays (CA scan interval,
+     * backoffs, booking time...) in sim and demo runs: 1.0 = real. */
+    double time_scale;
+    /* When true the capacity controller creates Nodes itself from the cloud
+     * model (provider "sim"); when false an outside provider reports them. */
+    bool sim_provider;
+    /* When true (the simulator), pods are not created as objects: the
+     * capacity and job controllers work at workload granularity. */
+    bool no_pods;
+};
+
+void fq_engine_config_init(struct fq_engine_config *c);
+
+struct fq_engine;
+
+struct fq_engine *fq_engine_new(const struct fq_engine_config *cfg);
+void fq_engine_free(struct fq_engine *e);
+
+struct fq_objstore *fq_engine_store(struct fq_engine *e);
+const struct fq_engine_config *fq_engine_config(const struct fq_engine *e);
+
+/*
+ * Creates or updates an object from a user (kubectl apply semantics for
+ * whole objects: spec and metadata replace, status is kept). Validates it
+ * first (objects.h); nothing changes on error. Takes `obj`. *created says
+ * whether it was new, *changed whether anything changed (both may be NULL).
+ */
+int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
+                    bool *created, bool *changed, struct fq_err *err);
+
+int fq_engine_delete(struct fq_engine *e, enum fq_kind kind, const char *ns,
+                     const char *name, int64_t now_ms, struct fq_err *err);
+
+/* The runner's report on a pod: phase "Running"/"Succeeded"/"Failed",
+ * ready flag, exit code, reason (e.g. "OOMKilled", "ContainerCannotRun")
+ * and message. */
+struct fq_pod_report {
+    const char *phase;
+    bool ready;
+    int exit_code;
+    const char *reason;
+    const char *message;
+};
+
+int fq_engine_pod_update(struct fq_engine *e, const char *ns,
+                         const char *name, const struct fq_pod_report *r,
+                         int64_t now_ms, struct fq_err *err);
+
+/* Settles the engine at time now_ms (monotone non-decreasing). */
+void fq_engine_run(struct fq_engine *e, int64_t now_ms);
+
+/* The earliest time a controller wants to run again, or FQ_NEVER. */
+int64_t fq_engine_next_wakeup(const struct fq_engine *e);
+
+/* Current engine time (the last now_ms given). */
+int64_t fq_engine_now(const struct fq_engine *e);
+
+/* --- for controllers -------------------------------------------------- */
+
+/* Deterministic PRNG (xoshiro256**), seeded from the config. */
+uint64_t fq_engine_rand(struct fq_engine *e);
+/* A random lowercase suffix from Kubernetes' alphabet, n chars, into buf. */
+void fq_engine_rand_suffix(struct fq_engine *e, char *buf, int n);
+
+/* Records a Kubernetes Event about an object (type "Normal"/"Warning"). */
+void fq_engine_event(struct fq_engine *e, const struct fq_value *involved,
+                     const char *type, const char *reason,
+                     const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/*
+ * A controller: a named set of callbacks with private state. The engine
+ * calls on_change for every stored change of a kind in `watch` (a bit mask
+ * of 1u << enum fq_kind), then `run` once per settle round while the
+ * controller said it has work (fq_engine_kick) or its wakeup time is due.
+ */
+struct fq_controller_ops {
+    const char *name;
+    uint64_t watch;
+    void *(*create)(struct fq_engine *e);
+    void (*destroy)(void *self);
+    void (*on_change)(void *self, struct fq_engine *e,
+                      const struct fq_change *c);
+    void (*run)(void *self, struct fq_engine *e, int64_t now_ms);
+    int64_t (*next_wakeup)(const void *self);
+};
+
+/* Asks for `run` of controller `self` in the current settle. */
+void fq_engine_kick(struct fq_engine *e, const void *self);
+/* The private state of a named controller (for stats and tests), or NULL. */
+void *fq_engine_controller(struct fq_engine *e, const char *name);
+
+#define FQ_KIND_BIT(k) (1ull << (k))
+
+/* Time helpers: RFC 3339 "2026-11-29T15:44:00Z" from ms since the epoch. */
+void fq_time_format(int64_t ms, char *buf, unsigned long size);
+int fq_time_parse(const char *s, int64_t *ms);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * kinds.h - the registry of object kinds flexq knows.
+ *
+ * One static table names every kind: its API group and versions, plural and
+ * short names (as kubectl and Kueue spell them), whether it is namespaced,
+ * and whether it has a status subresource. The CLI resolves `cq`,
+ * `clusterqueues` or `ClusterQueue` through it, the API routes
+ * `/apis/GROUP/VERSION/RESOURCE` through it, and the manifest reader refuses
+ * kinds that are not in it.
+ */
+#ifndef FLEXQ_KINDS_H
+#define FLEXQ_KINDS_H
+
+#include <stdbool.h>
+
+enum fq_kind {
+    FQ_KIND_NONE = 0,
+    FQ_KIND_RESOURCEFLAVOR,
+    FQ_KIND_CLUSTERQUEUE,
+    FQ_KIND_COHORT,
+    FQ_KIND_LOCALQUEUE,
+    FQ_KIND_WORKLOAD,
+    FQ_KIND_WORKLOADPRIORITYCLASS,
+    FQ_KIND_ADMISSIONCHECK,
+    FQ_KIND_PROVISIONINGREQUESTCONFIG,
+    FQ_KIND_PROVISIONINGREQUEST,
+    FQ_KIND_RAYJOB,
+    FQ_KIND_RAYCLUSTER,
+    FQ_KIND_JOB,
+    FQ_KIND_CONFIGMAP,
+    FQ_KIND_POD,
+    FQ_KIND_NODE,
+    FQ_KIND_EVENT,
+    FQ_KIND_NAMESPACE,
+    FQ_KIND_NODEPOOL,
+    FQ_KIND_CAPACITYMODEL,
+    FQ_KIND__COUNT
+};
+
+struct fq_kind_info {
+    enum fq_kind kind;
+    const char *name;      /* "ClusterQueue" */
+    const char *group;     /* "kueue.x-k8s.io"; "" for the core group */
+    const char *version;   /* preferred version: "v1beta1" */
+    const char *alt_version; /* also accepted ("v1beta2"), or NULL */
+    const char *plural;    /* "clusterqueues" */
+    const char *singular;  /* "clusterqueue" */
+    const char *shortnames[4]; /* "cq", NULL-terminated */
+    bool namespaced;
+    bool has_status;
+};
+
+/* The entry for a kind (never NULL for a valid enum value). */
+const struct fq_kind_info *fq_kind_info(enum fq_kind k);
+
+/* Resolves a kind from apiVersion + kind ("kueue.x-k8s.io/v1beta1",
+ * "ClusterQueue"); FQ_KIND_NONE if unknown or the version is not served. */
+enum fq_kind fq_kind_from_gvk(const char *api_version, const char *kind);
+
+/* Resolves what a user types: plural, singular, short name or Kind, any
+ * case, optionally with ".group" ("workloads.kueue.x-k8s.io"). */
+enum fq_kind fq_kind_lookup(const char *name);
+
+/* "apps/v1"-style apiVersion for a kind: "kueue.x-k8s.io/v1beta1", "v1". */
+const char *fq_kind_api_version(enum fq_kind k);
+
+#endif

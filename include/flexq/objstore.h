@@ -1,0 +1,138 @@
+/*
+ * objstore.h - the in-memory store of cluster objects, inside the core.
+ *
+ * The engine keeps every object (flavors, queues, workloads, jobs, pods,
+ * nodes, events, ...) here as a struct fq_value tree, the way the Kubernetes
+ * API server keeps them: keyed by kind, namespace and name, with
+ * metadata.uid, resourceVersion, generation and creationTimestamp managed by
+ * the store. Controllers read and write objects only through this API.
+ *
+ * Every change gets the next revision number and is appended to a change
+ * log. The shells drain the log after each engine step: flexqd persists the
+ * changed objects in one SQLite transaction and feeds watch streams; the
+ * simulator and tests look at it or ignore it.
+ *
+ * The store is pure: time and uids come from the caller (the engine passes
+ * its clock and PRNG).
+ */
+#ifndef FLEXQ_OBJSTORE_H
+#define FLEXQ_OBJSTORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flexq/err.h"
+#include "flexq/kinds.h"
+#include "flexq/value.h"
+
+struct fq_objstore;
+
+/* One stored object. `obj` is the whole tree (apiVersion, kind, metadata,
+ * spec, status). Borrowed from the store: valid until the object changes
+ * or is deleted; do not modify it except through fq_objstore_* calls. */
+struct fq_object {
+    enum fq_kind kind;
+    const char *ns;   /* "" for cluster-scoped kinds */
+    const char *name;
+    uint64_t rv;      /* resourceVersion, the revision of its last change */
+    struct fq_value *obj;
+};
+
+enum fq_change_type {
+    FQ_CHANGE_ADDED,
+    FQ_CHANGE_MODIFIED,
+    FQ_CHANGE_DELETED,
+};
+
+struct fq_change {
+    uint64_t rev;
+    enum fq_change_type type;
+    enum fq_kind kind;
+    char *ns;               /* owned */
+    char *name;             /* owned */
+    struct fq_value *obj;   /* owned copy of the object after (or, for
+                               DELETED, just before) the change */
+};
+
+struct fq_objstore *fq_objstore_new(void);
+void fq_objstore_free(struct fq_objstore *s);
+
+/*
+ * Creates an object. Takes ownership of `obj` in every case. Fills
+ * metadata.uid (from `uid`, or kept if already set, e.g. on reload),
+ * resourceVersion, generation (1) and creationTimestamp (from `now_ms`, or
+ * kept). FQ_EEXIST if it exists. On success *out (may be NULL) points to
+ * the stored object.
+ */
+int fq_objstore_create(struct fq_objstore *s, struct fq_value *obj,
+                       int64_t now_ms, const char *uid,
+                       const struct fq_object **out, struct fq_err *err);
+
+/*
+ * Replaces an object's spec/metadata (and status when `with_status`),
+ * keeping uid and creationTimestamp. If obj carries a non-empty
+ * metadata.resourceVersion that differs from the stored one: FQ_ECONFLICT.
+ * generation is bumped when spec changes. An update that changes nothing
+ * keeps the revision and sets *changed (may be NULL) to false. Takes
+ * ownership of `obj`. FQ_ENOTFOUND if absent.
+ */
+int fq_objstore_update(struct fq_objstore *s, struct fq_value *obj,
+                       bool with_status, bool *changed,
+                       const struct fq_object **out, struct fq_err *err);
+
+/* Replaces only .status (takes `status`); for controllers. */
+int fq_objstore_set_status(struct fq_objstore *s, enum fq_kind kind,
+                           const char *ns, const char *name,
+                           struct fq_value *status, struct fq_err *err);
+
+/*
+ * Gives a controller a private copy to edit: returns an owned deep copy of
+ * the stored tree; hand it back with fq_objstore_update(..., true, ...).
+ */
+struct fq_value *fq_objstore_edit(struct fq_objstore *s, enum fq_kind kind,
+                                  const char *ns, const char *name);
+
+int fq_objstore_delete(struct fq_objstore *s, enum fq_kind kind,
+                       const char *ns, const char *name, struct fq_err *err);
+
+/* Borrowed, or NULL. ns is ignored ("" is fine) for cluster-scoped kinds. */
+const struct fq_object *fq_objstore_get(const struct fq_objstore *s,
+                                        enum fq_kind kind, const char *ns,
+                                        const char *name);
+
+/*
+ * Lists objects of a kind, sorted by namespace then name. `ns` NULL means
+ * all namespaces. Returns the count; *out is an owned array of borrowed
+ * pointers (free the array only).
+ */
+size_t fq_objstore_list(const struct fq_objstore *s, enum fq_kind kind,
+                        const char *ns, const struct fq_object ***out);
+
+size_t fq_objstore_count(const struct fq_objstore *s, enum fq_kind kind);
+
+/* The latest revision (0 when empty). */
+uint64_t fq_objstore_revision(const struct fq_objstore *s);
+
+/*
+ * Takes the changes logged since the last call (oldest first). The caller
+ * owns the array and must release it with fq_changes_free.
+ */
+size_t fq_objstore_take_changes(struct fq_objstore *s,
+                                struct fq_change **out);
+void fq_changes_free(struct fq_change *c, size_t n);
+
+/*
+ * A hook called synchronously for every change (the engine uses it to wake
+ * controllers). `c` and its strings are borrowed for the call only; c->obj
+ * is the stored tree after the change (NULL for DELETED).
+ */
+typedef void (*fq_objstore_hook_fn)(void *ctx, const struct fq_change *c);
+void fq_objstore_set_hook(struct fq_objstore *s, fq_objstore_hook_fn fn,
+                          void *ctx);
+
+/* When false (the default is true), changes are not logged: the simulator
+ * turns the log off to keep memory flat. */
+void fq_objstore_set_logging(struct fq_objstore *s, bool on);
+
+#endif

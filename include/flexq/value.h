@@ -1,0 +1,186 @@
+/*
+ * value.h - the document tree every manifest, API body and stored object is.
+ *
+ * A struct fq_value is a YAML/JSON node: null, bool, number, string, sequence
+ * or mapping. Mappings keep their keys in source order, so an object decoded
+ * from YAML and encoded back to JSON keeps every field, including the ones
+ * flexq does not know. Each node remembers where it came from (line and
+ * column, 1-based; 0 for nodes built in code) so validators can point at the
+ * offending character.
+ *
+ * Numbers keep their source text (`raw`) so that `1e3` or a 30-digit integer
+ * round-trip exactly; `i` holds the value when it is an integer that fits in
+ * int64 (`is_int`), `d` holds the nearest double.
+ *
+ * Ownership: a tree owns its children. fq_value_free frees a whole subtree.
+ * Functions that take a `struct fq_value *child` "to set/push" take ownership
+ * of it. Getters return borrowed pointers.
+ *
+ * Parsers (yaml.h, json.h) take a struct fq_limits so that no input can make
+ * flexq use unbounded memory or stack.
+ */
+#ifndef FLEXQ_VALUE_H
+#define FLEXQ_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flexq/buf.h"
+#include "flexq/err.h"
+
+enum fq_vtype {
+    FQ_V_NULL,
+    FQ_V_BOOL,
+    FQ_V_NUM,
+    FQ_V_STR,
+    FQ_V_SEQ,
+    FQ_V_MAP,
+};
+
+struct fq_value;
+
+struct fq_member {
+    char *key; /* owned */
+    uint32_t line, col;
+    struct fq_value *val; /* owned */
+};
+
+struct fq_value {
+    enum fq_vtype type;
+    uint32_t line, col;
+    union {
+        bool b;
+        struct {
+            char *raw; /* owned; the number as written, e.g. "1e3" */
+            double d;
+            int64_t i;
+            bool is_int;
+        } num;
+        struct {
+            char *s; /* owned; NUL-terminated, may contain no NUL */
+            size_t len;
+        } str;
+        struct {
+            struct fq_value **items; /* owned */
+            size_t n, cap;
+        } seq;
+        struct {
+            struct fq_member *items; /* owned, in insertion order */
+            size_t n, cap;
+        } map;
+    } u;
+};
+
+/* Limits on outside input; fq_limits_default() gives the ones flexq uses. */
+struct fq_limits {
+    size_t max_bytes;     /* whole input (default 4 MiB) */
+    size_t max_depth;     /* nesting of sequences/mappings (default 64) */
+    size_t max_docs;      /* YAML documents in one stream (default 1000) */
+    size_t max_aliases;   /* YAML alias uses in one stream (default 100) */
+    size_t max_string;    /* one scalar or key, bytes (default 1 MiB) */
+    size_t max_nodes;     /* nodes in one stream (default 1,000,000) */
+};
+
+struct fq_limits fq_limits_default(void);
+
+/* Constructors; all return owned nodes. */
+struct fq_value *fq_value_null(void);
+struct fq_value *fq_value_bool(bool b);
+struct fq_value *fq_value_int(int64_t i);
+struct fq_value *fq_value_double(double d);
+/* Parses `raw` as a JSON/YAML number; NULL if it is not one. */
+struct fq_value *fq_value_num_raw(const char *raw);
+struct fq_value *fq_value_str(const char *s);
+struct fq_value *fq_value_strn(const char *s, size_t len);
+struct fq_value *fq_value_strf(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+struct fq_value *fq_value_seq(void);
+struct fq_value *fq_value_map(void);
+
+void fq_value_free(struct fq_value *v);
+struct fq_value *fq_value_clone(const struct fq_value *v); /* deep, owned */
+bool fq_value_equal(const struct fq_value *a, const struct fq_value *b);
+
+/* Mappings. get returns borrowed or NULL (also when m is NULL or not a map). */
+struct fq_value *fq_map_get(const struct fq_value *m, const char *key);
+/* Sets key to val (owned), replacing and freeing an old value in place. */
+void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val);
+/* Removes key; returns true if it was there. */
+bool fq_map_del(struct fq_value *m, const char *key);
+/* Returns the child map at key, creating an empty one if absent. */
+struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key);
+
+/* Sequences. */
+void fq_seq_push(struct fq_value *s, struct fq_value *val); /* takes val */
+size_t fq_value_len(const struct fq_value *v); /* items of seq/map, else 0 */
+struct fq_value *fq_seq_at(const struct fq_value *s, size_t i); /* borrowed */
+
+/*
+ * Walks a dotted path of map keys: fq_value_path(obj, "metadata.name").
+ * Returns borrowed or NULL. No sequence indexing.
+ */
+struct fq_value *fq_value_path(const struct fq_value *v, const char *path);
+/* Typed getters along a path; return `def` when absent or of another type. */
+const char *fq_value_path_str(const struct fq_value *v, const char *path,
+                              const char *def);
+int64_t fq_value_path_int(const struct fq_value *v, const char *path,
+                          int64_t def);
+bool fq_value_path_bool(const struct fq_value *v, const char *path, bool def);
+/* Sets a string/int at a dotted path, creating intermediate maps. */
+void fq_value_set_path(struct fq_value *v, const char *path,
+                       struct fq_value *val); /* takes val */
+
+/* Scalar helpers: the string of a STR node, else NULL. */
+const char *fq_value_as_str(const struct fq_value *v);
+
+/*
+ * RFC 7386 JSON merge patch: applies `patch` to `*target` in place (a null in
+ * the patch deletes a key; a non-map patch replaces the target).
+ */
+void fq_value_merge_patch(struct fq_value **target,
+                          const struct fq_value *patch);
+
+/* --- JSON (json.c; the only file that includes <jansson.h>) ------------ */
+
+enum {
+    FQ_JSON_COMPACT = 0,
+    FQ_JSON_PRETTY = 1 << 0, /* two-space indent, like kubectl -o json */
+};
+
+/* Parses one JSON text. Returns 0 or FQ_EPARSE / FQ_ELIMIT with `err`
+ * naming line and column. `name` labels errors (a file name, or NULL). */
+int fq_json_parse(const char *text, size_t len, const char *name,
+                  const struct fq_limits *lim, struct fq_value **out,
+                  struct fq_err *err);
+/* Appends the JSON encoding of `v` to `out`. */
+void fq_json_encode(const struct fq_value *v, int flags, struct fq_buf *out);
+/* Convenience: returns an owned string. */
+char *fq_json_dumps(const struct fq_value *v, int flags);
+
+/* --- YAML (yaml.c; the only file that includes <yaml.h>) --------------- */
+
+/* The documents of one YAML stream, in order. Empty documents are skipped. */
+struct fq_docs {
+    struct fq_value **items; /* owned */
+    size_t n, cap;
+};
+
+void fq_docs_release(struct fq_docs *d);
+
+/*
+ * Parses a YAML stream (JSON is YAML too) with the YAML 1.2 core schema:
+ * plain `true`/`false` are bools, `null`/`~`/empty are null, plain numbers
+ * are numbers, anything quoted or non-numeric is a string. Anchors and
+ * aliases are expanded within the alias limit. Returns 0, or FQ_EPARSE /
+ * FQ_ELIMIT with `err` set to "name:line:col: what". On error `out` holds
+ * nothing.
+ */
+int fq_yaml_parse(const char *text, size_t len, const char *name,
+                  const struct fq_limits *lim, struct fq_docs *out,
+                  struct fq_err *err);
+
+/* Appends a YAML rendering of `v` (block style, like kubectl -o yaml). */
+void fq_yaml_encode(const struct fq_value *v, struct fq_buf *out);
+
+#endif

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Installs the Debian 12 packages flexq needs to build, test and run, and
+# nothing else. Packages already present are left alone, so a second run is
+# quick and needs no network. Run as root (or with sudo available).
+set -eu
+
+PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
+libyaml-dev libjansson-dev libevent-dev libsqlite3-dev libcurl4-openssl-dev
+libcmocka-dev bubblewrap gettext-base python3 curl"
+if [ "${FLEXQ_WITH_BROWSER:-0}" = 1 ]; then
+    PKGS="$PKGS chromium nodejs npm"
+fi
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 || {
+        echo "install-deps: missing packages:$missing; run as root" >&2
+        exit 1
+    }
+    SUDO=sudo
+fi
+echo "install-deps: installing$missing" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
