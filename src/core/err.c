@@ -23,8 +23,8 @@ struct errinfo {
 
 static const struct errinfo table[FQ_ERR__COUNT] = {
     [FQ_OK] = {"OK", "success", 200, ""},
-#define FQ_ERR_ROW(name, msg, http, reason)                                    \
-    [FQ_ERR_##name] = {#name, msg, http, reason},
+#define FQ_ERR_ROW(name, msg, http, reason) \
+ [FQ_ERR_##name] = {#name, msg, http, reason},
     FQ_ERRORS(FQ_ERR_ROW)
 #undef FQ_ERR_ROW
 };
@@ -76,8 +76,8 @@ int fq_err_set(struct fq_err *err, int code, const char *fmt, ...)
     return code;
 }
 
-int fq_err_at(struct fq_err *err, int code, const char *file, int line,
-              int col, const char *path, const char *fmt, ...)
+int fq_err_at(struct fq_err *err, int code, const char *file, int line, int col,
+              const char *path, const char *fmt, ...)
 {
     if (!err)
         return code;
@@ -96,16 +96,16 @@ int fq_err_at(struct fq_err *err, int code, const char *file, int line,
     size_t off = 0;
     err->msg[0] = '\0';
     if (file && *file)
-        off += (size_t)snprintf(err->msg + off, sizeof(err->msg) - off, "%s:",
-                                file);
+        off += (size_t)snprintf(err->msg + off, sizeof(err->msg) - off,
+                                "%s:", file);
     if (line > 0 && off < sizeof(err->msg))
         off += (size_t)snprintf(err->msg + off, sizeof(err->msg) - off,
                                 "%d:%d:", line, col);
     if (off > 0 && off < sizeof(err->msg))
         off += (size_t)snprintf(err->msg + off, sizeof(err->msg) - off, " ");
     if (path && *path && off < sizeof(err->msg))
-        off += (size_t)snprintf(err->msg + off, sizeof(err->msg) - off, "%s: ",
-                                path);
+        off += (size_t)snprintf(err->msg + off, sizeof(err->msg) - off,
+                                "%s: ", path);
     if (off < sizeof(err->msg))
         snprintf(err->msg + off, sizeof(err->msg) - off, "%s", detail);
     return code;

@@ -1,0 +1,562 @@
+/*
+ * engine.c - settles the object store by running the controllers.
+ *
+ * How it works. The engine owns the object store and hooks into it: every
+ * change (by a user through fq_engine_apply, by the runner through
+ * fq_engine_pod_update, or by a controller) is queued as a notice. A settle
+ * (fq_engine_run) repeats two phases until neither has work:
+ *
+ *   dispatch: hand each queued notice to the controllers watching its kind
+ *             (on_change), oldest first;
+ *   run:      call `run` of each controller that was kicked or whose
+ *             next_wakeup has come, in table order.
+ *
+ * A controller's changes during on_change or run queue more notices, so a
+ * chain of reactions (RayJob -> Workload -> admission -> pods -> binding)
+ * completes inside one settle, at one instant of engine time. A round limit
+ * stops a pair of controllers that would keep undoing each other; that is a
+ * bug and is counted in the stats rather than looping forever.
+ *
+ * Determinism: notices are dispatched in change order, controllers run in
+ * table order, the PRNG is seeded from the config, and the store lists in
+ * name order; so the same inputs give the same store.
+ *
+ * What it does not do: validation beyond identifying the kind (objects.c
+ * does it, called from fq_engine_apply), any I/O, any clock.
+ */
+#include "flexq/engine.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexq/alloc.h"
+#include "flexq/buf.h"
+#if defined(__has_include)
+# if __has_include("flexq/objects.h")
+#  include "flexq/objects.h"
+#  define HAVE_OBJECTS 1
+# endif
+#endif
+
+/*
+ * The controllers, in the order they run within a round. Each module
+ * defines its ops table (`const struct fq_controller_ops fq_X_controller`);
+ * declare it here and add one line to the table.
+ */
+static const struct fq_controller_ops *const controller_table[] = {
+    NULL, /* keeps the array non-empty until the first controller lands */
+};
+
+#define NCTRL      (sizeof(controller_table) / sizeof(controller_table[0]))
+#define MAX_ROUNDS 10000
+
+struct notice {
+    uint64_t rev;
+    enum fq_change_type type;
+    enum fq_kind kind;
+    char *ns;
+    char *name;
+    struct fq_value *last; /* owned: the object as deleted (DELETED only) */
+};
+
+struct ctrl {
+    const struct fq_controller_ops *ops;
+    void *self;
+    bool kicked;
+};
+
+struct fq_engine {
+    struct fq_engine_config cfg;
+    struct fq_objstore *store;
+    int64_t now;
+    uint64_t rng[4];
+    struct ctrl ctrls[NCTRL];
+    size_t nctrl;
+    struct notice *q; /* FIFO: [qhead, qlen) are pending */
+    size_t qhead, qlen, qcap;
+    bool settling;
+    uint64_t round_limit_hits;
+};
+
+struct fq_policy fq_policy_default(void)
+{
+    struct fq_policy p = {
+        .max_admissions_per_cq_per_cycle = 0,
+        .migrate_to_preferred_flavor = true,
+        .flavor_failure_cooldown = true,
+        .flavor_cooldown_ms = 10 * 60 * 1000,
+        .stockout_fallback = true,
+        .stockout_fallback_after_ms = 10 * 60 * 1000,
+    };
+    return p;
+}
+
+struct fq_policy fq_policy_kueue(void)
+{
+    struct fq_policy p = fq_policy_default();
+    p.max_admissions_per_cq_per_cycle = 1;
+    p.migrate_to_preferred_flavor = false;
+    p.flavor_failure_cooldown = false;
+    p.stockout_fallback = false;
+    return p;
+}
+
+void fq_engine_config_init(struct fq_engine_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->seed = 1;
+    c->policy = fq_policy_default();
+    c->pods_ready.enable = false;
+    c->pods_ready.timeout_ms = 30 * 60 * 1000;
+    c->pods_ready.recovery_timeout_ms = 30 * 60 * 1000;
+    c->pods_ready.timestamp_eviction = true;
+    c->pods_ready.backoff_limit_count = -1;
+    c->pods_ready.backoff_base_ms = 60 * 1000;
+    c->pods_ready.backoff_max_ms = 3600 * 1000;
+    c->time_scale = 1.0;
+    c->sim_provider = true;
+    c->no_pods = false;
+}
+
+/* --- PRNG: xoshiro256** seeded through splitmix64 ----------------------- */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t fq_engine_rand(struct fq_engine *e)
+{
+    uint64_t *s = e->rng;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+void fq_engine_rand_suffix(struct fq_engine *e, char *buf, int n)
+{
+    /* Kubernetes' rand.String alphabet: no vowels, no confusable digits. */
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    for (int i = 0; i < n; i++)
+        buf[i] = alphabet[fq_engine_rand(e) % (sizeof(alphabet) - 1)];
+    buf[n] = '\0';
+}
+
+static void new_uid(struct fq_engine *e, char *buf, size_t size)
+{
+    uint64_t a = fq_engine_rand(e), b = fq_engine_rand(e);
+    snprintf(buf, size, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32),
+             (unsigned)(a >> 16) & 0xffff, (unsigned)a & 0xfff,
+             (unsigned)(0x8000 | ((b >> 48) & 0x3fff)),
+             (unsigned long long)(b & 0xffffffffffffull));
+}
+
+/* --- change notices ------------------------------------------------------ */
+
+static void on_store_change(void *ctx, const struct fq_change *c)
+{
+    struct fq_engine *e = ctx;
+    if (e->qhead > 0 && e->qhead == e->qlen)
+        e->qhead = e->qlen = 0;
+    FQ_GROW(e->q, e->qcap, e->qlen + 1);
+    struct notice *n = &e->q[e->qlen++];
+    n->rev = c->rev;
+    n->type = c->type;
+    n->kind = c->kind;
+    n->ns = fq_xstrdup(c->ns);
+    n->name = fq_xstrdup(c->name);
+    n->last = NULL;
+    if (c->type == FQ_CHANGE_DELETED) {
+        const struct fq_object *o =
+            fq_objstore_get(e->store, c->kind, c->ns, c->name);
+        n->last = o ? fq_value_clone(o->obj) : NULL;
+    }
+}
+
+static void notice_release(struct notice *n)
+{
+    free(n->ns);
+    free(n->name);
+    fq_value_free(n->last);
+}
+
+/* Dispatches queued notices; returns true if there were any. */
+static bool dispatch(struct fq_engine *e)
+{
+    bool any = false;
+    while (e->qhead < e->qlen) {
+        struct notice n = e->q[e->qhead++];
+        any = true;
+        struct fq_change c = {
+            .rev = n.rev,
+            .type = n.type,
+            .kind = n.kind,
+            .ns = n.ns,
+            .name = n.name,
+        };
+        if (n.type == FQ_CHANGE_DELETED) {
+            c.obj = n.last;
+        } else {
+            const struct fq_object *o =
+                fq_objstore_get(e->store, n.kind, n.ns, n.name);
+            /* Gone since: its DELETED notice follows in the queue. */
+            c.obj = o ? o->obj : NULL;
+        }
+        if (c.obj || n.type == FQ_CHANGE_DELETED) {
+            for (size_t i = 0; i < e->nctrl; i++) {
+                const struct fq_controller_ops *ops = e->ctrls[i].ops;
+                if (ops->on_change && (ops->watch & FQ_KIND_BIT(n.kind)))
+                    ops->on_change(e->ctrls[i].self, e, &c);
+            }
+        }
+        notice_release(&n);
+    }
+    return any;
+}
+
+/* --- lifecycle --------------------------------------------------------- */
+
+struct fq_engine *fq_engine_new(const struct fq_engine_config *cfg)
+{
+    struct fq_engine *e = fq_xcalloc(1, sizeof(*e));
+    if (cfg)
+        e->cfg = *cfg;
+    else
+        fq_engine_config_init(&e->cfg);
+    if (e->cfg.time_scale <= 0)
+        e->cfg.time_scale = 1.0;
+    uint64_t seed = e->cfg.seed;
+    for (int i = 0; i < 4; i++)
+        e->rng[i] = splitmix64(&seed);
+    e->store = fq_objstore_new();
+    fq_objstore_set_hook(e->store, on_store_change, e);
+    for (size_t i = 0; i < NCTRL; i++) {
+        const struct fq_controller_ops *ops = controller_table[i];
+        if (!ops)
+            continue;
+        struct ctrl *c = &e->ctrls[e->nctrl++];
+        c->ops = ops;
+        c->self = ops->create ? ops->create(e) : NULL;
+    }
+    return e;
+}
+
+void fq_engine_free(struct fq_engine *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->nctrl; i++)
+        if (e->ctrls[i].ops->destroy)
+            e->ctrls[i].ops->destroy(e->ctrls[i].self);
+    for (size_t i = e->qhead; i < e->qlen; i++)
+        notice_release(&e->q[i]);
+    free(e->q);
+    fq_objstore_free(e->store);
+    free(e);
+}
+
+struct fq_objstore *fq_engine_store(struct fq_engine *e)
+{
+    return e->store;
+}
+
+const struct fq_engine_config *fq_engine_config(const struct fq_engine *e)
+{
+    return &e->cfg;
+}
+
+int64_t fq_engine_now(const struct fq_engine *e)
+{
+    return e->now;
+}
+
+void fq_engine_kick(struct fq_engine *e, const void *self)
+{
+    for (size_t i = 0; i < e->nctrl; i++)
+        if (e->ctrls[i].self == self)
+            e->ctrls[i].kicked = true;
+}
+
+void *fq_engine_controller(struct fq_engine *e, const char *name)
+{
+    for (size_t i = 0; i < e->nctrl; i++)
+        if (!strcmp(e->ctrls[i].ops->name, name))
+            return e->ctrls[i].self;
+    return NULL;
+}
+
+int64_t fq_engine_next_wakeup(const struct fq_engine *e)
+{
+    int64_t t = FQ_NEVER;
+    for (size_t i = 0; i < e->nctrl; i++) {
+        const struct ctrl *c = &e->ctrls[i];
+        if (c->kicked || e->qhead < e->qlen)
+            return e->now;
+        if (c->ops->next_wakeup) {
+            int64_t w = c->ops->next_wakeup(c->self);
+            if (w < t)
+                t = w;
+        }
+    }
+    return t;
+}
+
+void fq_engine_run(struct fq_engine *e, int64_t now_ms)
+{
+    if (now_ms > e->now)
+        e->now = now_ms;
+    if (e->settling)
+        return; /* a controller called back in: the outer settle goes on */
+    e->settling = true;
+    for (int round = 0;; round++) {
+        if (round == MAX_ROUNDS) {
+            e->round_limit_hits++;
+            break;
+        }
+        bool work = dispatch(e);
+        for (size_t i = 0; i < e->nctrl; i++) {
+            struct ctrl *c = &e->ctrls[i];
+            bool due = c->kicked;
+            if (!due && c->ops->next_wakeup)
+                due = c->ops->next_wakeup(c->self) <= e->now;
+            if (!due || !c->ops->run)
+                continue;
+            c->kicked = false;
+            c->ops->run(c->self, e, e->now);
+            work = true;
+            dispatch(e);
+        }
+        if (!work && e->qhead == e->qlen)
+            break;
+        /* Stop when nothing is queued and nobody is kicked or due. */
+        bool more = e->qhead < e->qlen;
+        for (size_t i = 0; i < e->nctrl && !more; i++) {
+            struct ctrl *c = &e->ctrls[i];
+            more = c->kicked || (c->ops->next_wakeup &&
+                                 c->ops->next_wakeup(c->self) <= e->now);
+        }
+        if (!more)
+            break;
+    }
+    e->settling = false;
+}
+
+/* --- user-facing inputs ---------------------------------------------------- */
+
+int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
+                    bool *created, bool *changed, struct fq_err *err)
+{
+    if (created)
+        *created = false;
+    if (changed)
+        *changed = false;
+    if (now_ms > e->now)
+        e->now = now_ms;
+    struct fq_errlist errs;
+    fq_errlist_init(&errs);
+#ifdef HAVE_OBJECTS
+    int rc = fq_object_validate(obj, NULL, &errs);
+#else
+    int rc = 0;
+#endif
+    if (rc < 0 || errs.n > 0) {
+        if (errs.n > 0 && err)
+            *err = errs.items[0];
+        else
+            fq_err_set(err, rc < 0 ? rc : FQ_EINVAL, "invalid object");
+        rc = errs.n > 0 ? errs.items[0].code : rc;
+        if (rc >= 0)
+            rc = FQ_EINVAL;
+        fq_errlist_release(&errs);
+        fq_value_free(obj);
+        return rc;
+    }
+    fq_errlist_release(&errs);
+
+    enum fq_kind kind =
+        fq_kind_from_gvk(fq_value_path_str(obj, "apiVersion", ""),
+                         fq_value_path_str(obj, "kind", ""));
+    const char *name = fq_value_path_str(obj, "metadata.name", "");
+    const char *ns = fq_value_path_str(obj, "metadata.namespace", "");
+    if (fq_objstore_get(e->store, kind, ns, name)) {
+        /* apply replaces what the user owns; the store keeps the status */
+        return fq_objstore_update(e->store, obj, false, changed, NULL, err);
+    }
+    char uid[40];
+    new_uid(e, uid, sizeof(uid));
+    rc = fq_objstore_create(e->store, obj, e->now, uid, NULL, err);
+    if (rc == 0) {
+        if (created)
+            *created = true;
+        if (changed)
+            *changed = true;
+    }
+    return rc;
+}
+
+int fq_engine_delete(struct fq_engine *e, enum fq_kind kind, const char *ns,
+                     const char *name, int64_t now_ms, struct fq_err *err)
+{
+    if (now_ms > e->now)
+        e->now = now_ms;
+    return fq_objstore_delete(e->store, kind, ns, name, err);
+}
+
+static struct fq_value *find_condition(struct fq_value *conds, const char *type)
+{
+    for (size_t i = 0; i < fq_value_len(conds); i++) {
+        struct fq_value *c = fq_seq_at(conds, i);
+        if (!strcmp(fq_value_path_str(c, "type", ""), type))
+            return c;
+    }
+    return NULL;
+}
+
+int fq_engine_pod_update(struct fq_engine *e, const char *ns, const char *name,
+                         const struct fq_pod_report *r, int64_t now_ms,
+                         struct fq_err *err)
+{
+    if (now_ms > e->now)
+        e->now = now_ms;
+    struct fq_value *pod = fq_objstore_edit(e->store, FQ_KIND_POD, ns, name);
+    if (!pod)
+        return fq_err_set(err, FQ_ENOTFOUND, "pods \"%s\" not found", name);
+    char ts[40];
+    fq_time_format(e->now, ts, sizeof(ts));
+    struct fq_value *st = fq_map_ensure_map(pod, "status");
+    if (r->phase)
+        fq_map_set(st, "phase", fq_value_str(r->phase));
+    if (r->phase && !strcmp(r->phase, "Running") &&
+        !fq_map_get(st, "startTime"))
+        fq_map_set(st, "startTime", fq_value_str(ts));
+
+    struct fq_value *conds = fq_map_get(st, "conditions");
+    if (!conds || conds->type != FQ_V_SEQ) {
+        conds = fq_value_seq();
+        fq_map_set(st, "conditions", conds);
+    }
+    struct fq_value *ready = find_condition(conds, "Ready");
+    const char *want = r->ready ? "True" : "False";
+    if (!ready) {
+        ready = fq_value_map();
+        fq_map_set(ready, "type", fq_value_str("Ready"));
+        fq_seq_push(conds, ready);
+    }
+    if (strcmp(fq_value_path_str(ready, "status", ""), want)) {
+        fq_map_set(ready, "status", fq_value_str(want));
+        fq_map_set(ready, "lastTransitionTime", fq_value_str(ts));
+    }
+
+    if (r->phase &&
+        (!strcmp(r->phase, "Succeeded") || !strcmp(r->phase, "Failed"))) {
+        struct fq_value *term = fq_value_map();
+        fq_map_set(term, "exitCode", fq_value_int(r->exit_code));
+        fq_map_set(term, "reason",
+                   fq_value_str(r->reason    ? r->reason :
+                                r->exit_code ? "Error" :
+                                               "Completed"));
+        if (r->message)
+            fq_map_set(term, "message", fq_value_str(r->message));
+        fq_map_set(term, "finishedAt", fq_value_str(ts));
+        struct fq_value *cs = fq_value_map();
+        const struct fq_value *c0 =
+            fq_seq_at(fq_value_path(pod, "spec.containers"), 0);
+        fq_map_set(cs, "name",
+                   fq_value_str(fq_value_path_str(c0, "name", "main")));
+        struct fq_value *state = fq_value_map();
+        fq_map_set(state, "terminated", term);
+        fq_map_set(cs, "state", state);
+        struct fq_value *arr = fq_value_seq();
+        fq_seq_push(arr, cs);
+        fq_map_set(st, "containerStatuses", arr);
+        if (r->reason)
+            fq_map_set(st, "reason", fq_value_str(r->reason));
+        if (r->message)
+            fq_map_set(st, "message", fq_value_str(r->message));
+    }
+    return fq_objstore_update(e->store, pod, true, NULL, NULL, err);
+}
+
+/* --- events ------------------------------------------------------------- */
+
+void fq_engine_event(struct fq_engine *e, const struct fq_value *involved,
+                     const char *type, const char *reason, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+
+    const char *kind = fq_value_path_str(involved, "kind", "");
+    const char *name = fq_value_path_str(involved, "metadata.name", "");
+    const char *ns = fq_value_path_str(involved, "metadata.namespace", "");
+    const char *uid = fq_value_path_str(involved, "metadata.uid", "");
+    if (!*ns)
+        ns = "default";
+
+    /* Same object, reason and message: one Event with a count, as
+     * Kubernetes' event recorder aggregates them. */
+    uint64_t h = 1469598103934665603ull;
+    const char *parts[] = {kind, name, uid, reason, msg};
+    for (size_t i = 0; i < 5; i++) {
+        for (const char *p = parts[i]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        h = (h ^ 0xff) * 1099511628211ull;
+    }
+    char evname[300];
+    snprintf(evname, sizeof(evname), "%.240s.%016llx", name,
+             (unsigned long long)h);
+    char ts[40];
+    fq_time_format(e->now, ts, sizeof(ts));
+
+    struct fq_value *ev = fq_objstore_edit(e->store, FQ_KIND_EVENT, ns, evname);
+    if (ev) {
+        fq_map_set(ev, "count",
+                   fq_value_int(fq_value_path_int(ev, "count", 1) + 1));
+        fq_map_set(ev, "lastTimestamp", fq_value_str(ts));
+        fq_objstore_update(e->store, ev, true, NULL, NULL, NULL);
+        return;
+    }
+    ev = fq_value_map();
+    fq_map_set(ev, "apiVersion", fq_value_str("v1"));
+    fq_map_set(ev, "kind", fq_value_str("Event"));
+    struct fq_value *md = fq_map_ensure_map(ev, "metadata");
+    fq_map_set(md, "name", fq_value_str(evname));
+    fq_map_set(md, "namespace", fq_value_str(ns));
+    struct fq_value *io = fq_map_ensure_map(ev, "involvedObject");
+    fq_map_set(io, "apiVersion",
+               fq_value_str(fq_value_path_str(involved, "apiVersion", "")));
+    fq_map_set(io, "kind", fq_value_str(kind));
+    fq_map_set(io, "name", fq_value_str(name));
+    if (fq_value_path_str(involved, "metadata.namespace", NULL))
+        fq_map_set(io, "namespace", fq_value_str(ns));
+    fq_map_set(io, "uid", fq_value_str(uid));
+    fq_map_set(ev, "reason", fq_value_str(reason));
+    fq_map_set(ev, "message", fq_value_str(msg));
+    fq_map_set(ev, "type", fq_value_str(type));
+    fq_map_set(ev, "count", fq_value_int(1));
+    fq_map_set(ev, "firstTimestamp", fq_value_str(ts));
+    fq_map_set(ev, "lastTimestamp", fq_value_str(ts));
+    fq_map_set(fq_map_ensure_map(ev, "source"), "component",
+               fq_value_str("flexq"));
+    char uid2[40];
+    new_uid(e, uid2, sizeof(uid2));
+    fq_objstore_create(e->store, ev, e->now, uid2, NULL, NULL);
+}
