@@ -138,6 +138,15 @@ int64_t fq_engine_next_wakeup(const struct fq_engine *e);
 /* Current engine time (the last now_ms given). */
 int64_t fq_engine_now(const struct fq_engine *e);
 
+/*
+ * A shell's observer of every stored change, called synchronously like the
+ * store's hook (`c` is borrowed for the call; c->obj is NULL for DELETED).
+ * The simulator uses it to see workloads start and end with the store's
+ * change log turned off. One observer; fn NULL removes it.
+ */
+void fq_engine_set_observer(struct fq_engine *e, fq_objstore_hook_fn fn,
+                            void *ctx);
+
 /* --- for controllers -------------------------------------------------- */
 
 /* Deterministic PRNG (xoshiro256**), seeded from the config. */

@@ -78,6 +78,8 @@ struct fq_engine {
     size_t qhead, qlen, qcap;
     bool settling;
     uint64_t round_limit_hits;
+    fq_objstore_hook_fn observer; /* the shell's, or NULL */
+    void *observer_ctx;
 };
 
 struct fq_policy fq_policy_default(void)
@@ -187,6 +189,15 @@ static void on_store_change(void *ctx, const struct fq_change *c)
             fq_objstore_get(e->store, c->kind, c->ns, c->name);
         n->last = o ? fq_value_clone(o->obj) : NULL;
     }
+    if (e->observer)
+        e->observer(e->observer_ctx, c);
+}
+
+void fq_engine_set_observer(struct fq_engine *e, fq_objstore_hook_fn fn,
+                            void *ctx)
+{
+    e->observer = fn;
+    e->observer_ctx = ctx;
 }
 
 static void notice_release(struct notice *n)
