@@ -1,0 +1,613 @@
+/*
+ * value.c - the document tree: constructors, clone, equality, mappings,
+ * sequences, dotted paths and RFC 7386 merge patch (see value.h).
+ *
+ * How it works. A struct fq_value is a tagged union; containers are plain
+ * growable arrays (fq_grow doubles, so n appends cost O(n)). Mappings keep
+ * members in insertion order and are searched linearly: Kubernetes objects
+ * have a handful of keys per level, and a scan over a few cache lines beats
+ * a hash table at that size. The parsers never call fq_map_set while they
+ * build (that would be quadratic on hostile input); they append directly
+ * and check duplicate keys with a sort.
+ *
+ * Numbers. fq_value_num_raw recognises the YAML 1.2 core schema's numbers,
+ * which include every JSON number:
+ *   int    [-+]?[0-9]+  |  0o[0-7]+  |  0x[0-9a-fA-F]+
+ *   float  [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+ *          [-+]?\.(inf|Inf|INF)  |  \.(nan|NaN|NAN)
+ * `raw` keeps the text as written. `is_int`/`i` are set when the literal is
+ * an integer that fits in int64, or when a float literal denotes a whole
+ * number of magnitude at most 2^53 (so "1e3" reads as 1000 and "2.0" as 2;
+ * beyond 2^53 a double no longer holds every integer).
+ *
+ * Invariants.
+ *  1. A node owns its children; there is no sharing and no cycle, so
+ *     fq_value_free and fq_value_clone are plain recursions whose depth is
+ *     the tree's depth (the parsers cap it with fq_limits.max_depth).
+ *  2. Mapping keys are unique when built through fq_map_set (the parsers
+ *     reject duplicates).
+ *  3. STR nodes hold a NUL-terminated copy; `len` is strlen(s).
+ *
+ * What it does not do: no sequence indexing in paths, no JSON/YAML text
+ * (json.c, yaml.c), no schema knowledge (kinds.c).
+ */
+#include "flexq/value.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexq/alloc.h"
+
+struct fq_limits fq_limits_default(void)
+{
+    struct fq_limits l = {
+        .max_bytes = 4u << 20,
+        .max_depth = 64,
+        .max_docs = 1000,
+        .max_aliases = 100,
+        .max_string = 1u << 20,
+        .max_nodes = 1000000,
+    };
+    return l;
+}
+
+/* --- constructors ------------------------------------------------------ */
+
+static struct fq_value *node(enum fq_vtype t)
+{
+    struct fq_value *v = fq_xcalloc(1, sizeof(*v));
+    v->type = t;
+    return v;
+}
+
+struct fq_value *fq_value_null(void)
+{
+    return node(FQ_V_NULL);
+}
+
+struct fq_value *fq_value_bool(bool b)
+{
+    struct fq_value *v = node(FQ_V_BOOL);
+    v->u.b = b;
+    return v;
+}
+
+struct fq_value *fq_value_int(int64_t i)
+{
+    struct fq_value *v = node(FQ_V_NUM);
+    v->u.num.raw = fq_xasprintf("%lld", (long long)i);
+    v->u.num.i = i;
+    v->u.num.d = (double)i;
+    v->u.num.is_int = true;
+    return v;
+}
+
+/* The shortest %g text that reads back as exactly d. */
+static char *double_text(double d)
+{
+    if (isnan(d))
+        return fq_xstrdup(".nan");
+    if (isinf(d))
+        return fq_xstrdup(d > 0 ? ".inf" : "-.inf");
+    for (int prec = 15; prec <= 17; prec++) {
+        char *s = fq_xasprintf("%.*g", prec, d);
+        if (prec == 17 || strtod(s, NULL) == d)
+            return s;
+        free(s);
+    }
+    return NULL; /* not reached */
+}
+
+/* Sets is_int/i for a float literal that denotes a whole number. */
+static void set_int_from_double(struct fq_value *v)
+{
+    double d = v->u.num.d;
+    if (isfinite(d) && d == floor(d) && fabs(d) <= 9007199254740992.0) {
+        v->u.num.is_int = true;
+        v->u.num.i = (int64_t)d;
+    }
+}
+
+struct fq_value *fq_value_double(double d)
+{
+    struct fq_value *v = node(FQ_V_NUM);
+    v->u.num.raw = double_text(d);
+    v->u.num.d = d;
+    set_int_from_double(v);
+    return v;
+}
+
+static bool all_in(const char *s, const char *set)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!strchr(set, *s))
+            return false;
+    return true;
+}
+
+/* Reads digits of `base` into *out; false when it does not fit in int64. */
+static bool digits_to_i64(const char *s, int base, bool neg, int64_t *out)
+{
+    uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t acc = 0;
+    for (; *s; s++) {
+        int dv = *s >= '0' && *s <= '9' ? *s - '0' :
+                 *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 :
+                                          *s - 'A' + 10;
+        if (acc > (lim - (uint64_t)dv) / (uint64_t)base)
+            return false;
+        acc = acc * (uint64_t)base + (uint64_t)dv;
+    }
+    *out = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+    return true;
+}
+
+/* Matches [0-9]+(\.[0-9]*)? | \.[0-9]+ followed by ([eE][-+]?[0-9]+)? */
+static bool is_float_text(const char *s)
+{
+    size_t id = strspn(s, "0123456789");
+    s += id;
+    size_t fd = 0;
+    if (*s == '.') {
+        s++;
+        fd = strspn(s, "0123456789");
+        s += fd;
+    }
+    if (id == 0 && fd == 0)
+        return false;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        size_t ed = strspn(s, "0123456789");
+        if (ed == 0)
+            return false;
+        s += ed;
+    }
+    return *s == '\0';
+}
+
+struct fq_value *fq_value_num_raw(const char *raw)
+{
+    if (!raw || !*raw)
+        return NULL;
+    const char *s = raw;
+    bool neg = false, is_int = false;
+    int64_t i = 0;
+    double d;
+
+    if (s[0] == '0' && s[1] == 'o' && all_in(s + 2, "01234567")) {
+        is_int = digits_to_i64(s + 2, 8, false, &i);
+        d = 0;
+        for (const char *p = s + 2; *p; p++)
+            d = d * 8 + (*p - '0');
+        goto make;
+    }
+    if (s[0] == '0' && s[1] == 'x' && all_in(s + 2, "0123456789abcdefABCDEF")) {
+        is_int = digits_to_i64(s + 2, 16, false, &i);
+        d = strtod(s, NULL); /* strtod reads hex in C99 */
+        goto make;
+    }
+    if (*s == '+' || *s == '-') {
+        neg = *s == '-';
+        s++;
+    }
+    if (!strcmp(s, ".inf") || !strcmp(s, ".Inf") || !strcmp(s, ".INF")) {
+        d = neg ? -HUGE_VAL : HUGE_VAL;
+        goto make;
+    }
+    if (s == raw &&
+        (!strcmp(s, ".nan") || !strcmp(s, ".NaN") || !strcmp(s, ".NAN"))) {
+        d = NAN;
+        goto make;
+    }
+    if (all_in(s, "0123456789")) {
+        is_int = digits_to_i64(s, 10, neg, &i);
+        d = strtod(raw, NULL);
+        goto make;
+    }
+    if (!is_float_text(s))
+        return NULL;
+    d = strtod(raw, NULL);
+make:;
+    struct fq_value *v = node(FQ_V_NUM);
+    v->u.num.raw = fq_xstrdup(raw);
+    v->u.num.d = d;
+    if (is_int) {
+        v->u.num.is_int = true;
+        v->u.num.i = i;
+    } else if (!strchr(raw, 'x') && !strchr(raw, 'o')) {
+        set_int_from_double(v);
+    }
+    return v;
+}
+
+struct fq_value *fq_value_strn(const char *s, size_t len)
+{
+    struct fq_value *v = node(FQ_V_STR);
+    v->u.str.s = fq_xstrndup(s ? s : "", s ? len : 0);
+    v->u.str.len = strlen(v->u.str.s);
+    return v;
+}
+
+struct fq_value *fq_value_str(const char *s)
+{
+    return fq_value_strn(s, s ? strlen(s) : 0);
+}
+
+struct fq_value *fq_value_strf(const char *fmt, ...)
+{
+    struct fq_buf b = FQ_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    fq_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    struct fq_value *v = node(FQ_V_STR);
+    v->u.str.len = b.len;
+    v->u.str.s = fq_buf_detach(&b);
+    return v;
+}
+
+struct fq_value *fq_value_seq(void)
+{
+    return node(FQ_V_SEQ);
+}
+
+struct fq_value *fq_value_map(void)
+{
+    return node(FQ_V_MAP);
+}
+
+/* --- free, clone, equal ------------------------------------------------ */
+
+void fq_value_free(struct fq_value *v)
+{
+    if (!v)
+        return;
+    switch (v->type) {
+    case FQ_V_NUM:
+        free(v->u.num.raw);
+        break;
+    case FQ_V_STR:
+        free(v->u.str.s);
+        break;
+    case FQ_V_SEQ:
+        for (size_t i = 0; i < v->u.seq.n; i++)
+            fq_value_free(v->u.seq.items[i]);
+        free(v->u.seq.items);
+        break;
+    case FQ_V_MAP:
+        for (size_t i = 0; i < v->u.map.n; i++) {
+            free(v->u.map.items[i].key);
+            fq_value_free(v->u.map.items[i].val);
+        }
+        free(v->u.map.items);
+        break;
+    case FQ_V_NULL:
+    case FQ_V_BOOL:
+        break;
+    }
+    free(v);
+}
+
+struct fq_value *fq_value_clone(const struct fq_value *v)
+{
+    if (!v)
+        return NULL;
+    struct fq_value *c = node(v->type);
+    c->line = v->line;
+    c->col = v->col;
+    switch (v->type) {
+    case FQ_V_NULL:
+        break;
+    case FQ_V_BOOL:
+        c->u.b = v->u.b;
+        break;
+    case FQ_V_NUM:
+        c->u.num = v->u.num;
+        c->u.num.raw = fq_xstrdup(v->u.num.raw);
+        break;
+    case FQ_V_STR:
+        c->u.str.s = fq_xstrndup(v->u.str.s, v->u.str.len);
+        c->u.str.len = v->u.str.len;
+        break;
+    case FQ_V_SEQ:
+        if (v->u.seq.n) {
+            c->u.seq.items = fq_xmalloc(v->u.seq.n * sizeof(*c->u.seq.items));
+            c->u.seq.cap = v->u.seq.n;
+        }
+        for (size_t i = 0; i < v->u.seq.n; i++)
+            c->u.seq.items[i] = fq_value_clone(v->u.seq.items[i]);
+        c->u.seq.n = v->u.seq.n;
+        break;
+    case FQ_V_MAP:
+        if (v->u.map.n) {
+            c->u.map.items = fq_xmalloc(v->u.map.n * sizeof(*c->u.map.items));
+            c->u.map.cap = v->u.map.n;
+        }
+        for (size_t i = 0; i < v->u.map.n; i++) {
+            const struct fq_member *m = &v->u.map.items[i];
+            c->u.map.items[i].key = fq_xstrdup(m->key);
+            c->u.map.items[i].line = m->line;
+            c->u.map.items[i].col = m->col;
+            c->u.map.items[i].val = fq_value_clone(m->val);
+        }
+        c->u.map.n = v->u.map.n;
+        break;
+    }
+    return c;
+}
+
+/* "+007" and "7" are the same integer: compare sign and digits sans zeros. */
+static bool same_int_text(const char *a, const char *b)
+{
+    bool na = *a == '-', nb = *b == '-';
+    a += (*a == '-' || *a == '+');
+    b += (*b == '-' || *b == '+');
+    if (!all_in(a, "0123456789") || !all_in(b, "0123456789"))
+        return false;
+    while (*a == '0' && a[1])
+        a++;
+    while (*b == '0' && b[1])
+        b++;
+    if (!strcmp(a, "0") && !strcmp(b, "0"))
+        return true;
+    return na == nb && !strcmp(a, b);
+}
+
+static bool num_equal(const struct fq_value *a, const struct fq_value *b)
+{
+    if (!strcmp(a->u.num.raw, b->u.num.raw))
+        return true;
+    if (a->u.num.is_int && b->u.num.is_int)
+        return a->u.num.i == b->u.num.i;
+    const char *ra = a->u.num.raw, *rb = b->u.num.raw;
+    if (all_in(ra + (*ra == '-' || *ra == '+'), "0123456789") &&
+        all_in(rb + (*rb == '-' || *rb == '+'), "0123456789"))
+        return same_int_text(ra, rb);
+    if (isnan(a->u.num.d) && isnan(b->u.num.d))
+        return true;
+    return a->u.num.d == b->u.num.d;
+}
+
+bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || a->type != b->type)
+        return false;
+    switch (a->type) {
+    case FQ_V_NULL:
+        return true;
+    case FQ_V_BOOL:
+        return a->u.b == b->u.b;
+    case FQ_V_NUM:
+        return num_equal(a, b);
+    case FQ_V_STR:
+        return a->u.str.len == b->u.str.len &&
+               !memcmp(a->u.str.s, b->u.str.s, a->u.str.len);
+    case FQ_V_SEQ:
+        if (a->u.seq.n != b->u.seq.n)
+            return false;
+        for (size_t i = 0; i < a->u.seq.n; i++)
+            if (!fq_value_equal(a->u.seq.items[i], b->u.seq.items[i]))
+                return false;
+        return true;
+    case FQ_V_MAP:
+        /* Objects are unordered: same keys, equal values, any order. */
+        if (a->u.map.n != b->u.map.n)
+            return false;
+        for (size_t i = 0; i < a->u.map.n; i++) {
+            const struct fq_member *m = &a->u.map.items[i];
+            struct fq_value *bv = fq_map_get(b, m->key);
+            if (!bv || !fq_value_equal(m->val, bv))
+                return false;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* --- mappings ----------------------------------------------------------- */
+
+static struct fq_member *find(const struct fq_value *m, const char *key)
+{
+    if (!m || m->type != FQ_V_MAP || !key)
+        return NULL;
+    for (size_t i = 0; i < m->u.map.n; i++)
+        if (!strcmp(m->u.map.items[i].key, key))
+            return &m->u.map.items[i];
+    return NULL;
+}
+
+struct fq_value *fq_map_get(const struct fq_value *m, const char *key)
+{
+    struct fq_member *mem = find(m, key);
+    return mem ? mem->val : NULL;
+}
+
+void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val)
+{
+    if (!m || m->type != FQ_V_MAP) {
+        fq_value_free(val);
+        return;
+    }
+    struct fq_member *mem = find(m, key);
+    if (mem) {
+        fq_value_free(mem->val);
+        mem->val = val;
+        return;
+    }
+    FQ_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
+    mem = &m->u.map.items[m->u.map.n++];
+    mem->key = fq_xstrdup(key);
+    mem->line = mem->col = 0;
+    mem->val = val;
+}
+
+bool fq_map_del(struct fq_value *m, const char *key)
+{
+    struct fq_member *mem = find(m, key);
+    if (!mem)
+        return false;
+    size_t i = (size_t)(mem - m->u.map.items);
+    free(mem->key);
+    fq_value_free(mem->val);
+    memmove(&m->u.map.items[i], &m->u.map.items[i + 1],
+            (m->u.map.n - i - 1) * sizeof(*mem));
+    m->u.map.n--;
+    return true;
+}
+
+struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key)
+{
+    struct fq_value *v = fq_map_get(m, key);
+    if (v && v->type == FQ_V_MAP)
+        return v;
+    v = fq_value_map();
+    fq_map_set(m, key, v); /* replaces a non-map value */
+    return v;
+}
+
+/* --- sequences ---------------------------------------------------------- */
+
+void fq_seq_push(struct fq_value *s, struct fq_value *val)
+{
+    if (!s || s->type != FQ_V_SEQ) {
+        fq_value_free(val);
+        return;
+    }
+    FQ_GROW(s->u.seq.items, s->u.seq.cap, s->u.seq.n + 1);
+    s->u.seq.items[s->u.seq.n++] = val;
+}
+
+size_t fq_value_len(const struct fq_value *v)
+{
+    if (!v)
+        return 0;
+    if (v->type == FQ_V_SEQ)
+        return v->u.seq.n;
+    if (v->type == FQ_V_MAP)
+        return v->u.map.n;
+    return 0;
+}
+
+struct fq_value *fq_seq_at(const struct fq_value *s, size_t i)
+{
+    if (!s || s->type != FQ_V_SEQ || i >= s->u.seq.n)
+        return NULL;
+    return s->u.seq.items[i];
+}
+
+/* --- dotted paths ------------------------------------------------------- */
+
+struct fq_value *fq_value_path(const struct fq_value *v, const char *path)
+{
+    if (!v || !path)
+        return NULL;
+    const char *p = path;
+    while (v) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        char stackkey[128];
+        char *key = n < sizeof(stackkey) ? stackkey : fq_xmalloc(n + 1);
+        memcpy(key, p, n);
+        key[n] = '\0';
+        v = fq_map_get(v, key);
+        if (key != stackkey)
+            free(key);
+        if (!dot)
+            return (struct fq_value *)v;
+        p = dot + 1;
+    }
+    return NULL;
+}
+
+const char *fq_value_path_str(const struct fq_value *v, const char *path,
+                              const char *def)
+{
+    const char *s = fq_value_as_str(fq_value_path(v, path));
+    return s ? s : def;
+}
+
+int64_t fq_value_path_int(const struct fq_value *v, const char *path,
+                          int64_t def)
+{
+    const struct fq_value *n = fq_value_path(v, path);
+    if (n && n->type == FQ_V_NUM && n->u.num.is_int)
+        return n->u.num.i;
+    return def;
+}
+
+bool fq_value_path_bool(const struct fq_value *v, const char *path, bool def)
+{
+    const struct fq_value *n = fq_value_path(v, path);
+    if (n && n->type == FQ_V_BOOL)
+        return n->u.b;
+    return def;
+}
+
+void fq_value_set_path(struct fq_value *v, const char *path,
+                       struct fq_value *val)
+{
+    if (!v || v->type != FQ_V_MAP || !path) {
+        fq_value_free(val);
+        return;
+    }
+    const char *p = path;
+    for (;;) {
+        const char *dot = strchr(p, '.');
+        char *key = fq_xstrndup(p, dot ? (size_t)(dot - p) : strlen(p));
+        if (!dot) {
+            fq_map_set(v, key, val);
+            free(key);
+            return;
+        }
+        v = fq_map_ensure_map(v, key);
+        free(key);
+        p = dot + 1;
+    }
+}
+
+const char *fq_value_as_str(const struct fq_value *v)
+{
+    return v && v->type == FQ_V_STR ? v->u.str.s : NULL;
+}
+
+/* --- RFC 7386 merge patch --------------------------------------------- */
+
+void fq_value_merge_patch(struct fq_value **target,
+                          const struct fq_value *patch)
+{
+    if (!patch)
+        return;
+    if (patch->type != FQ_V_MAP) {
+        fq_value_free(*target);
+        *target = fq_value_clone(patch);
+        return;
+    }
+    if (!*target || (*target)->type != FQ_V_MAP) {
+        fq_value_free(*target);
+        *target = fq_value_map();
+    }
+    for (size_t i = 0; i < patch->u.map.n; i++) {
+        const struct fq_member *pm = &patch->u.map.items[i];
+        if (pm->val->type == FQ_V_NULL) {
+            fq_map_del(*target, pm->key);
+            continue;
+        }
+        struct fq_member *tm = find(*target, pm->key);
+        if (tm) {
+            fq_value_merge_patch(&tm->val, pm->val);
+        } else {
+            struct fq_value *nv = NULL;
+            fq_value_merge_patch(&nv, pm->val); /* drops nested nulls */
+            fq_map_set(*target, pm->key, nv);
+        }
+    }
+}
