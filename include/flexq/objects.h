@@ -642,33 +642,33 @@ struct fq_namespace {
 
 /* --- per-kind decode / release -------------------------------------------- */
 
-#define FQ_OBJECT_KINDS(X)    \
- X(resourceflavor)            \
- X(clusterqueue)              \
- X(cohort)                    \
- X(localqueue)                \
- X(workload)                  \
- X(workloadpriorityclass)     \
- X(admissioncheck)            \
- X(provisioningrequestconfig) \
- X(provisioningrequest)       \
- X(rayjob)                    \
- X(raycluster)                \
- X(job)                       \
- X(configmap)                 \
- X(pod)                       \
- X(node)                      \
- X(event)                     \
- X(namespace)                 \
- X(nodepool)                  \
- X(capacitymodel)
+/* clang-format off */
+#define FQ_OBJECT_KINDS(X) \
+    X(resourceflavor) \
+    X(clusterqueue) \
+    X(cohort) \
+    X(localqueue) \
+    X(workload) \
+    X(workloadpriorityclass) \
+    X(admissioncheck) \
+    X(provisioningrequestconfig) \
+    X(provisioningrequest) \
+    X(rayjob) \
+    X(raycluster) \
+    X(job) \
+    X(configmap) \
+    X(pod) \
+    X(node) \
+    X(event) \
+    X(namespace)
 
-#define FQ_OBJECT_DECLARE(k)                                       \
- int fq_##k##_decode(const struct fq_value *obj, const char *file, \
-                     struct fq_##k *out, struct fq_errlist *errs); \
- void fq_##k##_release(struct fq_##k *v);
+#define FQ_OBJECT_DECLARE(k) \
+    int fq_##k##_decode(const struct fq_value *obj, const char *file, \
+                        struct fq_##k *out, struct fq_errlist *errs); \
+    void fq_##k##_release(struct fq_##k *v);
 FQ_OBJECT_KINDS(FQ_OBJECT_DECLARE)
 #undef FQ_OBJECT_DECLARE
+/* clang-format on */
 
 /* --- whole objects ---------------------------------------------------------- */
 
