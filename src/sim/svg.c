@@ -1,0 +1,296 @@
+/*
+ * svg.c - draws line charts as SVG (see svg.h).
+ *
+ * How it works: the chart finds the data range of all series, widens it to
+ * "nice" tick steps (1, 2 or 5 times a power of ten; decades on a log
+ * axis), maps data to a 640 x 400 canvas with a fixed plot area, and writes
+ * one <polyline> per series with a legend. Series with many points are
+ * thinned to at most MAX_POINTS by keeping every k-th point (and the last),
+ * so a 71,000-job CDF stays a small file. Numbers are printed with fixed
+ * precision so the same data gives the same bytes.
+ *
+ * It does not: draw bars or scatter plots, embed fonts, or escape anything
+ * but the XML specials in labels.
+ */
+#include "svg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexq/alloc.h"
+
+#define W          640
+#define H          400
+#define L          70 /* plot area: left, right, top, bottom margins */
+#define R          150
+#define T          40
+#define B          50
+#define MAX_POINTS 1500
+
+static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c",
+                                     "#ff7f0e", "#9467bd", "#8c564b",
+                                     "#e377c2", "#7f7f7f"};
+
+static void xml_text(struct fq_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<':
+            fq_buf_puts(b, "&lt;");
+            break;
+        case '>':
+            fq_buf_puts(b, "&gt;");
+            break;
+        case '&':
+            fq_buf_puts(b, "&amp;");
+            break;
+        case '"':
+            fq_buf_puts(b, "&quot;");
+            break;
+        default:
+            fq_buf_putc(b, *s);
+        }
+    }
+}
+
+/* A tick step of 1, 2 or 5 x 10^k giving about 5 ticks over span. */
+static double nice_step(double span)
+{
+    if (!(span > 0))
+        return 1;
+    double raw = span / 5;
+    double p = pow(10, floor(log10(raw)));
+    double m = raw / p;
+    return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+}
+
+static void tick_label(char *buf, size_t size, double v)
+{
+    if (fabs(v) >= 1e6 || (fabs(v) < 1e-3 && v != 0))
+        snprintf(buf, size, "%.0e", v);
+    else if (v == floor(v))
+        snprintf(buf, size, "%.0f", v);
+    else
+        snprintf(buf, size, "%g", v);
+}
+
+void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
+                  const char *ylabel, const struct fq_svg_series *s, size_t ns,
+                  int flags)
+{
+    bool logx = flags & FQ_SVG_LOGX;
+    double x0 = INFINITY, x1 = -INFINITY, y0 = 0, y1 = -INFINITY;
+    for (size_t k = 0; k < ns; k++) {
+        for (size_t i = 0; i < s[k].n; i++) {
+            double x = s[k].x[i];
+            if (logx)
+                x = log10(x > 1e-3 ? x : 1e-3);
+            if (x < x0)
+                x0 = x;
+            if (x > x1)
+                x1 = x;
+            if (s[k].y[i] < y0)
+                y0 = s[k].y[i];
+            if (s[k].y[i] > y1)
+                y1 = s[k].y[i];
+        }
+    }
+    if (!isfinite(x0)) {
+        x0 = 0;
+        x1 = 1;
+    }
+    if (!isfinite(y1) || y1 <= y0)
+        y1 = y0 + 1;
+    double xs = logx ? 1 : nice_step(x1 - x0);
+    double ys = nice_step(y1 - y0);
+    x0 = floor(x0 / xs) * xs;
+    x1 = ceil(x1 / xs) * xs;
+    if (x1 <= x0)
+        x1 = x0 + xs;
+    y0 = floor(y0 / ys) * ys;
+    y1 = ceil(y1 / ys) * ys;
+    double pw = W - L - R, ph = H - T - B;
+#define PX(x) (L + ((x)-x0) / (x1 - x0) * pw)
+#define PY(y) (T + ph - ((y)-y0) / (y1 - y0) * ph)
+
+    fq_buf_printf(out,
+                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+                  "height=\"%d\" viewBox=\"0 0 %d %d\" "
+                  "font-family=\"sans-serif\" font-size=\"11\">\n"
+                  "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n"
+                  "<text x=\"%d\" y=\"22\" font-size=\"14\">",
+                  W, H, W, H, W, H, L);
+    xml_text(out, title);
+    fq_buf_puts(out, "</text>\n");
+    /* Grid and ticks. */
+    for (double v = y0; v <= y1 + ys / 2; v += ys) {
+        char lab[32];
+        tick_label(lab, sizeof(lab), fabs(v) < ys / 1e6 ? 0 : v);
+        fq_buf_printf(out,
+                      "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                      "stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
+                      "text-anchor=\"end\">%s</text>\n",
+                      L, PY(v), L + pw, PY(v), L - 5, PY(v) + 4, lab);
+    }
+    for (double v = x0; v <= x1 + xs / 2; v += xs) {
+        char lab[32];
+        if (logx)
+            tick_label(lab, sizeof(lab), pow(10, v));
+        else
+            tick_label(lab, sizeof(lab), fabs(v) < xs / 1e6 ? 0 : v);
+        fq_buf_printf(out,
+                      "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" "
+                      "stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%.1f\" "
+                      "text-anchor=\"middle\">%s</text>\n",
+                      PX(v), T, PX(v), T + ph, PX(v), T + ph + 15, lab);
+    }
+    fq_buf_printf(out,
+                  "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" "
+                  "fill=\"none\" stroke=\"#333\"/>\n",
+                  L, T, pw, ph);
+    fq_buf_printf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
+                  L + pw / 2, H - 12);
+    xml_text(out, xlabel);
+    fq_buf_printf(out,
+                  "</text>\n<text transform=\"translate(16,%.1f) "
+                  "rotate(-90)\" text-anchor=\"middle\">",
+                  T + ph / 2);
+    xml_text(out, ylabel);
+    fq_buf_puts(out, "</text>\n");
+    /* Series. */
+    for (size_t k = 0; k < ns; k++) {
+        const char *col = colors[k % (sizeof(colors) / sizeof(colors[0]))];
+        size_t every = s[k].n > MAX_POINTS ? s[k].n / MAX_POINTS + 1 : 1;
+        fq_buf_printf(out,
+                      "<polyline fill=\"none\" stroke=\"%s\" "
+                      "stroke-width=\"1.5\" points=\"",
+                      col);
+        double prev_y = 0;
+        for (size_t i = 0; i < s[k].n; i++) {
+            if (i % every && i != s[k].n - 1)
+                continue;
+            double x = s[k].x[i];
+            if (logx)
+                x = log10(x > 1e-3 ? x : 1e-3);
+            if (s[k].step && i > 0)
+                fq_buf_printf(out, "%.1f,%.1f ", PX(x), PY(prev_y));
+            fq_buf_printf(out, "%.1f,%.1f ", PX(x), PY(s[k].y[i]));
+            prev_y = s[k].y[i];
+        }
+        fq_buf_puts(out, "\"/>\n");
+        double ly = T + 10 + 16.0 * (double)k;
+        fq_buf_printf(out,
+                      "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" "
+                      "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
+                      "<text x=\"%.0f\" y=\"%.1f\">",
+                      L + pw + 10, ly, L + pw + 30, ly, col, L + pw + 35,
+                      ly + 4);
+        xml_text(out, s[k].name ? s[k].name : "");
+        fq_buf_puts(out, "</text>\n");
+    }
+    fq_buf_puts(out, "</svg>\n");
+#undef PX
+#undef PY
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void fq_sim_plot_wait_cdf(const struct fq_sim_result *const *rs, size_t n,
+                          struct fq_buf *out)
+{
+    struct fq_svg_series *s = fq_xcalloc(n ? n : 1, sizeof(*s));
+    double **xs = fq_xcalloc(n ? n : 1, sizeof(*xs));
+    double **ys = fq_xcalloc(n ? n : 1, sizeof(*ys));
+    for (size_t k = 0; k < n; k++) {
+        const struct fq_sim_result *r = rs[k];
+        xs[k] = fq_xmalloc((r->njobs + 1) * sizeof(double));
+        ys[k] = fq_xmalloc((r->njobs + 1) * sizeof(double));
+        size_t m = 0;
+        for (size_t i = 0; i < r->njobs; i++)
+            if (r->jobs[i].outcome == FQ_SIM_FINISHED)
+                xs[k][m++] =
+                    (double)(r->jobs[i].start_ms - r->jobs[i].submit_ms) /
+                    1000.0;
+        qsort(xs[k], m, sizeof(double), cmp_double);
+        for (size_t i = 0; i < m; i++) {
+            if (xs[k][i] < 1)
+                xs[k][i] = 1; /* the log axis starts at 1 s */
+            ys[k][i] = (double)(i + 1) / (double)m;
+        }
+        s[k] = (struct fq_svg_series){r->policy, xs[k], ys[k], m, true};
+    }
+    fq_svg_chart(out, "Wait time CDF (finished jobs)",
+                 "wait until running (s, log scale; under 1 s shown at 1 s)",
+                 "share of jobs", s, n, FQ_SVG_LOGX);
+    for (size_t k = 0; k < n; k++) {
+        free(xs[k]);
+        free(ys[k]);
+    }
+    free(xs);
+    free(ys);
+    free(s);
+}
+
+void fq_sim_plot_pools(const struct fq_sim_result *r, struct fq_buf *out)
+{
+    size_t np = r->npools, n = r->series.n;
+    struct fq_svg_series *s = fq_xcalloc(2 * np + 1, sizeof(*s));
+    double *x = fq_xmalloc((n + 1) * sizeof(double));
+    double *y = fq_xmalloc((2 * np + 1) * (n + 1) * sizeof(double));
+    char(*names)[96] = fq_xcalloc(2 * np + 1, sizeof(*names));
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)r->series.t_ms[i] / 86400000.0;
+    for (size_t p = 0; p < np; p++) {
+        double *yc = y + (2 * p) * (n + 1), *yu = y + (2 * p + 1) * (n + 1);
+        for (size_t i = 0; i < n; i++) {
+            yc[i] = r->series.pool_chips[i * np + p];
+            yu[i] = r->series.pool_used[i * np + p];
+        }
+        snprintf(names[2 * p], sizeof(names[0]), "%.40s nodes",
+                 r->pools[p].name);
+        snprintf(names[2 * p + 1], sizeof(names[0]), "%.40s in use",
+                 r->pools[p].name);
+        s[2 * p] = (struct fq_svg_series){names[2 * p], x, yc, n, true};
+        s[2 * p + 1] = (struct fq_svg_series){names[2 * p + 1], x, yu, n, true};
+    }
+    char title[128];
+    snprintf(title, sizeof(title), "Chips per pool over time (%s)", r->policy);
+    fq_svg_chart(out, title, "time (days)", "chips", s, 2 * np, 0);
+    free(names);
+    free(y);
+    free(x);
+    free(s);
+}
+
+void fq_sim_plot_queue(const struct fq_sim_result *const *rs, size_t n,
+                       struct fq_buf *out)
+{
+    struct fq_svg_series *s = fq_xcalloc(n ? n : 1, sizeof(*s));
+    double **xs = fq_xcalloc(n ? n : 1, sizeof(*xs));
+    double **ys = fq_xcalloc(n ? n : 1, sizeof(*ys));
+    for (size_t k = 0; k < n; k++) {
+        const struct fq_sim_series *se = &rs[k]->series;
+        xs[k] = fq_xmalloc((se->n + 1) * sizeof(double));
+        ys[k] = fq_xmalloc((se->n + 1) * sizeof(double));
+        for (size_t i = 0; i < se->n; i++) {
+            xs[k][i] = (double)se->t_ms[i] / 86400000.0;
+            ys[k][i] = se->pending[i];
+        }
+        s[k] = (struct fq_svg_series){rs[k]->policy, xs[k], ys[k], se->n, true};
+    }
+    fq_svg_chart(out, "Jobs waiting over time", "time (days)",
+                 "jobs submitted, not yet running", s, n, 0);
+    for (size_t k = 0; k < n; k++) {
+        free(xs[k]);
+        free(ys[k]);
+    }
+    free(xs);
+    free(ys);
+    free(s);
+}

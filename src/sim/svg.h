@@ -1,0 +1,43 @@
+/*
+ * svg.h - line charts as SVG text, written by flexq itself.
+ *
+ * The simulator's plots (wait-time CDF per policy, pool usage over time,
+ * queue length over time) are all line charts: a few named series of
+ * (x, y) points on linear or log-x axes. fq_svg_chart draws one; the
+ * fq_sim_plot_* helpers build the three plots from simulation results.
+ */
+#ifndef FLEXQ_SIM_SVG_H
+#define FLEXQ_SIM_SVG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "flexq/buf.h"
+#include "report.h"
+
+struct fq_svg_series {
+    const char *name;
+    const double *x, *y; /* borrowed, n points, x non-decreasing */
+    size_t n;
+    bool step; /* draw as a step function */
+};
+
+enum {
+    FQ_SVG_LOGX = 1 << 0, /* log10 x axis (values <= 0 are clamped) */
+};
+
+/* Appends a complete SVG document (640 x 400) to `out`. */
+void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
+                  const char *ylabel, const struct fq_svg_series *s, size_t ns,
+                  int flags);
+
+/* CDF of the waits of finished jobs, one series per run. */
+void fq_sim_plot_wait_cdf(const struct fq_sim_result *const *rs, size_t n,
+                          struct fq_buf *out);
+/* Chips provisioned and in use per pool over time (days). */
+void fq_sim_plot_pools(const struct fq_sim_result *r, struct fq_buf *out);
+/* Jobs pending (submitted, not started) over time, one series per run. */
+void fq_sim_plot_queue(const struct fq_sim_result *const *rs, size_t n,
+                       struct fq_buf *out);
+
+#endif
