@@ -8,19 +8,20 @@
  * question the capacity controller asks is a pure function of the model,
  * the time and (for draws) a PRNG value it passes in:
  *
- *   on-demand: "can I have 4 more hosts at t?"  -> no inside a stockout
- *              window [start, end), no when in_use + want > hosts
+ *   on-demand: "can I have 4 more hosts at t?"  -> no when in_use + want
+ *              exceeds the stock at t (hosts, changed by the schedule's
+ *              steps: a step to 0 hosts is a stockout window)
  *   flex-start: "how long does this request queue?" -> a draw from the
  *              row's distribution; "how much stock is there at t?" -> the
- *              sum of arrivals so far, or hosts, or unlimited
+ *              schedule's level at t, or hosts, or unlimited
  *
- * Example: a row {machineType: ct6e-standard-4t, onDemand: {stockouts:
- * [{startSeconds: 0, endSeconds: 1800}]}} makes every on-demand scale-up of
+ * Example: {name: ct6e-standard-4t, onDemand: {hosts: 8, schedule: [{at:
+ * 0, hosts: 0}, {at: 1800, hosts: 8}]}} makes every on-demand scale-up of
  * that type fail for the first 30 minutes after the model was created;
  * the autoscaler backs off (5, 10, 20, 30 min) and succeeds after.
  *
- * Invariants: all durations are >= 0 ms after decoding; a window's end is
- * after its start; the row count is capped (MAX_ROWS) like any input.
+ * Invariants: all durations are >= 0 ms after decoding; schedule steps are
+ * in time order; rows and steps are capped (MAX_ROWS, MAX_STEPS).
  *
  * What it does not do: keep state. Which hosts are in use is the capacity
  * controller's business (it counts Nodes); the model only answers.
@@ -36,9 +37,8 @@
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
 
-#define MAX_ROWS     64
-#define MAX_WINDOWS  32
-#define MAX_ARRIVALS 64
+#define MAX_ROWS  64
+#define MAX_STEPS 64
 
 #define DEFAULT_BOOT_MS    (60 * 1000LL)
 #define DEFAULT_WAIT_MS    (120 * 1000LL)
@@ -49,63 +49,105 @@
 enum dist {
     DIST_FIXED,
     DIST_UNIFORM,
-    DIST_EXPONENTIAL,
-    DIST_NEVER
+    DIST_EXPONENTIAL
 };
 
-struct window {
-    int64_t start, end;
-};
-
-struct arrival {
-    int64_t at, hosts;
+struct step {
+    int64_t at, hosts; /* from `at` on, the stock is `hosts` */
 };
 
 struct row {
-    char *machine;
-    char *zone;       /* NULL: every zone */
-    int64_t boot_ms;  /* -1: the model's */
-    double price;     /* < 0: the catalog's */
-    int64_t od_hosts; /* FQ_CLOUD_UNLIMITED when absent */
-    struct window win[MAX_WINDOWS];
-    int nwin;
+    const char *zone;    /* borrowed from `names` */
+    const char *machine; /* borrowed from `names` */
+    int64_t boot_ms;
+    int64_t od_hosts;
+    struct step od[MAX_STEPS];
+    int nod;
     int64_t flex_hosts;
+    struct step fx[MAX_STEPS];
+    int nfx;
     enum dist dist;
-    int64_t wait_ms, wait_min_ms, wait_max_ms;
-    struct arrival arr[MAX_ARRIVALS];
-    int narr;
+    int64_t wait_min_ms, wait_max_ms, wait_mean_ms;
+    int64_t max_wait_ms, max_run_ms, booking_ms;
+    double price[3]; /* by enum fq_provisioning; < 0 when not given */
 };
 
 struct fq_cloud {
-    int64_t boot_ms, max_wait_ms, max_run_ms, booking_ms;
-    int64_t default_wait_ms;
+    double scale; /* durations are divided by the model's timeScale and
+                     multiplied by the engine's time_scale for defaults */
     struct row rows[MAX_ROWS];
     int nrows;
+    char names[MAX_ROWS * 2][96];
 };
 
-/* Seconds at `key` as ms; `def` when absent. FQ_EINVAL when negative or
- * not a number. */
+/* Go-style "1h30m", "90s", "10m", "2d" or a number, in seconds. */
+static int parse_duration(const struct fq_value *v, double *out)
+{
+    if (!v)
+        return -1;
+    if (v->type == FQ_V_NUM) {
+        *out = v->u.num.d;
+        return *out >= 0 && *out < 1e12 ? 0 : -1;
+    }
+    const char *s = fq_value_as_str(v);
+    if (!s || !*s)
+        return -1;
+    double total = 0;
+    while (*s) {
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s || x < 0)
+            return -1;
+        double unit;
+        switch (*end) {
+        case 'd':
+            unit = 86400;
+            break;
+        case 'h':
+            unit = 3600;
+            break;
+        case 'm':
+            unit = end[1] == 's' ? 0.001 : 60;
+            break;
+        case 's':
+            unit = 1;
+            break;
+        default:
+            return -1;
+        }
+        end += (*end == 'm' && end[1] == 's') ? 2 : 1;
+        total += x * unit;
+        s = end;
+    }
+    *out = total;
+    return total < 1e12 ? 0 : -1;
+}
+
+/* A duration at `key` as ms (divided by the model's timeScale), `def`
+ * (already in ms) when absent. */
 static int seconds(const struct fq_value *v, const char *key, int64_t def,
-                   int64_t *out, const char *where, struct fq_err *err)
+                   double div, int64_t *out, const char *where,
+                   struct fq_err *err)
 {
     const struct fq_value *n = fq_map_get(v, key);
     *out = def;
     if (!n)
         return 0;
-    if (n->type != FQ_V_NUM || !(n->u.num.d >= 0) || n->u.num.d > 1e12)
+    double sec;
+    if (parse_duration(n, &sec) < 0)
         return fq_err_set(err, FQ_EINVAL,
-                          "CapacityModel %s.%s: must be a number of seconds "
-                          ">= 0",
+                          "CapacityModel %s.%s: must be a duration >= 0 "
+                          "(seconds, or like \"1h30m\")",
                           where, key);
-    *out = (int64_t)llround(n->u.num.d * 1000.0);
+    *out = (int64_t)llround(sec * 1000.0 / div);
     return 0;
 }
 
-static int count(const struct fq_value *v, const char *key, int64_t *out,
-                 const char *where, struct fq_err *err)
+static int count(const struct fq_value *v, const char *key, int64_t def,
+                 int64_t *out, const char *where, struct fq_err *err)
 {
     const struct fq_value *n = fq_map_get(v, key);
-    *out = FQ_CLOUD_UNLIMITED;
+    *out = def;
     if (!n)
         return 0;
     if (n->type != FQ_V_NUM || !n->u.num.is_int || n->u.num.i < 0)
@@ -116,146 +158,154 @@ static int count(const struct fq_value *v, const char *key, int64_t *out,
     return 0;
 }
 
-/* A window bound: RFC 3339 at `abs`, or seconds from origin at `rel`. */
-static int bound(const struct fq_value *w, const char *abs, const char *rel,
-                 int64_t origin, int64_t def, int64_t *out, const char *where,
+static int steps(const struct fq_value *seq, struct step *out, int *n,
+                 int64_t origin, double div, const char *where,
                  struct fq_err *err)
 {
-    const char *s = fq_value_path_str(w, abs, NULL);
-    if (s) {
-        if (fq_time_parse(s, out) < 0)
+    if (seq && seq->type != FQ_V_SEQ)
+        return fq_err_set(err, FQ_EINVAL,
+                          "CapacityModel %s.schedule: must be a list", where);
+    if (fq_value_len(seq) > MAX_STEPS)
+        return fq_err_set(err, FQ_ELIMIT,
+                          "CapacityModel %s.schedule: at most %d steps", where,
+                          MAX_STEPS);
+    int64_t last = INT64_MIN;
+    for (size_t k = 0; k < fq_value_len(seq); k++) {
+        const struct fq_value *s = fq_seq_at(seq, k);
+        char ws[160];
+        snprintf(ws, sizeof(ws), "%s.schedule[%zu]", where, k);
+        int64_t at, hosts;
+        int rc;
+        if (!fq_map_get(s, "at") || !fq_map_get(s, "hosts"))
             return fq_err_set(err, FQ_EINVAL,
-                              "CapacityModel %s.%s: not an RFC 3339 time: "
-                              "\"%s\"",
-                              where, abs, s);
-        return 0;
+                              "CapacityModel %s: needs `at` and `hosts`", ws);
+        if ((rc = seconds(s, "at", 0, div, &at, ws, err)) < 0 ||
+            (rc = count(s, "hosts", 0, &hosts, ws, err)) < 0)
+            return rc;
+        at += origin;
+        if (at < last)
+            return fq_err_set(err, FQ_EINVAL,
+                              "CapacityModel %s.at: steps must be in time "
+                              "order",
+                              ws);
+        last = at;
+        out[*n].at = at;
+        out[*n].hosts = hosts;
+        (*n)++;
     }
-    int64_t ms;
-    int rc = seconds(w, rel, -1, &ms, where, err);
-    if (rc < 0)
-        return rc;
-    *out = ms < 0 ? def : origin + ms;
     return 0;
 }
 
-static int decode_row(const struct fq_value *m, size_t i, int64_t origin,
-                      struct row *r, struct fq_err *err)
+static int price(const struct fq_value *prices, const char *key, double *out,
+                 const char *where, struct fq_err *err)
 {
-    char where[64];
-    snprintf(where, sizeof(where), "spec.machines[%zu]", i);
-    const char *mt = fq_value_path_str(m, "machineType", NULL);
-    if (!mt)
+    const struct fq_value *v = fq_map_get(prices, key);
+    *out = -1;
+    if (!v)
+        return 0;
+    const char *s = fq_value_as_str(v);
+    char *end = NULL;
+    double x = v->type == FQ_V_NUM ? v->u.num.d : s ? strtod(s, &end) : -1;
+    if ((s && (end == s || *end)) || !(x >= 0))
         return fq_err_set(err, FQ_EINVAL,
-                          "CapacityModel %s.machineType: required", where);
+                          "CapacityModel %s.prices.%s: must be a decimal "
+                          "number of USD per host-hour >= 0",
+                          where, key);
+    *out = x;
+    return 0;
+}
+
+static int decode_row(struct fq_cloud *c, const struct fq_value *m,
+                      const char *where, int64_t origin, double div,
+                      double scale, struct row *r, struct fq_err *err)
+{
+    const char *mt = fq_value_path_str(m, "name", NULL);
+    if (!mt)
+        return fq_err_set(err, FQ_EINVAL, "CapacityModel %s.name: required",
+                          where);
     if (!fq_catalog_find(mt)) {
         const char *near[3];
         size_t n = fq_catalog_closest(mt, near, 3);
         return fq_err_set(err, FQ_EINVAL,
-                          "CapacityModel %s.machineType: unknown machine "
-                          "type \"%s\"; closest: %s%s%s",
+                          "CapacityModel %s.name: unknown machine type "
+                          "\"%s\"; closest: %s%s%s",
                           where, mt, n ? near[0] : "", n > 1 ? ", " : "",
                           n > 1 ? near[1] : "");
     }
-    r->machine = fq_xstrdup(mt);
-    const char *zone = fq_value_path_str(m, "zone", NULL);
-    r->zone = zone ? fq_xstrdup(zone) : NULL;
-    int rc = seconds(m, "bootSeconds", -1, &r->boot_ms, where, err);
-    if (rc < 0)
+    snprintf(c->names[2 * c->nrows + 1], sizeof(c->names[0]), "%s", mt);
+    r->machine = c->names[2 * c->nrows + 1];
+#define SCALED(ms) ((int64_t)llround((double)(ms)*scale / div))
+    int rc;
+    if ((rc = seconds(m, "bootSeconds", SCALED(DEFAULT_BOOT_MS), div,
+                      &r->boot_ms, where, err)) < 0)
         return rc;
-    const struct fq_value *price = fq_map_get(m, "pricePerHour");
-    r->price = -1;
-    if (price) {
-        if (price->type != FQ_V_NUM || price->u.num.d < 0)
-            return fq_err_set(err, FQ_EINVAL,
-                              "CapacityModel %s.pricePerHour: must be a "
-                              "number >= 0",
-                              where);
-        r->price = price->u.num.d;
-    }
-
+    char sub[160];
     const struct fq_value *od = fq_map_get(m, "onDemand");
-    char sub[96];
     snprintf(sub, sizeof(sub), "%s.onDemand", where);
-    if ((rc = count(od, "hosts", &r->od_hosts, sub, err)) < 0)
+    if ((rc = count(od, "hosts", od ? 0 : FQ_CLOUD_UNLIMITED, &r->od_hosts, sub,
+                    err)) < 0 ||
+        (rc = steps(fq_map_get(od, "schedule"), r->od, &r->nod, origin, div,
+                    sub, err)) < 0)
         return rc;
-    const struct fq_value *wins = fq_map_get(od, "stockouts");
-    if (fq_value_len(wins) > MAX_WINDOWS)
-        return fq_err_set(err, FQ_ELIMIT,
-                          "CapacityModel %s.stockouts: at most %d windows", sub,
-                          MAX_WINDOWS);
-    for (size_t k = 0; k < fq_value_len(wins); k++) {
-        const struct fq_value *w = fq_seq_at(wins, k);
-        char ws[128];
-        snprintf(ws, sizeof(ws), "%s.stockouts[%zu]", sub, k);
-        struct window *x = &r->win[r->nwin];
-        if ((rc = bound(w, "start", "startSeconds", origin, origin, &x->start,
-                        ws, err)) < 0 ||
-            (rc = bound(w, "end", "endSeconds", origin, FQ_NEVER, &x->end, ws,
-                        err)) < 0)
-            return rc;
-        if (x->end <= x->start)
-            return fq_err_set(err, FQ_EINVAL,
-                              "CapacityModel %s: end must be after start", ws);
-        r->nwin++;
-    }
 
     const struct fq_value *fs = fq_map_get(m, "flexStart");
     snprintf(sub, sizeof(sub), "%s.flexStart", where);
-    if ((rc = count(fs, "hosts", &r->flex_hosts, sub, err)) < 0)
+    if ((rc = count(fs, "hosts", r->od_hosts, &r->flex_hosts, sub, err)) < 0 ||
+        (rc = steps(fq_map_get(fs, "schedule"), r->fx, &r->nfx, origin, div,
+                    sub, err)) < 0 ||
+        (rc = seconds(fs, "maxWaitSeconds", SCALED(DEFAULT_MAXWAIT_MS), div,
+                      &r->max_wait_ms, sub, err)) < 0 ||
+        (rc = seconds(fs, "maxRunSeconds", SCALED(DEFAULT_MAXRUN_MS), div,
+                      &r->max_run_ms, sub, err)) < 0 ||
+        (rc = seconds(fs, "bookingSeconds", SCALED(DEFAULT_BOOKING_MS), div,
+                      &r->booking_ms, sub, err)) < 0)
         return rc;
-    const struct fq_value *wait = fq_map_get(fs, "wait");
-    const char *d = fq_value_path_str(wait, "distribution", "fixed");
-    snprintf(sub, sizeof(sub), "%s.flexStart.wait", where);
-    r->wait_ms = -1;
-    if (!strcmp(d, "fixed")) {
-        r->dist = DIST_FIXED;
-        rc = seconds(wait, "seconds", -1, &r->wait_ms, sub, err);
-    } else if (!strcmp(d, "uniform")) {
-        r->dist = DIST_UNIFORM;
-        if ((rc = seconds(wait, "minSeconds", 0, &r->wait_min_ms, sub, err)) <
+    const struct fq_value *w = fq_map_get(fs, "waitSeconds");
+    r->dist = DIST_FIXED;
+    r->wait_min_ms = r->wait_max_ms = r->wait_mean_ms = SCALED(DEFAULT_WAIT_MS);
+    if (w && w->type == FQ_V_MAP) {
+        const char *d = fq_value_path_str(w, "distribution", NULL);
+        int64_t dflt = SCALED(DEFAULT_WAIT_MS);
+        snprintf(sub, sizeof(sub), "%s.flexStart.waitSeconds", where);
+        if ((rc = seconds(w, "min", dflt, div, &r->wait_min_ms, sub, err)) <
                 0 ||
-            (rc = seconds(wait, "maxSeconds", 0, &r->wait_max_ms, sub, err)) <
+            (rc = seconds(w, "max", r->wait_min_ms, div, &r->wait_max_ms, sub,
+                          err)) < 0 ||
+            (rc = seconds(w, "mean", dflt, div, &r->wait_mean_ms, sub, err)) <
                 0)
             return rc;
+        if (!d)
+            d = fq_map_get(w, "mean") ? "exponential" :
+                fq_map_get(w, "max")  ? "uniform" :
+                                        "fixed";
+        if (!strcmp(d, "fixed"))
+            r->dist = DIST_FIXED;
+        else if (!strcmp(d, "uniform"))
+            r->dist = DIST_UNIFORM;
+        else if (!strcmp(d, "exponential"))
+            r->dist = DIST_EXPONENTIAL;
+        else
+            return fq_err_set(err, FQ_EINVAL,
+                              "CapacityModel %s.distribution: \"%s\" is not "
+                              "one of fixed, uniform, exponential",
+                              sub, d);
         if (r->wait_max_ms < r->wait_min_ms)
             return fq_err_set(err, FQ_EINVAL,
-                              "CapacityModel %s: maxSeconds is below "
-                              "minSeconds",
-                              sub);
-    } else if (!strcmp(d, "exponential")) {
-        r->dist = DIST_EXPONENTIAL;
-        rc = seconds(wait, "meanSeconds", -1, &r->wait_ms, sub, err);
-    } else if (!strcmp(d, "never")) {
-        r->dist = DIST_NEVER;
-    } else {
-        return fq_err_set(err, FQ_EINVAL,
-                          "CapacityModel %s.distribution: \"%s\" is not one "
-                          "of fixed, uniform, exponential, never",
-                          sub, d);
-    }
-    if (rc < 0)
-        return rc;
-    const struct fq_value *arr = fq_map_get(fs, "arrivals");
-    if (fq_value_len(arr) > MAX_ARRIVALS)
-        return fq_err_set(err, FQ_ELIMIT,
-                          "CapacityModel %s.arrivals: at most %d", where,
-                          MAX_ARRIVALS);
-    for (size_t k = 0; k < fq_value_len(arr); k++) {
-        const struct fq_value *a = fq_seq_at(arr, k);
-        char as[128];
-        snprintf(as, sizeof(as), "%s.flexStart.arrivals[%zu]", where, k);
-        struct arrival *x = &r->arr[r->narr];
-        if ((rc = bound(a, "at", "atSeconds", origin, origin, &x->at, as,
-                        err)) < 0 ||
-            (rc = count(a, "hosts", &x->hosts, as, err)) < 0)
+                              "CapacityModel %s: max is below min", sub);
+    } else if (w) {
+        int64_t ms;
+        if ((rc = seconds(fs, "waitSeconds", 0, div, &ms, sub, err)) < 0)
             return rc;
-        if (x->hosts == FQ_CLOUD_UNLIMITED)
-            return fq_err_set(err, FQ_EINVAL,
-                              "CapacityModel %s.hosts: "
-                              "required",
-                              as);
-        r->narr++;
+        r->wait_min_ms = r->wait_max_ms = r->wait_mean_ms = ms;
     }
+#undef SCALED
+    const struct fq_value *pr = fq_map_get(m, "prices");
+    if ((rc = price(pr, "onDemand", &r->price[FQ_PROV_ON_DEMAND], where, err)) <
+            0 ||
+        (rc = price(pr, "flexStart", &r->price[FQ_PROV_FLEX_START], where,
+                    err)) < 0 ||
+        (rc = price(pr, "spot", &r->price[FQ_PROV_SPOT], where, err)) < 0)
+        return rc;
     return 0;
 }
 
@@ -265,32 +315,47 @@ static int decode(const struct fq_value *model, double scale, int64_t origin,
     const struct fq_value *spec = fq_map_get(model, "spec");
     if (scale <= 0)
         scale = 1.0;
-#define SCALED(ms) ((int64_t)llround((double)(ms)*scale))
-    int rc;
-    if ((rc = seconds(spec, "bootSeconds", SCALED(DEFAULT_BOOT_MS), &c->boot_ms,
-                      "spec", err)) < 0 ||
-        (rc = seconds(spec, "maxWaitSeconds", SCALED(DEFAULT_MAXWAIT_MS),
-                      &c->max_wait_ms, "spec", err)) < 0 ||
-        (rc = seconds(spec, "maxRunSeconds", SCALED(DEFAULT_MAXRUN_MS),
-                      &c->max_run_ms, "spec", err)) < 0 ||
-        (rc = seconds(spec, "bookingSeconds", SCALED(DEFAULT_BOOKING_MS),
-                      &c->booking_ms, "spec", err)) < 0)
-        return rc;
-    c->default_wait_ms = SCALED(DEFAULT_WAIT_MS);
-#undef SCALED
-    const struct fq_value *machines = fq_map_get(spec, "machines");
-    if (machines && machines->type != FQ_V_SEQ)
+    c->scale = scale;
+    double div = 1.0;
+    const struct fq_value *ts = fq_map_get(spec, "timeScale");
+    if (ts) {
+        if (ts->type != FQ_V_NUM || !(ts->u.num.d > 0))
+            return fq_err_set(err, FQ_EINVAL,
+                              "CapacityModel spec.timeScale: must be a "
+                              "number > 0");
+        div = ts->u.num.d;
+    }
+    const struct fq_value *zones = fq_map_get(spec, "zones");
+    if (zones && zones->type != FQ_V_SEQ)
         return fq_err_set(err, FQ_EINVAL,
-                          "CapacityModel spec.machines: must be a list");
-    if (fq_value_len(machines) > MAX_ROWS)
-        return fq_err_set(err, FQ_ELIMIT,
-                          "CapacityModel spec.machines: at most %d rows",
-                          MAX_ROWS);
-    for (size_t i = 0; i < fq_value_len(machines); i++) {
-        struct row *r = &c->rows[c->nrows++];
-        memset(r, 0, sizeof(*r));
-        if ((rc = decode_row(fq_seq_at(machines, i), i, origin, r, err)) < 0)
-            return rc;
+                          "CapacityModel spec.zones: must be a list");
+    for (size_t z = 0; z < fq_value_len(zones); z++) {
+        const struct fq_value *zone = fq_seq_at(zones, z);
+        const char *zn = fq_value_path_str(zone, "name", NULL);
+        if (!zn)
+            return fq_err_set(err, FQ_EINVAL,
+                              "CapacityModel spec.zones[%zu].name: required",
+                              z);
+        const struct fq_value *ms = fq_map_get(zone, "machineTypes");
+        for (size_t i = 0; i < fq_value_len(ms); i++) {
+            if (c->nrows == MAX_ROWS)
+                return fq_err_set(err, FQ_ELIMIT,
+                                  "CapacityModel: at most %d machine types "
+                                  "over all zones",
+                                  MAX_ROWS);
+            struct row *r = &c->rows[c->nrows];
+            memset(r, 0, sizeof(*r));
+            snprintf(c->names[2 * c->nrows], sizeof(c->names[0]), "%s", zn);
+            r->zone = c->names[2 * c->nrows];
+            char where[96];
+            snprintf(where, sizeof(where), "spec.zones[%zu].machineTypes[%zu]",
+                     z, i);
+            int rc = decode_row(c, fq_seq_at(ms, i), where, origin, div, scale,
+                                r, err);
+            if (rc < 0)
+                return rc;
+            c->nrows++;
+        }
     }
     return 0;
 }
@@ -299,10 +364,6 @@ void fq_cloud_free(struct fq_cloud *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < c->nrows; i++) {
-        free(c->rows[i].machine);
-        free(c->rows[i].zone);
-    }
     free(c);
 }
 
@@ -329,46 +390,76 @@ int fq_cloud_validate(const struct fq_value *model, struct fq_err *err)
 static const struct row *find(const struct fq_cloud *c, const char *machine,
                               const char *zone)
 {
-    for (int i = 0; c && i < c->nrows; i++) {
-        const struct row *r = &c->rows[i];
-        if (machine && strcmp(r->machine, machine) != 0)
-            continue;
-        if (r->zone && zone && strcmp(r->zone, zone) != 0)
-            continue;
-        return r;
-    }
+    /* The row of this zone first, else the machine type in any zone. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; c && i < c->nrows; i++) {
+            const struct row *r = &c->rows[i];
+            if (strcmp(r->machine, machine ? machine : "") != 0)
+                continue;
+            if (pass == 0 && zone && strcmp(r->zone, zone) != 0)
+                continue;
+            return r;
+        }
     return NULL;
+}
+
+static int64_t scaled_default(const struct fq_cloud *c, int64_t ms)
+{
+    return c ? (int64_t)llround((double)ms * c->scale) : ms;
 }
 
 int64_t fq_cloud_boot_ms(const struct fq_cloud *c, const char *machine,
                          const char *zone)
 {
     const struct row *r = find(c, machine, zone);
-    if (r && r->boot_ms >= 0)
-        return r->boot_ms;
-    return c ? c->boot_ms : DEFAULT_BOOT_MS;
+    return r ? r->boot_ms : scaled_default(c, DEFAULT_BOOT_MS);
 }
 
-int64_t fq_cloud_max_wait_ms(const struct fq_cloud *c)
+int64_t fq_cloud_max_wait_ms(const struct fq_cloud *c, const char *machine,
+                             const char *zone)
 {
-    return c ? c->max_wait_ms : DEFAULT_MAXWAIT_MS;
+    const struct row *r = find(c, machine, zone);
+    return r ? r->max_wait_ms : scaled_default(c, DEFAULT_MAXWAIT_MS);
 }
 
-int64_t fq_cloud_max_run_ms(const struct fq_cloud *c)
+int64_t fq_cloud_max_run_ms(const struct fq_cloud *c, const char *machine,
+                            const char *zone)
 {
-    return c ? c->max_run_ms : DEFAULT_MAXRUN_MS;
+    const struct row *r = find(c, machine, zone);
+    return r ? r->max_run_ms : scaled_default(c, DEFAULT_MAXRUN_MS);
 }
 
-int64_t fq_cloud_booking_ms(const struct fq_cloud *c)
+int64_t fq_cloud_booking_ms(const struct fq_cloud *c, const char *machine,
+                            const char *zone)
 {
-    return c ? c->booking_ms : DEFAULT_BOOKING_MS;
+    const struct row *r = find(c, machine, zone);
+    return r ? r->booking_ms : scaled_default(c, DEFAULT_BOOKING_MS);
 }
 
 double fq_cloud_price(const struct fq_cloud *c, const char *machine,
-                      const char *zone)
+                      const char *zone, enum fq_provisioning p)
 {
     const struct row *r = find(c, machine, zone);
-    return r ? r->price : -1;
+    double own = r ? r->price[p] : -1;
+    return own >= 0 ? own : fq_catalog_price(fq_catalog_find(machine), p);
+}
+
+/* The stock at `now` of a step schedule over a base level. */
+static int64_t stock_at(int64_t base, const struct step *s, int n, int64_t now)
+{
+    int64_t v = base;
+    for (int i = 0; i < n && s[i].at <= now; i++)
+        v = s[i].hosts;
+    return v;
+}
+
+/* The first step after `now` that raises the stock above `need`. */
+static int64_t next_rise(const struct step *s, int n, int64_t now, int64_t need)
+{
+    for (int i = 0; i < n; i++)
+        if (s[i].at > now && s[i].hosts >= need)
+            return s[i].at;
+    return FQ_NEVER;
 }
 
 bool fq_cloud_ondemand_ok(const struct fq_cloud *c, const char *machine,
@@ -380,15 +471,12 @@ bool fq_cloud_ondemand_ok(const struct fq_cloud *c, const char *machine,
         *until = FQ_NEVER;
     if (!r)
         return true;
-    for (int i = 0; i < r->nwin; i++)
-        if (now >= r->win[i].start && now < r->win[i].end) {
-            if (until)
-                *until = r->win[i].end;
-            return false;
-        }
-    if (r->od_hosts != FQ_CLOUD_UNLIMITED && in_use + want > r->od_hosts)
-        return false;
-    return true;
+    int64_t stock = stock_at(r->od_hosts, r->od, r->nod, now);
+    if (stock == FQ_CLOUD_UNLIMITED || in_use + want <= stock)
+        return true;
+    if (until)
+        *until = next_rise(r->od, r->nod, now, in_use + want);
+    return false;
 }
 
 int64_t fq_cloud_flex_stock(const struct fq_cloud *c, const char *machine,
@@ -397,13 +485,7 @@ int64_t fq_cloud_flex_stock(const struct fq_cloud *c, const char *machine,
     const struct row *r = find(c, machine, zone);
     if (!r)
         return FQ_CLOUD_UNLIMITED;
-    if (r->narr == 0)
-        return r->flex_hosts;
-    int64_t s = 0;
-    for (int i = 0; i < r->narr; i++)
-        if (r->arr[i].at <= now)
-            s += r->arr[i].hosts;
-    return s;
+    return stock_at(r->flex_hosts, r->fx, r->nfx, now);
 }
 
 int64_t fq_cloud_flex_next_arrival(const struct fq_cloud *c,
@@ -411,11 +493,10 @@ int64_t fq_cloud_flex_next_arrival(const struct fq_cloud *c,
                                    int64_t now)
 {
     const struct row *r = find(c, machine, zone);
-    int64_t t = FQ_NEVER;
-    for (int i = 0; r && i < r->narr; i++)
-        if (r->arr[i].at > now && r->arr[i].at < t)
-            t = r->arr[i].at;
-    return t;
+    for (int i = 0; r && i < r->nfx; i++)
+        if (r->fx[i].at > now)
+            return r->fx[i].at;
+    return FQ_NEVER;
 }
 
 int64_t fq_cloud_flex_wait_ms(const struct fq_cloud *c, const char *machine,
@@ -425,20 +506,19 @@ int64_t fq_cloud_flex_wait_ms(const struct fq_cloud *c, const char *machine,
     /* A uniform draw in [0, 1) from the top 53 bits. */
     double u = (double)(rnd >> 11) * (1.0 / 9007199254740992.0);
     if (!r)
-        return c ? c->default_wait_ms : DEFAULT_WAIT_MS;
+        return scaled_default(c, DEFAULT_WAIT_MS);
+    if (r->nfx > 0)
+        return 0; /* a schedule of arrivals replaces the waits */
     switch (r->dist) {
-    case DIST_NEVER:
-        return FQ_NEVER;
     case DIST_UNIFORM:
         return r->wait_min_ms +
                (int64_t)(u * (double)(r->wait_max_ms - r->wait_min_ms));
     case DIST_EXPONENTIAL: {
-        int64_t mean = r->wait_ms >= 0 ? r->wait_ms : c->default_wait_ms;
-        double x = -log(1.0 - u) * (double)mean;
+        double x = -log(1.0 - u) * (double)r->wait_mean_ms;
         return x > 1e15 ? (int64_t)1e15 : (int64_t)x;
     }
     case DIST_FIXED:
     default:
-        return r->wait_ms >= 0 ? r->wait_ms : c->default_wait_ms;
+        return r->wait_min_ms;
     }
 }

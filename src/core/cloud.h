@@ -1,40 +1,41 @@
 /*
  * cloud.h - the simulated cloud (the `sim` provider's model).
  *
- * A CapacityModel object (flexq.dev/v1alpha1) says what the cloud can
- * give, per machine type and zone:
+ * A CapacityModel object (flexq.dev/v1alpha1; the shape is the one
+ * include/flexq/objects.h documents) says what the cloud can give, per
+ * zone and machine type:
  *
  *   spec:
- *     bootSeconds: 120          # node boot latency (default 60)
- *     maxWaitSeconds: 604800    # a queued request fails (Expired) after
- *     maxRunSeconds: 604800     # flex-start nodes are revoked after
- *     bookingSeconds: 600       # Provisioned capacity is kept unused for
- *     machines:
- *     - machineType: ct6e-standard-4t
- *       zone: us-east5-b        # optional; absent = every zone
- *       bootSeconds: 180        # optional override
- *       pricePerHour: 10.8      # optional override of the catalog
- *       onDemand:
- *         hosts: 8              # stock for on-demand and Spot (absent:
- *                               # unlimited)
- *         stockouts:            # windows with no on-demand stock at all
- *         - {startSeconds: 0, endSeconds: 3600}   # from the model's
- *                                                 # creation, or
- *         - {start: "2026-...Z", end: "2026-...Z"}
- *       flexStart:
- *         hosts: 16             # flex-start stock (absent: unlimited)
- *         wait: {distribution: fixed, seconds: 600}
- *               # or uniform {minSeconds, maxSeconds},
- *               # exponential {meanSeconds}, never
- *         arrivals:             # or a schedule: stock that appears
- *         - {atSeconds: 3600, hosts: 4}
+ *     timeScale: 1                 # every duration is divided by it
+ *     zones:
+ *     - name: us-east5-b
+ *       machineTypes:
+ *       - name: ct6e-standard-4t
+ *         bootSeconds: 90          # node boot latency (default 60)
+ *         onDemand:
+ *           hosts: 8               # on-demand (and Spot) stock
+ *           schedule:              # stock changes: {at: 3600, hosts: 0}
+ *           - {at: 3600, hosts: 0} # is a stockout from 1 h on; `at` is
+ *           - {at: 7200, hosts: 8} # seconds since the model was created,
+ *                                  # or "1h30m"
+ *         flexStart:
+ *           hosts: 64              # flex-start stock (default: onDemand's)
+ *           waitSeconds: 600       # or {min, max} (uniform), {mean}
+ *                                  # (exponential), or {distribution, ...}
+ *           schedule: [{at, hosts}] # stock over time instead of waits
+ *           maxWaitSeconds: 604800 # request Failed/Expired after
+ *           maxRunSeconds: 604800  # nodes revoked (CapacityRevoked) after
+ *           bookingSeconds: 600    # Provisioned -> BookingExpired after
+ *         prices: {onDemand: "10.80", flexStart: "5.08", spot: "3.24"}
  *
- * Durations written in the model are used as written; the defaults of
- * durations left out are multiplied by the engine's time_scale, so a demo
- * with time_scale 0.01 runs the 10-minute booking in 6 s.
+ * A machine type without a row is unlimited, with the default durations.
+ * A row without onDemand has no on-demand stock (always stocked out), as
+ * objects.h says. Defaults of durations left out are multiplied by the
+ * engine's time_scale (control-plane delays in demos); durations written
+ * in the model are used as written (divided by timeScale).
  *
  * Random draws take a value from the engine's PRNG, so the model is
- * deterministic under the seed.
+ * deterministic under the engine's seed.
  */
 #ifndef FLEXQ_CLOUD_H
 #define FLEXQ_CLOUD_H
@@ -42,6 +43,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "catalog.h"
 #include "flexq/err.h"
 #include "flexq/value.h"
 
@@ -65,13 +67,17 @@ void fq_cloud_free(struct fq_cloud *c);
 /* Node boot latency for a machine type in a zone. */
 int64_t fq_cloud_boot_ms(const struct fq_cloud *c, const char *machine,
                          const char *zone);
-int64_t fq_cloud_max_wait_ms(const struct fq_cloud *c);
-int64_t fq_cloud_max_run_ms(const struct fq_cloud *c);
-int64_t fq_cloud_booking_ms(const struct fq_cloud *c);
+/* Flex-start limits: max queue wait, max run, booking time. */
+int64_t fq_cloud_max_wait_ms(const struct fq_cloud *c, const char *machine,
+                             const char *zone);
+int64_t fq_cloud_max_run_ms(const struct fq_cloud *c, const char *machine,
+                            const char *zone);
+int64_t fq_cloud_booking_ms(const struct fq_cloud *c, const char *machine,
+                            const char *zone);
 
-/* Price override (USD per host-hour) or a negative value for none. */
+/* USD per host-hour: the model's price, else the catalog's. */
 double fq_cloud_price(const struct fq_cloud *c, const char *machine,
-                      const char *zone);
+                      const char *zone, enum fq_provisioning p);
 
 /*
  * Can on-demand (or Spot) give `want` more hosts at `now` when `in_use`
@@ -83,18 +89,19 @@ bool fq_cloud_ondemand_ok(const struct fq_cloud *c, const char *machine,
                           const char *zone, int64_t now, int64_t in_use,
                           int64_t want, int64_t *until);
 
-/* Flex-start stock at `now` (arrivals so far, or hosts, or unlimited). */
+/* Flex-start stock at `now` (the schedule's level, or hosts, or
+ * FQ_CLOUD_UNLIMITED). */
 int64_t fq_cloud_flex_stock(const struct fq_cloud *c, const char *machine,
                             const char *zone, int64_t now);
 
-/* The next arrival of flex-start stock after `now`, or FQ_NEVER. */
+/* The next step of the flex-start schedule after `now`, or FQ_NEVER. */
 int64_t fq_cloud_flex_next_arrival(const struct fq_cloud *c,
                                    const char *machine, const char *zone,
                                    int64_t now);
 
 /*
  * How long a flex-start request waits in the queue, drawn with `rnd` (a
- * value of the engine's PRNG). FQ_NEVER for `never`.
+ * value of the engine's PRNG); 0 when a schedule gives the stock.
  */
 int64_t fq_cloud_flex_wait_ms(const struct fq_cloud *c, const char *machine,
                               const char *zone, uint64_t rnd);

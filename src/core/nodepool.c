@@ -94,10 +94,10 @@ int fq_nodepool_decode(const struct fq_value *obj, struct fq_nodepool_spec *out,
     struct fq_nodepool_spec p;
     memset(&p, 0, sizeof(p));
     p.name = fq_value_path_str(obj, "metadata.name", "");
-    p.machine_type = str2(obj, "spec.config.machineType", "spec.machineType");
+    p.machine_type = str2(obj, "spec.machineType", "spec.config.machineType");
     if (!p.machine_type || !*p.machine_type)
         return fq_err_set(err, FQ_EINVAL,
-                          "nodepool %s: spec.config.machineType: required "
+                          "nodepool %s: spec.machineType: required "
                           "(--machine-type)",
                           p.name);
     p.machine = fq_catalog_find(p.machine_type);
@@ -105,14 +105,14 @@ int fq_nodepool_decode(const struct fq_value *obj, struct fq_nodepool_spec *out,
         const char *near[3];
         size_t n = fq_catalog_closest(p.machine_type, near, 3);
         return fq_err_set(err, FQ_EINVAL,
-                          "nodepool %s: spec.config.machineType: unknown "
+                          "nodepool %s: spec.machineType: unknown "
                           "machine type \"%s\"; closest: %s%s%s%s%s",
                           p.name, p.machine_type, n > 0 ? near[0] : "",
                           n > 1 ? ", " : "", n > 1 ? near[1] : "",
                           n > 2 ? ", " : "", n > 2 ? near[2] : "");
     }
     p.topology =
-        str2(obj, "spec.placementPolicy.tpuTopology", "spec.tpuTopology");
+        str2(obj, "spec.tpuTopology", "spec.placementPolicy.tpuTopology");
     if (p.topology && !*p.topology)
         p.topology = NULL;
     int rc = fq_catalog_slice_hosts(p.machine, p.topology, &p.slice_hosts, err);
@@ -120,9 +120,8 @@ int fq_nodepool_decode(const struct fq_value *obj, struct fq_nodepool_spec *out,
         char msg[FQ_ERR_MSG_MAX];
         if (err) {
             snprintf(msg, sizeof(msg), "%s", err->msg);
-            fq_err_set(err, rc,
-                       "nodepool %s: spec.placementPolicy.tpuTopology: %s",
-                       p.name, msg);
+            fq_err_set(err, rc, "nodepool %s: spec.tpuTopology: %s", p.name,
+                       msg);
         }
         return rc;
     }
@@ -142,16 +141,16 @@ int fq_nodepool_decode(const struct fq_value *obj, struct fq_nodepool_spec *out,
     }
     p.queued = bool2(obj, "spec.queuedProvisioning.enabled",
                      "spec.enableQueuedProvisioning", false);
-    p.flex_start = bool2(obj, "spec.config.flexStart", "spec.flexStart", false);
-    p.spot = bool2(obj, "spec.config.spot", "spec.spot", false);
+    p.flex_start = bool2(obj, "spec.flexStart", "spec.config.flexStart", false);
+    p.spot = bool2(obj, "spec.spot", "spec.config.spot", false);
     const struct fq_value *loc = fq_value_path(obj, "spec.locations");
     p.location = loc && loc->type == FQ_V_SEQ && fq_value_len(loc) > 0 ?
                      fq_value_as_str(fq_seq_at(loc, 0)) :
                      fq_value_path_str(obj, "spec.location", NULL);
     if (!p.location)
         p.location = FQ_NODEPOOL_DEFAULT_ZONE;
-    p.labels = fq_value_path(obj, "spec.config.labels");
-    p.taints = fq_value_path(obj, "spec.config.taints");
+    p.labels = path2(obj, "spec.labels", "spec.config.labels");
+    p.taints = path2(obj, "spec.taints", "spec.config.taints");
 
     if (p.min_nodes < 0 || p.max_nodes < 0 || p.initial_nodes < 0)
         return fq_err_set(err, FQ_EINVAL,
@@ -388,15 +387,12 @@ struct fq_value *fq_nodepool_default_object(void)
     fq_map_set(fq_map_ensure_map(o, "metadata"), "name",
                fq_value_str(FQ_NODEPOOL_DEFAULT));
     struct fq_value *spec = fq_map_ensure_map(o, "spec");
-    fq_map_set(fq_map_ensure_map(spec, "config"), "machineType",
-               fq_value_str(FQ_NODEPOOL_DEFAULT_MACHINE));
+    fq_map_set(spec, "machineType", fq_value_str(FQ_NODEPOOL_DEFAULT_MACHINE));
     fq_map_set(spec, "initialNodeCount", fq_value_int(1));
     struct fq_value *as = fq_map_ensure_map(spec, "autoscaling");
     fq_map_set(as, "enabled", fq_value_bool(true));
     fq_map_set(as, "minNodeCount", fq_value_int(1));
     fq_map_set(as, "maxNodeCount", fq_value_int(3));
-    struct fq_value *locs = fq_value_seq();
-    fq_seq_push(locs, fq_value_str(FQ_NODEPOOL_DEFAULT_ZONE));
-    fq_map_set(spec, "locations", locs);
+    fq_map_set(spec, "location", fq_value_str(FQ_NODEPOOL_DEFAULT_ZONE));
     return o;
 }

@@ -2,22 +2,25 @@
  * nodepool.h - NodePool objects: their fields, their validation, and the
  * Node objects a pool is made of.
  *
- * A NodePool (flexq.dev/v1alpha1) carries the gcloud node-pool flags in the
- * shape of GKE's NodePool API, so `describe --format='get(config.flexStart)'`
- * reads the same path as on GKE:
+ * A NodePool (flexq.dev/v1alpha1) carries the gcloud node-pool flags, in
+ * the shape include/flexq/objects.h documents:
  *
  *   spec:
- *     config: {machineType, flexStart, spot, labels, taints,
- *              reservationAffinity: {consumeReservationType}}
- *     initialNodeCount: 0
+ *     machineType: ct6e-standard-4t     # --machine-type
+ *     tpuTopology: 4x4                  # --tpu-topology
+ *     location: us-east5-b              # --location
+ *     initialNodeCount: 0               # --num-nodes
  *     autoscaling: {enabled, minNodeCount, maxNodeCount}
- *     placementPolicy: {tpuTopology: "4x4"}
- *     queuedProvisioning: {enabled}
- *     locations: ["us-east5-b"]
+ *     reservationAffinity: none         # --reservation-affinity
+ *     flexStart: true                   # --flex-start
+ *     queuedProvisioning: {enabled: true}  # --enable-queued-provisioning
+ *     spot: false                       # --spot
+ *     labels: {}  taints: []            # --node-labels, --node-taints
  *
- * The flat spellings spec.machineType, spec.tpuTopology, spec.flexStart,
- * spec.spot, spec.minNodes, spec.maxNodes, spec.numNodes,
- * spec.enableAutoscaling and spec.enableQueuedProvisioning are read too.
+ * GKE's API spelling (spec.config.machineType, spec.config.flexStart,
+ * spec.placementPolicy.tpuTopology, spec.config.labels/taints,
+ * spec.locations[0]) is read too, so `describe --format='get(config.
+ * flexStart)'` can map config.X to spec.X.
  *
  * The capacity controller writes status: nodeCount, readyNodeCount,
  * conditions (e.g. GCE_STOCKOUT-style ScaleUpFailed), cost.
