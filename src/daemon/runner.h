@@ -1,0 +1,136 @@
+/*
+ * runner.h - flexqd's kubelet: bound Pods become real processes.
+ *
+ * The runner starts the first container of every Pod bound to one of the
+ * daemon's nodes as a process (argv from command + args, never a shell),
+ * in its own process group, with its stdout and stderr in the pod's own log
+ * file under the data directory, and reports what happens to the engine
+ * with fq_engine_pod_update (Running, Succeeded, Failed with exit code and
+ * a reason such as "ContainerCannotRun", "OOMKilled" or "Error").
+ *
+ * The daemon's loop drives it; the runner never installs signal handlers
+ * and never blocks for long:
+ *
+ *   fq_runner_on_sigchld  on SIGCHLD: reaps the pods' processes (only its
+ *                         own pids, so other children are left alone)
+ *   fq_runner_on_change   for each stored change the daemon drains: starts
+ *                         pods that got bound, stops pods that were deleted
+ *                         or reached a terminal phase
+ *   fq_runner_poll        every turn (or once a second): retries pods
+ *                         waiting for a ConfigMap, escalates SIGTERM to
+ *                         SIGKILL after the grace period, rotates logs
+ *
+ * Files per pod, under <data_dir>/pods/<namespace>/<name>/:
+ *   log           stdout+stderr (rotated to log.1 past log_max_bytes)
+ *   pod.json      the Pod object as started (the training helper reads the
+ *                 labels of its peers from here)
+ *   status.json   written when the process ends: phase, exitCode, reason
+ *   metrics.jsonl lines appended by the training helper's report()
+ *   volumes/NAME/ materialized ConfigMap / emptyDir volumes
+ *
+ * See docs/runtime.md for isolation (bubblewrap, fallbacks) and limits.
+ */
+#ifndef FLEXQ_RUNNER_H
+#define FLEXQ_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "flexq/buf.h"
+#include "flexq/engine.h"
+#include "flexq/err.h"
+#include "flexq/value.h"
+
+/* How a pod sees its volumes at the manifest's paths. */
+enum fq_runner_mounts {
+    FQ_MOUNTS_AUTO = 0, /* probe at start: bwrap, else rewrite */
+    FQ_MOUNTS_BWRAP,    /* private mount namespace through bubblewrap */
+    FQ_MOUNTS_REWRITE,  /* no namespace: paths in argv/env/workingDir that
+                           start with a mountPath are rewritten to the
+                           volume's directory on the host */
+};
+
+/* How resource limits are enforced. */
+enum fq_runner_cgroups {
+    FQ_CGROUPS_AUTO = 0, /* probe: v2, else v1, else none */
+    FQ_CGROUPS_V2,       /* memory.max, cpu.max */
+    FQ_CGROUPS_V1,       /* memory.limit_in_bytes, cpu.cfs_quota_us */
+    FQ_CGROUPS_NONE,     /* limits are recorded, not enforced */
+};
+
+struct fq_runner_config {
+    const char *data_dir;    /* borrowed; pods/ lives under it (required) */
+    const char *python_path; /* borrowed; prepended to the pods' PYTHONPATH
+                                (the directory holding flexq/); NULL = the
+                                source tree's python/ */
+    const char *node_name;   /* borrowed; run only pods bound to this node
+                                (NULL: every bound pod) */
+    size_t log_max_bytes;    /* rotate a pod's log past this (10 MiB) */
+    int64_t grace_ms;        /* SIGTERM -> SIGKILL (30 s, Kubernetes') */
+    int gpus;                /* GPUs of this machine handed out through
+                                CUDA_VISIBLE_DEVICES (0: none) */
+    enum fq_runner_mounts mounts;
+    enum fq_runner_cgroups cgroups;
+};
+
+void fq_runner_config_init(struct fq_runner_config *c);
+
+struct fq_runner;
+
+/*
+ * Creates a runner for engine `e` (borrowed; must outlive the runner).
+ * Probes bubblewrap and cgroups once (a short child process) and says what
+ * it found in fq_runner_caps. Returns NULL with `err` set when data_dir
+ * cannot be created.
+ */
+struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
+                                struct fq_engine *e, struct fq_err *err);
+/* Kills every running pod's process group (SIGKILL) and frees. */
+void fq_runner_free(struct fq_runner *r);
+
+/* One line per capability, e.g. "mounts: bubblewrap 0.8.0" and
+ * "limits: cgroup v1 memory+cpu". Appended to `out`. */
+void fq_runner_caps(const struct fq_runner *r, struct fq_buf *out);
+enum fq_runner_mounts fq_runner_mount_mode(const struct fq_runner *r);
+enum fq_runner_cgroups fq_runner_cgroup_mode(const struct fq_runner *r);
+
+/*
+ * Starts a bound pod (borrowed Pod object). Does nothing (returns 0) when
+ * the pod already runs, is terminal, is bound to another node, or waits for
+ * a ConfigMap (retried by fq_runner_poll). A command that cannot be found
+ * or executed is not an error of this call: the pod is reported Failed with
+ * reason ContainerCannotRun. Returns FQ_EIO only when fork itself fails.
+ */
+int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
+                        int64_t now_ms, struct fq_err *err);
+
+/* Sends SIGTERM to the pod's process group; SIGKILL follows after the
+ * grace period (from fq_runner_poll). FQ_ENOTFOUND if it does not run. */
+int fq_runner_stop_pod(struct fq_runner *r, const char *ns, const char *name,
+                       int64_t now_ms);
+
+/* Reaps exited pod processes and reports them. */
+void fq_runner_on_sigchld(struct fq_runner *r, int64_t now_ms);
+
+/* Reacts to one stored change (Pod bound -> start, deleted/terminal ->
+ * stop). `c` is borrowed. */
+void fq_runner_on_change(struct fq_runner *r, const struct fq_change *c,
+                         int64_t now_ms);
+
+/* Periodic work; also starts bound pods it has not seen (a full scan of
+ * the store's Pods, used at start-up and as a safety net). */
+void fq_runner_poll(struct fq_runner *r, int64_t now_ms);
+
+/* Number of pod processes alive. */
+size_t fq_runner_running(const struct fq_runner *r);
+
+/* pid of a running pod's process (its process group id), or -1. */
+pid_t fq_runner_pod_pid(const struct fq_runner *r, const char *ns,
+                        const char *name);
+
+/* The pod's directory, "<data_dir>/pods/<ns>/<name>" (returns owned). */
+char *fq_runner_pod_dir(const char *data_dir, const char *ns, const char *name);
+
+#endif
