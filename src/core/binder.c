@@ -12,6 +12,8 @@
  *      Gt, Lt; matchFields on metadata.name);
  *   4. taints with effect NoSchedule or NoExecute are all tolerated
  *      (PreferNoSchedule is a preference, ignored by a filter);
+ *   0. pods with spec.schedulingGates wait (PodScheduled=False,
+ *      SchedulingGated), as Kueue's elastic slices gate new pods;
  *   5. requests fit: allocatable minus the requests of the non-terminal
  *      pods already bound there, for every resource the pod asks for
  *      (a container's request defaults to its limit) and one "pods" slot.
@@ -378,8 +380,8 @@ static void bind_pod(struct fq_engine *e, struct bpod *p, const char *node,
     p->done = true;
 }
 
-static void mark_unschedulable(struct fq_engine *e, struct bpod *p,
-                               const char *msg, int64_t now)
+static void mark_pending(struct fq_engine *e, struct bpod *p,
+                         const char *reason, const char *msg, int64_t now)
 {
     const struct fq_value *old =
         fq_pods_cond(fq_map_get(p->obj, "status"), "PodScheduled");
@@ -391,9 +393,16 @@ static void mark_unschedulable(struct fq_engine *e, struct bpod *p,
         fq_value_free(st);
         st = fq_value_map();
     }
-    fq_pods_cond_set(st, "PodScheduled", "False", "Unschedulable", msg, now);
-    if (fq_pods_put_status(e, FQ_KIND_POD, p->ns, p->name, st))
+    fq_pods_cond_set(st, "PodScheduled", "False", reason, msg, now);
+    if (fq_pods_put_status(e, FQ_KIND_POD, p->ns, p->name, st) &&
+        strcmp(reason, "Unschedulable") == 0)
         fq_engine_event(e, p->obj, "Warning", "FailedScheduling", "%s", msg);
+}
+
+static void mark_unschedulable(struct fq_engine *e, struct bpod *p,
+                               const char *msg, int64_t now)
+{
+    mark_pending(e, p, "Unschedulable", msg, now);
 }
 
 /* --- placement -------------------------------------------------------- */
@@ -534,6 +543,14 @@ static void run_binder(struct fq_engine *e, int64_t now)
         const char *gs = fq_value_as_str(fq_map_get(ann, FQ_ANN_GANG_SIZE));
         bp->gang_size = gs ? atoll(gs) : 1;
         pod_requests(bp->obj, &bp->req);
+        if (fq_value_len(fq_value_path(bp->obj, "spec.schedulingGates"))) {
+            /* Kueue's elastic slices gate new pods until admitted. */
+            mark_pending(e, bp, "SchedulingGated",
+                         "Scheduling is blocked due to non-empty scheduling "
+                         "gates",
+                         now);
+            bp->done = true;
+        }
     }
     free(pobjs);
     qsort(pend, npend, sizeof(*pend), cmp_pod);
