@@ -1,0 +1,107 @@
+/*
+ * daemon.h - flexqd's context and the hooks other daemon modules plug into.
+ *
+ * struct fq_daemon ties the core engine to the outside: the SQLite store
+ * (store.h), the HTTP server (http.h), the API (api.h), tokens (auth.h) and
+ * the libevent loop (loop.c). One loop turn is:
+ *
+ *   1. libevent runs every ready callback: HTTP requests (API writes go
+ *      straight into the engine with fq_engine_apply; their answers are
+ *      queued with fq_daemon_defer_reply), signals, timers, child exits;
+ *   2. turn hooks run (the runner reports finished pods);
+ *   3. fq_engine_run(now) settles the controllers;
+ *   4. the change log is committed to SQLite in one transaction (group
+ *      commit);
+ *   5. queued answers are sent, watch streams and change listeners get the
+ *      changes;
+ *   6. a timer is set for fq_engine_next_wakeup.
+ *
+ * So a client is answered only after everything its request caused is on
+ * disk. Modules owned by other engineers (runner, Ray Jobs API, metrics,
+ * web) use the fq_daemon_add_* hooks and never touch loop internals.
+ */
+#ifndef FLEXQ_DAEMON_H
+#define FLEXQ_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flexq/buf.h"
+#include "flexq/engine.h"
+#include "flexq/err.h"
+#include "http.h"
+#include "store.h"
+
+struct fq_daemon_opts {
+    const char *listen;      /* "127.0.0.1:8265" */
+    const char *data_dir;    /* the store's directory */
+    const char *provider;    /* "sim", "local" or "exec" */
+    const char *config_file; /* NULL or a YAML file (docs/api.md) */
+    const char *tokens_file; /* NULL: no authentication */
+    double time_scale;       /* 1.0 = real time */
+    enum fq_store_sync sync;
+    uint64_t seed; /* 0: pick one from the clock and pid */
+};
+
+struct fq_auth;
+struct fq_api;
+struct fq_loop;
+
+struct fq_daemon {
+    struct fq_daemon_opts opts;
+    struct fq_engine *engine;
+    struct fq_store *store;
+    struct fq_auth *auth; /* NULL when --tokens is not given */
+    struct fq_http *http;
+    struct fq_api *api;
+    struct fq_loop *loop; /* libevent state, private to loop.c */
+    int64_t started_ms;
+};
+
+/*
+ * Opens the store, builds the engine from it, binds the port and sets up
+ * signals. On error everything is released and the error is returned.
+ */
+int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
+                   struct fq_err *err);
+/* Runs until SIGTERM / SIGINT / fq_daemon_stop; returns 0, or negative if
+ * a commit failed (the process should exit non-zero and be restarted). */
+int fq_daemon_run(struct fq_daemon *d);
+void fq_daemon_stop(struct fq_daemon *d);
+void fq_daemon_release(struct fq_daemon *d);
+
+/* Wall-clock ms since the epoch, never going backwards within a run. */
+int64_t fq_daemon_now(struct fq_daemon *d);
+/* The libevent base (a struct event_base *), for modules that add their
+ * own events (the runner's pipes, for example). */
+void *fq_daemon_event_base(struct fq_daemon *d);
+/* Asks for a loop turn soon even if nothing else is ready. */
+void fq_daemon_wake(struct fq_daemon *d);
+/* The bound HTTP port. */
+int fq_daemon_port(const struct fq_daemon *d);
+
+/*
+ * Queues an answer to be sent after this turn's commit. Takes `body`'s
+ * contents (the buffer is left empty). Add headers before calling.
+ */
+void fq_daemon_defer_reply(struct fq_daemon *d, struct fq_http_req *r,
+                           int status, const char *ctype, struct fq_buf *body);
+
+/* Runs at the start of every turn, before fq_engine_run. */
+typedef void (*fq_turn_fn)(struct fq_daemon *d, int64_t now_ms, void *ctx);
+void fq_daemon_add_turn_hook(struct fq_daemon *d, fq_turn_fn fn, void *ctx);
+
+/* Runs after every commit with the committed changes (borrowed). */
+typedef void (*fq_changes_fn)(struct fq_daemon *d, const struct fq_change *c,
+                              size_t n, void *ctx);
+void fq_daemon_add_change_listener(struct fq_daemon *d, fq_changes_fn fn,
+                                   void *ctx);
+
+/* Runs (in the loop, not in the signal handler) when `signo` arrives;
+ * SIGCHLD for the runner. */
+typedef void (*fq_signal_fn)(struct fq_daemon *d, int signo, void *ctx);
+int fq_daemon_add_signal(struct fq_daemon *d, int signo, fq_signal_fn fn,
+                         void *ctx);
+
+#endif

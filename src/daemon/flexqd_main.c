@@ -1,0 +1,170 @@
+/*
+ * flexqd_main.c - the flexqd command line.
+ *
+ * Parses the flags, then either checks a data directory (--check DIR) or
+ * runs the daemon (loop.c) until SIGTERM / SIGINT. Exit status: 0 after a
+ * clean shutdown or a clean check, 1 on a start-up error, a failed commit
+ * or a check that found problems.
+ *
+ * What it does not do: daemonise or write a pid file (run it under a
+ * supervisor, or in the foreground).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "flexq/alloc.h"
+#include "log.h"
+
+static const char usage[] =
+    "Usage: flexqd [OPTIONS]\n"
+    "\n"
+    "Runs the flexq control plane: the Kueue-style queues, the autoscaler,\n"
+    "the job controllers and the HTTP/JSON API, with a durable store.\n"
+    "\n"
+    "  --listen HOST:PORT   address of the API (default 127.0.0.1:8265)\n"
+    "  --data-dir DIR       store directory (default $XDG_DATA_HOME/flexq\n"
+    "                       or ~/.local/share/flexq)\n"
+    "  --provider NAME      sim (default), local or exec\n"
+    "  --config FILE        YAML: a FlexqdConfig document (policy,\n"
+    "                       waitForPodsReady, seed) and objects to apply at\n"
+    "                       start (CapacityModel, NodePools, ...)\n"
+    "  --time-scale N       run control-plane timers N times faster\n"
+    "  --tokens FILE        require bearer tokens (see docs/api.md)\n"
+    "  --sync full|normal   fsync every commit (full, default) or not\n"
+    "  --seed N             seed of the engine's PRNG (default: random)\n"
+    "  --log-level LEVEL    debug, info (default), warn, error\n"
+    "  --check DIR          verify a data directory and exit\n"
+    "  --version            print the version\n";
+
+static char *default_data_dir(void)
+{
+    const char *xdg = getenv("XDG_DATA_HOME");
+    if (xdg && *xdg)
+        return fq_xasprintf("%s/flexq", xdg);
+    const char *home = getenv("HOME");
+    return fq_xasprintf("%s/.local/share/flexq", home && *home ? home : ".");
+}
+
+static int check(const char *dir)
+{
+    struct fq_buf report = FQ_BUF_INIT;
+    struct fq_err err = {0};
+    int rc = fq_store_check(dir, &report, &err);
+    fputs(fq_buf_str(&report), stdout);
+    fq_buf_release(&report);
+    if (rc < 0) {
+        fprintf(stderr, "flexqd: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct fq_daemon_opts o = {
+        .listen = "127.0.0.1:8265",
+        .provider = "sim",
+        .time_scale = 1.0,
+        .sync = FQ_STORE_SYNC_FULL,
+    };
+    char *data_dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        const char *eq = strchr(a, '=');
+        char name[64];
+        if (!strncmp(a, "--", 2) && eq && (size_t)(eq - a) < sizeof(name)) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = '\0';
+            v = eq + 1;
+        } else {
+            snprintf(name, sizeof(name), "%s", a);
+        }
+        if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (!strcmp(name, "--version")) {
+            printf("flexqd v%s\n", FLEXQ_VERSION);
+            return 0;
+        }
+        if (!v) {
+            if (i + 1 >= argc || strncmp(name, "--", 2) != 0) {
+                fprintf(stderr, "flexqd: %s: %s\n%s", a,
+                        strncmp(name, "--", 2) ? "unknown argument" :
+                                                 "needs a value",
+                        usage);
+                return 1;
+            }
+            v = argv[++i];
+        }
+        if (!strcmp(name, "--listen")) {
+            o.listen = v;
+        } else if (!strcmp(name, "--data-dir")) {
+            o.data_dir = v;
+        } else if (!strcmp(name, "--provider")) {
+            if (strcmp(v, "sim") && strcmp(v, "local") && strcmp(v, "exec")) {
+                fprintf(stderr,
+                        "flexqd: --provider: \"%s\" is not sim, local or "
+                        "exec\n",
+                        v);
+                return 1;
+            }
+            o.provider = v;
+        } else if (!strcmp(name, "--config")) {
+            o.config_file = v;
+        } else if (!strcmp(name, "--time-scale")) {
+            char *end;
+            o.time_scale = strtod(v, &end);
+            if (*end || o.time_scale <= 0 || o.time_scale > 1e6) {
+                fprintf(stderr,
+                        "flexqd: --time-scale: \"%s\" is not a "
+                        "number in (0, 1e6]\n",
+                        v);
+                return 1;
+            }
+        } else if (!strcmp(name, "--tokens")) {
+            o.tokens_file = v;
+        } else if (!strcmp(name, "--sync")) {
+            if (!strcmp(v, "full"))
+                o.sync = FQ_STORE_SYNC_FULL;
+            else if (!strcmp(v, "normal"))
+                o.sync = FQ_STORE_SYNC_NORMAL;
+            else {
+                fprintf(stderr, "flexqd: --sync: full or normal\n");
+                return 1;
+            }
+        } else if (!strcmp(name, "--seed")) {
+            o.seed = strtoull(v, NULL, 10);
+        } else if (!strcmp(name, "--log-level")) {
+            if (!strcmp(v, "debug"))
+                fq_log_set_level(FQ_LOG_DEBUG);
+            else if (!strcmp(v, "warn"))
+                fq_log_set_level(FQ_LOG_WARN);
+            else if (!strcmp(v, "error"))
+                fq_log_set_level(FQ_LOG_ERROR);
+        } else if (!strcmp(name, "--check")) {
+            return check(v);
+        } else {
+            fprintf(stderr, "flexqd: unknown option %s\n%s", name, usage);
+            return 1;
+        }
+    }
+    if (!o.data_dir)
+        o.data_dir = data_dir = default_data_dir();
+    signal(SIGPIPE, SIG_IGN);
+    struct fq_daemon d;
+    struct fq_err err = {0};
+    if (fq_daemon_init(&d, &o, &err) < 0) {
+        fprintf(stderr, "flexqd: %s\n", err.msg);
+        free(data_dir);
+        return 1;
+    }
+    int rc = fq_daemon_run(&d);
+    fq_daemon_release(&d);
+    free(data_dir);
+    return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,73 @@
+/*
+ * http.h - flexqd's HTTP server, a thin layer over libevent's evhttp.
+ *
+ * The rest of the daemon sees requests through this API only, so only
+ * http.c and loop.c include <event2/...>. A handler receives a request,
+ * reads its method, path, query and body, and either answers at once
+ * (fq_http_reply), keeps it to answer later (any time before the loop ends;
+ * the daemon does this to answer writes after their commit), or turns it
+ * into a long-lived chunked stream (fq_http_stream_*) for watches and log
+ * follows.
+ *
+ * Limits: request bodies above FQ_HTTP_MAX_BODY get 413 and headers above
+ * FQ_HTTP_MAX_HEADERS get 400 from evhttp before any handler runs; a stream
+ * whose client does not read is closed when FQ_HTTP_MAX_BACKLOG bytes wait.
+ */
+#ifndef FLEXQ_DAEMON_HTTP_H
+#define FLEXQ_DAEMON_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "flexq/err.h"
+
+#define FQ_HTTP_MAX_BODY    (4u << 20)
+#define FQ_HTTP_MAX_HEADERS (64u << 10)
+#define FQ_HTTP_MAX_BACKLOG (16u << 20)
+
+struct fq_http;
+struct fq_http_req;
+
+/* Called for every request; the handler owns the answer. */
+typedef void (*fq_http_handler_fn)(void *ctx, struct fq_http_req *r);
+/* Called once when a stream's client goes away (r is gone after it). */
+typedef void (*fq_http_close_fn)(void *ctx, struct fq_http_req *r);
+
+/*
+ * Binds `addr` ("127.0.0.1:8265", "[::1]:0"; port 0 picks a free port) on
+ * the event base `base` (a struct event_base *). *out gets the server.
+ */
+int fq_http_new(void *base, const char *addr, fq_http_handler_fn fn, void *ctx,
+                struct fq_http **out, struct fq_err *err);
+void fq_http_free(struct fq_http *h);
+/* The bound port (useful with port 0). */
+int fq_http_port(const struct fq_http *h);
+
+/* Request accessors; returned strings are borrowed from the request. */
+const char *fq_http_method(const struct fq_http_req *r); /* "GET" */
+const char *fq_http_path(const struct fq_http_req *r);   /* decoded */
+/* The decoded value of a query parameter, or NULL. */
+const char *fq_http_query(const struct fq_http_req *r, const char *key);
+const char *fq_http_header(const struct fq_http_req *r, const char *name);
+/* The body; always NUL-terminated (the NUL is not counted in *len). */
+const char *fq_http_body(const struct fq_http_req *r, size_t *len);
+const char *fq_http_peer(const struct fq_http_req *r);
+
+/* Adds a response header (before reply or stream_start). */
+void fq_http_add_header(struct fq_http_req *r, const char *name,
+                        const char *value);
+/* Sends the whole answer and releases the request. */
+void fq_http_reply(struct fq_http_req *r, int status, const char *ctype,
+                   const char *body, size_t len);
+
+/* Starts a chunked answer; `on_close` (may be NULL) runs if the client
+ * leaves first. */
+void fq_http_stream_start(struct fq_http_req *r, int status, const char *ctype,
+                          fq_http_close_fn on_close, void *ctx);
+/* Queues data; returns -1 (and ends the stream) when the client has more
+ * than FQ_HTTP_MAX_BACKLOG unread, else 0. */
+int fq_http_stream_write(struct fq_http_req *r, const char *data, size_t len);
+/* Ends the stream and releases the request (not after on_close ran). */
+void fq_http_stream_end(struct fq_http_req *r);
+
+#endif

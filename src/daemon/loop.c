@@ -1,0 +1,477 @@
+/*
+ * loop.c - flexqd's event loop: libevent, the engine's clock, group commit.
+ *
+ * How it works. fq_daemon_run repeats one turn until asked to stop:
+ *
+ *      +--> event_base_loop(EVLOOP_ONCE): every ready callback runs
+ *      |      (HTTP requests apply writes to the engine and queue their
+ *      |       answers; signals; the wakeup timer; module events)
+ *      |    turn hooks (runner: pod exits -> fq_engine_pod_update)
+ *      |    fq_engine_run(now)
+ *      |    changes = fq_objstore_take_changes
+ *      |    fq_store_commit(changes)      one transaction = group commit
+ *      |    send queued answers           only now: persist before ack
+ *      |    watches + change listeners
+ *      +--- timer := fq_engine_next_wakeup
+ *
+ * All requests that arrive while a turn's callbacks run share its commit,
+ * so under load one fsync covers many writes. Time is the wall clock in ms,
+ * clamped so the engine never sees it go backwards. The engine scales its
+ * own control-plane delays by --time-scale (fq_engine_config.time_scale);
+ * the loop just asks it when to run next.
+ *
+ * Start-up: the store is opened, every stored object is created again in a
+ * fresh engine's object store (keeping uid, creationTimestamp, status), the
+ * resulting change log is dropped (it is what the disk already holds), and
+ * the engine is settled once; what the controllers change then is
+ * committed like any other turn. Nothing is admitted twice because quota
+ * is rebuilt from the stored Workloads' status, which was committed in the
+ * same transaction as the admission decision.
+ *
+ * Invariants:
+ *   (1) no answer to a client leaves before the commit of the turn that
+ *       served it;
+ *   (2) a failed commit stops the daemon with an error (the engine would
+ *       be ahead of the disk); a restart rebuilds from the disk;
+ *   (3) fq_engine_run gets non-decreasing times.
+ *
+ * What it does not do: threads. Everything, including SQLite, runs on the
+ * loop; a slow disk slows every client equally.
+ */
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "auth.h"
+#include "daemon.h"
+#include "flexq/alloc.h"
+#include "log.h"
+
+struct pending {
+    struct fq_http_req *req;
+    int status;
+    const char *ctype;
+    char *body;
+    size_t len;
+};
+
+struct hook {
+    fq_turn_fn turn;
+    fq_changes_fn changes;
+    void *ctx;
+};
+
+struct sig {
+    struct fq_daemon *d;
+    struct event *ev;
+    int signo;
+    fq_signal_fn fn;
+    void *ctx;
+};
+
+struct fq_loop {
+    struct event_base *base;
+    struct event *timer;
+    struct event *wake;
+    struct sig **sigs;
+    size_t nsigs, capsigs;
+    struct pending *pend;
+    size_t npend, cappend;
+    struct hook *turns;
+    size_t nturns, capturns;
+    struct hook *listeners;
+    size_t nlisteners, caplisteners;
+    bool stop;
+    int rc;
+    int64_t last_now;
+    int64_t timer_at;
+};
+
+int64_t fq_daemon_now(struct fq_daemon *d)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    if (d->loop) {
+        if (now < d->loop->last_now)
+            now = d->loop->last_now;
+        d->loop->last_now = now;
+    }
+    return now;
+}
+
+void *fq_daemon_event_base(struct fq_daemon *d)
+{
+    return d->loop->base;
+}
+
+int fq_daemon_port(const struct fq_daemon *d)
+{
+    return d->http ? fq_http_port(d->http) : 0;
+}
+
+void fq_daemon_wake(struct fq_daemon *d)
+{
+    event_active(d->loop->wake, EV_TIMEOUT, 0);
+}
+
+void fq_daemon_stop(struct fq_daemon *d)
+{
+    d->loop->stop = true;
+    event_base_loopbreak(d->loop->base);
+}
+
+void fq_daemon_defer_reply(struct fq_daemon *d, struct fq_http_req *r,
+                           int status, const char *ctype, struct fq_buf *body)
+{
+    struct fq_loop *l = d->loop;
+    FQ_GROW(l->pend, l->cappend, l->npend + 1);
+    struct pending *p = &l->pend[l->npend++];
+    p->req = r;
+    p->status = status;
+    p->ctype = ctype;
+    p->len = body ? body->len : 0;
+    p->body = body ? fq_buf_detach(body) : NULL;
+}
+
+void fq_daemon_add_turn_hook(struct fq_daemon *d, fq_turn_fn fn, void *ctx)
+{
+    struct fq_loop *l = d->loop;
+    FQ_GROW(l->turns, l->capturns, l->nturns + 1);
+    l->turns[l->nturns++] = (struct hook){.turn = fn, .ctx = ctx};
+}
+
+void fq_daemon_add_change_listener(struct fq_daemon *d, fq_changes_fn fn,
+                                   void *ctx)
+{
+    struct fq_loop *l = d->loop;
+    FQ_GROW(l->listeners, l->caplisteners, l->nlisteners + 1);
+    l->listeners[l->nlisteners++] = (struct hook){.changes = fn, .ctx = ctx};
+}
+
+static void on_signal(evutil_socket_t fd, short what, void *arg)
+{
+    struct sig *s = arg;
+    (void)fd;
+    (void)what;
+    s->fn(s->d, s->signo, s->ctx);
+}
+
+int fq_daemon_add_signal(struct fq_daemon *d, int signo, fq_signal_fn fn,
+                         void *ctx)
+{
+    struct fq_loop *l = d->loop;
+    struct sig *s = fq_xcalloc(1, sizeof(*s));
+    s->d = d;
+    s->signo = signo;
+    s->fn = fn;
+    s->ctx = ctx;
+    s->ev = evsignal_new(l->base, signo, on_signal, s);
+    if (!s->ev || evsignal_add(s->ev, NULL) < 0) {
+        if (s->ev)
+            event_free(s->ev);
+        free(s);
+        return FQ_EIO;
+    }
+    FQ_GROW(l->sigs, l->capsigs, l->nsigs + 1);
+    l->sigs[l->nsigs++] = s;
+    return 0;
+}
+
+static void on_stop_signal(struct fq_daemon *d, int signo, void *ctx)
+{
+    (void)ctx;
+    fq_log(FQ_LOG_INFO, "shutting down", "signal=%d", signo);
+    fq_daemon_stop(d);
+}
+
+static void on_nothing(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+}
+
+static void flush_replies(struct fq_loop *l, int fail_code)
+{
+    for (size_t i = 0; i < l->npend; i++) {
+        struct pending *p = &l->pend[i];
+        if (fail_code) {
+            static const char msg[] =
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                "\"status\":\"Failure\",\"message\":\"the store could not "
+                "commit; the write may not be saved\",\"reason\":"
+                "\"InternalError\",\"code\":500}";
+            fq_http_reply(p->req, 500, "application/json", msg,
+                          sizeof(msg) - 1);
+        } else {
+            fq_http_reply(p->req, p->status, p->ctype, p->body, p->len);
+        }
+        free(p->body);
+    }
+    l->npend = 0;
+}
+
+static void arm_timer(struct fq_daemon *d, int64_t now)
+{
+    struct fq_loop *l = d->loop;
+    int64_t at = fq_engine_next_wakeup(d->engine);
+    if (at == l->timer_at && evtimer_pending(l->timer, NULL))
+        return;
+    evtimer_del(l->timer);
+    l->timer_at = at;
+    if (at == FQ_NEVER)
+        return;
+    int64_t delay = at > now ? at - now : 0;
+    if (delay > 3600 * 1000)
+        delay = 3600 * 1000; /* re-check hourly; the clock may jump */
+    struct timeval tv = {(time_t)(delay / 1000),
+                         (suseconds_t)((delay % 1000) * 1000)};
+    evtimer_add(l->timer, &tv);
+}
+
+/* One turn after the callbacks: settle, commit, answer, notify. */
+static void turn(struct fq_daemon *d)
+{
+    struct fq_loop *l = d->loop;
+    int64_t now = fq_daemon_now(d);
+    for (size_t i = 0; i < l->nturns; i++)
+        l->turns[i].turn(d, now, l->turns[i].ctx);
+    fq_engine_run(d->engine, now);
+    struct fq_change *ch = NULL;
+    size_t n = fq_objstore_take_changes(fq_engine_store(d->engine), &ch);
+    struct fq_err err = {0};
+    if (fq_store_commit(d->store, ch, n, &err) < 0) {
+        fq_log(FQ_LOG_ERROR, "commit failed, stopping", "error=\"%s\"",
+               err.msg);
+        flush_replies(l, 1);
+        fq_changes_free(ch, n);
+        l->rc = FQ_EIO;
+        fq_daemon_stop(d);
+        return;
+    }
+    flush_replies(l, 0);
+    for (size_t i = 0; i < l->nlisteners; i++)
+        l->listeners[i].changes(d, ch, n, l->listeners[i].ctx);
+    fq_api_feed(d->api, ch, n);
+    fq_changes_free(ch, n);
+    arm_timer(d, now);
+}
+
+/* --- start-up ----------------------------------------------------------- */
+
+static int load_one(void *ctx, enum fq_kind kind, struct fq_value *obj)
+{
+    struct fq_daemon *d = ctx;
+    struct fq_err err = {0};
+    (void)kind;
+    int rc = fq_objstore_create(fq_engine_store(d->engine), obj,
+                                fq_daemon_now(d), NULL, NULL, &err);
+    if (rc < 0)
+        fq_log(FQ_LOG_WARN, "stored object not loaded", "error=\"%s\"",
+               err.msg);
+    return 0;
+}
+
+static bool opt_bool(const struct fq_value *m, const char *k, bool def)
+{
+    return fq_value_path_bool(m, k, def);
+}
+
+/* Reads the FlexqdConfig document of --config into the engine config. */
+static void read_options(const struct fq_value *doc, struct fq_engine_config *c)
+{
+    const struct fq_value *s = fq_map_get(doc, "spec");
+    if (!s)
+        s = doc;
+    if (fq_value_path_bool(s, "policy.kueueExact", false))
+        c->policy = fq_policy_kueue();
+    const struct fq_value *p = fq_map_get(s, "policy");
+    c->policy.max_admissions_per_cq_per_cycle =
+        (int)fq_value_path_int(p, "maxAdmissionsPerClusterQueuePerCycle",
+                               c->policy.max_admissions_per_cq_per_cycle);
+    c->policy.migrate_to_preferred_flavor = opt_bool(
+        p, "migrateToPreferredFlavor", c->policy.migrate_to_preferred_flavor);
+    c->policy.flavor_failure_cooldown =
+        opt_bool(p, "flavorFailureCooldown", c->policy.flavor_failure_cooldown);
+    c->policy.flavor_cooldown_ms =
+        fq_value_path_int(p, "flavorCooldownSeconds",
+                          c->policy.flavor_cooldown_ms / 1000) *
+        1000;
+    c->policy.stockout_fallback =
+        opt_bool(p, "stockoutFallback", c->policy.stockout_fallback);
+    c->policy.stockout_fallback_after_ms =
+        fq_value_path_int(p, "stockoutFallbackAfterSeconds",
+                          c->policy.stockout_fallback_after_ms / 1000) *
+        1000;
+    const struct fq_value *w = fq_map_get(s, "waitForPodsReady");
+    if (w) {
+        c->pods_ready.enable = opt_bool(w, "enable", true);
+        c->pods_ready.timeout_ms =
+            fq_value_path_int(w, "timeoutSeconds",
+                              c->pods_ready.timeout_ms / 1000) *
+            1000;
+        c->pods_ready.block_admission =
+            opt_bool(w, "blockAdmission", c->pods_ready.block_admission);
+    }
+    if (fq_map_get(s, "seed"))
+        c->seed = (uint64_t)fq_value_path_int(s, "seed", 0);
+}
+
+/* Parses --config: options into `c`, objects into `objs` (owned). */
+static int read_config(const char *file, struct fq_engine_config *c,
+                       struct fq_docs *objs, struct fq_err *err)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return fq_err_set(err, FQ_EIO, "--config: cannot read %s", file);
+    struct fq_buf b = FQ_BUF_INIT;
+    char chunk[8192];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        fq_buf_append(&b, chunk, got);
+    fclose(f);
+    struct fq_limits lim = fq_limits_default();
+    struct fq_docs docs = {0};
+    int rc = fq_yaml_parse(fq_buf_str(&b), b.len, file, &lim, &docs, err);
+    fq_buf_release(&b);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < docs.n; i++) {
+        const char *kind = fq_value_path_str(docs.items[i], "kind", "");
+        if (!strcmp(kind, "FlexqdConfig")) {
+            read_options(docs.items[i], c);
+            continue;
+        }
+        FQ_GROW(objs->items, objs->cap, objs->n + 1);
+        objs->items[objs->n++] = docs.items[i];
+        docs.items[i] = NULL;
+    }
+    fq_docs_release(&docs);
+    return 0;
+}
+
+int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
+                   struct fq_err *err)
+{
+    memset(d, 0, sizeof(*d));
+    d->opts = *o;
+    struct fq_loop *l = d->loop = fq_xcalloc(1, sizeof(*l));
+    l->timer_at = FQ_NEVER;
+    d->started_ms = fq_daemon_now(d);
+    struct fq_docs cfg_objs = {0};
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.seed = o->seed ? o->seed :
+                         (uint64_t)d->started_ms * 6364136223846793005ull ^
+                             (uint64_t)getpid();
+    cfg.time_scale = o->time_scale > 0 ? o->time_scale : 1.0;
+    cfg.sim_provider = !o->provider || !strcmp(o->provider, "sim");
+    cfg.no_pods = false;
+    int rc = 0;
+    if (o->config_file)
+        rc = read_config(o->config_file, &cfg, &cfg_objs, err);
+    if (rc == 0 && o->tokens_file)
+        rc = fq_auth_load(o->tokens_file, &d->auth, err);
+    if (rc == 0)
+        rc = fq_store_open(o->data_dir, o->sync, &d->store, err);
+    if (rc < 0)
+        goto fail;
+    d->engine = fq_engine_new(&cfg);
+    rc = fq_store_load(d->store, load_one, d, err);
+    if (rc < 0)
+        goto fail;
+    struct fq_change *ch = NULL;
+    size_t n = fq_objstore_take_changes(fq_engine_store(d->engine), &ch);
+    fq_log(FQ_LOG_INFO, "store loaded", "dir=%s objects=%zu", o->data_dir, n);
+    fq_changes_free(ch, n);
+    for (size_t i = 0; i < cfg_objs.n; i++) {
+        struct fq_err aerr = {0};
+        struct fq_value *obj = cfg_objs.items[i];
+        cfg_objs.items[i] = NULL;
+        if (fq_engine_apply(d->engine, obj, fq_daemon_now(d), NULL, NULL,
+                            &aerr) < 0) {
+            rc = fq_err_set(err, aerr.code ? aerr.code : FQ_EINVAL,
+                            "--config: %s", aerr.msg);
+            goto fail;
+        }
+    }
+    fq_docs_release(&cfg_objs);
+
+    l->base = event_base_new();
+    l->timer = evtimer_new(l->base, on_nothing, NULL);
+    l->wake = event_new(l->base, -1, 0, on_nothing, NULL);
+    d->api = fq_api_new(d);
+    rc = fq_http_new(l->base, o->listen, fq_api_handle, d, &d->http, err);
+    if (rc < 0)
+        goto fail;
+    fq_daemon_add_signal(d, SIGTERM, on_stop_signal, NULL);
+    fq_daemon_add_signal(d, SIGINT, on_stop_signal, NULL);
+    return 0;
+fail:
+    fq_docs_release(&cfg_objs);
+    fq_daemon_release(d);
+    return rc;
+}
+
+int fq_daemon_run(struct fq_daemon *d)
+{
+    struct fq_loop *l = d->loop;
+    fq_log(FQ_LOG_INFO, "listening", "port=%d provider=%s time_scale=%g",
+           fq_daemon_port(d), d->opts.provider ? d->opts.provider : "sim",
+           d->opts.time_scale);
+    turn(d);
+    while (!l->stop) {
+        event_base_loop(l->base, EVLOOP_ONCE);
+        turn(d);
+    }
+    fq_api_close_watches(d->api);
+    if (l->rc == 0)
+        turn(d);
+    uint64_t commits = 0, rows = 0;
+    fq_store_stats(d->store, &commits, &rows);
+    fq_log(FQ_LOG_INFO, "stopped", "commits=%llu rows=%llu",
+           (unsigned long long)commits, (unsigned long long)rows);
+    return l->rc;
+}
+
+void fq_daemon_release(struct fq_daemon *d)
+{
+    struct fq_loop *l = d->loop;
+    if (l && l->npend)
+        flush_replies(l, 1);
+    fq_http_free(d->http);
+    d->http = NULL;
+    fq_api_free(d->api);
+    d->api = NULL;
+    if (l) {
+        for (size_t i = 0; i < l->nsigs; i++) {
+            event_free(l->sigs[i]->ev);
+            free(l->sigs[i]);
+        }
+        free(l->sigs);
+        if (l->timer)
+            event_free(l->timer);
+        if (l->wake)
+            event_free(l->wake);
+        free(l->pend);
+        free(l->turns);
+        free(l->listeners);
+        if (l->base)
+            event_base_free(l->base);
+        free(l);
+        d->loop = NULL;
+    }
+    if (d->engine)
+        fq_engine_free(d->engine);
+    d->engine = NULL;
+    fq_store_close(d->store);
+    d->store = NULL;
+    fq_auth_free(d->auth);
+    d->auth = NULL;
+}
