@@ -25,7 +25,8 @@
  *
  * Invariants:
  *  1. Complete and Failed are final; a finished Job has no active pods
- *     (the ones still running are deleted when it finishes).
+ *     (the ones still running are ended with fq_pods_kill; Kubernetes
+ *     deletes them, flexq keeps them so their logs stay readable).
  *  2. Only a Job whose spec.suspend is false has active pods. Kueue's job
  *     integration owns spec.suspend of Jobs it queues.
  *  3. An Indexed Job never has two active pods for one index, and each
@@ -126,6 +127,24 @@ static void delete_active(struct fq_engine *e, const char *ns,
     v->ready = 0;
 }
 
+/* Ends the active pods of a finished Job. Kubernetes deletes them; flexq
+ * marks them Failed instead (the runner kills them), so that `flexq logs
+ * job/NAME` still finds the pod and its log. */
+static void kill_active(struct fq_engine *e, const char *ns, struct jview *v,
+                        const char *reason, int64_t now)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->pods[i].terminal)
+            continue;
+        fq_pods_kill(e, ns, v->pods[i].name, reason,
+                     "the Job finished while the pod was running", now);
+        v->pods[i].terminal = v->pods[i].failed = true;
+        v->failed++;
+    }
+    v->active = 0;
+    v->ready = 0;
+}
+
 /* "0-2,4" from a sorted list of distinct indexes. */
 static char *format_indexes(const int64_t *idx, size_t n)
 {
@@ -173,7 +192,7 @@ static void job_complete(struct fq_engine *e, const char *ns,
 {
     const char *msg = "Reached expected number of succeeded pods";
     char ts[40];
-    delete_active(e, ns, job, v);
+    kill_active(e, ns, v, "Completed", now);
     fq_pods_cond_set(st, "SuccessCriteriaMet", "True", "CompletionsReached",
                      msg, now);
     fq_pods_cond_set(st, "Complete", "True", "CompletionsReached", msg, now);
@@ -272,7 +291,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     bool finished =
         fq_pods_cond_true(st, "Complete") || fq_pods_cond_true(st, "Failed");
     if (finished) {
-        delete_active(e, ns, job, &v); /* invariant 1 */
+        kill_active(e, ns, &v, "Completed", now); /* invariant 1 */
         goto counts;
     }
     if (fq_value_path_bool(spec, "suspend", false)) {

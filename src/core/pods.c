@@ -31,7 +31,9 @@
  *  - The runner keeps one process per Pod that is bound to one of its
  *    nodes (spec.nodeName) and is not Succeeded/Failed; a Pod whose
  *    process is gone but that is still Running (a restart was counted)
- *    is started again. A deleted Pod's process group is killed.
+ *    is started again. The process group of a Pod that is deleted, or
+ *    that the core marked Succeeded/Failed (fq_pods_kill: a deadline, a
+ *    failed job), is killed; the log of a pod that still exists is kept.
  *  - It starts containers[0] by argv: command + args, env, workingDir; it
  *    adds FLEXQ_POD_NAME, FLEXQ_POD_NAMESPACE, FLEXQ_NODE_NAME and
  *    FLEXQ_POD_IP (its address, 127.0.0.1 on one machine) to the env.
@@ -660,6 +662,39 @@ int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
     }
     fq_pods_put_status(e, FQ_KIND_POD, ns, name, st);
     return 0;
+}
+
+void fq_pods_kill(struct fq_engine *e, const char *ns, const char *name,
+                  const char *reason, const char *message, int64_t now)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_POD, ns, name);
+    if (!o || fq_pods_terminal(o->obj))
+        return;
+    /* Never restarted: the pod is over whatever its restartPolicy. */
+    struct fq_value *copy = fq_value_clone(o->obj);
+    fq_map_set(fq_map_ensure_map(copy, "spec"), "restartPolicy",
+               fq_value_str("Never"));
+    struct fq_value *st = fq_map_ensure_map(copy, "status");
+    struct fq_value *c = container_status(st, fq_map_get(copy, "spec"));
+    char ts[40];
+    fq_time_format(now, ts, sizeof(ts));
+    struct fq_value *term = fq_value_map();
+    fq_map_set(term, "exitCode", fq_value_int(137));
+    fq_map_set(term, "reason", fq_value_str(reason));
+    if (message)
+        fq_map_set(term, "message", fq_value_str(message));
+    fq_map_set(term, "finishedAt", fq_value_str(ts));
+    struct fq_value *state = fq_value_map();
+    fq_map_set(state, "terminated", term);
+    fq_map_set(c, "state", state);
+    fq_map_set(c, "ready", fq_value_bool(false));
+    fq_map_set(st, "phase", fq_value_str("Failed"));
+    fq_map_set(st, "reason", fq_value_str(reason));
+    if (message)
+        fq_map_set(st, "message", fq_value_str(message));
+    set_ready(st, false, "PodFailed", now);
+    fq_objstore_update(fq_engine_store(e), copy, true, NULL, NULL, NULL);
 }
 
 /* --- the garbage collector -------------------------------------------- */

@@ -180,6 +180,15 @@ void fq_pods_add_rendezvous(struct fq_value *spec,
 int fq_pods_alloc_port(struct fq_engine *e);
 
 /*
+ * Ends a live pod from the control plane (a deadline passed, its job
+ * failed): phase Failed, container terminated with exit code 137 and
+ * `reason`. The runner kills the process of a pod that is terminal.
+ * Does nothing to a pod that is already terminal or absent.
+ */
+void fq_pods_kill(struct fq_engine *e, const char *ns, const char *name,
+                  const char *reason, const char *message, int64_t now);
+
+/*
  * Applies the runner's report to pod ns/name (the body of
  * fq_engine_pod_update): phase, Ready / ContainersReady / Initialized
  * conditions, containerStatuses with running / terminated states, exit
