@@ -1,0 +1,42 @@
+/*
+ * kueue.h - the "kueue" controller: Kueue's scheduler and workload
+ * controller (queues, flavor assignment, preemption, admission checks,
+ * eviction and requeue). See kueue.c for the workload state machine and
+ * docs/admission.md for the whole picture.
+ */
+#ifndef FLEXQ_KUEUE_H
+#define FLEXQ_KUEUE_H
+
+#include <stdint.h>
+
+#include "flexq/engine.h"
+
+/*
+ * The virtual duration of one scheduling cycle. In Kueue a cycle takes the
+ * time its API writes take; in virtual time several cycles at one instant
+ * would hide the one-pop-per-ClusterQueue limit, so after a cycle the next
+ * one runs no earlier than this much later.
+ */
+#define FQ_KUEUE_CYCLE_MS 100
+
+/* The annotation other controllers (and kueue itself, on a check Retry)
+ * set to make the next attempt avoid flavors for a cool-down:
+ * "<flavor>=<until RFC3339>[,...]". */
+#define FQ_KUEUE_AVOID_FLAVORS "flexq.dev/avoid-flavors"
+
+extern const struct fq_controller_ops fq_kueue_controller;
+
+/* Counters, for tests and the dashboard (fq_engine_controller(e, "kueue")
+ * returns the controller's state; pass it here). */
+struct fq_kueue_stats {
+    uint64_t cycles;
+    uint64_t reservations;
+    uint64_t admissions;
+    uint64_t evictions;
+    uint64_t preemptions;
+    uint64_t migrations;
+};
+
+void fq_kueue_get_stats(const void *self, struct fq_kueue_stats *out);
+
+#endif
