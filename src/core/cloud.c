@@ -73,6 +73,7 @@ struct row {
 };
 
 struct fq_cloud {
+    int64_t unneeded_ms, backoff_initial_ms, backoff_max_ms;
     double scale; /* durations are divided by the model's timeScale and
                      multiplied by the engine's time_scale for defaults */
     struct row rows[MAX_ROWS];
@@ -325,6 +326,18 @@ static int decode(const struct fq_value *model, double scale, int64_t origin,
                               "number > 0");
         div = ts->u.num.d;
     }
+    const struct fq_value *as = fq_map_get(spec, "autoscaler");
+    int rc;
+    if ((rc = seconds(as, "scaleDownUnneededSeconds",
+                      (int64_t)llround(600000.0 * scale), div, &c->unneeded_ms,
+                      "spec.autoscaler", err)) < 0 ||
+        (rc = seconds(as, "initialBackoffSeconds",
+                      (int64_t)llround(300000.0 * scale), div,
+                      &c->backoff_initial_ms, "spec.autoscaler", err)) < 0 ||
+        (rc = seconds(as, "maxBackoffSeconds",
+                      (int64_t)llround(1800000.0 * scale), div,
+                      &c->backoff_max_ms, "spec.autoscaler", err)) < 0)
+        return rc;
     const struct fq_value *zones = fq_map_get(spec, "zones");
     if (zones && zones->type != FQ_V_SEQ)
         return fq_err_set(err, FQ_EINVAL,
@@ -350,8 +363,8 @@ static int decode(const struct fq_value *model, double scale, int64_t origin,
             char where[96];
             snprintf(where, sizeof(where), "spec.zones[%zu].machineTypes[%zu]",
                      z, i);
-            int rc = decode_row(c, fq_seq_at(ms, i), where, origin, div, scale,
-                                r, err);
+            rc = decode_row(c, fq_seq_at(ms, i), where, origin, div, scale, r,
+                            err);
             if (rc < 0)
                 return rc;
             c->nrows++;
@@ -406,6 +419,20 @@ static const struct row *find(const struct fq_cloud *c, const char *machine,
 static int64_t scaled_default(const struct fq_cloud *c, int64_t ms)
 {
     return c ? (int64_t)llround((double)ms * c->scale) : ms;
+}
+
+int64_t fq_cloud_unneeded_ms(const struct fq_cloud *c)
+{
+    return c ? c->unneeded_ms : 600000;
+}
+
+int64_t fq_cloud_backoff_ms(const struct fq_cloud *c, int fails)
+{
+    int64_t b = c ? c->backoff_initial_ms : 300000;
+    int64_t max = c ? c->backoff_max_ms : 1800000;
+    for (int i = 1; i < fails && b < max; i++)
+        b *= 2;
+    return b < max ? b : max;
 }
 
 int64_t fq_cloud_boot_ms(const struct fq_cloud *c, const char *machine,

@@ -27,6 +27,10 @@
  *           maxRunSeconds: 604800  # nodes revoked (CapacityRevoked) after
  *           bookingSeconds: 600    # Provisioned -> BookingExpired after
  *         prices: {onDemand: "10.80", flexStart: "5.08", spot: "3.24"}
+ *     autoscaler:                  # the cluster autoscaler's timings
+ *       scaleDownUnneededSeconds: 600  # idle time before scale-down
+ *       initialBackoffSeconds: 300     # after a failed scale-up, doubling
+ *       maxBackoffSeconds: 1800        # up to this
  *
  * A machine type without a row is unlimited, with the default durations.
  * A row without onDemand has no on-demand stock (always stocked out), as
@@ -67,6 +71,12 @@ void fq_cloud_free(struct fq_cloud *c);
 /* Node boot latency for a machine type in a zone. */
 int64_t fq_cloud_boot_ms(const struct fq_cloud *c, const char *machine,
                          const char *zone);
+/* The autoscaler's idle time before a node is removed. */
+int64_t fq_cloud_unneeded_ms(const struct fq_cloud *c);
+/* Backoff of a pool after its `fails`-th failed scale-up in a row:
+ * initial * 2^(fails-1), capped (5, 10, 20, 30, 30 min by default). */
+int64_t fq_cloud_backoff_ms(const struct fq_cloud *c, int fails);
+
 /* Flex-start limits: max queue wait, max run, booking time. */
 int64_t fq_cloud_max_wait_ms(const struct fq_cloud *c, const char *machine,
                              const char *zone);

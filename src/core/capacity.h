@@ -1,0 +1,157 @@
+/*
+ * capacity.h - the capacity controller's state, shared by its files.
+ *
+ * The "capacity" controller (capacity.c) plays the cloud and the cluster
+ * autoscaler: node pools and their nodes (nodepool.c), the `sim` cloud
+ * (cloud.c), scale-up and scale-down and, in no_pods mode, the placement of
+ * admitted workloads (autoscaler.c), the ProvisioningRequest lifecycle
+ * (provreq.c) and cost (cost.c). Each run takes a snapshot of pools and
+ * nodes (struct fq_capacity: pools[], nodes[]), lets each part act on it
+ * and on the store, and gathers the earliest time it must run again.
+ *
+ * Everything that must survive a restart is in stored objects: node boot
+ * deadlines and idle times in Node annotations, placements in Node status,
+ * request deadlines in ProvisioningRequest status, cost in status. Only the
+ * autoscaler's per-pool backoff lives in memory (as in the real cluster
+ * autoscaler, which also forgets it on restart).
+ */
+#ifndef FLEXQ_CAPACITY_H
+#define FLEXQ_CAPACITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cloud.h"
+#include "flexq/engine.h"
+#include "nodepool.h"
+
+/* Node annotations flexq keeps for itself. */
+#define FQ_ANN_READY_AT "flexq.dev/ready-at"
+#define FQ_ANN_UNNEEDED "flexq.dev/unneeded-since"
+/* Workload annotation read by the kueue controller (policy
+ * flavor_failure_cooldown): "<flavor>=<until RFC 3339>[,...]". */
+#define FQ_ANN_AVOID_FLAVORS "flexq.dev/avoid-flavors"
+#define FQ_ANN_CONSUME_PROVREQ \
+ "autoscaling.x-k8s.io/consume-provisioning-request"
+#define FQ_ANN_PROVREQ_CLASS "autoscaling.x-k8s.io/provisioning-class-name"
+
+enum {
+    FQ_R_CPU,
+    FQ_R_MEM,
+    FQ_R_TPU,
+    FQ_R_GPU,
+    FQ_R_PODS,
+    FQ_R_N
+};
+
+struct fq_cap_pool {
+    char *name;
+    struct fq_value *obj; /* owned copy; `spec` borrows from it */
+    struct fq_nodepool_spec spec;
+    bool ok; /* decoded without error */
+    int64_t nodes, ready;
+    bool failed_scale_up;  /* the last scale-up attempt was refused */
+    char fail_reason[256]; /* its message */
+};
+
+struct fq_cap_node {
+    char *name, *pool, *slice;
+    char *provreq; /* "ns/name" or NULL */
+    bool ready;
+    int64_t ready_at;       /* FQ_NEVER when ready */
+    int64_t unneeded_since; /* FQ_NEVER when busy or unset */
+    int64_t alloc[FQ_R_N], used[FQ_R_N];
+    int busy;  /* placements (no_pods) or bound live pods */
+    bool gone; /* deleted during this run */
+};
+
+struct fq_cap_backoff {
+    char *pool;
+    int fails;
+    int64_t until, last_fail;
+};
+
+struct fq_capacity {
+    struct fq_cloud *cloud;
+    uint64_t model_rv; /* of the CapacityModel the cloud came from */
+    bool model_seen, model_dirty;
+    bool bootstrapped; /* default-pool decision taken */
+    struct fq_cap_backoff *bo;
+    size_t nbo, capbo;
+    int64_t wake; /* earliest wanted run, FQ_NEVER when none */
+    int64_t now;
+    /* snapshot, rebuilt each run */
+    struct fq_cap_pool *pools;
+    size_t npools;
+    struct fq_cap_node *nodes;
+    size_t nnodes, capnodes;
+    /* counters, for tests and the dashboard */
+    uint64_t scale_ups, scale_up_failures, scale_downs, slices_created;
+};
+
+extern const struct fq_controller_ops fq_capacity_controller;
+
+/* --- helpers shared by the capacity files (capacity.c) --------------- */
+
+/* Asks for a run at `t` (kept if earlier than what is asked already). */
+void fq_capacity_wake(struct fq_capacity *st, int64_t t);
+
+/* Scales a control-plane delay by the engine's time_scale. */
+int64_t fq_capacity_scaled(struct fq_engine *e, int64_t ms);
+
+struct fq_cap_pool *fq_capacity_pool(struct fq_capacity *st, const char *name);
+
+/*
+ * Creates one whole slice (slice_hosts nodes, booting) in `pool`, tagged
+ * with `provreq` ("ns/name", may be NULL). Returns the slice id (owned by
+ * the snapshot) or NULL when the pool is invalid.
+ */
+const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
+                                  struct fq_cap_pool *pool,
+                                  const char *provreq);
+
+/* Deletes every node of a slice (all or nothing). */
+void fq_capacity_delete_slice(struct fq_capacity *st, struct fq_engine *e,
+                              const char *slice, const char *why);
+
+/* Per-pod requests of a pod template ({spec: {containers: ...}}). */
+void fq_capacity_pod_requests(const struct fq_value *tmpl, int64_t req[FQ_R_N]);
+
+/* How many pods with `req` fit in `free` (INT64_MAX when req is zero). */
+int64_t fq_capacity_fits(const int64_t free_[FQ_R_N],
+                         const int64_t req[FQ_R_N]);
+
+/* Hosts of a machine type now in use by non-flex pools (on-demand stock)
+ * or by flex pools (flex stock). */
+int64_t fq_capacity_hosts_in_use(struct fq_capacity *st, const char *machine,
+                                 bool flex);
+
+/* Condition helpers over a status map: returns the condition or NULL. */
+const struct fq_value *fq_capacity_cond(const struct fq_value *status,
+                                        const char *type);
+bool fq_capacity_cond_true(const struct fq_value *status, const char *type);
+/* Sets a condition (lastTransitionTime moves only when status flips).
+ * Returns true when anything changed. */
+bool fq_capacity_cond_set(struct fq_value *status, const char *type,
+                          const char *cstatus, const char *reason,
+                          const char *message, int64_t now);
+/* lastTransitionTime of a condition in ms, or -1. */
+int64_t fq_capacity_cond_time(const struct fq_value *status, const char *type);
+
+/* --- the parts (one file each) ----------------------------------------- */
+
+/* provreq.c: every ProvisioningRequest one step along its lifecycle. */
+void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e);
+
+/* autoscaler.c: placement (no_pods), scale-up, backoff, scale-down,
+ * stockout fallback. */
+void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e);
+
+/* cost.c: accrues node-seconds x price into pools, workloads, queues.
+ * fq_cost_pool_flush is called before a pool's node count changes. */
+void fq_cost_run(struct fq_capacity *st, struct fq_engine *e);
+void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
+                        struct fq_cap_pool *pool);
+
+#endif

@@ -1,0 +1,582 @@
+/*
+ * provreq.c - the ProvisioningRequest lifecycle, as the cluster autoscaler
+ * and GKE's Dynamic Workload Scheduler run it (dws_rayjob.md section 1).
+ *
+ * Classes:
+ *   queued-provisioning.gke.io                DWS: queue until the cloud has
+ *                                             the capacity, then all nodes
+ *                                             of the request at once, in a
+ *                                             queued pool; max wait, max run
+ *   best-effort-atomic-scale-up.autoscaling.x-k8s.io
+ *                                             one atomic scale-up of an
+ *                                             ordinary pool, Provisioned
+ *                                             without waiting for boot
+ *   check-capacity.autoscaling.x-k8s.io       only checks that the nodes
+ *                                             there now can hold the pods
+ * Other classes are left alone, as the autoscaler ignores them.
+ *
+ * The lifecycle (one function per transition):
+ *
+ *   (no conditions)
+ *        | accept(): Accepted=True "Accepted", Provisioned=False with an
+ *        v           ETA (queued) or CapacityIsNotFound (others)
+ *   Accepted ---- max wait after creation ----> Failed=True "Expired"
+ *        |   \--- check-capacity + noRetry ---> Failed=True
+ *        |                                        "CapacityIsNotFound"
+ *        | queued: ETA passed, flex stock and pool room -> create the
+ *        |         request's slices, booting (grant())
+ *        | best-effort: atomic scale-up succeeded (grant())
+ *        | check-capacity: free room on nodes found
+ *        v
+ *   (queued: nodes boot) -- all Ready --> Provisioned=True
+ *        "CapacityIsProvisioned" / "CapacityIsFound"
+ *        |            \
+ *        | booking    \ queued: maxRunDurationSeconds after Provisioned
+ *        | time, unused \
+ *        v               v
+ *   BookingExpired=True      CapacityRevoked=True "MaxRunDurationReached"
+ *   "CapacityReservation-    (the nodes are deleted; Kueue's check goes
+ *    TimeExpired" (queued:    Rejected and the workload is evicted)
+ *    unused nodes deleted)
+ *
+ * Invariants:
+ *  1. Failed, BookingExpired and CapacityRevoked are terminal: nothing moves
+ *     a request out of them.
+ *  2. A queued request's nodes are created together (whole slices, one
+ *     call) and only once (status.provisioningClassDetails records the
+ *     grant).
+ *  3. Requests are handled oldest first, so the FIFO queue of DWS holds.
+ *
+ * Deadlines live in the request's status (conditions' lastTransitionTime,
+ * provisioningClassDetails "flexq.dev/eta"), so a restart resumes them.
+ * The request's pods are described by spec.podSets[].count and, as flexq
+ * has no PodTemplate kind, by the template provcheck.c inlines beside
+ * podTemplateRef (spec.podSets[].template).
+ *
+ * What it does not do: create or delete requests (provcheck.c does, for
+ * Kueue), or place pods (the binder, or autoscaler.c in no_pods mode).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capacity.h"
+#include "flexq/alloc.h"
+
+#define CLASS_QUEUED "queued-provisioning.gke.io"
+#define CLASS_ATOMIC "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+#define CLASS_CHECK  "check-capacity.autoscaling.x-k8s.io"
+#define DETAIL_ETA   "flexq.dev/eta"
+#define DETAIL_GRANT "flexq.dev/granted"
+#define DETAIL_RETRY "flexq.dev/retry-at"
+#define DETAIL_TRIES "flexq.dev/retries"
+
+struct req {
+    const char *ns, *name, *klass;
+    char key[512];        /* "ns/name", as nodes carry it */
+    struct fq_value *obj; /* owned copy being edited */
+    struct fq_value *status;
+    int64_t created;
+};
+
+static bool terminal(const struct fq_value *status)
+{
+    return fq_capacity_cond_true(status, "Failed") ||
+           fq_capacity_cond_true(status, "BookingExpired") ||
+           fq_capacity_cond_true(status, "CapacityRevoked");
+}
+
+static const char *detail(const struct req *r, const char *key)
+{
+    return fq_value_as_str(
+        fq_map_get(fq_map_get(r->status, "provisioningClassDetails"), key));
+}
+
+static void set_detail(struct req *r, const char *key, const char *v)
+{
+    struct fq_value *d =
+        fq_map_ensure_map(r->status, "provisioningClassDetails");
+    if (v)
+        fq_map_set(d, key, fq_value_str(v));
+    else
+        fq_map_del(d, key);
+}
+
+static int64_t detail_time(const struct req *r, const char *key)
+{
+    const char *s = detail(r, key);
+    int64_t t;
+    if (!s || fq_time_parse(s, &t) < 0)
+        return -1;
+    return t;
+}
+
+static void set_detail_time(struct req *r, const char *key, int64_t t)
+{
+    char ts[40];
+    fq_time_format(t, ts, sizeof(ts));
+    set_detail(r, key, ts);
+}
+
+static void fmt_dur(int64_t ms, char *buf, size_t n)
+{
+    int64_t s = ms / 1000;
+    if (s % 3600 == 0 && s >= 3600)
+        snprintf(buf, n, "%lldh", (long long)(s / 3600));
+    else if (s % 60 == 0 && s >= 60)
+        snprintf(buf, n, "%lldm", (long long)(s / 60));
+    else
+        snprintf(buf, n, "%llds", (long long)s);
+}
+
+/* The podsets' demand: nodes needed on `pool` for every podset. */
+static int64_t nodes_needed(const struct req *r, const struct fq_cap_pool *p)
+{
+    const struct fq_value *ps = fq_value_path(r->obj, "spec.podSets");
+    int64_t alloc_cpu, alloc_mem, total = 0;
+    fq_catalog_allocatable(p->spec.machine, &alloc_cpu, &alloc_mem);
+    int64_t free_[FQ_R_N] = {0};
+    free_[FQ_R_CPU] = alloc_cpu;
+    free_[FQ_R_MEM] = alloc_mem;
+    if (fq_catalog_is_tpu(p->spec.machine))
+        free_[FQ_R_TPU] = p->spec.machine->accel_count;
+    else if (p->spec.machine->accel_count)
+        free_[FQ_R_GPU] = p->spec.machine->accel_count;
+    free_[FQ_R_PODS] = 110;
+    for (size_t i = 0; i < fq_value_len(ps); i++) {
+        const struct fq_value *s = fq_seq_at(ps, i);
+        int64_t count = fq_value_path_int(s, "count", 1);
+        int64_t req[FQ_R_N];
+        fq_capacity_pod_requests(fq_map_get(s, "template"), req);
+        int64_t per = fq_capacity_fits(free_, req);
+        if (per <= 0)
+            return -1; /* a pod larger than a node */
+        if (per == INT64_MAX)
+            per = 1;
+        total += (count + per - 1) / per;
+    }
+    int64_t h = p->spec.slice_hosts > 0 ? p->spec.slice_hosts : 1;
+    return (total + h - 1) / h * h;
+}
+
+/* The first pool (by name) of the right kind matching the template's
+ * nodeSelector. */
+static struct fq_cap_pool *pick_pool(struct fq_capacity *st,
+                                     const struct req *r, bool queued)
+{
+    const struct fq_value *ps = fq_value_path(r->obj, "spec.podSets");
+    const struct fq_value *sel = fq_value_path(
+        fq_map_get(fq_seq_at(ps, 0), "template"), "spec.nodeSelector");
+    for (size_t i = 0; i < st->npools; i++) {
+        struct fq_cap_pool *p = &st->pools[i];
+        if (p->ok && p->spec.queued == queued &&
+            fq_nodepool_matches(&p->spec, sel))
+            return p;
+    }
+    return NULL;
+}
+
+static int req_nodes(struct fq_capacity *st, const char *key, int *ready,
+                     int *busy)
+{
+    int n = 0;
+    *ready = *busy = 0;
+    for (size_t i = 0; i < st->nnodes; i++) {
+        const struct fq_cap_node *nd = &st->nodes[i];
+        if (nd->gone || !nd->provreq || strcmp(nd->provreq, key))
+            continue;
+        n++;
+        *ready += nd->ready;
+        *busy += nd->busy > 0;
+    }
+    return n;
+}
+
+static void delete_req_nodes(struct fq_capacity *st, struct fq_engine *e,
+                             const char *key, bool only_unused, const char *why)
+{
+    for (size_t i = 0; i < st->nnodes; i++) {
+        struct fq_cap_node *nd = &st->nodes[i];
+        if (nd->gone || !nd->provreq || strcmp(nd->provreq, key))
+            continue;
+        if (only_unused) {
+            /* a slice is kept whole if any of its nodes is used */
+            bool used = false;
+            for (size_t k = 0; k < st->nnodes; k++)
+                used |= !st->nodes[k].gone &&
+                        !strcmp(st->nodes[k].slice, nd->slice) &&
+                        st->nodes[k].busy > 0;
+            if (used)
+                continue;
+        }
+        fq_capacity_delete_slice(st, e, nd->slice, why);
+    }
+}
+
+/* --- transitions -------------------------------------------------------- */
+
+static void accept(struct fq_capacity *st, struct fq_engine *e, struct req *r)
+{
+    fq_capacity_cond_set(r->status, "Accepted", "True", "Accepted",
+                         "ProvisioningRequest is accepted by "
+                         "ClusterAutoscaler",
+                         st->now);
+    if (!strcmp(r->klass, CLASS_QUEUED)) {
+        struct fq_cap_pool *p = pick_pool(st, r, true);
+        const char *mt = p ? p->spec.machine->name : NULL;
+        const char *zone = p ? p->spec.location : NULL;
+        int64_t wait =
+            fq_cloud_flex_wait_ms(st->cloud, mt, zone, fq_engine_rand(e));
+        int64_t eta = wait == FQ_NEVER ? FQ_NEVER : r->created + wait;
+        if (eta < st->now)
+            eta = st->now;
+        if (eta != FQ_NEVER)
+            set_detail_time(r, DETAIL_ETA, eta);
+    }
+    fq_capacity_cond_set(r->status, "Provisioned", "False",
+                         !strcmp(r->klass, CLASS_QUEUED) ? "NotProvisioned" :
+                                                           "CapacityIsNotFound",
+                         "Waiting for capacity", st->now);
+}
+
+static void fail(struct fq_capacity *st, struct fq_engine *e, struct req *r,
+                 const char *reason, const char *msg)
+{
+    fq_capacity_cond_set(r->status, "Failed", "True", reason, msg, st->now);
+    fq_capacity_cond_set(r->status, "Provisioned", "False", reason, msg,
+                         st->now);
+    delete_req_nodes(st, e, r->key, true,
+                     "ProvisioningRequest failed: node removed");
+}
+
+static void provisioned(struct fq_capacity *st, struct req *r,
+                        const char *reason, const char *msg)
+{
+    fq_capacity_cond_set(r->status, "Provisioned", "True", reason, msg,
+                         st->now);
+    set_detail(r, DETAIL_RETRY, NULL);
+}
+
+static void booking_expired(struct fq_capacity *st, struct fq_engine *e,
+                            struct req *r)
+{
+    fq_capacity_cond_set(r->status, "BookingExpired", "True",
+                         "CapacityReservationTimeExpired",
+                         "Capacity reservation time expired", st->now);
+    if (!strcmp(r->klass, CLASS_QUEUED))
+        delete_req_nodes(st, e, r->key, true,
+                         "booking of the ProvisioningRequest expired: "
+                         "unused node removed");
+}
+
+static void revoke(struct fq_capacity *st, struct fq_engine *e, struct req *r,
+                   int64_t max_run)
+{
+    char d[32], msg[200];
+    fmt_dur(max_run, d, sizeof(d));
+    snprintf(msg, sizeof(msg),
+             "The nodes reached maxRunDurationSeconds (%s) and were deleted",
+             d);
+    fq_capacity_cond_set(r->status, "CapacityRevoked", "True",
+                         "MaxRunDurationReached", msg, st->now);
+    delete_req_nodes(st, e, r->key, false,
+                     "flex-start node reached its maximum run duration");
+}
+
+/* Queued: create the request's slices on its pool when the cloud has them. */
+static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
+                             struct req *r)
+{
+    struct fq_cap_pool *p = pick_pool(st, r, true);
+    char msg[512];
+    if (!p) {
+        fq_capacity_cond_set(r->status, "Provisioned", "False",
+                             "NotProvisioned",
+                             "No node pool with queued provisioning matches "
+                             "the pod template",
+                             st->now);
+        return;
+    }
+    int64_t need = nodes_needed(r, p);
+    if (need < 0) {
+        fail(st, e, r, "FailedToCreatePods",
+             "A pod of the request does not fit on any node of the pool");
+        return;
+    }
+    int64_t eta = detail_time(r, DETAIL_ETA);
+    if (eta < 0 || eta > st->now) {
+        char ts[40] = "indefinite";
+        if (eta >= 0) {
+            fq_time_format(eta, ts, sizeof(ts));
+            fq_capacity_wake(st, eta);
+        }
+        snprintf(msg, sizeof(msg),
+                 "Waiting for capacity in %s; expected provisioning time: %s",
+                 p->spec.location, ts);
+        fq_capacity_cond_set(r->status, "Provisioned", "False",
+                             "NotProvisioned", msg, st->now);
+        return;
+    }
+    if (p->nodes + need > p->spec.max_nodes) {
+        snprintf(msg, sizeof(msg),
+                 "Max nodepool size reached: %s has %lld of %lld nodes, the "
+                 "request needs %lld",
+                 p->name, (long long)p->nodes, (long long)p->spec.max_nodes,
+                 (long long)need);
+        fq_capacity_cond_set(r->status, "Provisioned", "False",
+                             "NotProvisioned", msg, st->now);
+        return;
+    }
+    int64_t stock = fq_cloud_flex_stock(st->cloud, p->spec.machine->name,
+                                        p->spec.location, st->now);
+    int64_t used = fq_capacity_hosts_in_use(st, p->spec.machine->name, true);
+    if (stock != FQ_CLOUD_UNLIMITED && used + need > stock) {
+        int64_t next = fq_cloud_flex_next_arrival(
+            st->cloud, p->spec.machine->name, p->spec.location, st->now);
+        fq_capacity_wake(st, next);
+        snprintf(msg, sizeof(msg),
+                 "Waiting for capacity: %lld x %s in %s not available yet "
+                 "(ResourcePoolExhausted)",
+                 (long long)need, p->spec.machine->name, p->spec.location);
+        fq_capacity_cond_set(r->status, "Provisioned", "False",
+                             "NotProvisioned", msg, st->now);
+        return;
+    }
+    /* All slices in this one call: the request's nodes come together. */
+    for (int64_t n = 0; n < need; n += p->spec.slice_hosts)
+        fq_capacity_add_slice(st, e, p, r->key);
+    set_detail_time(r, DETAIL_GRANT, st->now);
+    fq_capacity_cond_set(r->status, "Provisioned", "False", "NotProvisioned",
+                         "Capacity found; nodes are being created", st->now);
+    fq_engine_event(e, r->obj, "Normal", "TriggeredScaleUp",
+                    "pod triggered scale-up: [{%s %lld->%lld (max: %lld)}]",
+                    p->name, (long long)(p->nodes - need), (long long)p->nodes,
+                    (long long)p->spec.max_nodes);
+}
+
+/* Exponential retry pacing of the autoscaler: 1 min, then 10 min. */
+static bool retry_due(struct fq_capacity *st, struct fq_engine *e,
+                      struct req *r, bool failed_now)
+{
+    int64_t at = detail_time(r, DETAIL_RETRY);
+    if (!failed_now)
+        return at < 0 || at <= st->now;
+    const char *tries = detail(r, DETAIL_TRIES);
+    int n = tries ? atoi(tries) : 0;
+    int64_t delay = fq_capacity_scaled(e, n == 0 ? 60 * 1000 : 600 * 1000);
+    char buf[16];
+    snprintf(buf, sizeof(buf), "%d", n + 1);
+    set_detail(r, DETAIL_TRIES, buf);
+    set_detail_time(r, DETAIL_RETRY, st->now + delay);
+    fq_capacity_wake(st, st->now + delay);
+    return false;
+}
+
+static void try_grant_atomic(struct fq_capacity *st, struct fq_engine *e,
+                             struct req *r)
+{
+    if (!retry_due(st, e, r, false))
+        return;
+    struct fq_cap_pool *p = pick_pool(st, r, false);
+    int64_t need = p ? nodes_needed(r, p) : -1;
+    int64_t until = FQ_NEVER;
+    bool ok = p && need >= 0 && p->nodes + need <= p->spec.max_nodes &&
+              fq_cloud_ondemand_ok(
+                  st->cloud, p->spec.machine->name, p->spec.location, st->now,
+                  fq_capacity_hosts_in_use(st, p->spec.machine->name, false),
+                  need, &until);
+    if (!ok) {
+        fq_capacity_cond_set(r->status, "Provisioned", "False",
+                             "CapacityIsNotFound",
+                             "Capacity is not found, CA will try to find it "
+                             "later.",
+                             st->now);
+        retry_due(st, e, r, true);
+        return;
+    }
+    for (int64_t n = 0; n < need; n += p->spec.slice_hosts)
+        fq_capacity_add_slice(st, e, p, r->key);
+    set_detail_time(r, DETAIL_GRANT, st->now);
+    provisioned(st, r, "CapacityIsProvisioned",
+                "Capacity is provisioned; scale-up was requested");
+}
+
+static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
+                           struct req *r)
+{
+    if (!retry_due(st, e, r, false))
+        return;
+    /* Free room on Ready nodes matching the template, first fit. */
+    const struct fq_value *ps = fq_value_path(r->obj, "spec.podSets");
+    int64_t(*room)[FQ_R_N] = fq_xcalloc(st->nnodes + 1, sizeof(*room));
+    for (size_t i = 0; i < st->nnodes; i++)
+        for (int k = 0; k < FQ_R_N; k++)
+            room[i][k] = st->nodes[i].alloc[k] - st->nodes[i].used[k];
+    bool fits = true;
+    for (size_t s = 0; fits && s < fq_value_len(ps); s++) {
+        const struct fq_value *set = fq_seq_at(ps, s);
+        const struct fq_value *tmpl = fq_map_get(set, "template");
+        const struct fq_value *sel = fq_value_path(tmpl, "spec.nodeSelector");
+        int64_t req[FQ_R_N];
+        fq_capacity_pod_requests(tmpl, req);
+        int64_t left = fq_value_path_int(set, "count", 1);
+        for (size_t i = 0; left > 0 && i < st->nnodes; i++) {
+            struct fq_cap_node *nd = &st->nodes[i];
+            struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
+            if (nd->gone || !nd->ready || !p || !p->ok ||
+                !fq_nodepool_matches(&p->spec, sel))
+                continue;
+            while (left > 0 && fq_capacity_fits(room[i], req) > 0) {
+                for (int k = 0; k < FQ_R_N; k++)
+                    room[i][k] -= req[k];
+                left--;
+            }
+        }
+        fits = left == 0;
+    }
+    free(room);
+    if (fits) {
+        provisioned(st, r, "CapacityIsFound",
+                    "Capacity is found in the "
+                    "cluster");
+        return;
+    }
+    const char *no_retry =
+        fq_value_path_str(r->obj, "spec.parameters.noRetry", NULL);
+    if (no_retry && !strcmp(no_retry, "true")) {
+        fail(st, e, r, "CapacityIsNotFound",
+             "Capacity is not found and noRetry is set");
+        return;
+    }
+    fq_capacity_cond_set(r->status, "Provisioned", "False",
+                         "CapacityIsNotFound",
+                         "Capacity is not found, CA will try to find it "
+                         "later.",
+                         st->now);
+    retry_due(st, e, r, true);
+}
+
+static int64_t max_run_ms(struct fq_capacity *st, const struct req *r)
+{
+    const struct fq_value *v =
+        fq_value_path(r->obj, "spec.parameters.maxRunDurationSeconds");
+    const char *s = fq_value_as_str(v);
+    if (s && *s)
+        return (int64_t)atoll(s) * 1000;
+    if (v && v->type == FQ_V_NUM)
+        return (int64_t)(v->u.num.d * 1000.0);
+    struct fq_cap_pool *p = pick_pool(st, r, true);
+    return fq_cloud_max_run_ms(st->cloud, p ? p->spec.machine->name : NULL,
+                               p ? p->spec.location : NULL);
+}
+
+static void step(struct fq_capacity *st, struct fq_engine *e, struct req *r)
+{
+    bool queued = !strcmp(r->klass, CLASS_QUEUED);
+    struct fq_cap_pool *qp = queued ? pick_pool(st, r, true) : NULL;
+    const char *mt = qp ? qp->spec.machine->name : NULL;
+    const char *zone = qp ? qp->spec.location : NULL;
+    if (!fq_capacity_cond(r->status, "Accepted"))
+        accept(st, e, r);
+    if (fq_capacity_cond_true(r->status, "Provisioned")) {
+        int64_t at = fq_capacity_cond_time(r->status, "Provisioned");
+        int ready, busy;
+        req_nodes(st, r->key, &ready, &busy);
+        if (queued) {
+            int64_t end = at + max_run_ms(st, r);
+            if (st->now >= end) {
+                revoke(st, e, r, end - at);
+                return;
+            }
+            fq_capacity_wake(st, end);
+        }
+        int64_t booking = fq_cloud_booking_ms(st->cloud, mt, zone);
+        if (busy == 0 && !detail(r, "flexq.dev/consumed")) {
+            if (st->now >= at + booking) {
+                booking_expired(st, e, r);
+                return;
+            }
+            fq_capacity_wake(st, at + booking);
+        } else if (!detail(r, "flexq.dev/consumed")) {
+            set_detail_time(r, "flexq.dev/consumed", st->now);
+        }
+        return;
+    }
+    int64_t max_wait = fq_cloud_max_wait_ms(st->cloud, mt, zone);
+    if (st->now >= r->created + max_wait) {
+        char d[32], msg[200];
+        fmt_dur(max_wait, d, sizeof(d));
+        snprintf(msg, sizeof(msg),
+                 "Provisioning Request was not provisioned within %s of its "
+                 "creation",
+                 d);
+        fail(st, e, r, "Expired", msg);
+        return;
+    }
+    fq_capacity_wake(st, r->created + max_wait);
+    if (queued) {
+        if (!detail(r, DETAIL_GRANT)) {
+            try_grant_queued(st, e, r);
+            return;
+        }
+        int ready, busy;
+        int n = req_nodes(st, r->key, &ready, &busy);
+        if (n > 0 && ready == n)
+            provisioned(st, r, "CapacityIsProvisioned",
+                        "Provisioning Request was successfully provisioned.");
+        else if (n == 0) /* nodes lost before boot: grant again */
+            set_detail(r, DETAIL_GRANT, NULL);
+    } else if (!strcmp(r->klass, CLASS_ATOMIC)) {
+        try_grant_atomic(st, e, r);
+    } else {
+        check_capacity(st, e, r);
+    }
+}
+
+void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e)
+{
+    struct fq_objstore *s = fq_engine_store(e);
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(s, FQ_KIND_PROVISIONINGREQUEST, NULL, &list);
+    /* Oldest first (the DWS queue is FIFO), then by name. */
+    struct req *reqs = fq_xcalloc(n ? n : 1, sizeof(*reqs));
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *klass =
+            fq_value_path_str(list[i]->obj, "spec.provisioningClassName", "");
+        if (strcmp(klass, CLASS_QUEUED) && strcmp(klass, CLASS_ATOMIC) &&
+            strcmp(klass, CLASS_CHECK))
+            continue;
+        if (terminal(fq_map_get(list[i]->obj, "status")))
+            continue;
+        struct req *r = &reqs[m++];
+        r->obj = fq_value_clone(list[i]->obj);
+        r->ns = fq_value_path_str(r->obj, "metadata.namespace", "");
+        r->name = fq_value_path_str(r->obj, "metadata.name", "");
+        r->klass = fq_value_path_str(r->obj, "spec.provisioningClassName", "");
+        snprintf(r->key, sizeof(r->key), "%s/%s", r->ns, r->name);
+        r->status = fq_map_ensure_map(r->obj, "status");
+        r->created = st->now;
+        const char *ct =
+            fq_value_path_str(r->obj, "metadata.creationTimestamp", NULL);
+        if (ct)
+            fq_time_parse(ct, &r->created);
+    }
+    free(list);
+    for (size_t i = 1; i < m; i++)
+        for (size_t j = i; j > 0 && reqs[j - 1].created > reqs[j].created;
+             j--) {
+            struct req t = reqs[j];
+            reqs[j] = reqs[j - 1];
+            reqs[j - 1] = t;
+        }
+    for (size_t i = 0; i < m; i++) {
+        struct req *r = &reqs[i];
+        step(st, e, r);
+        /* Write back only the status; the spec is immutable. */
+        fq_objstore_set_status(s, FQ_KIND_PROVISIONINGREQUEST, r->ns, r->name,
+                               fq_value_clone(r->status), NULL);
+        fq_value_free(r->obj);
+    }
+    free(reqs);
+}
