@@ -41,6 +41,7 @@
 #define FQ_LABEL_CREATED_BY            "app.kubernetes.io/created-by"
 #define FQ_LABEL_REPLICA               "flexq.dev/replica-index"
 #define FQ_LABEL_HOST                  "flexq.dev/host-index"
+#define FQ_LABEL_GROUP_INDEX           "flexq.dev/group-index"
 /* Pods that bind all-or-nothing carry the gang's name and size. */
 #define FQ_ANN_GANG      "flexq.dev/gang"
 #define FQ_ANN_GANG_SIZE "flexq.dev/gang-size"

@@ -194,8 +194,8 @@ static int cluster_port(struct fq_engine *e, const char *ns, const char *name)
 
 static void create_worker(struct fq_engine *e, const char *ns,
                           const struct fq_value *rc, const struct fq_value *g,
-                          int64_t replica, int64_t host, int rank, int world,
-                          int port, int64_t now)
+                          size_t gi, int64_t replica, int64_t host, int rank,
+                          int world, int port, int64_t now)
 {
     const char *cname = fq_value_path_str(rc, "metadata.name", "");
     const char *gname = fq_value_path_str(g, "groupName", "workers");
@@ -205,6 +205,8 @@ static void create_worker(struct fq_engine *e, const char *ns,
     char *pname = fq_xasprintf("%s-%s-worker-%s", cname, gname, sfx);
     struct fq_value *pod =
         make_pod(e, ns, rc, fq_map_get(g, "template"), pname, gname, "worker");
+    snprintf(buf, sizeof(buf), "%zu", gi);
+    fq_pods_set_label(pod, FQ_LABEL_GROUP_INDEX, buf);
     snprintf(buf, sizeof(buf), "%lld", (long long)replica);
     fq_pods_set_label(pod, FQ_LABEL_REPLICA, buf);
     snprintf(buf, sizeof(buf), "%lld", (long long)host);
@@ -337,7 +339,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
                         pods[i].replica == rep && pods[i].host == h)
                         have = &pods[i];
                 if (!have) {
-                    create_worker(e, ns, rc, gs, rep, h,
+                    create_worker(e, ns, rc, gs, g, rep, h,
                                   offset + (int)(rep * hosts + h), world, port,
                                   now);
                     all_up = false;
