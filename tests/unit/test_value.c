@@ -1,0 +1,336 @@
+/*
+ * test_value.c - the document tree: constructors, numbers, clone/equal,
+ * mappings in insertion order, sequences, dotted paths, and RFC 7386 merge
+ * patch with the RFC's appendix A examples.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "flexq/value.h"
+
+static struct fq_value *J(const char *text)
+{
+    struct fq_value *v = NULL;
+    struct fq_err err;
+    if (fq_json_parse(text, strlen(text), NULL, NULL, &v, &err))
+        fail_msg("bad JSON in test: %s: %s", text, err.msg);
+    return v;
+}
+
+static void assert_json(const struct fq_value *v, const char *want)
+{
+    char *s = fq_json_dumps(v, FQ_JSON_COMPACT);
+    if (strcmp(s, want))
+        fail_msg("got %s, want %s", s, want);
+    free(s);
+}
+
+static void test_constructors(void **state)
+{
+    (void)state;
+    struct fq_value *v = fq_value_null();
+    assert_int_equal(v->type, FQ_V_NULL);
+    assert_int_equal(v->line, 0);
+    fq_value_free(v);
+    v = fq_value_bool(true);
+    assert_true(v->u.b);
+    fq_value_free(v);
+    v = fq_value_int(INT64_MIN);
+    assert_string_equal(v->u.num.raw, "-9223372036854775808");
+    assert_true(v->u.num.is_int);
+    fq_value_free(v);
+    v = fq_value_double(0.1);
+    assert_string_equal(v->u.num.raw, "0.1");
+    assert_false(v->u.num.is_int);
+    fq_value_free(v);
+    v = fq_value_double(3.0);
+    assert_string_equal(v->u.num.raw, "3");
+    assert_true(v->u.num.is_int);
+    assert_int_equal(v->u.num.i, 3);
+    fq_value_free(v);
+    v = fq_value_double(-1.0 / 0.0);
+    assert_string_equal(v->u.num.raw, "-.inf");
+    fq_value_free(v);
+    v = fq_value_strf("%s-%d", "job", 7);
+    assert_string_equal(v->u.str.s, "job-7");
+    assert_int_equal(v->u.str.len, 5);
+    fq_value_free(v);
+    v = fq_value_strn("abcdef", 3);
+    assert_string_equal(fq_value_as_str(v), "abc");
+    fq_value_free(v);
+    v = fq_value_str(NULL);
+    assert_string_equal(fq_value_as_str(v), "");
+    fq_value_free(v);
+    assert_null(fq_value_as_str(NULL));
+    fq_value_free(NULL); /* allowed */
+}
+
+static void test_num_raw(void **state)
+{
+    (void)state;
+
+    static const struct {
+        const char *raw;
+        bool ok, is_int;
+        int64_t i;
+        double d;
+    } cases[] = {
+        {"0", true, true, 0, 0},
+        {"-7", true, true, -7, -7},
+        {"+7", true, true, 7, 7},
+        {"0x10", true, true, 16, 16},
+        {"0o10", true, true, 8, 8},
+        {"1e3", true, true, 1000, 1000},
+        {"2.50", true, false, 0, 2.5},
+        {"1.", true, true, 1, 1},
+        {".25", true, false, 0, 0.25},
+        {"9223372036854775807", true, true, INT64_MAX, 9223372036854775807.0},
+        {"9223372036854775808", true, false, 0, 9223372036854775808.0},
+        {"1e300", true, false, 0, 1e300},
+        {"", false, false, 0, 0},
+        {"abc", false, false, 0, 0},
+        {"1e", false, false, 0, 0},
+        {"--1", false, false, 0, 0},
+        {"0x", false, false, 0, 0},
+        {"-0x1", false, false, 0, 0},
+        {"1.2.3", false, false, 0, 0},
+        {"16Gi", false, false, 0, 0},
+        {" 1", false, false, 0, 0},
+    };
+
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct fq_value *v = fq_value_num_raw(cases[k].raw);
+        if (!cases[k].ok) {
+            if (v)
+                fail_msg("\"%s\" read as a number", cases[k].raw);
+            continue;
+        }
+        if (!v)
+            fail_msg("\"%s\" not read as a number", cases[k].raw);
+        assert_string_equal(v->u.num.raw, cases[k].raw);
+        if (v->u.num.is_int != cases[k].is_int)
+            fail_msg("\"%s\": is_int %d", cases[k].raw, v->u.num.is_int);
+        if (cases[k].is_int)
+            assert_int_equal(v->u.num.i, cases[k].i);
+        assert_true(v->u.num.d == cases[k].d);
+        fq_value_free(v);
+    }
+    struct fq_value *v = fq_value_num_raw(".nan");
+    assert_true(isnan(v->u.num.d));
+    fq_value_free(v);
+    assert_null(fq_value_num_raw(NULL));
+}
+
+static void test_map_order_and_ops(void **state)
+{
+    (void)state;
+    struct fq_value *m = fq_value_map();
+    fq_map_set(m, "kind", fq_value_str("Job"));
+    fq_map_set(m, "apiVersion", fq_value_str("batch/v1"));
+    fq_map_set(m, "metadata", fq_value_map());
+    assert_json(m, "{\"kind\":\"Job\",\"apiVersion\":\"batch/v1\","
+                   "\"metadata\":{}}");
+    /* Replacing keeps the position. */
+    fq_map_set(m, "kind", fq_value_str("RayJob"));
+    assert_json(m, "{\"kind\":\"RayJob\",\"apiVersion\":\"batch/v1\","
+                   "\"metadata\":{}}");
+    assert_int_equal(fq_value_len(m), 3);
+    assert_true(fq_map_del(m, "kind"));
+    assert_false(fq_map_del(m, "kind"));
+    assert_json(m, "{\"apiVersion\":\"batch/v1\",\"metadata\":{}}");
+    struct fq_value *md = fq_map_get(m, "metadata");
+    assert_ptr_equal(fq_map_ensure_map(m, "metadata"), md);
+    struct fq_value *labels = fq_map_ensure_map(md, "labels");
+    fq_map_set(labels, "a", fq_value_int(1));
+    /* ensure_map replaces a non-map. */
+    fq_map_set(m, "spec", fq_value_int(5));
+    fq_map_set(fq_map_ensure_map(m, "spec"), "x", fq_value_bool(false));
+    assert_json(m, "{\"apiVersion\":\"batch/v1\",\"metadata\":{\"labels\":"
+                   "{\"a\":1}},\"spec\":{\"x\":false}}");
+    /* Getters on the wrong type or NULL. */
+    assert_null(fq_map_get(NULL, "a"));
+    assert_null(fq_map_get(labels, NULL));
+    assert_null(fq_map_get(fq_map_get(m, "apiVersion"), "a"));
+    /* Many keys: lookups still find every one. */
+    for (int i = 0; i < 500; i++) {
+        char k[16];
+        snprintf(k, sizeof(k), "k%d", i);
+        fq_map_set(labels, k, fq_value_int(i));
+    }
+    assert_int_equal(fq_value_len(labels), 501);
+    assert_int_equal(fq_value_path_int(labels, "k377", -1), 377);
+    fq_value_free(m);
+}
+
+static void test_seq(void **state)
+{
+    (void)state;
+    struct fq_value *s = fq_value_seq();
+    for (int i = 0; i < 100; i++)
+        fq_seq_push(s, fq_value_int(i));
+    assert_int_equal(fq_value_len(s), 100);
+    assert_int_equal(fq_seq_at(s, 42)->u.num.i, 42);
+    assert_null(fq_seq_at(s, 100));
+    assert_null(fq_seq_at(NULL, 0));
+    assert_int_equal(fq_value_len(NULL), 0);
+    struct fq_value *str = fq_value_str("x");
+    assert_int_equal(fq_value_len(str), 0);
+    fq_value_free(str);
+    fq_value_free(s);
+}
+
+static void test_paths(void **state)
+{
+    (void)state;
+    struct fq_value *v = J("{\"metadata\":{\"name\":\"q\",\"labels\":{"
+                           "\"kueue.x-k8s.io/queue-name\":\"user\"}},"
+                           "\"spec\":{\"replicas\":3,\"suspend\":true,"
+                           "\"big\":99999999999999999999,\"half\":1.5}}");
+    assert_string_equal(fq_value_path_str(v, "metadata.name", "-"), "q");
+    assert_string_equal(fq_value_path_str(v, "metadata.nope", "-"), "-");
+    assert_string_equal(fq_value_path_str(v, "spec.replicas", "-"), "-");
+    assert_int_equal(fq_value_path_int(v, "spec.replicas", -1), 3);
+    assert_int_equal(fq_value_path_int(v, "spec.big", -1), -1);
+    assert_int_equal(fq_value_path_int(v, "spec.half", -1), -1);
+    assert_int_equal(fq_value_path_int(v, "metadata.name", -1), -1);
+    assert_true(fq_value_path_bool(v, "spec.suspend", false));
+    assert_false(fq_value_path_bool(v, "spec.replicas", false));
+    assert_null(fq_value_path(v, "spec.replicas.x"));
+    assert_null(fq_value_path(NULL, "a"));
+    assert_ptr_equal(fq_value_path(v, "spec"), fq_map_get(v, "spec"));
+    /* Keys containing dots are reached through fq_map_get. */
+    assert_string_equal(
+        fq_value_as_str(fq_map_get(fq_value_path(v, "metadata.labels"),
+                                   "kueue.x-k8s.io/queue-name")),
+        "user");
+
+    fq_value_set_path(v, "status.conditions.ready", fq_value_bool(true));
+    fq_value_set_path(v, "spec.replicas", fq_value_int(4));
+    fq_value_set_path(v, "metadata.name.sub", fq_value_str("x"));
+    assert_true(fq_value_path_bool(v, "status.conditions.ready", false));
+    assert_int_equal(fq_value_path_int(v, "spec.replicas", -1), 4);
+    assert_string_equal(fq_value_path_str(v, "metadata.name.sub", ""), "x");
+    /* A long key on the path. */
+    char path[400];
+    memset(path, 'a', 300);
+    strcpy(path + 300, ".b");
+    fq_value_set_path(v, path, fq_value_int(1));
+    assert_int_equal(fq_value_path_int(v, path, 0), 1);
+    fq_value_free(v);
+}
+
+static void test_clone_equal(void **state)
+{
+    (void)state;
+    struct fq_value *a = J("{\"a\":[1,\"x\",null,true,{\"b\":1e3}],"
+                           "\"c\":{},\"d\":123456789012345678901}");
+    a->line = 3;
+    struct fq_value *b = fq_value_clone(a);
+    assert_true(fq_value_equal(a, b));
+    assert_int_equal(b->line, 3);
+    assert_ptr_not_equal(fq_map_get(a, "a"), fq_map_get(b, "a"));
+    /* Maps compare as unordered; sequences as ordered. */
+    struct fq_value *c = J("{\"d\":123456789012345678901,\"c\":{},"
+                           "\"a\":[1,\"x\",null,true,{\"b\":1000}]}");
+    assert_true(fq_value_equal(a, c));
+    fq_value_set_path(b, "c.x", fq_value_null());
+    assert_false(fq_value_equal(a, b));
+    fq_value_free(b);
+    fq_value_free(c);
+    c = J("{\"d\":123456789012345678902,\"c\":{},"
+          "\"a\":[1,\"x\",null,true,{\"b\":1000}]}");
+    assert_false(fq_value_equal(a, c)); /* big integers by their digits */
+    fq_value_free(c);
+    c = J("{\"d\":123456789012345678901,\"c\":{},"
+          "\"a\":[\"x\",1,null,true,{\"b\":1000}]}");
+    assert_false(fq_value_equal(a, c));
+    fq_value_free(c);
+
+    struct fq_value *one = fq_value_int(1), *uno = fq_value_num_raw("1.0"),
+                    *s1 = fq_value_str("1"), *two = fq_value_int(2);
+    assert_true(fq_value_equal(one, uno));
+    assert_false(fq_value_equal(one, s1));
+    assert_false(fq_value_equal(one, two));
+    assert_true(fq_value_equal(NULL, NULL));
+    assert_false(fq_value_equal(one, NULL));
+    assert_null(fq_value_clone(NULL));
+    fq_value_free(one);
+    fq_value_free(uno);
+    fq_value_free(s1);
+    fq_value_free(two);
+    fq_value_free(a);
+}
+
+/* RFC 7386, appendix A, plus patches applied to an absent target. */
+static void test_merge_patch(void **state)
+{
+    (void)state;
+    static const char *const cases[][3] = {
+        {"{\"a\":\"b\"}", "{\"a\":\"c\"}", "{\"a\":\"c\"}"},
+        {"{\"a\":\"b\"}", "{\"b\":\"c\"}", "{\"a\":\"b\",\"b\":\"c\"}"},
+        {"{\"a\":\"b\"}", "{\"a\":null}", "{}"},
+        {"{\"a\":\"b\",\"b\":\"c\"}", "{\"a\":null}", "{\"b\":\"c\"}"},
+        {"{\"a\":[\"b\"]}", "{\"a\":\"c\"}", "{\"a\":\"c\"}"},
+        {"{\"a\":\"c\"}", "{\"a\":[\"b\"]}", "{\"a\":[\"b\"]}"},
+        {"{\"a\":{\"b\":\"c\"}}", "{\"a\":{\"b\":\"d\",\"c\":null}}",
+         "{\"a\":{\"b\":\"d\"}}"},
+        {"{\"a\":[{\"b\":\"c\"}]}", "{\"a\":[1]}", "{\"a\":[1]}"},
+        {"[\"a\",\"b\"]", "[\"c\",\"d\"]", "[\"c\",\"d\"]"},
+        {"{\"a\":\"b\"}", "[\"c\"]", "[\"c\"]"},
+        {"{\"a\":\"foo\"}", "null", "null"},
+        {"{\"a\":\"foo\"}", "\"bar\"", "\"bar\""},
+        {"{\"e\":null}", "{\"a\":1}", "{\"e\":null,\"a\":1}"},
+        {"[1,2]", "{\"a\":\"b\",\"c\":null}", "{\"a\":\"b\"}"},
+        {"{}", "{\"a\":{\"bb\":{\"ccc\":null}}}", "{\"a\":{\"bb\":{}}}"},
+        /* flexq's own uses: status updates keep order and other fields */
+        {"{\"spec\":{\"suspend\":true,\"x\":1},\"status\":{}}",
+         "{\"spec\":{\"suspend\":false},\"status\":{\"phase\":\"Running\"}}",
+         "{\"spec\":{\"suspend\":false,\"x\":1},\"status\":{\"phase\":"
+         "\"Running\"}}"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct fq_value *target = J(cases[i][0]);
+        struct fq_value *patch = J(cases[i][1]);
+        fq_value_merge_patch(&target, patch);
+        char *got = fq_json_dumps(target, 0);
+        if (strcmp(got, cases[i][2]))
+            fail_msg("case %zu: got %s want %s", i, got, cases[i][2]);
+        free(got);
+        /* The patch is not consumed or changed. */
+        char *p = fq_json_dumps(patch, 0);
+        assert_string_equal(p, cases[i][1]);
+        free(p);
+        fq_value_free(patch);
+        fq_value_free(target);
+    }
+    struct fq_value *target = NULL;
+    struct fq_value *patch = J("{\"a\":{\"b\":null,\"c\":1}}");
+    fq_value_merge_patch(&target, patch);
+    assert_json(target, "{\"a\":{\"c\":1}}");
+    fq_value_merge_patch(&target, NULL); /* no patch: no change */
+    assert_json(target, "{\"a\":{\"c\":1}}");
+    fq_value_free(patch);
+    fq_value_free(target);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_constructors),
+        cmocka_unit_test(test_num_raw),
+        cmocka_unit_test(test_map_order_and_ops),
+        cmocka_unit_test(test_seq),
+        cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_clone_equal),
+        cmocka_unit_test(test_merge_patch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
