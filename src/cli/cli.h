@@ -36,6 +36,8 @@ struct fq_cli_cmd {
  * fq_cli_cmd_NAME entry. */
 /* clang-format off */
 #define FQ_CLI_COMMANDS(X) \
+    X(sim) \
+    X(validate) \
     X(version)
 /* clang-format on */
 
@@ -83,5 +85,8 @@ const struct fq_cli_cmd *const *fq_cli_commands(size_t *n);
 struct fq_err;
 int fq_cli_read_file(const char *path, size_t max, char **out, size_t *len,
                      struct fq_err *err);
+
+/* `flexq validate` with its output streams, for tests (cmd_validate.c). */
+int fq_cli_validate(int argc, char **argv, FILE *out, FILE *err);
 
 #endif
