@@ -623,9 +623,9 @@ static void run_binder(struct fq_engine *e, int64_t now)
 static void *b_create(struct fq_engine *e)
 {
     (void)e;
-    struct binder *b = fq_xcalloc(1, sizeof(*b));
-    b->dirty = true;
-    return b;
+    /* Not dirty at start: every pod or node stored (also when flexqd
+     * reloads its store) is a change that wakes the binder. */
+    return fq_xcalloc(1, sizeof(struct binder));
 }
 
 static void b_destroy(void *self)

@@ -45,8 +45,19 @@
  * defines its ops table (`const struct fq_controller_ops fq_X_controller`);
  * declare it here and add one line to the table.
  */
+extern const struct fq_controller_ops fq_rayjob_controller;
+extern const struct fq_controller_ops fq_raycluster_controller;
+extern const struct fq_controller_ops fq_job_controller;
+extern const struct fq_controller_ops fq_binder_controller;
+extern const struct fq_controller_ops fq_gc_controller;
+
 static const struct fq_controller_ops *const controller_table[] = {
     NULL, /* keeps the array non-empty until the first controller lands */
+    &fq_rayjob_controller,
+    &fq_raycluster_controller,
+    &fq_job_controller,
+    &fq_binder_controller,
+    &fq_gc_controller,
 };
 
 #define NCTRL      (sizeof(controller_table) / sizeof(controller_table[0]))

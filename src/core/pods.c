@@ -69,7 +69,7 @@
 void fq_pods_queue_init(struct fq_pods_queue *q)
 {
     memset(q, 0, sizeof(*q));
-    q->resync = true;
+    q->resync = false;
 }
 
 void fq_pods_queue_release(struct fq_pods_queue *q)

@@ -65,7 +65,7 @@ struct fq_pods_queue {
     size_t n, cap;
     struct fq_pods_timer *timers; /* owned */
     size_t ntimers, tcap;
-    bool resync; /* everything must be looked at (set at start) */
+    bool resync; /* everything must be looked at (a controller may set it) */
 };
 
 void fq_pods_queue_init(struct fq_pods_queue *q);
