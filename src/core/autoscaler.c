@@ -1,10 +1,871 @@
 /*
- * autoscaler.c - the cluster autoscaler (skeleton; filled in below).
+ * autoscaler.c - the cluster autoscaler: scale up for pending demand,
+ * back off on stockouts, scale idle nodes down; and, in no_pods mode,
+ * the placement of admitted workloads on nodes.
+ *
+ * How it works, each run of the capacity controller:
+ *
+ *   1. Demand. With pods: every Pod that the binder found Unschedulable
+ *      (PodScheduled=False), has no node, and does not consume a
+ *      ProvisioningRequest, grouped by the first pool whose nodes it could
+ *      go to (selector matches, taints tolerated, not a queued pool). In
+ *      no_pods mode: every podset of every admitted, unfinished Workload,
+ *      minus what is already placed, on the pool of its flavor (the pool
+ *      whose node labels match the ResourceFlavor's nodeLabels).
+ *   2. Placement (no_pods only): first fit on Ready nodes of that pool, in
+ *      name order, recorded in the Node's status.placements. A podset that
+ *      consumes a ProvisioningRequest (the check's podSetUpdates carry the
+ *      consume annotation) goes only to that request's nodes. When every
+ *      podset is placed on Ready nodes the Workload gets PodsReady=True
+ *      (reason Started); when the workload ends, its placements go.
+ *   3. Scale-up. Demand left after counting the room on nodes still
+ *      booting becomes new nodes: ceil(pods / pods-per-node), rounded up to
+ *      whole slices, capped at maxNodeCount. The cloud model says yes or
+ *      no; a no is a stockout: the pool backs off 5, 10, 20, 30 min (the
+ *      autoscaler's --initial/max-node-group-backoff-duration), records a
+ *      ScaleUp=False GCE_STOCKOUT condition and a FailedToScaleUpGroup
+ *      event. A yes emits ScaledUpGroup and TriggeredScaleUp.
+ *   4. Stockout fallback (policy stockout_fallback): a workload admitted on
+ *      a flavor without admission checks whose pool cannot get nodes
+ *      (backing off after a stockout) for stockout_fallback_after_ms since
+ *      its admission gets Evicted=True, reason NodesUnavailable, and the
+ *      annotation flexq.dev/avoid-flavors "<flavor>=<until>"; the kueue
+ *      controller evicts it and tries the next flavor.
+ *   5. Scale-down. A Ready node with nothing placed or bound is unneeded
+ *      from that moment (annotation flexq.dev/unneeded-since); after the
+ *      unneeded time (10 min) its slice goes, all nodes at once, if every
+ *      node of the slice is unneeded and the pool stays at or above its
+ *      minimum. Nodes still booked by a ProvisioningRequest are kept.
+ *      Pools are also filled up to their minimum (and initialNodeCount at
+ *      creation).
+ *
+ * Example (the tutorial, no_pods): job 1's podset "tpu-group" (4 pods of
+ * 4 TPU) is admitted on flavor on-demand -> pool on-demand-pool (0 nodes,
+ * max 4, 4x4 slices of 4 hosts). Nothing fits; booting room is 0; need
+ * ceil(4 / 1) = 4 nodes = 1 slice; the cloud has stock; one slice of 4
+ * nodes boots; after the boot latency they are Ready, the 4 pods are
+ * placed, PodsReady=True. When job 1 finishes, the placements go, the 4
+ * nodes are unneeded, and 10 min later the slice is deleted: 0 nodes.
+ *
+ * Invariants:
+ *  1. A placement never exceeds a node's allocatable.
+ *  2. A scale-up creates whole slices and never passes maxNodeCount.
+ *  3. A scale-down removes whole slices and never goes below minNodeCount.
+ *
+ * What it does not do: least-waste or priority expanders (the first
+ * matching pool wins), scale-down of nodes that still have pods (no
+ * drain), max-node-provision-time (the sim's boots always finish).
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "capacity.h"
+#include "flexq/alloc.h"
+#include "flexq/quantity.h"
+
+struct group {
+    struct fq_cap_pool *pool;
+    int64_t req[FQ_R_N];
+    int64_t want, placed;
+    char *provreq;          /* consume key "ns/name" or NULL */
+    char *wl;               /* "ns/name" (no_pods) or NULL */
+    char *podset;           /* no_pods */
+    struct fq_value *about; /* owned copy of the object for events */
+};
+
+struct groups {
+    struct group *g;
+    size_t n, cap;
+};
+
+static void groups_release(struct groups *gs)
+{
+    for (size_t i = 0; i < gs->n; i++) {
+        free(gs->g[i].provreq);
+        free(gs->g[i].wl);
+        free(gs->g[i].podset);
+        fq_value_free(gs->g[i].about);
+    }
+    free(gs->g);
+}
+
+static struct fq_cap_backoff *backoff(struct fq_capacity *st, const char *pool)
+{
+    for (size_t i = 0; i < st->nbo; i++)
+        if (!strcmp(st->bo[i].pool, pool))
+            return &st->bo[i];
+    FQ_GROW(st->bo, st->capbo, st->nbo + 1);
+    struct fq_cap_backoff *b = &st->bo[st->nbo++];
+    memset(b, 0, sizeof(*b));
+    b->pool = fq_xstrdup(pool);
+    b->until = -1;
+    return b;
+}
+
+static bool cond_is(const struct fq_value *status, const char *type,
+                    const char *want)
+{
+    const struct fq_value *c = fq_capacity_cond(status, type);
+    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
+}
+
+/* Admitted, with an admission, not finished, not being evicted. */
+static bool workload_active(const struct fq_value *wl)
+{
+    const struct fq_value *s = fq_map_get(wl, "status");
+    return cond_is(s, "Admitted", "True") && fq_map_get(s, "admission") &&
+           !cond_is(s, "Finished", "True") && !cond_is(s, "Evicted", "True");
+}
+
+static const struct fq_value *find_podset(const struct fq_value *wl,
+                                          const char *name)
+{
+    const struct fq_value *ps = fq_value_path(wl, "spec.podSets");
+    for (size_t i = 0; i < fq_value_len(ps); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(ps, i), "name", ""), name))
+            return fq_seq_at(ps, i);
+    return NULL;
+}
+
+/* The flavor of a podset assignment: the first of its flavors map. */
+static const char *assignment_flavor(const struct fq_value *psa)
+{
+    const struct fq_value *f = fq_map_get(psa, "flavors");
+    if (!f || f->type != FQ_V_MAP || f->u.map.n == 0)
+        return NULL;
+    return fq_value_as_str(f->u.map.items[0].val);
+}
+
+/* The pool a flavor's nodes come from: node labels match its nodeLabels. */
+static struct fq_cap_pool *flavor_pool(struct fq_capacity *st,
+                                       struct fq_engine *e, const char *flavor,
+                                       const struct fq_value *podset)
+{
+    const struct fq_object *rf =
+        flavor ? fq_objstore_get(fq_engine_store(e), FQ_KIND_RESOURCEFLAVOR, "",
+                                 flavor) :
+                 NULL;
+    const struct fq_value *labels =
+        rf ? fq_value_path(rf->obj, "spec.nodeLabels") : NULL;
+    const struct fq_value *sel =
+        fq_value_path(podset, "template.spec.nodeSelector");
+    for (size_t i = 0; i < st->npools; i++) {
+        struct fq_cap_pool *p = &st->pools[i];
+        if (!p->ok)
+            continue;
+        if (labels && fq_value_len(labels) > 0) {
+            if (fq_nodepool_matches(&p->spec, labels))
+                return p;
+        } else if (!p->spec.queued && fq_nodepool_matches(&p->spec, sel)) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* The consume annotation the check put in podSetUpdates for a podset. */
+static const char *consumed_provreq(const struct fq_value *wl,
+                                    const char *podset)
+{
+    const struct fq_value *acs = fq_value_path(wl, "status.admissionChecks");
+    for (size_t i = 0; i < fq_value_len(acs); i++) {
+        const struct fq_value *ups =
+            fq_map_get(fq_seq_at(acs, i), "podSetUpdates");
+        for (size_t k = 0; k < fq_value_len(ups); k++) {
+            const struct fq_value *u = fq_seq_at(ups, k);
+            if (strcmp(fq_value_path_str(u, "name", ""), podset))
+                continue;
+            const char *pr = fq_value_as_str(fq_map_get(
+                fq_map_get(u, "annotations"), FQ_ANN_CONSUME_PROVREQ));
+            if (pr)
+                return pr;
+        }
+    }
+    return NULL;
+}
+
+static int64_t placed_count(struct fq_capacity *st, struct fq_engine *e,
+                            const char *wl, const char *podset, bool *all_ready)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < st->nnodes; i++) {
+        const struct fq_cap_node *nd = &st->nodes[i];
+        if (nd->gone || nd->busy == 0)
+            continue;
+        const struct fq_object *o =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
+        const struct fq_value *pl =
+            o ? fq_value_path(o->obj, "status.placements") : NULL;
+        for (size_t k = 0; k < fq_value_len(pl); k++) {
+            const struct fq_value *p = fq_seq_at(pl, k);
+            if (strcmp(fq_value_path_str(p, "workload", ""), wl) ||
+                strcmp(fq_value_path_str(p, "podSet", ""), podset))
+                continue;
+            n += fq_value_path_int(p, "count", 0);
+            if (!nd->ready)
+                *all_ready = false;
+        }
+    }
+    return n;
+}
+
+/* --- no_pods: placements ------------------------------------------------ */
+
+static struct fq_value *requests_map(const int64_t req[FQ_R_N])
+{
+    static const char *const names[FQ_R_N] = {"cpu", "memory", "google.com/tpu",
+                                              "nvidia.com/gpu", "pods"};
+    struct fq_value *m = fq_value_map();
+    for (int k = 0; k < FQ_R_PODS; k++) {
+        if (!req[k])
+            continue;
+        char buf[40];
+        fq_quantity_format(req[k], fq_quantity_scale_for(names[k]),
+                           k == FQ_R_MEM ? FQ_QF_BINARY_SI : FQ_QF_DECIMAL_SI,
+                           buf, sizeof(buf));
+        fq_map_set(m, names[k], fq_value_str(buf));
+    }
+    return m;
+}
+
+static void place_on(struct fq_capacity *st, struct fq_engine *e,
+                     struct fq_cap_node *nd, struct group *g, int64_t n)
+{
+    struct fq_value *o =
+        fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
+    if (!o)
+        return;
+    struct fq_value *status = fq_map_ensure_map(o, "status");
+    struct fq_value *pl = fq_map_get(status, "placements");
+    if (!pl || pl->type != FQ_V_SEQ) {
+        pl = fq_value_seq();
+        fq_map_set(status, "placements", pl);
+    }
+    struct fq_value *entry = NULL;
+    for (size_t k = 0; k < fq_value_len(pl); k++) {
+        struct fq_value *p = fq_seq_at(pl, k);
+        if (!strcmp(fq_value_path_str(p, "workload", ""), g->wl) &&
+            !strcmp(fq_value_path_str(p, "podSet", ""), g->podset))
+            entry = p;
+    }
+    if (!entry) {
+        entry = fq_value_map();
+        fq_map_set(entry, "workload", fq_value_str(g->wl));
+        fq_map_set(entry, "podSet", fq_value_str(g->podset));
+        fq_map_set(entry, "count", fq_value_int(0));
+        fq_map_set(entry, "requests", requests_map(g->req));
+        fq_seq_push(pl, entry);
+    }
+    fq_map_set(entry, "count",
+               fq_value_int(fq_value_path_int(entry, "count", 0) + n));
+    fq_map_del(
+        fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
+        FQ_ANN_UNNEEDED);
+    fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+    for (int k = 0; k < FQ_R_N; k++)
+        nd->used[k] += g->req[k] * n;
+    nd->busy += (int)n;
+    nd->unneeded_since = FQ_NEVER;
+    (void)st;
+}
+
+/* Removes every placement of workloads that are no longer active. */
+static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
+{
+    struct fq_objstore *s = fq_engine_store(e);
+    for (size_t i = 0; i < st->nnodes; i++) {
+        struct fq_cap_node *nd = &st->nodes[i];
+        if (nd->gone || nd->busy == 0)
+            continue;
+        struct fq_value *o = fq_objstore_edit(s, FQ_KIND_NODE, "", nd->name);
+        if (!o)
+            continue;
+        struct fq_value *pl = fq_value_path(o, "status.placements");
+        struct fq_value *keep = fq_value_seq();
+        bool dropped = false;
+        for (size_t k = 0; k < fq_value_len(pl); k++) {
+            const struct fq_value *p = fq_seq_at(pl, k);
+            char key[512];
+            snprintf(key, sizeof(key), "%s",
+                     fq_value_path_str(p, "workload", ""));
+            char *slash = strchr(key, '/');
+            const struct fq_object *wl = NULL;
+            if (slash) {
+                *slash = 0;
+                wl = fq_objstore_get(s, FQ_KIND_WORKLOAD, key, slash + 1);
+            }
+            if (!wl || !workload_active(wl->obj)) {
+                dropped = true;
+                continue;
+            }
+            fq_seq_push(keep, fq_value_clone(p));
+        }
+        fq_capacity_node_usage(nd, keep);
+        if (dropped) {
+            fq_map_set(fq_map_ensure_map(o, "status"), "placements", keep);
+            fq_objstore_update(s, o, true, NULL, NULL, NULL);
+        } else {
+            fq_value_free(keep);
+            fq_value_free(o);
+        }
+    }
+}
+
+static bool node_allowed(const struct fq_cap_node *nd, const struct group *g)
+{
+    if (nd->gone || strcmp(nd->pool, g->pool->name))
+        return false;
+    if (g->provreq)
+        return nd->provreq && !strcmp(nd->provreq, g->provreq);
+    /* Nodes of a queued pool belong to their requests. */
+    return !(g->pool->spec.queued && nd->provreq);
+}
+
+static void place_group(struct fq_capacity *st, struct fq_engine *e,
+                        struct group *g)
+{
+    for (size_t i = 0; i < st->nnodes && g->placed < g->want; i++) {
+        struct fq_cap_node *nd = &st->nodes[i];
+        if (!nd->ready || !node_allowed(nd, g))
+            continue;
+        int64_t free_[FQ_R_N];
+        for (int k = 0; k < FQ_R_N; k++)
+            free_[k] = nd->alloc[k] - nd->used[k];
+        int64_t n = fq_capacity_fits(free_, g->req);
+        if (n == INT64_MAX || n > g->want - g->placed)
+            n = g->want - g->placed;
+        if (n > 0) {
+            place_on(st, e, nd, g, n);
+            g->placed += n;
+        }
+    }
+}
+
+static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
+                              struct groups *gs)
+{
+    const struct fq_object **list;
+    size_t n =
+        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value *wl = list[i]->obj;
+        if (!workload_active(wl))
+            continue;
+        char key[512];
+        snprintf(key, sizeof(key), "%s/%s", list[i]->ns, list[i]->name);
+        const struct fq_value *psas =
+            fq_value_path(wl, "status.admission.podSetAssignments");
+        bool all = true, all_ready = true;
+        for (size_t k = 0; k < fq_value_len(psas); k++) {
+            const struct fq_value *psa = fq_seq_at(psas, k);
+            const char *name = fq_value_path_str(psa, "name", "");
+            const struct fq_value *ps = find_podset(wl, name);
+            int64_t want = fq_value_path_int(psa, "count",
+                                             fq_value_path_int(ps, "count", 1));
+            struct fq_cap_pool *pool =
+                flavor_pool(st, e, assignment_flavor(psa), ps);
+            if (want <= 0)
+                continue;
+            int64_t placed = placed_count(st, e, key, name, &all_ready);
+            if (placed >= want)
+                continue;
+            all = false;
+            if (!pool)
+                continue;
+            FQ_GROW(gs->g, gs->cap, gs->n + 1);
+            struct group *g = &gs->g[gs->n++];
+            memset(g, 0, sizeof(*g));
+            g->pool = pool;
+            fq_capacity_pod_requests(fq_map_get(ps, "template"), g->req);
+            g->want = want - placed;
+            const char *pr = consumed_provreq(wl, name);
+            if (pr) {
+                g->provreq = fq_xasprintf("%s/%s", list[i]->ns, pr);
+            }
+            g->wl = fq_xstrdup(key);
+            g->podset = fq_xstrdup(name);
+            g->about = fq_value_clone(wl);
+        }
+        if (all && fq_value_len(psas) > 0 && all_ready &&
+            !cond_is(fq_map_get(wl, "status"), "PodsReady", "True")) {
+            struct fq_value *o =
+                fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
+                                 list[i]->ns, list[i]->name);
+            if (o) {
+                fq_capacity_cond_set(fq_map_ensure_map(o, "status"),
+                                     "PodsReady", "True", "Started",
+                                     "All pods reached readiness and the "
+                                     "workload is running",
+                                     st->now);
+                fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL,
+                                   NULL);
+            }
+        }
+    }
+    free(list);
+}
+
+/* --- pods: pending pods as demand ----------------------------------------- */
+
+static bool tolerates(const struct fq_value *pod, const struct fq_value *taint)
+{
+    const struct fq_value *tols = fq_value_path(pod, "spec.tolerations");
+    const char *key = fq_value_path_str(taint, "key", "");
+    const char *val = fq_value_path_str(taint, "value", "");
+    const char *eff = fq_value_path_str(taint, "effect", "");
+    if (!strcmp(eff, "PreferNoSchedule"))
+        return true;
+    for (size_t i = 0; i < fq_value_len(tols); i++) {
+        const struct fq_value *t = fq_seq_at(tols, i);
+        const char *tk = fq_value_path_str(t, "key", NULL);
+        const char *op = fq_value_path_str(t, "operator", "Equal");
+        const char *te = fq_value_path_str(t, "effect", NULL);
+        if (te && *te && strcmp(te, eff))
+            continue;
+        if (!tk || !*tk) {
+            if (!strcmp(op, "Exists"))
+                return true;
+            continue;
+        }
+        if (strcmp(tk, key))
+            continue;
+        if (!strcmp(op, "Exists") ||
+            !strcmp(fq_value_path_str(t, "value", ""), val))
+            return true;
+    }
+    return false;
+}
+
+static void collect_pods(struct fq_capacity *st, struct fq_engine *e,
+                         struct groups *gs)
+{
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, NULL, &list);
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value *pod = list[i]->obj;
+        const char *node = fq_value_path_str(pod, "spec.nodeName", "");
+        const char *ph = fq_value_path_str(pod, "status.phase", "Pending");
+        if (*node || strcmp(ph, "Pending") ||
+            !cond_is(fq_map_get(pod, "status"), "PodScheduled", "False"))
+            continue;
+        if (fq_map_get(fq_value_path(pod, "metadata.annotations"),
+                       FQ_ANN_CONSUME_PROVREQ))
+            continue; /* its nodes come from its request */
+        const struct fq_value *sel = fq_value_path(pod, "spec.nodeSelector");
+        struct fq_cap_pool *pool = NULL;
+        for (size_t k = 0; !pool && k < st->npools; k++) {
+            struct fq_cap_pool *p = &st->pools[k];
+            if (!p->ok || p->spec.queued || !fq_nodepool_matches(&p->spec, sel))
+                continue;
+            struct fq_value *taints = fq_nodepool_node_taints(&p->spec);
+            bool ok = true;
+            for (size_t t = 0; ok && t < fq_value_len(taints); t++)
+                ok = tolerates(pod, fq_seq_at(taints, t));
+            fq_value_free(taints);
+            if (ok)
+                pool = p;
+        }
+        if (!pool)
+            continue;
+        int64_t req[FQ_R_N];
+        fq_capacity_pod_requests(pod, req);
+        struct group *g = NULL;
+        for (size_t k = 0; k < gs->n && !g; k++)
+            if (gs->g[k].pool == pool &&
+                !memcmp(gs->g[k].req, req, sizeof(req)))
+                g = &gs->g[k];
+        if (!g) {
+            FQ_GROW(gs->g, gs->cap, gs->n + 1);
+            g = &gs->g[gs->n++];
+            memset(g, 0, sizeof(*g));
+            g->pool = pool;
+            memcpy(g->req, req, sizeof(req));
+            g->about = fq_value_clone(pod);
+        }
+        g->want++;
+    }
+    free(list);
+}
+
+/* --- scale-up ---------------------------------------------------------- */
+
+static void scale_up(struct fq_capacity *st, struct fq_engine *e,
+                     struct fq_cap_pool *p, int64_t need,
+                     const struct fq_value *about)
+{
+    int64_t h = p->spec.slice_hosts > 0 ? p->spec.slice_hosts : 1;
+    need = (need + h - 1) / h * h;
+    int64_t room = (p->spec.max_nodes - p->nodes) / h * h;
+    if (room <= 0) {
+        if (about)
+            fq_engine_event(e, about, "Normal", "NotTriggerScaleUp",
+                            "pod didn't trigger scale-up: 1 max node group "
+                            "size reached (%s: %lld/%lld)",
+                            p->name, (long long)p->nodes,
+                            (long long)p->spec.max_nodes);
+        return;
+    }
+    if (need > room)
+        need = room;
+    struct fq_cap_backoff *b = backoff(st, p->name);
+    if (b->until > st->now) {
+        p->failed_scale_up = true;
+        fq_capacity_wake(st, b->until);
+        return;
+    }
+    bool flex = fq_nodepool_provisioning(&p->spec) == FQ_PROV_FLEX_START;
+    int64_t in_use = fq_capacity_hosts_in_use(st, p->spec.machine->name, flex);
+    int64_t until = FQ_NEVER;
+    bool ok;
+    if (flex) {
+        int64_t stock = fq_cloud_flex_stock(st->cloud, p->spec.machine->name,
+                                            p->spec.location, st->now);
+        ok = stock == FQ_CLOUD_UNLIMITED || in_use + need <= stock;
+    } else {
+        ok = fq_cloud_ondemand_ok(st->cloud, p->spec.machine->name,
+                                  p->spec.location, st->now, in_use, need,
+                                  &until);
+    }
+    if (!ok) {
+        b->fails++;
+        b->last_fail = st->now;
+        b->until = st->now + fq_cloud_backoff_ms(st->cloud, b->fails);
+        p->failed_scale_up = true;
+        snprintf(p->fail_reason, sizeof(p->fail_reason),
+                 "Atomic resize failed with [GCE_STOCKOUT]: %lld x %s in %s; "
+                 "Google Compute Engine resources are temporarily "
+                 "unavailable",
+                 (long long)need, p->spec.machine->name, p->spec.location);
+        const struct fq_object *po =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
+        if (po)
+            fq_engine_event(e, po->obj, "Warning", "FailedToScaleUpGroup",
+                            "Scale-up failed for group %s: %s", p->name,
+                            p->fail_reason);
+        if (about)
+            fq_engine_event(e, about, "Normal", "NotTriggerScaleUp",
+                            "pod didn't trigger scale-up: 1 in backoff after "
+                            "failed scale-up (%s)",
+                            p->name);
+        st->scale_up_failures++;
+        fq_capacity_wake(st, b->until);
+        return;
+    }
+    int64_t before = p->nodes;
+    for (int64_t n = 0; n < need; n += h)
+        fq_capacity_add_slice(st, e, p, NULL);
+    b->fails = 0;
+    b->until = -1;
+    st->scale_ups++;
+    const struct fq_object *po =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
+    if (po)
+        fq_engine_event(e, po->obj, "Normal", "ScaledUpGroup",
+                        "Scale-up: setting group %s size to %lld instead of "
+                        "%lld (max: %lld)",
+                        p->name, (long long)p->nodes, (long long)before,
+                        (long long)p->spec.max_nodes);
+    if (about)
+        fq_engine_event(e, about, "Normal", "TriggeredScaleUp",
+                        "pod triggered scale-up: [{%s %lld->%lld (max: %lld)}]",
+                        p->name, (long long)before, (long long)p->nodes,
+                        (long long)p->spec.max_nodes);
+}
+
+/* Room on booting nodes counts as coming capacity; the rest scales up. */
+static void scale_for_groups(struct fq_capacity *st, struct fq_engine *e,
+                             struct groups *gs)
+{
+    int64_t(*room)[FQ_R_N] = fq_xcalloc(st->nnodes + 1, sizeof(*room));
+    for (size_t i = 0; i < st->nnodes; i++)
+        for (int k = 0; k < FQ_R_N; k++)
+            room[i][k] = st->nodes[i].alloc[k] - st->nodes[i].used[k];
+    int64_t *need = fq_xcalloc(st->npools + 1, sizeof(*need));
+    const struct fq_value **about = fq_xcalloc(st->npools + 1, sizeof(*about));
+    for (size_t gi = 0; gi < gs->n; gi++) {
+        struct group *g = &gs->g[gi];
+        int64_t left = g->want - g->placed;
+        if (left <= 0 || g->provreq || g->pool->spec.queued)
+            continue;
+        for (size_t i = 0; left > 0 && i < st->nnodes; i++) {
+            struct fq_cap_node *nd = &st->nodes[i];
+            if (nd->ready || !node_allowed(nd, g))
+                continue;
+            int64_t n = fq_capacity_fits(room[i], g->req);
+            if (n == INT64_MAX || n > left)
+                n = left;
+            for (int k = 0; k < FQ_R_N; k++)
+                room[i][k] -= g->req[k] * n;
+            left -= n;
+        }
+        if (left <= 0)
+            continue;
+        int64_t cpu, mem, per;
+        int64_t full[FQ_R_N] = {0};
+        fq_catalog_allocatable(g->pool->spec.machine, &cpu, &mem);
+        full[FQ_R_CPU] = cpu;
+        full[FQ_R_MEM] = mem;
+        if (fq_catalog_is_tpu(g->pool->spec.machine))
+            full[FQ_R_TPU] = g->pool->spec.machine->accel_count;
+        else
+            full[FQ_R_GPU] = g->pool->spec.machine->accel_count;
+        full[FQ_R_PODS] = 110;
+        per = fq_capacity_fits(full, g->req);
+        if (per <= 0) {
+            if (g->about)
+                fq_engine_event(e, g->about, "Normal", "NotTriggerScaleUp",
+                                "pod didn't trigger scale-up: 1 node(s) of "
+                                "%s would not fit it",
+                                g->pool->name);
+            continue;
+        }
+        if (per == INT64_MAX)
+            per = left;
+        size_t pi = (size_t)(g->pool - st->pools);
+        need[pi] += (left + per - 1) / per;
+        if (!about[pi])
+            about[pi] = g->about;
+    }
+    for (size_t pi = 0; pi < st->npools; pi++)
+        if (need[pi] > 0)
+            scale_up(st, e, &st->pools[pi], need[pi], about[pi]);
+    free(about);
+    free(need);
+    free(room);
+}
+
+/* Pools at least at their minimum (and initialNodeCount when new). */
+static void fill_minimum(struct fq_capacity *st, struct fq_engine *e)
+{
+    for (size_t i = 0; i < st->npools; i++) {
+        struct fq_cap_pool *p = &st->pools[i];
+        if (!p->ok || p->spec.queued)
+            continue;
+        int64_t target = p->spec.min_nodes;
+        if (!fq_value_path(p->obj, "status.initialized") &&
+            p->spec.initial_nodes > target)
+            target = p->spec.initial_nodes;
+        if (p->nodes < target)
+            scale_up(st, e, p, target - p->nodes, NULL);
+    }
+}
+
+/* --- stockout fallback ---------------------------------------------------- */
+
+static void add_avoid(struct fq_value *wl, const char *flavor, int64_t until,
+                      int64_t now)
+{
+    struct fq_value *ann =
+        fq_map_ensure_map(fq_map_ensure_map(wl, "metadata"), "annotations");
+    const char *old = fq_value_as_str(fq_map_get(ann, FQ_ANN_AVOID_FLAVORS));
+    char *buf = fq_xstrdup(old ? old : "");
+    char out[1024] = "";
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        int64_t t;
+        if (!eq || fq_time_parse(eq + 1, &t) < 0 || t <= now)
+            continue;
+        *eq = 0;
+        if (!strcmp(tok, flavor))
+            continue;
+        *eq = '=';
+        if (*out)
+            strncat(out, ",", sizeof(out) - strlen(out) - 1);
+        strncat(out, tok, sizeof(out) - strlen(out) - 1);
+    }
+    free(buf);
+    char ts[40], entry[300];
+    fq_time_format(until, ts, sizeof(ts));
+    snprintf(entry, sizeof(entry), "%s%s=%s", *out ? "," : "", flavor, ts);
+    strncat(out, entry, sizeof(out) - strlen(out) - 1);
+    fq_map_set(ann, FQ_ANN_AVOID_FLAVORS, fq_value_str(out));
+}
+
+static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
+{
+    const struct fq_engine_config *cfg = fq_engine_config(e);
+    if (!cfg->policy.stockout_fallback)
+        return;
+    const struct fq_object **list;
+    size_t n =
+        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value *wl = list[i]->obj;
+        const struct fq_value *s = fq_map_get(wl, "status");
+        if (!workload_active(wl) || cond_is(s, "PodsReady", "True") ||
+            fq_value_len(fq_map_get(s, "admissionChecks")) > 0)
+            continue;
+        int64_t admitted = fq_capacity_cond_time(s, "Admitted");
+        const struct fq_value *psas =
+            fq_value_path(wl, "status.admission.podSetAssignments");
+        for (size_t k = 0; k < fq_value_len(psas); k++) {
+            const struct fq_value *psa = fq_seq_at(psas, k);
+            const char *flavor = assignment_flavor(psa);
+            struct fq_cap_pool *p = flavor_pool(
+                st, e, flavor,
+                find_podset(wl, fq_value_path_str(psa, "name", "")));
+            if (!p || !flavor || !p->failed_scale_up)
+                continue;
+            int64_t deadline =
+                admitted + cfg->policy.stockout_fallback_after_ms;
+            if (st->now < deadline) {
+                fq_capacity_wake(st, deadline);
+                continue;
+            }
+            struct fq_value *o =
+                fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
+                                 list[i]->ns, list[i]->name);
+            if (!o)
+                break;
+            char msg[512];
+            snprintf(msg, sizeof(msg),
+                     "Nodes for flavor %s (node pool %s) could not be "
+                     "provisioned within %llds: %s",
+                     flavor, p->name,
+                     (long long)(cfg->policy.stockout_fallback_after_ms / 1000),
+                     p->fail_reason[0] ? p->fail_reason : "stockout");
+            fq_capacity_cond_set(fq_map_ensure_map(o, "status"), "Evicted",
+                                 "True", "NodesUnavailable", msg, st->now);
+            add_avoid(o, flavor, st->now + cfg->policy.flavor_cooldown_ms,
+                      st->now);
+            fq_engine_event(e, o, "Warning", "NodesUnavailable", "%s", msg);
+            fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+            break;
+        }
+    }
+    free(list);
+}
+
+/* --- scale-down -------------------------------------------------------------- */
+
+/* A node still booked by a live, unconsumed ProvisioningRequest. */
+static bool booked(struct fq_engine *e, const struct fq_cap_node *nd)
+{
+    if (!nd->provreq)
+        return false;
+    char key[512];
+    snprintf(key, sizeof(key), "%s", nd->provreq);
+    char *slash = strchr(key, '/');
+    if (!slash)
+        return false;
+    *slash = 0;
+    const struct fq_object *pr = fq_objstore_get(
+        fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST, key, slash + 1);
+    if (!pr)
+        return false;
+    const struct fq_value *s = fq_map_get(pr->obj, "status");
+    if (fq_capacity_cond_true(s, "Failed") ||
+        fq_capacity_cond_true(s, "BookingExpired") ||
+        fq_capacity_cond_true(s, "CapacityRevoked"))
+        return false;
+    return !fq_map_get(fq_map_get(s, "provisioningClassDetails"),
+                       "flexq.dev/consumed");
+}
+
+static void set_unneeded(struct fq_engine *e, struct fq_cap_node *nd, int64_t t)
+{
+    struct fq_value *o =
+        fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
+    if (!o)
+        return;
+    struct fq_value *ann =
+        fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations");
+    if (t == FQ_NEVER) {
+        fq_map_del(ann, FQ_ANN_UNNEEDED);
+    } else {
+        char ts[40];
+        fq_time_format(t, ts, sizeof(ts));
+        fq_map_set(ann, FQ_ANN_UNNEEDED, fq_value_str(ts));
+    }
+    fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+    nd->unneeded_since = t;
+}
+
+static void scale_down(struct fq_capacity *st, struct fq_engine *e)
+{
+    int64_t unneeded = fq_cloud_unneeded_ms(st->cloud);
+    bool *cand = fq_xcalloc(st->nnodes + 1, sizeof(*cand));
+    for (size_t i = 0; i < st->nnodes; i++) {
+        struct fq_cap_node *nd = &st->nodes[i];
+        if (nd->gone || !nd->ready)
+            continue;
+        if (nd->busy > 0 || booked(e, nd)) {
+            if (nd->unneeded_since != FQ_NEVER)
+                set_unneeded(e, nd, FQ_NEVER);
+            continue;
+        }
+        if (nd->unneeded_since == FQ_NEVER)
+            set_unneeded(e, nd, st->now);
+        if (st->now >= nd->unneeded_since + unneeded)
+            cand[i] = true;
+        else
+            fq_capacity_wake(st, nd->unneeded_since + unneeded);
+    }
+    for (size_t i = 0; i < st->nnodes; i++) {
+        struct fq_cap_node *nd = &st->nodes[i];
+        if (!cand[i] || nd->gone)
+            continue;
+        struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
+        int64_t size = 0;
+        bool all = true;
+        for (size_t k = 0; k < st->nnodes; k++)
+            if (!st->nodes[k].gone && !strcmp(st->nodes[k].slice, nd->slice)) {
+                size++;
+                all &= cand[k];
+            }
+        if (!all || !p)
+            continue;
+        if (p->ok && !nd->provreq && p->nodes - size < p->spec.min_nodes)
+            continue;
+        char why[400];
+        snprintf(why, sizeof(why),
+                 "Scale-down: removing empty node %s (unneeded for %llds)",
+                 nd->name, (long long)((st->now - nd->unneeded_since) / 1000));
+        fq_capacity_delete_slice(st, e, nd->slice, why);
+        st->scale_downs++;
+    }
+    free(cand);
+}
 
 void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e)
 {
-    (void)st;
-    (void)e;
+    const struct fq_engine_config *cfg = fq_engine_config(e);
+    struct groups gs = {0};
+    if (cfg->no_pods) {
+        unplace_inactive(st, e);
+        collect_workloads(st, e, &gs);
+        for (size_t i = 0; i < gs.n; i++)
+            place_group(st, e, &gs.g[i]);
+    } else {
+        collect_pods(st, e, &gs);
+    }
+    if (cfg->sim_provider) {
+        fill_minimum(st, e);
+        scale_for_groups(st, e, &gs);
+    }
+    /* Pools still backing off keep failing until their backoff ends. */
+    for (size_t i = 0; i < st->npools; i++) {
+        struct fq_cap_backoff *b = backoff(st, st->pools[i].name);
+        if (b->until > st->now && !st->pools[i].failed_scale_up) {
+            bool demand = false;
+            for (size_t g = 0; g < gs.n; g++)
+                demand |= gs.g[g].pool == &st->pools[i] &&
+                          gs.g[g].placed < gs.g[g].want;
+            st->pools[i].failed_scale_up = demand;
+        }
+    }
+    stockout_fallback(st, e);
+    if (cfg->no_pods && gs.n > 0) {
+        /* Second placement pass: nodes that became ready in this run. */
+        groups_release(&gs);
+        memset(&gs, 0, sizeof(gs));
+        collect_workloads(st, e, &gs);
+        for (size_t i = 0; i < gs.n; i++)
+            place_group(st, e, &gs.g[i]);
+    }
+    if (cfg->sim_provider)
+        scale_down(st, e);
+    groups_release(&gs);
 }

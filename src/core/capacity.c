@@ -265,6 +265,23 @@ static struct fq_cap_node *push_node(struct fq_capacity *st)
     return n;
 }
 
+void fq_capacity_node_usage(struct fq_cap_node *n,
+                            const struct fq_value *placements)
+{
+    memset(n->used, 0, sizeof(n->used));
+    n->busy = 0;
+    for (size_t i = 0; i < fq_value_len(placements); i++) {
+        const struct fq_value *p = fq_seq_at(placements, i);
+        int64_t cnt = fq_value_path_int(p, "count", 0);
+        int64_t req[FQ_R_N] = {0};
+        add_resources(fq_map_get(p, "requests"), req);
+        for (int k = 0; k < FQ_R_N; k++)
+            n->used[k] += req[k] * cnt;
+        n->used[FQ_R_PODS] += cnt;
+        n->busy += (int)cnt;
+    }
+}
+
 static void snapshot_node(struct fq_capacity *st, const struct fq_value *o)
 {
     struct fq_cap_node *n = push_node(st);
@@ -284,18 +301,8 @@ static void snapshot_node(struct fq_capacity *st, const struct fq_value *o)
     n->unneeded_since = ann_time(o, FQ_ANN_UNNEEDED);
     add_resources(fq_value_path(o, "status.allocatable"), n->alloc);
     /* no_pods placements: status.placements[{workload, podSet, count,
-     * requests}] */
-    const struct fq_value *pl = fq_value_path(o, "status.placements");
-    for (size_t i = 0; i < fq_value_len(pl); i++) {
-        const struct fq_value *p = fq_seq_at(pl, i);
-        int64_t cnt = fq_value_path_int(p, "count", 0);
-        int64_t req[FQ_R_N] = {0};
-        add_resources(fq_map_get(p, "requests"), req);
-        for (int k = 0; k < FQ_R_N; k++)
-            n->used[k] += req[k] * cnt;
-        n->used[FQ_R_PODS] += cnt;
-        n->busy += (int)cnt;
-    }
+     * requests (per pod)}] */
+    fq_capacity_node_usage(n, fq_value_path(o, "status.placements"));
 }
 
 static void snapshot(struct fq_capacity *st, struct fq_engine *e)
@@ -529,6 +536,8 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
             continue;
         struct fq_value *s = fq_map_ensure_map(o, "status");
         fq_map_set(s, "nodeCount", fq_value_int(p->nodes));
+        if (p->ok)
+            fq_map_set(s, "initialized", fq_value_bool(true));
         fq_map_set(s, "readyNodeCount", fq_value_int(p->ready));
         fq_map_set(s, "phase",
                    fq_value_str(!p->ok               ? "Error" :
@@ -567,6 +576,7 @@ static void cap_destroy(void *self)
         free(st->bo[i].pool);
     free(st->bo);
     fq_cloud_free(st->cloud);
+    fq_cost_release(st);
     free(st);
 }
 

@@ -86,6 +86,7 @@ struct fq_capacity {
     size_t npools;
     struct fq_cap_node *nodes;
     size_t nnodes, capnodes;
+    void *cost_state; /* cost.c's in-memory charges */
     /* counters, for tests and the dashboard */
     uint64_t scale_ups, scale_up_failures, scale_downs, slices_created;
 };
@@ -114,6 +115,11 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
 /* Deletes every node of a slice (all or nothing). */
 void fq_capacity_delete_slice(struct fq_capacity *st, struct fq_engine *e,
                               const char *slice, const char *why);
+
+/* Recomputes a node's used resources and busy count from a
+ * status.placements sequence (no_pods mode). */
+void fq_capacity_node_usage(struct fq_cap_node *n,
+                            const struct fq_value *placements);
 
 /* Per-pod requests of a pod template ({spec: {containers: ...}}). */
 void fq_capacity_pod_requests(const struct fq_value *tmpl, int64_t req[FQ_R_N]);
@@ -153,5 +159,6 @@ void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e);
 void fq_cost_run(struct fq_capacity *st, struct fq_engine *e);
 void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
                         struct fq_cap_pool *pool);
+void fq_cost_release(struct fq_capacity *st);
 
 #endif

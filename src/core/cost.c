@@ -1,19 +1,248 @@
 /*
  * cost.c - what the nodes cost: node-seconds x price, per pool, per
- * workload and per ClusterQueue (skeleton; filled in below).
+ * workload and per ClusterQueue, written into their status.
+ *
+ * How it works.
+ *   Pools: status.cost {nodeSeconds, usd, pricePerNodeHour, asOf}. Before
+ *   a pool's node count changes (fq_cost_pool_flush, called by the slice
+ *   functions) and at least once a minute of engine time, the time since
+ *   asOf is charged at the pool's current node count, so the sum is exact:
+ *   every interval is charged at the count that held during it.
+ *   Price: the CapacityModel's price for the machine type and way of
+ *   buying (on-demand, flex-start, Spot), else the catalog's.
+ *
+ *   Workloads (no_pods placements): each run charges the time since the
+ *   previous run to the workloads placed on each node, each with its share
+ *   of the node (the largest fraction of any allocatable resource its pods
+ *   take; a 4-TPU pod on a 4-TPU host is the whole host). Shares are
+ *   accumulated in memory and written to status.cost {usd, nodeSeconds}
+ *   once a minute of engine time or when they grow by a cent; each
+ *   ClusterQueue's status.cost is the sum over its workloads' charges.
+ *
+ * Example: on-demand-pool, ct6e-standard-4t at USD 10.80 per node-hour,
+ * 4 nodes for 30 minutes: nodeSeconds 7200, usd 21.60.
+ *
+ * Invariants: charges only grow; a charge is made once (asOf moves with
+ * it). What it does not do: attribute pods to workloads when pods are
+ * objects (pools are charged; workloads in no_pods mode only), discounts
+ * for commitments, or the cost of the control plane.
  */
-#include "capacity.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
+#include "capacity.h"
+#include "flexq/alloc.h"
+
+#define FLUSH_MS (60 * 1000)
+
+static double pool_price(struct fq_capacity *st, const struct fq_cap_pool *p)
 {
-    (void)st;
-    (void)e;
+    if (!p->ok)
+        return 0;
+    return fq_cloud_price(st->cloud, p->spec.machine->name, p->spec.location,
+                          fq_nodepool_provisioning(&p->spec));
+}
+
+static double num(const struct fq_value *v)
+{
+    if (!v)
+        return 0;
+    if (v->type == FQ_V_NUM)
+        return v->u.num.d;
+    const char *s = fq_value_as_str(v);
+    return s ? strtod(s, NULL) : 0;
+}
+
+static void write_cost(struct fq_value *status, double usd, double node_s,
+                       int64_t as_of, double price)
+{
+    struct fq_value *c = fq_map_ensure_map(status, "cost");
+    fq_map_set(c, "usd", fq_value_strf("%.4f", usd));
+    fq_map_set(c, "nodeSeconds", fq_value_int((int64_t)(node_s + 0.5)));
+    if (price >= 0)
+        fq_map_set(c, "pricePerNodeHour", fq_value_strf("%.4f", price));
+    char ts[40];
+    fq_time_format(as_of, ts, sizeof(ts));
+    fq_map_set(c, "asOf", fq_value_str(ts));
+    fq_map_set(c, "asOfMs", fq_value_int(as_of));
 }
 
 void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
                         struct fq_cap_pool *pool)
 {
-    (void)st;
-    (void)e;
-    (void)pool;
+    struct fq_value *o =
+        fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODEPOOL, "", pool->name);
+    if (!o)
+        return;
+    struct fq_value *status = fq_map_ensure_map(o, "status");
+    const struct fq_value *c = fq_map_get(status, "cost");
+    int64_t as_of = fq_value_path_int(c, "asOfMs", st->now);
+    double usd = num(fq_map_get(c, "usd"));
+    double node_s = num(fq_map_get(c, "nodeSeconds"));
+    double price = pool_price(st, pool);
+    if (st->now > as_of) {
+        double secs = (double)(st->now - as_of) / 1000.0 * (double)pool->nodes;
+        node_s += secs;
+        usd += secs / 3600.0 * price;
+    }
+    write_cost(status, usd, node_s, st->now, price);
+    fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+}
+
+/* In-memory workload charges, written out now and then. */
+struct wcharge {
+    char *key; /* "ns/name" */
+    char *cq;
+    double usd, node_s; /* not yet written */
+    int64_t written_at;
+    int64_t touched; /* the run time of its last charge */
+};
+
+struct wcharges {
+    struct wcharge *w;
+    size_t n, cap;
+    int64_t last_run;
+};
+
+/* The charges live beside the controller state; one per engine. */
+static struct wcharges *charges(struct fq_capacity *st)
+{
+    if (!st->cost_state) {
+        struct wcharges *c = fq_xcalloc(1, sizeof(*c));
+        c->last_run = -1;
+        st->cost_state = c;
+    }
+    return st->cost_state;
+}
+
+void fq_cost_release(struct fq_capacity *st)
+{
+    struct wcharges *c = st->cost_state;
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->w[i].key);
+        free(c->w[i].cq);
+    }
+    free(c->w);
+    free(c);
+    st->cost_state = NULL;
+}
+
+static struct wcharge *charge_of(struct wcharges *c, const char *key)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->w[i].key, key))
+            return &c->w[i];
+    FQ_GROW(c->w, c->cap, c->n + 1);
+    struct wcharge *w = &c->w[c->n++];
+    memset(w, 0, sizeof(*w));
+    w->key = fq_xstrdup(key);
+    w->written_at = -1;
+    return w;
+}
+
+static void flush_workload(struct fq_capacity *st, struct fq_engine *e,
+                           struct wcharge *w)
+{
+    char key[512];
+    snprintf(key, sizeof(key), "%s", w->key);
+    char *slash = strchr(key, '/');
+    if (!slash)
+        return;
+    *slash = 0;
+    struct fq_objstore *s = fq_engine_store(e);
+    struct fq_value *o = fq_objstore_edit(s, FQ_KIND_WORKLOAD, key, slash + 1);
+    if (o) {
+        struct fq_value *status = fq_map_ensure_map(o, "status");
+        const struct fq_value *c = fq_map_get(status, "cost");
+        write_cost(status, num(fq_map_get(c, "usd")) + w->usd,
+                   num(fq_map_get(c, "nodeSeconds")) + w->node_s, st->now, -1);
+        const char *cq =
+            fq_value_path_str(o, "status.admission.clusterQueue", NULL);
+        if (cq) {
+            free(w->cq);
+            w->cq = fq_xstrdup(cq);
+        }
+        fq_objstore_update(s, o, true, NULL, NULL, NULL);
+    }
+    if (w->cq) {
+        struct fq_value *q =
+            fq_objstore_edit(s, FQ_KIND_CLUSTERQUEUE, "", w->cq);
+        if (q) {
+            struct fq_value *status = fq_map_ensure_map(q, "status");
+            const struct fq_value *c = fq_map_get(status, "cost");
+            write_cost(status, num(fq_map_get(c, "usd")) + w->usd,
+                       num(fq_map_get(c, "nodeSeconds")) + w->node_s, st->now,
+                       -1);
+            fq_objstore_update(s, q, true, NULL, NULL, NULL);
+        }
+    }
+    w->usd = 0;
+    w->node_s = 0;
+    w->written_at = st->now;
+}
+
+static void charge_workloads(struct fq_capacity *st, struct fq_engine *e,
+                             struct wcharges *c, int64_t dt)
+{
+    for (size_t i = 0; i < st->nnodes; i++) {
+        const struct fq_cap_node *nd = &st->nodes[i];
+        if (nd->gone || nd->busy == 0)
+            continue;
+        const struct fq_object *o =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
+        struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
+        if (!o || !p)
+            continue;
+        double price = pool_price(st, p);
+        const struct fq_value *pl = fq_value_path(o->obj, "status.placements");
+        for (size_t k = 0; k < fq_value_len(pl); k++) {
+            const struct fq_value *x = fq_seq_at(pl, k);
+            struct fq_cap_node one = {0};
+            struct fq_value *seq = fq_value_seq();
+            fq_seq_push(seq, fq_value_clone(x));
+            fq_capacity_node_usage(&one, seq);
+            fq_value_free(seq);
+            double share = 0;
+            for (int r = 0; r < FQ_R_PODS; r++)
+                if (nd->alloc[r] > 0 &&
+                    (double)one.used[r] / (double)nd->alloc[r] > share)
+                    share = (double)one.used[r] / (double)nd->alloc[r];
+            if (share > 1)
+                share = 1;
+            struct wcharge *w =
+                charge_of(c, fq_value_path_str(x, "workload", ""));
+            double secs = (double)dt / 1000.0 * share;
+            w->node_s += secs;
+            w->usd += secs / 3600.0 * price;
+            w->touched = st->now;
+        }
+    }
+}
+
+void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
+{
+    int64_t flush = fq_capacity_scaled(e, FLUSH_MS);
+    for (size_t i = 0; i < st->npools; i++) {
+        struct fq_cap_pool *p = &st->pools[i];
+        int64_t as_of =
+            fq_value_path_int(p->obj, "status.cost.asOfMs", INT64_MIN);
+        if (as_of == INT64_MIN || st->now - as_of >= flush)
+            fq_cost_pool_flush(st, e, p);
+    }
+    struct wcharges *c = charges(st);
+    if (c->last_run >= 0 && st->now > c->last_run)
+        charge_workloads(st, e, c, st->now - c->last_run);
+    c->last_run = st->now;
+    for (size_t i = 0; i < c->n; i++) {
+        struct wcharge *w = &c->w[i];
+        if (w->usd <= 0 && w->node_s <= 0)
+            continue;
+        /* Write once a minute, and at once when it stopped running. */
+        if (w->written_at < 0 || st->now - w->written_at >= flush ||
+            w->touched != st->now)
+            flush_workload(st, e, w);
+    }
 }
