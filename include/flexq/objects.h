@@ -633,11 +633,56 @@ struct fq_namespace {
 /* --- flexq.dev/v1alpha1 ------------------------------------------------------ */
 
 /*
- * NodePool and CapacityModel belong to the capacity module, which defines
- * their fields and rules next to the machine catalog: see
- * src/core/nodepool.h (fq_nodepool_decode, fq_nodepool_validate) and
- * src/core/cloud.h (fq_cloud_validate). fq_object_validate checks their
- * metadata here and calls those validators for the spec.
+ * NodePool and CapacityModel belong to the capacity module, which decodes
+ * them next to the machine catalog: src/core/nodepool.h
+ * (fq_nodepool_decode, fq_nodepool_validate) and src/core/cloud.h
+ * (fq_cloud_validate). fq_object_validate checks their metadata here and
+ * calls those validators for the spec. Their shapes:
+ *
+ * NodePool: a GKE node pool, fields named after the gcloud flags of
+ * `gcloud container node-pools create`:
+ *
+ *   spec:
+ *     cluster: tpu-cluster              # --cluster (informational)
+ *     location: us-east5-b              # --location / --zone
+ *     machineType: ct6e-standard-4t     # --machine-type (required)
+ *     tpuTopology: 4x4                  # --tpu-topology
+ *     initialNodeCount: 0               # --num-nodes
+ *     autoscaling:                      # --enable-autoscaling
+ *       enabled: true
+ *       minNodeCount: 0                 # --min-nodes
+ *       maxNodeCount: 4                 # --max-nodes
+ *     reservationAffinity: none         # --reservation-affinity
+ *     flexStart: true                   # --flex-start
+ *     queuedProvisioning: {enabled: true}  # --enable-queued-provisioning
+ *     spot: false                       # --spot
+ *     labels: {k: v}                    # --node-labels
+ *     taints: [{key, value, effect}]    # --node-taints
+ *
+ * CapacityModel: the simulated cloud behind the `sim` provider.
+ *
+ *   spec:
+ *     timeScale: 1                 # divide every duration (demos: 60)
+ *     zones:
+ *     - name: us-east5-b
+ *       machineTypes:
+ *       - name: ct6e-standard-4t
+ *         bootSeconds: 90          # node boot latency (default 60)
+ *         onDemand:
+ *           hosts: 8               # stock of hosts available on demand
+ *           schedule:              # stock changes (stockouts), in order
+ *           - {at: 3600, hosts: 0} # at: seconds since start, or "1h30m"
+ *           - {at: 7200, hosts: 8}
+ *         flexStart:
+ *           hosts: 64                 # stock for flex-start
+ *           waitSeconds: 600          # or {min, max}, {mean}, ...
+ *           schedule: [{at, hosts}]   # capacity arrivals instead of waits
+ *           maxWaitSeconds: 604800    # request expires (Failed/Expired)
+ *           maxRunSeconds: 604800     # nodes revoked after this
+ *           bookingSeconds: 600       # Provisioned -> BookingExpired
+ *         prices: {onDemand: "10.50", flexStart: "4.94", spot: "3.15"}
+ *
+ * cloud.h is the authority on the CapacityModel's details.
  */
 
 /* --- per-kind decode / release -------------------------------------------- */
