@@ -45,6 +45,8 @@
  * defines its ops table (`const struct fq_controller_ops fq_X_controller`);
  * declare it here and add one line to the table.
  */
+extern const struct fq_controller_ops fq_jobframework_controller;
+extern const struct fq_controller_ops fq_kueue_controller;
 extern const struct fq_controller_ops fq_rayjob_controller;
 extern const struct fq_controller_ops fq_raycluster_controller;
 extern const struct fq_controller_ops fq_job_controller;
@@ -53,6 +55,8 @@ extern const struct fq_controller_ops fq_gc_controller;
 
 static const struct fq_controller_ops *const controller_table[] = {
     NULL, /* keeps the array non-empty until the first controller lands */
+    &fq_jobframework_controller,
+    &fq_kueue_controller,
     &fq_rayjob_controller,
     &fq_raycluster_controller,
     &fq_job_controller,

@@ -1,0 +1,657 @@
+/*
+ * jobframework.c - Kueue's job integration for RayJob and batch Job: the
+ * "jobframework" controller.
+ *
+ * For every RayJob or Job with the label kueue.x-k8s.io/queue-name it
+ * keeps one Workload, named as Kueue names it (`rayjob-<name>-<5 hex>`,
+ * `job-<name>-<5 hex>`, the hex from the job's uid), owned by the job:
+ *
+ *   job seen, no Workload    create the Workload (podsets below), suspend
+ *                            the job (spec.suspend=true) until admitted
+ *   Workload Admitted=True   merge into the job's pod templates the
+ *   and job suspended        assigned flavors' nodeLabels (nodeSelector)
+ *                            and tolerations and the checks'
+ *                            podSetUpdates, then spec.suspend=false
+ *   Workload evicted / no    spec.suspend=true, templates restored from
+ *   longer admitted          the Workload's podsets (nodeSelector,
+ *                            tolerations, labels, annotations)
+ *   job ready                Workload PodsReady=True (Started)
+ *   job Complete / Failed    Workload Finished=True (Succeeded / Failed)
+ *   job gone                 its Workloads are deleted (owner GC)
+ *
+ * RayJob podsets (reference/dws_rayjob.md §3.4): `head` (count 1; plus
+ * the autoscaler sidecar, 500m / 512Mi, with enableInTreeAutoscaling),
+ * one per worker group named after it with count = replicas (1 when
+ * unset) x numOfHosts, and `submitter` (count 1, 500m / 200Mi requests,
+ * 1 / 1Gi limits) in K8sJobMode. A batch Job has one podset `main` with
+ * count = parallelism and minCount from the annotation
+ * kueue.x-k8s.io/job-min-parallelism (partial admission).
+ *
+ * Invariants
+ *   1. A queued job is not unsuspended unless its Workload is Admitted.
+ *   2. The Workload's podsets are written once, at creation; the job's
+ *      templates are only changed by merge (admit) and restore (evict).
+ *
+ * What it does not do: run jobs (rayjob.c, job.c), elastic workload
+ * slices (a scaled RayJob keeps its first Workload), priority from pod
+ * PriorityClasses.
+ */
+#include "jobframework.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexq/alloc.h"
+#include "flexq/objects.h"
+
+#define LABEL_QUEUE    "kueue.x-k8s.io/queue-name"
+#define LABEL_PRIORITY "kueue.x-k8s.io/priority-class"
+#define ANN_MIN_PAR    "kueue.x-k8s.io/job-min-parallelism"
+
+struct jf {
+    int unused;
+};
+
+static const struct fq_value *cond_find(const struct fq_value *obj,
+                                        const char *type)
+{
+    const struct fq_value *c = fq_value_path(obj, "status.conditions");
+    for (size_t i = 0; i < fq_value_len(c); i++) {
+        const struct fq_value *x = fq_seq_at(c, i);
+        if (!strcmp(fq_value_path_str(x, "type", ""), type))
+            return x;
+    }
+    return NULL;
+}
+
+static bool cond_true(const struct fq_value *obj, const char *type)
+{
+    const struct fq_value *c = cond_find(obj, type);
+    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
+}
+
+static void cond_set(struct fq_value *obj, const char *type, const char *status,
+                     const char *reason, const char *msg, int64_t now)
+{
+    struct fq_value *st = fq_map_ensure_map(obj, "status");
+    struct fq_value *conds = fq_map_get(st, "conditions");
+    if (!conds || conds->type != FQ_V_SEQ) {
+        conds = fq_value_seq();
+        fq_map_set(st, "conditions", conds);
+    }
+    struct fq_value *c = NULL;
+    for (size_t i = 0; i < fq_value_len(conds); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""), type))
+            c = fq_seq_at(conds, i);
+    if (!c) {
+        c = fq_value_map();
+        fq_map_set(c, "type", fq_value_str(type));
+        fq_seq_push(conds, c);
+    }
+    if (strcmp(fq_value_path_str(c, "status", ""), status)) {
+        char ts[40];
+        fq_time_format(now, ts, sizeof(ts));
+        fq_map_set(c, "status", fq_value_str(status));
+        fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+    }
+    fq_map_set(c, "reason", fq_value_str(reason));
+    fq_map_set(c, "message", fq_value_str(msg));
+}
+
+static bool commit(struct fq_engine *e, struct fq_value *obj)
+{
+    bool changed = false;
+    if (fq_objstore_update(fq_engine_store(e), obj, true, &changed, NULL,
+                           NULL) != 0)
+        return false;
+    return changed;
+}
+
+/* Kueue's name: <prefix>-<job name>-<5 hex of a hash of the uid>. */
+static void workload_name(const char *prefix, const char *name, const char *uid,
+                          char *buf, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = uid; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    char full[400];
+    snprintf(full, sizeof(full), "%s-%.200s", prefix, name);
+    if (strlen(full) > 247)
+        full[247] = '\0';
+    snprintf(buf, n, "%s-%05x", full, (unsigned)(h & 0xfffff));
+}
+
+static struct fq_value *podset(const char *name, int64_t count,
+                               const struct fq_value *tmpl)
+{
+    struct fq_value *ps = fq_value_map();
+    fq_map_set(ps, "name", fq_value_str(name));
+    fq_map_set(ps, "count", fq_value_int(count));
+    fq_map_set(ps, "template", tmpl ? fq_value_clone(tmpl) : fq_value_map());
+    return ps;
+}
+
+static struct fq_value *container(const char *name, const char *image,
+                                  const char *cpu, const char *mem,
+                                  const char *lcpu, const char *lmem)
+{
+    struct fq_value *c = fq_value_map();
+    fq_map_set(c, "name", fq_value_str(name));
+    fq_map_set(c, "image", fq_value_str(image));
+    struct fq_value *res = fq_value_map();
+    struct fq_value *req = fq_value_map();
+    fq_map_set(req, "cpu", fq_value_str(cpu));
+    fq_map_set(req, "memory", fq_value_str(mem));
+    fq_map_set(res, "requests", req);
+    if (lcpu) {
+        struct fq_value *lim = fq_value_map();
+        fq_map_set(lim, "cpu", fq_value_str(lcpu));
+        fq_map_set(lim, "memory", fq_value_str(lmem));
+        fq_map_set(res, "limits", lim);
+    }
+    fq_map_set(c, "resources", res);
+    return c;
+}
+
+/* The podsets of a RayJob, as Kueue's RayJob integration computes them. */
+static struct fq_value *rayjob_podsets(const struct fq_value *rj)
+{
+    struct fq_value *pss = fq_value_seq();
+    const struct fq_value *cs = fq_value_path(rj, "spec.rayClusterSpec");
+    const struct fq_value *head = fq_value_path(cs, "headGroupSpec.template");
+    struct fq_value *ht = fq_value_clone(head ? head : fq_value_path(rj, "x"));
+    if (!ht)
+        ht = fq_value_map();
+    const char *image =
+        fq_value_path_str(fq_seq_at(fq_value_path(ht, "spec.containers"), 0),
+                          "image", "rayproject/ray");
+    if (fq_value_path_bool(cs, "enableInTreeAutoscaling", false)) {
+        struct fq_value *spec = fq_map_ensure_map(ht, "spec");
+        struct fq_value *cl = fq_map_get(spec, "containers");
+        if (!cl || cl->type != FQ_V_SEQ) {
+            cl = fq_value_seq();
+            fq_map_set(spec, "containers", cl);
+        }
+        fq_seq_push(cl, container("autoscaler", image, "500m", "512Mi", "500m",
+                                  "512Mi"));
+    }
+    struct fq_value *hp = podset("head", 1, NULL);
+    fq_map_set(hp, "template", ht);
+    fq_seq_push(pss, hp);
+    const struct fq_value *wgs = fq_value_path(cs, "workerGroupSpecs");
+    for (size_t i = 0; i < fq_value_len(wgs); i++) {
+        const struct fq_value *g = fq_seq_at(wgs, i);
+        int64_t replicas = fq_value_path_int(g, "replicas", 1);
+        int64_t hosts = fq_value_path_int(g, "numOfHosts", 1);
+        if (hosts < 1)
+            hosts = 1;
+        fq_seq_push(pss, podset(fq_value_path_str(g, "groupName", "workers"),
+                                replicas * hosts, fq_map_get(g, "template")));
+    }
+    const char *mode =
+        fq_value_path_str(rj, "spec.submissionMode", "K8sJobMode");
+    if (!strcmp(mode, "K8sJobMode")) {
+        const struct fq_value *st =
+            fq_value_path(rj, "spec.submitterPodTemplate");
+        struct fq_value *t;
+        if (st) {
+            t = fq_value_clone(st);
+        } else {
+            t = fq_value_map();
+            struct fq_value *spec = fq_map_ensure_map(t, "spec");
+            struct fq_value *cl = fq_value_seq();
+            fq_seq_push(cl, container("ray-job-submitter", image, "500m",
+                                      "200Mi", "1", "1Gi"));
+            fq_map_set(spec, "containers", cl);
+            fq_map_set(spec, "restartPolicy", fq_value_str("Never"));
+        }
+        struct fq_value *sp = podset("submitter", 1, NULL);
+        fq_map_set(sp, "template", t);
+        fq_seq_push(pss, sp);
+    }
+    return pss;
+}
+
+static struct fq_value *job_podsets(const struct fq_value *job)
+{
+    struct fq_value *pss = fq_value_seq();
+    int64_t par = fq_value_path_int(job, "spec.parallelism", 1);
+    int64_t comp = fq_value_path_int(job, "spec.completions", par);
+    if (comp < par && comp > 0)
+        par = comp;
+    struct fq_value *ps =
+        podset("main", par, fq_value_path(job, "spec.template"));
+    const struct fq_value *ann = fq_value_path(job, "metadata.annotations");
+    const char *minp = fq_value_as_str(fq_map_get(ann, ANN_MIN_PAR));
+    if (minp) {
+        long m = strtol(minp, NULL, 10);
+        if (m > 0 && m < par)
+            fq_map_set(ps, "minCount", fq_value_int(m));
+    }
+    fq_seq_push(pss, ps);
+    return pss;
+}
+
+static void new_uid(struct fq_engine *e, char *buf, size_t n)
+{
+    uint64_t a = fq_engine_rand(e), b = fq_engine_rand(e);
+    snprintf(buf, n, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32),
+             (unsigned)(a >> 16) & 0xffff, (unsigned)a & 0xfff,
+             (unsigned)(0x8000 | ((b >> 48) & 0x3fff)),
+             (unsigned long long)(b & 0xffffffffffffull));
+}
+
+static void create_workload(struct fq_engine *e, const struct fq_value *job,
+                            enum fq_kind kind, const char *wname, int64_t now)
+{
+    const char *ns = fq_value_path_str(job, "metadata.namespace", "default");
+    struct fq_value *w = fq_value_map();
+    fq_map_set(w, "apiVersion", fq_value_str("kueue.x-k8s.io/v1beta1"));
+    fq_map_set(w, "kind", fq_value_str("Workload"));
+    struct fq_value *md = fq_map_ensure_map(w, "metadata");
+    fq_map_set(md, "name", fq_value_str(wname));
+    fq_map_set(md, "namespace", fq_value_str(ns));
+    const struct fq_value *labels = fq_value_path(job, "metadata.labels");
+    struct fq_value *wl = fq_map_ensure_map(md, "labels");
+    fq_map_set(wl, "kueue.x-k8s.io/job-uid",
+               fq_value_str(fq_value_path_str(job, "metadata.uid", "")));
+    const char *pc = fq_value_as_str(fq_map_get(labels, LABEL_PRIORITY));
+    struct fq_value *ors = fq_value_seq();
+    struct fq_value * or = fq_value_map();
+    fq_map_set(or, "apiVersion",
+               fq_value_str(fq_value_path_str(job, "apiVersion", "")));
+    fq_map_set(or, "kind", fq_value_str(fq_value_path_str(job, "kind", "")));
+    fq_map_set(or, "name",
+               fq_value_str(fq_value_path_str(job, "metadata.name", "")));
+    fq_map_set(or, "uid",
+               fq_value_str(fq_value_path_str(job, "metadata.uid", "")));
+    fq_map_set(or, "controller", fq_value_bool(true));
+    fq_map_set(or, "blockOwnerDeletion", fq_value_bool(true));
+    fq_seq_push(ors, or);
+    fq_map_set(md, "ownerReferences", ors);
+    struct fq_value *spec = fq_map_ensure_map(w, "spec");
+    fq_map_set(spec, "queueName",
+               fq_value_str(fq_value_as_str(fq_map_get(labels, LABEL_QUEUE))));
+    fq_map_set(spec, "podSets",
+               kind == FQ_KIND_RAYJOB ? rayjob_podsets(job) : job_podsets(job));
+    if (pc) {
+        fq_map_set(spec, "priorityClassName", fq_value_str(pc));
+        fq_map_set(spec, "priorityClassSource",
+                   fq_value_str("kueue.x-k8s.io/workloadpriorityclass"));
+        const struct fq_object *p = fq_objstore_get(
+            fq_engine_store(e), FQ_KIND_WORKLOADPRIORITYCLASS, "", pc);
+        fq_map_set(spec, "priority",
+                   fq_value_int(p ? fq_value_path_int(p->obj, "value", 0) : 0));
+    }
+    fq_map_set(spec, "active", fq_value_bool(true));
+    char uid[48];
+    new_uid(e, uid, sizeof(uid));
+    struct fq_err err;
+    if (fq_objstore_create(fq_engine_store(e), w, now, uid, NULL, &err) == 0)
+        fq_engine_event(e, job, "Normal", "CreatedWorkload",
+                        "Created Workload: %s/%s", ns, wname);
+}
+
+/* The pod template of a job's podset, for editing (borrowed from job). */
+static struct fq_value *template_of(struct fq_value *job, enum fq_kind kind,
+                                    const char *ps)
+{
+    if (kind == FQ_KIND_JOB)
+        return fq_value_path(job, "spec.template");
+    struct fq_value *cs = fq_value_path(job, "spec.rayClusterSpec");
+    if (!strcmp(ps, "head"))
+        return fq_value_path(cs, "headGroupSpec.template");
+    struct fq_value *wgs = fq_map_get(cs, "workerGroupSpecs");
+    for (size_t i = 0; i < fq_value_len(wgs); i++) {
+        struct fq_value *g = fq_seq_at(wgs, i);
+        if (!strcmp(fq_value_path_str(g, "groupName", ""), ps))
+            return fq_map_get(g, "template");
+    }
+    return NULL; /* the submitter: KubeRay builds it */
+}
+
+static void merge_map(struct fq_value *dst, const struct fq_value *src)
+{
+    for (size_t i = 0; src && src->type == FQ_V_MAP && i < src->u.map.n; i++)
+        fq_map_set(dst, src->u.map.items[i].key,
+                   fq_value_clone(src->u.map.items[i].val));
+}
+
+static void push_all(struct fq_value *seq, const struct fq_value *src)
+{
+    for (size_t i = 0; i < fq_value_len(src); i++) {
+        const struct fq_value *x = fq_seq_at(src, i);
+        bool dup = false;
+        for (size_t j = 0; j < fq_value_len(seq); j++)
+            if (fq_value_equal(fq_seq_at(seq, j), x))
+                dup = true;
+        if (!dup)
+            fq_seq_push(seq, fq_value_clone(x));
+    }
+}
+
+static struct fq_value *ensure_seq(struct fq_value *m, const char *key)
+{
+    struct fq_value *s = fq_map_get(m, key);
+    if (!s || s->type != FQ_V_SEQ) {
+        s = fq_value_seq();
+        fq_map_set(m, key, s);
+    }
+    return s;
+}
+
+/* Admission: flavors and check updates into the job's templates. */
+static void merge_admission(struct fq_engine *e, struct fq_value *job,
+                            enum fq_kind kind, const struct fq_value *wl)
+{
+    const struct fq_value *psa =
+        fq_value_path(wl, "status.admission.podSetAssignments");
+    for (size_t i = 0; i < fq_value_len(psa); i++) {
+        const struct fq_value *a = fq_seq_at(psa, i);
+        const char *name = fq_value_path_str(a, "name", "main");
+        struct fq_value *t = template_of(job, kind, name);
+        if (!t)
+            continue;
+        struct fq_value *spec = fq_map_ensure_map(t, "spec");
+        const struct fq_value *fl = fq_map_get(a, "flavors");
+        for (size_t j = 0; fl && fl->type == FQ_V_MAP && j < fl->u.map.n; j++) {
+            const char *f = fq_value_as_str(fl->u.map.items[j].val);
+            const struct fq_object *rf =
+                f ? fq_objstore_get(fq_engine_store(e), FQ_KIND_RESOURCEFLAVOR,
+                                    "", f) :
+                    NULL;
+            if (!rf)
+                continue;
+            const struct fq_value *nl =
+                fq_value_path(rf->obj, "spec.nodeLabels");
+            if (fq_value_len(nl))
+                merge_map(fq_map_ensure_map(spec, "nodeSelector"), nl);
+            const struct fq_value *tol =
+                fq_value_path(rf->obj, "spec.tolerations");
+            if (fq_value_len(tol))
+                push_all(ensure_seq(spec, "tolerations"), tol);
+        }
+        const struct fq_value *chs =
+            fq_value_path(wl, "status.admissionChecks");
+        for (size_t c = 0; c < fq_value_len(chs); c++) {
+            const struct fq_value *ups =
+                fq_map_get(fq_seq_at(chs, c), "podSetUpdates");
+            for (size_t u = 0; u < fq_value_len(ups); u++) {
+                const struct fq_value *up = fq_seq_at(ups, u);
+                if (strcmp(fq_value_path_str(up, "name", ""), name))
+                    continue;
+                struct fq_value *md = fq_map_ensure_map(t, "metadata");
+                if (fq_map_get(up, "labels"))
+                    merge_map(fq_map_ensure_map(md, "labels"),
+                              fq_map_get(up, "labels"));
+                if (fq_map_get(up, "annotations"))
+                    merge_map(fq_map_ensure_map(md, "annotations"),
+                              fq_map_get(up, "annotations"));
+                if (fq_map_get(up, "nodeSelector"))
+                    merge_map(fq_map_ensure_map(spec, "nodeSelector"),
+                              fq_map_get(up, "nodeSelector"));
+                if (fq_map_get(up, "tolerations"))
+                    push_all(ensure_seq(spec, "tolerations"),
+                             fq_map_get(up, "tolerations"));
+            }
+        }
+    }
+}
+
+static void restore_field(struct fq_value *dst, const struct fq_value *src,
+                          const char *key)
+{
+    const struct fq_value *v = fq_map_get(src, key);
+    if (v)
+        fq_map_set(dst, key, fq_value_clone(v));
+    else
+        fq_map_del(dst, key);
+}
+
+/* Eviction: the templates as they were before admission. */
+static void restore_templates(struct fq_value *job, enum fq_kind kind,
+                              const struct fq_value *wl)
+{
+    const struct fq_value *pss = fq_value_path(wl, "spec.podSets");
+    for (size_t i = 0; i < fq_value_len(pss); i++) {
+        const struct fq_value *ps = fq_seq_at(pss, i);
+        struct fq_value *t =
+            template_of(job, kind, fq_value_path_str(ps, "name", "main"));
+        const struct fq_value *orig = fq_map_get(ps, "template");
+        if (!t || !orig)
+            continue;
+        struct fq_value *spec = fq_map_ensure_map(t, "spec");
+        const struct fq_value *ospec = fq_map_get(orig, "spec");
+        restore_field(spec, ospec, "nodeSelector");
+        restore_field(spec, ospec, "tolerations");
+        struct fq_value *md = fq_map_ensure_map(t, "metadata");
+        const struct fq_value *omd = fq_map_get(orig, "metadata");
+        restore_field(md, omd, "labels");
+        restore_field(md, omd, "annotations");
+    }
+}
+
+/* Job status -> Workload PodsReady / Finished. */
+static void map_status(struct fq_engine *e, const struct fq_value *job,
+                       enum fq_kind kind, const char *ns, const char *wname,
+                       int64_t now)
+{
+    const struct fq_object *wo =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+    if (!wo || cond_true(wo->obj, "Finished"))
+        return;
+    bool finished = false, ok = false, ready = false;
+    const char *fmsg = "";
+    if (kind == FQ_KIND_RAYJOB) {
+        const char *ds =
+            fq_value_path_str(job, "status.jobDeploymentStatus", "");
+        if (!strcmp(ds, "Complete") || !strcmp(ds, "Failed")) {
+            finished = true;
+            ok = !strcmp(fq_value_path_str(job, "status.jobStatus", ""),
+                         "SUCCEEDED");
+            fmsg = fq_value_path_str(job, "status.message", "");
+        }
+        ready =
+            !strcmp(fq_value_path_str(job, "status.rayClusterStatus.state", ""),
+                    "ready");
+    } else {
+        if (cond_true(job, "Complete")) {
+            finished = ok = true;
+        } else if (cond_true(job, "Failed")) {
+            finished = true;
+            fmsg = fq_value_path_str(cond_find(job, "Failed"), "message", "");
+        }
+        int64_t par = fq_value_path_int(job, "spec.parallelism", 1);
+        int64_t rd = fq_value_path_int(job, "status.ready", 0);
+        ready = rd >= par || fq_value_path_int(job, "status.succeeded", 0) > 0;
+    }
+    struct fq_value *w =
+        fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+    if (finished) {
+        cond_set(w, "Finished", "True", ok ? "Succeeded" : "Failed",
+                 ok ? "Job finished successfully" :
+                      (*fmsg ? fmsg : "Job failed"),
+                 now);
+    } else if (cond_true(w, "Admitted") && !cond_true(w, "Evicted")) {
+        if (ready)
+            cond_set(w, "PodsReady", "True", "Started",
+                     "All pods reached readiness and the workload is running",
+                     now);
+        else if (cond_true(w, "PodsReady"))
+            cond_set(w, "PodsReady", "False", "WaitForRecovery",
+                     "At least one pod has failed, waiting for recovery", now);
+    }
+    commit(e, w);
+}
+
+static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
+                          const struct fq_object *jo, int64_t now)
+{
+    const struct fq_value *job = jo->obj;
+    const struct fq_value *labels = fq_value_path(job, "metadata.labels");
+    if (!fq_value_as_str(fq_map_get(labels, LABEL_QUEUE)))
+        return;
+    /* A Job created by a RayJob belongs to its parent's workload. */
+    const struct fq_value *ors = fq_value_path(job, "metadata.ownerReferences");
+    for (size_t i = 0; i < fq_value_len(ors); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(ors, i), "kind", ""), "RayJob"))
+            return;
+    char wname[300];
+    workload_name(kind == FQ_KIND_RAYJOB ? "rayjob" : "job", jo->name,
+                  fq_value_path_str(job, "metadata.uid", ""), wname,
+                  sizeof(wname));
+    char *ns = fq_xstrdup(jo->ns), *name = fq_xstrdup(jo->name);
+    const struct fq_object *wo =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+    if (!wo) {
+        create_workload(e, job, kind, wname, now);
+        wo = fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+    }
+    jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
+    if (!wo || !jo)
+        goto out;
+    bool suspended = fq_value_path_bool(jo->obj, "spec.suspend", false);
+    bool admitted =
+        cond_true(wo->obj, "Admitted") && !cond_true(wo->obj, "Evicted");
+    bool finished = cond_true(wo->obj, "Finished");
+    if (!finished && !admitted && !suspended) {
+        struct fq_value *j =
+            fq_objstore_edit(fq_engine_store(e), kind, ns, name);
+        bool was_running = fq_value_path(wo->obj, "status.admission") != NULL ||
+                           cond_true(wo->obj, "Evicted");
+        fq_value_set_path(j, "spec.suspend", fq_value_bool(true));
+        restore_templates(j, kind, wo->obj);
+        if (commit(e, j) && was_running) {
+            const struct fq_object *now_j =
+                fq_objstore_get(fq_engine_store(e), kind, ns, name);
+            const char *why = fq_value_path_str(cond_find(wo->obj, "Evicted"),
+                                                "message", "Not admitted");
+            if (now_j)
+                fq_engine_event(e, now_j->obj, "Normal", "Stopped", "%s", why);
+        }
+    } else if (admitted && suspended && !finished) {
+        struct fq_value *j =
+            fq_objstore_edit(fq_engine_store(e), kind, ns, name);
+        merge_admission(e, j, kind, wo->obj);
+        fq_value_set_path(j, "spec.suspend", fq_value_bool(false));
+        if (commit(e, j)) {
+            const struct fq_object *now_j =
+                fq_objstore_get(fq_engine_store(e), kind, ns, name);
+            if (now_j)
+                fq_engine_event(
+                    e, now_j->obj, "Normal", "Started",
+                    "Admitted by clusterQueue %s",
+                    fq_value_path_str(wo->obj, "status.admission.clusterQueue",
+                                      ""));
+        }
+    }
+    jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
+    if (jo)
+        map_status(e, jo->obj, kind, ns, wname, now);
+out:
+    free(ns);
+    free(name);
+}
+
+/* Workloads whose owning job is gone are deleted, as the GC would. */
+static void collect_orphans(struct fq_engine *e)
+{
+    const struct fq_object **ws;
+    size_t n =
+        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &ws);
+    char **ns = fq_xcalloc(n + 1, sizeof(char *));
+    char **names = fq_xcalloc(n + 1, sizeof(char *));
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value * or
+            = fq_seq_at(fq_value_path(ws[i]->obj, "metadata.ownerReferences"),
+                        0);
+        if (! or)
+            continue;
+        const char *k = fq_value_path_str(or, "kind", "");
+        enum fq_kind kind = !strcmp(k, "RayJob") ? FQ_KIND_RAYJOB :
+                            !strcmp(k, "Job")    ? FQ_KIND_JOB :
+                                                   FQ_KIND_NONE;
+        if (kind == FQ_KIND_NONE)
+            continue;
+        const struct fq_object *owner =
+            fq_objstore_get(fq_engine_store(e), kind, ws[i]->ns,
+                            fq_value_path_str(or, "name", ""));
+        if (owner && !strcmp(fq_value_path_str(owner->obj, "metadata.uid", ""),
+                             fq_value_path_str(or, "uid", "")))
+            continue;
+        ns[m] = fq_xstrdup(ws[i]->ns);
+        names[m++] = fq_xstrdup(ws[i]->name);
+    }
+    free(ws);
+    for (size_t i = 0; i < m; i++) {
+        fq_objstore_delete(fq_engine_store(e), FQ_KIND_WORKLOAD, ns[i],
+                           names[i], NULL);
+        free(ns[i]);
+        free(names[i]);
+    }
+    free(ns);
+    free(names);
+}
+
+static void *create(struct fq_engine *e)
+{
+    (void)e;
+    return fq_xcalloc(1, sizeof(struct jf));
+}
+
+static void destroy(void *self)
+{
+    free(self);
+}
+
+static void on_change(void *self, struct fq_engine *e,
+                      const struct fq_change *c)
+{
+    (void)c;
+    fq_engine_kick(e, self);
+}
+
+static void run(void *self, struct fq_engine *e, int64_t now)
+{
+    (void)self;
+
+    static const enum fq_kind kinds[] = {FQ_KIND_RAYJOB, FQ_KIND_JOB};
+
+    for (size_t k = 0; k < 2; k++) {
+        const struct fq_object **objs;
+        size_t n = fq_objstore_list(fq_engine_store(e), kinds[k], NULL, &objs);
+        char **ns = fq_xcalloc(n + 1, sizeof(char *));
+        char **names = fq_xcalloc(n + 1, sizeof(char *));
+        for (size_t i = 0; i < n; i++) {
+            ns[i] = fq_xstrdup(objs[i]->ns);
+            names[i] = fq_xstrdup(objs[i]->name);
+        }
+        free(objs);
+        for (size_t i = 0; i < n; i++) {
+            const struct fq_object *o =
+                fq_objstore_get(fq_engine_store(e), kinds[k], ns[i], names[i]);
+            if (o)
+                reconcile_job(e, kinds[k], o, now);
+            free(ns[i]);
+            free(names[i]);
+        }
+        free(ns);
+        free(names);
+    }
+    collect_orphans(e);
+}
+
+const struct fq_controller_ops fq_jobframework_controller = {
+    .name = "jobframework",
+    .watch = FQ_KIND_BIT(FQ_KIND_RAYJOB) | FQ_KIND_BIT(FQ_KIND_JOB) |
+             FQ_KIND_BIT(FQ_KIND_WORKLOAD),
+    .create = create,
+    .destroy = destroy,
+    .on_change = on_change,
+    .run = run,
+    .next_wakeup = NULL,
+};
