@@ -1,0 +1,399 @@
+/*
+ * cmd_sim.c - `flexq sim`: replay a job trace through a queue config in
+ * virtual time, with the same core engine flexqd runs.
+ *
+ *   flexq sim --config FILE.yaml --trace FILE.csv [--policy NAME]
+ *             [--compare a,b,c] [--out DIR] [--seed N] [--skip-bad]
+ *             [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]
+ *             [--resource NAME] [-o table|json] [--quiet]
+ *
+ * How it works: reads the config (any flexq YAML) and the trace once, then
+ * runs fq_sim_run once per policy (--compare) and prints the readable
+ * table (or JSON) on stdout. With --out it also writes summary.json,
+ * summary.txt, jobs-POLICY.csv and the SVG plots (wait-cdf.svg,
+ * queue.svg, pools-POLICY.svg) into DIR. A progress line goes to stderr
+ * once a run has taken more than a second of wall time; wall time is read
+ * here, never in the simulation, so results stay reproducible.
+ *
+ * It does not talk to flexqd: the simulation is self-contained.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "flexq/alloc.h"
+#include "flexq/buf.h"
+#include "flexq/value.h"
+#include "report.h"
+#include "simloop.h"
+#include "svg.h"
+
+#define MAX_COMPARE 16
+#define CONFIG_MAX  (16u << 20)
+
+struct progress {
+    struct timespec start, last;
+    const char *policy;
+    bool quiet, shown, tty;
+};
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) +
+           (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void on_progress(void *ctx, const struct fq_sim_progress *p)
+{
+    struct progress *pr = ctx;
+    if (pr->quiet)
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double wall = since(&pr->start, &now);
+    bool final = p->done == p->njobs;
+    if (wall < 1.0 || (!final && since(&pr->last, &now) < (pr->tty ? 0.5 : 5)))
+        return;
+    pr->last = now;
+    pr->shown = true;
+    fprintf(stderr,
+            "%ssim %s: day %.1f, %zu/%zu jobs done, %zu waiting, %zu "
+            "running (%.1fs)%s",
+            pr->tty ? "\r" : "", pr->policy, (double)p->now_ms / 86400000.0,
+            p->done, p->njobs, p->pending, p->running, wall,
+            pr->tty ? "\033[K" : "\n");
+    fflush(stderr);
+}
+
+static int write_file(const char *dir, const char *name, const struct fq_buf *b)
+{
+    char *path = fq_xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    int rc = 0;
+    if (!f || fwrite(fq_buf_str(b), 1, b->len, f) != b->len) {
+        fprintf(stderr, "flexq sim: cannot write %s: %s\n", path,
+                strerror(errno));
+        rc = -1;
+    }
+    if (f && fclose(f) != 0 && !rc) {
+        fprintf(stderr, "flexq sim: cannot write %s: %s\n", path,
+                strerror(errno));
+        rc = -1;
+    }
+    free(path);
+    return rc;
+}
+
+static int write_outputs(const char *dir, struct fq_sim_result *const *rs,
+                         size_t n)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "flexq sim: cannot create %s: %s\n", dir,
+                strerror(errno));
+        return -1;
+    }
+    const struct fq_sim_result *const *crs =
+        (const struct fq_sim_result *const *)rs;
+    struct fq_buf b = FQ_BUF_INIT;
+    int rc = 0;
+    if (n == 1)
+        fq_sim_report_json(rs[0], &b);
+    else
+        fq_sim_report_compare_json(crs, n, &b);
+    rc |= write_file(dir, "summary.json", &b);
+    fq_buf_reset(&b);
+    for (size_t i = 0; i < n; i++) {
+        fq_sim_report_table(rs[i], &b);
+        fq_buf_putc(&b, '\n');
+    }
+    if (n > 1)
+        fq_sim_report_compare(crs, n, &b);
+    rc |= write_file(dir, "summary.txt", &b);
+    for (size_t i = 0; i < n; i++) {
+        char name[96];
+        fq_buf_reset(&b);
+        fq_sim_report_jobs_csv(rs[i], &b);
+        snprintf(name, sizeof(name), "jobs-%s.csv", rs[i]->policy);
+        rc |= write_file(dir, name, &b);
+        fq_buf_reset(&b);
+        fq_sim_plot_pools(rs[i], &b);
+        snprintf(name, sizeof(name), "pools-%s.svg", rs[i]->policy);
+        rc |= write_file(dir, name, &b);
+    }
+    fq_buf_reset(&b);
+    fq_sim_plot_wait_cdf(crs, n, &b);
+    rc |= write_file(dir, "wait-cdf.svg", &b);
+    fq_buf_reset(&b);
+    fq_sim_plot_queue(crs, n, &b);
+    rc |= write_file(dir, "queue.svg", &b);
+    fq_buf_release(&b);
+    return rc ? -1 : 0;
+}
+
+static const char *need_arg(int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char *eq = strchr(a, '=');
+    if (a[0] == '-' && a[1] == '-' && eq)
+        return eq + 1;
+    if (*i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+static bool flag_is(const char *a, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(a, name, n) && (a[n] == '\0' || a[n] == '=');
+}
+
+static int run(int argc, char **argv)
+{
+    const char *config = NULL, *trace = NULL, *policy = NULL, *compare = NULL,
+               *out = NULL, *output = "table";
+    struct fq_sim_options o;
+    fq_sim_options_init(&o);
+    bool skip_bad = false, quiet = false;
+    struct fq_err err = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+#define ARG(name)                            \
+ (flag_is(a, name) &&                        \
+  ((v = need_arg(argc, argv, &i)) != NULL || \
+   (fq_cli_usage_error("sim", "%s needs a value", name), false)))
+        if (!strcmp(a, "--skip-bad")) {
+            skip_bad = true;
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            quiet = true;
+        } else if (flag_is(a, "--config") || flag_is(a, "-f")) {
+            if (!(v = need_arg(argc, argv, &i)))
+                return fq_cli_usage_error("sim", "--config needs a file");
+            config = v;
+        } else if (flag_is(a, "--trace")) {
+            if (!(v = need_arg(argc, argv, &i)))
+                return fq_cli_usage_error("sim", "--trace needs a file");
+            trace = v;
+        } else if (flag_is(a, "--policy")) {
+            if (!ARG("--policy"))
+                return FQ_CLI_FAIL;
+            policy = v;
+        } else if (flag_is(a, "--compare")) {
+            if (!ARG("--compare"))
+                return FQ_CLI_FAIL;
+            compare = v;
+        } else if (flag_is(a, "--out")) {
+            if (!ARG("--out"))
+                return FQ_CLI_FAIL;
+            out = v;
+        } else if (flag_is(a, "--seed")) {
+            if (!ARG("--seed"))
+                return FQ_CLI_FAIL;
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(v, &end, 10);
+            if (*end || errno || !*v)
+                return fq_cli_usage_error("sim",
+                                          "--seed must be a whole "
+                                          "number, got \"%s\"",
+                                          v);
+            o.seed = s;
+        } else if (flag_is(a, "--map")) {
+            if (!ARG("--map"))
+                return FQ_CLI_FAIL;
+            if (fq_trace_map_parse(&o.map, v, &err))
+                return fq_cli_usage_error("sim", "%s", err.msg);
+        } else if (flag_is(a, "--long-jobs")) {
+            if (!ARG("--long-jobs"))
+                return FQ_CLI_FAIL;
+            if (fq_sim_long_rule_parse(v, &o.long_rule))
+                return fq_cli_usage_error("sim",
+                                          "--long-jobs must be "
+                                          "keep-a, split or refuse, "
+                                          "got \"%s\"",
+                                          v);
+            o.long_rule_set = true;
+        } else if (flag_is(a, "--resource")) {
+            if (!ARG("--resource"))
+                return FQ_CLI_FAIL;
+            o.resource = v;
+        } else if (flag_is(a, "-o") || flag_is(a, "--output")) {
+            if (!(v = need_arg(argc, argv, &i)))
+                return fq_cli_usage_error("sim", "-o needs table or json");
+            output = v;
+            if (strcmp(v, "table") && strcmp(v, "json"))
+                return fq_cli_usage_error("sim",
+                                          "-o must be table or json, "
+                                          "got \"%s\"",
+                                          v);
+        } else {
+            return fq_cli_usage_error("sim", "unknown argument \"%s\"", a);
+        }
+#undef ARG
+    }
+    if (!config)
+        return fq_cli_usage_error("sim", "--config FILE.yaml is required");
+    if (!trace)
+        return fq_cli_usage_error("sim", "--trace FILE.csv is required");
+    if (policy && compare)
+        return fq_cli_usage_error("sim", "give --policy or --compare, not "
+                                         "both");
+
+    /* The policies to run. */
+    const struct fq_sim_policy *pols[MAX_COMPARE];
+    size_t npol = 0;
+    if (compare) {
+        char *copy = fq_xstrdup(compare), *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t;
+             t = strtok_r(NULL, ",", &save)) {
+            const struct fq_sim_policy *p = fq_sim_policy_find(t);
+            if (!p || npol == MAX_COMPARE) {
+                fprintf(stderr,
+                        "flexq sim: %s \"%s\" (policies: plan-a-only, "
+                        "plan-b-only, kueue, flexq)\n",
+                        p ? "too many policies at" : "unknown policy", t);
+                free(copy);
+                return FQ_CLI_FAIL;
+            }
+            pols[npol++] = p;
+        }
+        free(copy);
+        if (npol == 0)
+            return fq_cli_usage_error("sim", "--compare needs policy names");
+    } else {
+        const char *name = policy ? policy : "flexq";
+        pols[0] = fq_sim_policy_find(name);
+        if (!pols[0]) {
+            fprintf(stderr,
+                    "flexq sim: unknown policy \"%s\" (policies: "
+                    "plan-a-only, plan-b-only, kueue, flexq)\n",
+                    name);
+            return FQ_CLI_FAIL;
+        }
+        npol = 1;
+    }
+
+    /* The config and the trace. */
+    char *text = NULL;
+    size_t len = 0;
+    if (fq_cli_read_file(config, CONFIG_MAX, &text, &len, &err)) {
+        fprintf(stderr, "flexq sim: %s\n", err.msg);
+        return FQ_CLI_FAIL;
+    }
+    struct fq_docs docs = {0};
+    struct fq_limits lim = fq_limits_default();
+    int rc = fq_yaml_parse(text, len, config, &lim, &docs, &err);
+    free(text);
+    if (rc) {
+        fprintf(stderr, "flexq sim: %s\n", err.msg);
+        return FQ_CLI_FAIL;
+    }
+    struct fq_trace tr;
+    fq_trace_init(&tr);
+    if (fq_trace_load(&tr, trace, skip_bad, &err)) {
+        fprintf(stderr, "flexq sim: %s%s\n", err.msg,
+                skip_bad ? "" : " (--skip-bad skips bad rows)");
+        fq_trace_release(&tr);
+        fq_docs_release(&docs);
+        return FQ_CLI_FAIL;
+    }
+    if (tr.skipped && !quiet) {
+        fprintf(stderr, "flexq sim: skipped %zu bad row%s of %zu:\n",
+                tr.skipped, tr.skipped == 1 ? "" : "s", tr.lines);
+        for (size_t i = 0; i < tr.n_skip_errors; i++)
+            fprintf(stderr, "  %s\n", tr.skip_errors[i].msg);
+        if (tr.skipped > tr.n_skip_errors)
+            fprintf(stderr, "  ... and %zu more\n",
+                    tr.skipped - tr.n_skip_errors);
+    }
+    o.config = &docs;
+    o.config_name = config;
+    o.trace = &tr;
+
+    struct fq_sim_result *rs[MAX_COMPARE] = {0};
+    int status = FQ_CLI_OK;
+    size_t ran = 0;
+    for (size_t i = 0; i < npol; i++) {
+        struct progress pr = {
+            .policy = pols[i]->name, .quiet = quiet, .tty = isatty(2)};
+        clock_gettime(CLOCK_MONOTONIC, &pr.start);
+        pr.last = pr.start;
+        o.policy = pols[i];
+        o.progress = on_progress;
+        o.progress_ctx = &pr;
+        rs[i] = fq_xcalloc(1, sizeof(*rs[i]));
+        ran++;
+        if (fq_sim_run(&o, rs[i], &err)) {
+            if (pr.shown && pr.tty)
+                fputc('\n', stderr);
+            fprintf(stderr, "flexq sim: %s\n", err.msg);
+            status = FQ_CLI_FAIL;
+            break;
+        }
+        if (pr.shown && pr.tty)
+            fputc('\n', stderr);
+    }
+    if (status == FQ_CLI_OK) {
+        struct fq_buf b = FQ_BUF_INIT;
+        const struct fq_sim_result *const *crs =
+            (const struct fq_sim_result *const *)rs;
+        if (!strcmp(output, "json")) {
+            if (npol == 1)
+                fq_sim_report_json(rs[0], &b);
+            else
+                fq_sim_report_compare_json(crs, npol, &b);
+        } else if (npol == 1) {
+            fq_sim_report_table(rs[0], &b);
+        } else {
+            fq_sim_report_compare(crs, npol, &b);
+        }
+        fwrite(fq_buf_str(&b), 1, b.len, stdout);
+        fq_buf_release(&b);
+        if (out && write_outputs(out, rs, npol))
+            status = FQ_CLI_FAIL;
+    }
+    for (size_t i = 0; i < ran; i++) {
+        fq_sim_result_release(rs[i]);
+        free(rs[i]);
+    }
+    fq_trace_release(&tr);
+    fq_docs_release(&docs);
+    return status;
+}
+
+const struct fq_cli_cmd fq_cli_cmd_sim = {
+    "sim", run, "Replay a job trace through a queue config in virtual time",
+    "Usage: flexq sim --config FILE.yaml --trace FILE.csv [--policy NAME]\n"
+    "                 [--compare a,b,c] [--out DIR] [--seed N] [--skip-bad]\n"
+    "                 [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]\n"
+    "                 [--resource NAME] [-o table|json] [--quiet]\n"
+    "\n"
+    "Replays a job trace (the normalized CSV: job_id,submit_s,duration_s,\n"
+    "chips,hosts,...) through the flexq config in FILE.yaml (NodePools,\n"
+    "CapacityModel, ResourceFlavors, ClusterQueues, LocalQueues, checks)\n"
+    "with flexq's own engine in virtual time, and reports waits, slowdown,\n"
+    "utilisation and cost.\n"
+    "\n"
+    "  --policy NAME     plan-a-only, plan-b-only, kueue or flexq (default)\n"
+    "  --compare a,b,c   run several policies and print them side by side\n"
+    "  --out DIR         also write summary.json, summary.txt,\n"
+    "                    jobs-POLICY.csv, wait-cdf.svg, queue.svg and\n"
+    "                    pools-POLICY.svg into DIR\n"
+    "  --seed N          seed of the engine's PRNG (default 1); the same\n"
+    "                    seed gives the same output, byte for byte\n"
+    "  --skip-bad        skip and count bad trace rows instead of failing\n"
+    "  --map K=V,...     chips-per-host=N (pods of at most N chips),\n"
+    "                    queue=NAME|@queue|@user (the LocalQueue),\n"
+    "                    priority=N|@priority\n"
+    "  --long-jobs RULE  what to do with jobs longer than Plan B's max run:\n"
+    "                    keep-a (pin to Plan A), split (checkpointed\n"
+    "                    segments) or refuse; default: the policy's rule\n"
+    "  --resource NAME   the accelerator resource jobs request (default:\n"
+    "                    the ClusterQueue's first non-cpu/memory resource)\n"
+    "  -o table|json     what to print on stdout (default table)\n"
+    "  -q, --quiet       no progress line on stderr\n"};

@@ -1,0 +1,88 @@
+/*
+ * policies.c - the table of named simulation policies (see policies.h).
+ *
+ * Each row is data: which plans, which engine switches, which long-job
+ * rule. Adding a policy is adding a row. The rows and their reasons:
+ *
+ *   plan-a-only  Plan A flavors only; Kueue-exact switches. Long jobs stay
+ *                on Plan A (there is nothing else). The baseline: what a
+ *                fixed on-demand quota gives.
+ *   plan-b-only  Plan B flavors only; Kueue-exact switches. Long jobs are
+ *                split into checkpointed segments, the only way they can
+ *                run on flex-start nodes at all.
+ *   kueue        A then B exactly as Kueue does; a Kueue user keeps long
+ *                jobs off Plan B by pinning them to Plan A with a
+ *                nodeSelector, which is what this rule does.
+ *   flexq        A then B with flexq's switches (several admissions per
+ *                cycle, move to Plan A when it frees up, flavor cool-down,
+ *                stockout fallback); long jobs are split into segments so
+ *                that they may use Plan B too.
+ *
+ * The simulator applies the plan choice to the config (simloop.c) and the
+ * rule to each long job; `--long-jobs` overrides the rule of any policy.
+ */
+#include "policies.h"
+
+#include <string.h>
+
+static const struct fq_sim_policy policies[] = {
+    {"plan-a-only", "Plan A (on-demand quota) only, Kueue-exact",
+     FQ_SIM_PLAN_A_ONLY, true, FQ_SIM_LONG_KEEP_A},
+    {"plan-b-only", "Plan B (flex-start, queued) only, Kueue-exact",
+     FQ_SIM_PLAN_B_ONLY, true, FQ_SIM_LONG_SPLIT},
+    {"kueue", "Plan A then Plan B exactly as Kueue does", FQ_SIM_PLANS_BOTH,
+     true, FQ_SIM_LONG_KEEP_A},
+    {"flexq", "Plan A then Plan B with flexq's policy switches",
+     FQ_SIM_PLANS_BOTH, false, FQ_SIM_LONG_SPLIT},
+};
+
+#define NPOLICIES (sizeof(policies) / sizeof(policies[0]))
+
+const struct fq_sim_policy *fq_sim_policy_find(const char *name)
+{
+    for (size_t i = 0; i < NPOLICIES; i++)
+        if (strcmp(policies[i].name, name) == 0)
+            return &policies[i];
+    return NULL;
+}
+
+size_t fq_sim_policy_count(void)
+{
+    return NPOLICIES;
+}
+
+const struct fq_sim_policy *fq_sim_policy_at(size_t i)
+{
+    return i < NPOLICIES ? &policies[i] : NULL;
+}
+
+struct fq_policy fq_sim_policy_engine(const struct fq_sim_policy *p)
+{
+    return p->kueue_exact ? fq_policy_kueue() : fq_policy_default();
+}
+
+const char *fq_sim_long_rule_text(enum fq_sim_long_rule r)
+{
+    switch (r) {
+    case FQ_SIM_LONG_SPLIT:
+        return "split into checkpointed segments";
+    case FQ_SIM_LONG_REFUSE:
+        return "refused";
+    case FQ_SIM_LONG_KEEP_A:
+        break;
+    }
+    return "kept on Plan A";
+}
+
+int fq_sim_long_rule_parse(const char *s, enum fq_sim_long_rule *out)
+{
+    if (!strcmp(s, "keep-a"))
+        *out = FQ_SIM_LONG_KEEP_A;
+    else if (!strcmp(s, "split"))
+        *out = FQ_SIM_LONG_SPLIT;
+    else if (!strcmp(s, "refuse"))
+        *out = FQ_SIM_LONG_REFUSE;
+    else
+        return FQ_EINVAL;
+    return 0;
+}

@@ -1,0 +1,59 @@
+/*
+ * policies.h - the named policies `flexq sim --policy` compares.
+ *
+ * A policy is three choices made on top of the user's own config:
+ *   - which plans the ClusterQueues may use: both (A then B, as listed),
+ *     Plan A only, or Plan B only (the other plan's flavors are removed
+ *     from the queue before the run);
+ *   - the engine's policy switches: Kueue-exact (fq_policy_kueue()) or
+ *     flexq's defaults (fq_policy_default());
+ *   - the rule for jobs longer than Plan B's max run (flex-start nodes live
+ *     at most that long): keep them on Plan A, split them into checkpointed
+ *     segments, or refuse them.
+ *
+ * Plan B flavors are those that a provisioning-request admission check
+ * applies to, or whose nodes come from a pool with queued provisioning;
+ * every other flavor that gives the accelerator is Plan A.
+ */
+#ifndef FLEXQ_SIM_POLICIES_H
+#define FLEXQ_SIM_POLICIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "flexq/engine.h"
+
+enum fq_sim_plans {
+    FQ_SIM_PLANS_BOTH = 0,
+    FQ_SIM_PLAN_A_ONLY,
+    FQ_SIM_PLAN_B_ONLY,
+};
+
+enum fq_sim_long_rule {
+    FQ_SIM_LONG_KEEP_A = 0, /* pinned to Plan A by a nodeSelector */
+    FQ_SIM_LONG_SPLIT,      /* checkpointed segments shorter than max run */
+    FQ_SIM_LONG_REFUSE,     /* not submitted; reported as refused */
+};
+
+struct fq_sim_policy {
+    const char *name;
+    const char *summary; /* one line for --help and the docs */
+    enum fq_sim_plans plans;
+    bool kueue_exact; /* fq_policy_kueue() instead of the defaults */
+    enum fq_sim_long_rule long_rule;
+};
+
+/* The policy of that name, or NULL. Borrowed (static). */
+const struct fq_sim_policy *fq_sim_policy_find(const char *name);
+size_t fq_sim_policy_count(void);
+const struct fq_sim_policy *fq_sim_policy_at(size_t i);
+
+/* The engine's switches for a policy. */
+struct fq_policy fq_sim_policy_engine(const struct fq_sim_policy *p);
+
+/* "kept on Plan A", "split into checkpointed segments", "refused". */
+const char *fq_sim_long_rule_text(enum fq_sim_long_rule r);
+/* Parses "keep-a", "split" or "refuse". */
+int fq_sim_long_rule_parse(const char *s, enum fq_sim_long_rule *out);
+
+#endif

@@ -1,0 +1,1263 @@
+/*
+ * simloop.c - the simulator's virtual clock around flexq's engine.
+ *
+ * How it works. The engine runs in simulator mode (no_pods: no Pod objects;
+ * the capacity controller places admitted workloads on nodes itself and
+ * sets PodsReady). The loop keeps three clocks and always jumps to the
+ * earliest:
+ *
+ *   next arrival    the next trace row's submit time: submit a Workload
+ *   next finish     a min-heap of (end of run, job, run generation): mark
+ *                   that workload Finished=True (reason Succeeded)
+ *   engine wakeup   fq_engine_next_wakeup: timers of the controllers
+ *                   (backoffs, booking, boot, max run, scale-down...)
+ *
+ * then settles the engine at that instant. An observer on the engine (every
+ * stored change) marks touched workloads dirty and counts nodes per pool;
+ * after the settle the loop looks at each dirty workload once. Nothing is
+ * polled, so a step costs what changed, not what exists.
+ *
+ * A job's life, as this file sees it:
+ *
+ *      arrival            Admitted & PodsReady            our finish mark
+ *   ----------> WAITING ---------------------> RUNNING ------------------+
+ *     (or REFUSED by     ^                        |                      |
+ *      the long-job      |  evicted, preempted,   |                      v
+ *      rule)             +--- revoked (restart) --+      more segments? --> next
+ *                                                                 | no    segment
+ *         spec.active=false (deactivated)                         v       (WAITING)
+ *   WAITING/RUNNING ------------------------------------------> DONE
+ *                                            (EXPIRED if it was revoked on Plan B,
+ *                                             else REFUSED)
+ *
+ * Invariants:
+ *   1. a job is RUNNING iff its current workload is Admitted, PodsReady
+ *      (set after the admission) and not Evicted, Finished or inactive;
+ *   2. exactly one heap entry per RUNNING job carries its current `gen`;
+ *      entries with an older gen are stale and skipped;
+ *   3. pending + running + done + (not yet submitted) = jobs;
+ *   4. per pool, used chips = the sum of chips of jobs running there.
+ *
+ * Memory is flat in the number of finished jobs: a finished workload is
+ * deleted from the engine once its figures are recorded, Events are purged
+ * as they pile up, and the store's change log is off. What grows with the
+ * trace is one compact record per job (report.h) and the state below.
+ *
+ * It does not: start processes, read clocks (progress reports get virtual
+ * time; the caller adds wall time), or second-guess the controllers: if a
+ * job never gets nodes, it stays pending and is reported unfinished.
+ */
+#include "simloop.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/cloud.h"
+#include "../core/nodepool.h"
+#include "flexq/alloc.h"
+#include "flexq/engine.h"
+#include "flexq/kinds.h"
+#include "flexq/quantity.h"
+
+#define MAX_POOLS          64
+#define PROVREQ_CONTROLLER "kueue.x-k8s.io/provisioning-request"
+#define DAY_MS             (86400LL * 1000)
+
+enum phase {
+    PH_NEW = 0, /* not submitted yet */
+    PH_WAITING,
+    PH_RUNNING,
+    PH_DONE,
+};
+
+struct jstate {
+    int64_t run_start;    /* engine-relative ms, while RUNNING */
+    int64_t run_len;      /* length of the current run when it completes */
+    int64_t remaining_ms; /* work left, over all segments */
+    uint32_t gen;         /* bumped when a run ends */
+    uint16_t seg;         /* current workload's segment number, from 1 */
+    int16_t run_pool;
+    uint8_t phase;
+    bool dirty;
+    bool marked;  /* we set Finished on the current workload */
+    bool revoked; /* a run was cut short on a Plan B pool */
+    bool split;   /* runs in segments of seg_ms */
+};
+
+struct fin {
+    int64_t t;
+    uint32_t job;
+    uint32_t gen;
+};
+
+/* Node name -> (pool, chips), open addressing with tombstones. */
+struct nslot {
+    char *name; /* owned; NULL empty; TOMB deleted */
+    int pool;
+    int64_t chips;
+};
+
+static char tomb_mark;
+#define TOMB (&tomb_mark)
+
+struct nodemap {
+    struct nslot *slots;
+    size_t cap, used; /* used counts live + tombstones */
+};
+
+struct flavor {
+    char *name; /* owned */
+    char *pool; /* owned, or NULL: its gke-nodepool label */
+    bool plan_b;
+    bool gives;              /* some ClusterQueue gives the accelerator on it */
+    struct fq_value *labels; /* owned clone of spec.nodeLabels, or NULL */
+};
+
+struct sim {
+    const struct fq_sim_options *o;
+    struct fq_sim_result *r;
+    struct fq_engine *e;
+    struct fq_objstore *store;
+    struct fq_cloud *cloud;
+    char res[128];
+    char ns[128];
+    char defq[128];
+    struct jstate *js;
+    size_t njobs;
+    struct fin *heap;
+    size_t hn, hcap;
+    uint32_t *dirty;
+    size_t nd, dcap;
+    struct nodemap nodes;
+    int64_t pool_nodes[MAX_POOLS], pool_chips[MAX_POOLS], pool_used[MAX_POOLS];
+    struct flavor *flv;
+    size_t nflv;
+    bool has_plan_b;
+    struct fq_value *plan_a_selector; /* owned, or NULL */
+    int64_t seg_ms;
+    enum fq_sim_long_rule rule;
+    size_t submitted, done, pending, running;
+    int64_t now; /* virtual ms */
+    int err_code;
+    struct fq_err *err;
+};
+
+/* --- small helpers ----------------------------------------------------- */
+
+static const struct fq_value *cond_get(const struct fq_value *obj,
+                                       const char *type)
+{
+    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
+    size_t n = fq_value_len(cs);
+    for (size_t i = 0; i < n && cs->type == FQ_V_SEQ; i++) {
+        const struct fq_value *c = fq_seq_at(cs, i);
+        const char *t = fq_value_path_str(c, "type", "");
+        if (!strcmp(t, type))
+            return c;
+    }
+    return NULL;
+}
+
+static bool cond_true(const struct fq_value *obj, const char *type)
+{
+    const struct fq_value *c = cond_get(obj, type);
+    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
+}
+
+static int64_t cond_time(const struct fq_value *c)
+{
+    int64_t t = 0;
+    const char *s = fq_value_path_str(c, "lastTransitionTime", NULL);
+    if (!s || fq_time_parse(s, &t))
+        return 0;
+    return t;
+}
+
+static int64_t quantity_of(const struct fq_value *v)
+{
+    if (!v)
+        return 0;
+    if (v->type == FQ_V_NUM)
+        return v->u.num.is_int ? v->u.num.i : (int64_t)v->u.num.d;
+    const char *s = fq_value_as_str(v);
+    int64_t q = 0;
+    if (s && fq_quantity_parse(s, FQ_Q_UNIT, &q, NULL, NULL) == 0)
+        return q;
+    return 0;
+}
+
+static int64_t to_abs(int64_t rel)
+{
+    return FQ_SIM_EPOCH_MS + rel;
+}
+
+static void wl_name(char *buf, size_t size, size_t job, unsigned seg)
+{
+    snprintf(buf, size, "sim-%zu-%u", job, seg);
+}
+
+/* The job index of a simulator workload name, or -1. */
+static long wl_job(const char *name)
+{
+    if (strncmp(name, "sim-", 4) != 0)
+        return -1;
+    char *end;
+    long v = strtol(name + 4, &end, 10);
+    return *end == '-' && v >= 0 ? v : -1;
+}
+
+/* --- node map ------------------------------------------------------------ */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void nodemap_put(struct nodemap *m, const char *name, int pool,
+                        int64_t chips);
+
+static void nodemap_grow(struct nodemap *m)
+{
+    struct nodemap old = *m;
+    m->cap = old.cap ? old.cap * 2 : 256;
+    m->slots = fq_xcalloc(m->cap, sizeof(*m->slots));
+    m->used = 0;
+    for (size_t i = 0; i < old.cap; i++) {
+        if (old.slots[i].name && old.slots[i].name != TOMB) {
+            nodemap_put(m, old.slots[i].name, old.slots[i].pool,
+                        old.slots[i].chips);
+            free(old.slots[i].name);
+        }
+    }
+    free(old.slots);
+}
+
+static void nodemap_put(struct nodemap *m, const char *name, int pool,
+                        int64_t chips)
+{
+    if ((m->used + 1) * 2 > m->cap)
+        nodemap_grow(m);
+    size_t j = hash_str(name) & (m->cap - 1);
+    while (m->slots[j].name) {
+        if (m->slots[j].name != TOMB && !strcmp(m->slots[j].name, name)) {
+            m->slots[j].pool = pool;
+            m->slots[j].chips = chips;
+            return;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->slots[j] = (struct nslot){fq_xstrdup(name), pool, chips};
+    m->used++;
+}
+
+/* Removes name; returns false if absent. */
+static bool nodemap_take(struct nodemap *m, const char *name, int *pool,
+                         int64_t *chips)
+{
+    if (!m->cap)
+        return false;
+    size_t j = hash_str(name) & (m->cap - 1);
+    while (m->slots[j].name) {
+        if (m->slots[j].name != TOMB && !strcmp(m->slots[j].name, name)) {
+            *pool = m->slots[j].pool;
+            *chips = m->slots[j].chips;
+            free(m->slots[j].name);
+            m->slots[j].name = TOMB;
+            return true;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    return false;
+}
+
+static void nodemap_free(struct nodemap *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].name != TOMB)
+            free(m->slots[i].name);
+    free(m->slots);
+}
+
+/* --- finish heap ------------------------------------------------------- */
+
+static bool fin_less(const struct fin *a, const struct fin *b)
+{
+    return a->t < b->t || (a->t == b->t && a->job < b->job);
+}
+
+static void heap_push(struct sim *s, struct fin f)
+{
+    FQ_GROW(s->heap, s->hcap, s->hn + 1);
+    size_t i = s->hn++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!fin_less(&f, &s->heap[p]))
+            break;
+        s->heap[i] = s->heap[p];
+        i = p;
+    }
+    s->heap[i] = f;
+}
+
+static struct fin heap_pop(struct sim *s)
+{
+    struct fin top = s->heap[0];
+    struct fin last = s->heap[--s->hn];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= s->hn)
+            break;
+        if (c + 1 < s->hn && fin_less(&s->heap[c + 1], &s->heap[c]))
+            c++;
+        if (!fin_less(&s->heap[c], &last))
+            break;
+        s->heap[i] = s->heap[c];
+        i = c;
+    }
+    if (s->hn)
+        s->heap[i] = last;
+    return top;
+}
+
+static bool fin_valid(const struct sim *s, const struct fin *f)
+{
+    const struct jstate *j = &s->js[f->job];
+    return j->phase == PH_RUNNING && j->gen == f->gen && !j->marked;
+}
+
+/* --- pools --------------------------------------------------------------- */
+
+/* The pool index of a pool name, adding it (from its NodePool object when
+ * the store has one) the first time; -1 when there are too many. */
+static int pool_index(struct sim *s, const char *name)
+{
+    struct fq_sim_result *r = s->r;
+    for (size_t i = 0; i < r->npools; i++)
+        if (!strcmp(r->pools[i].name, name))
+            return (int)i;
+    if (r->npools == MAX_POOLS)
+        return -1;
+    r->pools = fq_xrealloc(r->pools, (r->npools + 1) * sizeof(*r->pools));
+    struct fq_sim_pool *p = &r->pools[r->npools];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    for (size_t i = 0; i < s->nflv; i++)
+        if (s->flv[i].pool && !strcmp(s->flv[i].pool, name)) {
+            snprintf(p->flavor, sizeof(p->flavor), "%s", s->flv[i].name);
+            break;
+        }
+    const struct fq_object *o =
+        fq_objstore_get(s->store, FQ_KIND_NODEPOOL, "", name);
+    struct fq_nodepool_spec spec;
+    if (o && fq_nodepool_decode(o->obj, &spec, NULL) == 0 && spec.machine) {
+        p->queued = spec.queued;
+        p->chips_per_node = spec.machine->accel_count;
+        p->price_per_node_hour =
+            s->cloud ? fq_cloud_price(s->cloud, spec.machine->name,
+                                      spec.location ? spec.location : "",
+                                      fq_nodepool_provisioning(&spec)) :
+                       fq_nodepool_price(&spec);
+    }
+    /* The series keeps one column per pool: widen what it has so far. */
+    struct fq_sim_series *se = &r->series;
+    if (se->n) {
+        size_t np = r->npools, cap = se->cap;
+        int32_t *c = fq_xcalloc(cap * (np + 1), sizeof(*c));
+        int32_t *u = fq_xcalloc(cap * (np + 1), sizeof(*u));
+        for (size_t i = 0; i < se->n; i++)
+            for (size_t q = 0; q < np; q++) {
+                c[i * (np + 1) + q] = se->pool_chips[i * np + q];
+                u[i * (np + 1) + q] = se->pool_used[i * np + q];
+            }
+        free(se->pool_chips);
+        free(se->pool_used);
+        se->pool_chips = c;
+        se->pool_used = u;
+    } else if (se->cap) {
+        se->pool_chips = fq_xrealloc(se->pool_chips, se->cap * (r->npools + 1) *
+                                                         sizeof(int32_t));
+        se->pool_used = fq_xrealloc(se->pool_used, se->cap * (r->npools + 1) *
+                                                       sizeof(int32_t));
+    }
+    return (int)r->npools++;
+}
+
+static const struct flavor *flavor_find(const struct sim *s, const char *name)
+{
+    for (size_t i = 0; i < s->nflv; i++)
+        if (!strcmp(s->flv[i].name, name))
+            return &s->flv[i];
+    return NULL;
+}
+
+/* The pool a workload's accelerator podset was assigned to, or -1. */
+static int pool_of(struct sim *s, const struct fq_value *wl)
+{
+    const struct fq_value *psa =
+        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *a = fq_seq_at(psa, 0);
+    const struct fq_value *fl = fq_value_path(a, "flavors");
+    const char *flavor = fq_value_as_str(fq_map_get(fl, s->res));
+    if (!flavor && fl && fl->type == FQ_V_MAP && fl->u.map.n)
+        flavor = fq_value_as_str(fl->u.map.items[0].val);
+    const struct flavor *f = flavor ? flavor_find(s, flavor) : NULL;
+    if (!f || !f->pool)
+        return -1;
+    return pool_index(s, f->pool);
+}
+
+/* --- observer ------------------------------------------------------------ */
+
+static void mark_dirty(struct sim *s, size_t job)
+{
+    if (s->js[job].dirty)
+        return;
+    s->js[job].dirty = true;
+    FQ_GROW(s->dirty, s->dcap, s->nd + 1);
+    s->dirty[s->nd++] = (uint32_t)job;
+}
+
+static void observe(void *ctx, const struct fq_change *c)
+{
+    struct sim *s = ctx;
+    s->r->events++;
+    if (c->kind == FQ_KIND_WORKLOAD) {
+        long j = wl_job(c->name);
+        if (j >= 0 && (size_t)j < s->njobs)
+            mark_dirty(s, (size_t)j);
+        return;
+    }
+    if (c->kind != FQ_KIND_NODE)
+        return;
+    if (c->type == FQ_CHANGE_ADDED && c->obj) {
+        /* Label keys hold dots: read the labels map directly. */
+        const char *pool = fq_value_as_str(fq_map_get(
+            fq_value_path(c->obj, "metadata.labels"), FQ_LABEL_NODEPOOL));
+        if (!pool)
+            return;
+        int p = pool_index(s, pool);
+        if (p < 0)
+            return;
+        int64_t chips = quantity_of(
+            fq_map_get(fq_value_path(c->obj, "status.allocatable"), s->res));
+        if (!chips)
+            chips = s->r->pools[p].chips_per_node;
+        nodemap_put(&s->nodes, c->name, p, chips);
+        s->pool_nodes[p]++;
+        s->pool_chips[p] += chips;
+        if (s->pool_nodes[p] > s->r->pools[p].max_nodes)
+            s->r->pools[p].max_nodes = s->pool_nodes[p];
+    } else if (c->type == FQ_CHANGE_DELETED) {
+        int p;
+        int64_t chips;
+        if (nodemap_take(&s->nodes, c->name, &p, &chips)) {
+            s->pool_nodes[p]--;
+            s->pool_chips[p] -= chips;
+        }
+    }
+}
+
+/* --- config ------------------------------------------------------------ */
+
+static const char *kind_of(const struct fq_value *doc)
+{
+    return fq_value_path_str(doc, "kind", "");
+}
+
+static const char *name_of(const struct fq_value *doc)
+{
+    return fq_value_path_str(doc, "metadata.name", "");
+}
+
+static const struct fq_value *find_doc(struct fq_value **docs, size_t n,
+                                       const char *kind, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(kind_of(docs[i]), kind) &&
+            (!name || !strcmp(name_of(docs[i]), name)))
+            return docs[i];
+    return NULL;
+}
+
+static bool is_provreq_check(struct fq_value **docs, size_t n,
+                             const char *check)
+{
+    const struct fq_value *ac = find_doc(docs, n, "AdmissionCheck", check);
+    return ac && !strcmp(fq_value_path_str(ac, "spec.controllerName", ""),
+                         PROVREQ_CONTROLLER);
+}
+
+static bool seq_has_str(const struct fq_value *seq, const char *s)
+{
+    size_t n = fq_value_len(seq);
+    for (size_t i = 0; i < n && seq->type == FQ_V_SEQ; i++) {
+        const char *v = fq_value_as_str(fq_seq_at(seq, i));
+        if (v && !strcmp(v, s))
+            return true;
+    }
+    return false;
+}
+
+static struct flavor *flavor_add(struct sim *s, struct fq_value **docs,
+                                 size_t n, const char *name)
+{
+    for (size_t i = 0; i < s->nflv; i++)
+        if (!strcmp(s->flv[i].name, name))
+            return &s->flv[i];
+    s->flv = fq_xrealloc(s->flv, (s->nflv + 1) * sizeof(*s->flv));
+    struct flavor *f = &s->flv[s->nflv++];
+    memset(f, 0, sizeof(*f));
+    f->name = fq_xstrdup(name);
+    const struct fq_value *rf = find_doc(docs, n, "ResourceFlavor", name);
+    const struct fq_value *labels = fq_value_path(rf, "spec.nodeLabels");
+    if (labels && labels->type == FQ_V_MAP) {
+        f->labels = fq_value_clone(labels);
+        const char *pool =
+            fq_value_as_str(fq_map_get(labels, FQ_LABEL_NODEPOOL));
+        if (pool)
+            f->pool = fq_xstrdup(pool);
+    }
+    if (f->pool) {
+        for (size_t i = 0; i < n; i++) {
+            struct fq_nodepool_spec spec;
+            if (strcmp(kind_of(docs[i]), "NodePool") ||
+                strcmp(name_of(docs[i]), f->pool))
+                continue;
+            if (fq_nodepool_decode(docs[i], &spec, NULL) == 0 && spec.queued)
+                f->plan_b = true;
+        }
+    }
+    return f;
+}
+
+/* The accelerator: the first covered resource not cpu / memory / pods. */
+static void detect_resource(struct sim *s, struct fq_value **docs, size_t n)
+{
+    if (s->o->resource) {
+        snprintf(s->res, sizeof(s->res), "%s", s->o->resource);
+        return;
+    }
+    snprintf(s->res, sizeof(s->res), "nvidia.com/gpu");
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(kind_of(docs[i]), "ClusterQueue"))
+            continue;
+        const struct fq_value *rgs =
+            fq_value_path(docs[i], "spec.resourceGroups");
+        for (size_t g = 0; g < fq_value_len(rgs); g++) {
+            const struct fq_value *cov =
+                fq_value_path(fq_seq_at(rgs, g), "coveredResources");
+            for (size_t k = 0; k < fq_value_len(cov); k++) {
+                const char *r = fq_value_as_str(fq_seq_at(cov, k));
+                if (r && strcmp(r, "cpu") && strcmp(r, "memory") &&
+                    strcmp(r, "pods") && strcmp(r, "ephemeral-storage")) {
+                    snprintf(s->res, sizeof(s->res), "%s", r);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/* Does this flavor entry of a resource group give the accelerator? */
+static bool entry_gives(const struct sim *s, const struct fq_value *fe)
+{
+    const struct fq_value *rs = fq_value_path(fe, "resources");
+    for (size_t k = 0; k < fq_value_len(rs); k++) {
+        const struct fq_value *rq = fq_seq_at(rs, k);
+        if (!strcmp(fq_value_path_str(rq, "name", ""), s->res) &&
+            quantity_of(fq_map_get(rq, "nominalQuota")) > 0)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Classifies the flavors of a ClusterQueue (Plan B: a provisioning check
+ * applies to it, or its pool is queued) and removes the ones the policy's
+ * plan choice excludes, with their admission-check scoping.
+ */
+static void edit_cluster_queue(struct sim *s, struct fq_value *cq,
+                               struct fq_value **docs, size_t n)
+{
+    struct fq_value *checks =
+        fq_value_path(cq, "spec.admissionChecksStrategy.admissionChecks");
+    struct fq_value *rgs = fq_value_path(cq, "spec.resourceGroups");
+    enum fq_sim_plans plans = s->o->policy->plans;
+    for (size_t g = 0; g < fq_value_len(rgs); g++) {
+        struct fq_value *rg = fq_seq_at(rgs, g);
+        struct fq_value *fls = fq_map_get(rg, "flavors");
+        struct fq_value *kept = fq_value_seq();
+        for (size_t k = 0; k < fq_value_len(fls); k++) {
+            struct fq_value *fe = fq_seq_at(fls, k);
+            const char *fname = fq_value_path_str(fe, "name", "");
+            struct flavor *f = flavor_add(s, docs, n, fname);
+            for (size_t c = 0; c < fq_value_len(checks); c++) {
+                const struct fq_value *ce = fq_seq_at(checks, c);
+                if (seq_has_str(fq_map_get(ce, "onFlavors"), fname) &&
+                    is_provreq_check(docs, n,
+                                     fq_value_path_str(ce, "name", "")))
+                    f->plan_b = true;
+            }
+            bool gives = entry_gives(s, fe);
+            bool drop = (plans == FQ_SIM_PLAN_A_ONLY && f->plan_b) ||
+                        (plans == FQ_SIM_PLAN_B_ONLY && !f->plan_b && gives);
+            if (drop)
+                continue;
+            if (gives)
+                f->gives = true;
+            fq_seq_push(kept, fq_value_clone(fe));
+        }
+        fq_map_set(rg, "flavors", kept);
+    }
+    /* Checks scoped to flavors that are gone go too (an empty onFlavors
+     * would mean "all flavors"). */
+    if (checks && checks->type == FQ_V_SEQ) {
+        struct fq_value *kept = fq_value_seq();
+        for (size_t c = 0; c < fq_value_len(checks); c++) {
+            const struct fq_value *ce = fq_seq_at(checks, c);
+            const struct fq_value *on = fq_map_get(ce, "onFlavors");
+            if (!on || fq_value_len(on) == 0) {
+                fq_seq_push(kept, fq_value_clone(ce));
+                continue;
+            }
+            struct fq_value *on2 = fq_value_seq();
+            for (size_t k = 0; k < fq_value_len(on); k++) {
+                const char *fname = fq_value_as_str(fq_seq_at(on, k));
+                bool present = false;
+                for (size_t g = 0; g < fq_value_len(rgs) && fname; g++) {
+                    struct fq_value *fls =
+                        fq_map_get(fq_seq_at(rgs, g), "flavors");
+                    for (size_t j = 0; j < fq_value_len(fls); j++)
+                        if (!strcmp(fq_value_path_str(fq_seq_at(fls, j), "name",
+                                                      ""),
+                                    fname))
+                            present = true;
+                }
+                if (present)
+                    fq_seq_push(on2, fq_value_str(fname));
+            }
+            if (fq_value_len(on2) == 0) {
+                fq_value_free(on2);
+                continue;
+            }
+            struct fq_value *ce2 = fq_value_clone(ce);
+            fq_map_set(ce2, "onFlavors", on2);
+            fq_seq_push(kept, ce2);
+        }
+        fq_map_set(fq_value_path(cq, "spec.admissionChecksStrategy"),
+                   "admissionChecks", kept);
+    }
+    /* What is left: is there a Plan B, and what selects Plan A? */
+    for (size_t g = 0; g < fq_value_len(rgs); g++) {
+        struct fq_value *fls = fq_map_get(fq_seq_at(rgs, g), "flavors");
+        for (size_t k = 0; k < fq_value_len(fls); k++) {
+            struct fq_value *fe = fq_seq_at(fls, k);
+            const struct flavor *f =
+                flavor_find(s, fq_value_path_str(fe, "name", ""));
+            if (!f || !entry_gives(s, fe))
+                continue;
+            if (f->plan_b)
+                s->has_plan_b = true;
+            else if (!s->plan_a_selector && f->labels)
+                s->plan_a_selector = fq_value_clone(f->labels);
+        }
+    }
+}
+
+/* Plan B's max run: the provisioning config's maxRunDurationSeconds, else
+ * the cloud model's for a Plan B pool's machine, else 7 days. */
+static int64_t plan_b_max_run(struct sim *s, struct fq_value **docs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(kind_of(docs[i]), "AdmissionCheck") ||
+            strcmp(fq_value_path_str(docs[i], "spec.controllerName", ""),
+                   PROVREQ_CONTROLLER))
+            continue;
+        const struct fq_value *prc =
+            find_doc(docs, n, "ProvisioningRequestConfig",
+                     fq_value_path_str(docs[i], "spec.parameters.name", ""));
+        const struct fq_value *v = fq_map_get(
+            fq_value_path(prc, "spec.parameters"), "maxRunDurationSeconds");
+        int64_t sec = quantity_of(v);
+        if (sec > 0)
+            return sec * 1000;
+    }
+    for (size_t i = 0; i < s->nflv && s->cloud; i++) {
+        if (!s->flv[i].plan_b || !s->flv[i].pool)
+            continue;
+        const struct fq_value *np =
+            find_doc(docs, n, "NodePool", s->flv[i].pool);
+        struct fq_nodepool_spec spec;
+        if (np && fq_nodepool_decode(np, &spec, NULL) == 0 && spec.machine)
+            return fq_cloud_max_run_ms(s->cloud, spec.machine->name,
+                                       spec.location ? spec.location : "");
+    }
+    return 7 * DAY_MS;
+}
+
+static bool local_queue_exists(struct fq_value **docs, size_t n,
+                               const char *name, const char **ns)
+{
+    const struct fq_value *lq = find_doc(docs, n, "LocalQueue", name);
+    if (!lq)
+        return false;
+    if (ns)
+        *ns = fq_value_path_str(lq, "metadata.namespace", "default");
+    return true;
+}
+
+/* --- workloads ------------------------------------------------------------ */
+
+static struct fq_value *make_workload(struct sim *s, size_t idx,
+                                      const char *queue, bool pin_a)
+{
+    const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
+    struct jstate *j = &s->js[idx];
+    int64_t hosts, per;
+    fq_trace_shape(&s->o->map, tj, &hosts, &per);
+    char name[64];
+    wl_name(name, sizeof(name), idx, j->seg);
+
+    struct fq_value *w = fq_value_map();
+    fq_map_set(w, "apiVersion", fq_value_str("kueue.x-k8s.io/v1beta1"));
+    fq_map_set(w, "kind", fq_value_str("Workload"));
+    struct fq_value *md = fq_map_ensure_map(w, "metadata");
+    fq_map_set(md, "name", fq_value_str(name));
+    fq_map_set(md, "namespace", fq_value_str(s->ns));
+    fq_map_set(fq_map_ensure_map(md, "labels"), "kueue.x-k8s.io/queue-name",
+               fq_value_str(queue));
+    fq_map_set(fq_map_ensure_map(md, "annotations"), "flexq.dev/trace-job",
+               fq_value_str(tj->id));
+    struct fq_value *spec = fq_map_ensure_map(w, "spec");
+    fq_map_set(spec, "queueName", fq_value_str(queue));
+    fq_map_set(spec, "priority",
+               fq_value_int(fq_trace_priority(&s->o->map, tj)));
+    fq_map_set(spec, "active", fq_value_bool(true));
+    struct fq_value *pss = fq_value_seq();
+    struct fq_value *ps = fq_value_map();
+    fq_map_set(ps, "name", fq_value_str("main"));
+    fq_map_set(ps, "count", fq_value_int(hosts));
+    struct fq_value *pod =
+        fq_map_ensure_map(fq_map_ensure_map(ps, "template"), "spec");
+    struct fq_value *ctrs = fq_value_seq();
+    struct fq_value *c = fq_value_map();
+    fq_map_set(c, "name", fq_value_str("main"));
+    fq_map_set(c, "image", fq_value_str("flexq/sim"));
+    /* Extended resources (GPUs, TPUs) need limits equal to requests. */
+    struct fq_value *rsrc = fq_map_ensure_map(c, "resources");
+    fq_map_set(fq_map_ensure_map(rsrc, "requests"), s->res,
+               fq_value_strf("%lld", (long long)per));
+    fq_map_set(fq_map_ensure_map(rsrc, "limits"), s->res,
+               fq_value_strf("%lld", (long long)per));
+    fq_seq_push(ctrs, c);
+    fq_map_set(pod, "containers", ctrs);
+    /* Tolerate every taint (accelerator and queued-pool taints), as the
+     * tutorial's RayJob tolerates google.com/tpu and gke-queued. */
+    struct fq_value *tols = fq_value_seq();
+    struct fq_value *tol = fq_value_map();
+    fq_map_set(tol, "operator", fq_value_str("Exists"));
+    fq_seq_push(tols, tol);
+    fq_map_set(pod, "tolerations", tols);
+    if (pin_a && s->plan_a_selector)
+        fq_map_set(pod, "nodeSelector", fq_value_clone(s->plan_a_selector));
+    fq_seq_push(pss, ps);
+    fq_map_set(spec, "podSets", pss);
+    return w;
+}
+
+static int submit(struct sim *s, size_t idx)
+{
+    const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
+    struct jstate *j = &s->js[idx];
+    const char *queue = fq_trace_queue(&s->o->map, tj, s->defq);
+    bool is_long = s->has_plan_b && tj->duration_ms > s->r->max_run_ms;
+    struct fq_value *w =
+        make_workload(s, idx, queue, is_long && s->rule == FQ_SIM_LONG_KEEP_A);
+    struct fq_err e2 = {0};
+    int rc = fq_engine_apply(s->e, w, to_abs(s->now), NULL, NULL, &e2);
+    if (rc)
+        return fq_err_set(s->err, rc,
+                          "trace line %u: job %s: the engine refused its "
+                          "workload: %s",
+                          (unsigned)tj->line, tj->id, e2.msg);
+    j->phase = PH_WAITING;
+    j->marked = false;
+    s->pending++;
+    s->r->jobs[idx].segments = (uint8_t)(j->seg > 255 ? 255 : j->seg);
+    return 0;
+}
+
+static int arrive(struct sim *s, size_t idx)
+{
+    const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
+    struct jstate *j = &s->js[idx];
+    struct fq_sim_jobrec *rec = &s->r->jobs[idx];
+    s->submitted++;
+    const char *queue = fq_trace_queue(&s->o->map, tj, s->defq);
+    if (strcmp(queue, s->defq) != 0 &&
+        !local_queue_exists(s->o->config->items, s->o->config->n, queue, NULL))
+        return fq_err_set(s->err, FQ_EINVAL,
+                          "trace line %u: job %s goes to LocalQueue \"%s\", "
+                          "which the config does not define",
+                          (unsigned)tj->line, tj->id, queue);
+    j->remaining_ms = tj->duration_ms;
+    j->seg = 1;
+    bool is_long = s->has_plan_b && tj->duration_ms > s->r->max_run_ms;
+    if (is_long && s->rule == FQ_SIM_LONG_REFUSE) {
+        j->phase = PH_DONE;
+        rec->outcome = FQ_SIM_REFUSED;
+        s->done++;
+        return 0;
+    }
+    j->split = is_long && s->rule == FQ_SIM_LONG_SPLIT;
+    return submit(s, idx);
+}
+
+static void delete_workload(struct sim *s, size_t idx, unsigned seg)
+{
+    char name[64];
+    wl_name(name, sizeof(name), idx, seg);
+    fq_engine_delete(s->e, FQ_KIND_WORKLOAD, s->ns, name, to_abs(s->now), NULL);
+}
+
+static void end_job(struct sim *s, size_t idx, enum fq_sim_outcome out)
+{
+    struct jstate *j = &s->js[idx];
+    if (j->phase == PH_WAITING)
+        s->pending--;
+    j->phase = PH_DONE;
+    s->r->jobs[idx].outcome = (uint8_t)out;
+    if (out == FQ_SIM_FINISHED)
+        s->r->jobs[idx].finish_ms = s->now;
+    s->done++;
+}
+
+/* Ends the current run at now (completed or cut short). */
+static void stop_run(struct sim *s, size_t idx)
+{
+    struct jstate *j = &s->js[idx];
+    struct fq_sim_jobrec *rec = &s->r->jobs[idx];
+    int64_t ran = s->now - j->run_start;
+    rec->run_ms += ran;
+    if (j->run_pool >= 0) {
+        s->r->pools[j->run_pool].busy_chip_ms += (double)ran * rec->chips;
+        s->pool_used[j->run_pool] -= rec->chips;
+    }
+    s->running--;
+    j->gen++;
+}
+
+static void start_run(struct sim *s, size_t idx, const struct fq_value *wl)
+{
+    struct jstate *j = &s->js[idx];
+    struct fq_sim_jobrec *rec = &s->r->jobs[idx];
+    j->phase = PH_RUNNING;
+    j->run_start = s->now;
+    if (rec->start_ms < 0)
+        rec->start_ms = s->now;
+    s->pending--;
+    s->running++;
+    j->run_pool = (int16_t)pool_of(s, wl);
+    rec->pool = j->run_pool;
+    if (j->run_pool >= 0)
+        s->pool_used[j->run_pool] += rec->chips;
+    int64_t len = j->remaining_ms;
+    if (j->split && len > s->seg_ms)
+        len = s->seg_ms;
+    j->run_len = len;
+    heap_push(s, (struct fin){s->now + len, (uint32_t)idx, j->gen});
+}
+
+/* Running per invariant 1. */
+static bool wl_running(const struct fq_value *wl)
+{
+    if (!fq_value_path_bool(wl, "spec.active", true) ||
+        cond_true(wl, "Finished") || cond_true(wl, "Evicted") ||
+        !cond_true(wl, "Admitted") || !cond_true(wl, "PodsReady"))
+        return false;
+    return cond_time(cond_get(wl, "PodsReady")) >=
+           cond_time(cond_get(wl, "Admitted"));
+}
+
+/* Looks at one touched workload after a settle. */
+static int review(struct sim *s, size_t idx)
+{
+    struct jstate *j = &s->js[idx];
+    if (j->phase != PH_WAITING && j->phase != PH_RUNNING)
+        return 0;
+    char name[64];
+    wl_name(name, sizeof(name), idx, j->seg);
+    const struct fq_object *o =
+        fq_objstore_get(s->store, FQ_KIND_WORKLOAD, s->ns, name);
+    if (!o)
+        return 0;
+    const struct fq_value *wl = o->obj;
+    bool finished = cond_true(wl, "Finished");
+    bool active = fq_value_path_bool(wl, "spec.active", true);
+    bool running = wl_running(wl);
+
+    if (j->phase == PH_RUNNING && finished && j->marked) {
+        /* The run we ended: the work of this segment is done. */
+        stop_run(s, idx);
+        j->remaining_ms -= j->run_len;
+        unsigned seg = j->seg;
+        if (j->remaining_ms > 0) {
+            j->phase = PH_WAITING; /* submit() counts it pending again */
+            j->seg++;
+            delete_workload(s, idx, seg);
+            return submit(s, idx);
+        }
+        end_job(s, idx, FQ_SIM_FINISHED);
+        delete_workload(s, idx, seg);
+        return 0;
+    }
+    if (j->phase == PH_RUNNING && !running) {
+        if (j->run_pool >= 0 && s->r->pools[j->run_pool].queued)
+            j->revoked = true;
+        stop_run(s, idx);
+        s->r->jobs[idx].evictions++;
+        j->phase = PH_WAITING;
+        s->pending++;
+    }
+    if (finished || !active) {
+        /* Someone else ended it: the check was Rejected (deactivated), or
+         * it failed. Revoked on Plan B first means it expired there. */
+        end_job(s, idx, j->revoked ? FQ_SIM_EXPIRED : FQ_SIM_REFUSED);
+        delete_workload(s, idx, j->seg);
+        return 0;
+    }
+    if (j->phase == PH_WAITING && running)
+        start_run(s, idx, wl);
+    return 0;
+}
+
+/* Sets Finished=True (Succeeded) on a running job's workload. */
+static void mark_finished(struct sim *s, size_t idx)
+{
+    struct jstate *j = &s->js[idx];
+    char name[64];
+    wl_name(name, sizeof(name), idx, j->seg);
+    struct fq_value *w =
+        fq_objstore_edit(s->store, FQ_KIND_WORKLOAD, s->ns, name);
+    if (!w)
+        return;
+    struct fq_value *st = fq_map_ensure_map(w, "status");
+    struct fq_value *conds = fq_map_get(st, "conditions");
+    if (!conds || conds->type != FQ_V_SEQ) {
+        fq_map_set(st, "conditions", fq_value_seq());
+        conds = fq_map_get(st, "conditions");
+    }
+    struct fq_value *c = NULL;
+    for (size_t i = 0; i < fq_value_len(conds); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""),
+                    "Finished"))
+            c = fq_seq_at(conds, i);
+    if (!c) {
+        c = fq_value_map();
+        fq_seq_push(conds, c);
+    }
+    char ts[40];
+    fq_time_format(to_abs(s->now), ts, sizeof(ts));
+    fq_map_set(c, "type", fq_value_str("Finished"));
+    fq_map_set(c, "status", fq_value_str("True"));
+    fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+    fq_map_set(c, "reason", fq_value_str("Succeeded"));
+    fq_map_set(c, "message", fq_value_str("Job finished successfully"));
+    fq_objstore_update(s->store, w, true, NULL, NULL, NULL);
+    j->marked = true;
+}
+
+/* Reviews dirty workloads, settling again while reviews change things. */
+static int settle(struct sim *s)
+{
+    for (int round = 0; round < 64; round++) {
+        fq_engine_run(s->e, to_abs(s->now));
+        s->r->steps++;
+        if (s->nd == 0)
+            return 0;
+        for (size_t i = 0; i < s->nd; i++) {
+            size_t idx = s->dirty[i];
+            s->js[idx].dirty = false;
+            int rc = review(s, idx);
+            if (rc)
+                return rc;
+        }
+        /* Reviews may have dirtied more (deletes, submits): they were
+         * appended and handled above; start a fresh list. */
+        s->nd = 0;
+    }
+    return 0;
+}
+
+/* --- accounting --------------------------------------------------------- */
+
+static void advance(struct sim *s, int64_t t)
+{
+    int64_t dt = t - s->now;
+    if (dt <= 0)
+        return;
+    for (size_t p = 0; p < s->r->npools; p++) {
+        s->r->pools[p].node_ms += (double)s->pool_nodes[p] * (double)dt;
+        s->r->pools[p].chip_ms += (double)s->pool_chips[p] * (double)dt;
+    }
+    s->now = t;
+}
+
+static void sample(struct sim *s)
+{
+    int32_t c[MAX_POOLS], u[MAX_POOLS];
+    for (size_t p = 0; p < s->r->npools; p++) {
+        c[p] = (int32_t)s->pool_chips[p];
+        u[p] = (int32_t)s->pool_used[p];
+    }
+    fq_sim_series_push(s->r, s->now, (int32_t)s->pending, (int32_t)s->running,
+                       c, u);
+}
+
+/* Events pile up (one per admission, scale-up...); the simulator has no
+ * reader for them, so it drops them in batches. */
+static void purge_events(struct sim *s)
+{
+    if (fq_objstore_count(s->store, FQ_KIND_EVENT) < 4096)
+        return;
+    const struct fq_object **objs = NULL;
+    size_t n = fq_objstore_list(s->store, FQ_KIND_EVENT, NULL, &objs);
+    char(*names)[2][256] = fq_xmalloc((n ? n : 1) * sizeof(*names));
+    for (size_t i = 0; i < n; i++) {
+        snprintf(names[i][0], sizeof(names[i][0]), "%s", objs[i]->ns);
+        snprintf(names[i][1], sizeof(names[i][1]), "%s", objs[i]->name);
+    }
+    free(objs);
+    for (size_t i = 0; i < n; i++)
+        fq_objstore_delete(s->store, FQ_KIND_EVENT, names[i][0], names[i][1],
+                           NULL);
+    free(names);
+}
+
+/* --- the run --------------------------------------------------------------- */
+
+void fq_sim_options_init(struct fq_sim_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    fq_trace_map_init(&o->map);
+    o->policy = fq_sim_policy_find("flexq");
+    o->seed = 1;
+    o->horizon_ms = 365 * DAY_MS;
+}
+
+static int apply_config(struct sim *s, struct fq_value **docs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct fq_err e2 = {0};
+        bool created = false;
+        int rc = fq_engine_apply(s->e, fq_value_clone(docs[i]), to_abs(0),
+                                 &created, NULL, &e2);
+        if (rc)
+            return fq_err_set(s->err, rc, "%s: %s %s: %s",
+                              s->o->config_name ? s->o->config_name : "config",
+                              kind_of(docs[i]), name_of(docs[i]), e2.msg);
+    }
+    return 0;
+}
+
+static void sim_free(struct sim *s)
+{
+    fq_engine_free(s->e);
+    fq_cloud_free(s->cloud);
+    free(s->js);
+    free(s->heap);
+    free(s->dirty);
+    nodemap_free(&s->nodes);
+    for (size_t i = 0; i < s->nflv; i++) {
+        free(s->flv[i].name);
+        free(s->flv[i].pool);
+        fq_value_free(s->flv[i].labels);
+    }
+    free(s->flv);
+    fq_value_free(s->plan_a_selector);
+}
+
+int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
+               struct fq_err *err)
+{
+    struct sim s;
+    memset(&s, 0, sizeof(s));
+    s.o = o;
+    s.r = out;
+    s.err = err;
+    fq_sim_result_init(out);
+    const struct fq_trace *tr = o->trace;
+    const struct fq_sim_policy *pol =
+        o->policy ? o->policy : fq_sim_policy_find("flexq");
+    struct fq_sim_options oo = *o;
+    oo.policy = pol;
+    s.o = &oo;
+    snprintf(out->policy, sizeof(out->policy), "%s", pol->name);
+    s.rule = o->long_rule_set ? o->long_rule : pol->long_rule;
+    out->long_rule = fq_sim_long_rule_text(s.rule);
+    out->skipped_rows = tr->skipped;
+    s.njobs = tr->n;
+    out->njobs = tr->n;
+    out->jobs = fq_xcalloc(tr->n ? tr->n : 1, sizeof(*out->jobs));
+    s.js = fq_xcalloc(tr->n ? tr->n : 1, sizeof(*s.js));
+    for (size_t i = 0; i < tr->n; i++) {
+        int64_t hosts, per;
+        fq_trace_shape(&o->map, &tr->jobs[i], &hosts, &per);
+        out->jobs[i] = (struct fq_sim_jobrec){
+            .id = tr->jobs[i].id,
+            .submit_ms = tr->jobs[i].submit_ms,
+            .duration_ms = tr->jobs[i].duration_ms,
+            .start_ms = -1,
+            .finish_ms = -1,
+            .chips = (int32_t)(hosts * per),
+            .hosts = (int32_t)hosts,
+            .pool = -1,
+        };
+        s.js[i].run_pool = -1;
+    }
+
+    /* The config, edited for the policy. */
+    size_t n = o->config->n;
+    struct fq_value **docs = fq_xcalloc(n ? n : 1, sizeof(*docs));
+    for (size_t i = 0; i < n; i++)
+        docs[i] = fq_value_clone(o->config->items[i]);
+    int rc = 0;
+    detect_resource(&s, docs, n);
+    const struct fq_value *model = find_doc(docs, n, "CapacityModel", NULL);
+    if (model) {
+        struct fq_err e2 = {0};
+        s.cloud = fq_cloud_new(model, 1.0, to_abs(0), &e2);
+        if (!s.cloud) {
+            rc = fq_err_set(err, FQ_EINVAL, "%s: CapacityModel: %s",
+                            o->config_name ? o->config_name : "config", e2.msg);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(kind_of(docs[i]), "ClusterQueue"))
+            edit_cluster_queue(&s, docs[i], docs, n);
+    out->max_run_ms = plan_b_max_run(&s, docs, n);
+    s.seg_ms = out->max_run_ms > 2 * 3600000LL ? out->max_run_ms - 3600000LL :
+                                                 out->max_run_ms / 2;
+    if (s.seg_ms <= 0)
+        s.seg_ms = 1;
+
+    /* The default LocalQueue: the map's, else the config's first. */
+    const char *defq = o->map.queue[0] ? o->map.queue : NULL;
+    const char *ns = "default";
+    if (!defq) {
+        const struct fq_value *lq = find_doc(docs, n, "LocalQueue", NULL);
+        defq = lq ? name_of(lq) : NULL;
+    }
+    if (!defq || !local_queue_exists(docs, n, defq, &ns)) {
+        rc = fq_err_set(err, FQ_EINVAL,
+                        defq ? "%s: no LocalQueue \"%s\" (--map queue=NAME "
+                               "names one the config defines)" :
+                               "%s: the config defines no LocalQueue%s",
+                        o->config_name ? o->config_name : "config",
+                        defq ? defq : "");
+        goto out;
+    }
+    snprintf(s.defq, sizeof(s.defq), "%s", defq);
+    snprintf(s.ns, sizeof(s.ns), "%s", ns);
+
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.seed = o->seed;
+    cfg.policy = fq_sim_policy_engine(pol);
+    cfg.no_pods = true;
+    cfg.sim_provider = true;
+    s.e = fq_engine_new(&cfg);
+    s.store = fq_engine_store(s.e);
+    fq_objstore_set_logging(s.store, false);
+    fq_engine_set_observer(s.e, observe, &s);
+    rc = apply_config(&s, docs, n);
+    if (rc)
+        goto out;
+    rc = settle(&s);
+    if (rc)
+        goto out;
+
+    int64_t last_submit = tr->n ? tr->jobs[tr->n - 1].submit_ms : 0;
+    int64_t every = o->sample_ms > 0 ? o->sample_ms : last_submit / 1000;
+    if (every < 60000)
+        every = 60000;
+    int64_t next_sample = 0;
+    size_t next = 0;
+    int stall = 0;
+    sample(&s);
+    while (s.done < s.njobs) {
+        int64_t ta = next < tr->n ? tr->jobs[next].submit_ms : FQ_NEVER;
+        while (s.hn && !fin_valid(&s, &s.heap[0]))
+            heap_pop(&s);
+        int64_t tf = s.hn ? s.heap[0].t : FQ_NEVER;
+        int64_t tw = fq_engine_next_wakeup(s.e);
+        tw = tw == FQ_NEVER ? FQ_NEVER : tw - FQ_SIM_EPOCH_MS;
+        int64_t t = ta < tf ? ta : tf;
+        if (tw < t)
+            t = tw;
+        if (t == FQ_NEVER)
+            break; /* nothing will ever happen again */
+        if (t <= s.now && ta > s.now && tf > s.now) {
+            /* The engine asks for `now` again after settling: do not spin,
+             * give it a second. */
+            if (++stall > 3)
+                t = s.now + 1000;
+        } else {
+            stall = 0;
+        }
+        if (t < s.now)
+            t = s.now;
+        if (next == tr->n && t > last_submit + o->horizon_ms)
+            break;
+        advance(&s, t);
+        while (next < tr->n && tr->jobs[next].submit_ms <= s.now) {
+            rc = arrive(&s, next++);
+            if (rc)
+                goto out;
+        }
+        while (s.hn && s.heap[0].t <= s.now) {
+            struct fin f = heap_pop(&s);
+            if (fin_valid(&s, &f))
+                mark_finished(&s, f.job);
+        }
+        rc = settle(&s);
+        if (rc)
+            goto out;
+        if (s.now >= next_sample) {
+            sample(&s);
+            next_sample = s.now + every;
+        }
+        if ((s.r->steps & 4095) == 0) {
+            purge_events(&s);
+            if (o->progress) {
+                struct fq_sim_progress p = {s.now,     s.njobs,   s.submitted,
+                                            s.done,    s.pending, s.running,
+                                            s.r->steps};
+                o->progress(o->progress_ctx, &p);
+            }
+        }
+    }
+    /* Jobs still running when the run ends: count their work so far. */
+    for (size_t i = 0; i < s.njobs; i++)
+        if (s.js[i].phase == PH_RUNNING)
+            stop_run(&s, i);
+    sample(&s);
+    out->end_ms = s.now;
+    if (o->progress) {
+        struct fq_sim_progress p = {s.now,     s.njobs,   s.submitted, s.done,
+                                    s.pending, s.running, s.r->steps};
+        o->progress(o->progress_ctx, &p);
+    }
+out:
+    for (size_t i = 0; i < n; i++)
+        fq_value_free(docs[i]);
+    free(docs);
+    sim_free(&s);
+    return rc;
+}

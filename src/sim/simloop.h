@@ -1,0 +1,70 @@
+/*
+ * simloop.h - replays a job trace through flexq's engine in virtual time.
+ *
+ * fq_sim_run builds an engine in simulator mode (no_pods, the sim cloud
+ * provider), applies the config's objects (NodePools, CapacityModel,
+ * ResourceFlavors, ClusterQueues, LocalQueues, AdmissionChecks,
+ * ProvisioningRequestConfigs) after the policy's plan choice, then submits
+ * each trace job as a Workload at its submit time and lets the engine's
+ * real controllers admit, provision, place and revoke. A job runs from the
+ * moment its workload is PodsReady for its trace duration; then the
+ * simulator marks it Finished, records its figures and deletes it.
+ */
+#ifndef FLEXQ_SIM_SIMLOOP_H
+#define FLEXQ_SIM_SIMLOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flexq/err.h"
+#include "flexq/value.h"
+#include "policies.h"
+#include "report.h"
+#include "trace.h"
+
+/* Virtual time 0 (the trace's first submit) is this instant in the engine:
+ * 2026-01-01T00:00:00Z, so timestamps in objects read like real ones. */
+#define FQ_SIM_EPOCH_MS 1767225600000LL
+
+struct fq_sim_progress {
+    int64_t now_ms; /* virtual time since the trace start */
+    size_t njobs, submitted, done, pending, running;
+    uint64_t steps;
+};
+
+typedef void (*fq_sim_progress_fn)(void *ctx, const struct fq_sim_progress *p);
+
+struct fq_sim_options {
+    const struct fq_docs *config; /* borrowed: the config's objects */
+    const char *config_name;      /* labels errors */
+    const struct fq_trace *trace; /* borrowed */
+    struct fq_trace_map map;
+    const struct fq_sim_policy *policy;
+    bool long_rule_set; /* --long-jobs given: overrides the policy's rule */
+    enum fq_sim_long_rule long_rule;
+    uint64_t seed;
+    /* The accelerator resource jobs ask for; NULL: the first covered
+     * resource of the ClusterQueues that is not cpu, memory or pods. */
+    const char *resource;
+    /* Stop this long after the last arrival even if jobs remain
+     * (default 365 days); they are reported as unfinished. */
+    int64_t horizon_ms;
+    /* Time-series interval; 0: the trace's span / 1000, at least 60 s. */
+    int64_t sample_ms;
+    fq_sim_progress_fn progress; /* called every few thousand steps */
+    void *progress_ctx;
+};
+
+void fq_sim_options_init(struct fq_sim_options *o);
+
+/*
+ * Runs one simulation. Fills `out` (initialised by the call; release with
+ * fq_sim_result_release). Returns 0, or FQ_EINVAL with `err` when the
+ * config is unusable (an object the engine refuses, no LocalQueue, a
+ * LocalQueue named by the trace that the config lacks).
+ */
+int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
+               struct fq_err *err);
+
+#endif
