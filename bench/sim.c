@@ -1,0 +1,130 @@
+/*
+ * bench/sim.c - how fast `flexq sim` replays a trace.
+ *
+ *   build/bench/sim [TRACE.csv [CONFIG.yaml [POLICY [CHIPS_PER_HOST]]]]
+ *
+ * Defaults: the whole Philly dev trace (71,466 jobs) through
+ * examples/sim/philly-100.yaml with the flexq policy. Prints jobs/s (trace
+ * jobs per second of wall time), events/s (stored changes the engine made
+ * per second), settles, peak memory, and the run's outcome counts, then,
+ * as the last line, one JSON object with the same figures. The target is
+ * the whole Philly trace through one policy in under 10 s on one core.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "flexq/alloc.h"
+#include "flexq/value.h"
+#include "report.h"
+#include "simloop.h"
+#include "trace.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct fq_buf b = FQ_BUF_INIT;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        fq_buf_append(&b, chunk, n);
+    fclose(f);
+    *len = b.len;
+    return b.data ? fq_buf_detach(&b) : fq_xstrdup("");
+}
+
+int main(int argc, char **argv)
+{
+    const char *trace = argc > 1 ? argv[1] :
+                                   FLEXQ_SOURCE_DIR
+                            "/../shared/traces/philly_2017/dev.csv";
+    const char *config =
+        argc > 2 ? argv[2] : FLEXQ_SOURCE_DIR "/examples/sim/philly-100.yaml";
+    const char *policy = argc > 3 ? argv[3] : "flexq";
+    struct fq_err err = {0};
+
+    struct fq_trace tr;
+    fq_trace_init(&tr);
+    double t0 = now_s();
+    if (fq_trace_load(&tr, trace, true, &err)) {
+        fprintf(stderr, "bench sim: %s\n", err.msg);
+        return 1;
+    }
+    double t_load = now_s() - t0;
+    size_t len = 0;
+    char *text = slurp(config, &len);
+    if (!text) {
+        fprintf(stderr, "bench sim: cannot read %s\n", config);
+        return 1;
+    }
+    struct fq_docs docs = {0};
+    struct fq_limits lim = fq_limits_default();
+    if (fq_yaml_parse(text, len, config, &lim, &docs, &err)) {
+        fprintf(stderr, "bench sim: %s\n", err.msg);
+        return 1;
+    }
+    free(text);
+
+    struct fq_sim_options o;
+    fq_sim_options_init(&o);
+    o.config = &docs;
+    o.config_name = config;
+    o.trace = &tr;
+    o.policy = fq_sim_policy_find(policy);
+    if (argc > 4)
+        o.map.chips_per_host = atoll(argv[4]);
+    if (!o.policy) {
+        fprintf(stderr, "bench sim: unknown policy %s\n", policy);
+        return 1;
+    }
+    struct fq_sim_result r;
+    t0 = now_s();
+    int rc = fq_sim_run(&o, &r, &err);
+    double wall = now_s() - t0;
+    if (rc) {
+        fprintf(stderr, "bench sim: %s\n", err.msg);
+        return 1;
+    }
+    struct fq_sim_figures f;
+    fq_sim_figures(&r, &f);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double rss_mib = (double)ru.ru_maxrss / 1024.0;
+    double jobs_s = wall > 0 ? (double)r.njobs / wall : 0;
+    double events_s = wall > 0 ? (double)r.events / wall : 0;
+
+    printf("trace        %s (%zu jobs, read in %.2f s)\n", trace, r.njobs,
+           t_load);
+    printf("config       %s, policy %s\n", config, r.policy);
+    printf("simulated    %.1f days in %.2f s of wall time\n",
+           (double)r.end_ms / 86400000.0, wall);
+    printf("jobs/s       %.0f\n", jobs_s);
+    printf("events/s     %.0f (%llu stored changes, %llu settles)\n", events_s,
+           (unsigned long long)r.events, (unsigned long long)r.steps);
+    printf("peak memory  %.1f MiB\n", rss_mib);
+    printf("outcome      %zu finished, %zu refused, %zu expired, %zu "
+           "unfinished\n",
+           f.finished, f.refused, f.expired, f.unfinished);
+    printf("{\"bench\": \"sim\", \"policy\": \"%s\", \"jobs\": %zu, "
+           "\"wall_s\": %.3f, \"jobs_per_s\": %.0f, \"events\": %llu, "
+           "\"events_per_s\": %.0f, \"settles\": %llu, \"peak_rss_mib\": "
+           "%.1f, \"finished\": %zu, \"unfinished\": %zu}\n",
+           r.policy, r.njobs, wall, jobs_s, (unsigned long long)r.events,
+           events_s, (unsigned long long)r.steps, rss_mib, f.finished,
+           f.unfinished);
+    fq_sim_result_release(&r);
+    fq_trace_release(&tr);
+    fq_docs_release(&docs);
+    return 0;
+}
