@@ -1471,8 +1471,6 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     const struct fq_engine_config *cfg = fq_engine_config(e);
     int limit = cfg->policy.max_admissions_per_cq_per_cycle;
     bool cooldown = cfg->policy.flavor_failure_cooldown;
-    k->stats.cycles++;
-    k->last_cycle = now;
     k->need_cycle = false;
 
     /* Holders, for preemption. */
@@ -1598,6 +1596,15 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         /* Kueue: one pop per CQ per cycle. */
         if (limit == 1)
             break;
+    }
+    /* A cycle that tried no head took no time (Kueue's scheduler sleeps
+     * until a queue has a head). */
+    bool tried = false;
+    for (size_t i = 0; i < no; i++)
+        tried |= order[i]->done;
+    if (tried) {
+        k->stats.cycles++;
+        k->last_cycle = now;
     }
     /* Another cycle if some queue still has a head to try. */
     for (size_t i = 0; i < no; i++) {
