@@ -28,9 +28,11 @@ asan: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS)
 
+# Builds only the libFuzzer targets (the core, instrumented) and runs each
+# for a bounded time (FLEXQ_FUZZ_SECONDS, default 20) on its seed corpus.
 fuzz: deps
 	CC=clang cmake -S . -B build-fuzz -DFLEXQ_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug
-	cmake --build build-fuzz -j $(JOBS)
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_all
 	cd build-fuzz && ctest -L fuzz --output-on-failure
 
 bench: build
