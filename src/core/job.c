@@ -179,7 +179,7 @@ static void job_fail(struct fq_engine *e, const char *ns,
                      struct fq_value *st, const char *reason, const char *msg,
                      int64_t now)
 {
-    delete_active(e, ns, job, v);
+    kill_active(e, ns, v, reason, now);
     fq_pods_cond_set(st, "FailureTarget", "True", reason, msg, now);
     fq_pods_cond_set(st, "Failed", "True", reason, msg, now);
     fq_engine_event(e, job, "Warning", reason, "%s", msg);
