@@ -36,6 +36,12 @@ struct fq_cli_cmd {
  * fq_cli_cmd_NAME entry. */
 /* clang-format off */
 #define FQ_CLI_COMMANDS(X) \
+    X(apply) \
+    X(get) \
+    X(describe) \
+    X(delete) \
+    X(wait) \
+    X(create) \
     X(sim) \
     X(validate) \
     X(version)
