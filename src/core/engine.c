@@ -52,15 +52,19 @@ extern const struct fq_controller_ops fq_raycluster_controller;
 extern const struct fq_controller_ops fq_job_controller;
 extern const struct fq_controller_ops fq_binder_controller;
 extern const struct fq_controller_ops fq_gc_controller;
+extern const struct fq_controller_ops fq_provcheck_controller;
+extern const struct fq_controller_ops fq_capacity_controller;
 
 static const struct fq_controller_ops *const controller_table[] = {
     NULL, /* keeps the array non-empty until the first controller lands */
     &fq_jobframework_controller,
     &fq_kueue_controller,
+    &fq_provcheck_controller,
     &fq_rayjob_controller,
     &fq_raycluster_controller,
     &fq_job_controller,
     &fq_binder_controller,
+    &fq_capacity_controller,
     &fq_gc_controller,
 };
 

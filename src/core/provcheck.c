@@ -1,0 +1,694 @@
+/*
+ * provcheck.c - the "provcheck" controller: Kueue's ProvisioningRequest
+ * admission check controller (controllerName
+ * kueue.x-k8s.io/provisioning-request), as kueue.md section 3 describes.
+ *
+ * How it works. For every Workload whose status.admissionChecks lists a
+ * check handled here (its AdmissionCheck has our controllerName and its
+ * parameters name a ProvisioningRequestConfig):
+ *
+ *   - nothing happens before quota is reserved (QuotaReserved=True with
+ *     status.admission);
+ *   - a request is needed only when some assigned podset with count > 0
+ *     asks for one of the config's managedResources (all podsets when the
+ *     list is empty); otherwise the check is Ready at once;
+ *   - the request `<workload>-<check>-<attempt>` is created with the
+ *     config's class and parameters, plus the workload's (or its job's)
+ *     `provreq.kueue.x-k8s.io/...` annotations, which win; one podSet per
+ *     needing podset, count as admitted, and the podset's template with
+ *     the assigned flavor's nodeLabels (as nodeSelector) and tolerations
+ *     merged in and limits copied to requests. Event
+ *     ProvisioningRequestCreated;
+ *   - the latest attempt's conditions become the check's state, first
+ *     matching row wins:
+ *
+ *       request condition   workload not Admitted      workload Admitted
+ *       Failed              Retry (attempt <= backoffLimitCount, with
+ *                           requeueAfterSeconds = min(base*2^(attempt-1),
+ *                           max)), else Rejected       same
+ *       CapacityRevoked     Rejected                   Rejected
+ *       BookingExpired      like Failed                ignored
+ *       Provisioned         Ready + podSetUpdates      stays Ready
+ *       Accepted            Pending, message = Provisioned's message
+ *       none                Pending
+ *
+ *   - a new attempt (last + 1) is created only when the latest is Failed
+ *     (or BookingExpired before admission), its failure was reported as
+ *     Retry, the check is Pending again and quota is reserved again (the
+ *     eviction and backoff cycle of the kueue controller happened);
+ *   - requests of a finished or deleted workload are deleted; requests
+ *     still waiting when their workload loses its quota are deleted.
+ *
+ * Check state machine (per workload and check):
+ *
+ *            create attempt N           Provisioned=True
+ *   Pending --------------------> Pending ---------------> Ready
+ *      ^                             |  Failed / BookingExpired
+ *      | kueue: evict, backoff,      v  (N <= limit)
+ *      | requeue, reserve again    Retry -----> (N > limit, or
+ *      +--------------------------------+       CapacityRevoked) Rejected
+ *
+ * Invariants:
+ *  1. At most one non-terminal request per (workload, check).
+ *  2. Attempt numbers only grow: earlier attempts' finished requests are
+ *     kept while the workload lives, so the number (and the retry limit)
+ *     survives Kueue dropping a flavor-scoped check's retryCount when the
+ *     admission is cleared (kueue.md 2.8 item 10). Kueue >= 0.19 deletes
+ *     them on eviction instead; flexq keeps them, terminal and nodeless.
+ *  3. Only state, message, lastTransitionTime, requeueAfterSeconds and
+ *     podSetUpdates of our checks are written; conditions, quota and
+ *     eviction belong to the kueue controller.
+ *
+ * podSetUpdates on Ready, per podset of the request: annotations
+ * autoscaling.x-k8s.io/consume-provisioning-request=<request> and
+ * autoscaling.x-k8s.io/provisioning-class-name=<class>, plus the config's
+ * podSetUpdates.nodeSelector entries read from provisioningClassDetails.
+ *
+ * What it does not do: podSetMergePolicy (one request podSet per podset),
+ * PodTemplate objects (flexq has no such kind: the template is inlined in
+ * spec.podSets[].template beside podTemplateRef).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "provcheck.h"
+
+#include "capacity.h"
+#include "flexq/alloc.h"
+
+#define CONTROLLER_NAME "kueue.x-k8s.io/provisioning-request"
+#define ANN_WORKLOAD    "flexq.dev/workload"
+#define ANN_CHECK       "flexq.dev/check"
+#define ANN_ATTEMPT     "flexq.dev/attempt"
+#define ANN_REPORTED    "flexq.dev/failure-reported"
+#define PARAM_PREFIX    "provreq.kueue.x-k8s.io/"
+
+struct provcheck {
+    uint64_t created, deleted; /* counters for tests */
+};
+
+struct prc {
+    const struct fq_value *obj;
+    const char *klass;
+    const struct fq_value *managed;
+    int64_t limit, base_s, max_s;
+};
+
+static bool cond_is(const struct fq_value *status, const char *type,
+                    const char *want)
+{
+    const struct fq_value *c = fq_capacity_cond(status, type);
+    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
+}
+
+static const char *ann(const struct fq_value *obj, const char *key)
+{
+    return fq_value_as_str(
+        fq_map_get(fq_value_path(obj, "metadata.annotations"), key));
+}
+
+static bool resolve(struct fq_engine *e, const char *check, struct prc *out)
+{
+    struct fq_objstore *s = fq_engine_store(e);
+    const struct fq_object *ac =
+        fq_objstore_get(s, FQ_KIND_ADMISSIONCHECK, "", check);
+    if (!ac || strcmp(fq_value_path_str(ac->obj, "spec.controllerName", ""),
+                      CONTROLLER_NAME))
+        return false;
+    const char *name = fq_value_path_str(ac->obj, "spec.parameters.name", NULL);
+    const struct fq_object *p =
+        name ? fq_objstore_get(s, FQ_KIND_PROVISIONINGREQUESTCONFIG, "", name) :
+               NULL;
+    memset(out, 0, sizeof(*out));
+    out->limit = 3;
+    out->base_s = 60;
+    out->max_s = 1800;
+    if (!p)
+        return true; /* ours, but not active */
+    out->obj = p->obj;
+    out->klass = fq_value_path_str(p->obj, "spec.provisioningClassName", "");
+    out->managed = fq_value_path(p->obj, "spec.managedResources");
+    const struct fq_value *rs = fq_value_path(p->obj, "spec.retryStrategy");
+    out->limit = fq_value_path_int(rs, "backoffLimitCount", 3);
+    out->base_s = fq_value_path_int(rs, "backoffBaseSeconds", 60);
+    out->max_s = fq_value_path_int(rs, "backoffMaxSeconds", 1800);
+    return true;
+}
+
+static const struct fq_value *find_podset(const struct fq_value *wl,
+                                          const char *name)
+{
+    const struct fq_value *ps = fq_value_path(wl, "spec.podSets");
+    for (size_t i = 0; i < fq_value_len(ps); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(ps, i), "name", ""), name))
+            return fq_seq_at(ps, i);
+    return NULL;
+}
+
+/* Does the podset's template ask for a managed resource? */
+static bool uses_managed(const struct fq_value *podset,
+                         const struct fq_value *managed)
+{
+    if (fq_value_len(managed) == 0)
+        return true;
+    const struct fq_value *cs =
+        fq_value_path(podset, "template.spec.containers");
+    for (size_t i = 0; i < fq_value_len(cs); i++) {
+        const struct fq_value *c = fq_seq_at(cs, i);
+        for (size_t m = 0; m < fq_value_len(managed); m++) {
+            const char *r = fq_value_as_str(fq_seq_at(managed, m));
+            if (r && (fq_map_get(fq_value_path(c, "resources.requests"), r) ||
+                      fq_map_get(fq_value_path(c, "resources.limits"), r)))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The request name: <wl>-<check>-<attempt>, shortened with a hash to 253. */
+static void request_name(const char *wl, const char *check, int64_t attempt,
+                         char *buf, size_t n)
+{
+    int len = snprintf(buf, n, "%s-%s-%lld", wl, check, (long long)attempt);
+    if (len > 253 && n > 253) {
+        uint64_t h = 1469598103934665603ull;
+        for (const char *p = buf; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        char tail[64];
+        snprintf(tail, sizeof(tail), "-%010llx-%lld",
+                 (unsigned long long)(h & 0xffffffffffull), (long long)attempt);
+        snprintf(buf + 253 - strlen(tail), strlen(tail) + 1, "%s", tail);
+    }
+}
+
+/* The merged template: flavor nodeLabels and tolerations, limits as
+ * requests where no request is given. */
+static struct fq_value *merged_template(struct fq_engine *e,
+                                        const struct fq_value *podset,
+                                        const struct fq_value *psa)
+{
+    struct fq_value *t = fq_value_clone(fq_map_get(podset, "template"));
+    if (!t)
+        t = fq_value_map();
+    struct fq_value *spec = fq_map_ensure_map(t, "spec");
+    const struct fq_value *fl = fq_map_get(psa, "flavors");
+    for (size_t i = 0; fl && fl->type == FQ_V_MAP && i < fl->u.map.n; i++) {
+        const char *flavor = fq_value_as_str(fl->u.map.items[i].val);
+        const struct fq_object *rf =
+            flavor ? fq_objstore_get(fq_engine_store(e), FQ_KIND_RESOURCEFLAVOR,
+                                     "", flavor) :
+                     NULL;
+        if (!rf)
+            continue;
+        const struct fq_value *nl = fq_value_path(rf->obj, "spec.nodeLabels");
+        for (size_t k = 0; nl && nl->type == FQ_V_MAP && k < nl->u.map.n; k++)
+            fq_map_set(fq_map_ensure_map(spec, "nodeSelector"),
+                       nl->u.map.items[k].key,
+                       fq_value_clone(nl->u.map.items[k].val));
+        const struct fq_value *tol = fq_value_path(rf->obj, "spec.tolerations");
+        for (size_t k = 0; k < fq_value_len(tol); k++) {
+            struct fq_value *seq = fq_map_get(spec, "tolerations");
+            if (!seq || seq->type != FQ_V_SEQ) {
+                seq = fq_value_seq();
+                fq_map_set(spec, "tolerations", seq);
+            }
+            fq_seq_push(seq, fq_value_clone(fq_seq_at(tol, k)));
+        }
+        break; /* one flavor per podset is what a request can express */
+    }
+    struct fq_value *cs = fq_map_get(spec, "containers");
+    for (size_t i = 0; i < fq_value_len(cs); i++) {
+        struct fq_value *res = fq_map_ensure_map(fq_seq_at(cs, i), "resources");
+        const struct fq_value *lim = fq_map_get(res, "limits");
+        for (size_t k = 0; lim && lim->type == FQ_V_MAP && k < lim->u.map.n;
+             k++) {
+            struct fq_value *req = fq_map_ensure_map(res, "requests");
+            if (!fq_map_get(req, lim->u.map.items[k].key))
+                fq_map_set(req, lim->u.map.items[k].key,
+                           fq_value_clone(lim->u.map.items[k].val));
+        }
+    }
+    return t;
+}
+
+/* provreq.kueue.x-k8s.io/... annotations of the workload and its job. */
+static void add_params(struct fq_engine *e, const struct fq_value *wl,
+                       struct fq_value *params)
+{
+    const struct fq_value *sources[2] = {wl, NULL};
+    const struct fq_value *refs = fq_value_path(wl, "metadata.ownerReferences");
+    const struct fq_value *r0 = fq_seq_at(refs, 0);
+    if (r0) {
+        enum fq_kind k = fq_kind_lookup(fq_value_path_str(r0, "kind", ""));
+        const struct fq_object *owner =
+            k != FQ_KIND_NONE ?
+                fq_objstore_get(fq_engine_store(e), k,
+                                fq_value_path_str(wl, "metadata.namespace", ""),
+                                fq_value_path_str(r0, "name", "")) :
+                NULL;
+        if (owner)
+            sources[1] = owner->obj;
+    }
+    for (int s = 1; s >= 0; s--) {
+        const struct fq_value *a =
+            fq_value_path(sources[s], "metadata.annotations");
+        for (size_t i = 0; a && a->type == FQ_V_MAP && i < a->u.map.n; i++) {
+            const char *key = a->u.map.items[i].key;
+            if (strncmp(key, PARAM_PREFIX, strlen(PARAM_PREFIX)) == 0)
+                fq_map_set(params, key + strlen(PARAM_PREFIX),
+                           fq_value_clone(a->u.map.items[i].val));
+        }
+    }
+}
+
+static void create_request(struct provcheck *pc, struct fq_engine *e,
+                           const struct fq_object *wl, const char *check,
+                           const struct prc *prc, int64_t attempt, int64_t now)
+{
+    char name[300];
+    request_name(wl->name, check, attempt, name, sizeof(name));
+    struct fq_value *o = fq_value_map();
+    fq_map_set(o, "apiVersion", fq_value_str("autoscaling.x-k8s.io/v1"));
+    fq_map_set(o, "kind", fq_value_str("ProvisioningRequest"));
+    struct fq_value *md = fq_map_ensure_map(o, "metadata");
+    fq_map_set(md, "name", fq_value_str(name));
+    fq_map_set(md, "namespace", fq_value_str(wl->ns));
+    fq_map_set(fq_map_ensure_map(md, "labels"), "kueue.x-k8s.io/managed",
+               fq_value_str("true"));
+    struct fq_value *an = fq_map_ensure_map(md, "annotations");
+    fq_map_set(an, ANN_WORKLOAD, fq_value_str(wl->name));
+    fq_map_set(an, ANN_CHECK, fq_value_str(check));
+    fq_map_set(an, ANN_ATTEMPT, fq_value_strf("%lld", (long long)attempt));
+    struct fq_value *refs = fq_value_seq();
+    struct fq_value *ref = fq_value_map();
+    fq_map_set(ref, "apiVersion",
+               fq_value_str(fq_value_path_str(wl->obj, "apiVersion",
+                                              "kueue.x-k8s.io/v1beta1")));
+    fq_map_set(ref, "kind", fq_value_str("Workload"));
+    fq_map_set(ref, "name", fq_value_str(wl->name));
+    fq_map_set(ref, "uid",
+               fq_value_str(fq_value_path_str(wl->obj, "metadata.uid", "")));
+    fq_map_set(ref, "controller", fq_value_bool(true));
+    fq_seq_push(refs, ref);
+    fq_map_set(md, "ownerReferences", refs);
+    struct fq_value *spec = fq_map_ensure_map(o, "spec");
+    fq_map_set(spec, "provisioningClassName", fq_value_str(prc->klass));
+    struct fq_value *params = fq_value_map();
+    const struct fq_value *pp = fq_value_path(prc->obj, "spec.parameters");
+    for (size_t i = 0; pp && pp->type == FQ_V_MAP && i < pp->u.map.n; i++)
+        fq_map_set(params, pp->u.map.items[i].key,
+                   fq_value_clone(pp->u.map.items[i].val));
+    add_params(e, wl->obj, params);
+    if (fq_value_len(params))
+        fq_map_set(spec, "parameters", params);
+    else
+        fq_value_free(params);
+    struct fq_value *sets = fq_value_seq();
+    const struct fq_value *psas =
+        fq_value_path(wl->obj, "status.admission.podSetAssignments");
+    for (size_t i = 0; i < fq_value_len(psas); i++) {
+        const struct fq_value *psa = fq_seq_at(psas, i);
+        const char *psname = fq_value_path_str(psa, "name", "");
+        const struct fq_value *ps = find_podset(wl->obj, psname);
+        int64_t count =
+            fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
+        if (count <= 0 || !ps || !uses_managed(ps, prc->managed))
+            continue;
+        struct fq_value *set = fq_value_map();
+        fq_map_set(fq_map_ensure_map(set, "podTemplateRef"), "name",
+                   fq_value_strf("ppt-%s-%s", name, psname));
+        fq_map_set(set, "count", fq_value_int(count));
+        fq_map_set(set, "podSetName", fq_value_str(psname));
+        fq_map_set(set, "template", merged_template(e, ps, psa));
+        fq_seq_push(sets, set);
+    }
+    fq_map_set(spec, "podSets", sets);
+    char uid[40];
+    snprintf(uid, sizeof(uid), "%016llx-preq",
+             (unsigned long long)fq_engine_rand(e));
+    if (fq_objstore_create(fq_engine_store(e), o, now, uid, NULL, NULL) == 0) {
+        pc->created++;
+        fq_engine_event(e, wl->obj, "Normal", "ProvisioningRequestCreated",
+                        "Created ProvisioningRequest: \"%s\"", name);
+    }
+}
+
+/* The requests of (workload, check): the latest, and the highest attempt. */
+static const struct fq_object *latest_request(struct fq_engine *e,
+                                              const char *ns, const char *wl,
+                                              const char *check,
+                                              int64_t *attempt)
+{
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
+                                ns, &list);
+    const struct fq_object *best = NULL;
+    *attempt = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value *o = list[i]->obj;
+        const char *w = ann(o, ANN_WORKLOAD), *c = ann(o, ANN_CHECK);
+        if (!w || !c || strcmp(w, wl) || strcmp(c, check))
+            continue;
+        const char *a = ann(o, ANN_ATTEMPT);
+        int64_t at = a ? atoll(a) : 0;
+        if (at >= *attempt) {
+            *attempt = at;
+            best = list[i];
+        }
+    }
+    free(list);
+    return best;
+}
+
+static bool terminal(const struct fq_value *status)
+{
+    return fq_capacity_cond_true(status, "Failed") ||
+           fq_capacity_cond_true(status, "BookingExpired") ||
+           fq_capacity_cond_true(status, "CapacityRevoked");
+}
+
+/* Sets a check's state; returns true when anything changed. */
+static bool set_state(struct fq_engine *e, const struct fq_value *wl,
+                      struct fq_value *ch, const char *state, const char *msg,
+                      int64_t now)
+{
+    const char *old = fq_value_path_str(ch, "state", "Pending");
+    bool changed = false;
+    if (strcmp(old, state)) {
+        char ts[40];
+        fq_time_format(now, ts, sizeof(ts));
+        fq_engine_event(e, wl, "Normal", "AdmissionCheckUpdated",
+                        "Admission check %s updated state from %s to %s with "
+                        "message: %s",
+                        fq_value_path_str(ch, "name", ""), old, state, msg);
+        fq_map_set(ch, "state", fq_value_str(state));
+        fq_map_set(ch, "lastTransitionTime", fq_value_str(ts));
+        changed = true;
+    }
+    if (strcmp(fq_value_path_str(ch, "message", ""), msg)) {
+        fq_map_set(ch, "message", fq_value_str(msg));
+        changed = true;
+    }
+    return changed;
+}
+
+static struct fq_value *pod_set_updates(const struct fq_value *req,
+                                        const struct prc *prc)
+{
+    struct fq_value *ups = fq_value_seq();
+    const char *name = fq_value_path_str(req, "metadata.name", "");
+    const char *klass =
+        fq_value_path_str(req, "spec.provisioningClassName", "");
+    const struct fq_value *details =
+        fq_value_path(req, "status.provisioningClassDetails");
+    const struct fq_value *sel =
+        fq_value_path(prc->obj, "spec.podSetUpdates.nodeSelector");
+    const struct fq_value *sets = fq_value_path(req, "spec.podSets");
+    for (size_t i = 0; i < fq_value_len(sets); i++) {
+        const struct fq_value *s = fq_seq_at(sets, i);
+        struct fq_value *u = fq_value_map();
+        fq_map_set(u, "name",
+                   fq_value_str(fq_value_path_str(s, "podSetName", "")));
+        struct fq_value *a = fq_map_ensure_map(u, "annotations");
+        fq_map_set(a, FQ_ANN_CONSUME_PROVREQ, fq_value_str(name));
+        fq_map_set(a, FQ_ANN_PROVREQ_CLASS, fq_value_str(klass));
+        for (size_t k = 0; k < fq_value_len(sel); k++) {
+            const struct fq_value *x = fq_seq_at(sel, k);
+            const char *key = fq_value_path_str(x, "key", NULL);
+            const char *from =
+                fq_value_path_str(x, "valueFromProvisioningClassDetail", NULL);
+            const char *v =
+                from ? fq_value_as_str(fq_map_get(details, from)) : NULL;
+            if (key && v)
+                fq_map_set(fq_map_ensure_map(u, "nodeSelector"), key,
+                           fq_value_str(v));
+        }
+        fq_seq_push(ups, u);
+    }
+    return ups;
+}
+
+static void mark_reported(struct fq_engine *e, const struct fq_object *req)
+{
+    struct fq_value *o = fq_objstore_edit(
+        fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST, req->ns, req->name);
+    if (!o)
+        return;
+    fq_map_set(
+        fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
+        ANN_REPORTED, fq_value_str("true"));
+    fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+}
+
+/* Maps the latest request onto the check (the table at the top). Returns
+ * true when the workload's status changed. */
+static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
+                       struct fq_value *ch, const struct fq_object *req,
+                       int64_t attempt, const struct prc *prc, bool admitted,
+                       int64_t now)
+{
+    const struct fq_value *rs = fq_map_get(req->obj, "status");
+    const struct fq_value *prov = fq_capacity_cond(rs, "Provisioned");
+    const char *pmsg = fq_value_path_str(prov, "message", "");
+    bool reported = ann(req->obj, ANN_REPORTED) != NULL;
+    bool failed = fq_capacity_cond_true(rs, "Failed");
+    bool expired = fq_capacity_cond_true(rs, "BookingExpired") && !admitted;
+    char msg[1024];
+    if (failed || expired) {
+        if (reported)
+            return false; /* handled; a new attempt comes after requeue */
+        const struct fq_value *c =
+            fq_capacity_cond(rs, failed ? "Failed" : "BookingExpired");
+        const char *m = fq_value_path_str(c, "message", "");
+        bool changed;
+        if (attempt <= prc->limit) {
+            snprintf(msg, sizeof(msg), "Retrying after %s: %s",
+                     failed ? "failure" : "booking expired", m);
+            changed = set_state(e, wl, ch, "Retry", msg, now);
+            int64_t after = prc->base_s;
+            for (int64_t i = 1; i < attempt && after < prc->max_s; i++)
+                after *= 2;
+            if (after > prc->max_s)
+                after = prc->max_s;
+            fq_map_set(ch, "requeueAfterSeconds", fq_value_int(after));
+        } else {
+            changed = set_state(e, wl, ch, "Rejected", m, now);
+        }
+        mark_reported(e, req);
+        (void)changed;
+        return true;
+    }
+    if (fq_capacity_cond_true(rs, "CapacityRevoked")) {
+        const char *m = fq_value_path_str(
+            fq_capacity_cond(rs, "CapacityRevoked"), "message", "");
+        return set_state(e, wl, ch, "Rejected", m, now);
+    }
+    if (fq_capacity_cond_true(rs, "BookingExpired"))
+        return false; /* admitted: ignored, the workload keeps running */
+    if (fq_capacity_cond_true(rs, "Provisioned")) {
+        bool changed = set_state(e, wl, ch, "Ready", pmsg, now);
+        struct fq_value *ups = pod_set_updates(req->obj, prc);
+        if (!fq_value_equal(fq_map_get(ch, "podSetUpdates"), ups)) {
+            fq_map_set(ch, "podSetUpdates", ups);
+            changed = true;
+        } else {
+            fq_value_free(ups);
+        }
+        return changed;
+    }
+    if (!strcmp(fq_value_path_str(ch, "state", "Pending"), "Ready"))
+        return false; /* stays Ready */
+    if (fq_capacity_cond_true(rs, "Accepted") && prov)
+        return set_state(e, wl, ch, "Pending", pmsg, now);
+    return set_state(e, wl, ch, "Pending", "", now);
+}
+
+static void delete_requests(struct provcheck *pc, struct fq_engine *e,
+                            const char *ns, const char *wl, bool only_live)
+{
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
+                                ns, &list);
+    char **names = fq_xcalloc(n + 1, sizeof(*names));
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *w = ann(list[i]->obj, ANN_WORKLOAD);
+        if (!w || strcmp(w, wl))
+            continue;
+        if (only_live && terminal(fq_map_get(list[i]->obj, "status")))
+            continue;
+        names[m++] = fq_xstrdup(list[i]->name);
+    }
+    free(list);
+    for (size_t i = 0; i < m; i++) {
+        if (fq_objstore_delete(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
+                               ns, names[i], NULL) == 0)
+            pc->deleted++;
+        free(names[i]);
+    }
+    free(names);
+}
+
+static void reconcile(struct provcheck *pc, struct fq_engine *e,
+                      const struct fq_object *wl, int64_t now)
+{
+    const struct fq_value *st = fq_map_get(wl->obj, "status");
+    if (cond_is(st, "Finished", "True")) {
+        delete_requests(pc, e, wl->ns, wl->name, false);
+        return;
+    }
+    bool reserved = cond_is(st, "QuotaReserved", "True") &&
+                    fq_map_get(st, "admission") &&
+                    !cond_is(st, "Evicted", "True");
+    bool admitted = cond_is(st, "Admitted", "True");
+    const struct fq_value *chs = fq_map_get(st, "admissionChecks");
+    struct fq_value *edit = NULL;
+    bool changed = false;
+    for (size_t i = 0; i < fq_value_len(chs); i++) {
+        const char *check = fq_value_path_str(fq_seq_at(chs, i), "name", "");
+        struct prc prc;
+        if (!resolve(e, check, &prc))
+            continue;
+        if (!reserved) {
+            delete_requests(pc, e, wl->ns, wl->name, true);
+            continue;
+        }
+        if (!edit)
+            edit = fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
+                                    wl->ns, wl->name);
+        struct fq_value *ch =
+            fq_seq_at(fq_value_path(edit, "status.admissionChecks"), i);
+        if (!prc.obj) {
+            changed |= set_state(e, wl->obj, ch, "Pending",
+                                 "the check is not active", now);
+            continue;
+        }
+        bool needed = false;
+        const struct fq_value *psas =
+            fq_value_path(wl->obj, "status.admission.podSetAssignments");
+        for (size_t k = 0; k < fq_value_len(psas); k++) {
+            const struct fq_value *psa = fq_seq_at(psas, k);
+            const struct fq_value *ps =
+                find_podset(wl->obj, fq_value_path_str(psa, "name", ""));
+            if (ps &&
+                fq_value_path_int(psa, "count",
+                                  fq_value_path_int(ps, "count", 1)) > 0 &&
+                uses_managed(ps, prc.managed))
+                needed = true;
+        }
+        if (!needed) {
+            changed |= set_state(e, wl->obj, ch, "Ready",
+                                 "ProvisioningRequest is not needed", now);
+            continue;
+        }
+        int64_t attempt;
+        const struct fq_object *req =
+            latest_request(e, wl->ns, wl->name, check, &attempt);
+        const char *state = fq_value_path_str(ch, "state", "Pending");
+        bool reported = req && ann(req->obj, ANN_REPORTED);
+        if (!req || (reported && !strcmp(state, "Pending"))) {
+            int64_t next = attempt + 1;
+            int64_t rc = fq_value_path_int(ch, "retryCount", 0);
+            if (rc + 1 > next)
+                next = rc + 1;
+            create_request(pc, e, wl, check, &prc, next, now);
+            changed |= set_state(e, wl->obj, ch, "Pending", "", now);
+            continue;
+        }
+        changed |=
+            sync_state(e, wl->obj, ch, req, attempt, &prc, admitted, now);
+    }
+    if (edit && changed)
+        fq_objstore_update(fq_engine_store(e), edit, true, NULL, NULL, NULL);
+    else
+        fq_value_free(edit);
+}
+
+/* Requests whose workload is gone are deleted. */
+static void orphans(struct provcheck *pc, struct fq_engine *e)
+{
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
+                                NULL, &list);
+    char **gone = fq_xcalloc(2 * n + 1, sizeof(*gone));
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *w = ann(list[i]->obj, ANN_WORKLOAD);
+        if (w && !fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD,
+                                  list[i]->ns, w)) {
+            gone[m++] = fq_xstrdup(list[i]->ns);
+            gone[m++] = fq_xstrdup(list[i]->name);
+        }
+    }
+    free(list);
+    for (size_t i = 0; i < m; i += 2) {
+        if (fq_objstore_delete(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
+                               gone[i], gone[i + 1], NULL) == 0)
+            pc->deleted++;
+        free(gone[i]);
+        free(gone[i + 1]);
+    }
+    free(gone);
+}
+
+static void *pc_create(struct fq_engine *e)
+{
+    (void)e;
+    return fq_xcalloc(1, sizeof(struct provcheck));
+}
+
+static void pc_destroy(void *self)
+{
+    free(self);
+}
+
+static void pc_on_change(void *self, struct fq_engine *e,
+                         const struct fq_change *c)
+{
+    (void)c;
+    fq_engine_kick(e, self);
+}
+
+static void pc_run(void *self, struct fq_engine *e, int64_t now)
+{
+    struct provcheck *pc = self;
+    const struct fq_object **list;
+    size_t n =
+        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
+    /* Names first: reconcile writes to the store, which may move the
+     * borrowed objects. */
+    char **keys = fq_xcalloc(2 * n + 1, sizeof(*keys));
+    for (size_t i = 0; i < n; i++) {
+        keys[2 * i] = fq_xstrdup(list[i]->ns);
+        keys[2 * i + 1] = fq_xstrdup(list[i]->name);
+    }
+    free(list);
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_object *wl = fq_objstore_get(
+            fq_engine_store(e), FQ_KIND_WORKLOAD, keys[2 * i], keys[2 * i + 1]);
+        if (wl &&
+            fq_value_len(fq_value_path(wl->obj, "status.admissionChecks")) > 0)
+            reconcile(pc, e, wl, now);
+        else if (wl &&
+                 cond_is(fq_map_get(wl->obj, "status"), "Finished", "True"))
+            delete_requests(pc, e, keys[2 * i], keys[2 * i + 1], false);
+        free(keys[2 * i]);
+        free(keys[2 * i + 1]);
+    }
+    free(keys);
+    orphans(pc, e);
+}
+
+const struct fq_controller_ops fq_provcheck_controller = {
+    .name = "provcheck",
+    .watch = FQ_KIND_BIT(FQ_KIND_WORKLOAD) |
+             FQ_KIND_BIT(FQ_KIND_PROVISIONINGREQUEST) |
+             FQ_KIND_BIT(FQ_KIND_ADMISSIONCHECK) |
+             FQ_KIND_BIT(FQ_KIND_PROVISIONINGREQUESTCONFIG),
+    .create = pc_create,
+    .destroy = pc_destroy,
+    .on_change = pc_on_change,
+    .run = pc_run,
+    .next_wakeup = NULL,
+};
