@@ -449,7 +449,10 @@ const char *want_str(struct dctx *c, const struct fq_value *m, const char *key,
         return NULL;
     }
     if (v->type != FQ_V_STR) {
-        derr_key(c, v, key, "must be a string, not %s", type_word(v));
+        bool scalar = v->type == FQ_V_BOOL || v->type == FQ_V_NUM;
+        derr_key(c, v, key, "must be a string, not %s%s%s%s", type_word(v),
+                 scalar ? " " : "", scalar ? scalar_text(v) : "",
+                 scalar ? " (quote it)" : "");
         return NULL;
     }
     if (required && v->u.str.len == 0) {
@@ -1517,6 +1520,10 @@ static int validate_foreign(const struct fq_value *obj, const char *file,
     return c.nerr ? FQ_EINVAL : 0;
 }
 
+static void sort_errors(struct fq_err *e, size_t n);
+static int validate_kind(struct dctx *cp, const struct fq_value *obj,
+                         const char *file, struct fq_errlist *errs);
+
 int fq_object_validate(const struct fq_value *obj, const char *file,
                        struct fq_errlist *errs)
 {
@@ -1529,6 +1536,33 @@ int fq_object_validate(const struct fq_value *obj, const char *file,
         derr(&c, obj, "an object must be a mapping, not %s", type_word(obj));
         return FQ_EINVAL;
     }
+    size_t start = errs ? errs->n : 0;
+    int rc = validate_kind(&c, obj, file, errs);
+    if (errs)
+        sort_errors(errs->items + start, errs->n - start);
+    return rc;
+}
+
+/* Sorts errors by position (stable), so they read top to bottom. */
+static void sort_errors(struct fq_err *e, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        struct fq_err tmp = e[i];
+        size_t j = i;
+        while (j > 0 &&
+               (e[j - 1].line > tmp.line ||
+                (e[j - 1].line == tmp.line && e[j - 1].col > tmp.col))) {
+            e[j] = e[j - 1];
+            j--;
+        }
+        e[j] = tmp;
+    }
+}
+
+static int validate_kind(struct dctx *cp, const struct fq_value *obj,
+                         const char *file, struct fq_errlist *errs)
+{
+    struct dctx c = *cp;
     enum fq_kind k = check_gvk(&c, obj);
     if (k == FQ_KIND_NONE) {
         /* Still point at unexpanded variables: they may be the cause. */

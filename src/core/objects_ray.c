@@ -206,7 +206,9 @@ int fq_rayjob_decode(const struct fq_value *obj, const char *file,
             path_pop(&c, o2);
         }
         if (kueue && spec) {
-            if (!out->shutdown_after_job_finishes)
+            const struct fq_value *sd = field(spec, "shutdownAfterJobFinishes");
+            if (!out->shutdown_after_job_finishes &&
+                (!sd || sd->type == FQ_V_BOOL))
                 derr_key(&c,
                          field(spec, "shutdownAfterJobFinishes") ?
                              field(spec, "shutdownAfterJobFinishes") :
