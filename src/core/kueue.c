@@ -1424,6 +1424,9 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct snap *s,
     adm_wl(w, &aw, false);
     aw.cq = c->adm;
     aw.skip_flv = skip;
+    /* A flavor in its failure cool-down is no better than where it is. */
+    if (fq_engine_config(e)->policy.flavor_failure_cooldown)
+        aw.skip_flv |= w->avoid;
     fq_adm_charge(&s->adm, c->adm, w->nuse, w->use_fr, w->use_amt, -1);
     struct fq_adm_result r;
     fq_adm_assign(&s->adm, &aw, hs, 0, &r);
@@ -1862,6 +1865,8 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                     ready = true;
             }
             w->waiting_check = any && !ready && !w->admitted;
+            if (w->waiting_check)
+                wl_podsets(s, w, &v);
             if (v.queue_name)
                 w->lq = find_lq(s, ns[i], v.queue_name);
             fq_workload_release(&v);
