@@ -130,6 +130,23 @@ size_t fq_runner_running(const struct fq_runner *r);
 pid_t fq_runner_pod_pid(const struct fq_runner *r, const char *ns,
                         const char *name);
 
+/* --- flexqd glue (runner_daemon.c) ---------------------------------- */
+
+struct fq_daemon;
+struct fq_runtime;
+
+/*
+ * Creates the daemon's runner (pods under d's data dir; GPUs from
+ * nvidia-smi with --provider local) and plugs it in: SIGCHLD and a 1 s
+ * SIGALRM tick, a change listener that starts / stops pods, the "log"
+ * subresource of pods, jobs and rayjobs, and the Ray Jobs API routes. Call
+ * once after the API exists; NULL with `err` set on failure.
+ */
+struct fq_runtime *fq_runtime_attach(struct fq_daemon *d, struct fq_err *err);
+/* Stops every pod, ends log streams, frees. */
+void fq_runtime_detach(struct fq_runtime *rt);
+struct fq_runner *fq_runtime_runner(struct fq_runtime *rt);
+
 /* The pod's directory, "<data_dir>/pods/<ns>/<name>" (returns owned). */
 char *fq_runner_pod_dir(const char *data_dir, const char *ns, const char *name);
 

@@ -1,0 +1,417 @@
+/*
+ * test_runner.c - the runner starts real, short processes for bound pods.
+ *
+ * Each test builds an engine, stores a bound Pod (and a ConfigMap where a
+ * volume needs one), lets the runner start it, then waits for SIGCHLD with
+ * a deadline (sigtimedwait; never a sleep) and checks what the runner
+ * reported: phase, exit code and reason in the pod's status, the log file,
+ * the process group kill, the volume at its manifest path. Tests that need
+ * what the machine may not allow (bubblewrap, cgroups) skip with a message.
+ */
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flexq/alloc.h"
+#include "flexq/engine.h"
+#include "flexq/objstore.h"
+#include "flexq/value.h"
+#include "runner.h"
+
+#define NOW 1764431040000LL
+
+struct fixture {
+    char dir[64];
+    struct fq_engine *e;
+    struct fq_runner *r;
+    int64_t now;
+};
+
+static struct fq_value *yaml(const char *text)
+{
+    struct fq_docs d = {0};
+    struct fq_err err;
+    struct fq_limits lim = fq_limits_default();
+    int rc = fq_yaml_parse(text, strlen(text), "test", &lim, &d, &err);
+    if (rc != 0)
+        fail_msg("yaml: %s", err.msg);
+    assert_int_equal(d.n, 1);
+    struct fq_value *v = d.items[0];
+    d.items[0] = NULL;
+    d.n = 0;
+    fq_docs_release(&d);
+    return v;
+}
+
+static void put(struct fixture *f, const char *text)
+{
+    struct fq_err err;
+    int rc = fq_objstore_create(fq_engine_store(f->e), yaml(text), f->now, NULL,
+                                NULL, &err);
+    if (rc != 0)
+        fail_msg("create: %s", err.msg);
+}
+
+static void rm_rf(const char *path)
+{
+    char *argv[] = {(char *)"/bin/rm", (char *)"-rf", (char *)path, NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+}
+
+static struct fixture *setup_with(enum fq_runner_mounts mounts)
+{
+    struct fixture *f = fq_xcalloc(1, sizeof(*f));
+    snprintf(f->dir, sizeof(f->dir), "/tmp/flexq-runner-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    struct fq_engine_config ec;
+    fq_engine_config_init(&ec);
+    f->e = fq_engine_new(&ec);
+    f->now = NOW;
+    struct fq_runner_config rc;
+    fq_runner_config_init(&rc);
+    rc.data_dir = f->dir;
+    rc.mounts = mounts;
+    rc.grace_ms = 100;
+    struct fq_err err;
+    f->r = fq_runner_new(&rc, f->e, &err);
+    assert_non_null(f->r);
+    return f;
+}
+
+static void teardown_fixture(struct fixture *f)
+{
+    fq_runner_free(f->r);
+    fq_engine_free(f->e);
+    rm_rf(f->dir);
+    free(f);
+}
+
+/* A bound pod running argv (a YAML flow list) with restartPolicy Never. */
+static void put_pod(struct fixture *f, const char *name, const char *command,
+                    const char *extra_container, const char *extra_spec)
+{
+    char *text =
+        fq_xasprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n"
+                     "  namespace: default\nspec:\n  nodeName: n1\n"
+                     "  restartPolicy: Never\n%s"
+                     "  containers:\n  - name: main\n    image: busybox\n"
+                     "    command: %s\n%s",
+                     name, extra_spec ? extra_spec : "", command,
+                     extra_container ? extra_container : "");
+    put(f, text);
+    free(text);
+}
+
+static const struct fq_value *pod(struct fixture *f, const char *name)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(f->e), FQ_KIND_POD, "default", name);
+    assert_non_null(o);
+    return o->obj;
+}
+
+static const char *phase(struct fixture *f, const char *name)
+{
+    return fq_value_path_str(pod(f, name), "status.phase", "Pending");
+}
+
+static void start(struct fixture *f, const char *name)
+{
+    struct fq_err err;
+    assert_int_equal(fq_runner_start_pod(f->r, pod(f, name), f->now, &err), 0);
+}
+
+/* Waits (deadline 10 s) until the pod's process has been reaped. */
+static void wait_done(struct fixture *f, const char *name)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += 10;
+    while (fq_runner_pod_pid(f->r, "default", name) > 0) {
+        fq_runner_on_sigchld(f->r, ++f->now);
+        if (fq_runner_pod_pid(f->r, "default", name) <= 0)
+            break;
+        struct timespec now, left;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        left.tv_sec = deadline.tv_sec - now.tv_sec;
+        left.tv_nsec = deadline.tv_nsec - now.tv_nsec;
+        if (left.tv_nsec < 0) {
+            left.tv_sec--;
+            left.tv_nsec += 1000000000L;
+        }
+        if (left.tv_sec < 0)
+            fail_msg("pod %s did not end within 10 s", name);
+        sigtimedwait(&set, NULL, &left);
+    }
+}
+
+static char *read_text(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return fq_xstrdup("");
+    char *buf = fq_xcalloc(1, 65536);
+    size_t n = fread(buf, 1, 65535, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static char *pod_log(struct fixture *f, const char *name)
+{
+    char *dir = fq_runner_pod_dir(f->dir, "default", name);
+    char *path = fq_xasprintf("%s/log", dir);
+    char *text = read_text(path);
+    free(path);
+    free(dir);
+    return text;
+}
+
+static const char *term(struct fixture *f, const char *name, const char *key)
+{
+    const struct fq_value *cs =
+        fq_value_path(pod(f, name), "status.containerStatuses");
+    const struct fq_value *c = fq_seq_at(cs, 0);
+    const struct fq_value *t = fq_value_path(c, "state.terminated");
+    const struct fq_value *v = fq_map_get(t, key);
+    static char buf[64];
+    if (v && v->type == FQ_V_NUM) {
+        snprintf(buf, sizeof(buf), "%lld", (long long)v->u.num.i);
+        return buf;
+    }
+    return v ? fq_value_as_str(v) : "";
+}
+
+static void test_exit_codes_and_log(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    put_pod(f, "ok", "[\"sh\", \"-c\", \"echo hello from $FLEXQ_POD_NAME\"]",
+            NULL, NULL);
+    put_pod(f, "bad", "[\"sh\", \"-c\", \"echo oops >&2; exit 3\"]", NULL,
+            NULL);
+    start(f, "ok");
+    start(f, "bad");
+    assert_string_equal(phase(f, "ok"), "Running");
+    wait_done(f, "ok");
+    wait_done(f, "bad");
+    assert_string_equal(phase(f, "ok"), "Succeeded");
+    assert_string_equal(phase(f, "bad"), "Failed");
+    assert_string_equal(term(f, "bad", "exitCode"), "3");
+    assert_string_equal(term(f, "bad", "reason"), "Error");
+    char *log = pod_log(f, "ok");
+    assert_non_null(strstr(log, "hello from ok"));
+    free(log);
+    log = pod_log(f, "bad");
+    assert_non_null(strstr(log, "oops"));
+    free(log);
+    teardown_fixture(f);
+}
+
+static void test_container_cannot_run(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    put_pod(f, "nocmd", "[\"flexq-no-such-command\", \"x\"]", NULL, NULL);
+    put_pod(f, "nopath", "[\"/nonexistent/bin/tool\"]", NULL, NULL);
+    start(f, "nocmd");
+    start(f, "nopath");
+    assert_string_equal(phase(f, "nocmd"), "Failed");
+    assert_string_equal(term(f, "nocmd", "reason"), "ContainerCannotRun");
+    assert_non_null(
+        strstr(term(f, "nocmd", "message"), "executable file not found"));
+    assert_string_equal(phase(f, "nopath"), "Failed");
+    assert_string_equal(term(f, "nopath", "reason"), "ContainerCannotRun");
+    assert_int_equal(fq_runner_running(f->r), 0);
+    teardown_fixture(f);
+}
+
+static void test_env_expansion(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    put_pod(f, "env",
+            "[\"sh\", \"-c\", \"echo [$FOO-$BAR-$(FOO)]; echo "
+            "pp=$PYTHONPATH\"]",
+            "    env:\n    - name: FOO\n      value: a\n"
+            "    - name: BAR\n      value: $(FOO)b\n",
+            NULL);
+    start(f, "env");
+    wait_done(f, "env");
+    char *log = pod_log(f, "env");
+    /* $(FOO) in command is expanded by flexq before the shell sees it */
+    assert_non_null(strstr(log, "[a-ab-a]"));
+    assert_non_null(strstr(log, "pp=" FLEXQ_SOURCE_DIR "/python"));
+    free(log);
+    teardown_fixture(f);
+}
+
+static void test_stop_kills_process_group(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    char fifo[128];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    assert_true(rd >= 0);
+    char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"exec 3>%s; echo x >&3; "
+                             "sleep 60 & sleep 60; wait\"]",
+                             fifo);
+    put_pod(f, "grp", cmd, NULL, NULL);
+    free(cmd);
+    start(f, "grp");
+    struct pollfd p = {rd, POLLIN, 0};
+    assert_int_equal(poll(&p, 1, 10000), 1);
+    char c;
+    assert_int_equal(read(rd, &c, 1), 1);
+    assert_int_equal(fq_runner_stop_pod(f->r, "default", "grp", f->now), 0);
+    /* every holder of the fifo (sh, both sleeps) must go: EOF */
+    char rest[16];
+    ssize_t got;
+    do {
+        p.events = POLLIN;
+        assert_int_equal(poll(&p, 1, 10000), 1);
+        got = read(rd, rest, sizeof(rest));
+    } while (got > 0);
+    assert_int_equal(got, 0);
+    wait_done(f, "grp");
+    assert_string_equal(phase(f, "grp"), "Failed");
+    assert_string_equal(term(f, "grp", "exitCode"), "143");
+    close(rd);
+    teardown_fixture(f);
+}
+
+static const char *cm_and_volume =
+    "  volumes:\n  - name: script\n    configMap:\n      name: train\n";
+static const char *mount_app = "    volumeMounts:\n    - name: script\n"
+                               "      mountPath: /app\n";
+
+static void put_configmap(struct fixture *f)
+{
+    put(f, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: train\n"
+           "  namespace: default\ndata:\n"
+           "  train.py: print('hello from train.py')\n");
+}
+
+static void test_volume_bwrap(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    if (fq_runner_mount_mode(f->r) != FQ_MOUNTS_BWRAP) {
+        struct fq_buf b = FQ_BUF_INIT;
+        fq_runner_caps(f->r, &b);
+        print_message("SKIP volume_bwrap: no private mounts here: %s",
+                      fq_buf_str(&b));
+        fq_buf_release(&b);
+        teardown_fixture(f);
+        skip();
+    }
+    struct stat st;
+    bool host_app = stat("/app", &st) == 0;
+    put_configmap(f);
+    put_pod(f, "vol", "[\"sh\", \"-c\", \"cat /app/train.py; hostname\"]",
+            mount_app, cm_and_volume);
+    start(f, "vol");
+    wait_done(f, "vol");
+    assert_string_equal(phase(f, "vol"), "Succeeded");
+    char *log = pod_log(f, "vol");
+    assert_non_null(strstr(log, "print('hello from train.py')"));
+    assert_non_null(strstr(log, "vol\n")); /* its own hostname */
+    free(log);
+    assert_int_equal(stat("/app", &st) == 0, host_app); /* host untouched */
+    teardown_fixture(f);
+}
+
+static void test_volume_rewrite(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_REWRITE);
+    put_configmap(f);
+    put_pod(f, "rw", "[\"cat\", \"/app/train.py\"]", mount_app, cm_and_volume);
+    start(f, "rw");
+    wait_done(f, "rw");
+    assert_string_equal(phase(f, "rw"), "Succeeded");
+    char *log = pod_log(f, "rw");
+    assert_non_null(strstr(log, "no private mount namespace for /app"));
+    assert_non_null(strstr(log, "print('hello from train.py')"));
+    free(log);
+    teardown_fixture(f);
+}
+
+static void test_missing_configmap_waits(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    put_pod(f, "wait", "[\"cat\", \"/app/train.py\"]", mount_app,
+            cm_and_volume);
+    start(f, "wait");
+    assert_string_equal(phase(f, "wait"), "Pending");
+    assert_int_equal(fq_runner_running(f->r), 0);
+    put_configmap(f);
+    fq_runner_poll(f->r, ++f->now);
+    wait_done(f, "wait");
+    assert_string_equal(phase(f, "wait"), "Succeeded");
+    teardown_fixture(f);
+}
+
+static void test_oom_killed(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    if (fq_runner_cgroup_mode(f->r) == FQ_CGROUPS_NONE) {
+        print_message("SKIP oom_killed: memory limits not enforceable here\n");
+        teardown_fixture(f);
+        skip();
+    }
+    put_pod(f, "oom",
+            "[\"python3\", \"-c\", \"x = b'a' * (512 << 20); print(len(x))\"]",
+            "    resources:\n      limits:\n        memory: 64Mi\n", NULL);
+    start(f, "oom");
+    wait_done(f, "oom");
+    assert_string_equal(phase(f, "oom"), "Failed");
+    assert_string_equal(term(f, "oom", "reason"), "OOMKilled");
+    teardown_fixture(f);
+}
+
+int main(void)
+{
+    /* SIGCHLD stays blocked so that sigtimedwait can wait for it. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exit_codes_and_log),
+        cmocka_unit_test(test_container_cannot_run),
+        cmocka_unit_test(test_env_expansion),
+        cmocka_unit_test(test_stop_kills_process_group),
+        cmocka_unit_test(test_volume_bwrap),
+        cmocka_unit_test(test_volume_rewrite),
+        cmocka_unit_test(test_missing_configmap_waits),
+        cmocka_unit_test(test_oom_killed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
