@@ -35,6 +35,7 @@ static inline struct fq_engine *tl_engine(void)
     struct fq_engine_config cfg;
     fq_engine_config_init(&cfg);
     cfg.seed = 42;
+    cfg.sim_provider = false; /* nodes come from the test, as from a provider */
     return fq_engine_new(&cfg);
 }
 
@@ -87,11 +88,11 @@ static inline void tl_node(struct fq_engine *e, const char *name,
     char *y = fq_xasprintf(
         "apiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n"
         "  labels:\n    kubernetes.io/hostname: %s\n%s"
-        "spec:\n  taints:\n%s"
+        "spec:\n  taints:%s"
         "status:\n  allocatable:\n    cpu: \"%s\"\n    memory: %s\n"
         "    google.com/tpu: \"%d\"\n    pods: \"110\"\n"
         "  conditions:\n  - type: Ready\n    status: \"True\"\n",
-        name, name, labels ? labels : "", taints ? taints : "  []\n", cpu, mem,
+        name, name, labels ? labels : "", taints ? taints : " []\n", cpu, mem,
         tpu);
     tl_store(e, y, T0);
     free(y);
