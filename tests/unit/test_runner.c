@@ -8,15 +8,17 @@
  * the process group kill, the volume at its manifest path. Tests that need
  * what the machine may not allow (bubblewrap, cgroups) skip with a message.
  */
-#include <cmocka.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
