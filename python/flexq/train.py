@@ -187,7 +187,7 @@ def _call_loop(fn, config):
 class DataParallelTrainer:
     """fit() runs train_loop_per_worker on each worker (SPMD)."""
 
-    _name = "TrainWorker"
+    _name = "RayTrainWorker"  # Ray's actor name, as the tutorial shows it
 
     def __init__(self, train_loop_per_worker, train_loop_config=None,
                  scaling_config=None, run_config=None, **_ignored):
@@ -288,7 +288,6 @@ class JaxTrainer(DataParallelTrainer):
     leaves jax.distributed.initialize to JAX itself, which reads
     JAX_COORDINATOR_ADDRESS / TPU_WORKER_* from the pod's env."""
 
-    _name = "TrainWorker"
 
 
 TorchTrainer = DataParallelTrainer
@@ -306,6 +305,10 @@ def _cluster_name():
 
 
 def _worker_pods(root, cluster):
+    listed = os.environ.get("FLEXQ_WORKER_PODS")
+    if listed:  # the RayJob controller's list, in RANK order
+        return [n for n in listed.split(",")
+                if os.path.exists(os.path.join(root, n, "pod.json"))]
     try:
         names = sorted(os.listdir(root))
     except OSError:

@@ -114,7 +114,7 @@ class DriverTest(unittest.TestCase):
             out = c.driver()
             self.assertEqual(out.returncode, 0, out.stderr)
             lines = out.stdout.splitlines()
-            self.assertTrue(any(l.startswith("(TrainWorker pid=") and
+            self.assertTrue(any(l.startswith("(RayTrainWorker pid=") and
                                 ", ip=127.0.0.1) Epoch 0: rank line 0" in l
                                 for l in lines), out.stdout)
             self.assertTrue(any("ip=127.0.0.2) Epoch 2: rank line 1" in l
