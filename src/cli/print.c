@@ -568,7 +568,9 @@ void fq_print_table(enum fq_kind kind, const struct fq_value *const *objs,
     const struct col *cols = columns(kind);
     bool with_ns = (flags & FQ_PRINT_NAMESPACE) && ki->namespaced;
     bool wide = flags & FQ_PRINT_WIDE;
-    size_t ncols = 1 + with_ns;
+    /* kubectl's event table has no NAME column: OBJECT says what it is. */
+    bool name_col = kind != FQ_KIND_EVENT;
+    size_t ncols = (size_t)name_col + with_ns;
     for (const struct col *c = cols; c->header; c++)
         ncols += !c->wide || wide;
     struct grid g = {fq_xcalloc((n + 1) * ncols, sizeof(char *)), 0, ncols};
@@ -577,7 +579,8 @@ void fq_print_table(enum fq_kind kind, const struct fq_value *const *objs,
     if (headers) {
         if (with_ns)
             g.cells[k++] = fq_xstrdup("NAMESPACE");
-        g.cells[k++] = fq_xstrdup("NAME");
+        if (name_col)
+            g.cells[k++] = fq_xstrdup("NAME");
         for (const struct col *c = cols; c->header; c++)
             if (!c->wide || wide)
                 g.cells[k++] = fq_xstrdup(c->header);
@@ -594,7 +597,8 @@ void fq_print_table(enum fq_kind kind, const struct fq_value *const *objs,
             fq_print_name(kind, name, &b);
         else
             fq_buf_puts(&b, name);
-        g.cells[k++] = fq_xstrdup(fq_buf_str(&b));
+        if (name_col)
+            g.cells[k++] = fq_xstrdup(fq_buf_str(&b));
         for (const struct col *c = cols; c->header; c++) {
             if (c->wide && !wide)
                 continue;
