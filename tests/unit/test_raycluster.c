@@ -1,0 +1,171 @@
+/*
+ * test_raycluster.c - the RayCluster controller (raycluster.c).
+ *
+ * A head and a 4-host worker slice with the rendezvous env and gang
+ * annotations; the ready state once every pod is ready; elastic scale up
+ * and down by whole slices within minReplicas..maxReplicas; suspend.
+ */
+#include "jobs_testlib.h"
+
+static void apply_cluster(struct fq_engine *e, int replicas, bool suspend,
+                          int64_t now)
+{
+    char *y = fq_xasprintf(
+        "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata:\n  name: rc\n"
+        "  namespace: default\nspec:\n  suspend: %s\n  headGroupSpec:\n"
+        "    rayStartParams: {}\n    template:\n      spec:\n"
+        "        containers:\n        - name: ray-head\n"
+        "          image: rayproject/ray:2.53.0-py311\n"
+        "          ports:\n          - containerPort: 8265\n"
+        "            name: dashboard\n"
+        "  workerGroupSpecs:\n  - groupName: tpu-group\n"
+        "    replicas: %d\n    minReplicas: 1\n    maxReplicas: 2\n"
+        "    numOfHosts: 4\n    rayStartParams: {}\n    template:\n"
+        "      spec:\n        containers:\n        - name: ray-worker\n"
+        "          image: rayproject/ray:2.53.0-py311\n"
+        "          resources:\n            limits:\n"
+        "              google.com/tpu: \"4\"\n",
+        suspend ? "true" : "false", replicas);
+    tl_apply(e, y, now);
+    free(y);
+    fq_engine_run(e, now);
+}
+
+static const struct fq_value *pod(struct fq_engine *e, const char *name)
+{
+    return tl_get(e, FQ_KIND_POD, "default", name);
+}
+
+static const char *label(const struct fq_value *p, const char *key)
+{
+    return fq_value_as_str(
+        fq_map_get(fq_value_path(p, "metadata.labels"), key));
+}
+
+static void test_head_and_slice(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_cluster(e, 1, false, T0);
+    const char *p[16];
+    size_t n = tl_pods(e, "default", "RayCluster", "rc", p, 16);
+    assert_int_equal(n, 5);
+    int heads = 0, ranks_seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value *v = pod(e, p[i]);
+        assert_string_equal(fq_value_path_str(v, "spec.restartPolicy", ""),
+                            "Never");
+        if (strcmp(label(v, "ray.io/node-type"), "head") == 0) {
+            heads++;
+            assert_true(strncmp(p[i], "rc-head-", 8) == 0);
+            const struct fq_value *cmd = fq_value_path(
+                fq_seq_at(fq_value_path(v, "spec.containers"), 0), "command");
+            assert_string_equal(fq_value_as_str(fq_seq_at(cmd, 0)), "sleep");
+            continue;
+        }
+        assert_true(strncmp(p[i], "rc-tpu-group-worker-", 20) == 0);
+        const char *host = label(v, "flexq.dev/host-index");
+        assert_string_equal(tl_env(v, "TPU_WORKER_ID"), host);
+        assert_string_equal(tl_env(v, "RANK"), host);
+        assert_string_equal(tl_env(v, "WORLD_SIZE"), "4");
+        assert_string_equal(tl_env(v, "LOCAL_RANK"), "0");
+        assert_string_equal(tl_env(v, "TPU_NAME"), "tpu-group-0");
+        assert_string_equal(tl_env(v, "TPU_WORKER_HOSTNAMES"),
+                            "127.0.0.1,127.0.0.1,127.0.0.1,127.0.0.1");
+        assert_string_equal(tl_env(v, "JAX_COORDINATOR_ADDRESS"),
+                            "127.0.0.1:29500");
+        assert_string_equal(tl_env(v, "MASTER_PORT"), "29501");
+        assert_string_equal(
+            fq_value_as_str(fq_map_get(fq_value_path(v, "metadata.annotations"),
+                                       "flexq.dev/gang-size")),
+            "4");
+        ranks_seen |= 1 << atoi(host);
+    }
+    assert_int_equal(heads, 1);
+    assert_int_equal(ranks_seen, 0xf);
+    const struct fq_value *rc = tl_get(e, FQ_KIND_RAYCLUSTER, "default", "rc");
+    assert_int_equal(fq_value_path_int(rc, "status.desiredWorkerReplicas", -1),
+                     4);
+    assert_string_equal(fq_value_path_str(rc, "status.state", ""), "");
+    assert_string_equal(fq_value_path_str(rc, "status.head.serviceName", ""),
+                        "rc-head-svc");
+    assert_string_equal(fq_value_path_str(rc, "status.endpoints.dashboard", ""),
+                        "8265");
+
+    /* All pods ready: the cluster is ready. */
+    char *names[16];
+    for (size_t i = 0; i < n; i++)
+        names[i] = fq_xstrdup(p[i]);
+    for (size_t i = 0; i < n; i++) {
+        tl_report(e, "default", names[i], "Running", true, 0, NULL, T0 + 1000);
+        fq_engine_run(e, T0 + 1000);
+        rc = tl_get(e, FQ_KIND_RAYCLUSTER, "default", "rc");
+        assert_string_equal(fq_value_path_str(rc, "status.state", ""),
+                            i + 1 == n ? "ready" : "");
+        free(names[i]);
+    }
+    assert_string_equal(tl_cond(rc, "RayClusterProvisioned", "reason"),
+                        "AllPodRunningAndReadyFirstTime");
+    assert_int_equal(fq_value_path_int(rc, "status.readyWorkerReplicas", -1),
+                     4);
+    fq_engine_free(e);
+}
+
+static size_t count_replica(struct fq_engine *e, const char *replica)
+{
+    const char *p[32];
+    size_t n = tl_pods(e, "default", "RayCluster", "rc", p, 32), m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *r = label(pod(e, p[i]), "flexq.dev/replica-index");
+        m += r && strcmp(r, replica) == 0;
+    }
+    return m;
+}
+
+static void test_elastic_scale(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_cluster(e, 1, false, T0);
+    assert_int_equal(count_replica(e, "0"), 4);
+    apply_cluster(e, 2, false, T0 + 1000);
+    assert_int_equal(count_replica(e, "0"), 4);
+    assert_int_equal(count_replica(e, "1"), 4);
+    const struct fq_value *rc = tl_get(e, FQ_KIND_RAYCLUSTER, "default", "rc");
+    assert_int_equal(fq_value_path_int(rc, "status.desiredWorkerReplicas", -1),
+                     8);
+    /* Above maxReplicas: clamped to 2 slices. */
+    apply_cluster(e, 5, false, T0 + 2000);
+    assert_int_equal(count_replica(e, "2"), 0);
+    /* Scale down: the second slice goes as a whole. */
+    apply_cluster(e, 1, false, T0 + 3000);
+    assert_int_equal(count_replica(e, "0"), 4);
+    assert_int_equal(count_replica(e, "1"), 0);
+    fq_engine_free(e);
+}
+
+static void test_suspend(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_cluster(e, 1, false, T0);
+    const char *p[16];
+    assert_int_equal(tl_pods(e, "default", "RayCluster", "rc", p, 16), 5);
+    apply_cluster(e, 1, true, T0 + 1000);
+    assert_int_equal(tl_pods(e, "default", "RayCluster", "rc", p, 16), 0);
+    const struct fq_value *rc = tl_get(e, FQ_KIND_RAYCLUSTER, "default", "rc");
+    assert_string_equal(fq_value_path_str(rc, "status.state", ""), "suspended");
+    apply_cluster(e, 1, false, T0 + 2000);
+    assert_int_equal(tl_pods(e, "default", "RayCluster", "rc", p, 16), 5);
+    fq_engine_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_head_and_slice),
+        cmocka_unit_test(test_elastic_scale),
+        cmocka_unit_test(test_suspend),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
