@@ -127,6 +127,26 @@ class Daemon:
             parsed = text
         return resp.status, parsed, resp
 
+    def raw_status(self, head):
+        """Sends a hand-made request head (no body) and returns the status
+        code of the answer (the server may answer before reading a body)."""
+        import socket
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        try:
+            s.sendall(head.encode())
+            data = b""
+            while b"\r\n" not in data:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError:
+            pass
+        finally:
+            s.close()
+        parts = data.split(b" ", 2)
+        return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
     def watch(self, path, token=None):
         """Opens a watch; returns (connection, response) to read lines."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)

@@ -1,0 +1,241 @@
+"""The HTTP API without the CLI: discovery, CRUD with resourceVersion
+conflicts, merge patch, label and field selectors, watch streams, status
+subresource, and bad input (malformed JSON/YAML, limits, unknown kinds,
+invalid objects with the field path) changing nothing."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import Daemon, check, finish, read_line  # noqa: E402
+
+KQ = "/apis/kueue.x-k8s.io/v1beta1"
+CM = "/api/v1/namespaces/default/configmaps"
+
+
+def cm(name, labels=None, data=None):
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": labels or {}},
+            "data": data or {"k": "v"}}
+
+
+d = Daemon().start()
+try:
+    st, body, _ = d.request("GET", "/healthz")
+    check(st == 200 and body == "ok", "healthz")
+    st, body, _ = d.request("GET", "/version")
+    check(st == 200 and body["gitVersion"].startswith("v"), "version")
+
+    # --- discovery ------------------------------------------------------
+    st, body, _ = d.request("GET", "/api")
+    check(st == 200 and body["versions"] == ["v1"], "/api")
+    st, body, _ = d.request("GET", "/apis")
+    groups = {g["name"] for g in body["groups"]}
+    check({"kueue.x-k8s.io", "ray.io", "batch", "autoscaling.x-k8s.io",
+           "flexq.dev"} <= groups, "/apis groups: %s" % groups)
+    st, body, _ = d.request("GET", KQ)
+    res = {r["name"]: r for r in body["resources"]}
+    check(res["clusterqueues"]["shortNames"] == ["cq"] and
+          not res["clusterqueues"]["namespaced"], "cq discovery")
+    check("wl" in res["workloads"]["shortNames"] and
+          res["workloads"]["namespaced"], "wl discovery")
+    check("workloads/status" in res, "status subresource listed")
+    st, body, _ = d.request("GET", "/apis/kueue.x-k8s.io/v1beta2")
+    check(st == 200 and body["resources"], "v1beta2 served too")
+    st, body, _ = d.request("GET", "/api/v1")
+    names = {r["name"] for r in body["resources"]}
+    check({"pods", "configmaps", "events", "nodes", "namespaces"} <= names,
+          "core resources: %s" % names)
+
+    # --- create / get / list ------------------------------------------
+    st, a, _ = d.request("POST", CM, cm("a", {"team": "x"}))
+    check(st == 201, "create 201: %s %s" % (st, a))
+    md = a["metadata"]
+    check(md.get("uid") and md.get("resourceVersion") and
+          md.get("creationTimestamp") and md.get("namespace") == "default",
+          "server fields: %s" % md)
+    st, body, _ = d.request("POST", CM, cm("a"))
+    check(st == 409 and body["reason"] == "AlreadyExists" and
+          body["kind"] == "Status" and body["code"] == 409,
+          "create twice: %s" % body)
+    d.request("POST", CM, cm("b", {"team": "y"}))
+    d.request("POST", CM, cm("c", {"team": "x", "tier": "gold"}))
+    st, body, _ = d.request("GET", CM + "?labelSelector=team%3Dx")
+    check([i["metadata"]["name"] for i in body["items"]] == ["a", "c"],
+          "labelSelector team=x: %s" % body)
+    check(body["kind"] == "ConfigMapList", "list kind")
+    st, body, _ = d.request("GET", CM + "?labelSelector=team!%3Dx")
+    check([i["metadata"]["name"] for i in body["items"]] == ["b"],
+          "team!=x")
+    st, body, _ = d.request("GET", CM + "?labelSelector=tier")
+    check([i["metadata"]["name"] for i in body["items"]] == ["c"], "exists")
+    st, body, _ = d.request("GET", CM + "?labelSelector=team%20in%20(x,y),!tier")
+    check([i["metadata"]["name"] for i in body["items"]] == ["a", "b"],
+          "in + !: %s" % body)
+    st, body, _ = d.request("GET", CM + "?fieldSelector=metadata.name%3Db")
+    check([i["metadata"]["name"] for i in body["items"]] == ["b"],
+          "fieldSelector")
+    st, body, _ = d.request("GET", "/api/v1/configmaps")
+    check(len(body["items"]) == 3, "list across namespaces")
+    st, body, _ = d.request("GET", CM + "/zzz")
+    check(st == 404 and body["reason"] == "NotFound" and
+          body["details"]["name"] == "zzz", "404 Status: %s" % body)
+
+    # --- update with resourceVersion conflicts -------------------------
+    st, cur, _ = d.request("GET", CM + "/a")
+    old_rv = cur["metadata"]["resourceVersion"]
+    cur["data"] = {"k": "v2"}
+    st, upd, _ = d.request("PUT", CM + "/a", cur)
+    check(st == 200 and upd["data"]["k"] == "v2" and
+          upd["metadata"]["resourceVersion"] != old_rv, "PUT: %s" % upd)
+    check(upd["metadata"]["uid"] == md["uid"], "uid kept")
+    cur["data"] = {"k": "stale"}
+    st, body, _ = d.request("PUT", CM + "/a", cur)
+    check(st == 409 and body["reason"] == "Conflict", "stale PUT: %s" % body)
+    st, now, _ = d.request("GET", CM + "/a")
+    check(now["data"]["k"] == "v2", "stale PUT changed nothing")
+    st, body, _ = d.request("PUT", CM + "/a", cm("other"))
+    check(st == 422 and "does not match" in body["message"],
+          "name mismatch: %s" % body)
+
+    # --- merge patch -----------------------------------------------------
+    st, p, _ = d.request("PATCH", CM + "/a",
+                         {"metadata": {"labels": {"team": None, "new": "1"}},
+                          "data": {"extra": "e"}},
+                         ctype="application/merge-patch+json")
+    check(st == 200 and p["metadata"]["labels"] == {"new": "1"} and
+          p["data"] == {"k": "v2", "extra": "e"}, "merge patch: %s" % p)
+    st, body, _ = d.request("PATCH", CM + "/a",
+                            {"metadata": {"resourceVersion": "1"}},
+                            ctype="application/merge-patch+json")
+    check(st == 409, "patch with stale rv: %s" % st)
+    st, body, _ = d.request("PATCH", CM + "/a", [{"op": "add"}],
+                            ctype="application/json-patch+json")
+    check(st == 405, "json patch refused: %s" % st)
+    st, body, _ = d.request("PATCH", CM + "/nope", {"data": {}},
+                            ctype="application/merge-patch+json")
+    check(st == 404, "patch missing: %s" % st)
+
+    # --- server-side apply (what flexq apply uses) ----------------------
+    st, body, r = d.request("PATCH", CM + "/applied", cm("applied"),
+                            ctype="application/apply-patch+json")
+    check(st == 201 and r.getheader("X-Flexq-Result") == "created",
+          "apply creates")
+    st, body, r = d.request("PATCH", CM + "/applied", cm("applied"),
+                            ctype="application/apply-patch+json")
+    check(st == 200 and r.getheader("X-Flexq-Result") == "unchanged",
+          "apply unchanged")
+
+    # --- watch ------------------------------------------------------------
+    conn, resp = d.watch(CM + "?watch=true&labelSelector=w%3D1")
+    check(resp.status == 200, "watch 200")
+    d.request("POST", CM, cm("w1", {"w": "1"}))
+    d.request("POST", CM, cm("ignored", {"w": "2"}))
+    ev = read_line(resp)
+    check(ev and ev["type"] == "ADDED" and
+          ev["object"]["metadata"]["name"] == "w1", "watch ADDED: %s" % ev)
+    d.request("PATCH", CM + "/w1", {"data": {"x": "y"}},
+              ctype="application/merge-patch+json")
+    ev = read_line(resp)
+    check(ev and ev["type"] == "MODIFIED" and ev["object"]["data"]["x"] == "y",
+          "watch MODIFIED: %s" % ev)
+    st, body, _ = d.request("DELETE", CM + "/w1")
+    check(st == 200 and body["metadata"]["name"] == "w1", "delete returns it")
+    ev = read_line(resp)
+    check(ev and ev["type"] == "DELETED", "watch DELETED: %s" % ev)
+    conn.close()
+
+    # A watch from a resourceVersion replays what it missed.
+    st, x, _ = d.request("POST", CM, cm("x1"))
+    rv = x["metadata"]["resourceVersion"]
+    d.request("PATCH", CM + "/x1", {"data": {"n": "2"}},
+              ctype="application/merge-patch+json")
+    conn, resp = d.watch(CM + "?watch=true&resourceVersion=%s"
+                         "&fieldSelector=metadata.name%%3Dx1" % rv)
+    ev = read_line(resp)
+    check(ev and ev["type"] == "MODIFIED" and ev["object"]["data"]["n"] == "2",
+          "watch from rv replays: %s" % ev)
+    conn.close()
+    # Without a resourceVersion it starts with the current objects.
+    conn, resp = d.watch(CM + "/x1?watch=true")
+    ev = read_line(resp)
+    check(ev and ev["type"] == "ADDED" and ev["object"]["metadata"]["name"] ==
+          "x1", "watch lists first: %s" % ev)
+    conn.close()
+
+    # --- status subresource ----------------------------------------------
+    wl = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
+          "metadata": {"name": "s1"},
+          "spec": {"queueName": "nowhere", "podSets": [
+              {"name": "main", "count": 1, "template": {"spec": {
+                  "containers": [{"name": "c", "image": "x"}]}}}]}}
+    WL = KQ + "/namespaces/default/workloads"
+    st, body, _ = d.request("POST", WL, wl)
+    check(st == 201, "workload with a missing queue accepted: %s" % body)
+    st, body, _ = d.request("PATCH", WL + "/s1/status",
+                            {"status": {"conditions": [
+                                {"type": "Evicted", "status": "True",
+                                 "reason": "NodesUnavailable",
+                                 "message": "test",
+                                 "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
+                            ctype="application/merge-patch+json")
+    check(st == 200 and any(c["type"] == "Evicted" for c in
+                            body["status"]["conditions"]),
+          "status patch: %s" % body)
+    spec_before = body["spec"]
+    md = {k: v for k, v in body["metadata"].items() if k != "resourceVersion"}
+    st, body, _ = d.request("PUT", WL + "/s1/status",
+                            dict(body, spec={"queueName": "changed"},
+                                 metadata=md))
+    check(st == 200 and body["spec"] == spec_before,
+          "status PUT ignores spec")
+
+    # --- bad input changes nothing ---------------------------------------
+    st, before, _ = d.request("GET", "/api/v1/configmaps")
+    n_before = len(before["items"])
+    st, body, _ = d.request("POST", CM, raw=b"{not json", ctype="application/json")
+    check(st == 400 and body["reason"] == "BadRequest", "malformed JSON")
+    st, body, _ = d.request("POST", CM, raw=b"a: [1, 2", ctype="application/yaml")
+    check(st == 400, "malformed YAML: %s" % st)
+    deep = "[" * 200 + "]" * 200
+    st, body, _ = d.request("POST", CM, raw=('{"a":%s}' % deep).encode())
+    check(st in (400, 413), "too deep: %s" % st)
+    st = d.raw_status("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                      "application/json\r\nContent-Length: %d\r\n\r\n"
+                      % (CM, 5 << 20))
+    check(st == 413, "body over the limit: %s" % st)
+    st = d.raw_status("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n"
+                      % ("y" * (70 << 10)))
+    check(st in (400, 413, 431), "headers over the limit: %s" % st)
+    st, body, _ = d.request("POST", "/apis/example.com/v1/namespaces/default/frobs",
+                            {"kind": "Frob"})
+    check(st == 404 and body["kind"] == "Status", "unknown kind: %s" % body)
+    bad = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
+           "metadata": {"name": "bad"},
+           "spec": {"resourceGroups": [{"coveredResources": ["cpu"],
+                                        "flavors": [{"name": "f", "resources": [
+                                            {"name": "cpu",
+                                             "nominalQuota": "16x"}]}]}]}}
+    st, body, _ = d.request("POST", KQ + "/clusterqueues", bad)
+    check(st == 422 and body["reason"] == "Invalid", "invalid object: %s" % body)
+    causes = body.get("details", {}).get("causes", [])
+    check(causes and "nominalQuota" in causes[0].get("field", ""),
+          "field path in causes: %s" % body)
+    st, body, _ = d.request("POST", CM, {"apiVersion": "v1", "kind": "Pod",
+                                         "metadata": {"name": "p"}})
+    check(st == 422, "kind does not match the path: %s" % st)
+    st, body, _ = d.request("POST", CM, {"apiVersion": "v1",
+                                         "kind": "ConfigMap",
+                                         "metadata": {"name": "Bad_Name"}})
+    check(st == 422, "invalid name: %s" % st)
+    st, after, _ = d.request("GET", "/api/v1/configmaps")
+    check(len(after["items"]) == n_before, "bad input created nothing")
+    st, body, _ = d.request("GET", KQ + "/clusterqueues/bad")
+    check(st == 404, "invalid cq not stored")
+    st, body, _ = d.request("DELETE", CM)
+    check(st == 405, "DELETE on a collection: %s" % st)
+    st, body, _ = d.request("GET", "/nothing/here")
+    check(st == 404, "unknown path")
+finally:
+    d.cleanup()
+finish()
