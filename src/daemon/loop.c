@@ -51,6 +51,7 @@
 #include "daemon.h"
 #include "flexq/alloc.h"
 #include "log.h"
+#include "runner.h"
 
 struct pending {
     struct fq_http_req *req;
@@ -412,6 +413,11 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         goto fail;
     fq_daemon_add_signal(d, SIGTERM, on_stop_signal, NULL);
     fq_daemon_add_signal(d, SIGINT, on_stop_signal, NULL);
+    /* pods as processes, logs, Ray Jobs API, providers (runner.h) */
+    if (!fq_runtime_attach(d, err)) {
+        rc = err && err->code ? err->code : FQ_EINTERNAL;
+        goto fail;
+    }
     return 0;
 fail:
     fq_docs_release(&cfg_objs);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flexq/alloc.h"
@@ -222,8 +223,11 @@ static int local_start(struct fq_provider *p, struct fq_err *err)
         struct fq_value *n = fq_provider_local_node(&m, pool);
         return fq_objstore_update(s, n, true, NULL, NULL, err);
     }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
     return fq_objstore_create(s, fq_provider_local_node(&m, pool),
-                              fq_engine_now(p->engine), NULL, NULL, err);
+                              (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+                              NULL, NULL, err);
 }
 
 static void local_sync(struct fq_provider *p, int64_t now_ms)
