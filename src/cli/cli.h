@@ -42,6 +42,7 @@ struct fq_cli_cmd {
     X(delete) \
     X(wait) \
     X(create) \
+    X(logs) \
     X(sim) \
     X(validate) \
     X(version)

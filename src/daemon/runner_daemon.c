@@ -15,7 +15,9 @@
  *     a module gets a timer without including it.
  *   - GET .../pods|jobs|rayjobs/NAME/log answers the log (tailLines,
  *     limitBytes, previous, and flexq's offset cursor; the reply carries
- *     X-Flexq-Log-Offset); with follow=true it streams until the pod ends.
+ *     X-Flexq-Log-Offset); with follow=true it streams until the pod ends;
+ *     with format=json (flexq's CLI) it answers {"pod", "log", "offset",
+ *     "done"} so that a client can follow by polling with offset.
  *
  * Invariants: a follower is removed exactly once, either when its stream
  * ends here or when http.c reports the client gone (on_close).
@@ -202,7 +204,26 @@ static void on_log(struct fq_daemon *d, struct fq_http_req *r,
         arm(rt);
         return;
     }
-    fq_http_reply(r, 200, "text/plain; charset=utf-8", b.data, b.len);
+    const char *fmt = fq_http_query(r, "format");
+    if (fmt && !strcmp(fmt, "json")) {
+        /* flexq's CLI: the text plus the follow cursor and whether more
+         * can come, in one parseable answer */
+        char *pod = NULL;
+        fq_logs_resolve(s, t->ns, what, &pod, NULL);
+        struct fq_value *v = fq_value_map();
+        fq_map_set(v, "pod", fq_value_str(pod ? pod : t->name));
+        fq_map_set(v, "log", fq_value_strn(b.data, b.len));
+        fq_map_set(v, "offset", fq_value_int(size));
+        fq_map_set(v, "done",
+                   fq_value_bool(pod_done(rt, t->ns, pod ? pod : t->name)));
+        char *body = fq_json_dumps(v, FQ_JSON_COMPACT);
+        fq_http_reply(r, 200, "application/json", body, strlen(body));
+        free(body);
+        fq_value_free(v);
+        free(pod);
+    } else {
+        fq_http_reply(r, 200, "text/plain; charset=utf-8", b.data, b.len);
+    }
     fq_buf_release(&b);
     free(what);
 }
