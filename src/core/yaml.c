@@ -718,7 +718,7 @@ static bool literal_ok(const char *s, size_t len)
 static bool has_indented_line(const char *s, size_t n)
 {
     for (size_t i = 0; i + 1 < n; i++)
-        if (s[i] == '\n' && s[i + 1] == ' ')
+        if (s[i] == '\n' && (s[i + 1] == ' ' || s[i + 1] == '\t'))
             return true;
     return false;
 }
@@ -732,7 +732,10 @@ static void put_literal(struct fq_buf *out, const char *s, size_t len,
         body--;
     size_t trailing = len - body;
     fq_buf_putc(out, '|');
-    if (s[0] == ' ' || s[0] == '\n' || has_indented_line(s, body))
+    /* Without an indentation indicator libyaml guesses the indentation
+     * from the first line, and refuses a leading tab. */
+    if (s[0] == ' ' || s[0] == '\t' || s[0] == '\n' ||
+        has_indented_line(s, body))
         fq_buf_putc(out, '2');
     fq_buf_puts(out, trailing == 0 ? "-" : trailing == 1 ? "" : "+");
     fq_buf_putc(out, '\n');

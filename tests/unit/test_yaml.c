@@ -486,6 +486,21 @@ static const char *const tricky[] = {
     "http://x.y/z",
     "a, b",
     "python /app/train.py",
+    "a\n\tb",
+    "\tx\ny",
+    "x\n\t",
+    "x \ny",
+    "- a\n- b",
+    "#c\nd",
+    "a\n...\nb",
+    "---\nb",
+    "a\n---\n",
+    "\xef\xbb\xbf"
+    "bom",
+    "tab\t",
+    " \n ",
+    "a\n\n\n",
+    "\xe2\x80\xa8x\ny",
     "rayproject/ray:2.53.0-py311",
 };
 
