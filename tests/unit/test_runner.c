@@ -79,6 +79,8 @@ static void rm_rf(const char *path)
     waitpid(pid, &st, 0);
 }
 
+static size_t log_max = 0;
+
 static struct fixture *setup_with(enum fq_runner_mounts mounts)
 {
     struct fixture *f = fq_xcalloc(1, sizeof(*f));
@@ -93,6 +95,8 @@ static struct fixture *setup_with(enum fq_runner_mounts mounts)
     rc.data_dir = f->dir;
     rc.mounts = mounts;
     rc.grace_ms = 100;
+    if (log_max)
+        rc.log_max_bytes = log_max;
     struct fq_err err;
     f->r = fq_runner_new(&rc, f->e, &err);
     assert_non_null(f->r);
@@ -398,6 +402,43 @@ static void test_oom_killed(void **state)
     teardown_fixture(f);
 }
 
+static void test_log_rotation(void **state)
+{
+    (void)state;
+    log_max = 1000;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    log_max = 0;
+    char fifo[128];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    assert_true(rd >= 0);
+    char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"yes 0123456789 | head -n "
+                             "500; echo x > %s; sleep 60\"]",
+                             fifo);
+    put_pod(f, "rot", cmd, NULL, NULL);
+    free(cmd);
+    start(f, "rot");
+    struct pollfd p = {rd, POLLIN, 0};
+    assert_int_equal(poll(&p, 1, 10000), 1); /* 5500 bytes are in the log */
+    fq_runner_poll(f->r, ++f->now);
+    char *dir = fq_runner_pod_dir(f->dir, "default", "rot");
+    char *old = fq_xasprintf("%s/log.1", dir);
+    struct stat st;
+    assert_int_equal(stat(old, &st), 0);
+    assert_int_equal(st.st_size, 5500);
+    char *log = pod_log(f, "rot");
+    assert_non_null(strstr(log, "log rotated at 1000 bytes"));
+    assert_true(strlen(log) < 1000);
+    free(log);
+    free(old);
+    free(dir);
+    fq_runner_stop_pod(f->r, "default", "rot", f->now);
+    wait_done(f, "rot");
+    close(rd);
+    teardown_fixture(f);
+}
+
 int main(void)
 {
     /* SIGCHLD stays blocked so that sigtimedwait can wait for it. */
@@ -414,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_volume_rewrite),
         cmocka_unit_test(test_missing_configmap_waits),
         cmocka_unit_test(test_oom_killed),
+        cmocka_unit_test(test_log_rotation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
