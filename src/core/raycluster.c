@@ -29,8 +29,9 @@
  *    restartPolicy Never, and a pod that finished (Succeeded) counts as
  *    having been ready; failed pods are not replaced (the RayJob that owns
  *    the cluster fails, as a Ray job would when a worker dies).
- *  - A container without `command` (the Ray image's entrypoint) runs
- *    `sleep infinity`: an idle Ray node. The RayJob controller fills the
+ *  - A container without `command` is left so: the runner then runs
+ *    `python3 -m flexq.node`, flexq's stand-in for the Ray image (an idle
+ *    Ray node that waits for SIGTERM). The RayJob controller fills the
  *    workers' command with the job's entrypoint before making the cluster.
  *  - Every worker pod gets the rendezvous env (pods.h): RANK is the pod's
  *    index over all groups (group order, then replica, then host),
@@ -131,18 +132,6 @@ static int64_t group_hosts(const struct fq_value *g)
     return h < 1 ? 1 : h;
 }
 
-static void default_command(struct fq_value *spec)
-{
-    struct fq_value *cs = fq_map_get(spec, "containers");
-    struct fq_value *c0 = fq_seq_at(cs, 0);
-    if (c0 && !fq_map_get(c0, "command")) {
-        struct fq_value *cmd = fq_value_seq();
-        fq_seq_push(cmd, fq_value_str("sleep"));
-        fq_seq_push(cmd, fq_value_str("infinity"));
-        fq_map_set(c0, "command", cmd);
-    }
-}
-
 /* Common labels / settings of a cluster's pods. */
 static struct fq_value *make_pod(struct fq_engine *e, const char *ns,
                                  const struct fq_value *rc,
@@ -166,7 +155,6 @@ static struct fq_value *make_pod(struct fq_engine *e, const char *ns,
         fq_pods_set_label(pod, FQ_LABEL_RAY_ORIGIN_CRD, oc);
     struct fq_value *spec = fq_map_get(pod, "spec");
     fq_map_set(spec, "restartPolicy", fq_value_str("Never"));
-    default_command(spec);
     fq_pods_set_env(spec, "FLEXQ_RAY_ROLE", type);
     fq_pods_set_env(spec, "FLEXQ_RAY_CLUSTER", cname);
     fq_pods_set_env(spec, "FLEXQ_RAY_GROUP", group);

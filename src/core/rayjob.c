@@ -64,7 +64,8 @@
  *    argv like a shell would, quotes honoured) with FLEXQ_RAY_ROLE=worker
  *    and the rendezvous env (raycluster.c): SPMD, the same script on every
  *    worker; the helper's trainer knows its rank from the env. The head
- *    idles (`sleep infinity`).
+ *    has no command: the runner runs `python3 -m flexq.node`, an idle Ray
+ *    node.
  *  - The submitter Job's backoffLimit is submitterConfig.backoffLimit,
  *    default 0 (KubeRay: 2, to ride out a head that is not serving yet; a
  *    flexq driver does not race a dashboard, and a retried driver would
