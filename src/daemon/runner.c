@@ -1677,6 +1677,19 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         goto out;
     }
     exec_path = preflight(&s);
+    if (!exec_path && !strcmp(s.argv.v[0], "python")) {
+        /* Images have `python`; many hosts only `python3`. */
+        char why[sizeof(s.why)];
+        memcpy(why, s.why, sizeof(why));
+        free(s.argv.v[0]);
+        s.argv.v[0] = fq_xstrdup("python3");
+        exec_path = preflight(&s);
+        if (exec_path)
+            log_note(logfd, "flexq: no `python` on this host's PATH; "
+                            "running python3");
+        else
+            memcpy(s.why, why, sizeof(why));
+    }
     if (!exec_path) {
         log_note(logfd, "flexq: %s", s.why);
         write_status(dir, "Failed", 128, "ContainerCannotRun", s.why);
@@ -1693,7 +1706,10 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     p.dir = fq_xstrdup(dir);
     p.started_ms = now_ms;
 
-    if (s.gpus > 0 || r->cfg.gpus > 0) {
+    /* GPUs are handed out only when flexqd knows this machine's (the
+     * local provider); with simulated nodes a GPU request is the model's
+     * business and the process runs on whatever the host has. */
+    if (r->cfg.gpus > 0) {
         struct fq_buf list = FQ_BUF_INIT;
         if (gpu_take(r, s.gpus, &p.gpus, &list) != 0) {
             char msg[160];

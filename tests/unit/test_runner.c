@@ -274,6 +274,24 @@ static void test_env_expansion(void **state)
     teardown_fixture(f);
 }
 
+static void test_python_falls_back_to_python3(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    /* a PATH with python3 but no python, as on a plain Debian host */
+    put_pod(f, "py", "[\"python\", \"-c\", \"print(6 * 7)\"]",
+            "    env:\n    - name: PATH\n      value: /usr/bin:/bin\n", NULL);
+    start(f, "py");
+    wait_done(f, "py");
+    char *log = pod_log(f, "py");
+    if (access("/usr/bin/python", X_OK) != 0)
+        assert_non_null(strstr(log, "running python3"));
+    assert_non_null(strstr(log, "42"));
+    assert_string_equal(phase(f, "py"), "Succeeded");
+    free(log);
+    teardown_fixture(f);
+}
+
 static void test_stop_kills_process_group(void **state)
 {
     (void)state;
@@ -450,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_exit_codes_and_log),
         cmocka_unit_test(test_container_cannot_run),
         cmocka_unit_test(test_env_expansion),
+        cmocka_unit_test(test_python_falls_back_to_python3),
         cmocka_unit_test(test_stop_kills_process_group),
         cmocka_unit_test(test_volume_bwrap),
         cmocka_unit_test(test_volume_rewrite),
