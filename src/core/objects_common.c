@@ -106,9 +106,13 @@ static void path_append(struct dctx *c, const char *s)
     c->path[c->plen] = '\0';
 }
 
+/* The path only feeds error messages: without an error list (controllers
+ * decoding stored objects) it is not built at all. */
 size_t path_key(struct dctx *c, const char *key)
 {
     size_t old = c->plen;
+    if (!c->errs)
+        return old;
     if (plain_key(key)) {
         if (c->plen)
             path_append(c, ".");
@@ -124,6 +128,8 @@ size_t path_key(struct dctx *c, const char *key)
 size_t path_idx(struct dctx *c, size_t i)
 {
     size_t old = c->plen;
+    if (!c->errs)
+        return old;
     char buf[32];
     snprintf(buf, sizeof(buf), "[%zu]", i);
     path_append(c, buf);
