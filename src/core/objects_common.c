@@ -1714,11 +1714,11 @@ bool fq_selector_matches(const struct fq_selector *s,
     return true;
 }
 
-/* Adds r into out[0..*n) with sum or max; counts names beyond cap. */
-static void res_combine(struct fq_resource *out, size_t cap, size_t *n,
+/* Adds r into out[0..*n) (n <= cap) with sum or max; false when full. */
+static bool res_combine(struct fq_resource *out, size_t cap, size_t *n,
                         const struct fq_resource *r, bool max)
 {
-    for (size_t i = 0; i < *n && i < cap; i++) {
+    for (size_t i = 0; i < *n; i++) {
         if (strcmp(out[i].name, r->name) == 0) {
             if (max) {
                 if (r->value > out[i].value)
@@ -1727,25 +1727,47 @@ static void res_combine(struct fq_resource *out, size_t cap, size_t *n,
                        0) {
                 out[i].value = INT64_MAX;
             }
-            return;
+            return true;
         }
     }
-    if (*n < cap)
-        out[*n] = *r;
-    (*n)++;
+    if (*n == cap)
+        return false;
+    out[(*n)++] = *r;
+    return true;
+}
+
+/* The i-th resource request of the pod, containers first. */
+static const struct fq_resource *nth_request(const struct fq_podspec *ps,
+                                             size_t i, bool *init)
+{
+    for (size_t k = 0; k < ps->n_containers + ps->n_init_containers; k++) {
+        const struct fq_container *c =
+            k < ps->n_containers ? &ps->containers[k] :
+                                   &ps->init_containers[k - ps->n_containers];
+        if (i < c->requests.n) {
+            *init = k >= ps->n_containers;
+            return &c->requests.items[i];
+        }
+        i -= c->requests.n;
+    }
+    return NULL;
 }
 
 size_t fq_podspec_requests(const struct fq_podspec *ps, struct fq_resource *out,
                            size_t cap)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < ps->n_containers; i++)
-        for (size_t j = 0; j < ps->containers[i].requests.n; j++)
-            res_combine(out, cap, &n, &ps->containers[i].requests.items[j],
-                        false);
-    for (size_t i = 0; i < ps->n_init_containers; i++)
-        for (size_t j = 0; j < ps->init_containers[i].requests.n; j++)
-            res_combine(out, cap, &n, &ps->init_containers[i].requests.items[j],
-                        true);
-    return n;
+    size_t n = 0, distinct = 0;
+    bool init;
+    const struct fq_resource *r;
+    for (size_t i = 0; (r = nth_request(ps, i, &init)) != NULL; i++) {
+        res_combine(out, cap, &n, r, init);
+        /* Count names seen for the first time (also beyond cap). */
+        bool seen = false;
+        bool init2;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(nth_request(ps, j, &init2)->name, r->name) == 0;
+        if (!seen)
+            distinct++;
+    }
+    return distinct;
 }
