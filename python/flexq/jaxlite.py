@@ -6,10 +6,13 @@ random.PRNGKey / random.normal, numpy.dot / zeros / mean, jit (a no-op) and
 grad. Arrays are numpy arrays when numpy is importable, else a small
 pure-Python 2-D array class.
 
-grad uses central differences. That is exact for the tutorial's loss,
-which is quadratic in the weights (the third derivative is zero, so the
-central difference has no truncation error), and good enough elsewhere for
-a demo; it is not JAX's autodiff and makes no claim to be.
+grad is forward-mode differentiation with one tangent per weight (dual
+numbers) for the operations the tutorial's loss uses (dot with the weights
+on the right, +, -, * and ** with scalars, mean), which is exact; anything
+else, and the numpy path, fall back to central differences, which are
+exact for the tutorial's quadratic loss (no third derivative) and good
+enough for a demo elsewhere. It is not JAX's autodiff and makes no claim
+to be.
 """
 
 import math
@@ -124,6 +127,84 @@ class Array:
         return self._map2(-1.0, lambda a, b: a * b)
 
 
+class _Dual:
+    """A column of values, each with its derivatives with respect to the
+    k weights grad() differentiates by (tan: one list of k per value;
+    None while it is the identity, i.e. the weights themselves)."""
+
+    def __init__(self, val, tan, shape):
+        self.val, self.tan, self.shape = val, tan, shape
+
+    def _tan(self, i):
+        if self.tan is not None:
+            return self.tan[i]
+        t = [0.0] * len(self.val)
+        t[i] = 1.0
+        return t
+
+    def _other(self, o):
+        if isinstance(o, Array):
+            return o._flat()
+        if isinstance(o, _Dual):
+            raise TypeError("dual op dual")
+        return [float(o)] * len(self.val)
+
+    def __sub__(self, o):
+        ov = self._other(o)
+        return _Dual([a - b for a, b in zip(self.val, ov)],
+                     [self._tan(i) for i in range(len(self.val))], self.shape)
+
+    def __add__(self, o):
+        ov = self._other(o)
+        return _Dual([a + b for a, b in zip(self.val, ov)],
+                     [self._tan(i) for i in range(len(self.val))], self.shape)
+
+    __radd__ = __add__
+
+    def __rsub__(self, o):
+        ov = self._other(o)
+        return _Dual([b - a for a, b in zip(self.val, ov)],
+                     [[-t for t in self._tan(i)]
+                      for i in range(len(self.val))], self.shape)
+
+    def __mul__(self, o):
+        if isinstance(o, (Array, _Dual)):
+            raise TypeError("dual times array")
+        c = float(o)
+        return _Dual([a * c for a in self.val],
+                     [[t * c for t in self._tan(i)]
+                      for i in range(len(self.val))], self.shape)
+
+    __rmul__ = __mul__
+
+    def __pow__(self, p):
+        p = float(p)
+        out, tan = [], []
+        for i, a in enumerate(self.val):
+            out.append(a ** p)
+            d = p * a ** (p - 1)
+            tan.append([t * d for t in self._tan(i)])
+        return _Dual(out, tan, self.shape)
+
+
+def _dual_dot(a, b):
+    if not isinstance(a, Array) or len(b.shape) != 2 or b.shape[1] != 1:
+        raise TypeError("unsupported dual dot")
+    val = [math.fsum(map(_mul, r, b.val)) for r in a.rows]
+    if b.tan is None:  # d(a w)/dw = the rows of a
+        tan = [list(r) for r in a.rows]
+    else:
+        cols = list(zip(*b.tan))
+        tan = [[math.fsum(map(_mul, r, c)) for c in cols] for r in a.rows]
+    return _Dual(val, tan, (a.shape[0], 1))
+
+
+def _dual_mean(a):
+    n = len(a.val)
+    tan = [math.fsum(c) / n for c in zip(*[a._tan(i) for i in range(n)])]
+    return _Dual([math.fsum(a.val) / n], [tan], ())
+
+
 class _Random:
     @staticmethod
     def PRNGKey(seed):
@@ -150,6 +231,8 @@ class _Numpy:
 
     @staticmethod
     def dot(a, b):
+        if isinstance(b, _Dual):
+            return _dual_dot(a, b)
         if _np is not None:
             return _np.dot(a, b)
         cols = [list(c) for c in zip(*b.rows)]
@@ -158,6 +241,8 @@ class _Numpy:
 
     @staticmethod
     def mean(a):
+        if isinstance(a, _Dual):
+            return _dual_mean(a)
         if _np is not None:
             return _np.mean(a)
         f = a._flat()
@@ -169,10 +254,20 @@ numpy = _Numpy()
 
 
 def grad(f, h=1e-3):
-    """d f / d w for a scalar f of one array argument (central
-    differences; see the module docstring)."""
+    """d f / d w for a scalar f of one array argument (dual numbers, else
+    central differences; see the module docstring)."""
 
     def g(w):
+        if _np is None and isinstance(w, Array):
+            try:
+                out = f(_Dual(w._flat(), None, w.shape))
+                if isinstance(out, _Dual) and len(out.val) == 1:
+                    d = out.tan[0]
+                    cols = w.shape[1]
+                    return Array([d[r * cols:(r + 1) * cols]
+                                  for r in range(w.shape[0])], w.shape)
+            except TypeError:
+                pass  # an operation duals do not cover
         if _np is not None:
             out = _np.zeros_like(w, dtype=float)
             flat = w.reshape(-1)

@@ -197,6 +197,32 @@ class LocalTest(unittest.TestCase):
             self.assertIn(want, out.stdout)
 
 
+class JaxliteTest(unittest.TestCase):
+    def test_dual_grad_matches_differences(self):
+        from flexq import jaxlite as jax
+        if jax._np is not None:
+            self.skipTest("numpy present: the dual path is for plain Python")
+        jnp = jax.numpy
+        x = jax.random.normal(1, (50, 3))
+        y = jnp.dot(x, jax.random.normal(2, (3, 1)))
+        w = jax.random.normal(3, (3, 1))
+
+        def loss(w):
+            return jnp.mean((jnp.dot(x, w) - y) ** 2)
+
+        g = jax.grad(loss)(w)
+        self.assertEqual(g.shape, (3, 1))
+        h = 1e-4
+        for i in range(3):
+            up = [list(r) for r in w.rows]
+            dn = [list(r) for r in w.rows]
+            up[i][0] += h
+            dn[i][0] -= h
+            fd = (loss(jax.Array(up, w.shape)).item() -
+                  loss(jax.Array(dn, w.shape)).item()) / (2 * h)
+            self.assertAlmostEqual(g.rows[i][0], fd, places=5)
+
+
 class SubmitTest(unittest.TestCase):
     def test_banner_and_exit_code(self):
         e = dict(os.environ)
