@@ -47,6 +47,7 @@ struct fq_daemon_opts {
 struct fq_auth;
 struct fq_api;
 struct fq_loop;
+struct fq_runtime;
 
 struct fq_daemon {
     struct fq_daemon_opts opts;
@@ -55,7 +56,8 @@ struct fq_daemon {
     struct fq_auth *auth; /* NULL when --tokens is not given */
     struct fq_http *http;
     struct fq_api *api;
-    struct fq_loop *loop; /* libevent state, private to loop.c */
+    struct fq_loop *loop;       /* libevent state, private to loop.c */
+    struct fq_runtime *runtime; /* pods, logs, Ray API (runner.h) */
     int64_t started_ms;
 };
 

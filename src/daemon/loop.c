@@ -414,7 +414,8 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     fq_daemon_add_signal(d, SIGTERM, on_stop_signal, NULL);
     fq_daemon_add_signal(d, SIGINT, on_stop_signal, NULL);
     /* pods as processes, logs, Ray Jobs API, providers (runner.h) */
-    if (!fq_runtime_attach(d, err)) {
+    d->runtime = fq_runtime_attach(d, err);
+    if (!d->runtime) {
         rc = err && err->code ? err->code : FQ_EINTERNAL;
         goto fail;
     }
@@ -451,6 +452,9 @@ void fq_daemon_release(struct fq_daemon *d)
     struct fq_loop *l = d->loop;
     if (l && l->npend)
         flush_replies(l, 1);
+    /* The runtime's log streams and timers go before the HTTP server. */
+    fq_runtime_detach(d->runtime);
+    d->runtime = NULL;
     fq_http_free(d->http);
     d->http = NULL;
     fq_api_free(d->api);
