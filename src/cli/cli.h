@@ -45,7 +45,8 @@ struct fq_cli_cmd {
     X(logs) \
     X(sim) \
     X(validate) \
-    X(version)
+    X(version) \
+    X(demo)
 /* clang-format on */
 
 #define FQ_CLI_DECLARE(name) extern const struct fq_cli_cmd fq_cli_cmd_##name;
