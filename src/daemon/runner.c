@@ -314,6 +314,9 @@ struct proc {
     int64_t kill_at_ms;
     char *cg_mem, *cg_cpu; /* owned cgroup dirs or NULL */
     uint64_t gpus;         /* bit mask of handed-out GPU indices */
+    int64_t metrics_off;   /* bytes of metrics.jsonl already read */
+    enum fq_kind mkind;    /* the job its rank-0 metrics go to, or NONE */
+    char *mjob;
 };
 
 struct exited {
@@ -359,6 +362,7 @@ char *fq_runner_pod_dir(const char *data_dir, const char *ns, const char *name)
 
 static void proc_release(struct proc *p)
 {
+    free(p->mjob);
     free(p->ns);
     free(p->name);
     free(p->uid);
@@ -1568,6 +1572,104 @@ static void child_exec(const char *exec_path, char *const argv[],
 }
 
 /*
+ * Metrics to the job's status. The training helper appends JSON lines to
+ * the pod's metrics.jsonl; the last rank-0 "report" (a worker's) or
+ * "result" (the driver's) becomes status.metrics of the RayJob or Job the
+ * pod runs for, so `flexq get -o yaml`, describe and the API show it.
+ */
+static void metrics_target(const struct fq_value *pod, struct proc *p)
+{
+    const struct fq_value *l = fq_value_path(pod, "metadata.labels");
+    const char *crd =
+        fq_value_as_str(fq_map_get(l, "ray.io/originated-from-crd"));
+    const char *cr =
+        fq_value_as_str(fq_map_get(l, "ray.io/originated-from-cr-name"));
+    const char *job =
+        fq_value_as_str(fq_map_get(l, "batch.kubernetes.io/job-name"));
+    if (!job)
+        job = fq_value_as_str(fq_map_get(l, "job-name"));
+    p->mkind = FQ_KIND_NONE;
+    if (crd && cr && !strcmp(crd, "RayJob")) {
+        p->mkind = FQ_KIND_RAYJOB;
+        p->mjob = fq_xstrdup(cr);
+    } else if (job) {
+        /* a RayJob's submitter Job carries the RayJob's name */
+        const struct fq_value *env = fq_value_path(
+            fq_seq_at(fq_value_path(pod, "spec.containers"), 0), "env");
+        bool submitter = false;
+        for (size_t i = 0; i < fq_value_len(env); i++)
+            submitter |=
+                !strcmp(fq_value_path_str(fq_seq_at(env, i), "name", ""),
+                        "FLEXQ_RAYJOB");
+        p->mkind = submitter ? FQ_KIND_RAYJOB : FQ_KIND_JOB;
+        p->mjob = fq_xstrdup(job);
+    }
+}
+
+static void collect_metrics(struct fq_runner *r, struct proc *p)
+{
+    if (p->mkind == FQ_KIND_NONE)
+        return;
+    char *path = fq_xasprintf("%s/metrics.jsonl", p->dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size <= p->metrics_off ||
+        st.st_size - p->metrics_off > (8 << 20)) {
+        close(fd);
+        return;
+    }
+    size_t want = (size_t)(st.st_size - p->metrics_off);
+    char *buf = fq_xmalloc(want + 1);
+    ssize_t n = pread(fd, buf, want, p->metrics_off);
+    close(fd);
+    if (n <= 0) {
+        free(buf);
+        return;
+    }
+    buf[n] = '\0';
+    char *end = strrchr(buf, '\n');
+    if (!end) {
+        free(buf);
+        return;
+    }
+    p->metrics_off += (end - buf) + 1;
+    *end = '\0';
+    struct fq_value *last = NULL;
+    struct fq_limits lim = fq_limits_default();
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        struct fq_value *ev = NULL;
+        if (fq_json_parse(line, strlen(line), NULL, &lim, &ev, NULL) != 0)
+            continue;
+        const char *kind = fq_value_path_str(ev, "event", "");
+        const struct fq_value *m = fq_map_get(ev, "metrics");
+        if (m && m->type == FQ_V_MAP &&
+            (!strcmp(kind, "result") ||
+             (!strcmp(kind, "report") &&
+              fq_value_path_int(ev, "rank", -1) == 0))) {
+            fq_value_free(last);
+            last = fq_value_clone(m);
+        }
+        fq_value_free(ev);
+    }
+    free(buf);
+    if (!last)
+        return;
+    struct fq_objstore *s = fq_engine_store(r->engine);
+    struct fq_value *o = fq_objstore_edit(s, p->mkind, p->ns, p->mjob);
+    if (!o) {
+        fq_value_free(last);
+        return;
+    }
+    fq_map_set(fq_map_ensure_map(o, "status"), "metrics", last);
+    fq_objstore_update(s, o, true, NULL, NULL, NULL);
+}
+
+/*
  * Restart backoff, the kubelet's CrashLoopBackOff in small: a pod that the
  * job controller keeps Running after a failure (restartPolicy OnFailure)
  * is started again after 1 s, 2 s, 4 s ... at most 30 s.
@@ -1705,6 +1807,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     p.uid = fq_xstrdup(fq_value_path_str(pod, "metadata.uid", ""));
     p.dir = fq_xstrdup(dir);
     p.started_ms = now_ms;
+    metrics_target(pod, &p);
 
     /* GPUs are handed out only when flexqd knows this machine's (the
      * local provider); with simulated nodes a GPU request is the model's
@@ -1852,6 +1955,7 @@ static bool bwrap_failure(const char *dir, char *out, size_t size)
 
 static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
 {
+    collect_metrics(r, &r->procs[idx]);
     struct proc *p = &r->procs[idx];
     int code = WIFEXITED(st)   ? WEXITSTATUS(st) :
                WIFSIGNALED(st) ? 128 + WTERMSIG(st) :
@@ -1995,6 +2099,7 @@ void fq_runner_poll(struct fq_runner *r, int64_t now_ms)
             p->killed = true;
         }
         rotate_log(r, p);
+        collect_metrics(r, p);
     }
     /* Start bound pods not seen through changes (start-up, ConfigMaps that
      * appeared since). */

@@ -292,6 +292,34 @@ static void test_python_falls_back_to_python3(void **state)
     teardown_fixture(f);
 }
 
+static void test_metrics_reach_job_status(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    put(f, "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: mj\n"
+           "  namespace: default\nspec: {}\n");
+    put(f, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: mj-abcde\n"
+           "  namespace: default\n  labels:\n"
+           "    batch.kubernetes.io/job-name: mj\n"
+           "spec:\n  nodeName: n1\n  restartPolicy: Never\n"
+           "  containers:\n  - name: main\n    image: busybox\n"
+           "    command: [sh, -c, \"echo '{\\\"event\\\": \\\"report\\\", "
+           "\\\"rank\\\": 1, \\\"metrics\\\": {\\\"loss\\\": 9}}' >> "
+           "$FLEXQ_METRICS_FILE; echo '{\\\"event\\\": \\\"report\\\", "
+           "\\\"rank\\\": 0, \\\"metrics\\\": {\\\"loss\\\": 0.5}}' >> "
+           "$FLEXQ_METRICS_FILE\"]\n");
+    start(f, "mj-abcde");
+    wait_done(f, "mj-abcde");
+    const struct fq_object *job =
+        fq_objstore_get(fq_engine_store(f->e), FQ_KIND_JOB, "default", "mj");
+    assert_non_null(job);
+    const struct fq_value *loss =
+        fq_value_path(job->obj, "status.metrics.loss");
+    assert_non_null(loss);
+    assert_string_equal(loss->u.num.raw, "0.5"); /* rank 0's, not rank 1's */
+    teardown_fixture(f);
+}
+
 static void test_stop_kills_process_group(void **state)
 {
     (void)state;
@@ -469,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_container_cannot_run),
         cmocka_unit_test(test_env_expansion),
         cmocka_unit_test(test_python_falls_back_to_python3),
+        cmocka_unit_test(test_metrics_reach_job_status),
         cmocka_unit_test(test_stop_kills_process_group),
         cmocka_unit_test(test_volume_bwrap),
         cmocka_unit_test(test_volume_rewrite),
