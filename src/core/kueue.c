@@ -1533,8 +1533,11 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 char key[600];
                 wl_key(w->ns, w->name, key, sizeof(key));
                 if (strset_has(&k->inadmissible, key)) {
-                    if (strict)
-                        break; /* a parked head blocks a StrictFIFO queue */
+                    if (strict) {
+                        /* A parked head blocks a StrictFIFO queue. */
+                        blocked[c] = true;
+                        break;
+                    }
                     continue;
                 }
                 heads[nheads++] = w;

@@ -455,7 +455,7 @@ static void advance(struct ctx *c, int64_t t)
             break;
         c->now = w;
         fq_engine_run(c->e, w);
-        if (++guard > 5000000)
+        if (++guard > 200000)
             die(c, "the engine keeps waking up (at %lld)", (long long)w);
     }
     if (t > c->now)
