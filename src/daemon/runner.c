@@ -78,16 +78,19 @@
 #define _GNU_SOURCE /* pipe2 */
 #include "runner.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1392,6 +1395,54 @@ static char *preflight(struct spec *s)
     return found;
 }
 
+/* Whether `port` can be bound on 127.0.0.1 right now. */
+static bool port_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return true; /* cannot tell; let the program find out */
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    bool ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
+/*
+ * The rendezvous ports come from a range the core hands out (pods.c);
+ * the core cannot see the machine, so the runner checks them before the
+ * coordinator (rank 0) starts and fails the pod clearly when another
+ * program holds one, instead of letting JAX time out.
+ */
+static bool rendezvous_port_taken(struct spec *s)
+{
+    const char *rank = env_get(&s->env, "RANK");
+    if (!rank)
+        rank = env_get(&s->env, "TPU_WORKER_ID");
+    if (!rank || strcmp(rank, "0") != 0)
+        return false;
+    const char *ports[2] = {NULL, env_get(&s->env, "MASTER_PORT")};
+    const char *jc = env_get(&s->env, "JAX_COORDINATOR_ADDRESS");
+    if (jc && strrchr(jc, ':'))
+        ports[0] = strrchr(jc, ':') + 1;
+    for (int i = 0; i < 2; i++) {
+        int port = ports[i] ? atoi(ports[i]) : 0;
+        if (port > 0 && port < 65536 && !port_free(port)) {
+            snprintf(s->why, sizeof(s->why),
+                     "rendezvous port %d (%s) is in use on this machine; "
+                     "choose a free rendezvous port range for flexqd",
+                     port, i == 0 ? "JAX_COORDINATOR_ADDRESS" : "MASTER_PORT");
+            return true;
+        }
+    }
+    return false;
+}
+
 static void write_hosts(const char *poddir, const struct spec *s)
 {
     struct strv names = {0};
@@ -1793,6 +1844,14 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
             memcpy(s.why, why, sizeof(why));
     }
     if (!exec_path) {
+        log_note(logfd, "flexq: %s", s.why);
+        write_status(dir, "Failed", 128, "ContainerCannotRun", s.why);
+        report(r, ns, name, "Failed", false, 128, "ContainerCannotRun", s.why,
+               now_ms);
+        goto out;
+    }
+
+    if (rendezvous_port_taken(&s)) {
         log_note(logfd, "flexq: %s", s.why);
         write_status(dir, "Failed", 128, "ContainerCannotRun", s.why);
         report(r, ns, name, "Failed", false, 128, "ContainerCannotRun", s.why,

@@ -15,13 +15,16 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -320,6 +323,32 @@ static void test_metrics_reach_job_status(void **state)
     teardown_fixture(f);
 }
 
+static void test_rendezvous_port_in_use(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    socklen_t len = sizeof(a);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    char *env = fq_xasprintf("    env:\n    - name: RANK\n      value: \"0\"\n"
+                             "    - name: JAX_COORDINATOR_ADDRESS\n"
+                             "      value: 127.0.0.1:%d\n",
+                             ntohs(a.sin_port));
+    put_pod(f, "rank0", "[\"true\"]", env, NULL);
+    free(env);
+    start(f, "rank0");
+    assert_string_equal(phase(f, "rank0"), "Failed");
+    assert_string_equal(term(f, "rank0", "reason"), "ContainerCannotRun");
+    assert_non_null(strstr(term(f, "rank0", "message"), "is in use"));
+    close(fd);
+    teardown_fixture(f);
+}
+
 static void test_stop_kills_process_group(void **state)
 {
     (void)state;
@@ -498,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_env_expansion),
         cmocka_unit_test(test_python_falls_back_to_python3),
         cmocka_unit_test(test_metrics_reach_job_status),
+        cmocka_unit_test(test_rendezvous_port_in_use),
         cmocka_unit_test(test_stop_kills_process_group),
         cmocka_unit_test(test_volume_bwrap),
         cmocka_unit_test(test_volume_rewrite),
