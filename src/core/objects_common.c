@@ -174,6 +174,9 @@ static void record(struct dctx *c, const struct fq_value *at, const char *what)
 }
 
 static void vrecord(struct dctx *c, const struct fq_value *at, const char *fmt,
+                    va_list ap) __attribute__((format(printf, 3, 0)));
+
+static void vrecord(struct dctx *c, const struct fq_value *at, const char *fmt,
                     va_list ap)
 {
     char what[FQ_ERR_MSG_MAX];
@@ -1544,7 +1547,7 @@ int fq_object_validate(const struct fq_value *obj, const char *file,
     }
     size_t start = errs ? errs->n : 0;
     int rc = validate_kind(&c, obj, file, errs);
-    if (errs)
+    if (errs && errs->n > start)
         sort_errors(errs->items + start, errs->n - start);
     return rc;
 }
