@@ -952,10 +952,14 @@ static void handle_objects(struct fq_daemon *d, struct fq_http_req *r,
         fail(d, r, FQ_EUNSUPPORTED, "method %s is not allowed here", method);
         return;
     }
-    /* The namespace the request acts in, for authorisation. */
+    /* A namespaced object path without /namespaces/NS/ means "default"
+     * for everything but lists and watches (which then span all
+     * namespaces), so a body cannot name another namespace than the one
+     * authorised (fix_identity refuses a mismatch). */
+    if (t.ki->namespaced && !t.ns && strcmp(verb, "list") != 0 &&
+        strcmp(verb, "watch") != 0)
+        t.ns = "default";
     const char *authz_ns = t.ki->namespaced ? t.ns : "";
-    if (t.ki->namespaced && !t.ns && (t.name || !strcmp(verb, "create")))
-        authz_ns = "default";
     if (d->auth) {
         rc = fq_auth_allow(d->auth, who, verb, t.kind, authz_ns, t.sub, &e);
         if (rc < 0) {

@@ -55,6 +55,15 @@ try:
                             token=DEV)
     check(st == 403 and "team-c" in body["message"],
           "developer 403 in team-c: %s" % body)
+    other = dict(CM, metadata={"name": "c9", "namespace": "team-c"})
+    st, body, _ = d.request("POST", "/api/v1/namespaces/team-a/configmaps",
+                            other, token=DEV)
+    check(st == 422, "body namespace must match the path: %s" % st)
+    st, body, _ = d.request("POST", "/api/v1/configmaps", other, token=DEV)
+    check(st == 403, "no namespace in the path means default: %s" % st)
+    st, body, _ = d.request("GET", "/api/v1/namespaces/team-c/configmaps/c9",
+                            token=ADMIN)
+    check(st == 404, "nothing created in team-c")
     st, body, _ = d.request("GET", "/api/v1/configmaps", token=DEV)
     check(st == 403, "developer cannot list all namespaces")
     st, body, _ = d.request("GET", "/api/v1/namespaces/team-a/nodes", token=DEV)
