@@ -151,7 +151,8 @@ try:
     check(rc == 0, "--ignore-not-found")
 
     rc, out, err = d.cli("version")
-    check(rc == 0 and "Client Version" in out, "version: %s" % out)
+    check(rc == 0 and "Client Version: v" in out and
+          "Server Version: v" in out, "version: %s" % out)
     check(d.stop() == 0, "clean shutdown on SIGTERM")
 finally:
     d.cleanup()
