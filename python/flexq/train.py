@@ -254,6 +254,7 @@ class DataParallelTrainer:
             for pod in _worker_pods(root, cluster):
                 if pod not in workers:
                     workers[pod] = _Worker(os.path.join(root, pod))
+            fwd.world = len(workers)
             for w in workers.values():
                 w.poll(fwd)
             fwd.flush_expired()
@@ -421,8 +422,10 @@ class _Forwarder:
     def __init__(self, name):
         self.name = name
         self.dedup = os.environ.get("RAY_DEDUP_LOGS", "1") != "0"
-        self.seen = {}  # text -> [first time, repeats, prefix]
+        self.seen = {}  # text -> [first time, repeats, prefix, first pod]
         self.told = False
+        self.world = 0  # workers followed; a line all of them printed
+        #                 is folded at once
 
     def prefix(self, w):
         return "(%s pid=%s, ip=%s)" % (self.name, w.pid, w.ip)
@@ -434,6 +437,10 @@ class _Forwarder:
             if s and now - s[0] < _DEDUP_WINDOW_S and s[3] != w.pod:
                 s[1] += 1
                 s[2] = self.prefix(w)
+                if self.world and s[1] + 1 >= self.world:
+                    # every worker said it: no need to wait for the window
+                    self._emit_repeat(text, s)
+                    del self.seen[text]
                 return
             if s and s[1]:
                 self._emit_repeat(text, s)
