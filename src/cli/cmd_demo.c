@@ -25,7 +25,7 @@
  * The demo's clock: flexqd's --time-scale is passed through as the engine's
  * time_scale, which the control plane multiplies its delays by (boot,
  * autoscaler scan, scale-down after 10 idle minutes, flex-start queueing);
- * DEMO_TIME_SCALE below makes a ten-minute idle period last 30 s.
+ * DEMO_TIME_SCALE below makes a ten-minute idle period last 24 s.
  *
  * What it does not do: talk to a real cloud, or keep anything after it
  * exits without --keep.
@@ -60,7 +60,7 @@
 
 extern char **environ;
 
-#define DEMO_TIME_SCALE "0.05"
+#define DEMO_TIME_SCALE "0.04"
 #define DEMO_TIMEOUT_S  170
 
 /* The tutorial's queue config (reference: the guide's dws-tpu-queue.yaml,
@@ -634,7 +634,7 @@ static void watch_log(struct demo *d, int j, const char *rj)
     struct fq_value *v = NULL;
     struct fq_err err;
     if (fq_client_get(d->c, path, &v, &err) == 0) {
-        const char *text = fq_value_path_str(v, "text", "");
+        const char *text = fq_value_path_str(v, "log", "");
         int64_t off = fq_value_path_int(v, "offset", d->log_off[j]);
         /* Only whole lines; the rest comes with the next poll. */
         const char *end = strrchr(text, '\n');
@@ -763,7 +763,7 @@ static void summary(struct demo *d)
     struct fq_value *npl = list(d, FQ_KIND_NODEPOOL, NULL, NULL);
     puts("== Summary");
     printf("%-6s %-22s %-10s %-10s %-9s %-9s %s\n", "JOB", "NAME", "FLAVOR",
-           "STATUS", "WAITED", "RAN", "POOL COST (USD)");
+           "STATUS", "WAITED", "RAN", "COST OF ITS POOL (USD)");
     const struct fq_value *rjs = fq_map_get(rjl, "items");
     for (size_t i = 0; i < fq_value_len(rjs); i++) {
         const struct fq_value *r = fq_seq_at(rjs, i);
@@ -797,10 +797,14 @@ static void summary(struct demo *d)
         for (size_t k = 0; pool && k < fq_value_len(pools); k++) {
             const struct fq_value *p = fq_seq_at(pools, k);
             const struct fq_value *usd = fq_value_path(p, "status.cost.usd");
-            if (strcmp(fq_value_path_str(p, "metadata.name", ""), pool) ||
-                !usd || usd->type != FQ_V_NUM)
+            if (strcmp(fq_value_path_str(p, "metadata.name", ""), pool) || !usd)
                 continue;
-            snprintf(cost, sizeof(cost), "%.2f (%s)", usd->u.num.d, pool);
+            /* A decimal string ("0.5027"), or a number. */
+            double v =
+                usd->type == FQ_V_NUM ? usd->u.num.d :
+                fq_value_as_str(usd)  ? strtod(fq_value_as_str(usd), NULL) :
+                                        0;
+            snprintf(cost, sizeof(cost), "%.2f (%s)", v, pool);
         }
         printf("%-6s %-22s %-10s %-10s %-9s %-9s %s\n",
                short_job(name, jb, sizeof(jb)) + 4, name, flavor,
