@@ -832,8 +832,13 @@ static bool find_targets(struct fq_adm *a, const struct fq_adm_wl *w,
     r->targets = out;
     r->ntargets = n;
     r->target_reason = fq_xmalloc((size_t)n);
-    bool borrowing =
-        !fits_need(a, w->cq, &nd, false) || cq_borrowing(a, w->cq, &nd);
+    /* Borrowing: the preemptor's usage after admission above nominal. */
+    bool borrowing = false;
+    const struct fq_adm_node *own = &a->nodes[a->cqs[w->cq].node];
+    for (int i = 0; i < nd.n; i++)
+        if (own->cells[nd.fr[i]].usage + nd.amt[i] >
+            own->cells[nd.fr[i]].nominal)
+            borrowing = true;
     for (int i = 0; i < n; i++) {
         if (h[out[i]].cq == w->cq)
             r->target_reason[i] = FQ_ADM_IN_CLUSTER_QUEUE;
@@ -842,12 +847,7 @@ static bool find_targets(struct fq_adm *a, const struct fq_adm_wl *w,
         else
             r->target_reason[i] = FQ_ADM_IN_COHORT_RECLAMATION;
     }
-    /* Borrowing is judged as if the targets were gone. */
-    for (int i = 0; i < n; i++)
-        holder_charge(a, &h[out[i]], -1);
-    r->borrows = !fits_need(a, w->cq, &nd, false);
-    for (int i = 0; i < n; i++)
-        holder_charge(a, &h[out[i]], +1);
+    r->borrows = borrowing;
     return true;
 }
 

@@ -586,6 +586,8 @@ struct wl {
     uint64_t assigned_flv; /* bit per flavor of the current admission */
     bool waiting_check;    /* reserved, a check applies, none Ready yet */
     bool done;             /* handled in this cycle */
+    bool nom_fit;          /* nominated this cycle as a Fit */
+    bool nom_borrows;      /* ... and borrowing */
 };
 
 static void wl_release(struct wl *w)
@@ -1228,6 +1230,16 @@ static int wl_cmp(const void *x, const void *y)
     return strcmp(a->name, b->name);
 }
 
+/* Kueue's entry order within a cycle (makeClassicalIterator). */
+static int entry_cmp(const void *x, const void *y)
+{
+    const struct wl *a = *(struct wl *const *)x;
+    const struct wl *b = *(struct wl *const *)y;
+    if (a->nom_borrows != b->nom_borrows)
+        return a->nom_borrows ? 1 : -1;
+    return wl_cmp(x, y);
+}
+
 static void fmt_qty(const char *res, int64_t v, char *buf, size_t n)
 {
     enum fq_qformat f = FQ_QF_DECIMAL_SI;
@@ -1544,6 +1556,20 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 break;
             }
         }
+        /* Nominate every head against the snapshot, then process them
+         * in Kueue's order: non-borrowing first, priority, FIFO. */
+        for (int h = 0; h < nheads; h++) {
+            struct wl *w = heads[h];
+            struct fq_adm_wl aw;
+            adm_wl(w, &aw, cooldown);
+            aw.cq = s->cqs[w->cq].adm;
+            struct fq_adm_result r;
+            fq_adm_assign(&s->adm, &aw, hs, nh, &r);
+            w->nom_fit = r.mode == FQ_ADM_FIT;
+            w->nom_borrows = r.borrows;
+            fq_adm_result_release(&r);
+        }
+        qsort(heads, (size_t)nheads, sizeof(*heads), entry_cmp);
         for (int h = 0; h < nheads; h++) {
             struct wl *w = heads[h];
             struct cq_info *c = &s->cqs[w->cq];
@@ -1590,6 +1616,13 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 /* Stays at the head: retried next cycle. */
                 k->need_cycle = true;
                 blocked[w->cq] = true;
+            } else if (w->nom_fit) {
+                /* Another head took the room first: retry next cycle. */
+                set_pending(e, w, "Pending",
+                            "Workload no longer fits after processing "
+                            "another workload",
+                            now);
+                k->need_cycle = true;
             } else {
                 set_pending(e, w, fq_adm_why_reason(r.why), r.msg, now);
                 strset_add(&k->inadmissible, key);
@@ -1613,7 +1646,7 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         k->last_cycle = now;
     }
     /* Another cycle if some queue still has a head to try. */
-    for (size_t i = 0; i < no; i++) {
+    for (size_t i = 0; tried && i < no; i++) {
         struct wl *w = order[i];
         if (w->done || blocked[w->cq] || !s->cqs[w->cq].active)
             continue;
