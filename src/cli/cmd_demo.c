@@ -645,6 +645,8 @@ static void watch_log(struct demo *d, int j, const char *rj)
             char *chunk = fq_xstrndup(text, used);
             for (char *line = strtok(chunk, "\n"); line;
                  line = strtok(NULL, "\n")) {
+                if (strstr(line, "[repeated "))
+                    continue; /* the same line from the other workers */
                 if (strstr(line, "Epoch") ||
                     strstr(line, "Training Complete") ||
                     strstr(line, "Run Result") || strstr(line, "succeeded") ||
