@@ -299,6 +299,45 @@ static void test_rayjob_suspend(void **state)
     fq_engine_free(e);
 }
 
+static size_t live_workers(struct fq_engine *e, const char *cluster)
+{
+    const char *p[32];
+    size_t n = tl_pods(e, "default", "RayCluster", cluster, p, 32), m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += strstr(p[i], "-worker-") != NULL;
+    return m;
+}
+
+static void test_rayjob_elastic_scale(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_rj(e, NULL, T0);
+    char *cluster = fq_xstrdup(st(e, "status.rayClusterName"));
+    assert_int_equal(live_workers(e, cluster), 4);
+    /* `flexq scale rayjob ... --replicas 2`: a second 4-host slice. */
+    char *y = rayjob_yaml(NULL);
+    char *two = fq_xstrdup(y);
+    char *at = strstr(two, "replicas: 1\n");
+    assert_non_null(at);
+    at[10] = '2';
+    tl_apply(e, two, T0 + 1000);
+    fq_engine_run(e, T0 + 1000);
+    assert_int_equal(live_workers(e, cluster), 8);
+    const struct fq_value *rc =
+        tl_get(e, FQ_KIND_RAYCLUSTER, "default", cluster);
+    assert_int_equal(fq_value_path_int(rc, "status.desiredWorkerReplicas", -1),
+                     8);
+    /* And back down: the second slice goes. */
+    tl_apply(e, y, T0 + 2000);
+    fq_engine_run(e, T0 + 2000);
+    assert_int_equal(live_workers(e, cluster), 4);
+    free(two);
+    free(y);
+    free(cluster);
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_rayjob_backoff_retry),
         cmocka_unit_test(test_rayjob_deadline),
         cmocka_unit_test(test_rayjob_suspend),
+        cmocka_unit_test(test_rayjob_elastic_scale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
