@@ -82,6 +82,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -311,8 +312,9 @@ struct proc {
     char *dir;
     pid_t pid; /* == pgid */
     bool terminating;
-    bool killed;   /* SIGKILL sent by us */
-    bool reported; /* its end was already reported (exec failure) */
+    bool killed;     /* SIGKILL sent by us */
+    bool reported;   /* its end was already reported (exec failure) */
+    bool remove_dir; /* the Pod was deleted: remove its files at exit */
     int64_t started_ms;
     int64_t kill_at_ms;
     char *cg_mem, *cg_cpu; /* owned cgroup dirs or NULL */
@@ -1622,6 +1624,30 @@ static void child_exec(const char *exec_path, char *const argv[],
     _exit(127);
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+/* Removes <data>/pods/<ns>/<name> (never following links out of it). */
+static void remove_pod_dir(const struct fq_runner *r, const char *ns,
+                           const char *name)
+{
+    if (!name || !*name || strchr(name, '/') || !strcmp(name, "..") ||
+        (ns && (strchr(ns, '/') || !strcmp(ns, ".."))))
+        return;
+    char *dir = fq_runner_pod_dir(r->data_dir, ns, name);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
 /*
  * Metrics to the job's status. The training helper appends JSON lines to
  * the pod's metrics.jsonl; the last rank-0 "report" (a worker's) or
@@ -2051,10 +2077,13 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     r->gpus_used &= ~p->gpus;
     char *ns = p->ns, *name = p->name;
     bool reported = p->reported;
+    bool remove = p->remove_dir;
     p->ns = p->name = NULL;
     proc_release(p);
     r->procs[idx] = r->procs[--r->nprocs];
     note_exit(r, ns, name, now_ms);
+    if (remove)
+        remove_pod_dir(r, ns, name);
     if (!reported)
         report(r, ns, name, phase, false, code, reason, *msg ? msg : NULL,
                now_ms);
@@ -2097,7 +2126,15 @@ void fq_runner_on_change(struct fq_runner *r, const struct fq_change *c,
     if (c->kind != FQ_KIND_POD)
         return;
     if (c->type == FQ_CHANGE_DELETED) {
-        fq_runner_stop_pod(r, c->ns, c->name, now_ms);
+        /* A deleted pod's files go with it, as the kubelet removes a
+         * pod's logs and volumes: now, or once its process has ended. */
+        struct proc *p = find_proc(r, c->ns, c->name);
+        if (p) {
+            p->remove_dir = true;
+            fq_runner_stop_pod(r, c->ns, c->name, now_ms);
+        } else {
+            remove_pod_dir(r, c->ns, c->name);
+        }
         return;
     }
     if (!c->obj)

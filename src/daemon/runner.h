@@ -27,6 +27,8 @@
  *   status.json   written when the process ends: phase, exitCode, reason
  *   metrics.jsonl lines appended by the training helper's report()
  *   volumes/NAME/ materialized ConfigMap / emptyDir volumes
+ * The directory is removed when the Pod object is deleted (after its
+ * process has ended).
  *
  * See docs/runtime.md for isolation (bubblewrap, fallbacks) and limits.
  */

@@ -349,6 +349,28 @@ static void test_rendezvous_port_in_use(void **state)
     teardown_fixture(f);
 }
 
+static void test_deleted_pod_files_go(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    put_pod(f, "gone", "[\"sleep\", \"60\"]", NULL, NULL);
+    start(f, "gone");
+    char *dir = fq_runner_pod_dir(f->dir, "default", "gone");
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    fq_objstore_delete(fq_engine_store(f->e), FQ_KIND_POD, "default", "gone",
+                       NULL);
+    struct fq_change c = {
+        0,   FQ_CHANGE_DELETED, FQ_KIND_POD, (char *)"default", (char *)"gone",
+        NULL};
+    fq_runner_on_change(f->r, &c, f->now);
+    assert_int_equal(stat(dir, &st), 0); /* still running: kept until exit */
+    wait_done(f, "gone");
+    assert_int_not_equal(stat(dir, &st), 0);
+    free(dir);
+    teardown_fixture(f);
+}
+
 static void test_stop_kills_process_group(void **state)
 {
     (void)state;
@@ -528,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_python_falls_back_to_python3),
         cmocka_unit_test(test_metrics_reach_job_status),
         cmocka_unit_test(test_rendezvous_port_in_use),
+        cmocka_unit_test(test_deleted_pod_files_go),
         cmocka_unit_test(test_stop_kills_process_group),
         cmocka_unit_test(test_volume_bwrap),
         cmocka_unit_test(test_volume_rewrite),
