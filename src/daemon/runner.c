@@ -85,14 +85,17 @@
 #include <ftw.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -410,8 +413,9 @@ enum fq_runner_cgroups fq_runner_cgroup_mode(const struct fq_runner *r)
 void fq_runner_caps(const struct fq_runner *r, struct fq_buf *out)
 {
     fq_buf_printf(out, "mounts: %s (%s)\n",
-                  r->mounts == FQ_MOUNTS_BWRAP ? "bubblewrap" :
-                                                 "rewrite fallback",
+                  r->mounts == FQ_MOUNTS_BWRAP   ? "bubblewrap" :
+                  r->mounts == FQ_MOUNTS_UNSHARE ? "unshare" :
+                                                   "rewrite fallback",
                   r->bwrap_note ? r->bwrap_note : "");
     fq_buf_printf(out, "limits: %s (%s)\n",
                   r->cgroups == FQ_CGROUPS_V2 ? "cgroup v2" :
@@ -419,6 +423,187 @@ void fq_runner_caps(const struct fq_runner *r, struct fq_buf *out)
                                                 "not enforced",
                   r->cg_note ? r->cg_note : "");
     fq_buf_printf(out, "gpus: %d\n", r->cfg.gpus);
+}
+
+/*
+ * The unshare mode: what bubblewrap does, done by flexqd itself in the
+ * child (it needs CAP_SYS_ADMIN, i.e. flexqd running as root). The parent
+ * prepares everything; the child only makes syscalls:
+ *   unshare(NEWNS|NEWUTS), / made rprivate, a tmpfs on <pod>/root, every
+ *   top-level entry of / bound (or symlinked) into it, /proc /dev /sys
+ *   bound, each volume bound at its mountPath (read-only when asked), the
+ *   hosts file over /etc/hosts, pivot_root into it, the old root detached,
+ *   the pod's hostname set.
+ */
+struct topent {
+    char *name;   /* "usr" */
+    char *target; /* symlink target, or NULL */
+    bool file;
+};
+
+struct nsplan {
+    char *root; /* <pod dir>/root, an empty directory */
+    struct topent *top;
+    size_t ntop;
+    const struct mount *m;
+    size_t nm;
+    char *hosts;          /* or NULL */
+    const char *hostname; /* borrowed */
+};
+
+static void nsplan_release(struct nsplan *pl)
+{
+    for (size_t i = 0; i < pl->ntop; i++) {
+        free(pl->top[i].name);
+        free(pl->top[i].target);
+    }
+    free(pl->top);
+    free(pl->root);
+    free(pl->hosts);
+    memset(pl, 0, sizeof(*pl));
+}
+
+static void nsplan_init(struct nsplan *pl, const char *poddir,
+                        const struct mount *m, size_t nm, const char *hostname)
+{
+    memset(pl, 0, sizeof(*pl));
+    pl->root = fq_xasprintf("%s/root", poddir);
+    mkdir_p(pl->root, 0755);
+    pl->m = m;
+    pl->nm = nm;
+    pl->hostname = hostname;
+    char *hosts = fq_xasprintf("%s/hosts", poddir);
+    if (path_exists(hosts) && path_exists("/etc/hosts"))
+        pl->hosts = hosts;
+    else
+        free(hosts);
+    size_t cap = 0;
+    DIR *d = opendir("/");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        const char *n = de->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, ".."))
+            continue;
+        char *full = fq_xasprintf("/%s", n);
+        struct stat st;
+        if (lstat(full, &st) == 0) {
+            FQ_GROW(pl->top, cap, pl->ntop + 1);
+            struct topent *t = &pl->top[pl->ntop++];
+            t->name = fq_xstrdup(n);
+            t->target = NULL;
+            t->file = S_ISREG(st.st_mode);
+            if (S_ISLNK(st.st_mode)) {
+                char target[PATH_MAX];
+                ssize_t tl = readlink(full, target, sizeof(target) - 1);
+                target[tl > 0 ? tl : 0] = '\0';
+                t->target = fq_xstrdup(target);
+            }
+        }
+        free(full);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* mkdir -p for the child (no allocation). */
+static int mkdirs(const char *path)
+{
+    char tmp[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof(tmp))
+        return -1;
+    memcpy(tmp, path, n + 1);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    return mkdir(tmp, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* A mount point of the right kind (directory or file) at `dst`. */
+static int make_point(const char *dst, bool file)
+{
+    if (!file)
+        return mkdirs(dst);
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof(parent), "%s", dst);
+    char *sl = strrchr(parent, '/');
+    if (sl && sl != parent) {
+        *sl = '\0';
+        if (mkdirs(parent) != 0)
+            return -1;
+    }
+    int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+static int bind_at(const char *src, const char *dst, bool ro)
+{
+    struct stat st;
+    if (stat(src, &st) != 0)
+        return -1;
+    if (make_point(dst, !S_ISDIR(st.st_mode)) != 0)
+        return -1;
+    if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0)
+        return -1;
+    if (ro && mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL))
+        return -1;
+    return 0;
+}
+
+/* Returns 0, or -1 with errno set and *step naming what failed. */
+static int ns_setup(const struct nsplan *pl, const char **step)
+{
+    char p[PATH_MAX];
+    *step = "unshare";
+    if (unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0)
+        return -1;
+    *step = "making / private";
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return -1;
+    *step = "tmpfs root";
+    if (mount("tmpfs", pl->root, "tmpfs", 0, "mode=0755") != 0)
+        return -1;
+    *step = "binding the host's top-level directories";
+    for (size_t i = 0; i < pl->ntop; i++) {
+        const struct topent *t = &pl->top[i];
+        snprintf(p, sizeof(p), "%s/%s", pl->root, t->name);
+        char src[PATH_MAX];
+        snprintf(src, sizeof(src), "/%s", t->name);
+        if (t->target) {
+            if (symlink(t->target, p) != 0)
+                return -1;
+        } else if (bind_at(src, p, false) != 0) {
+            return -1;
+        }
+    }
+    *step = "binding a volume";
+    for (size_t i = 0; i < pl->nm; i++) {
+        if (pl->m[i].rewrite)
+            continue;
+        snprintf(p, sizeof(p), "%s%s", pl->root, pl->m[i].dst);
+        if (bind_at(pl->m[i].src, p, pl->m[i].ro) != 0)
+            return -1;
+    }
+    if (pl->hosts) {
+        *step = "binding /etc/hosts";
+        snprintf(p, sizeof(p), "%s/etc/hosts", pl->root);
+        if (mount(pl->hosts, p, NULL, MS_BIND, NULL) != 0)
+            return -1;
+    }
+    *step = "pivot_root";
+    if (chdir(pl->root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
+        umount2(".", MNT_DETACH) != 0 || chdir("/") != 0)
+        return -1;
+    *step = "sethostname";
+    if (pl->hostname && sethostname(pl->hostname, strlen(pl->hostname)))
+        return -1;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -651,6 +836,51 @@ static void probe_cgroups(struct fq_runner *r)
                             "hierarchy; limits are recorded, not enforced");
 }
 
+/* Tries the unshare mode once: a child sets up a namespace with a volume
+ * at a path the host does not have and checks it is there. */
+static void probe_unshare(struct fq_runner *r)
+{
+    char *dir = fq_xasprintf("%s/probe", r->data_dir);
+    char *vol = fq_xasprintf("%s/vol", dir);
+    mkdir_p(vol, 0755);
+    struct mount m = {vol, (char *)"/flexq-probe-mount", true, false};
+    struct nsplan pl;
+    nsplan_init(&pl, dir, &m, 1, "flexq-probe");
+    int rc = -1, e = 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        const char *step;
+        if (ns_setup(&pl, &step) != 0)
+            _exit(2);
+        _exit(access("/flexq-probe-mount", F_OK) == 0 ? 0 : 1);
+    }
+    if (pid > 0) {
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    } else {
+        e = errno;
+    }
+    nsplan_release(&pl);
+    char *root = fq_xasprintf("%s/root", dir);
+    rmdir(root);
+    free(root);
+    rmdir(vol);
+    rmdir(dir);
+    free(vol);
+    free(dir);
+    char *note = fq_xasprintf(
+        "%s; flexqd's own unshare %s", r->bwrap_note ? r->bwrap_note : "",
+        rc == 0 ? "works here" :
+        e       ? "could not fork" :
+                  "is not allowed here (needs root / CAP_SYS_ADMIN)");
+    free(r->bwrap_note);
+    r->bwrap_note = note;
+    if (rc == 0)
+        r->mounts = FQ_MOUNTS_UNSHARE;
+}
+
 struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
                                 struct fq_engine *e, struct fq_err *err)
 {
@@ -680,7 +910,10 @@ struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
     r->mounts = FQ_MOUNTS_REWRITE;
     if (cfg->mounts == FQ_MOUNTS_AUTO || cfg->mounts == FQ_MOUNTS_BWRAP)
         probe_bwrap(r);
-    else
+    if (r->mounts == FQ_MOUNTS_REWRITE &&
+        (cfg->mounts == FQ_MOUNTS_AUTO || cfg->mounts == FQ_MOUNTS_UNSHARE))
+        probe_unshare(r);
+    if (cfg->mounts == FQ_MOUNTS_REWRITE)
         r->bwrap_note = fq_xstrdup("rewrite chosen by configuration");
     probe_cgroups(r);
     return r;
@@ -1068,7 +1301,7 @@ static void plan_mounts(const struct fq_runner *r, struct spec *s)
 {
     for (size_t i = 0; i < s->nmounts; i++) {
         struct mount *m = &s->mounts[i];
-        if (r->mounts != FQ_MOUNTS_BWRAP) {
+        if (r->mounts == FQ_MOUNTS_REWRITE) {
             m->rewrite = true;
             continue;
         }
@@ -1332,7 +1565,7 @@ static int build_spec(struct fq_runner *r, const struct fq_value *pod,
             s->cwd = nw;
         }
     }
-    if (r->mounts != FQ_MOUNTS_BWRAP)
+    if (r->mounts == FQ_MOUNTS_REWRITE)
         rewrite_names(&s->env);
     return 0;
 }
@@ -1578,7 +1811,7 @@ static int gpu_take(struct fq_runner *r, int64_t n, uint64_t *mask,
 static void child_exec(const char *exec_path, char *const argv[],
                        char *const envp[], int logfd, int errfd,
                        const char *cwd, const char *cg_mem, const char *cg_cpu,
-                       bool bwrap)
+                       bool bwrap, const struct nsplan *plan)
 {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -1611,6 +1844,19 @@ static void child_exec(const char *exec_path, char *const argv[],
     }
     dup2(logfd, 1);
     dup2(logfd, 2);
+    const char *step = NULL;
+    if (plan && ns_setup(plan, &step) != 0) {
+        int e = errno;
+        /* the step goes to the log: stdout is the pod's log by now */
+        char line[256];
+        int n = snprintf(line, sizeof(line),
+                         "flexq: mount namespace setup failed at %s: %s\n",
+                         step, strerror(e));
+        ssize_t w = write(2, line, (size_t)n);
+        w = write(errfd, &e, sizeof(e));
+        (void)w;
+        _exit(127);
+    }
     if (!bwrap && cwd && chdir(cwd) != 0) {
         int e = errno;
         ssize_t w = write(errfd, &e, sizeof(e));
@@ -1924,9 +2170,9 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
                      "volume is at %s and paths in argv, env and workingDir "
                      "are rewritten (FLEXQ_VOLUME_REWRITE)",
                      s.mounts[i].dst,
-                     r->mounts == FQ_MOUNTS_BWRAP ?
+                     r->mounts != FQ_MOUNTS_REWRITE ?
                          "its parent exists on the host" :
-                         "bubblewrap unavailable",
+                         "no bubblewrap and no unshare here",
                      s.mounts[i].src);
 
     char *const *argv = s.argv.v;
@@ -1956,9 +2202,18 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         path_to_exec = r->bwrap;
     }
 
+    struct nsplan plan;
+    bool use_ns = r->mounts == FQ_MOUNTS_UNSHARE;
+    if (use_ns) {
+        write_hosts(dir, &s);
+        nsplan_init(&plan, dir, s.mounts, s.nmounts, s.hostname);
+    }
+
     int ep[2];
     if (pipe2(ep, O_CLOEXEC) != 0) {
         ret = fq_err_set(err, FQ_EIO, "pipe: %s", strerror(errno));
+        if (use_ns)
+            nsplan_release(&plan);
         proc_release(&p);
         goto out;
     }
@@ -1968,15 +2223,19 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         close(ep[0]);
         close(ep[1]);
         r->gpus_used &= ~p.gpus;
+        if (use_ns)
+            nsplan_release(&plan);
         proc_release(&p);
         goto out;
     }
     if (pid == 0) {
         close(ep[0]);
         child_exec(path_to_exec, argv, s.env.v, logfd, ep[1], s.cwd, p.cg_mem,
-                   p.cg_cpu, bw);
+                   p.cg_cpu, bw, use_ns ? &plan : NULL);
     }
     close(ep[1]);
+    if (use_ns)
+        nsplan_release(&plan);
     setpgid(pid, pid); /* both sides, so no signal races the child's own */
     int child_errno = 0;
     ssize_t n;

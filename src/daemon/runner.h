@@ -47,8 +47,10 @@
 
 /* How a pod sees its volumes at the manifest's paths. */
 enum fq_runner_mounts {
-    FQ_MOUNTS_AUTO = 0, /* probe at start: bwrap, else rewrite */
+    FQ_MOUNTS_AUTO = 0, /* probe at start: bwrap, else unshare, else
+                           rewrite */
     FQ_MOUNTS_BWRAP,    /* private mount namespace through bubblewrap */
+    FQ_MOUNTS_UNSHARE,  /* the same, made by flexqd itself (needs root) */
     FQ_MOUNTS_REWRITE,  /* no namespace: paths in argv/env/workingDir that
                            start with a mountPath are rewritten to the
                            volume's directory on the host */

@@ -419,14 +419,13 @@ static void put_configmap(struct fixture *f)
            "  train.py: print('hello from train.py')\n");
 }
 
-static void test_volume_bwrap(void **state)
+static void volume_in_namespace(enum fq_runner_mounts mode, const char *what)
 {
-    (void)state;
-    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
-    if (fq_runner_mount_mode(f->r) != FQ_MOUNTS_BWRAP) {
+    struct fixture *f = setup_with(mode);
+    if (fq_runner_mount_mode(f->r) != mode) {
         struct fq_buf b = FQ_BUF_INIT;
         fq_runner_caps(f->r, &b);
-        print_message("SKIP volume_bwrap: no private mounts here: %s",
+        print_message("SKIP volume through %s: not possible here: %s", what,
                       fq_buf_str(&b));
         fq_buf_release(&b);
         teardown_fixture(f);
@@ -439,13 +438,26 @@ static void test_volume_bwrap(void **state)
             mount_app, cm_and_volume);
     start(f, "vol");
     wait_done(f, "vol");
-    assert_string_equal(phase(f, "vol"), "Succeeded");
     char *log = pod_log(f, "vol");
+    if (strcmp(phase(f, "vol"), "Succeeded"))
+        fail_msg("pod failed: %s", log);
     assert_non_null(strstr(log, "print('hello from train.py')"));
     assert_non_null(strstr(log, "vol\n")); /* its own hostname */
     free(log);
     assert_int_equal(stat("/app", &st) == 0, host_app); /* host untouched */
     teardown_fixture(f);
+}
+
+static void test_volume_bwrap(void **state)
+{
+    (void)state;
+    volume_in_namespace(FQ_MOUNTS_BWRAP, "bubblewrap");
+}
+
+static void test_volume_unshare(void **state)
+{
+    (void)state;
+    volume_in_namespace(FQ_MOUNTS_UNSHARE, "flexqd's own unshare");
 }
 
 static void test_volume_rewrite(void **state)
@@ -553,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_deleted_pod_files_go),
         cmocka_unit_test(test_stop_kills_process_group),
         cmocka_unit_test(test_volume_bwrap),
+        cmocka_unit_test(test_volume_unshare),
         cmocka_unit_test(test_volume_rewrite),
         cmocka_unit_test(test_missing_configmap_waits),
         cmocka_unit_test(test_oom_killed),
