@@ -20,8 +20,8 @@
  *
  * Containers are built on an explicit stack of frames, so nesting costs no
  * C stack; they join their parent when they end. An anchored node is
- * recorded with its node count and height when it ends, so an alias can be
- * refused before the clone is made. An alias to a node still open (a
+ * recorded (borrowed, not copied) with its node count and height when it
+ * ends, so an alias can be refused before the clone is made. An alias to a node still open (a
  * recursive alias) finds no anchor and is an error.
  *
  * Plain scalars resolve with the YAML 1.2 core schema:
@@ -69,12 +69,21 @@ struct frame {
     uint32_t kline, kcol;
     char *anchor; /* owned or NULL */
     size_t nodes_at_start;
+    size_t child_height; /* greatest height among finished children */
 };
 
+/*
+ * An anchored node is borrowed from the document being built: finished
+ * nodes never change or move (containers hold pointers), and anchors are
+ * dropped at the end of each document. Copying it here instead would let
+ * nested anchors cost depth x size memory. Only an anchor on a mapping key
+ * owns its node, as keys are kept as plain strings.
+ */
 struct anchor {
-    char *name;           /* owned */
-    struct fq_value *v;   /* owned copy of the anchored node */
-    size_t nodes, height; /* what an alias to it costs */
+    char *name;               /* owned */
+    const struct fq_value *v; /* borrowed, or == owned */
+    struct fq_value *owned;   /* NULL, or the node of a key's anchor */
+    size_t nodes, height;     /* what an alias to it costs */
 };
 
 struct reader {
@@ -111,7 +120,7 @@ static void clear_anchors(struct reader *r)
 {
     for (size_t i = 0; i < r->nanchors; i++) {
         free(r->anchors[i].name);
-        fq_value_free(r->anchors[i].v);
+        fq_value_free(r->anchors[i].owned);
     }
     r->nanchors = 0;
 }
@@ -126,35 +135,18 @@ static void clear_stack(struct reader *r)
     }
 }
 
-static size_t height(const struct fq_value *v)
-{
-    size_t h = 0;
-    if (v->type == FQ_V_SEQ) {
-        for (size_t i = 0; i < v->u.seq.n; i++) {
-            size_t c = height(v->u.seq.items[i]);
-            h = c > h ? c : h;
-        }
-        return h + 1;
-    }
-    if (v->type == FQ_V_MAP) {
-        for (size_t i = 0; i < v->u.map.n; i++) {
-            size_t c = height(v->u.map.items[i].val);
-            h = c > h ? c : h;
-        }
-        return h + 1;
-    }
-    return 0;
-}
-
+/* Records an anchor; `owned` (may be NULL) passes to the anchor. */
 static void add_anchor(struct reader *r, const char *name,
-                       const struct fq_value *v, size_t nodes)
+                       const struct fq_value *v, struct fq_value *owned,
+                       size_t nodes, size_t height)
 {
     FQ_GROW(r->anchors, r->acap, r->nanchors + 1);
     struct anchor *a = &r->anchors[r->nanchors++];
     a->name = fq_xstrdup(name);
-    a->v = fq_value_clone(v);
+    a->v = v;
+    a->owned = owned;
     a->nodes = nodes;
-    a->height = height(v);
+    a->height = height;
 }
 
 static const struct anchor *find_anchor(const struct reader *r,
@@ -213,8 +205,9 @@ static bool wants_key(const struct reader *r)
     return f->v->type == FQ_V_MAP && !f->key;
 }
 
-/* Adds a finished node (owned) to the top frame or makes it the root. */
-static void attach(struct reader *r, struct fq_value *v)
+/* Adds a finished node (owned) of height `h` (0 for a scalar) to the top
+ * frame, or makes it the root. */
+static void attach(struct reader *r, struct fq_value *v, size_t h)
 {
     if (r->depth == 0) {
         fq_value_free(r->root);
@@ -222,6 +215,8 @@ static void attach(struct reader *r, struct fq_value *v)
         return;
     }
     struct frame *f = &r->stack[r->depth - 1];
+    if (h > f->child_height)
+        f->child_height = h;
     if (f->v->type == FQ_V_SEQ) {
         fq_seq_push(f->v, v);
         return;
@@ -296,8 +291,7 @@ static int on_scalar(struct reader *r, const yaml_event_t *ev)
         f->kcol = (uint32_t)mark.column + 1;
         if (ev->data.scalar.anchor) {
             struct fq_value *k = fq_value_strn(s, len);
-            add_anchor(r, (const char *)ev->data.scalar.anchor, k, 1);
-            fq_value_free(k);
+            add_anchor(r, (const char *)ev->data.scalar.anchor, k, k, 1, 0);
         }
         return 0;
     }
@@ -334,8 +328,8 @@ static int on_scalar(struct reader *r, const yaml_event_t *ev)
     v->line = (uint32_t)mark.line + 1;
     v->col = (uint32_t)mark.column + 1;
     if (ev->data.scalar.anchor)
-        add_anchor(r, (const char *)ev->data.scalar.anchor, v, 1);
-    attach(r, v);
+        add_anchor(r, (const char *)ev->data.scalar.anchor, v, NULL, 1, 0);
+    attach(r, v, 0);
     return 0;
 }
 
@@ -360,6 +354,7 @@ static int on_start(struct reader *r, const yaml_event_t *ev, bool map)
     f->key = NULL;
     f->anchor = anchor ? fq_xstrdup((const char *)anchor) : NULL;
     f->nodes_at_start = r->nodes - 1;
+    f->child_height = 0;
     return 0;
 }
 
@@ -379,11 +374,12 @@ static int on_end(struct reader *r)
             return rc;
         }
     }
+    size_t h = f.child_height + 1;
     if (f.anchor) {
-        add_anchor(r, f.anchor, f.v, r->nodes - f.nodes_at_start);
+        add_anchor(r, f.anchor, f.v, NULL, r->nodes - f.nodes_at_start, h);
         free(f.anchor);
     }
-    attach(r, f.v);
+    attach(r, f.v, h);
     return 0;
 }
 
@@ -423,7 +419,7 @@ static int on_alias(struct reader *r, const yaml_event_t *ev)
                     r->lim.max_depth);
     if (wants_key(r))
         return alias_key(r, a, mark);
-    attach(r, fq_value_clone(a->v));
+    attach(r, fq_value_clone(a->v), a->height);
     return 0;
 }
 

@@ -400,6 +400,29 @@ static void test_billion_laughs(void **state)
     fq_buf_release(&b);
 }
 
+/* Anchors on every level of a deep, wide node: an anchor must not copy
+ * its node (that would cost depth x size memory, here 60 x 200k nodes). */
+static void test_nested_anchors(void **state)
+{
+    (void)state;
+    struct fq_buf b = FQ_BUF_INIT;
+    for (int i = 0; i < 60; i++)
+        fq_buf_printf(&b, "&a%d [", i);
+    for (int i = 0; i < 200000; i++)
+        fq_buf_puts(&b, i ? ",1" : "1");
+    for (int i = 0; i < 60; i++)
+        fq_buf_putc(&b, ']');
+    struct fq_docs d;
+    struct fq_err err;
+    assert_int_equal(parse(b.data, NULL, &d, &err), 0);
+    const struct fq_value *v = d.items[0];
+    for (int i = 0; i < 59; i++)
+        v = fq_seq_at(v, 0);
+    assert_int_equal(fq_value_len(v), 200000);
+    fq_docs_release(&d);
+    fq_buf_release(&b);
+}
+
 /* --- writing --------------------------------------------------------- */
 
 static char *encode(const struct fq_value *v)
@@ -673,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_keys),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_billion_laughs),
+        cmocka_unit_test(test_nested_anchors),
         cmocka_unit_test(test_encode_strings),
         cmocka_unit_test(test_encode_shape),
         cmocka_unit_test(test_seed_roundtrip),
