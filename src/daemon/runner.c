@@ -37,10 +37,12 @@
  * Mounts. With bubblewrap (probed once at start) the pod gets a tmpfs root
  * with every top-level entry of the host's / bound back in place, /proc,
  * /dev and /sys, then each volume bound at its mountPath: the tutorial's
- * ConfigMap appears at /app/train.py while the host has no /app. A target
- * whose parent exists on the host but which does not itself exist cannot be
- * created without touching the host; such a mount and every mount on a
- * machine without bubblewrap use the rewrite fallback: argv words, env
+ * ConfigMap appears at /app/train.py while the host has no /app. Without
+ * bubblewrap flexqd builds the same itself when it may (unshare mode:
+ * unshare + pivot_root in the child, ns_setup). A target whose parent
+ * exists on the host but which does not itself exist cannot be created
+ * without touching the host; such a mount and every mount on a machine
+ * where neither works use the rewrite fallback: argv words, env
  * values and workingDir that start with the mountPath are rewritten to the
  * volume's host directory, FLEXQ_VOLUME_REWRITE lists the mapping, and the
  * pod's log says so on its first line. bwrap also gets a hosts file that
