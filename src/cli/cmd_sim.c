@@ -63,10 +63,10 @@ static void on_progress(void *ctx, const struct fq_sim_progress *p)
     pr->shown = true;
     fprintf(stderr,
             "%ssim %s: day %.1f, %zu/%zu jobs done, %zu waiting, %zu "
-            "running (%.1fs)%s",
+            "running, %llu settles (%.1fs)%s",
             pr->tty ? "\r" : "", pr->policy, (double)p->now_ms / 86400000.0,
-            p->done, p->njobs, p->pending, p->running, wall,
-            pr->tty ? "\033[K" : "\n");
+            p->done, p->njobs, p->pending, p->running,
+            (unsigned long long)p->steps, wall, pr->tty ? "\033[K" : "\n");
     fflush(stderr);
 }
 

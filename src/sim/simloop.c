@@ -1023,7 +1023,7 @@ static void sample(struct sim *s)
  * reader for them, so it drops them in batches. */
 static void purge_events(struct sim *s)
 {
-    if (fq_objstore_count(s->store, FQ_KIND_EVENT) < 4096)
+    if (fq_objstore_count(s->store, FQ_KIND_EVENT) < 1024)
         return;
     const struct fq_object **objs = NULL;
     size_t n = fq_objstore_list(s->store, FQ_KIND_EVENT, NULL, &objs);
@@ -1190,6 +1190,7 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     int64_t next_sample = 0;
     size_t next = 0;
     int stall = 0;
+    uint64_t loops = 0;
     sample(&s);
     while (s.done < s.njobs) {
         int64_t ta = next < tr->n ? tr->jobs[next].submit_ms : FQ_NEVER;
@@ -1233,7 +1234,7 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
             sample(&s);
             next_sample = s.now + every;
         }
-        if ((s.r->steps & 4095) == 0) {
+        if ((++loops & 255) == 0) {
             purge_events(&s);
             if (o->progress) {
                 struct fq_sim_progress p = {s.now,     s.njobs,   s.submitted,
