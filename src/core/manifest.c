@@ -6,11 +6,13 @@
  *   1. fq_yaml_parse splits the stream into documents under the limits
  *      (bytes, depth, documents, aliases, string length, nodes); a syntax
  *      error or a limit ends the read with that one error.
- *   2. Each document goes through fq_object_validate, which reports every
+ *   2. A `kind: List` document (what `flexq get -o yaml` prints) is
+ *      replaced by its items, so a listing can be applied back.
+ *   3. Each document goes through fq_object_validate, which reports every
  *      problem of the document (including unexpanded ${VAR}s).
- *   3. Across documents: the same kind/namespace/name twice is an error at
+ *   4. Across documents: the same kind/namespace/name twice is an error at
  *      the second (apply would silently keep only the last).
- *   4. No errors: the documents move to `out`. Any error: they are freed.
+ *   5. No errors: the documents move to `out`. Any error: they are freed.
  *
  * A namespaced object without metadata.namespace counts as "default" for
  * the duplicate check, which is where apply puts it.
@@ -20,6 +22,7 @@
  */
 #include "flexq/manifest.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +43,59 @@ static void push(struct fq_errlist *errs, const struct fq_err *e)
         fq_errlist_push(errs, e);
 }
 
-/* Step 3: duplicates. Returns the number of errors added. */
+/* Step 2: replaces each v1 List by its items. Returns 0, or FQ_EINVAL /
+ * FQ_ELIMIT with `e` set (then `docs` is left as it was). */
+static int expand_lists(struct fq_docs *docs, const char *name,
+                        const struct fq_limits *lim, struct fq_err *e)
+{
+    size_t total = 0;
+    bool any = false;
+    for (size_t i = 0; i < docs->n; i++) {
+        const struct fq_value *d = docs->items[i];
+        if (strcmp(fq_value_path_str(d, "kind", ""), "List") != 0 ||
+            strcmp(fq_value_path_str(d, "apiVersion", ""), "v1") != 0) {
+            total++;
+            continue;
+        }
+        const struct fq_value *items = fq_map_get(d, "items");
+        if (items && items->type != FQ_V_SEQ && items->type != FQ_V_NULL)
+            return fq_err_at(e, FQ_EINVAL, name, (int)items->line,
+                             (int)items->col, "items",
+                             "a List's items must be a list");
+        total += fq_value_len(items);
+        any = true;
+    }
+    if (!any)
+        return 0;
+    if (total > lim->max_docs)
+        return fq_err_at(e, FQ_ELIMIT, name, 0, 0, NULL,
+                         "more than %zu objects in all", lim->max_docs);
+    struct fq_value **out = fq_xcalloc(total ? total : 1, sizeof(*out));
+    size_t n = 0;
+    for (size_t i = 0; i < docs->n; i++) {
+        struct fq_value *d = docs->items[i];
+        if (strcmp(fq_value_path_str(d, "kind", ""), "List") != 0 ||
+            strcmp(fq_value_path_str(d, "apiVersion", ""), "v1") != 0) {
+            out[n++] = d;
+            continue;
+        }
+        struct fq_value *items = fq_map_get(d, "items");
+        for (size_t j = 0; j < fq_value_len(items); j++) {
+            out[n++] = items->u.seq.items[j];
+            items->u.seq.items[j] = NULL;
+        }
+        if (items)
+            items->u.seq.n = 0;
+        fq_value_free(d);
+    }
+    free(docs->items);
+    docs->items = out;
+    docs->n = n;
+    docs->cap = total ? total : 1;
+    return 0;
+}
+
+/* Step 4: duplicates. Returns the number of errors added. */
 static size_t check_duplicates(const struct fq_docs *docs, const char *name,
                                struct fq_errlist *errs)
 {
@@ -90,6 +145,12 @@ int fq_manifest_read_limits(const char *text, size_t len, const char *name,
     struct fq_err e;
     memset(&e, 0, sizeof(e));
     int rc = fq_yaml_parse(text, len, name, lim, &docs, &e);
+    if (rc < 0) {
+        push(errs, &e);
+        fq_docs_release(&docs);
+        return rc;
+    }
+    rc = expand_lists(&docs, name, lim, &e);
     if (rc < 0) {
         push(errs, &e);
         fq_docs_release(&docs);

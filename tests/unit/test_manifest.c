@@ -312,6 +312,25 @@ static void test_all_or_nothing(void **state)
     fq_errlist_release(&errs);
 }
 
+/* A v1 List (what `flexq get -o yaml` prints) stands for its items. */
+static void test_list_expands(void **state)
+{
+    (void)state;
+    const char *text = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"
+                       "---\napiVersion: v1\nkind: List\nitems:\n"
+                       "- {apiVersion: v1, kind: Namespace, metadata: {name: "
+                       "b}}\n"
+                       "- {apiVersion: v1, kind: Namespace, metadata: {name: "
+                       "c}}\n";
+    struct fq_docs docs = {NULL, 0, 0};
+    assert_int_equal(
+        fq_manifest_read(text, strlen(text), "l.yaml", &docs, NULL), 0);
+    assert_int_equal(docs.n, 3);
+    assert_string_equal(fq_value_path_str(docs.items[2], "metadata.name", ""),
+                        "c");
+    fq_docs_release(&docs);
+}
+
 static void test_limits_refused(void **state)
 {
     (void)state;
@@ -479,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_seed_queue_decodes),
         cmocka_unit_test(test_seed_rayjob_decodes),
         cmocka_unit_test(test_all_or_nothing),
+        cmocka_unit_test(test_list_expands),
         cmocka_unit_test(test_limits_refused),
         cmocka_unit_test(test_validate_command),
         cmocka_unit_test(test_command_table),
