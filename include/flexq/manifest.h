@@ -4,7 +4,8 @@
  *
  * `flexq apply -f`, `flexq validate -f` and the API's bulk paths all read
  * files the same way: parse the stream within flexq's input limits, run
- * every document through fq_object_validate (objects.h), check what one
+ * every document (a v1 List counts as its items) through
+ * fq_object_validate (objects.h), check what one
  * file can show on its own (the same object twice, an empty stream), and
  * hand back either all the documents or none.
  */
