@@ -1,0 +1,530 @@
+/*
+ * bench/admission.c - admission decisions per second, memory per pending
+ * workload, and Kueue's scheduler baseline replayed in virtual time.
+ *
+ * Part 1 (throughput): 100,000 pending workloads across 100 ClusterQueues
+ * in 10 cohorts, 3 flavors, 3 resources (cpu, memory, nvidia.com/gpu).
+ * Each queue is a binary heap ordered as Kueue orders it (priority, then
+ * queue-order time); the bench pops heads round-robin and asks the
+ * admission module (src/core/admission.c, the same code the kueue
+ * controller runs) for a flavor assignment: Fit -> charge the quota tree,
+ * otherwise -> park the workload. One call is one decision. Memory per
+ * pending workload is measured with mallinfo2 around building the queues:
+ * the compact structs the admission module reads (fq_adm_wl, its podset,
+ * its requests) plus the heap slot.
+ *
+ * Part 2 (Kueue's baseline, reference/kueue.md §5.1): 5 cohorts x 6 CQs,
+ * 20 cpu nominal each, borrowingLimit 100, reclaimWithinCohort Any,
+ * withinClusterQueue LowerPriority; per CQ 350 small (1 cpu, 200 ms, prio
+ * 50, one every 100 ms), 100 medium (5 cpu, 500 ms, prio 100, every
+ * 500 ms), 50 large (20 cpu, 1000 ms, prio 200, every 1200 ms). Replayed
+ * in virtual time with the controller's rules: scheduling cycles
+ * FQ_KUEUE_CYCLE_MS apart, heads nominated then processed non-borrowing
+ * first, preemption with Kueue's target selection (victims requeue at
+ * once), BestEffortFIFO parking until quota is released. It runs with
+ * Kueue's one pop per CQ per cycle and with flexq's default (all that fit)
+ * and prints usage (cpu in use / (nominal x elapsed)) and mean time from
+ * creation to admission per class next to Kueue's published figures.
+ *
+ * The last line is one JSON object with every figure.
+ */
+#include <malloc.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../src/core/admission.h"
+#include "../src/core/kueue.h"
+#include "flexq/alloc.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --- a pending workload, compact ---------------------------------------- */
+
+struct pend {
+    struct fq_adm_wl w;
+    struct fq_adm_podset ps;
+    int64_t req[3];
+    int cls;          /* baseline: 0 small, 1 medium, 2 large */
+    int64_t created;  /* ms */
+    int64_t runtime;  /* ms */
+    int64_t admitted; /* ms, -1 while pending */
+    int holder;       /* index into holders while admitted, else -1 */
+    uint16_t use_fr[FQ_ADM_MAX_FLAVORS];
+    int64_t use_amt[FQ_ADM_MAX_FLAVORS];
+    int nuse;
+};
+
+/* The throughput part keeps only what the admission module reads. */
+struct cpend {
+    struct fq_adm_wl w;
+    struct fq_adm_podset ps;
+    int64_t req[3];
+};
+
+struct heap {
+    struct fq_adm_wl **v; /* points at the fq_adm_wl inside a record */
+    size_t n, cap;
+};
+
+static bool before(const struct fq_adm_wl *a, const struct fq_adm_wl *b)
+{
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    return a->ts < b->ts;
+}
+
+static void heap_push(struct heap *h, struct fq_adm_wl *w)
+{
+    FQ_GROW(h->v, h->cap, h->n + 1);
+    size_t i = h->n++;
+    while (i > 0 && before(w, h->v[(i - 1) / 2])) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = w;
+}
+
+static struct fq_adm_wl *heap_pop(struct heap *h)
+{
+    if (h->n == 0)
+        return NULL;
+    struct fq_adm_wl *top = h->v[0], *last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && before(h->v[c + 1], h->v[c]))
+            c++;
+        if (!before(h->v[c], last))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->v[i] = last;
+    return top;
+}
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t xorshift(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* --- part 1 ------------------------------------------------------------ */
+
+struct tp_result {
+    double decisions_per_s, bytes_per_pending;
+    long decisions, admitted;
+};
+
+static void throughput(struct tp_result *out)
+{
+    enum {
+        NCOH = 10,
+        NCQ = 100,
+        NWL = 100000
+    };
+    struct fq_adm a;
+    fq_adm_init(&a);
+    int rc = fq_adm_resource(&a, "cpu");
+    int rm = fq_adm_resource(&a, "memory");
+    int rg = fq_adm_resource(&a, "nvidia.com/gpu");
+    int f0 = fq_adm_flavor(&a, "reserved");
+    int f1 = fq_adm_flavor(&a, "on-demand");
+    int f2 = fq_adm_flavor(&a, "spot");
+    int coh[NCOH];
+    for (int c = 0; c < NCOH; c++)
+        coh[c] = fq_adm_add_node(&a, false);
+    for (int q = 0; q < NCQ; q++) {
+        int cq = fq_adm_add_cq(&a);
+        struct fq_adm_cq *x = &a.cqs[cq];
+        a.nodes[x->node].parent = coh[q % NCOH];
+        x->ngroups = 1;
+        x->groups = fq_xcalloc(1, sizeof(*x->groups));
+        x->groups[0].res_mask = 7;
+        x->groups[0].nflv = 3;
+        x->groups[0].flv[0] = (uint8_t)f0;
+        x->groups[0].flv[1] = (uint8_t)f1;
+        x->groups[0].flv[2] = (uint8_t)f2;
+        int flv[3] = {f0, f1, f2};
+        for (int f = 0; f < 3; f++) {
+            fq_adm_cell(&a, x->node, flv[f], rc)->nominal = 200 * 1000;
+            fq_adm_cell(&a, x->node, flv[f], rm)->nominal = 800ll << 30;
+            fq_adm_cell(&a, x->node, flv[f], rg)->nominal = 16;
+            fq_adm_cell(&a, x->node, flv[f], rg)->borrow_limit = 8;
+        }
+    }
+    fq_adm_finish(&a);
+
+    struct mallinfo2 m0 = mallinfo2();
+    struct cpend **recs = malloc(sizeof(*recs) * NWL);
+    struct heap *heaps = calloc(NCQ, sizeof(*heaps));
+    for (int i = 0; i < NWL; i++) {
+        struct cpend *p = fq_xcalloc(1, sizeof(*p));
+        p->req[rc] = (int64_t)(1 + xorshift() % 8) * 1000;
+        p->req[rm] = (int64_t)(1 + xorshift() % 32) << 30;
+        p->req[rg] = (int64_t)(xorshift() % 3);
+        p->ps.count = (int32_t)(1 + xorshift() % 4);
+        p->ps.min_count = p->ps.count;
+        p->ps.selector_ok = p->ps.taint_ok = ~0ull;
+        p->ps.req = p->req;
+        p->ps.name = "main";
+        p->w.cq = i % NCQ;
+        p->w.priority = (int32_t)(xorshift() % 3) * 100;
+        p->w.ts = i;
+        p->w.npodsets = 1;
+        p->w.ps = &p->ps;
+        recs[i] = p;
+        heap_push(&heaps[i % NCQ], &p->w);
+    }
+    struct mallinfo2 m1 = mallinfo2();
+    size_t recs_array = sizeof(*recs) * NWL; /* bench bookkeeping only */
+    out->bytes_per_pending =
+        (double)(m1.uordblks - m0.uordblks - recs_array) / NWL;
+
+    double t0 = now_s();
+    long decisions = 0, admitted = 0;
+    bool more = true;
+    struct fq_adm_result r;
+    while (more) {
+        more = false;
+        for (int q = 0; q < NCQ; q++) {
+            struct fq_adm_wl *w = heap_pop(&heaps[q]);
+            if (!w)
+                continue;
+            more = true;
+            fq_adm_assign(&a, w, NULL, 0, &r);
+            decisions++;
+            if (r.mode == FQ_ADM_FIT) {
+                fq_adm_charge(&a, w->cq, r.nuse, r.use_fr, r.use_amt, +1);
+                admitted++;
+            }
+            fq_adm_result_release(&r);
+        }
+    }
+    double dt = now_s() - t0;
+    out->decisions = decisions;
+    out->admitted = admitted;
+    out->decisions_per_s = (double)decisions / dt;
+    for (int i = 0; i < NWL; i++)
+        free(recs[i]);
+    free(recs);
+    for (int q = 0; q < NCQ; q++)
+        free(heaps[q].v);
+    free(heaps);
+    fq_adm_release(&a);
+}
+
+/* --- part 2: Kueue's baseline in virtual time ------------------------- */
+
+struct base_result {
+    double usage_pct;
+    double mean_ms[3];
+    double wall_s;
+    long preemptions, cycles;
+};
+
+/* The record that holds a queued fq_adm_wl (container-of). */
+static struct pend *owner_of(struct fq_adm_wl *w)
+{
+    return (struct pend *)(void *)((char *)w - offsetof(struct pend, w));
+}
+
+static void baseline(int per_cycle, struct base_result *out)
+{
+    enum {
+        NCOH = 5,
+        PER = 6,
+        NCQ = NCOH * PER
+    };
+
+    const int counts[3] = {350, 100, 50};
+    const int64_t cpu[3] = {1000, 5000, 20000};
+    const int64_t run[3] = {200, 500, 1000};
+    const int32_t prio[3] = {50, 100, 200};
+    const int64_t every[3] = {100, 500, 1200};
+    struct fq_adm a;
+    fq_adm_init(&a);
+    int rc = fq_adm_resource(&a, "cpu");
+    int f = fq_adm_flavor(&a, "default");
+    int coh[NCOH];
+    for (int c = 0; c < NCOH; c++)
+        coh[c] = fq_adm_add_node(&a, false);
+    for (int q = 0; q < NCQ; q++) {
+        int cq = fq_adm_add_cq(&a);
+        struct fq_adm_cq *x = &a.cqs[cq];
+        a.nodes[x->node].parent = coh[q / PER];
+        x->ngroups = 1;
+        x->groups = fq_xcalloc(1, sizeof(*x->groups));
+        x->groups[0].res_mask = 1;
+        x->groups[0].nflv = 1;
+        x->groups[0].flv[0] = (uint8_t)f;
+        x->within_cq = FQ_ADM_LOWER_PRIORITY;
+        x->reclaim_within_cohort = FQ_ADM_ANY;
+        struct fq_adm_cell *cell = fq_adm_cell(&a, x->node, f, rc);
+        cell->nominal = 20000;
+        cell->borrow_limit = 100000;
+    }
+    fq_adm_finish(&a);
+
+    int n = NCQ * (counts[0] + counts[1] + counts[2]);
+    struct pend *recs = fq_xcalloc((size_t)n, sizeof(*recs));
+    int k = 0;
+    for (int q = 0; q < NCQ; q++)
+        for (int c = 0; c < 3; c++)
+            for (int i = 0; i < counts[c]; i++) {
+                struct pend *p = &recs[k++];
+                p->req[rc] = cpu[c];
+                p->ps.count = p->ps.min_count = 1;
+                p->ps.selector_ok = p->ps.taint_ok = ~0ull;
+                p->ps.req = p->req;
+                p->w.cq = q;
+                p->w.priority = prio[c];
+                p->created = i * every[c];
+                p->w.ts = p->created * 1000 + q; /* ties by queue */
+                p->w.npodsets = 1;
+                p->w.ps = &p->ps;
+                p->cls = c;
+                p->runtime = run[c];
+                p->admitted = -1;
+                p->holder = -1;
+            }
+    /* Arrivals in time order. */
+    struct pend **arr = fq_xcalloc((size_t)n, sizeof(*arr));
+    for (int i = 0; i < n; i++)
+        arr[i] = &recs[i];
+    for (int i = 1; i < n; i++) { /* insertion by created (nearly sorted) */
+        struct pend *x = arr[i];
+        int j = i - 1;
+        while (j >= 0 && arr[j]->created > x->created) {
+            arr[j + 1] = arr[j];
+            j--;
+        }
+        arr[j + 1] = x;
+    }
+    struct heap *heaps = fq_xcalloc(NCQ, sizeof(*heaps));
+    struct pend **parked = fq_xcalloc((size_t)n, sizeof(*parked));
+    int nparked = 0;
+    struct pend **running = fq_xcalloc((size_t)n, sizeof(*running));
+    int nrun = 0;
+    /* Holders: every running workload plus those admitted this cycle
+     * (a victim re-admitted in the same cycle appears twice). */
+    struct fq_adm_holder *hs = fq_xcalloc((size_t)n * 2, sizeof(*hs));
+    struct pend **hp = fq_xcalloc((size_t)n * 2, sizeof(*hp));
+    struct pend **sticky = fq_xcalloc((size_t)n, sizeof(*sticky));
+    int nsticky = 0;
+    int next_arr = 0, done = 0;
+    int64_t t = 0;
+    double used_ms = 0; /* integral of cpu in use (milli-cpu * ms) */
+    int64_t in_use = 0;
+    long preemptions = 0, cycles = 0;
+    int64_t last_t = 0;
+    struct pend **heads = fq_xcalloc(NCQ, sizeof(*heads));
+    while (done < n) {
+        used_ms += (double)in_use * (double)(t - last_t);
+        last_t = t;
+        /* Completions up to t release quota and requeue the parked. */
+        bool released = false;
+        int w = 0;
+        for (int i = 0; i < nrun; i++) {
+            struct pend *p = running[i];
+            if (p->admitted + p->runtime <= t) {
+                fq_adm_charge(&a, p->w.cq, p->nuse, p->use_fr, p->use_amt, -1);
+                in_use -= p->req[rc];
+                done++;
+                released = true;
+            } else {
+                running[w++] = p;
+            }
+        }
+        nrun = w;
+        if (released) {
+            for (int i = 0; i < nparked; i++)
+                heap_push(&heaps[parked[i]->w.cq], &parked[i]->w);
+            nparked = 0;
+        }
+        while (next_arr < n && arr[next_arr]->created <= t) {
+            struct pend *p = arr[next_arr++];
+            heap_push(&heaps[p->w.cq], &p->w);
+        }
+        /* One cycle. */
+        int nh = 0;
+        for (int i = 0; i < nrun; i++) {
+            struct pend *p = running[i];
+            hs[nh].cq = p->w.cq;
+            hs[nh].priority = p->w.priority;
+            hs[nh].ts = p->w.ts;
+            hs[nh].reserved_at = p->admitted;
+            hs[nh].nuse = p->nuse;
+            hs[nh].use_fr = p->use_fr;
+            hs[nh].use_amt = p->use_amt;
+            hp[nh++] = p;
+        }
+        bool tried = false;
+        for (int round = 0; per_cycle == 0 || round < per_cycle; round++) {
+            int nheads = 0;
+            for (int q = 0; q < NCQ; q++) {
+                struct fq_adm_wl *x = heap_pop(&heaps[q]);
+                if (x)
+                    heads[nheads++] = owner_of(x);
+            }
+            if (nheads == 0)
+                break;
+            tried = true;
+            for (int h = 0; h < nheads; h++) {
+                struct pend *p = heads[h];
+                struct fq_adm_result r;
+                fq_adm_assign(&a, &p->w, hs, nh, &r);
+                if (r.mode == FQ_ADM_FIT) {
+                    fq_adm_charge(&a, p->w.cq, r.nuse, r.use_fr, r.use_amt, +1);
+                    p->nuse = r.nuse;
+                    memcpy(p->use_fr, r.use_fr, sizeof(p->use_fr));
+                    memcpy(p->use_amt, r.use_amt, sizeof(p->use_amt));
+                    p->admitted = t;
+                    in_use += p->req[rc];
+                    running[nrun++] = p;
+                    hs[nh].cq = p->w.cq;
+                    hs[nh].priority = p->w.priority;
+                    hs[nh].ts = p->w.ts;
+                    hs[nh].reserved_at = t;
+                    hs[nh].nuse = p->nuse;
+                    hs[nh].use_fr = p->use_fr;
+                    hs[nh].use_amt = p->use_amt;
+                    hp[nh++] = p;
+                } else if (r.mode == FQ_ADM_PREEMPT && r.ntargets > 0) {
+                    for (int i = 0; i < r.ntargets; i++) {
+                        struct pend *v = hp[r.targets[i]];
+                        if (v->admitted < 0 || hs[r.targets[i]].evicting)
+                            continue;
+                        hs[r.targets[i]].evicting = true;
+                        /* Evict: release, requeue at once (Preempted). */
+                        fq_adm_charge(&a, v->w.cq, v->nuse, v->use_fr,
+                                      v->use_amt, -1);
+                        hs[r.targets[i]].nuse = 0;
+                        in_use -= v->req[rc];
+                        for (int j = 0; j < nrun; j++)
+                            if (running[j] == v) {
+                                running[j] = running[--nrun];
+                                break;
+                            }
+                        v->admitted = -1;
+                        heap_push(&heaps[v->w.cq], &v->w);
+                        preemptions++;
+                    }
+                    sticky[nsticky++] = p; /* head again next cycle */
+                } else {
+                    parked[nparked++] = p;
+                }
+                fq_adm_result_release(&r);
+            }
+        }
+        for (int i = 0; i < nsticky; i++)
+            heap_push(&heaps[sticky[i]->w.cq], &sticky[i]->w);
+        nsticky = 0;
+        if (tried)
+            cycles++;
+        /* Next time: a cycle later if a queue has a head, else the next
+         * arrival or completion. */
+        int64_t next = INT64_MAX;
+        bool heads_left = false;
+        for (int q = 0; q < NCQ; q++)
+            if (heaps[q].n)
+                heads_left = true;
+        if (heads_left || tried)
+            next = t + FQ_KUEUE_CYCLE_MS;
+        if (next_arr < n && arr[next_arr]->created < next)
+            next = arr[next_arr]->created > t ? arr[next_arr]->created :
+                                                t + FQ_KUEUE_CYCLE_MS;
+        for (int i = 0; i < nrun; i++) {
+            int64_t fin = running[i]->admitted + running[i]->runtime;
+            if (fin < next)
+                next = fin > t ? fin : t + 1;
+        }
+        if (next == INT64_MAX)
+            break;
+        t = next;
+    }
+    double sum[3] = {0}, cnt[3] = {0};
+    for (int i = 0; i < n; i++) {
+        sum[recs[i].cls] += (double)(recs[i].admitted - recs[i].created);
+        cnt[recs[i].cls] += 1;
+    }
+    for (int c = 0; c < 3; c++)
+        out->mean_ms[c] = cnt[c] ? sum[c] / cnt[c] : 0;
+    out->wall_s = (double)t / 1000.0;
+    out->usage_pct = 100.0 * used_ms / ((double)NCQ * 20000.0 * (double)t);
+    out->preemptions = preemptions;
+    out->cycles = cycles;
+    free(heads);
+    free(sticky);
+    free(hs);
+    free(hp);
+    free(running);
+    free(parked);
+    for (int q = 0; q < NCQ; q++)
+        free(heaps[q].v);
+    free(heaps);
+    free(arr);
+    free(recs);
+    fq_adm_release(&a);
+}
+
+int main(void)
+{
+    struct tp_result tp;
+    throughput(&tp);
+    printf("admission throughput: 100000 pending workloads, 100 "
+           "ClusterQueues, 10 cohorts, 3 flavors, 3 resources\n");
+    printf("  decisions          %ld (%ld admitted)\n", tp.decisions,
+           tp.admitted);
+    printf("  decisions/s        %.0f   (target >= 100000)\n",
+           tp.decisions_per_s);
+    printf("  bytes per pending  %.0f   (target <= 2048)\n",
+           tp.bytes_per_pending);
+
+    struct base_result k1, k0;
+    baseline(1, &k1);
+    baseline(0, &k0);
+    printf("\nKueue scheduler baseline (kueue.md 5.1), virtual time, cycle "
+           "%d ms:\n",
+           FQ_KUEUE_CYCLE_MS);
+    printf("  %-28s %8s %10s %10s %10s %8s\n", "", "usage%", "large s",
+           "medium s", "small s", "wall s");
+    printf("  %-28s %8.1f %10.1f %10.1f %10.1f %8s\n",
+           "Kueue published (envtest)", 55.9, 16.5, 76.8, 215.5, "351.1");
+    printf("  %-28s %8.1f %10.1f %10.1f %10.1f %8.1f\n",
+           "flexq, 1 pop/CQ/cycle", k1.usage_pct, k1.mean_ms[2] / 1000,
+           k1.mean_ms[1] / 1000, k1.mean_ms[0] / 1000, k1.wall_s);
+    printf("  %-28s %8.1f %10.1f %10.1f %10.1f %8.1f\n", "flexq, all that fit",
+           k0.usage_pct, k0.mean_ms[2] / 1000, k0.mean_ms[1] / 1000,
+           k0.mean_ms[0] / 1000, k0.wall_s);
+    printf("  (preemptions %ld / %ld, cycles %ld / %ld)\n", k1.preemptions,
+           k0.preemptions, k1.cycles, k0.cycles);
+    printf("{\"bench\":\"admission\",\"pending\":100000,\"decisions_per_s\":%."
+           "0f,\"bytes_per_pending\":%.0f,\"baseline_kueue_policy\":{"
+           "\"usage_pct\":%.1f,\"large_s\":%.2f,\"medium_s\":%.2f,"
+           "\"small_s\":%.2f,\"wall_s\":%.1f},\"baseline_flexq_policy\":{"
+           "\"usage_pct\":%.1f,\"large_s\":%.2f,\"medium_s\":%.2f,"
+           "\"small_s\":%.2f,\"wall_s\":%.1f},\"kueue_published\":{"
+           "\"usage_pct\":55.9,\"large_s\":16.5,\"medium_s\":76.8,"
+           "\"small_s\":215.5}}\n",
+           tp.decisions_per_s, tp.bytes_per_pending, k1.usage_pct,
+           k1.mean_ms[2] / 1000, k1.mean_ms[1] / 1000, k1.mean_ms[0] / 1000,
+           k1.wall_s, k0.usage_pct, k0.mean_ms[2] / 1000, k0.mean_ms[1] / 1000,
+           k0.mean_ms[0] / 1000, k0.wall_s);
+    return 0;
+}
