@@ -300,24 +300,34 @@ static void pool_nodes(const struct fq_value *o, int64_t n, struct fq_buf *b)
 {
     (void)n;
     const struct fq_value *v = fq_value_path(o, "status.nodeCount");
-    if (!v)
-        v = fq_value_path(o, "status.nodes");
-    if (v && v->type == FQ_V_SEQ)
-        fq_buf_printf(b, "%zu", fq_value_len(v));
-    else if (v)
+    if (v)
         scalar(v, b);
     else
         fq_buf_puts(b, "0");
 }
 
+/* spec.X, or GKE's spelling spec.config.X. */
+static const struct fq_value *pool_field(const struct fq_value *o,
+                                         const char *x)
+{
+    const struct fq_value *v = fq_map_get(fq_map_get(o, "spec"), x);
+    return v ? v : fq_map_get(fq_value_path(o, "spec.config"), x);
+}
+
+static void pool_machine(const struct fq_value *o, int64_t n, struct fq_buf *b)
+{
+    (void)n;
+    scalar(pool_field(o, "machineType"), b);
+}
+
 static void pool_mode(const struct fq_value *o, int64_t n, struct fq_buf *b)
 {
     (void)n;
+    const struct fq_value *flex = pool_field(o, "flexStart");
     bool queued =
-        fq_value_path_bool(o, "spec.enableQueuedProvisioning", false) ||
-        fq_value_path_bool(o, "spec.queuedProvisioning", false);
-    bool flex = fq_value_path_bool(o, "spec.flexStart", false);
-    fq_buf_puts(b, flex ? "flex-start" : queued ? "queued" : "on-demand");
+        fq_value_path_bool(o, "spec.queuedProvisioning.enabled", false);
+    bool fs = flex && flex->type == FQ_V_BOOL && flex->u.b;
+    fq_buf_puts(b, fs ? "flex-start" : queued ? "queued" : "on-demand");
 }
 
 static void pool_autoscale(const struct fq_value *o, int64_t n,
@@ -325,13 +335,13 @@ static void pool_autoscale(const struct fq_value *o, int64_t n,
 {
     (void)n;
     const struct fq_value *a = fq_value_path(o, "spec.autoscaling");
-    if (!a) {
-        fq_buf_puts(b, "-");
+    if (!a || !fq_value_path_bool(a, "enabled", true)) {
+        fq_buf_puts(b, "off");
         return;
     }
     fq_buf_printf(b, "%lld-%lld",
-                  (long long)fq_value_path_int(a, "minNodes", 0),
-                  (long long)fq_value_path_int(a, "maxNodes", 0));
+                  (long long)fq_value_path_int(a, "minNodeCount", 0),
+                  (long long)fq_value_path_int(a, "maxNodeCount", 0));
 }
 
 #define END                       \
@@ -421,7 +431,7 @@ static const struct col cols_prq[] = {
     AGE,
     END};
 static const struct col cols_pool[] = {
-    {"MACHINE TYPE", C_PATH, "spec.machineType", NULL, false},
+    {"MACHINE TYPE", C_FN, NULL, pool_machine, false},
     {"MODE", C_FN, NULL, pool_mode, false},
     {"NODES", C_FN, NULL, pool_nodes, false},
     {"AUTOSCALING", C_FN, NULL, pool_autoscale, true},

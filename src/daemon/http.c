@@ -254,6 +254,12 @@ static void on_conn_close(struct evhttp_connection *evcon, void *arg)
     (void)evcon;
     if (r->on_close)
         r->on_close(r->close_ctx, r);
+    /* When the client left mid-stream, evhttp has detached the request
+     * from the connection and leaves it to us (it would be freed by the
+     * end of the reply we will never send); a request still attached is
+     * freed with the connection. */
+    if (!evhttp_request_get_connection(r->req))
+        evhttp_request_free(r->req);
     req_free(r);
 }
 

@@ -440,6 +440,10 @@ int fq_daemon_run(struct fq_daemon *d)
     fq_api_close_watches(d->api);
     if (l->rc == 0)
         turn(d);
+    /* Best effort: let the streams' last chunks and the final answers
+     * leave before the sockets close. */
+    for (int i = 0; i < 8; i++)
+        event_base_loop(l->base, EVLOOP_NONBLOCK);
     uint64_t commits = 0, rows = 0;
     fq_store_stats(d->store, &commits, &rows);
     fq_log(FQ_LOG_INFO, "stopped", "commits=%llu rows=%llu",

@@ -2,6 +2,7 @@
 conflicts, merge patch, label and field selectors, watch streams, status
 subresource, and bad input (malformed JSON/YAML, limits, unknown kinds,
 invalid objects with the field path) changing nothing."""
+import http.client
 import json
 import os
 import sys
@@ -236,6 +237,15 @@ try:
     check(st == 405, "DELETE on a collection: %s" % st)
     st, body, _ = d.request("GET", "/nothing/here")
     check(st == 404, "unknown path")
+    # A watch still open at shutdown is ended cleanly.
+    conn, resp = d.watch(CM + "?watch=true&labelSelector=none%3D1")
+    check(d.stop() == 0, "clean shutdown with a watch open")
+    try:
+        rest = resp.read()
+    except http.client.IncompleteRead as e:
+        rest = e.partial
+    check(rest == b"", "the open watch ends at shutdown: %r" % rest)
+    conn.close()
 finally:
     d.cleanup()
 finish()

@@ -96,6 +96,7 @@ try:
     check(rc == 0, "CLI developer creates: %s" % err)
     rc, out, err = d.cli("apply", "-f", "-", stdin=json.dumps(RF), token=DEV)
     check(rc == 1 and "Forbidden" in err, "CLI developer apply flavor")
+    check(d.stop() == 0, "clean shutdown")
 finally:
     d.cleanup()
     os.unlink(tokens.name)

@@ -96,6 +96,9 @@ class Daemon:
         self.proc.send_signal(signal.SIGTERM)
         rc = self.proc.wait(timeout=30)
         self.proc = None
+        if rc != 0:
+            print("flexqd exited %d; its log ends:\n%s" %
+                  (rc, "".join(self.log[-40:])), file=sys.stderr)
         return rc
 
     def cleanup(self):
