@@ -148,9 +148,15 @@ bool has_var(const char *s)
     return p && strchr(p + 2, '}') != NULL;
 }
 
+/* The common case (no '$' at all) costs one memchr. */
+static bool var_str(const struct fq_value *v)
+{
+    return memchr(v->u.str.s, '$', v->u.str.len) && has_var(v->u.str.s);
+}
+
 static bool var_node(const struct fq_value *v)
 {
-    return v && v->type == FQ_V_STR && has_var(v->u.str.s);
+    return v && v->type == FQ_V_STR && var_str(v);
 }
 
 /* Appends one error "FILE:LINE:COL: PATH: what" at node `at`. */
@@ -236,7 +242,7 @@ static void scan_vars(struct dctx *c, const struct fq_value *v, size_t depth)
     if (!v || depth > 200)
         return;
     if (v->type == FQ_V_STR) {
-        if (has_var(v->u.str.s))
+        if (var_str(v))
             var_error(c, v, v->u.str.s);
     } else if (v->type == FQ_V_SEQ) {
         for (size_t i = 0; i < v->u.seq.n; i++) {
@@ -248,7 +254,7 @@ static void scan_vars(struct dctx *c, const struct fq_value *v, size_t depth)
         for (size_t i = 0; i < v->u.map.n; i++) {
             const struct fq_member *m = &v->u.map.items[i];
             size_t old = path_key(c, m->key);
-            if (has_var(m->key)) {
+            if (strchr(m->key, '$') && has_var(m->key)) {
                 struct fq_value at;
                 memset(&at, 0, sizeof(at));
                 at.type = FQ_V_NULL;
