@@ -11,8 +11,10 @@
  * parse as a YAML mapping.
  *
  * Kueue's rules for a RayJob it manages (label kueue.x-k8s.io/queue-name):
- * shutdownAfterJobFinishes must be true, no clusterSelector, at most 17
- * worker groups (plus the head: 18 podSets), no group named "head", and
+ * shutdownAfterJobFinishes must be true, no clusterSelector, at most 18
+ * podSets in all (the head, one per worker group and, in K8sJobMode, the
+ * submitter: 16 worker groups, or 17 without a submitter), no group named
+ * "head", and
  * enableInTreeAutoscaling only for an elastic job (annotation
  * kueue.x-k8s.io/elastic-job: "true").
  *
@@ -36,7 +38,8 @@ static const struct fq_value *want_start_params(struct dctx *c,
 }
 
 static void decode_cluster_spec(struct dctx *c, const struct fq_value *cs,
-                                bool kueue, struct fq_raycluster_spec *out)
+                                size_t max_groups,
+                                struct fq_raycluster_spec *out)
 {
     static const char *const svc[] = {"ClusterIP", "NodePort", "LoadBalancer",
                                       NULL};
@@ -51,7 +54,7 @@ static void decode_cluster_spec(struct dctx *c, const struct fq_value *cs,
         path_pop(c, old);
     }
     const struct fq_value *ws =
-        want_seq(c, cs, "workerGroupSpecs", false, 0, kueue ? 17 : 0);
+        want_seq(c, cs, "workerGroupSpecs", false, 0, max_groups);
     if (ws) {
         out->workers = MEM_ARRAY(c, struct fq_ray_worker_group, ws->u.seq.n);
         size_t old = path_key(c, "workerGroupSpecs");
@@ -66,7 +69,8 @@ static void decode_cluster_spec(struct dctx *c, const struct fq_value *cs,
             struct fq_ray_worker_group *g = &out->workers[out->n_workers++];
             g->group_name =
                 want_name(c, w, "groupName", true, fq_check_dns1123_label);
-            if (g->group_name && kueue && strcmp(g->group_name, "head") == 0)
+            if (g->group_name && max_groups &&
+                strcmp(g->group_name, "head") == 0)
                 derr_key(c, field(w, "groupName"), "groupName",
                          "\"head\" is reserved for the head pod set under "
                          "Kueue");
@@ -202,7 +206,12 @@ int fq_rayjob_decode(const struct fq_value *obj, const char *file,
         if (cs) {
             out->has_cluster_spec = true;
             size_t o2 = path_key(&c, "rayClusterSpec");
-            decode_cluster_spec(&c, cs, kueue, &out->cluster);
+            /* Under Kueue every group is a podSet of its Workload. */
+            size_t max_groups = 0;
+            if (kueue)
+                max_groups =
+                    out->submission_mode == FQ_SUBMIT_K8S_JOB ? 16 : 17;
+            decode_cluster_spec(&c, cs, max_groups, &out->cluster);
             path_pop(&c, o2);
         }
         if (kueue && spec) {
@@ -265,7 +274,7 @@ int fq_raycluster_decode(const struct fq_value *obj, const char *file,
         const struct fq_value *spec = want_map(&c, obj, "spec", true);
         size_t old = path_key(&c, "spec");
         if (spec)
-            decode_cluster_spec(&c, spec, kueue, &out->spec);
+            decode_cluster_spec(&c, spec, kueue ? 17 : 0, &out->spec);
         out->suspend = want_bool(&c, spec, "suspend", false);
         path_pop(&c, old);
         const struct fq_value *st = want_map(&c, obj, "status", false);
