@@ -375,6 +375,62 @@ static bool num_equal(const struct fq_value *a, const struct fq_value *b)
     return a->u.num.d == b->u.num.d;
 }
 
+static int member_cmp(const void *x, const void *y)
+{
+    const struct fq_member *const *a = x, *const *b = y;
+    return strcmp((*a)->key, (*b)->key);
+}
+
+/* Members of m sorted by key (keys are unique); caller frees. */
+static const struct fq_member **sorted_members(const struct fq_value *m)
+{
+    size_t n = m->u.map.n;
+    const struct fq_member **p = fq_xmalloc((n ? n : 1) * sizeof(*p));
+    for (size_t i = 0; i < n; i++)
+        p[i] = &m->u.map.items[i];
+    qsort(p, n, sizeof(*p), member_cmp);
+    return p;
+}
+
+/*
+ * Objects are unordered: same keys, equal values, any order. The common
+ * case (same order) is one pass; otherwise small maps look keys up and big
+ * ones compare sorted copies, so a hostile map costs n log n, not n^2.
+ */
+static bool map_equal(const struct fq_value *a, const struct fq_value *b)
+{
+    size_t n = a->u.map.n, i;
+    if (n != b->u.map.n)
+        return false;
+    for (i = 0; i < n; i++) {
+        const struct fq_member *x = &a->u.map.items[i];
+        const struct fq_member *y = &b->u.map.items[i];
+        if (strcmp(x->key, y->key))
+            break;
+        if (!fq_value_equal(x->val, y->val))
+            return false;
+    }
+    if (i == n)
+        return true;
+    if (n <= 16) {
+        for (; i < n; i++) {
+            const struct fq_member *x = &a->u.map.items[i];
+            struct fq_value *bv = fq_map_get(b, x->key);
+            if (!bv || !fq_value_equal(x->val, bv))
+                return false;
+        }
+        return true;
+    }
+    const struct fq_member **sa = sorted_members(a), **sb = sorted_members(b);
+    bool eq = true;
+    for (i = 0; i < n && eq; i++)
+        eq = !strcmp(sa[i]->key, sb[i]->key) &&
+             fq_value_equal(sa[i]->val, sb[i]->val);
+    free(sa);
+    free(sb);
+    return eq;
+}
+
 bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
 {
     if (a == b)
@@ -399,16 +455,7 @@ bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
                 return false;
         return true;
     case FQ_V_MAP:
-        /* Objects are unordered: same keys, equal values, any order. */
-        if (a->u.map.n != b->u.map.n)
-            return false;
-        for (size_t i = 0; i < a->u.map.n; i++) {
-            const struct fq_member *m = &a->u.map.items[i];
-            struct fq_value *bv = fq_map_get(b, m->key);
-            if (!bv || !fq_value_equal(m->val, bv))
-                return false;
-        }
-        return true;
+        return map_equal(a, b);
     }
     return false;
 }
@@ -581,6 +628,93 @@ const char *fq_value_as_str(const struct fq_value *v)
 
 /* --- RFC 7386 merge patch --------------------------------------------- */
 
+/* The member of `key` through pos[] (member indices sorted by key), or
+ * NULL. */
+static struct fq_member *sorted_find(struct fq_member *items, const size_t *pos,
+                                     size_t n, const char *key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(items[pos[mid]].key, key);
+        if (c == 0)
+            return &items[pos[mid]];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/*
+ * Merges the members of map `patch` into map `t`. Small maps look keys up
+ * one by one; when both are big the target's members are sorted once and
+ * binary-searched, deleted members are marked (key NULL) and compacted at
+ * the end, and new members are appended (patch keys are unique, so a new
+ * member is never looked up again). Either way the cost stays n log n.
+ */
+static void merge_members(struct fq_value *t, const struct fq_value *patch)
+{
+    size_t tn = t->u.map.n;
+    bool big = tn > 16 && patch->u.map.n > 16;
+    size_t *pos = NULL; /* indices, not pointers: items may move */
+    if (big) {
+        const struct fq_member **sorted = sorted_members(t);
+        pos = fq_xmalloc(tn * sizeof(*pos));
+        for (size_t i = 0; i < tn; i++)
+            pos[i] = (size_t)(sorted[i] - t->u.map.items);
+        free(sorted);
+    }
+    bool deleted = false;
+    for (size_t i = 0; i < patch->u.map.n; i++) {
+        const struct fq_member *pm = &patch->u.map.items[i];
+        struct fq_member *tm = NULL;
+        if (big) {
+            tm = sorted_find(t->u.map.items, pos, tn, pm->key);
+        } else {
+            tm = find(t, pm->key);
+        }
+        if (pm->val->type == FQ_V_NULL) {
+            if (tm && big) { /* mark; compacted below */
+                fq_value_free(tm->val);
+                tm->val = NULL;
+                deleted = true;
+            } else if (tm) {
+                fq_map_del(t, pm->key);
+            }
+            continue;
+        }
+        if (tm) {
+            fq_value_merge_patch(&tm->val, pm->val);
+            continue;
+        }
+        struct fq_value *nv = NULL;
+        fq_value_merge_patch(&nv, pm->val); /* drops nested nulls */
+        if (big) {
+            FQ_GROW(t->u.map.items, t->u.map.cap, t->u.map.n + 1);
+            struct fq_member *mem = &t->u.map.items[t->u.map.n++];
+            mem->key = fq_xstrdup(pm->key);
+            mem->line = mem->col = 0;
+            mem->val = nv;
+        } else {
+            fq_map_set(t, pm->key, nv);
+        }
+    }
+    if (deleted) {
+        size_t w = 0;
+        for (size_t r = 0; r < t->u.map.n; r++) {
+            if (!t->u.map.items[r].val) {
+                free(t->u.map.items[r].key);
+                continue;
+            }
+            t->u.map.items[w++] = t->u.map.items[r];
+        }
+        t->u.map.n = w;
+    }
+    free(pos);
+}
+
 void fq_value_merge_patch(struct fq_value **target,
                           const struct fq_value *patch)
 {
@@ -595,19 +729,5 @@ void fq_value_merge_patch(struct fq_value **target,
         fq_value_free(*target);
         *target = fq_value_map();
     }
-    for (size_t i = 0; i < patch->u.map.n; i++) {
-        const struct fq_member *pm = &patch->u.map.items[i];
-        if (pm->val->type == FQ_V_NULL) {
-            fq_map_del(*target, pm->key);
-            continue;
-        }
-        struct fq_member *tm = find(*target, pm->key);
-        if (tm) {
-            fq_value_merge_patch(&tm->val, pm->val);
-        } else {
-            struct fq_value *nv = NULL;
-            fq_value_merge_patch(&nv, pm->val); /* drops nested nulls */
-            fq_map_set(*target, pm->key, nv);
-        }
-    }
+    merge_members(*target, patch);
 }

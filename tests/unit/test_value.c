@@ -321,6 +321,79 @@ static void test_merge_patch(void **state)
     fq_value_free(target);
 }
 
+/* Big maps take the sorted paths of equal and merge patch: they must give
+ * what key-by-key application gives, in the same order. */
+static void test_big_maps(void **state)
+{
+    (void)state;
+    struct fq_value *t = fq_value_map(), *patch = fq_value_map();
+    for (int i = 0; i < 40; i++) {
+        char k[16];
+        snprintf(k, sizeof(k), "k%02d", i);
+        if (i % 5 == 0) {
+            struct fq_value *sub = fq_value_map();
+            fq_map_set(sub, "x", fq_value_int(i));
+            fq_map_set(sub, "y", fq_value_int(i));
+            fq_map_set(t, k, sub);
+        } else {
+            fq_map_set(t, k, fq_value_int(i));
+        }
+    }
+    /* Patch keys in a scrambled order: deletes, replacements, nested
+     * merges, new keys, and deletes of keys that are not there. */
+    for (int j = 0; j < 45; j++) {
+        int i = (j * 17) % 45;
+        char k[16];
+        snprintf(k, sizeof(k), "k%02d", i);
+        if (i >= 40 && i % 2)
+            fq_map_set(patch, k, fq_value_null());
+        else if (i >= 40)
+            fq_map_set(patch, k, fq_value_strf("new%d", i));
+        else if (i % 5 == 0)
+            fq_map_set(patch, k, J("{\"x\":null,\"z\":{\"a\":null}}"));
+        else if (i % 3 == 0)
+            fq_map_set(patch, k, fq_value_null());
+        else
+            fq_map_set(patch, k, fq_value_int(-i));
+    }
+    struct fq_value *ref = fq_value_clone(t);
+    for (size_t i = 0; i < patch->u.map.n; i++) {
+        struct fq_value *one = fq_value_map();
+        fq_map_set(one, patch->u.map.items[i].key,
+                   fq_value_clone(patch->u.map.items[i].val));
+        fq_value_merge_patch(&ref, one);
+        fq_value_free(one);
+    }
+    struct fq_value *got = fq_value_clone(t);
+    fq_value_merge_patch(&got, patch);
+    char *a = fq_json_dumps(got, 0), *b = fq_json_dumps(ref, 0);
+    assert_string_equal(a, b);
+    assert_null(strstr(a, "\"k03\"")); /* deleted */
+    assert_non_null(strstr(a, "\"k05\":{\"y\":5,\"z\":{}}"));
+    assert_non_null(strstr(a, "\"k42\":\"new42\""));
+    free(a);
+    free(b);
+    assert_true(fq_value_equal(got, ref));
+
+    /* Equality of big maps in different orders, and a difference. */
+    struct fq_value *rev = fq_value_map();
+    for (size_t i = got->u.map.n; i-- > 0;)
+        fq_map_set(rev, got->u.map.items[i].key,
+                   fq_value_clone(got->u.map.items[i].val));
+    assert_true(fq_value_equal(got, rev));
+    fq_map_set(rev, "k01", fq_value_int(99));
+    assert_false(fq_value_equal(got, rev));
+    fq_map_del(rev, "k01");
+    fq_map_set(rev, "zz", fq_value_int(-1));
+    assert_false(fq_value_equal(got, rev));
+
+    fq_value_free(rev);
+    fq_value_free(got);
+    fq_value_free(ref);
+    fq_value_free(patch);
+    fq_value_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_clone_equal),
         cmocka_unit_test(test_merge_patch),
+        cmocka_unit_test(test_big_maps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
