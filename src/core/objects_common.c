@@ -1483,34 +1483,72 @@ int dctx_end(struct dctx *c, void *out, size_t size, struct fq_objmem **mem)
 
 /* --- whole objects ---------------------------------------------------------------- */
 
-/* Runs a validator of the capacity module (one error, no location) and
- * turns its error into a located one: the message starts with the field
- * path when the module names one ("spec.maxNodeCount: ..."). */
+/* Resolves "spec.zones[0].machineTypes[1].bootSeconds" in `v`; NULL when
+ * some step is missing. */
+static const struct fq_value *resolve(const struct fq_value *v, const char *p,
+                                      size_t n)
+{
+    size_t i = 0;
+    while (v && i < n) {
+        if (p[i] == '.') {
+            i++;
+            continue;
+        }
+        if (p[i] == '[') {
+            size_t idx = 0, j = i + 1;
+            while (j < n && p[j] >= '0' && p[j] <= '9')
+                idx = idx * 10 + (size_t)(p[j++] - '0');
+            if (j >= n || p[j] != ']' || j == i + 1)
+                return NULL;
+            v = v->type == FQ_V_SEQ ? fq_seq_at(v, idx) : NULL;
+            i = j + 1;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && p[j] != '.' && p[j] != '[')
+            j++;
+        char key[128];
+        if (j - i >= sizeof(key))
+            return NULL;
+        memcpy(key, p + i, j - i);
+        key[j - i] = '\0';
+        v = fq_map_get(v, key);
+        i = j;
+    }
+    return v;
+}
+
+/* Turns the one error of a capacity-module validator into a located one:
+ * its message names the field ("...spec.maxNodeCount: what"), which gives
+ * the path and the position; the rest is the message. */
 static void foreign_error(struct dctx *c, const struct fq_value *obj,
                           const struct fq_err *e)
 {
     const char *msg = e->msg;
-    const char *colon = strstr(msg, ": ");
-    const struct fq_value *at = obj;
-    if (colon && (size_t)(colon - msg) < FQ_ERR_PATH_MAX &&
-        !memchr(msg, ' ', (size_t)(colon - msg))) {
-        char path[FQ_ERR_PATH_MAX];
-        memcpy(path, msg, (size_t)(colon - msg));
-        path[colon - msg] = '\0';
-        /* The longest prefix that resolves gives the position. */
-        for (;;) {
-            const struct fq_value *v = fq_value_path(obj, path);
-            if (v) {
-                at = v;
-                break;
-            }
-            char *dot = strrchr(path, '.');
-            if (!dot)
-                break;
-            *dot = '\0';
+    const char *p = NULL;
+    for (const char *q = strstr(msg, "spec"); q; q = strstr(q + 1, "spec"))
+        if ((q == msg || q[-1] == ' ') && (q[4] == '.' || q[4] == ':')) {
+            p = q;
+            break;
         }
+    const char *colon = p ? strstr(p, ": ") : NULL;
+    const struct fq_value *at = NULL;
+    if (colon && !memchr(p, ' ', (size_t)(colon - p)) &&
+        (size_t)(colon - p) < FQ_ERR_PATH_MAX)
+        at = resolve(obj, p, (size_t)(colon - p));
+    if (!at) {
+        derr(c, obj, "%s", msg);
+        return;
     }
-    derr(c, at, "%s", msg);
+    size_t old = c->plen;
+    size_t n = (size_t)(colon - p);
+    if (c->errs) {
+        memcpy(c->path, p, n);
+        c->path[n] = '\0';
+        c->plen = n;
+    }
+    derr(c, at, "%s", colon + 2);
+    path_pop(c, old);
 }
 
 static int validate_foreign(const struct fq_value *obj, const char *file,
