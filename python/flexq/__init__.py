@@ -19,7 +19,7 @@ role from the environment the runner and the job controllers give each pod:
                             exits when the loop returns.
     otherwise (driver)      fit() finds the cluster's worker pods under
                             FLEXQ_DATA_DIR, forwards their output prefixed
-                            "(TrainWorker pid=N, ip=HOST)" with Ray's
+                            "(RayTrainWorker pid=N, ip=HOST)" with Ray's
                             "[repeated Nx across cluster]" folding, waits for
                             every worker, and returns a Result whose metrics
                             are the last ones rank 0 reported.

@@ -83,6 +83,7 @@ static void rm_rf(const char *path)
 }
 
 static size_t log_max = 0;
+static int gpus = 0;
 
 static struct fixture *setup_with(enum fq_runner_mounts mounts)
 {
@@ -100,6 +101,7 @@ static struct fixture *setup_with(enum fq_runner_mounts mounts)
     rc.grace_ms = 100;
     if (log_max)
         rc.log_max_bytes = log_max;
+    rc.gpus = gpus;
     struct fq_err err;
     f->r = fq_runner_new(&rc, f->e, &err);
     assert_non_null(f->r);
@@ -371,6 +373,45 @@ static void test_deleted_pod_files_go(void **state)
     teardown_fixture(f);
 }
 
+static void test_gpus_handed_out(void **state)
+{
+    (void)state;
+    gpus = 2;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    gpus = 0;
+    const char *one =
+        "    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+    put_pod(f, "g1",
+            "[\"sh\", \"-c\", \"echo cvd=$CUDA_VISIBLE_DEVICES; "
+            "sleep 30\"]",
+            one, NULL);
+    put_pod(f, "g2", "[\"sh\", \"-c\", \"echo cvd=$CUDA_VISIBLE_DEVICES\"]",
+            one, NULL);
+    put_pod(f, "g3", "[\"true\"]", one, NULL);
+    put_pod(f, "cpu", "[\"sh\", \"-c\", \"echo cvd=[$CUDA_VISIBLE_DEVICES]\"]",
+            NULL, NULL);
+    start(f, "g1");
+    start(f, "g2");
+    start(f, "g3"); /* both GPUs are taken while g1 and g2 run */
+    assert_string_equal(phase(f, "g3"), "Failed");
+    assert_string_equal(term(f, "g3", "reason"), "UnexpectedAdmissionError");
+    start(f, "cpu");
+    wait_done(f, "g2");
+    wait_done(f, "cpu");
+    char *log = pod_log(f, "g2");
+    assert_non_null(strstr(log, "cvd=1"));
+    free(log);
+    log = pod_log(f, "cpu");
+    assert_non_null(strstr(log, "cvd=[]")); /* no GPU asked, none seen */
+    free(log);
+    fq_runner_stop_pod(f->r, "default", "g1", f->now);
+    wait_done(f, "g1");
+    log = pod_log(f, "g1");
+    assert_non_null(strstr(log, "cvd=0"));
+    free(log);
+    teardown_fixture(f);
+}
+
 static void test_stop_kills_process_group(void **state)
 {
     (void)state;
@@ -563,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_metrics_reach_job_status),
         cmocka_unit_test(test_rendezvous_port_in_use),
         cmocka_unit_test(test_deleted_pod_files_go),
+        cmocka_unit_test(test_gpus_handed_out),
         cmocka_unit_test(test_stop_kills_process_group),
         cmocka_unit_test(test_volume_bwrap),
         cmocka_unit_test(test_volume_unshare),
