@@ -8,7 +8,8 @@
  * have a handful of keys per level, and a scan over a few cache lines beats
  * a hash table at that size. The parsers never call fq_map_set while they
  * build (that would be quadratic on hostile input); they append directly
- * and check duplicate keys with a sort.
+ * and check duplicate keys with a sort. For the same reason equality and
+ * merge patch switch to sorted comparisons beyond 16 keys.
  *
  * Numbers. fq_value_num_raw recognises the YAML 1.2 core schema's numbers,
  * which include every JSON number:
