@@ -643,10 +643,39 @@ static void pc_destroy(void *self)
     free(self);
 }
 
+/* Does a workload list a check this controller handles? */
+static bool has_our_check(struct fq_engine *e, const struct fq_value *wl)
+{
+    const struct fq_value *chs = fq_value_path(wl, "status.admissionChecks");
+    for (size_t i = 0; i < fq_value_len(chs); i++) {
+        const struct fq_object *ac =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_ADMISSIONCHECK, "",
+                            fq_value_path_str(fq_seq_at(chs, i), "name", ""));
+        if (ac && !strcmp(fq_value_path_str(ac->obj, "spec.controllerName", ""),
+                          CONTROLLER_NAME))
+            return true;
+    }
+    return false;
+}
+
+/* Only changes that can matter kick a run: a run that changes nothing
+ * still costs the engine a settle round. */
 static void pc_on_change(void *self, struct fq_engine *e,
                          const struct fq_change *c)
 {
-    (void)c;
+    if (c->kind == FQ_KIND_WORKLOAD) {
+        bool relevant =
+            c->type == FQ_CHANGE_DELETED ?
+                fq_objstore_count(fq_engine_store(e),
+                                  FQ_KIND_PROVISIONINGREQUEST) > 0 :
+                has_our_check(e, c->obj) ||
+                    (fq_objstore_count(fq_engine_store(e),
+                                       FQ_KIND_PROVISIONINGREQUEST) > 0 &&
+                     fq_capacity_cond_true(fq_map_get(c->obj, "status"),
+                                           "Finished"));
+        if (!relevant)
+            return;
+    }
     fq_engine_kick(e, self);
 }
 
