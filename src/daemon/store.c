@@ -35,16 +35,20 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "flexq/alloc.h"
 #include "flexq/quantity.h"
 
 struct fq_store {
+    int lock_fd; /* flock()ed DIR/flexqd.lock: one daemon per directory */
     sqlite3 *db;
     sqlite3_stmt *upsert;
     sqlite3_stmt *del;
@@ -168,10 +172,28 @@ int fq_store_open(const char *dir, enum fq_store_sync sync,
     if (mkdir_p(dir) < 0)
         return fq_err_set(err, FQ_EIO, "store: cannot create %s: %s", dir,
                           strerror(errno));
+    /* Two daemons on one directory would each believe they own the
+     * objects; the lock goes away with the process, even on kill -9. */
+    char *lock_path = fq_xasprintf("%s/flexqd.lock", dir);
+    int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    free(lock_path);
+    if (lock_fd < 0)
+        return fq_err_set(err, FQ_EIO,
+                          "store: cannot create %s/flexqd.lock: %s", dir,
+                          strerror(errno));
+    if (flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        close(lock_fd);
+        return fq_err_set(err, FQ_EBUSY,
+                          "store: another flexqd is using %s (stop it, or "
+                          "use another --data-dir)",
+                          dir);
+    }
     sqlite3 *db;
     int rc = open_db(dir, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db, err);
-    if (rc < 0)
+    if (rc < 0) {
+        close(lock_fd);
         return rc;
+    }
     rc = exec(db, "PRAGMA journal_mode=WAL", err);
     if (rc == 0)
         rc = exec(db,
@@ -182,10 +204,12 @@ int fq_store_open(const char *dir, enum fq_store_sync sync,
         rc = migrate(db, err);
     if (rc < 0) {
         sqlite3_close(db);
+        close(lock_fd);
         return rc;
     }
     struct fq_store *s = fq_xcalloc(1, sizeof(*s));
     s->db = db;
+    s->lock_fd = lock_fd;
     if (sqlite3_prepare_v3(db,
                            "INSERT INTO objects (kind, ns, name, rev, body) "
                            "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (kind, "
@@ -221,6 +245,8 @@ void fq_store_close(struct fq_store *s)
     sqlite3_finalize(s->event);
     sqlite3_finalize(s->meta);
     sqlite3_close(s->db);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
     free(s);
 }
 

@@ -38,7 +38,9 @@ enum fq_store_sync {
 
 /*
  * Opens (creating the directory and the file `DIR/flexq.db` when absent)
- * and migrates the schema. FQ_EIO with a message on failure.
+ * and migrates the schema. Holds an exclusive lock on DIR/flexqd.lock
+ * until fq_store_close: FQ_EBUSY when another process holds it. FQ_EIO
+ * with a message on other failures.
  */
 int fq_store_open(const char *dir, enum fq_store_sync sync,
                   struct fq_store **out, struct fq_err *err);

@@ -153,6 +153,14 @@ try:
     rc, out, err = d.cli("version")
     check(rc == 0 and "Client Version: v" in out and
           "Server Version: v" in out, "version: %s" % out)
+    # One daemon per data directory.
+    import subprocess
+    from harness import FLEXQD
+    p = subprocess.run([FLEXQD, "--listen", "127.0.0.1:0", "--data-dir",
+                        d.data_dir], capture_output=True, text=True,
+                       timeout=30)
+    check(p.returncode == 1 and "another flexqd" in p.stderr,
+          "second flexqd on the same dir: %s" % p.stderr)
     check(d.stop() == 0, "clean shutdown on SIGTERM")
 finally:
     d.cleanup()

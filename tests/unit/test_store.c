@@ -225,6 +225,22 @@ static void test_check_quota(void **state)
     fq_store_close(s);
 }
 
+static void test_one_daemon_per_dir(void **state)
+{
+    (void)state;
+    struct fq_store *s = NULL, *s2 = NULL;
+    struct fq_err err = {0};
+    assert_int_equal(fq_store_open(dir, FQ_STORE_SYNC_FULL, &s, &err), 0);
+    /* flock locks belong to the open file description, so a second open
+     * in the same process is refused like another process would be. */
+    assert_int_equal(fq_store_open(dir, FQ_STORE_SYNC_FULL, &s2, &err),
+                     FQ_EBUSY);
+    assert_non_null(strstr(err.msg, "another flexqd"));
+    fq_store_close(s);
+    assert_int_equal(fq_store_open(dir, FQ_STORE_SYNC_FULL, &s2, &err), 0);
+    fq_store_close(s2);
+}
+
 static void test_open_errors(void **state)
 {
     (void)state;
@@ -246,6 +262,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_commit_and_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_quota, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_daemon_per_dir, setup,
+                                        teardown),
         cmocka_unit_test(test_open_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
