@@ -518,8 +518,7 @@ static const char *const tricky[] = {
     "a\n...\nb",
     "---\nb",
     "a\n---\n",
-    "\xef\xbb\xbf"
-    "bom",
+    "\xef\xbb\xbf\x62om", /* a byte order mark, then "bom" */
     "tab\t",
     " \n ",
     "a\n\n\n",
