@@ -585,6 +585,22 @@ static const struct rule_case rules[] = {
      "apiVersion: example.com/v1\nkind: Widget\nmetadata: "
      "{name: d}\n",
      "kind", "unknown kind \"Widget\" (apiVersion example.com/v1)"},
+    {"nodepool spec via capacity module",
+     "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: {name: p}\n"
+     "spec: {machineType: ct6e-standard-4x}\n",
+     "spec.machineType", "ct6e-standard-4x"},
+    {"capacitymodel spec via capacity module",
+     "apiVersion: flexq.dev/v1alpha1\nkind: CapacityModel\nmetadata: {name: "
+     "m}\nspec:\n  zones:\n  - name: z\n    machineTypes:\n    - name: "
+     "ct6e-standard-4t\n      bootSeconds: -3\n",
+     "spec.zones[0].machineTypes[0].bootSeconds", ""},
+    {"nodepool ok",
+     "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\n"
+     "metadata: {name: dws-pool}\nspec:\n  machineType: "
+     "ct6e-standard-4t\n  tpuTopology: 4x4\n  flexStart: true\n"
+     "  queuedProvisioning: {enabled: true}\n  autoscaling: "
+     "{enabled: true, minNodeCount: 0, maxNodeCount: 4}\n",
+     NULL, NULL},
     {"nodepool via capacity module",
      "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: {name: "
      "Bad_Pool}\nspec: {machineType: n2-standard-16}\n",
