@@ -320,6 +320,7 @@ struct proc {
     bool killed;     /* SIGKILL sent by us */
     bool reported;   /* its end was already reported (exec failure) */
     bool remove_dir; /* the Pod was deleted: remove its files at exit */
+    bool bwrap;      /* runs under bubblewrap (exit codes are bwrap's) */
     int64_t started_ms;
     int64_t kill_at_ms;
     char *cg_mem, *cg_cpu; /* owned cgroup dirs or NULL */
@@ -2179,7 +2180,13 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
 
     char *const *argv = s.argv.v;
     const char *path_to_exec = exec_path;
-    bool bw = r->mounts == FQ_MOUNTS_BWRAP;
+    /* A namespace only where a volume needs one: a pod without volumes is
+     * a plain fork and exec (the cost that matters for many short jobs). */
+    bool needs_ns = false;
+    for (size_t i = 0; i < s.nmounts; i++)
+        needs_ns |= !s.mounts[i].rewrite;
+    bool bw = r->mounts == FQ_MOUNTS_BWRAP && needs_ns;
+    p.bwrap = bw;
     if (bw) {
         write_hosts(dir, &s);
         strv_pushs(&bargv, r->bwrap);
@@ -2205,7 +2212,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     }
 
     struct nsplan plan;
-    bool use_ns = r->mounts == FQ_MOUNTS_UNSHARE;
+    bool use_ns = r->mounts == FQ_MOUNTS_UNSHARE && needs_ns;
     if (use_ns) {
         write_hosts(dir, &s);
         nsplan_init(&plan, dir, s.mounts, s.nmounts, s.hostname);
@@ -2311,7 +2318,7 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     char msg[600] = "";
     long ooms = oom_kills(r, p);
     bool sigkill = (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ||
-                   (r->mounts == FQ_MOUNTS_BWRAP && code == 137);
+                   (p->bwrap && code == 137);
     if (ooms > 0) {
         reason = "OOMKilled";
         snprintf(msg, sizeof(msg),
@@ -2324,7 +2331,7 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
         reason = p->cg_mem ? "Error" : "OOMKilled";
         snprintf(msg, sizeof(msg), "killed by SIGKILL not sent by flexq%s",
                  p->cg_mem ? "" : " (most likely the kernel's OOM killer)");
-    } else if (r->mounts == FQ_MOUNTS_BWRAP && code == 1 &&
+    } else if (p->bwrap && code == 1 &&
                bwrap_failure(p->dir, msg, sizeof(msg))) {
         reason = "ContainerCannotRun";
     } else if (p->terminating) {
