@@ -117,7 +117,8 @@ static int run(int argc, char **argv)
         char *path = fq_client_path(t[0].kind, ns, NULL, NULL, q);
         struct watch_ctx w = {t[0].kind,
                               (mode == OUT_WIDE ? FQ_PRINT_WIDE : 0) |
-                                  (f.all_ns ? FQ_PRINT_NAMESPACE : 0),
+                                  (f.all_ns ? FQ_PRINT_NAMESPACE : 0) |
+                                  (f.no_headers ? FQ_PRINT_NO_HEADERS : 0),
                               mode};
         struct fq_err err = {0};
         int r = fq_client_watch(c, path, 0, on_event, &w, &err);
