@@ -6,9 +6,10 @@
  * How it works. Each run (kicked by a change of a watched kind, or woken
  * by a deadline it asked for) does, at one instant `now`:
  *
- *   1. bootstrap   once per engine: when no NodePool exists, create
- *                  `default-pool` (n2-standard-16, like a new GKE cluster)
- *                  so the tutorial's Ray head has somewhere to run;
+ *   1. bootstrap   once per engine: in a fresh cluster (no default-pool
+ *                  and no Node at all) create `default-pool` (n2-standard-16,
+ *                  one node, autoscaling 1..3), like a new GKE cluster, so
+ *                  the tutorial's Ray head has somewhere to run;
  *   2. model       rebuild the cloud from the CapacityModel (the first by
  *                  name) when it changed; none = an unlimited cloud;
  *   3. snapshot    decode pools, list nodes with their allocatable and what
@@ -444,7 +445,12 @@ static void bootstrap(struct fq_capacity *st, struct fq_engine *e)
     st->bootstrapped = true;
     if (!fq_engine_config(e)->sim_provider)
         return;
-    if (fq_objstore_count(fq_engine_store(e), FQ_KIND_NODEPOOL) > 0)
+    /* A fresh cluster: no default-pool and no nodes yet (a restarted one
+     * has its nodes, so a deleted default-pool stays deleted as long as
+     * the cluster has any node). */
+    if (fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "",
+                        FQ_NODEPOOL_DEFAULT) ||
+        fq_objstore_count(fq_engine_store(e), FQ_KIND_NODE) > 0)
         return;
     char uid[40];
     snprintf(uid, sizeof(uid), "%016llx-pool",
