@@ -1137,6 +1137,8 @@ void fq_api_handle(void *ctx, struct fq_http_req *r)
     struct fq_daemon *d = ctx;
     const char *path = fq_http_path(r);
     struct fq_principal who = {"anonymous", true};
+    fq_log(FQ_LOG_DEBUG, "request", "method=%s path=\"%s\" peer=%s",
+           fq_http_method(r), path, fq_http_peer(r));
     struct fq_err e = {0};
     if (!strcmp(path, "/healthz") || !strcmp(path, "/readyz") ||
         !strcmp(path, "/livez")) {

@@ -256,6 +256,9 @@ static void turn(struct fq_daemon *d)
         fq_daemon_stop(d);
         return;
     }
+    if (n || l->npend)
+        fq_log(FQ_LOG_DEBUG, "turn", "changes=%zu answers=%zu ms=%lld", n,
+               l->npend, (long long)(fq_daemon_now(d) - now));
     flush_replies(l, 0);
     for (size_t i = 0; i < l->nlisteners; i++)
         l->listeners[i].changes(d, ch, n, l->listeners[i].ctx);
