@@ -350,8 +350,23 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
         fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *wl = list[i]->obj;
-        if (!workload_active(wl))
+        const struct fq_value *ws = fq_map_get(wl, "status");
+        if (!workload_active(wl)) {
+            /* Its pods are gone (evicted, not finished): not ready. */
+            if (cond_is(ws, "PodsReady", "True") &&
+                !cond_is(ws, "Finished", "True")) {
+                struct fq_value *o =
+                    fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
+                                     list[i]->ns, list[i]->name);
+                fq_capacity_cond_set(fq_map_ensure_map(o, "status"),
+                                     "PodsReady", "False", "WaitForStart",
+                                     "Not all pods are ready or succeeded",
+                                     st->now);
+                fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL,
+                                   NULL);
+            }
             continue;
+        }
         char key[512];
         snprintf(key, sizeof(key), "%s/%s", list[i]->ns, list[i]->name);
         const struct fq_value *psas =
