@@ -38,6 +38,7 @@
  */
 #include "api.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
