@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -236,6 +237,8 @@ static int run_one(const char *bin, const char *sync, int total, int nclients,
         return -1;
     pid_t pid = fork();
     if (pid == 0) {
+        /* flexqd goes when the bench goes, even if the bench crashes. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         dup2(errpipe[1], 2);
         close(errpipe[0]);
         close(errpipe[1]);

@@ -26,6 +26,16 @@ SEED = os.environ.get("FLEXQ_SEED_DIR",
 failures = []
 
 
+def _die_with_parent():
+    """Runs in the child before exec: SIGKILL it if this test dies, so a
+    crashed or timed-out test never leaves a flexqd behind."""
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def check(cond, what):
     """Records a failed expectation (the test goes on, and fails at the end)."""
     if not cond:
@@ -58,7 +68,8 @@ class Daemon:
                 self.data_dir, "--time-scale", str(self.time_scale)]
         args += self.extra
         self.proc = subprocess.Popen(args, stderr=subprocess.PIPE,
-                                     stdout=subprocess.DEVNULL, text=True)
+                                     stdout=subprocess.DEVNULL, text=True,
+                                     preexec_fn=_die_with_parent)
         deadline = time.monotonic() + 30
         for line in self.proc.stderr:
             self.log.append(line)
