@@ -69,10 +69,159 @@
 
 /* --- controller state ---------------------------------------------------- */
 
-struct strset {
-    char **items; /* owned */
-    size_t n, cap;
+/*
+ * A string-keyed hash map (open addressing, linear probing, deletion by
+ * backward shift). Values are owned when free_val is set. Used as a set
+ * (val NULL) for parked workloads and seen generations, and as the cache
+ * of decoded workloads.
+ */
+struct smap_ent {
+    char *key; /* owned; NULL = empty slot */
+    uint64_t hash;
+    void *val;
 };
+
+struct strset {
+    struct smap_ent *t;
+    size_t cap, n; /* cap is 0 or a power of two */
+    void (*free_val)(void *);
+};
+
+static uint64_t hash_str(const char *k)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *k; k++)
+        h = (h ^ (unsigned char)*k) * 1099511628211ull;
+    return h;
+}
+
+static struct smap_ent *smap_find(const struct strset *s, const char *k)
+{
+    if (!s->cap)
+        return NULL;
+    uint64_t h = hash_str(k);
+    for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        struct smap_ent *e = &s->t[i];
+        if (!e->key)
+            return NULL;
+        if (e->hash == h && !strcmp(e->key, k))
+            return e;
+    }
+}
+
+static void smap_insert_raw(struct strset *s, char *key, uint64_t h, void *val)
+{
+    for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1))
+        if (!s->t[i].key) {
+            s->t[i].key = key;
+            s->t[i].hash = h;
+            s->t[i].val = val;
+            s->n++;
+            return;
+        }
+}
+
+/* Sets k to val (replacing and freeing an old value). */
+static void strset_put(struct strset *s, const char *k, void *val)
+{
+    struct smap_ent *e = smap_find(s, k);
+    if (e) {
+        if (s->free_val && e->val && e->val != val)
+            s->free_val(e->val);
+        e->val = val;
+        return;
+    }
+    if ((s->n + 1) * 2 > s->cap) {
+        size_t ocap = s->cap;
+        struct smap_ent *old = s->t;
+        s->cap = ocap ? ocap * 2 : 64;
+        s->t = fq_xcalloc(s->cap, sizeof(*s->t));
+        s->n = 0;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i].key)
+                smap_insert_raw(s, old[i].key, old[i].hash, old[i].val);
+        free(old);
+    }
+    smap_insert_raw(s, fq_xstrdup(k), hash_str(k), val);
+}
+
+static void *strset_get(const struct strset *s, const char *k)
+{
+    struct smap_ent *e = smap_find(s, k);
+    return e ? e->val : NULL;
+}
+
+static bool strset_has(const struct strset *s, const char *k)
+{
+    return smap_find(s, k) != NULL;
+}
+
+static void strset_add(struct strset *s, const char *k)
+{
+    if (!strset_has(s, k))
+        strset_put(s, k, NULL);
+}
+
+static void strset_del(struct strset *s, const char *k)
+{
+    struct smap_ent *e = smap_find(s, k);
+    if (!e)
+        return;
+    size_t mask = s->cap - 1, i = (size_t)(e - s->t);
+    free(e->key);
+    if (s->free_val && e->val)
+        s->free_val(e->val);
+    e->key = NULL;
+    s->n--;
+    /* Backward shift: move later entries of the run into the hole. */
+    for (size_t j = (i + 1) & mask; s->t[j].key; j = (j + 1) & mask) {
+        size_t home = s->t[j].hash & mask;
+        bool move = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+        if (move) {
+            s->t[i] = s->t[j];
+            s->t[j].key = NULL;
+            i = j;
+        }
+    }
+}
+
+static void strset_clear(struct strset *s)
+{
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->t[i].key) {
+            free(s->t[i].key);
+            if (s->free_val && s->t[i].val)
+                s->free_val(s->t[i].val);
+            s->t[i].key = NULL;
+        }
+    s->n = 0;
+}
+
+static void strset_free(struct strset *s)
+{
+    strset_clear(s);
+    free(s->t);
+    s->t = NULL;
+    s->cap = 0;
+}
+
+/* A decoded workload, kept while its resourceVersion holds. */
+struct wcache {
+    uint64_t rv;
+    uint64_t seen;         /* run number of the last use */
+    struct fq_value *tree; /* owned copy the view borrows from */
+    struct fq_workload v;
+    bool ok;
+};
+
+static void wcache_free(void *p)
+{
+    struct wcache *c = p;
+    if (c->ok)
+        fq_workload_release(&c->v);
+    fq_value_free(c->tree);
+    free(c);
+}
 
 struct kueue {
     bool need_cycle;            /* something changed: run a cycle when due */
@@ -81,41 +230,10 @@ struct kueue {
     int64_t timer;              /* earliest backoff / timeout deadline */
     struct strset inadmissible; /* "ns/name" of parked workloads */
     struct strset seen_gen;     /* "kind/ns/name@generation" of config */
+    struct strset cache;        /* "ns/name" -> struct wcache */
+    uint64_t runs;
     struct fq_kueue_stats stats;
 };
-
-static bool strset_has(const struct strset *s, const char *k)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (!strcmp(s->items[i], k))
-            return true;
-    return false;
-}
-
-static void strset_add(struct strset *s, const char *k)
-{
-    if (strset_has(s, k))
-        return;
-    FQ_GROW(s->items, s->cap, s->n + 1);
-    s->items[s->n++] = fq_xstrdup(k);
-}
-
-static void strset_del(struct strset *s, const char *k)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (!strcmp(s->items[i], k)) {
-            free(s->items[i]);
-            s->items[i] = s->items[--s->n];
-            return;
-        }
-}
-
-static void strset_clear(struct strset *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->items[i]);
-    s->n = 0;
-}
 
 /* --- small helpers on object trees ------------------------------------- */
 
@@ -1783,16 +1901,16 @@ static void *create(struct fq_engine *e)
     k->last_cycle = INT64_MIN / 2;
     k->timer = FQ_NEVER;
     k->need_cycle = true;
+    k->cache.free_val = wcache_free;
     return k;
 }
 
 static void destroy(void *self)
 {
     struct kueue *k = self;
-    strset_clear(&k->inadmissible);
-    free(k->inadmissible.items);
-    strset_clear(&k->seen_gen);
-    free(k->seen_gen.items);
+    strset_free(&k->inadmissible);
+    strset_free(&k->seen_gen);
+    strset_free(&k->cache);
     free(k);
 }
 
@@ -1828,6 +1946,40 @@ static void on_change(void *self, struct fq_engine *e,
     fq_engine_kick(e, self);
 }
 
+/*
+ * Whether lifecycle() may have something to do for this workload: most
+ * workloads (pending without backoff, admitted and running) have nothing,
+ * and skipping them spares a deep copy per workload per run.
+ */
+static bool needs_lifecycle(const struct fq_value *obj,
+                            const struct fq_engine_config *cfg)
+{
+    if (cond_true(obj, "Finished"))
+        return false;
+    bool active = fq_value_path_bool(obj, "spec.active", true);
+    bool has_adm = fq_value_path(obj, "status.admission") != NULL;
+    bool evicted = cond_true(obj, "Evicted");
+    if (!active)
+        return has_adm || !evicted;
+    if (cond_true(obj, "DeactivationTarget"))
+        return true;
+    if (has_adm) {
+        if (evicted || !cond_true(obj, "Admitted"))
+            return true;
+        if (cfg->pods_ready.enable && !cond_true(obj, "PodsReady"))
+            return true;
+        const struct fq_value *chs =
+            fq_value_path(obj, "status.admissionChecks");
+        for (size_t i = 0; i < fq_value_len(chs); i++)
+            if (strcmp(fq_value_path_str(fq_seq_at(chs, i), "state", ""),
+                       "Ready"))
+                return true;
+        return false;
+    }
+    const struct fq_value *rq = cond_find(obj, "Requeued");
+    return rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
+}
+
 /* Decodes every workload, runs its lifecycle, then builds the compact
  * list for the cycle. */
 static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
@@ -1848,7 +2000,7 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *cur =
             stored(e, FQ_KIND_WORKLOAD, ns[i], names[i]);
-        if (!cur || cond_true(cur, "Finished"))
+        if (!cur || !needs_lifecycle(cur, cfg))
             continue;
         struct fq_value *obj =
             fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns[i], names[i]);
@@ -1857,14 +2009,28 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
     }
     struct wl *ws = fq_xcalloc(n + 1, sizeof(*ws));
     size_t nw = 0;
+    k->runs++;
     for (size_t i = 0; i < n; i++) {
-        const struct fq_value *obj =
-            stored(e, FQ_KIND_WORKLOAD, ns[i], names[i]);
-        if (!obj || cond_true(obj, "Finished"))
+        const struct fq_object *so =
+            fq_objstore_get(st, FQ_KIND_WORKLOAD, ns[i], names[i]);
+        if (!so || cond_true(so->obj, "Finished"))
             continue;
-        struct fq_workload v;
-        if (fq_workload_decode(obj, NULL, &v, NULL) != 0)
+        /* Decode once per resourceVersion (decoding validates). */
+        char key[600];
+        wl_key(ns[i], names[i], key, sizeof(key));
+        struct wcache *wc = strset_get(&k->cache, key);
+        if (!wc || wc->rv != so->rv) {
+            wc = fq_xcalloc(1, sizeof(*wc));
+            wc->rv = so->rv;
+            wc->tree = fq_value_clone(so->obj);
+            wc->ok = fq_workload_decode(wc->tree, NULL, &wc->v, NULL) == 0;
+            strset_put(&k->cache, key, wc);
+        }
+        wc->seen = k->runs;
+        if (!wc->ok)
             continue;
+        const struct fq_value *obj = wc->tree;
+        const struct fq_workload v = wc->v;
         struct wl *w = &ws[nw++];
         w->ns = fq_xstrdup(ns[i]);
         w->name = fq_xstrdup(names[i]);
@@ -1905,7 +2071,6 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                 wl_podsets(s, w, &v);
             if (v.queue_name)
                 w->lq = find_lq(s, ns[i], v.queue_name);
-            fq_workload_release(&v);
             continue;
         }
         /* Pending: admissible now? */
@@ -1943,7 +2108,14 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                 }
             }
         }
-        fq_workload_release(&v);
+    }
+    /* Forget workloads that are gone or finished. */
+    for (size_t i = 0; i < k->cache.cap; i++) {
+        struct smap_ent *ce = &k->cache.t[i];
+        if (ce->key && ((struct wcache *)ce->val)->seen != k->runs) {
+            strset_del(&k->cache, ce->key);
+            i--; /* the backward shift may have moved an entry here */
+        }
     }
     for (size_t i = 0; i < n; i++) {
         free(ns[i]);
