@@ -1,6 +1,9 @@
 /*
  * binder.c - binds Pending pods to nodes: kube-scheduler's filter phase.
  *
+ * The binder keeps, from the Pod changes it sees, the set of pending pods
+ * and what each live bound pod takes on its node, so a run costs the
+ * pending pods times the nodes, not a scan of every pod ever made.
  * Each run looks at every Pod that has no spec.nodeName and is Pending,
  * highest spec.priority first, then oldest, then by name, and keeps the
  * first Node (in name order) that passes every filter:
@@ -43,6 +46,7 @@
  * anything in `no_pods` mode (the capacity controller places podsets
  * itself in the simulator).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +84,22 @@ struct bpod {
     bool done;
 };
 
+/* A live pod bound to a node: what it takes there. */
+struct bres {
+    char *node;           /* owned */
+    char *names[MAX_RES]; /* owned; req.name[i] points here */
+    struct res req;
+};
+
+/*
+ * The binder's view, kept from the change stream so that a run costs the
+ * pending pods and the live bound ones, not every pod ever made:
+ * `pending` holds the keys ("ns/name") of unbound, non-terminal pods;
+ * `bound` maps the keys of bound, non-terminal pods to a struct bres.
+ */
 struct binder {
+    struct fq_pods_map *pending;
+    struct fq_pods_map *bound;
     bool dirty;
 };
 
@@ -497,15 +516,15 @@ static int cmp_pod(const void *a, const void *b)
     return c ? c : strcmp(x->name, y->name);
 }
 
-static void run_binder(struct fq_engine *e, int64_t now)
+static void run_binder(struct binder *b, struct fq_engine *e, int64_t now)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const struct fq_object **nobjs = NULL, **pobjs = NULL;
+    const struct fq_object **nobjs = NULL;
     size_t nn = fq_objstore_list(s, FQ_KIND_NODE, NULL, &nobjs);
-    size_t np = fq_objstore_list(s, FQ_KIND_POD, NULL, &pobjs);
     /* Nodes are not written in this function, so borrowing them is safe;
      * pods are, so the pending ones are copied. */
     struct bnode *nodes = fq_xcalloc(nn + 1, sizeof(*nodes));
+    struct fq_pods_map *by_name = fq_pods_map_new(NULL);
     for (size_t i = 0; i < nn; i++) {
         struct bnode *n = &nodes[i];
         n->obj = nobjs[i]->obj;
@@ -514,22 +533,38 @@ static void run_binder(struct fq_engine *e, int64_t now)
             fq_value_path(n->obj, "metadata.labels"), "flexq.dev/slice"));
         n->ready = fq_pods_cond_true(fq_map_get(n->obj, "status"), "Ready");
         res_from_map(&n->alloc, fq_value_path(n->obj, "status.allocatable"));
+        fq_pods_map_put(by_name, n->name, (void *)(uintptr_t)(i + 1));
     }
+    size_t it = 0;
+    const char *key;
+    void *val;
+    while (fq_pods_map_next(b->bound, &it, &key, &val)) {
+        const struct bres *br = val;
+        uintptr_t ix = (uintptr_t)fq_pods_map_get(by_name, br->node);
+        if (ix)
+            charge(&nodes[ix - 1], &br->req, 1);
+    }
+    fq_pods_map_free(by_name);
+
+    size_t np = fq_pods_map_count(b->pending);
     struct bpod *pend = fq_xcalloc(np + 1, sizeof(*pend));
     size_t npend = 0;
-    for (size_t i = 0; i < np; i++) {
-        const struct fq_value *p = pobjs[i]->obj;
+    char **gone = fq_xcalloc(np + 1, sizeof(*gone));
+    size_t ngone = 0;
+    it = 0;
+    while (fq_pods_map_next(b->pending, &it, &key, NULL)) {
+        char *k = fq_xstrdup(key);
+        const char *ns, *name;
+        fq_pods_key_split(k, &ns, &name);
+        const struct fq_object *o = fq_objstore_get(s, FQ_KIND_POD, ns, name);
+        const struct fq_value *p = o ? o->obj : NULL;
         const char *node = fq_value_path_str(p, "spec.nodeName", NULL);
-        if (fq_pods_terminal(p))
-            continue;
-        if (node && *node) {
-            struct res r;
-            pod_requests(p, &r);
-            for (size_t k = 0; k < nn; k++)
-                if (strcmp(nodes[k].name, node) == 0)
-                    charge(&nodes[k], &r, 1);
+        if (!p || fq_pods_terminal(p) || (node && *node)) {
+            gone[ngone++] = fq_xstrdup(key);
+            free(k);
             continue;
         }
+        free(k);
         struct bpod *bp = &pend[npend++];
         bp->obj = fq_value_clone(p);
         bp->ns = fq_value_path_str(bp->obj, "metadata.namespace", "");
@@ -543,6 +578,14 @@ static void run_binder(struct fq_engine *e, int64_t now)
         const char *gs = fq_value_as_str(fq_map_get(ann, FQ_ANN_GANG_SIZE));
         bp->gang_size = gs ? atoll(gs) : 1;
         pod_requests(bp->obj, &bp->req);
+    }
+    for (size_t i = 0; i < ngone; i++) {
+        fq_pods_map_del(b->pending, gone[i]);
+        free(gone[i]);
+    }
+    free(gone);
+    for (size_t i = 0; i < npend; i++) {
+        struct bpod *bp = &pend[i];
         if (fq_value_len(fq_value_path(bp->obj, "spec.schedulingGates"))) {
             /* Kueue's elastic slices gate new pods until admitted. */
             mark_pending(e, bp, "SchedulingGated",
@@ -552,7 +595,6 @@ static void run_binder(struct fq_engine *e, int64_t now)
             bp->done = true;
         }
     }
-    free(pobjs);
     qsort(pend, npend, sizeof(*pend), cmp_pod);
 
     struct reasons rs;
@@ -620,17 +662,73 @@ static void run_binder(struct fq_engine *e, int64_t now)
 
 /* --- controller ------------------------------------------------------- */
 
+static void bres_free(void *p)
+{
+    struct bres *br = p;
+    if (!br)
+        return;
+    for (int i = 0; i < br->req.n; i++)
+        free(br->names[i]);
+    free(br->node);
+    free(br);
+}
+
 static void *b_create(struct fq_engine *e)
 {
     (void)e;
     /* Not dirty at start: every pod or node stored (also when flexqd
-     * reloads its store) is a change that wakes the binder. */
-    return fq_xcalloc(1, sizeof(struct binder));
+     * reloads its store) is a change that reaches on_change. */
+    struct binder *b = fq_xcalloc(1, sizeof(*b));
+    b->pending = fq_pods_map_new(NULL);
+    b->bound = fq_pods_map_new(bres_free);
+    return b;
 }
 
 static void b_destroy(void *self)
 {
-    free(self);
+    struct binder *b = self;
+    fq_pods_map_free(b->pending);
+    fq_pods_map_free(b->bound);
+    free(b);
+}
+
+/* Keeps `pending` and `bound` in step with one Pod change; returns true
+ * when the binder has something new to try. */
+static bool note_pod(struct binder *b, const struct fq_change *c)
+{
+    char *key = fq_xasprintf("%s/%s", c->ns, c->name);
+    bool was_bound = fq_pods_map_has(b->bound, key);
+    bool live =
+        c->type != FQ_CHANGE_DELETED && c->obj && !fq_pods_terminal(c->obj);
+    const char *node =
+        live ? fq_value_path_str(c->obj, "spec.nodeName", NULL) : NULL;
+    bool kick = false;
+    if (!live) {
+        fq_pods_map_del(b->pending, key);
+        fq_pods_map_del(b->bound, key);
+        kick = was_bound; /* room freed */
+    } else if (node && *node) {
+        fq_pods_map_del(b->pending, key);
+        struct bres *old = fq_pods_map_get(b->bound, key);
+        if (!old || strcmp(old->node, node) != 0) {
+            struct bres *br = fq_xcalloc(1, sizeof(*br));
+            struct res r;
+            pod_requests(c->obj, &r);
+            br->node = fq_xstrdup(node);
+            for (int i = 0; i < r.n; i++) {
+                br->names[i] = fq_xstrdup(r.name[i]);
+                br->req.name[i] = br->names[i];
+                br->req.v[i] = r.v[i];
+            }
+            br->req.n = r.n;
+            fq_pods_map_put(b->bound, key, br);
+        }
+    } else {
+        fq_pods_map_put(b->pending, key, NULL);
+        kick = true;
+    }
+    free(key);
+    return kick && fq_pods_map_count(b->pending) > 0;
 }
 
 static void b_on_change(void *self, struct fq_engine *e,
@@ -639,14 +737,15 @@ static void b_on_change(void *self, struct fq_engine *e,
     struct binder *b = self;
     if (fq_engine_config(e)->no_pods)
         return;
-    if (c->kind == FQ_KIND_POD && c->obj && c->type != FQ_CHANGE_DELETED) {
-        /* Only unbound pods, or bound ones whose end frees room. */
-        const char *node = fq_value_path_str(c->obj, "spec.nodeName", NULL);
-        if (node && *node && !fq_pods_terminal(c->obj))
-            return;
+    bool kick;
+    if (c->kind == FQ_KIND_POD)
+        kick = note_pod(b, c);
+    else
+        kick = fq_pods_map_count(b->pending) > 0; /* a node changed */
+    if (kick) {
+        b->dirty = true;
+        fq_engine_kick(e, self);
     }
-    b->dirty = true;
-    fq_engine_kick(e, self);
 }
 
 static void b_run(void *self, struct fq_engine *e, int64_t now)
@@ -655,9 +754,9 @@ static void b_run(void *self, struct fq_engine *e, int64_t now)
     if (!b->dirty)
         return;
     b->dirty = false;
-    if (fq_engine_config(e)->no_pods)
+    if (fq_engine_config(e)->no_pods || fq_pods_map_count(b->pending) == 0)
         return;
-    run_binder(e, now);
+    run_binder(b, e, now);
 }
 
 static int64_t b_next_wakeup(const void *self)

@@ -51,6 +51,7 @@
 
 struct jobctl {
     struct fq_pods_queue q;
+    struct fq_pods_owners *own; /* Job -> its pods */
 };
 
 /* What one reconcile knows about the Job's pods. */
@@ -74,22 +75,25 @@ static void jview_release(struct jview *v)
     free(v->pods);
 }
 
-static void collect_pods(struct fq_engine *e, const char *ns,
-                         const struct fq_value *job, struct jview *v)
+static void collect_pods(struct fq_engine *e, const struct jobctl *jc,
+                         const char *ns, const struct fq_value *job,
+                         struct jview *v)
 {
     const char *name = fq_value_path_str(job, "metadata.name", "");
     const char *uid = fq_value_path_str(job, "metadata.uid", "");
-    const struct fq_object **objs = NULL;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, ns, &objs);
+    size_t n = 0;
+    const char *const *names = fq_pods_owners_get(jc->own, "Job", ns, name, &n);
     memset(v, 0, sizeof(*v));
     for (size_t i = 0; i < n; i++) {
-        const struct fq_value *p = objs[i]->obj;
-        if (!fq_pods_owned_by(p, "Job", name, uid))
+        const struct fq_object *o =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_POD, ns, names[i]);
+        const struct fq_value *p = o ? o->obj : NULL;
+        if (!p || !fq_pods_owned_by(p, "Job", name, uid))
             continue;
         FQ_GROW(v->pods, v->cap, v->n + 1);
         struct jpod *jp = &v->pods[v->n++];
         memset(jp, 0, sizeof(*jp));
-        jp->name = fq_xstrdup(objs[i]->name);
+        jp->name = fq_xstrdup(o->name);
         const char *ph = fq_pods_phase(p);
         jp->succeeded = strcmp(ph, "Succeeded") == 0;
         jp->failed = strcmp(ph, "Failed") == 0;
@@ -108,7 +112,6 @@ static void collect_pods(struct fq_engine *e, const char *ns,
         v->failed += jp->failed;
         v->restarts += jp->restarts;
     }
-    free(objs);
 }
 
 static void delete_active(struct fq_engine *e, const char *ns,
@@ -284,7 +287,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     }
     const struct fq_value *spec = fq_map_get(job, "spec");
     struct jview v;
-    collect_pods(e, ns, job, &v);
+    collect_pods(e, jc, ns, job, &v);
     char ts[40];
     fq_time_format(now, ts, sizeof(ts));
 
@@ -418,6 +421,7 @@ static void *jc_create(struct fq_engine *e)
     (void)e;
     struct jobctl *jc = fq_xcalloc(1, sizeof(*jc));
     fq_pods_queue_init(&jc->q);
+    jc->own = fq_pods_owners_new();
     return jc;
 }
 
@@ -425,6 +429,7 @@ static void jc_destroy(void *self)
 {
     struct jobctl *jc = self;
     fq_pods_queue_release(&jc->q);
+    fq_pods_owners_free(jc->own);
     free(jc);
 }
 
@@ -438,6 +443,7 @@ static void jc_on_change(void *self, struct fq_engine *e,
         if (c->type != FQ_CHANGE_DELETED)
             fq_pods_queue_add(&jc->q, c->ns, c->name);
     } else if (c->kind == FQ_KIND_POD && c->obj) {
+        fq_pods_owners_note(jc->own, c);
         const char *owner = fq_pods_owner_name(c->obj, "Job");
         if (!owner)
             return;

@@ -84,6 +84,39 @@ size_t fq_pods_queue_take(struct fq_pods_queue *q, char ***out);
 /* Splits "ns/name" in place into its two halves. */
 void fq_pods_key_split(char *key, const char **ns, const char **name);
 
+/* --- indexes kept from the change stream ------------------------------ */
+
+/* A string-keyed hash map; values are freed with `free_val` (may be NULL)
+ * when replaced, deleted or at fq_pods_map_free. */
+struct fq_pods_map;
+struct fq_pods_map *fq_pods_map_new(void (*free_val)(void *));
+void fq_pods_map_free(struct fq_pods_map *m);
+void fq_pods_map_put(struct fq_pods_map *m, const char *key, void *val);
+void *fq_pods_map_get(const struct fq_pods_map *m, const char *key);
+bool fq_pods_map_has(const struct fq_pods_map *m, const char *key);
+void fq_pods_map_del(struct fq_pods_map *m, const char *key);
+size_t fq_pods_map_count(const struct fq_pods_map *m);
+/* Iteration: start with *it = 0; returns false at the end. The map must
+ * not change meanwhile. key / val are borrowed. */
+bool fq_pods_map_next(const struct fq_pods_map *m, size_t *it, const char **key,
+                      void **val);
+
+/*
+ * The pods each owner controls (by controller ownerReference), kept from
+ * the Pod changes a controller sees, so that a reconcile costs the pods
+ * of its object and not a scan of every pod in the store.
+ */
+struct fq_pods_owners;
+struct fq_pods_owners *fq_pods_owners_new(void);
+void fq_pods_owners_free(struct fq_pods_owners *ix);
+/* Feeds one change; changes of other kinds are ignored. */
+void fq_pods_owners_note(struct fq_pods_owners *ix, const struct fq_change *c);
+/* Names of the pods in `ns` that `kind/name` controls, in the order they
+ * appeared; borrowed until the next fq_pods_owners_note. */
+const char *const *fq_pods_owners_get(const struct fq_pods_owners *ix,
+                                      const char *kind, const char *ns,
+                                      const char *name, size_t *n);
+
 /* --- objects ---------------------------------------------------------- */
 
 /* A fresh RFC 4122 v4 uid from the engine's PRNG into buf (>= 37 bytes). */

@@ -57,6 +57,7 @@
 
 struct rcctl {
     struct fq_pods_queue q;
+    struct fq_pods_owners *own; /* RayCluster -> its pods */
 };
 
 struct rpod {
@@ -75,22 +76,26 @@ static void rpods_free(struct rpod *p, size_t n)
     free(p);
 }
 
-static size_t collect(struct fq_engine *e, const char *ns,
-                      const struct fq_value *rc, struct rpod **out)
+static size_t collect(struct fq_engine *e, const struct rcctl *ctl,
+                      const char *ns, const struct fq_value *rc,
+                      struct rpod **out)
 {
     const char *name = fq_value_path_str(rc, "metadata.name", "");
     const char *uid = fq_value_path_str(rc, "metadata.uid", "");
-    const struct fq_object **objs = NULL;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, ns, &objs);
+    size_t n = 0;
+    const char *const *names =
+        fq_pods_owners_get(ctl->own, "RayCluster", ns, name, &n);
     struct rpod *v = fq_xcalloc(n + 1, sizeof(*v));
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct fq_value *p = objs[i]->obj;
-        if (!fq_pods_owned_by(p, "RayCluster", name, uid))
+        const struct fq_object *o =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_POD, ns, names[i]);
+        const struct fq_value *p = o ? o->obj : NULL;
+        if (!p || !fq_pods_owned_by(p, "RayCluster", name, uid))
             continue;
         const struct fq_value *l = fq_value_path(p, "metadata.labels");
         struct rpod *r = &v[m++];
-        r->name = fq_xstrdup(objs[i]->name);
+        r->name = fq_xstrdup(o->name);
         const char *type =
             fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_NODE_TYPE));
         if (!type || strcmp(type, "head") != 0) {
@@ -106,7 +111,6 @@ static size_t collect(struct fq_engine *e, const char *ns,
         r->running = strcmp(fq_pods_phase(p), "Running") == 0;
         r->up = r->ready || strcmp(fq_pods_phase(p), "Succeeded") == 0;
     }
-    free(objs);
     *out = v;
     return m;
 }
@@ -236,8 +240,8 @@ static void delete_pod(struct fq_engine *e, const char *ns,
         fq_engine_event(e, rc, "Normal", reason, "Deleted pod %s", pname);
 }
 
-static void reconcile(struct fq_engine *e, const char *ns, const char *name,
-                      int64_t now)
+static void reconcile(struct fq_engine *e, const struct rcctl *ctl,
+                      const char *ns, const char *name, int64_t now)
 {
     const struct fq_object *o =
         fq_objstore_get(fq_engine_store(e), FQ_KIND_RAYCLUSTER, ns, name);
@@ -251,7 +255,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
         st = fq_value_map();
     }
     struct rpod *pods = NULL;
-    size_t np = collect(e, ns, rc, &pods);
+    size_t np = collect(e, ctl, ns, rc, &pods);
     const struct fq_value *groups = fq_map_get(spec, "workerGroupSpecs");
     char ts[40];
     fq_time_format(now, ts, sizeof(ts));
@@ -427,6 +431,7 @@ static void *rc_create(struct fq_engine *e)
     (void)e;
     struct rcctl *c = fq_xcalloc(1, sizeof(*c));
     fq_pods_queue_init(&c->q);
+    c->own = fq_pods_owners_new();
     return c;
 }
 
@@ -434,6 +439,7 @@ static void rc_destroy(void *self)
 {
     struct rcctl *c = self;
     fq_pods_queue_release(&c->q);
+    fq_pods_owners_free(c->own);
     free(c);
 }
 
@@ -448,6 +454,7 @@ static void rc_on_change(void *self, struct fq_engine *e,
             return;
         fq_pods_queue_add(&rc->q, c->ns, c->name);
     } else if (c->kind == FQ_KIND_POD && c->obj) {
+        fq_pods_owners_note(rc->own, c);
         const char *owner = fq_pods_owner_name(c->obj, "RayCluster");
         if (!owner)
             return;
@@ -479,7 +486,7 @@ static void rc_run(void *self, struct fq_engine *e, int64_t now)
     for (size_t i = 0; i < n; i++) {
         const char *ns, *name;
         fq_pods_key_split(keys[i], &ns, &name);
-        reconcile(e, ns, name, now);
+        reconcile(e, rc, ns, name, now);
         free(keys[i]);
     }
     free(keys);
