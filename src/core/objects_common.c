@@ -142,10 +142,28 @@ void path_pop(struct dctx *c, size_t old)
     c->path[old] = '\0';
 }
 
+/* Length of the `${NAME}` at p (NAME a shell identifier, as envsubst
+ * reads it), or 0. */
+static size_t var_len(const char *p)
+{
+    if (p[0] != '$' || p[1] != '{')
+        return 0;
+    size_t i = 2;
+    if (!((p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= 'a' && p[i] <= 'z') ||
+          p[i] == '_'))
+        return 0;
+    while ((p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= 'a' && p[i] <= 'z') ||
+           (p[i] >= '0' && p[i] <= '9') || p[i] == '_')
+        i++;
+    return p[i] == '}' ? i + 1 : 0;
+}
+
 bool has_var(const char *s)
 {
-    const char *p = s ? strstr(s, "${") : NULL;
-    return p && strchr(p + 2, '}') != NULL;
+    for (const char *p = s ? strchr(s, '$') : NULL; p; p = strchr(p + 1, '$'))
+        if (var_len(p))
+            return true;
+    return false;
 }
 
 /* The common case (no '$' at all) costs one memchr. */
@@ -217,11 +235,11 @@ static void var_error(struct dctx *c, const struct fq_value *at, const char *s)
 {
     char vars[256] = "";
     size_t nv = 0, used = 0;
-    for (const char *p = strstr(s, "${"); p; p = strstr(p + 2, "${")) {
-        const char *end = strchr(p + 2, '}');
-        if (!end)
-            break;
-        int n = (int)(end - p + 1);
+    for (const char *p = strchr(s, '$'); p; p = strchr(p + 1, '$')) {
+        size_t len = var_len(p);
+        if (!len)
+            continue;
+        int n = (int)len;
         int w = snprintf(vars + used, sizeof(vars) - used, "%s%.*s",
                          nv ? ", " : "", n, p);
         if (w > 0 && (size_t)w < sizeof(vars) - used)

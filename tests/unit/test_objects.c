@@ -571,6 +571,15 @@ static const struct rule_case rules[] = {
      NULL, NULL},
     {"namespace ok",
      "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n", NULL, NULL},
+    /* Only ${NAME} with a shell identifier is a variable (as in envsubst). */
+    {"dollar text is not a variable",
+     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: 'cost "
+     "$5 ${ not a var } ${1X} $HOME'}\n",
+     NULL, NULL},
+    {"variable in a key",
+     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "
+     "c}\ndata: {'${KEY}': v}\n",
+     "data[${KEY}]", "contains an unexpanded variable ${KEY}"},
     /* Whole-object checks */
     {"kind mismatch handled by dispatch",
      "apiVersion: v1\nkind: Deployment\nmetadata: {name: d}\n", "kind",
