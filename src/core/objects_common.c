@@ -1458,11 +1458,21 @@ static enum fq_kind check_gvk(struct dctx *c, const struct fq_value *obj)
         derr_key(c, field(obj, "kind"), "kind",
                  "unknown kind \"%s\" (apiVersion %s); did you mean %s (%s)?",
                  kind, av, fq_kind_info(near)->name, fq_kind_api_version(near));
-    else
+    else {
+        char known[512] = "";
+        size_t used = 0;
+        for (int i = FQ_KIND_NONE + 1; i < FQ_KIND__COUNT; i++) {
+            int w =
+                snprintf(known + used, sizeof(known) - used, "%s%s",
+                         used ? ", " : "", fq_kind_info((enum fq_kind)i)->name);
+            if (w < 0 || (size_t)w >= sizeof(known) - used)
+                break;
+            used += (size_t)w;
+        }
         derr_key(c, field(obj, "kind"), "kind",
-                 "unknown kind \"%s\" (apiVersion %s); flexq knows the kinds "
-                 "listed by 'flexq api-resources'",
-                 kind, av);
+                 "unknown kind \"%s\" (apiVersion %s); flexq knows %s", kind,
+                 av, known);
+    }
     return FQ_KIND_NONE;
 }
 
