@@ -42,6 +42,7 @@ struct fq_cli_cmd {
     X(delete) \
     X(wait) \
     X(create) \
+    X(nodepool) \
     X(logs) \
     X(sim) \
     X(validate) \
