@@ -86,7 +86,29 @@
 
 struct rjctl {
     struct fq_pods_queue q;
+    struct fq_pods_owners *own; /* RayCluster / Job -> their pods */
 };
+
+/* The pods in `ns` that kind/name controls, from the controller's index:
+ * an owned array of borrowed objects, like fq_objstore_list. */
+static size_t owned_pods(struct fq_engine *e, const char *kind, const char *ns,
+                         const char *name, const struct fq_object ***out)
+{
+    const struct rjctl *ctl = fq_engine_controller(e, "rayjob");
+    size_t n = 0;
+    const char *const *names =
+        ctl ? fq_pods_owners_get(ctl->own, kind, ns, name, &n) : NULL;
+    const struct fq_object **v = fq_xcalloc(n + 1, sizeof(*v));
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_object *o =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_POD, ns, names[i]);
+        if (o)
+            v[m++] = o;
+    }
+    *out = v;
+    return m;
+}
 
 /* --- helpers ---------------------------------------------------------- */
 
@@ -238,7 +260,7 @@ static void to_finished(struct fq_engine *e, const char *ns,
     /* A submitter still running when the job ends is stopped. */
     const struct fq_object **objs = NULL;
     const char *name = fq_value_path_str(rj, "metadata.name", "");
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, ns, &objs);
+    size_t n = owned_pods(e, "Job", ns, name, &objs);
     char **live = fq_xcalloc(n + 1, sizeof(*live));
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
@@ -348,7 +370,7 @@ static char *worker_pod_list(struct fq_engine *e, const char *ns,
                              const char *cname, char **head)
 {
     const struct fq_object **objs = NULL;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, ns, &objs);
+    size_t n = owned_pods(e, "RayCluster", ns, cname, &objs);
     const struct fq_value **w = fq_xcalloc(n + 1, sizeof(*w));
     size_t m = 0;
     *head = NULL;
@@ -531,7 +553,7 @@ static char *failed_cluster_pod(struct fq_engine *e, const char *ns,
                                 const char *cname)
 {
     const struct fq_object **objs = NULL;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, ns, &objs);
+    size_t n = owned_pods(e, "RayCluster", ns, cname, &objs);
     char *msg = NULL;
     for (size_t i = 0; i < n && !msg; i++) {
         const struct fq_value *p = objs[i]->obj;
@@ -559,7 +581,7 @@ static char *submitter_failure(struct fq_engine *e, const char *ns,
     const struct fq_value *c =
         fq_pods_cond(fq_map_get(job, "status"), "Failed");
     const struct fq_object **objs = NULL;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, ns, &objs);
+    size_t n = owned_pods(e, "Job", ns, name, &objs);
     char *pod_msg = NULL;
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *p = objs[i]->obj;
@@ -730,7 +752,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     if (fq_value_path_int(jst, "active", 0) > 0) {
         /* Running once the submitter's pod has started. */
         const struct fq_object **objs = NULL;
-        size_t n = fq_objstore_list(s, FQ_KIND_POD, ns, &objs);
+        size_t n = owned_pods(e, "Job", ns, name, &objs);
         bool running = false;
         for (size_t i = 0; i < n && !running; i++)
             running = fq_pods_owned_by(objs[i]->obj, "Job", name, NULL) &&
@@ -755,6 +777,7 @@ static void *rj_create(struct fq_engine *e)
     (void)e;
     struct rjctl *c = fq_xcalloc(1, sizeof(*c));
     fq_pods_queue_init(&c->q);
+    c->own = fq_pods_owners_new();
     return c;
 }
 
@@ -762,6 +785,7 @@ static void rj_destroy(void *self)
 {
     struct rjctl *c = self;
     fq_pods_queue_release(&c->q);
+    fq_pods_owners_free(c->own);
     free(c);
 }
 
@@ -779,6 +803,7 @@ static void rj_on_change(void *self, struct fq_engine *e,
     } else if (c->kind == FQ_KIND_RAYCLUSTER || c->kind == FQ_KIND_JOB) {
         key = fq_pods_owner_name(c->obj, "RayJob");
     } else if (c->kind == FQ_KIND_POD) {
+        fq_pods_owners_note(ctl->own, c);
         const struct fq_value *l = fq_value_path(c->obj, "metadata.labels");
         key = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_ORIGIN_NAME));
         if (!key)
