@@ -16,9 +16,10 @@
  *
  * All requests that arrive while a turn's callbacks run share its commit,
  * so under load one fsync covers many writes. Time is the wall clock in ms,
- * clamped so the engine never sees it go backwards. The engine scales its
- * own control-plane delays by --time-scale (fq_engine_config.time_scale);
- * the loop just asks it when to run next.
+ * clamped so the engine never sees it go backwards. --time-scale is handed
+ * to the engine as fq_engine_config.time_scale, the factor its control-plane
+ * delays are multiplied by (0.04: 25 times faster); the loop just asks the
+ * engine when to run next.
  *
  * Start-up: the store is opened, every stored object is created again in a
  * fresh engine's object store (keeping uid, creationTimestamp, status), the
@@ -382,6 +383,16 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         rc = read_config(o->config_file, &cfg, &cfg_objs, err);
     if (rc == 0 && o->tokens_file)
         rc = fq_auth_load(o->tokens_file, &d->auth, err);
+    if (rc < 0)
+        goto fail;
+    /* Bind before touching the store: a wrong or busy address fails fast
+     * and creates no data directory. Nothing is served before the loop
+     * runs, so early clients just wait in the listen queue. */
+    l->base = event_base_new();
+    l->timer = evtimer_new(l->base, on_nothing, NULL);
+    l->wake = event_new(l->base, -1, 0, on_nothing, NULL);
+    d->api = fq_api_new(d);
+    rc = fq_http_new(l->base, o->listen, fq_api_handle, d, &d->http, err);
     if (rc == 0)
         rc = fq_store_open(o->data_dir, o->sync, &d->store, err);
     if (rc < 0)
@@ -407,13 +418,6 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     }
     fq_docs_release(&cfg_objs);
 
-    l->base = event_base_new();
-    l->timer = evtimer_new(l->base, on_nothing, NULL);
-    l->wake = event_new(l->base, -1, 0, on_nothing, NULL);
-    d->api = fq_api_new(d);
-    rc = fq_http_new(l->base, o->listen, fq_api_handle, d, &d->http, err);
-    if (rc < 0)
-        goto fail;
     fq_daemon_add_signal(d, SIGTERM, on_stop_signal, NULL);
     fq_daemon_add_signal(d, SIGINT, on_stop_signal, NULL);
     /* pods as processes, logs, Ray Jobs API, providers (runner.h) */
