@@ -356,6 +356,10 @@ static void merge_admission(struct fq_engine *e, struct fq_value *job,
         if (!t)
             continue;
         struct fq_value *spec = fq_map_ensure_map(t, "spec");
+        /* Partial admission: the Job runs with the admitted count. */
+        if (kind == FQ_KIND_JOB && fq_map_get(a, "count"))
+            fq_value_set_path(job, "spec.parallelism",
+                              fq_value_int(fq_value_path_int(a, "count", 1)));
         const struct fq_value *fl = fq_map_get(a, "flavors");
         for (size_t j = 0; fl && fl->type == FQ_V_MAP && j < fl->u.map.n; j++) {
             const char *f = fq_value_as_str(fl->u.map.items[j].val);
@@ -425,6 +429,9 @@ static void restore_templates(struct fq_value *job, enum fq_kind kind,
             continue;
         struct fq_value *spec = fq_map_ensure_map(t, "spec");
         const struct fq_value *ospec = fq_map_get(orig, "spec");
+        if (kind == FQ_KIND_JOB && fq_map_get(ps, "count"))
+            fq_value_set_path(job, "spec.parallelism",
+                              fq_value_int(fq_value_path_int(ps, "count", 1)));
         restore_field(spec, ospec, "nodeSelector");
         restore_field(spec, ospec, "tolerations");
         struct fq_value *md = fq_map_ensure_map(t, "metadata");
