@@ -617,11 +617,20 @@ static bool all_printable(const char *s, size_t len)
     return true;
 }
 
-static bool numberish(const char *s)
+/*
+ * True for text that YAML 1.1 readers (kubectl's go-yaml among them) take
+ * as a number though the core schema does not: digit groups ("1_000"),
+ * base 60 ("1:20") and binary ("0b101"). Quoting them costs nothing and
+ * keeps them strings everywhere; "4x4" or "10.0.0.1" stay plain.
+ */
+static bool yaml11_number(const char *s)
 {
-    if (!strchr("0123456789+-.", s[0]))
+    const char *p = s + (*s == '+' || *s == '-');
+    if (!strchr("0123456789.", *p))
         return false;
-    return strspn(s, "0123456789abcdefABCDEFxo_:.+-") == strlen(s);
+    if (strspn(s, "0123456789abcdefABCDEFxob_:.+-") != strlen(s))
+        return false;
+    return strchr(s, '_') || strchr(s, ':') || !strncmp(p, "0b", 2);
 }
 
 /* True when `s` can be written as a plain scalar and read back as itself. */
@@ -644,7 +653,7 @@ static bool plain_ok(const char *s, size_t len)
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         if (!strcmp(s, words[i]))
             return false;
-    if (numberish(s))
+    if (yaml11_number(s))
         return false;
     struct fq_value *v = resolve_plain(s, len);
     bool same = v->type == FQ_V_STR;

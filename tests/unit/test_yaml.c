@@ -558,7 +558,10 @@ static void test_encode_shape(void **state)
                              "  empty: \"\"\n"
                              "list: [a, {b: 1, c: [x]}, [1, 2], [], {}]\n"
                              "nothing: ~\n"
-                             "num: 1e3\n");
+                             "num: 1e3\n"
+                             "plain: [4x4, 10.0.0.1, 2.53.0, v1.2]\n"
+                             "quoted: [\"1_000\", \"1:20\", \"0b101\", "
+                             "\"-0b1\"]\n");
     char *text = encode(v);
     /* "n" is a boolean to YAML 1.1 readers: quoted for their sake. */
     assert_string_equal(text, "apiVersion: v1\n"
@@ -580,7 +583,17 @@ static void test_encode_shape(void **state)
                               "- []\n"
                               "- {}\n"
                               "nothing: null\n"
-                              "num: 1e3\n");
+                              "num: 1e3\n"
+                              "plain:\n"
+                              "- 4x4\n"
+                              "- 10.0.0.1\n"
+                              "- 2.53.0\n"
+                              "- v1.2\n"
+                              "quoted:\n"
+                              "- \"1_000\"\n"
+                              "- \"1:20\"\n"
+                              "- \"0b101\"\n"
+                              "- \"-0b1\"\n");
     free(text);
     assert_roundtrip(v);
     fq_value_free(v);
