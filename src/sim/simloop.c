@@ -114,6 +114,11 @@ struct flavor {
     struct fq_value *labels; /* owned clone of spec.nodeLabels, or NULL */
 };
 
+struct del {
+    uint32_t job;
+    unsigned seg;
+};
+
 struct sim {
     const struct fq_sim_options *o;
     struct fq_sim_result *r;
@@ -138,6 +143,9 @@ struct sim {
     int64_t seg_ms;
     enum fq_sim_long_rule rule;
     size_t submitted, done, pending, running;
+    size_t submitted_now; /* segments submitted by reviews, this settle */
+    struct del *dels;     /* workloads to delete before the next settle */
+    size_t ndels, dels_cap;
     int64_t now; /* virtual ms */
     int err_code;
     struct fq_err *err;
@@ -818,11 +826,24 @@ static int arrive(struct sim *s, size_t idx)
     return submit(s, idx);
 }
 
+/* Finished workloads are deleted just before the next settle, which has
+ * to happen anyway: deleting them now would make the engine settle once
+ * more at this instant for nothing. */
 static void delete_workload(struct sim *s, size_t idx, unsigned seg)
 {
-    char name[64];
-    wl_name(name, sizeof(name), idx, seg);
-    fq_engine_delete(s->e, FQ_KIND_WORKLOAD, s->ns, name, to_abs(s->now), NULL);
+    FQ_GROW(s->dels, s->dels_cap, s->ndels + 1);
+    s->dels[s->ndels++] = (struct del){(uint32_t)idx, seg};
+}
+
+static void flush_deletes(struct sim *s)
+{
+    for (size_t i = 0; i < s->ndels; i++) {
+        char name[64];
+        wl_name(name, sizeof(name), s->dels[i].job, s->dels[i].seg);
+        fq_engine_delete(s->e, FQ_KIND_WORKLOAD, s->ns, name, to_abs(s->now),
+                         NULL);
+    }
+    s->ndels = 0;
 }
 
 static void end_job(struct sim *s, size_t idx, enum fq_sim_outcome out)
@@ -910,6 +931,7 @@ static int review(struct sim *s, size_t idx)
             j->phase = PH_WAITING; /* submit() counts it pending again */
             j->seg++;
             delete_workload(s, idx, seg);
+            s->submitted_now++;
             return submit(s, idx);
         }
         end_job(s, idx, FQ_SIM_FINISHED);
@@ -988,8 +1010,13 @@ static int settle(struct sim *s)
                 return rc;
         }
         /* Reviews may have dirtied more (deletes, submits): they were
-         * appended and handled above; start a fresh list. */
+         * appended and handled above; start a fresh list. Only a new
+         * segment needs the engine again at this instant; deletes of
+         * finished workloads can wait for the next settle. */
         s->nd = 0;
+        if (s->submitted_now == 0)
+            return 0;
+        s->submitted_now = 0;
     }
     return 0;
 }
@@ -1072,6 +1099,7 @@ static void sim_free(struct sim *s)
     free(s->js);
     free(s->heap);
     free(s->dirty);
+    free(s->dels);
     nodemap_free(&s->nodes);
     for (size_t i = 0; i < s->nflv; i++) {
         free(s->flv[i].name);
@@ -1217,6 +1245,7 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
         if (next == tr->n && t > last_submit + o->horizon_ms)
             break;
         advance(&s, t);
+        flush_deletes(&s);
         while (next < tr->n && tr->jobs[next].submit_ms <= s.now) {
             rc = arrive(&s, next++);
             if (rc)
