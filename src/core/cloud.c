@@ -243,15 +243,18 @@ static int decode_row(struct fq_cloud *c, const struct fq_value *m,
     char sub[160];
     const struct fq_value *od = fq_map_get(m, "onDemand");
     snprintf(sub, sizeof(sub), "%s.onDemand", where);
-    if ((rc = count(od, "hosts", od ? 0 : FQ_CLOUD_UNLIMITED, &r->od_hosts, sub,
-                    err)) < 0 ||
+    /* No onDemand: none at all (objects.h); onDemand without hosts: 0. */
+    if ((rc = count(od, "hosts", 0, &r->od_hosts, sub, err)) < 0 ||
         (rc = steps(fq_map_get(od, "schedule"), r->od, &r->nod, origin, div,
                     sub, err)) < 0)
         return rc;
 
     const struct fq_value *fs = fq_map_get(m, "flexStart");
     snprintf(sub, sizeof(sub), "%s.flexStart", where);
-    if ((rc = count(fs, "hosts", r->od_hosts, &r->flex_hosts, sub, err)) < 0 ||
+    /* Flex stock defaults to the on-demand stock when that is given,
+     * else unlimited (a row that only describes flex-start waits). */
+    if ((rc = count(fs, "hosts", od ? r->od_hosts : FQ_CLOUD_UNLIMITED,
+                    &r->flex_hosts, sub, err)) < 0 ||
         (rc = steps(fq_map_get(fs, "schedule"), r->fx, &r->nfx, origin, div,
                     sub, err)) < 0 ||
         (rc = seconds(fs, "maxWaitSeconds", SCALED(DEFAULT_MAXWAIT_MS), div,
@@ -261,6 +264,9 @@ static int decode_row(struct fq_cloud *c, const struct fq_value *m,
         (rc = seconds(fs, "bookingSeconds", SCALED(DEFAULT_BOOKING_MS), div,
                       &r->booking_ms, sub, err)) < 0)
         return rc;
+    /* A schedule of arrivals starts from nothing unless hosts says. */
+    if (r->nfx > 0 && !fq_map_get(fs, "hosts"))
+        r->flex_hosts = 0;
     const struct fq_value *w = fq_map_get(fs, "waitSeconds");
     r->dist = DIST_FIXED;
     r->wait_min_ms = r->wait_max_ms = r->wait_mean_ms = SCALED(DEFAULT_WAIT_MS);

@@ -19,7 +19,9 @@
  *           - {at: 7200, hosts: 8} # seconds since the model was created,
  *                                  # or "1h30m"
  *         flexStart:
- *           hosts: 64              # flex-start stock (default: onDemand's)
+ *           hosts: 64              # flex-start stock (default: onDemand's
+ *                                  # hosts if onDemand is given, else
+ *                                  # unlimited)
  *           waitSeconds: 600       # or {min, max} (uniform), {mean}
  *                                  # (exponential), or {distribution, ...}
  *           schedule: [{at, hosts}] # stock over time instead of waits
