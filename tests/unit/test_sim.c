@@ -242,9 +242,15 @@ static void test_plan_a_only(void **state)
     NEAR(x.r.pools[a].busy_chip_ms, 1810e3);
     NEAR(f->pool_util[a], 1810.0 / 2400.8);
     NEAR(f->pool_cost[a], 3.001);
-    NEAR(f->cost_total, 3.001);
+    /* A new cluster has default-pool too: one n2-standard-16 node at the
+     * catalog's 0.78 USD/h, up as long as the run. */
+    int d = pool_named(&x.r, "default-pool");
+    double dcost = d >= 0 ? 300.1 / 3600 * 0.78 : 0;
+    if (d >= 0)
+        NEAR(f->pool_cost[d], dcost);
+    NEAR(f->cost_total, 3.001 + dcost);
     NEAR(f->chip_hours_delivered, 1810.0 / 3600);
-    NEAR(f->cost_per_chip_hour, 3.001 / (1810.0 / 3600));
+    NEAR(f->cost_per_chip_hour, (3.001 + dcost) / (1810.0 / 3600));
     assert_int_equal(x.r.end_ms, 300100);
     assert_string_equal(x.r.policy, "plan-a-only");
     assert_string_equal(x.r.long_rule, "kept on Plan A");
