@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     string_roundtrip(data, size);
     struct fq_limits lim = fq_limits_default();
-    lim.max_nodes = 100000; /* keeps each run fast; the logic is the same */
+    lim.max_nodes = 20000; /* keeps each run fast; the logic is the same */
     struct fq_docs docs = {0};
     struct fq_err err;
     if (fq_yaml_parse((const char *)data, size, "fuzz", &lim, &docs, &err)) {
