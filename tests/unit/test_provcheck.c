@@ -1,0 +1,210 @@
+/*
+ * test_provcheck.c - Kueue's ProvisioningRequest admission check as the
+ * provcheck controller plays it: request names and contents (managed
+ * resources, parameters from the config and provreq.kueue.x-k8s.io/...
+ * annotations, merged templates), podSetUpdates (consume annotations and
+ * nodeSelector from provisioningClassDetails), backoffLimitCount 0
+ * (Rejected at the first failure), maxRunDurationSeconds from an
+ * annotation (CapacityRevoked), and cleanup when the workload ends.
+ */
+#include "capacity_testlib.h"
+
+static const char *setup =
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: "
+    "{name: dws}\nspec: {nodeLabels: {cloud.google.com/gke-nodepool: "
+    "dws-pool}, tolerations: [{key: example.com/x, operator: Exists, "
+    "effect: NoSchedule}]}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: "
+    "{name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - "
+    "coveredResources: [cpu, google.com/tpu]\n    flavors:\n    - name: "
+    "dws\n      resources: [{name: cpu, nominalQuota: 1000}, {name: "
+    "google.com/tpu, nominalQuota: 1000}]\n  admissionChecks: [dws-prov]\n"
+    "---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: "
+    "{namespace: default, name: lq}\nspec: {clusterQueue: cq}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: AdmissionCheck\nmetadata: "
+    "{name: dws-prov}\nspec:\n  controllerName: "
+    "kueue.x-k8s.io/provisioning-request\n  parameters: {apiGroup: "
+    "kueue.x-k8s.io, kind: ProvisioningRequestConfig, name: cfg}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ProvisioningRequestConfig\n"
+    "metadata: {name: cfg}\nspec:\n  provisioningClassName: "
+    "queued-provisioning.gke.io\n  managedResources: [google.com/tpu]\n  "
+    "parameters: {team: ml}\n  retryStrategy: {backoffLimitCount: 0}\n  "
+    "podSetUpdates:\n    nodeSelector:\n    - {key: example.com/eta, "
+    "valueFromProvisioningClassDetail: flexq.dev/eta}\n---\n"
+    "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: {name: "
+    "dws-pool}\nspec: {machineType: ct6e-standard-4t, tpuTopology: 4x4, "
+    "initialNodeCount: 0, flexStart: true, queuedProvisioning: {enabled: "
+    "true}, autoscaling: {enabled: true, minNodeCount: 0, maxNodeCount: "
+    "4}}\n---\n"
+    "apiVersion: flexq.dev/v1alpha1\nkind: CapacityModel\nmetadata: {name: "
+    "sim}\nspec:\n  zones:\n  - name: us-east5-b\n    machineTypes:\n    - "
+    "name: ct6e-standard-4t\n      bootSeconds: 30\n      onDemand: {hosts: "
+    "8}\n      flexStart: {waitSeconds: WAIT, maxWaitSeconds: 300}\n";
+
+static void workload(struct fq_engine *e, const char *name,
+                     const char *annotations, int64_t now)
+{
+    char buf[2048];
+    snprintf(
+        buf, sizeof(buf),
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: "
+        "{namespace: default, name: %s, annotations: {%s}}\nspec:\n  "
+        "queueName: lq\n  podSets:\n  - name: head\n    count: 1\n    "
+        "template: {spec: {containers: [{name: h, image: x, resources: "
+        "{requests: {cpu: \"2\"}}}]}}\n  - name: workers\n    count: "
+        "4\n    template:\n      spec:\n        containers:\n        - "
+        "name: w\n          image: x\n          resources:\n            requests: {cpu: "
+        "\"8\"}\n            limits: {google.com/tpu: \"4\"}\n",
+        name, annotations);
+    ct_apply(e, buf, now);
+}
+
+static struct fq_engine *start(const char *wait)
+{
+    struct fq_engine *e = ct_engine(true, true);
+    char buf[4096];
+    snprintf(buf, sizeof(buf), "%s", setup);
+    char *w = strstr(buf, "WAIT");
+    char tail[256];
+    snprintf(tail, sizeof(tail), "%s", w + 4);
+    snprintf(w, sizeof(buf) - (size_t)(w - buf), "%s%s", wait, tail);
+    ct_apply(e, buf, CT0);
+    return e;
+}
+
+static const struct fq_value *check(const struct fq_value *wl)
+{
+    return fq_seq_at(fq_value_path(wl, "status.admissionChecks"), 0);
+}
+
+static void test_request_and_ready(void **state)
+{
+    (void)state;
+    struct fq_engine *e = start("60");
+    workload(e, "wl",
+             "provreq.kueue.x-k8s.io/maxRunDurationSeconds: \"600\", "
+             "unrelated.example.com/x: y",
+             CT0);
+    ct_run_to(e, CT0 + 1 * SEC);
+    const struct fq_value *r =
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-dws-prov-1");
+    assert_non_null(r);
+    assert_int_equal(
+        fq_objstore_count(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST), 1);
+    assert_string_equal(fq_value_path_str(r, "spec.parameters.team", ""), "ml");
+    assert_string_equal(
+        fq_value_path_str(r, "spec.parameters.maxRunDurationSeconds", ""),
+        "600");
+    assert_null(fq_value_path(r, "spec.parameters.x"));
+    /* only the podset with the managed resource */
+    const struct fq_value *sets = fq_value_path(r, "spec.podSets");
+    assert_int_equal(fq_value_len(sets), 1);
+    const struct fq_value *s0 = fq_seq_at(sets, 0);
+    assert_int_equal(fq_value_path_int(s0, "count", 0), 4);
+    assert_string_equal(fq_value_path_str(s0, "podTemplateRef.name", ""),
+                        "ppt-wl-dws-prov-1-workers");
+    /* flavor merged in, limits copied to requests */
+    const struct fq_value *tspec = fq_value_path(s0, "template.spec");
+    assert_string_equal(
+        fq_value_as_str(fq_map_get(fq_map_get(tspec, "nodeSelector"),
+                                   "cloud.google.com/gke-nodepool")),
+        "dws-pool");
+    assert_string_equal(
+        fq_value_path_str(fq_seq_at(fq_map_get(tspec, "tolerations"), 0), "key",
+                          ""),
+        "example.com/x");
+    const struct fq_value *req = fq_value_path(
+        fq_seq_at(fq_map_get(tspec, "containers"), 0), "resources.requests");
+    assert_string_equal(fq_value_as_str(fq_map_get(req, "google.com/tpu")),
+                        "4");
+    assert_string_equal(fq_value_path_str(r, "metadata.ownerReferences", "x"),
+                        "x"); /* a list, not a string */
+    assert_int_equal(ct_count_events(e, "ProvisioningRequestCreated"), 1);
+
+    /* ETA 60 s, boot 30 s: Ready at 90 s with podSetUpdates */
+    ct_run_to(e, CT0 + 91 * SEC);
+    const struct fq_value *wl = ct_get(e, FQ_KIND_WORKLOAD, "default", "wl");
+    assert_string_equal(fq_value_path_str(check(wl), "state", ""), "Ready");
+    const struct fq_value *up =
+        fq_seq_at(fq_value_path(check(wl), "podSetUpdates"), 0);
+    assert_string_equal(fq_value_path_str(up, "name", ""), "workers");
+    assert_string_equal(
+        fq_value_as_str(fq_map_get(fq_map_get(up, "annotations"),
+                                   "autoscaling.x-k8s.io/"
+                                   "consume-provisioning-request")),
+        "wl-dws-prov-1");
+    assert_string_equal(fq_value_as_str(fq_map_get(
+                            fq_map_get(up, "nodeSelector"), "example.com/eta")),
+                        "2026-01-01T00:01:00Z");
+    assert_string_equal(ct_cond(wl, "Admitted", "status"), "True");
+    assert_int_equal(ct_count_events(e, "AdmissionCheckUpdated"), 1);
+
+    /* maxRunDurationSeconds 600 from the annotation: revoked at 690 s */
+    ct_run_to(e, CT0 + 689 * SEC);
+    assert_int_equal(ct_count_nodes(e, "dws-pool"), 4);
+    ct_run_to(e, CT0 + 691 * SEC);
+    r = ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-dws-prov-1");
+    assert_string_equal(ct_cond(r, "CapacityRevoked", "status"), "True");
+    assert_int_equal(ct_count_nodes(e, "dws-pool"), 0);
+    wl = ct_get(e, FQ_KIND_WORKLOAD, "default", "wl");
+    assert_false(fq_value_path_bool(wl, "spec.active", true));
+    fq_engine_free(e);
+}
+
+static void test_no_retry_and_cleanup(void **state)
+{
+    (void)state;
+    /* waits longer than the max wait: Failed/Expired at 300 s, and with
+     * backoffLimitCount 0 the check is Rejected at once */
+    struct fq_engine *e = start("100000");
+    workload(e, "wl", "", CT0);
+    workload(e, "done", "", CT0);
+    ct_run_to(e, CT0 + 2 * SEC);
+    assert_non_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "done-dws-prov-1"));
+    /* a finished workload's requests go */
+    struct fq_value *d = fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
+                                          "default", "done");
+    struct fq_value *cond = fq_value_map();
+    fq_map_set(cond, "type", fq_value_str("Finished"));
+    fq_map_set(cond, "status", fq_value_str("True"));
+    fq_map_set(cond, "reason", fq_value_str("Succeeded"));
+    fq_map_set(cond, "lastTransitionTime",
+               fq_value_str("2026-01-01T00:00:02Z"));
+    fq_seq_push(fq_value_path(d, "status.conditions"), cond);
+    assert_int_equal(
+        fq_objstore_update(fq_engine_store(e), d, true, NULL, NULL, NULL), 0);
+    ct_run_to(e, CT0 + 3 * SEC);
+    assert_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "done-dws-prov-1"));
+
+    ct_run_to(e, CT0 + 301 * SEC);
+    const struct fq_value *r =
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-dws-prov-1");
+    assert_string_equal(ct_cond(r, "Failed", "reason"), "Expired");
+    const struct fq_value *wl = ct_get(e, FQ_KIND_WORKLOAD, "default", "wl");
+    assert_false(fq_value_path_bool(wl, "spec.active", true));
+    assert_string_equal(ct_cond(wl, "Evicted", "reason"),
+                        "DeactivatedDueToAdmissionCheck");
+    ct_run_to(e, CT0 + 3600 * SEC);
+    assert_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-dws-prov-2"));
+    /* a deleted workload's requests go too */
+    assert_int_equal(fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "wl",
+                                      CT0 + 3601 * SEC, NULL),
+                     0);
+    ct_run_to(e, CT0 + 3602 * SEC);
+    assert_int_equal(
+        fq_objstore_count(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST), 0);
+    fq_engine_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_request_and_ready),
+        cmocka_unit_test(test_no_retry_and_cleanup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
