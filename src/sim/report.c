@@ -447,21 +447,33 @@ void fq_sim_report_compare(const struct fq_sim_result *const *rs, size_t n,
     ROW("chip-hours delivered (k)", ".2f", f[i].chip_hours_delivered / 1000.0);
     ROW("cost per chip-hour (USD)", ".4f", f[i].cost_per_chip_hour);
 #undef ROW
-    /* Utilisation per pool, by pool name as the first run lists them. */
-    if (n > 0) {
-        for (size_t p = 0; p < rs[0]->npools && p < 64; p++) {
-            char label[96];
-            snprintf(label, sizeof(label), "util %.20s (%%)",
-                     rs[0]->pools[p].name);
-            fq_buf_printf(out, "%-28s", label);
-            for (size_t i = 0; i < n; i++) {
-                double u = 0;
-                for (size_t q = 0; q < rs[i]->npools && q < 64; q++)
-                    if (!strcmp(rs[i]->pools[q].name, rs[0]->pools[p].name))
-                        u = f[i].pool_util[q];
-                fq_buf_printf(out, " %14.1f", 100.0 * u);
+    /* Utilisation and cost per pool, for every pool any run used (by name,
+     * in the order the runs list them). */
+    for (size_t r0 = 0; r0 < n; r0++) {
+        for (size_t p = 0; p < rs[r0]->npools && p < 64; p++) {
+            const char *name = rs[r0]->pools[p].name;
+            bool seen = false;
+            for (size_t r1 = 0; r1 < r0 && !seen; r1++)
+                for (size_t q = 0; q < rs[r1]->npools && q < 64; q++)
+                    if (!strcmp(rs[r1]->pools[q].name, name))
+                        seen = true;
+            if (seen)
+                continue;
+            char label[2][96];
+            snprintf(label[0], sizeof(label[0]), "util %.20s (%%)", name);
+            snprintf(label[1], sizeof(label[1]), "cost %.20s (kUSD)", name);
+            for (int k = 0; k < 2; k++) {
+                fq_buf_printf(out, "%-28s", label[k]);
+                for (size_t i = 0; i < n; i++) {
+                    double v = 0;
+                    for (size_t q = 0; q < rs[i]->npools && q < 64; q++)
+                        if (!strcmp(rs[i]->pools[q].name, name))
+                            v = k ? f[i].pool_cost[q] / 1000.0 :
+                                    100.0 * f[i].pool_util[q];
+                    fq_buf_printf(out, k ? " %14.2f" : " %14.1f", v);
+                }
+                fq_buf_putc(out, '\n');
             }
-            fq_buf_putc(out, '\n');
         }
     }
     free(f);
