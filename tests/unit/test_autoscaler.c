@@ -1,0 +1,157 @@
+/*
+ * test_autoscaler.c - the cluster autoscaler with pods as objects: scale-up
+ * for Unschedulable pods (selector, taints, bounds), pods that consume a
+ * ProvisioningRequest left to it, minimum sizes, scale-down of idle nodes
+ * after the unneeded time, and the default-pool of a fresh cluster.
+ */
+#include "capacity_testlib.h"
+
+#include "../../src/core/capacity.h"
+
+static const char *pools =
+    "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: {name: "
+    "tpu}\nspec: {machineType: ct6e-standard-4t, tpuTopology: 2x2, "
+    "initialNodeCount: 0, autoscaling: {enabled: true, minNodeCount: 0, "
+    "maxNodeCount: 2}}\n---\n"
+    "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: {name: "
+    "cpu}\nspec: {machineType: n2-standard-8, initialNodeCount: 2, "
+    "autoscaling: {enabled: true, minNodeCount: 2, maxNodeCount: 5}}\n";
+
+static void pod(struct fq_engine *e, const char *name, bool tolerate,
+                const char *annotations, int64_t now)
+{
+    char buf[1500];
+    snprintf(buf, sizeof(buf),
+             "apiVersion: v1\nkind: Pod\nmetadata: {namespace: default, "
+             "name: %s, annotations: {%s}}\nspec:\n  nodeSelector: "
+             "{cloud.google.com/gke-tpu-topology: 2x2}\n%s  containers:\n  - "
+             "name: c\n    image: x\n    resources: {requests: {cpu: \"8\", "
+             "google.com/tpu: \"4\"}, limits: {google.com/tpu: \"4\"}}\n",
+             name, annotations,
+             tolerate ? "  tolerations: [{key: google.com/tpu, operator: "
+                        "Exists, effect: NoSchedule}]\n" :
+                        "");
+    ct_apply(e, buf, now);
+}
+
+static void test_scale_up_and_down(void **state)
+{
+    (void)state;
+    struct fq_engine *e = ct_engine(false, true);
+    ct_apply(e, pools, CT0);
+    ct_run_to(e, CT0);
+    /* minimum sizes and default-pool right away, booting */
+    assert_int_equal(ct_count_nodes(e, "cpu"), 2);
+    assert_int_equal(ct_count_nodes(e, "default-pool"), 1);
+    assert_int_equal(ct_count_nodes(e, "tpu"), 0);
+
+    pod(e, "a", true, "", CT0 + 1 * SEC);
+    pod(e, "b", true, "", CT0 + 1 * SEC);
+    pod(e, "c", true, "", CT0 + 1 * SEC);
+    pod(e, "untolerated", false, "", CT0 + 1 * SEC);
+    pod(e, "consumer", true,
+        "autoscaling.x-k8s.io/consume-provisioning-request: pr-1",
+        CT0 + 1 * SEC);
+    ct_run_to(e, CT0 + 2 * SEC);
+    /* three pods of 4 TPU want three hosts; the pool stops at 2 */
+    assert_int_equal(ct_count_nodes(e, "tpu"), 2);
+    assert_true(ct_count_events(e, "TriggeredScaleUp") >= 1);
+    assert_true(ct_count_events(e, "NotTriggerScaleUp") >= 1);
+    struct fq_capacity *st = fq_engine_controller(e, "capacity");
+    assert_non_null(st);
+    assert_int_equal(st->scale_ups, 3); /* cpu, default-pool, tpu */
+    /* nodes boot in 60 s, then the binder places two of the pods */
+    ct_run_to(e, CT0 + 62 * SEC);
+    const struct fq_value *a = ct_get(e, FQ_KIND_POD, "default", "a");
+    const struct fq_value *b = ct_get(e, FQ_KIND_POD, "default", "b");
+    assert_non_null(
+        strstr(fq_value_path_str(a, "spec.nodeName", ""), "gke-tpu-"));
+    assert_non_null(
+        strstr(fq_value_path_str(b, "spec.nodeName", ""), "gke-tpu-"));
+    assert_string_equal(
+        fq_value_path_str(ct_get(e, FQ_KIND_POD, "default", "untolerated"),
+                          "spec.nodeName", ""),
+        "");
+    assert_int_equal(ct_count_nodes(e, "tpu"), 2);
+
+    /* the pods end: idle nodes go after 10 minutes, down to the minimum */
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_POD, "default", "a", CT0 + 100 * SEC, NULL),
+        0);
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_POD, "default", "b", CT0 + 100 * SEC, NULL),
+        0);
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_POD, "default", "c", CT0 + 100 * SEC, NULL),
+        0);
+    assert_int_equal(fq_engine_delete(e, FQ_KIND_POD, "default", "consumer",
+                                      CT0 + 100 * SEC, NULL),
+                     0);
+    ct_run_to(e, CT0 + 699 * SEC);
+    assert_int_equal(ct_count_nodes(e, "tpu"), 2);
+    ct_run_to(e, CT0 + 701 * SEC);
+    if (getenv("DBG")) {
+        const struct fq_object **l;
+        size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, NULL, &l);
+        for (size_t i = 0; i < n; i++)
+            fprintf(stderr, "pod %s node=%s phase=%s\n", l[i]->name,
+                    fq_value_path_str(l[i]->obj, "spec.nodeName", "-"),
+                    fq_value_path_str(l[i]->obj, "status.phase", "-"));
+        free(l);
+        n = fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &l);
+        for (size_t i = 0; i < n; i++)
+            fprintf(stderr, "node %s\n", l[i]->name);
+        free(l);
+    }
+    assert_int_equal(ct_count_nodes(e, "tpu"), 0);
+    assert_int_equal(ct_count_nodes(e, "cpu"), 2);
+    assert_int_equal(ct_count_nodes(e, "default-pool"), 1);
+    assert_int_equal(st->scale_downs, 2);
+    /* cost was charged for the 2 TPU nodes from 1 s to 700 s */
+    const struct fq_value *p = ct_get(e, FQ_KIND_NODEPOOL, "", "tpu");
+    assert_int_equal(fq_value_path_int(p, "status.cost.nodeSeconds", 0),
+                     2 * 699);
+    assert_int_equal(fq_value_path_int(p, "status.nodeCount", -1), 0);
+    fq_engine_free(e);
+}
+
+static void test_deleted_pool_and_bad_pool(void **state)
+{
+    (void)state;
+    struct fq_engine *e = ct_engine(false, true);
+    ct_apply(e, pools, CT0);
+    ct_run_to(e, CT0 + 100 * SEC);
+    assert_int_equal(ct_count_nodes(e, "cpu"), 2);
+    /* deleting a pool deletes its nodes */
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_NODEPOOL, "", "cpu", CT0 + 101 * SEC, NULL),
+        0);
+    ct_run_to(e, CT0 + 102 * SEC);
+    assert_int_equal(ct_count_nodes(e, "cpu"), 0);
+    /* a bad pool is refused at apply and changes nothing */
+    struct fq_docs docs = {0};
+    struct fq_limits lim = fq_limits_default();
+    const char *bad = "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\n"
+                      "metadata: {name: bad}\nspec: {machineType: "
+                      "ct6e-standard-4t, tpuTopology: 3x3}\n";
+    assert_int_equal(fq_yaml_parse(bad, strlen(bad), "t", &lim, &docs, NULL),
+                     0);
+    struct fq_err err = {0};
+    assert_true(fq_engine_apply(e, docs.items[0], CT0 + 103 * SEC, NULL, NULL,
+                                &err) < 0);
+    docs.items[0] = NULL;
+    docs.n = 0;
+    fq_docs_release(&docs);
+    assert_non_null(strstr(err.msg, "does not fit"));
+    assert_null(ct_get(e, FQ_KIND_NODEPOOL, "", "bad"));
+    fq_engine_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scale_up_and_down),
+        cmocka_unit_test(test_deleted_pool_and_bad_pool),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
