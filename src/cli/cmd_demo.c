@@ -714,8 +714,11 @@ static int setup(struct demo *d)
             "--num-nodes=0",      "--min-nodes=0",
             "--max-nodes=4",      "--enable-queued-provisioning",
             "--flex-start",       NULL};
+        const char *c[] = {"nodepool", "describe", "dws-pool",
+                           "--format=get(config.flexStart)", NULL};
         rc |= run_cmd(a);
         rc |= run_cmd(b);
+        rc |= run_cmd(c); /* the tutorial's check: prints True */
     } else {
         snprintf(path, sizeof(path), "%s/pools.yaml", d->dir);
         write_file(path, POOLS_YAML, sizeof(POOLS_YAML) - 1);
