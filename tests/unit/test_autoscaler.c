@@ -90,19 +90,6 @@ static void test_scale_up_and_down(void **state)
     ct_run_to(e, CT0 + 699 * SEC);
     assert_int_equal(ct_count_nodes(e, "tpu"), 2);
     ct_run_to(e, CT0 + 701 * SEC);
-    if (getenv("DBG")) {
-        const struct fq_object **l;
-        size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, NULL, &l);
-        for (size_t i = 0; i < n; i++)
-            fprintf(stderr, "pod %s node=%s phase=%s\n", l[i]->name,
-                    fq_value_path_str(l[i]->obj, "spec.nodeName", "-"),
-                    fq_value_path_str(l[i]->obj, "status.phase", "-"));
-        free(l);
-        n = fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &l);
-        for (size_t i = 0; i < n; i++)
-            fprintf(stderr, "node %s\n", l[i]->name);
-        free(l);
-    }
     assert_int_equal(ct_count_nodes(e, "tpu"), 0);
     assert_int_equal(ct_count_nodes(e, "cpu"), 2);
     assert_int_equal(ct_count_nodes(e, "default-pool"), 1);
