@@ -32,14 +32,17 @@
  *  3. An Indexed Job never has two active pods for one index, and each
  *     index counts once toward completions.
  *
+ * ttlSecondsAfterFinished deletes a finished Job and its pods that many
+ * seconds after it finished (Complete or Failed lastTransitionTime).
+ *
  * Indexed Jobs with more than one completion are gangs for rendezvous:
  * every pod gets RANK = index, WORLD_SIZE = completions and the
  * coordinator env of pods.h (port pair recorded on the Job in the
  * annotation flexq.dev/rendezvous-port).
  *
  * What it does not do: podFailurePolicy, successPolicy, pod backoff delays
- * between retries, ttlSecondsAfterFinished of Jobs (left to the user), or
- * anything in `no_pods` mode (the simulator has no Jobs).
+ * between retries, or anything in `no_pods` mode (the simulator has no
+ * Jobs).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +275,31 @@ static void create_pod(struct fq_engine *e, const char *ns,
     free(pname);
 }
 
+/*
+ * ttlSecondsAfterFinished: a finished Job (and its pods) is deleted that
+ * long after it finished. Returns true when it was deleted now.
+ */
+static bool ttl_expired(struct fq_engine *e, struct jobctl *jc, const char *ns,
+                        const char *name, const struct fq_value *spec,
+                        const struct fq_value *st, int64_t now)
+{
+    int64_t ttl = fq_value_path_int(spec, "ttlSecondsAfterFinished", -1);
+    if (ttl < 0)
+        return false;
+    const struct fq_value *c = fq_pods_cond(st, "Complete");
+    if (!c || strcmp(fq_value_path_str(c, "status", ""), "True") != 0)
+        c = fq_pods_cond(st, "Failed");
+    int64_t done = now;
+    fq_time_parse(fq_value_path_str(c, "lastTransitionTime", ""), &done);
+    if (now < done + ttl * 1000) {
+        fq_pods_queue_timer(&jc->q, ns, name, done + ttl * 1000);
+        return false;
+    }
+    fq_pods_delete_owned(e, ns, "Job", name);
+    fq_objstore_delete(fq_engine_store(e), FQ_KIND_JOB, ns, name, NULL);
+    return true;
+}
+
 static void reconcile(struct fq_engine *e, const char *ns, const char *name,
                       int64_t now, struct jobctl *jc)
 {
@@ -295,6 +323,12 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
         fq_pods_cond_true(st, "Complete") || fq_pods_cond_true(st, "Failed");
     if (finished) {
         kill_active(e, ns, &v, "Completed", now); /* invariant 1 */
+        if (ttl_expired(e, jc, ns, name, spec, st, now)) {
+            jview_release(&v);
+            fq_value_free(st);
+            fq_value_free(job);
+            return;
+        }
         goto counts;
     }
     if (fq_value_path_bool(spec, "suspend", false)) {

@@ -254,6 +254,27 @@ static void test_job_onfailure_restarts(void **state)
     fq_engine_free(e);
 }
 
+static void test_job_ttl_after_finished(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_job(e, "tmp", "  ttlSecondsAfterFinished: 30\n", T0);
+    const char *p[4];
+    assert_int_equal(tl_pods(e, "default", "Job", "tmp", p, 4), 1);
+    char *name = fq_xstrdup(p[0]);
+    tl_report(e, "default", name, "Succeeded", false, 0, NULL, T0 + 1000);
+    fq_engine_run(e, T0 + 1000);
+    assert_string_equal(tl_cond(job(e, "tmp"), "Complete", "status"), "True");
+    assert_int_equal(fq_engine_next_wakeup(e), T0 + 31000);
+    fq_engine_run(e, T0 + 30999);
+    assert_non_null(job(e, "tmp"));
+    fq_engine_run(e, T0 + 31000);
+    assert_null(job(e, "tmp"));
+    assert_null(tl_get(e, FQ_KIND_POD, "default", name));
+    free(name);
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_job_indexed),
         cmocka_unit_test(test_job_suspend_resume),
         cmocka_unit_test(test_job_onfailure_restarts),
+        cmocka_unit_test(test_job_ttl_after_finished),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
