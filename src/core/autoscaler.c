@@ -185,10 +185,34 @@ static const char *consumed_provreq(const struct fq_value *wl,
     return NULL;
 }
 
-static int64_t placed_count(struct fq_capacity *st, struct fq_engine *e,
-                            const char *wl, const char *podset, bool *all_ready)
+/*
+ * An index of every placement (workload, podset) -> count, built once per
+ * pass so that looking up a workload's podsets does not scan every node
+ * (the simulator runs thousands of workloads on thousands of nodes). The
+ * strings borrow from the stored nodes, which the pass does not modify.
+ */
+struct pentry {
+    const char *wl, *podset;
+    int64_t count;
+    bool ready;
+};
+
+struct pindex {
+    struct pentry *v;
+    size_t n, cap;
+};
+
+static int pentry_cmp(const void *a, const void *b)
 {
-    int64_t n = 0;
+    const struct pentry *x = a, *y = b;
+    int c = strcmp(x->wl, y->wl);
+    return c ? c : strcmp(x->podset, y->podset);
+}
+
+static void pindex_build(struct fq_capacity *st, struct fq_engine *e,
+                         struct pindex *ix)
+{
+    memset(ix, 0, sizeof(*ix));
     for (size_t i = 0; i < st->nnodes; i++) {
         const struct fq_cap_node *nd = &st->nodes[i];
         if (nd->gone || nd->busy == 0)
@@ -199,13 +223,35 @@ static int64_t placed_count(struct fq_capacity *st, struct fq_engine *e,
             o ? fq_value_path(o->obj, "status.placements") : NULL;
         for (size_t k = 0; k < fq_value_len(pl); k++) {
             const struct fq_value *p = fq_seq_at(pl, k);
-            if (strcmp(fq_value_path_str(p, "workload", ""), wl) ||
-                strcmp(fq_value_path_str(p, "podSet", ""), podset))
-                continue;
-            n += fq_value_path_int(p, "count", 0);
-            if (!nd->ready)
-                *all_ready = false;
+            FQ_GROW(ix->v, ix->cap, ix->n + 1);
+            struct pentry *x = &ix->v[ix->n++];
+            x->wl = fq_value_path_str(p, "workload", "");
+            x->podset = fq_value_path_str(p, "podSet", "");
+            x->count = fq_value_path_int(p, "count", 0);
+            x->ready = nd->ready;
         }
+    }
+    if (ix->n > 1)
+        qsort(ix->v, ix->n, sizeof(*ix->v), pentry_cmp);
+}
+
+static int64_t placed_count(const struct pindex *ix, const char *wl,
+                            const char *podset, bool *all_ready)
+{
+    struct pentry key = {wl, podset, 0, false};
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) { /* the first entry >= key */
+        size_t mid = lo + (hi - lo) / 2;
+        if (pentry_cmp(&ix->v[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t n = 0;
+    for (size_t i = lo; i < ix->n && pentry_cmp(&ix->v[i], &key) == 0; i++) {
+        n += ix->v[i].count;
+        if (!ix->v[i].ready)
+            *all_ready = false;
     }
     return n;
 }
@@ -278,10 +324,12 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         struct fq_cap_node *nd = &st->nodes[i];
         if (nd->gone || nd->busy == 0)
             continue;
-        struct fq_value *o = fq_objstore_edit(s, FQ_KIND_NODE, "", nd->name);
-        if (!o)
+        /* Read the stored node; copy it only when something goes. */
+        const struct fq_object *no =
+            fq_objstore_get(s, FQ_KIND_NODE, "", nd->name);
+        if (!no)
             continue;
-        struct fq_value *pl = fq_value_path(o, "status.placements");
+        const struct fq_value *pl = fq_value_path(no->obj, "status.placements");
         struct fq_value *keep = fq_value_seq();
         bool dropped = false;
         for (size_t k = 0; k < fq_value_len(pl); k++) {
@@ -303,11 +351,12 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         }
         fq_capacity_node_usage(nd, keep);
         if (dropped) {
+            struct fq_value *o =
+                fq_objstore_edit(s, FQ_KIND_NODE, "", nd->name);
             fq_map_set(fq_map_ensure_map(o, "status"), "placements", keep);
             fq_objstore_update(s, o, true, NULL, NULL, NULL);
         } else {
             fq_value_free(keep);
-            fq_value_free(o);
         }
     }
 }
@@ -345,6 +394,8 @@ static void place_group(struct fq_capacity *st, struct fq_engine *e,
 static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                               struct groups *gs)
 {
+    struct pindex ix;
+    pindex_build(st, e, &ix);
     const struct fq_object **list;
     size_t n =
         fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
@@ -382,7 +433,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                 flavor_pool(st, e, assignment_flavor(psa), ps);
             if (want <= 0)
                 continue;
-            int64_t placed = placed_count(st, e, key, name, &all_ready);
+            int64_t placed = placed_count(&ix, key, name, &all_ready);
             if (placed >= want)
                 continue;
             all = false;
@@ -419,6 +470,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
         }
     }
     free(list);
+    free(ix.v);
 }
 
 /* --- pods: pending pods as demand ----------------------------------------- */
