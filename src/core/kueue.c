@@ -836,6 +836,13 @@ static int64_t queue_order_ts(const struct fq_value *obj,
     return created;
 }
 
+/* Public for the visibility API (queue positions use the same order). */
+int64_t fq_kueue_queue_order_ts(const struct fq_value *wl,
+                                const struct fq_engine_config *cfg)
+{
+    return queue_order_ts(wl, cfg);
+}
+
 static int32_t priority_of(struct fq_engine *e, const struct fq_workload *v)
 {
     if (v->has_priority)

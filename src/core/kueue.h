@@ -39,4 +39,12 @@ struct fq_kueue_stats {
 
 void fq_kueue_get_stats(const void *self, struct fq_kueue_stats *out);
 
+/* The time a pending workload queues by (ms): its creation, or the
+ * Evicted transition for check and (with timestamp=Eviction) PodsReady
+ * evictions, as Kueue's queue order uses. With priority (higher first)
+ * and namespace/name it is the order of the ClusterQueue's heap; the
+ * visibility API's positions follow it. */
+int64_t fq_kueue_queue_order_ts(const struct fq_value *wl,
+                                const struct fq_engine_config *cfg);
+
 #endif
