@@ -246,22 +246,28 @@ void fq_sim_plot_pools(const struct fq_sim_result *r, struct fq_buf *out)
     char(*names)[96] = fq_xcalloc(2 * np + 1, sizeof(*names));
     for (size_t i = 0; i < n; i++)
         x[i] = (double)r->series.t_ms[i] / 86400000.0;
+    size_t ns = 0;
     for (size_t p = 0; p < np; p++) {
-        double *yc = y + (2 * p) * (n + 1), *yu = y + (2 * p + 1) * (n + 1);
+        double *yc = y + ns * (n + 1), *yu = y + (ns + 1) * (n + 1);
+        bool any = false;
         for (size_t i = 0; i < n; i++) {
             yc[i] = r->series.pool_chips[i * np + p];
             yu[i] = r->series.pool_used[i * np + p];
+            any = any || yc[i] > 0;
         }
-        snprintf(names[2 * p], sizeof(names[0]), "%.40s nodes",
+        if (!any)
+            continue; /* a pool without accelerators, or never used */
+        snprintf(names[ns], sizeof(names[0]), "%.40s provisioned",
                  r->pools[p].name);
-        snprintf(names[2 * p + 1], sizeof(names[0]), "%.40s in use",
+        snprintf(names[ns + 1], sizeof(names[0]), "%.40s in use",
                  r->pools[p].name);
-        s[2 * p] = (struct fq_svg_series){names[2 * p], x, yc, n, true};
-        s[2 * p + 1] = (struct fq_svg_series){names[2 * p + 1], x, yu, n, true};
+        s[ns] = (struct fq_svg_series){names[ns], x, yc, n, true};
+        s[ns + 1] = (struct fq_svg_series){names[ns + 1], x, yu, n, true};
+        ns += 2;
     }
     char title[128];
     snprintf(title, sizeof(title), "Chips per pool over time (%s)", r->policy);
-    fq_svg_chart(out, title, "time (days)", "chips", s, 2 * np, 0);
+    fq_svg_chart(out, title, "time (days)", "chips", s, ns, 0);
     free(names);
     free(y);
     free(x);
