@@ -1158,6 +1158,13 @@ void fq_api_handle(void *ctx, struct fq_http_req *r)
     bool version = n == 1 && !strcmp(seg[0], "version");
     const struct route *rt =
         k8s || version || n < 0 ? NULL : find_route(d->api, path);
+    /* A module may serve a whole API group of its own (the visibility
+     * API, web.c) by routing a "/apis/GROUP/" prefix. */
+    if (k8s && n >= 2 && !strcmp(seg[0], "apis")) {
+        rt = find_route(d->api, path);
+        if (rt && strncmp(rt->prefix, "/apis/", 6) != 0)
+            rt = NULL;
+    }
     if (d->auth && !(rt && (rt->flags & FQ_ROUTE_PUBLIC))) {
         int rc = fq_auth_identify(d->auth, fq_http_header(r, "Authorization"),
                                   &who, &e);

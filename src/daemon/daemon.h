@@ -48,6 +48,7 @@ struct fq_auth;
 struct fq_api;
 struct fq_loop;
 struct fq_runtime;
+struct fq_web;
 
 struct fq_daemon {
     struct fq_daemon_opts opts;
@@ -58,6 +59,7 @@ struct fq_daemon {
     struct fq_api *api;
     struct fq_loop *loop;       /* libevent state, private to loop.c */
     struct fq_runtime *runtime; /* pods, logs, Ray API (runner.h) */
+    struct fq_web *web;         /* dashboard, /metrics (web.h) */
     int64_t started_ms;
 };
 

@@ -53,6 +53,7 @@
 #include "flexq/alloc.h"
 #include "log.h"
 #include "runner.h"
+#include "web.h"
 
 struct pending {
     struct fq_http_req *req;
@@ -426,6 +427,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         rc = err && err->code ? err->code : FQ_EINTERNAL;
         goto fail;
     }
+    d->web = fq_web_attach(d); /* dashboard, /metrics, visibility */
     return 0;
 fail:
     fq_docs_release(&cfg_objs);
@@ -466,6 +468,8 @@ void fq_daemon_release(struct fq_daemon *d)
     /* The runtime's log streams and timers go before the HTTP server. */
     fq_runtime_detach(d->runtime);
     d->runtime = NULL;
+    fq_web_detach(d->web);
+    d->web = NULL;
     fq_http_free(d->http);
     d->http = NULL;
     fq_api_free(d->api);
