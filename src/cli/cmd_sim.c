@@ -295,9 +295,10 @@ static int run(int argc, char **argv)
     }
     struct fq_trace tr;
     fq_trace_init(&tr);
-    if (fq_trace_load(&tr, trace, skip_bad, &err)) {
+    if ((rc = fq_trace_load(&tr, trace, skip_bad, &err)) != 0) {
         fprintf(stderr, "flexq sim: %s%s\n", err.msg,
-                skip_bad ? "" : " (--skip-bad skips bad rows)");
+                skip_bad || rc != FQ_EINVAL ? "" :
+                                              " (--skip-bad skips bad rows)");
         fq_trace_release(&tr);
         fq_docs_release(&docs);
         return FQ_CLI_FAIL;
