@@ -7,6 +7,8 @@
  *   /                      -> /index.html (the single-page dashboard)
  *   /app.js, /style.css... the embedded files of web/ (web_assets.h)
  *   /ui/, /ui/PAGE         plain HTML tables, no script (web_ui.c)
+ *   /ui/stream             server-sent events: the dashboard's objects,
+ *                          then every committed change to them
  *   /metrics               Prometheus text (metrics_http.c)
  *   /apis/visibility.kueue.x-k8s.io/VERSION/clusterqueues/CQ/pendingworkloads
  *   /apis/visibility.kueue.x-k8s.io/VERSION/namespaces/NS/localqueues/LQ/
@@ -41,9 +43,123 @@
  "script-src 'self'; connect-src 'self'; frame-ancestors 'none'; " \
  "base-uri 'none'; form-action 'self'"
 
-struct fq_web {
-    struct fq_metrics_http *metrics;
+/* The kinds the dashboard's live stream carries. */
+static const enum fq_kind stream_kinds[] = {
+    FQ_KIND_RESOURCEFLAVOR,
+    FQ_KIND_COHORT,
+    FQ_KIND_CLUSTERQUEUE,
+    FQ_KIND_LOCALQUEUE,
+    FQ_KIND_WORKLOAD,
+    FQ_KIND_RAYJOB,
+    FQ_KIND_JOB,
+    FQ_KIND_NODEPOOL,
+    FQ_KIND_NODE,
+    FQ_KIND_POD,
+    FQ_KIND_PROVISIONINGREQUEST,
+    FQ_KIND_EVENT,
 };
+
+#define STREAM_EVENTS 300 /* newest Events sent when a stream starts */
+
+struct fq_web {
+    struct fq_daemon *d;
+    struct fq_metrics_http *metrics;
+    struct fq_http_req **streams; /* live /ui/stream clients */
+    size_t nstreams, capstreams;
+};
+
+static bool streamed(enum fq_kind k)
+{
+    for (size_t i = 0; i < sizeof(stream_kinds) / sizeof(stream_kinds[0]); i++)
+        if (stream_kinds[i] == k)
+            return true;
+    return false;
+}
+
+static void drop_stream(struct fq_web *w, struct fq_http_req *r)
+{
+    for (size_t i = 0; i < w->nstreams; i++)
+        if (w->streams[i] == r) {
+            w->streams[i] = w->streams[--w->nstreams];
+            return;
+        }
+}
+
+static void on_stream_close(void *ctx, struct fq_http_req *r)
+{
+    drop_stream(ctx, r);
+}
+
+/* One server-sent event: "data: {"type":T,"kind":K,"object":O}". */
+static void sse_change(struct fq_buf *b, const char *type, enum fq_kind k,
+                       const struct fq_value *obj)
+{
+    fq_buf_printf(b, "data: {\"type\":\"%s\",\"kind\":\"%s\",\"object\":", type,
+                  fq_kind_info(k)->name);
+    fq_json_encode(obj, 0, b);
+    fq_buf_puts(b, "}\n\n");
+}
+
+static int rv_cmp(const void *x, const void *y)
+{
+    const struct fq_object *a = *(const struct fq_object *const *)x;
+    const struct fq_object *b = *(const struct fq_object *const *)y;
+    return a->rv < b->rv ? -1 : a->rv > b->rv ? 1 : 0;
+}
+
+/*
+ * GET /ui/stream: one text/event-stream with every object of the
+ * dashboard's kinds (event "reset", the objects, event "synced"), then
+ * each committed change. One connection instead of a watch per kind
+ * keeps the browser under its six connections per host.
+ */
+static void start_stream(struct fq_web *w, struct fq_http_req *r)
+{
+    struct fq_daemon *d = w->d;
+    struct fq_objstore *s = fq_engine_store(d->engine);
+    fq_http_stream_start(r, 200, "text/event-stream", on_stream_close, w);
+    struct fq_buf b = FQ_BUF_INIT;
+    fq_buf_puts(&b, "retry: 2000\nevent: reset\ndata: {}\n\n");
+    for (size_t i = 0; i < sizeof(stream_kinds) / sizeof(stream_kinds[0]);
+         i++) {
+        const struct fq_object **os = NULL;
+        size_t n = fq_objstore_list(s, stream_kinds[i], NULL, &os);
+        size_t from = 0;
+        if (stream_kinds[i] == FQ_KIND_EVENT && n > STREAM_EVENTS) {
+            qsort(os, n, sizeof(*os), rv_cmp);
+            from = n - STREAM_EVENTS;
+        }
+        for (size_t k = from; k < n; k++)
+            sse_change(&b, "ADDED", stream_kinds[i], os[k]->obj);
+        free(os);
+    }
+    fq_buf_puts(&b, "event: synced\ndata: {}\n\n");
+    if (fq_http_stream_write(r, b.data, b.len) == 0) {
+        FQ_GROW(w->streams, w->capstreams, w->nstreams + 1);
+        w->streams[w->nstreams++] = r;
+    }
+    fq_buf_release(&b);
+}
+
+static void on_changes(struct fq_daemon *d, const struct fq_change *c, size_t n,
+                       void *ctx)
+{
+    (void)d;
+    struct fq_web *w = ctx;
+    if (!w->nstreams)
+        return;
+    struct fq_buf b = FQ_BUF_INIT;
+    static const char *const types[] = {"ADDED", "MODIFIED", "DELETED"};
+    for (size_t i = 0; i < n; i++)
+        if (c[i].obj && streamed(c[i].kind))
+            sse_change(&b, types[c[i].type], c[i].kind, c[i].obj);
+    for (size_t i = 0; b.len && i < w->nstreams;)
+        if (fq_http_stream_write(w->streams[i], b.data, b.len) < 0)
+            w->streams[i] = w->streams[--w->nstreams]; /* ended by http */
+        else
+            i++;
+    fq_buf_release(&b);
+}
 
 static const char *ctype_of(const char *path)
 {
@@ -104,10 +220,13 @@ static void on_asset(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
 
 static void on_ui(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
 {
-    (void)ctx;
     const char *page = fq_http_path(r) + strlen("/ui");
     while (*page == '/')
         page++;
+    if (!strcmp(page, "stream")) {
+        start_stream(ctx, r);
+        return;
+    }
     fq_http_add_header(r, "Content-Security-Policy", CSP);
     fq_web_ui_page(d, r, *page ? page : "overview");
 }
@@ -177,6 +296,8 @@ static void on_visibility(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
 struct fq_web *fq_web_attach(struct fq_daemon *d)
 {
     struct fq_web *w = fq_xcalloc(1, sizeof(*w));
+    w->d = d;
+    fq_daemon_add_change_listener(d, on_changes, w);
     fq_api_add_route(d->api, "/", FQ_ROUTE_PUBLIC, on_asset, w);
     fq_api_add_route(d->api, "/ui", 0, on_ui, w);
     fq_api_add_route(d->api, VIS_GROUP, 0, on_visibility, w);
@@ -189,5 +310,8 @@ void fq_web_detach(struct fq_web *w)
     if (!w)
         return;
     fq_metrics_http_detach(w->metrics);
+    for (size_t i = 0; i < w->nstreams; i++)
+        fq_http_stream_end(w->streams[i]);
+    free(w->streams);
     free(w);
 }
