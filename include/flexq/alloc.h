@@ -11,17 +11,17 @@
 
 #include <stddef.h>
 
-void *fq_xmalloc(size_t n);                   /* returns owned */
-void *fq_xcalloc(size_t n, size_t size);      /* zeroed, returns owned */
-void *fq_xrealloc(void *p, size_t n);         /* takes and returns owned */
-char *fq_xstrdup(const char *s);              /* returns owned */
-char *fq_xstrndup(const char *s, size_t n);   /* returns owned, NUL-ended */
-char *fq_xasprintf(const char *fmt, ...)      /* returns owned */
+void *fq_xmalloc(size_t n);                 /* returns owned */
+void *fq_xcalloc(size_t n, size_t size);    /* zeroed, returns owned */
+void *fq_xrealloc(void *p, size_t n);       /* takes and returns owned */
+char *fq_xstrdup(const char *s);            /* returns owned */
+char *fq_xstrndup(const char *s, size_t n); /* returns owned, NUL-ended */
+char *fq_xasprintf(const char *fmt, ...)    /* returns owned */
     __attribute__((format(printf, 1, 2)));
 
 /* Grows *items (of *cap elements of `size` bytes) to hold at least `need`. */
 void fq_grow(void **items, size_t *cap, size_t need, size_t size);
-#define FQ_GROW(arr, cap, need)                                                \
-    fq_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+#define FQ_GROW(arr, cap, need) \
+ fq_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 #endif

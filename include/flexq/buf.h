@@ -16,7 +16,10 @@ struct fq_buf {
     size_t cap;
 };
 
-#define FQ_BUF_INIT {NULL, 0, 0}
+#define FQ_BUF_INIT \
+ {                  \
+  NULL, 0, 0        \
+ }
 
 void fq_buf_init(struct fq_buf *b);
 void fq_buf_release(struct fq_buf *b);

@@ -71,14 +71,14 @@ struct fq_pods_ready_config {
     int64_t timeout_ms;          /* default 30 min */
     int64_t recovery_timeout_ms; /* default = timeout */
     bool block_admission;
-    bool timestamp_eviction;     /* requeuingStrategy.timestamp=Eviction */
-    int backoff_limit_count;     /* -1 = unlimited */
-    int64_t backoff_base_ms;     /* 60 s */
-    int64_t backoff_max_ms;      /* 3600 s */
+    bool timestamp_eviction; /* requeuingStrategy.timestamp=Eviction */
+    int backoff_limit_count; /* -1 = unlimited */
+    int64_t backoff_base_ms; /* 60 s */
+    int64_t backoff_max_ms;  /* 3600 s */
 };
 
 struct fq_engine_config {
-    uint64_t seed;          /* PRNG seed: uids, name suffixes, the cloud */
+    uint64_t seed; /* PRNG seed: uids, name suffixes, the cloud */
     struct fq_policy policy;
     struct fq_pods_ready_config pods_ready;
     /* Scale for the control plane's built-in delays (CA scan interval,
@@ -125,9 +125,9 @@ struct fq_pod_report {
     const char *message;
 };
 
-int fq_engine_pod_update(struct fq_engine *e, const char *ns,
-                         const char *name, const struct fq_pod_report *r,
-                         int64_t now_ms, struct fq_err *err);
+int fq_engine_pod_update(struct fq_engine *e, const char *ns, const char *name,
+                         const struct fq_pod_report *r, int64_t now_ms,
+                         struct fq_err *err);
 
 /* Settles the engine at time now_ms (monotone non-decreasing). */
 void fq_engine_run(struct fq_engine *e, int64_t now_ms);
@@ -156,8 +156,7 @@ void fq_engine_rand_suffix(struct fq_engine *e, char *buf, int n);
 
 /* Records a Kubernetes Event about an object (type "Normal"/"Warning"). */
 void fq_engine_event(struct fq_engine *e, const struct fq_value *involved,
-                     const char *type, const char *reason,
-                     const char *fmt, ...)
+                     const char *type, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 /*

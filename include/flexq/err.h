@@ -13,22 +13,22 @@
 #include <stddef.h>
 
 /*     name              message                          http  k8s reason */
-#define FQ_ERRORS(X)                                                          \
-    X(EINVAL, "invalid input", 422, "Invalid")                               \
-    X(EPARSE, "malformed input", 400, "BadRequest")                          \
-    X(ELIMIT, "input exceeds a limit", 413, "RequestEntityTooLarge")         \
-    X(EOVERFLOW, "value out of range", 422, "Invalid")                       \
-    X(ENOTFOUND, "not found", 404, "NotFound")                               \
-    X(EEXIST, "already exists", 409, "AlreadyExists")                        \
-    X(ECONFLICT, "conflict", 409, "Conflict")                                \
-    X(EUNAUTH, "unauthorized", 401, "Unauthorized")                          \
-    X(EFORBIDDEN, "forbidden", 403, "Forbidden")                             \
-    X(EUNSUPPORTED, "not supported", 405, "MethodNotAllowed")                \
-    X(ETIMEOUT, "timed out", 504, "Timeout")                                 \
-    X(EIO, "input/output error", 500, "InternalError")                       \
-    X(EPROVIDER, "provider failed", 502, "ServiceUnavailable")               \
-    X(EBUSY, "busy, try again", 503, "ServiceUnavailable")                   \
-    X(EINTERNAL, "internal error", 500, "InternalError")
+#define FQ_ERRORS(X)                                              \
+ X(EINVAL, "invalid input", 422, "Invalid")                       \
+ X(EPARSE, "malformed input", 400, "BadRequest")                  \
+ X(ELIMIT, "input exceeds a limit", 413, "RequestEntityTooLarge") \
+ X(EOVERFLOW, "value out of range", 422, "Invalid")               \
+ X(ENOTFOUND, "not found", 404, "NotFound")                       \
+ X(EEXIST, "already exists", 409, "AlreadyExists")                \
+ X(ECONFLICT, "conflict", 409, "Conflict")                        \
+ X(EUNAUTH, "unauthorized", 401, "Unauthorized")                  \
+ X(EFORBIDDEN, "forbidden", 403, "Forbidden")                     \
+ X(EUNSUPPORTED, "not supported", 405, "MethodNotAllowed")        \
+ X(ETIMEOUT, "timed out", 504, "Timeout")                         \
+ X(EIO, "input/output error", 500, "InternalError")               \
+ X(EPROVIDER, "provider failed", 502, "ServiceUnavailable")       \
+ X(EBUSY, "busy, try again", 503, "ServiceUnavailable")           \
+ X(EINTERNAL, "internal error", 500, "InternalError")
 
 enum fq_errcode {
     FQ_OK = 0,
@@ -40,10 +40,14 @@ enum fq_errcode {
 
 /* The negative codes functions return: FQ_EINVAL == -FQ_ERR_EINVAL, ... */
 #define FQ_ERR_NEG(name, msg, http, reason) FQ_##name = -FQ_ERR_##name,
-enum { FQ_ERRORS(FQ_ERR_NEG) };
+
+enum {
+    FQ_ERRORS(FQ_ERR_NEG)
+};
+
 #undef FQ_ERR_NEG
 
-#define FQ_ERR_MSG_MAX 1024
+#define FQ_ERR_MSG_MAX  1024
 #define FQ_ERR_PATH_MAX 256
 
 /*
@@ -74,8 +78,8 @@ int fq_err_set(struct fq_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Same, with a structured location; `file` may be NULL. */
-int fq_err_at(struct fq_err *err, int code, const char *file, int line,
-              int col, const char *path, const char *fmt, ...)
+int fq_err_at(struct fq_err *err, int code, const char *file, int line, int col,
+              const char *path, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 
 /* A growable list of errors, for validators that report every problem. */

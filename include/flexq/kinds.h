@@ -39,12 +39,12 @@ enum fq_kind {
 
 struct fq_kind_info {
     enum fq_kind kind;
-    const char *name;      /* "ClusterQueue" */
-    const char *group;     /* "kueue.x-k8s.io"; "" for the core group */
-    const char *version;   /* preferred version: "v1beta1" */
-    const char *alt_version; /* also accepted ("v1beta2"), or NULL */
-    const char *plural;    /* "clusterqueues" */
-    const char *singular;  /* "clusterqueue" */
+    const char *name;          /* "ClusterQueue" */
+    const char *group;         /* "kueue.x-k8s.io"; "" for the core group */
+    const char *version;       /* preferred version: "v1beta1" */
+    const char *alt_version;   /* also accepted ("v1beta2"), or NULL */
+    const char *plural;        /* "clusterqueues" */
+    const char *singular;      /* "clusterqueue" */
     const char *shortnames[4]; /* "cq", NULL-terminated */
     bool namespaced;
     bool has_status;

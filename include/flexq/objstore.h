@@ -33,9 +33,9 @@ struct fq_objstore;
  * or is deleted; do not modify it except through fq_objstore_* calls. */
 struct fq_object {
     enum fq_kind kind;
-    const char *ns;   /* "" for cluster-scoped kinds */
+    const char *ns; /* "" for cluster-scoped kinds */
     const char *name;
-    uint64_t rv;      /* resourceVersion, the revision of its last change */
+    uint64_t rv; /* resourceVersion, the revision of its last change */
     struct fq_value *obj;
 };
 
@@ -49,9 +49,9 @@ struct fq_change {
     uint64_t rev;
     enum fq_change_type type;
     enum fq_kind kind;
-    char *ns;               /* owned */
-    char *name;             /* owned */
-    struct fq_value *obj;   /* owned copy of the object after (or, for
+    char *ns;             /* owned */
+    char *name;           /* owned */
+    struct fq_value *obj; /* owned copy of the object after (or, for
                                DELETED, just before) the change */
 };
 
@@ -93,8 +93,8 @@ int fq_objstore_set_status(struct fq_objstore *s, enum fq_kind kind,
 struct fq_value *fq_objstore_edit(struct fq_objstore *s, enum fq_kind kind,
                                   const char *ns, const char *name);
 
-int fq_objstore_delete(struct fq_objstore *s, enum fq_kind kind,
-                       const char *ns, const char *name, struct fq_err *err);
+int fq_objstore_delete(struct fq_objstore *s, enum fq_kind kind, const char *ns,
+                       const char *name, struct fq_err *err);
 
 /* Borrowed, or NULL. ns is ignored ("" is fine) for cluster-scoped kinds. */
 const struct fq_object *fq_objstore_get(const struct fq_objstore *s,
@@ -118,8 +118,7 @@ uint64_t fq_objstore_revision(const struct fq_objstore *s);
  * Takes the changes logged since the last call (oldest first). The caller
  * owns the array and must release it with fq_changes_free.
  */
-size_t fq_objstore_take_changes(struct fq_objstore *s,
-                                struct fq_change **out);
+size_t fq_objstore_take_changes(struct fq_objstore *s, struct fq_change **out);
 void fq_changes_free(struct fq_change *c, size_t n);
 
 /*

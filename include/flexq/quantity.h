@@ -48,8 +48,8 @@ enum fq_qscale fq_quantity_scale_for(const char *resource);
  * Writes the canonical text of `v` (in units of `scale`) in the given
  * family into buf (at least 32 bytes). Returns buf.
  */
-char *fq_quantity_format(int64_t v, enum fq_qscale scale,
-                         enum fq_qformat fmt, char *buf, unsigned long size);
+char *fq_quantity_format(int64_t v, enum fq_qscale scale, enum fq_qformat fmt,
+                         char *buf, unsigned long size);
 
 /* Overflow-checked arithmetic: return 0 or FQ_EOVERFLOW (*out unchanged). */
 int fq_add_overflow(int64_t a, int64_t b, int64_t *out);

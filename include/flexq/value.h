@@ -49,22 +49,27 @@ struct fq_member {
 struct fq_value {
     enum fq_vtype type;
     uint32_t line, col;
+
     union {
         bool b;
+
         struct {
             char *raw; /* owned; the number as written, e.g. "1e3" */
             double d;
             int64_t i;
             bool is_int;
         } num;
+
         struct {
             char *s; /* owned; NUL-terminated, may contain no NUL */
             size_t len;
         } str;
+
         struct {
             struct fq_value **items; /* owned */
             size_t n, cap;
         } seq;
+
         struct {
             struct fq_member *items; /* owned, in insertion order */
             size_t n, cap;
@@ -74,12 +79,12 @@ struct fq_value {
 
 /* Limits on outside input; fq_limits_default() gives the ones flexq uses. */
 struct fq_limits {
-    size_t max_bytes;     /* whole input (default 4 MiB) */
-    size_t max_depth;     /* nesting of sequences/mappings (default 64) */
-    size_t max_docs;      /* YAML documents in one stream (default 1000) */
-    size_t max_aliases;   /* YAML alias uses in one stream (default 100) */
-    size_t max_string;    /* one scalar or key, bytes (default 1 MiB) */
-    size_t max_nodes;     /* nodes in one stream (default 1,000,000) */
+    size_t max_bytes;   /* whole input (default 4 MiB) */
+    size_t max_depth;   /* nesting of sequences/mappings (default 64) */
+    size_t max_docs;    /* YAML documents in one stream (default 1000) */
+    size_t max_aliases; /* YAML alias uses in one stream (default 100) */
+    size_t max_string;  /* one scalar or key, bytes (default 1 MiB) */
+    size_t max_nodes;   /* nodes in one stream (default 1,000,000) */
 };
 
 struct fq_limits fq_limits_default(void);

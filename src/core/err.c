@@ -57,7 +57,10 @@ const char *fq_err_reason(int code)
     return lookup(code)->reason;
 }
 
-static void vset(struct fq_err *err, int code, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void vset(struct fq_err *err,
+                                                       int code,
+                                                       const char *fmt,
+                                                       va_list ap)
 {
     err->code = code;
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
