@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-/*     name              message                          http  k8s reason */
+/* X(name, CLI message, HTTP status, Kubernetes Status reason) */
 #define FQ_ERRORS(X)                                              \
  X(EINVAL, "invalid input", 422, "Invalid")                       \
  X(EPARSE, "malformed input", 400, "BadRequest")                  \
