@@ -24,8 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "flexq/alloc.h"
+#include "log.h"
 
 #define MAX_NS 32
 
@@ -107,6 +109,11 @@ int fq_auth_load(const char *file, struct fq_auth **out, struct fq_err *err)
     FILE *f = fopen(file, "r");
     if (!f)
         return fq_err_set(err, FQ_EIO, "--tokens: cannot read %s", file);
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+        fq_log(FQ_LOG_WARN, "tokens file readable by others",
+               "file=%s mode=%03o hint=\"chmod 600\"", file,
+               (unsigned)(st.st_mode & 0777));
     struct fq_auth *a = fq_xcalloc(1, sizeof(*a));
     char line[4096];
     int lineno = 0, rc = 0;
