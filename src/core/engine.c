@@ -33,6 +33,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "pods.h"
 #if defined(__has_include)
 # if __has_include("flexq/objects.h")
 #  include "flexq/objects.h"
@@ -448,79 +449,15 @@ int fq_engine_delete(struct fq_engine *e, enum fq_kind kind, const char *ns,
     return fq_objstore_delete(e->store, kind, ns, name, err);
 }
 
-static struct fq_value *find_condition(struct fq_value *conds, const char *type)
-{
-    for (size_t i = 0; i < fq_value_len(conds); i++) {
-        struct fq_value *c = fq_seq_at(conds, i);
-        if (!strcmp(fq_value_path_str(c, "type", ""), type))
-            return c;
-    }
-    return NULL;
-}
-
 int fq_engine_pod_update(struct fq_engine *e, const char *ns, const char *name,
                          const struct fq_pod_report *r, int64_t now_ms,
                          struct fq_err *err)
 {
     if (now_ms > e->now)
         e->now = now_ms;
-    struct fq_value *pod = fq_objstore_edit(e->store, FQ_KIND_POD, ns, name);
-    if (!pod)
-        return fq_err_set(err, FQ_ENOTFOUND, "pods \"%s\" not found", name);
-    char ts[40];
-    fq_time_format(e->now, ts, sizeof(ts));
-    struct fq_value *st = fq_map_ensure_map(pod, "status");
-    if (r->phase)
-        fq_map_set(st, "phase", fq_value_str(r->phase));
-    if (r->phase && !strcmp(r->phase, "Running") &&
-        !fq_map_get(st, "startTime"))
-        fq_map_set(st, "startTime", fq_value_str(ts));
-
-    struct fq_value *conds = fq_map_get(st, "conditions");
-    if (!conds || conds->type != FQ_V_SEQ) {
-        conds = fq_value_seq();
-        fq_map_set(st, "conditions", conds);
-    }
-    struct fq_value *ready = find_condition(conds, "Ready");
-    const char *want = r->ready ? "True" : "False";
-    if (!ready) {
-        ready = fq_value_map();
-        fq_map_set(ready, "type", fq_value_str("Ready"));
-        fq_seq_push(conds, ready);
-    }
-    if (strcmp(fq_value_path_str(ready, "status", ""), want)) {
-        fq_map_set(ready, "status", fq_value_str(want));
-        fq_map_set(ready, "lastTransitionTime", fq_value_str(ts));
-    }
-
-    if (r->phase &&
-        (!strcmp(r->phase, "Succeeded") || !strcmp(r->phase, "Failed"))) {
-        struct fq_value *term = fq_value_map();
-        fq_map_set(term, "exitCode", fq_value_int(r->exit_code));
-        fq_map_set(term, "reason",
-                   fq_value_str(r->reason    ? r->reason :
-                                r->exit_code ? "Error" :
-                                               "Completed"));
-        if (r->message)
-            fq_map_set(term, "message", fq_value_str(r->message));
-        fq_map_set(term, "finishedAt", fq_value_str(ts));
-        struct fq_value *cs = fq_value_map();
-        const struct fq_value *c0 =
-            fq_seq_at(fq_value_path(pod, "spec.containers"), 0);
-        fq_map_set(cs, "name",
-                   fq_value_str(fq_value_path_str(c0, "name", "main")));
-        struct fq_value *state = fq_value_map();
-        fq_map_set(state, "terminated", term);
-        fq_map_set(cs, "state", state);
-        struct fq_value *arr = fq_value_seq();
-        fq_seq_push(arr, cs);
-        fq_map_set(st, "containerStatuses", arr);
-        if (r->reason)
-            fq_map_set(st, "reason", fq_value_str(r->reason));
-        if (r->message)
-            fq_map_set(st, "message", fq_value_str(r->message));
-    }
-    return fq_objstore_update(e->store, pod, true, NULL, NULL, err);
+    /* pods.c turns the report into pod status (phase, conditions,
+     * container states, restarts for OnFailure / Always). */
+    return fq_pods_report(e, ns, name, r, e->now, err);
 }
 
 /* --- events ------------------------------------------------------------- */

@@ -891,6 +891,7 @@ int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
                     r->message && *r->message ? ": " : "",
                     r->message ? r->message : "");
                 fq_map_set(st, "message", fq_value_str(msg));
+                fq_map_set(st, "reason", fq_value_str(reason));
                 free(msg);
             }
         }

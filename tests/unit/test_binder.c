@@ -15,7 +15,8 @@ static void pod(struct fq_engine *e, const char *name, int tpu,
     char *y = fq_xasprintf(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n"
         "  namespace: default\n%s%s"
-        "spec:\n%s  containers:\n  - name: main\n    image: x\n"
+        "spec:\n  restartPolicy: Never\n%s  containers:\n"
+        "  - name: main\n    image: x\n"
         "    resources:\n      requests:\n        cpu: \"1\"\n"
         "        google.com/tpu: \"%d\"\n"
         "status:\n  phase: Pending\n",
