@@ -11,8 +11,10 @@
  *   Price: the CapacityModel's price for the machine type and way of
  *   buying (on-demand, flex-start, Spot), else the catalog's.
  *
- *   Workloads (no_pods placements): each run charges the time since the
- *   previous run to the workloads placed on each node, each with its share
+ *   Workloads: each run charges the time since the previous run to the
+ *   workloads on each node (no_pods: its placements; with pods: the bound
+ *   live pods, mapped to the workload of the job they come from), each
+ *   with its share
  *   of the node (the largest fraction of any allocatable resource its pods
  *   take; a 4-TPU pod on a 4-TPU host is the whole host). Shares are
  *   accumulated in memory and written to status.cost {usd, nodeSeconds}
@@ -23,9 +25,8 @@
  * 4 nodes for 30 minutes: nodeSeconds 7200, usd 21.60.
  *
  * Invariants: charges only grow; a charge is made once (asOf moves with
- * it). What it does not do: attribute pods to workloads when pods are
- * objects (pools are charged; workloads in no_pods mode only), discounts
- * for commitments, or the cost of the control plane.
+ * it). What it does not do: charge pods of no workload (they count in
+ * their pool only), discounts for commitments, or the control plane.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +223,79 @@ static void charge_workloads(struct fq_capacity *st, struct fq_engine *e,
     }
 }
 
+/*
+ * With pods as objects: a pod's workload is the one owned by the job the
+ * pod comes from (a RayJob's pods carry ray.io/originated-from-cr-name, a
+ * batch Job's pods batch.kubernetes.io/job-name; a RayJob's submitter Job
+ * has the RayJob's name). Returns "ns/workload" in buf, or false.
+ */
+static bool pod_workload(struct fq_engine *e, const struct fq_value *pod,
+                         const struct fq_object *const *wls, size_t nwl,
+                         char *buf, size_t n)
+{
+    const struct fq_value *labels = fq_value_path(pod, "metadata.labels");
+    const char *owner =
+        fq_value_as_str(fq_map_get(labels, "ray.io/originated-from-cr-name"));
+    if (!owner)
+        owner =
+            fq_value_as_str(fq_map_get(labels, "batch.kubernetes.io/job-name"));
+    const char *ns = fq_value_path_str(pod, "metadata.namespace", "");
+    (void)e;
+    for (size_t i = 0; owner && i < nwl; i++) {
+        if (strcmp(wls[i]->ns, ns))
+            continue;
+        const struct fq_value *refs =
+            fq_value_path(wls[i]->obj, "metadata.ownerReferences");
+        for (size_t k = 0; k < fq_value_len(refs); k++)
+            if (!strcmp(fq_value_path_str(fq_seq_at(refs, k), "name", ""),
+                        owner)) {
+                snprintf(buf, n, "%s/%s", wls[i]->ns, wls[i]->name);
+                return true;
+            }
+    }
+    return false;
+}
+
+static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
+                        struct wcharges *c, int64_t dt)
+{
+    struct fq_objstore *s = fq_engine_store(e);
+    const struct fq_object **wls, **pods;
+    size_t nwl = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &wls);
+    size_t np = fq_objstore_list(s, FQ_KIND_POD, NULL, &pods);
+    for (size_t i = 0; i < np; i++) {
+        const struct fq_value *pod = pods[i]->obj;
+        const char *node = fq_value_path_str(pod, "spec.nodeName", "");
+        const char *ph = fq_value_path_str(pod, "status.phase", "");
+        if (!*node || !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"))
+            continue;
+        const struct fq_cap_node *nd = NULL;
+        for (size_t k = 0; k < st->nnodes && !nd; k++)
+            if (!strcmp(st->nodes[k].name, node))
+                nd = &st->nodes[k];
+        struct fq_cap_pool *p = nd ? fq_capacity_pool(st, nd->pool) : NULL;
+        char key[600];
+        if (!p || !pod_workload(e, pod, wls, nwl, key, sizeof(key)))
+            continue;
+        int64_t req[FQ_R_N];
+        fq_capacity_pod_requests(pod, req);
+        double share = 0;
+        for (int r = 0; r < FQ_R_PODS; r++)
+            if (nd->alloc[r] > 0 &&
+                (double)req[r] / (double)nd->alloc[r] > share)
+                share = (double)req[r] / (double)nd->alloc[r];
+        if (share > 1)
+            share = 1;
+        struct wcharge *w = charge_of(c, key);
+        double secs = (double)dt / 1000.0 * share;
+        w->node_s += secs;
+        w->usd += secs / 3600.0 * pool_price(st, p);
+        w->touched = st->now;
+    }
+    free(pods);
+    free(wls);
+}
+
 void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
 {
     int64_t flush = fq_capacity_scaled(e, FLUSH_MS);
@@ -233,8 +307,12 @@ void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
             fq_cost_pool_flush(st, e, p);
     }
     struct wcharges *c = charges(st);
-    if (c->last_run >= 0 && st->now > c->last_run)
-        charge_workloads(st, e, c, st->now - c->last_run);
+    if (c->last_run >= 0 && st->now > c->last_run) {
+        if (fq_engine_config(e)->no_pods)
+            charge_workloads(st, e, c, st->now - c->last_run);
+        else
+            charge_pods(st, e, c, st->now - c->last_run);
+    }
     c->last_run = st->now;
     for (size_t i = 0; i < c->n; i++) {
         struct wcharge *w = &c->w[i];

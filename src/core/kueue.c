@@ -1875,6 +1875,10 @@ static void write_queue_status(struct fq_engine *e, struct snap *s,
             }
         }
         fq_map_set(st, "flavorsReservation", fr);
+        /* Keep what the capacity controller writes here (cost.c). */
+        const struct fq_value *cost = fq_value_path(cur, "status.cost");
+        if (cost)
+            fq_map_set(st, "cost", fq_value_clone(cost));
         if (!fq_value_equal(st, fq_map_get(cur, "status")))
             fq_objstore_set_status(fq_engine_store(e), FQ_KIND_CLUSTERQUEUE, "",
                                    c->name, st, NULL);
