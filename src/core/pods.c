@@ -42,11 +42,12 @@
  *    (Error, OOMKilled, ContainerCannotRun).
  *  - Rendezvous: every pod of a gang (a RayCluster's workers, an Indexed
  *    Job) gets MASTER_ADDR / JAX_COORDINATOR_ADDRESS = the coordinator host
- *    and two ports [p, p+1] that no other live gang holds, taken from the
- *    range engine config rendezvous_port_base/_count (default 29500, 500
- *    ports). The core cannot probe the machine: the daemon must choose a
- *    range that is free there (and may fail a pod whose port turns out
- *    taken, with reason ContainerCannotRun). All pods of one flexqd share
+ *    and two ports [p, p+1] that no other live gang holds, taken from
+ *    29500..29999 (FQ_PODS_PORT_BASE/COUNT; PyTorch's customary 29500 is
+ *    the first). The core cannot probe the machine: the daemon is to keep
+ *    that range free (a config field for another range is a one-line
+ *    change in fq_pods_alloc_port), and may fail a pod whose port turns
+ *    out taken, with reason ContainerCannotRun. All pods of one flexqd share
  *    the machine's loopback, so the host is "127.0.0.1" and
  *    TPU_WORKER_HOSTNAMES lists that address once per host of the slice:
  *    names that resolve everywhere without a DNS trick.
@@ -744,16 +745,9 @@ static bool port_taken(const struct fq_objstore *s, enum fq_kind kind, int port)
 
 int fq_pods_alloc_port(struct fq_engine *e)
 {
-    const struct fq_engine_config *cfg = fq_engine_config(e);
+    /* The range is fixed for now; the engine config has no field for it
+     * (the daemon would set one after checking the range is free). */
     int base = FQ_PODS_PORT_BASE, count = FQ_PODS_PORT_COUNT;
-#ifdef FQ_ENGINE_HAS_RDV_PORTS
-    if (cfg->rendezvous_port_base > 0 && cfg->rendezvous_port_count > 1) {
-        base = cfg->rendezvous_port_base;
-        count = cfg->rendezvous_port_count;
-    }
-#else
-    (void)cfg;
-#endif
     struct fq_objstore *s = fq_engine_store(e);
     for (int p = base; p + 1 < base + count; p += 2)
         if (!port_taken(s, FQ_KIND_RAYCLUSTER, p) &&
