@@ -48,7 +48,7 @@
 /* The first of the two rendezvous ports a RayCluster / Job holds. */
 #define FQ_ANN_RDV_PORT "flexq.dev/rendezvous-port"
 
-/* Default rendezvous port range when the engine config gives none. */
+/* The rendezvous port range (fixed; see fq_pods_alloc_port). */
 #define FQ_PODS_PORT_BASE  29500
 #define FQ_PODS_PORT_COUNT 500
 
@@ -207,7 +207,7 @@ struct fq_rendezvous {
 void fq_pods_add_rendezvous(struct fq_value *spec,
                             const struct fq_rendezvous *r);
 /*
- * Picks the first rendezvous port pair [p, p+1] of the configured range
+ * Picks the first rendezvous port pair [p, p+1] of the range
  * that no live RayCluster or Job holds (annotation FQ_ANN_RDV_PORT).
  * Returns the port, or the range's base when all are taken.
  */
