@@ -1,0 +1,386 @@
+/*
+ * test_estimate.c - wait-time forecasts on hand-computable states.
+ *
+ * The config is test_sim.c's: Plan A is one 8-GPU node that always exists
+ * (quota 8), Plan B is flex-start with a fixed 600 s wait and instant
+ * boots. So a job's start can be worked out by hand from what runs and
+ * waits before it; the forecast must equal it (within Kueue's 100 ms
+ * scheduling cycle), for every seed, so p10 = p50 = p90.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../src/core/estimate.h"
+#include "flexq/engine.h"
+#include "flexq/value.h"
+
+static const char *config_ab =
+    "apiVersion: flexq.dev/v1alpha1\n"
+    "kind: NodePool\n"
+    "metadata: {name: on-demand-pool}\n"
+    "spec:\n"
+    "  config: {machineType: a2-highgpu-8g}\n"
+    "  locations: [us-east5-b]\n"
+    "  initialNodeCount: 1\n"
+    "  autoscaling: {enabled: true, minNodeCount: 1, maxNodeCount: 1}\n"
+    "---\n"
+    "apiVersion: flexq.dev/v1alpha1\n"
+    "kind: NodePool\n"
+    "metadata: {name: dws-pool}\n"
+    "spec:\n"
+    "  config: {machineType: a2-highgpu-8g, flexStart: true}\n"
+    "  locations: [us-east5-b]\n"
+    "  initialNodeCount: 0\n"
+    "  autoscaling: {enabled: true, minNodeCount: 0, maxNodeCount: 10}\n"
+    "  queuedProvisioning: {enabled: true}\n"
+    "---\n"
+    "apiVersion: flexq.dev/v1alpha1\n"
+    "kind: CapacityModel\n"
+    "metadata: {name: cloud}\n"
+    "spec:\n"
+    "  zones:\n"
+    "  - name: us-east5-b\n"
+    "    machineTypes:\n"
+    "    - name: a2-highgpu-8g\n"
+    "      bootSeconds: 0\n"
+    "      onDemand: {hosts: 1}\n"
+    "      flexStart: {hosts: 10, waitSeconds: 600}\n"
+    "      prices: {onDemand: \"36\", flexStart: \"18\"}\n"
+    "---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\n"
+    "kind: ResourceFlavor\n"
+    "metadata: {name: on-demand}\n"
+    "spec:\n"
+    "  nodeLabels: {cloud.google.com/gke-nodepool: on-demand-pool}\n"
+    "---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\n"
+    "kind: ResourceFlavor\n"
+    "metadata: {name: dws}\n"
+    "spec:\n"
+    "  nodeLabels: {cloud.google.com/gke-nodepool: dws-pool}\n"
+    "---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\n"
+    "kind: ClusterQueue\n"
+    "metadata: {name: cluster-queue}\n"
+    "spec:\n"
+    "  namespaceSelector: {}\n"
+    "  resourceGroups:\n"
+    "  - coveredResources: [nvidia.com/gpu]\n"
+    "    flavors:\n"
+    "    - name: on-demand\n"
+    "      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n"
+    "    - name: dws\n"
+    "      resources: [{name: nvidia.com/gpu, nominalQuota: 1000000000}]\n"
+    "  admissionChecksStrategy:\n"
+    "    admissionChecks:\n"
+    "    - name: dws-prov\n"
+    "      onFlavors: [dws]\n"
+    "---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\n"
+    "kind: LocalQueue\n"
+    "metadata: {namespace: default, name: user-queue}\n"
+    "spec: {clusterQueue: cluster-queue}\n"
+    "---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\n"
+    "kind: AdmissionCheck\n"
+    "metadata: {name: dws-prov}\n"
+    "spec:\n"
+    "  controllerName: kueue.x-k8s.io/provisioning-request\n"
+    "  parameters: {apiGroup: kueue.x-k8s.io, kind: "
+    "ProvisioningRequestConfig, name: dws-config}\n"
+    "---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\n"
+    "kind: ProvisioningRequestConfig\n"
+    "metadata: {name: dws-config}\n"
+    "spec:\n"
+    "  provisioningClassName: queued-provisioning.gke.io\n"
+    "  managedResources: [nvidia.com/gpu]\n"
+    "  parameters: {maxRunDurationSeconds: \"3000\"}\n";
+
+#define NOW 1767225600000LL /* 2026-01-01T00:00:00Z */
+
+static struct fq_value *workload(const char *name, int gpus)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "apiVersion: kueue.x-k8s.io/v1beta1\n"
+             "kind: Workload\n"
+             "metadata:\n"
+             "  name: %s\n"
+             "  namespace: default\n"
+             "  labels: {kueue.x-k8s.io/queue-name: user-queue}\n"
+             "spec:\n"
+             "  queueName: user-queue\n"
+             "  podSets:\n"
+             "  - name: main\n"
+             "    count: 1\n"
+             "    template:\n"
+             "      spec:\n"
+             "        tolerations: [{operator: Exists}]\n"
+             "        containers:\n"
+             "        - name: main\n"
+             "          image: x\n"
+             "          resources:\n"
+             "            requests: {nvidia.com/gpu: \"%d\"}\n"
+             "            limits: {nvidia.com/gpu: \"%d\"}\n",
+             name, gpus, gpus);
+    struct fq_limits lim = fq_limits_default();
+    struct fq_docs d = {0};
+    assert_int_equal(fq_yaml_parse(buf, strlen(buf), "w.yaml", &lim, &d, NULL),
+                     0);
+    assert_int_equal(d.n, 1);
+    struct fq_value *v = d.items[0];
+    d.items[0] = NULL;
+    d.n = 0;
+    fq_docs_release(&d);
+    return v;
+}
+
+struct fixture {
+    struct fq_docs docs;
+    struct fq_value *wl[8];
+    struct fq_estimate_job jobs[8];
+    size_t njobs;
+    struct fq_estimate_world w;
+};
+
+static void setup(struct fixture *x)
+{
+    memset(x, 0, sizeof(*x));
+    struct fq_limits lim = fq_limits_default();
+    assert_int_equal(fq_yaml_parse(config_ab, strlen(config_ab), "c.yaml", &lim,
+                                   &x->docs, NULL),
+                     0);
+    x->w.objects = (const struct fq_value *const *)x->docs.items;
+    x->w.nobjects = x->docs.n;
+    x->w.now_ms = NOW;
+    x->w.policy = fq_policy_kueue();
+    x->w.horizon_ms = 86400000LL;
+}
+
+static void add_job(struct fixture *x, int gpus, int64_t run_s, bool running)
+{
+    char name[32];
+    snprintf(name, sizeof(name), "w%zu", x->njobs);
+    x->wl[x->njobs] = workload(name, gpus);
+    x->jobs[x->njobs] = (struct fq_estimate_job){
+        .obj = x->wl[x->njobs],
+        .submit_ms = NOW - 1000 + (int64_t)x->njobs,
+        .run_ms = run_s * 1000,
+        .running = running,
+    };
+    x->njobs++;
+    x->w.jobs = x->jobs;
+    x->w.njobs = x->njobs;
+}
+
+static void teardown(struct fixture *x)
+{
+    for (size_t i = 0; i < x->njobs; i++)
+        fq_value_free(x->wl[i]);
+    fq_docs_release(&x->docs);
+}
+
+static bool engine_ready(void)
+{
+    struct fq_engine *e = fq_engine_new(NULL);
+    bool ok =
+        fq_engine_controller(e, "kueue") && fq_engine_controller(e, "capacity");
+    fq_engine_free(e);
+    return ok;
+}
+
+#define NEAR_MS(a, b)                                                        \
+ do {                                                                        \
+  int64_t a_ = (a), b_ = (b);                                                \
+  if (a_ < b_ - 1000 || a_ > b_ + 1000)                                      \
+   fail_msg("%s = %lld ms, want %lld ms", #a, (long long)a_, (long long)b_); \
+ } while (0)
+
+static const struct fq_estimate_range *row(const struct fq_estimate_result *r,
+                                           const char *flavor)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->rows[i].flavor, flavor))
+            return &r->rows[i];
+    fail_msg("no row %s", flavor);
+    return NULL;
+}
+
+static void same_range(const struct fq_estimate_range *x, int64_t ms)
+{
+    assert_int_equal(x->started, x->runs);
+    NEAR_MS(x->p10_ms, ms);
+    NEAR_MS(x->p50_ms, ms);
+    NEAR_MS(x->p90_ms, ms);
+}
+
+/* An empty cluster: the job starts now on Plan A; pinned to Plan B it
+ * waits the flex-start's 600 s. */
+static void test_empty(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fixture x;
+    setup(&x);
+    struct fq_value *t = workload("mine", 8);
+    struct fq_estimate_options o;
+    fq_estimate_options_init(&o);
+    o.nseeds = 3;
+    struct fq_estimate_result r;
+    struct fq_err err = {0};
+    assert_int_equal(fq_estimate_run(&x.w, t, &o, &r, &err), 0);
+    assert_string_equal(r.cluster_queue, "cluster-queue");
+    assert_string_equal(r.local_queue, "default/user-queue");
+    assert_int_equal(r.n, 3);
+    assert_string_equal(r.rows[0].flavor, "");
+    same_range(&r.rows[0], 0);
+    assert_string_equal(r.rows[0].admitted, "on-demand");
+    same_range(row(&r, "on-demand"), 0);
+    same_range(row(&r, "dws"), 600000);
+    assert_string_equal(row(&r, "dws")->admitted, "dws");
+    assert_int_equal(r.warmup_ms, 0);
+    fq_estimate_result_release(&r);
+    fq_value_free(t);
+    teardown(&x);
+}
+
+/* Plan A busy for 1000 s more: unpinned the job goes to Plan B (600 s),
+ * pinned to Plan A it waits for the running job (1000 s). */
+static void test_running_job(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fixture x;
+    setup(&x);
+    add_job(&x, 8, 1000, true);
+    struct fq_value *t = workload("mine", 8);
+    struct fq_estimate_options o;
+    fq_estimate_options_init(&o);
+    o.nseeds = 2;
+    struct fq_estimate_result r;
+    struct fq_err err = {0};
+    assert_int_equal(fq_estimate_run(&x.w, t, &o, &r, &err), 0);
+    same_range(&r.rows[0], 600000);
+    assert_string_equal(r.rows[0].admitted, "dws");
+    same_range(row(&r, "on-demand"), 1000000);
+    same_range(row(&r, "dws"), 600000);
+    fq_estimate_result_release(&r);
+    fq_value_free(t);
+    teardown(&x);
+}
+
+/* A queue on Plan A: running 1000 s left, then a pending 8-GPU job of
+ * 500 s submitted before ours that asks for Plan A's nodes (nodeSelector):
+ * ours, pinned to Plan A, starts at 1500 s; unpinned it takes Plan B at
+ * 600 s. */
+static void test_queue_ahead(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fixture x;
+    setup(&x);
+    add_job(&x, 8, 1000, true);
+    add_job(&x, 8, 500, false);
+    struct fq_value *sel = fq_map_ensure_map(
+        fq_value_path(fq_seq_at(fq_value_path(x.wl[1], "spec.podSets"), 0),
+                      "template.spec"),
+        "nodeSelector");
+    fq_map_set(sel, "cloud.google.com/gke-nodepool",
+               fq_value_str("on-demand-pool"));
+    struct fq_value *t = workload("mine", 8);
+    struct fq_estimate_options o;
+    fq_estimate_options_init(&o);
+    o.nseeds = 1;
+    struct fq_estimate_result r;
+    struct fq_err err = {0};
+    assert_int_equal(fq_estimate_run(&x.w, t, &o, &r, &err), 0);
+    same_range(row(&r, "on-demand"), 1500000);
+    same_range(&r.rows[0], 600000);
+    fq_estimate_result_release(&r);
+    fq_value_free(t);
+    teardown(&x);
+}
+
+/* A replay: the jobs' starts relative to now, as worked out by hand. */
+static void test_replay(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fixture x;
+    setup(&x);
+    /* j0 (8 GPUs, 100 s) arrives now, j1 (4 GPUs, 50 s) at 10 s. */
+    add_job(&x, 8, 100, true);
+    x.jobs[0].submit_ms = NOW;
+    add_job(&x, 4, 50, false);
+    x.jobs[1].submit_ms = NOW + 10000;
+    int64_t st[2];
+    assert_int_equal(fq_estimate_replay(&x.w, 1, st, NULL, NULL), 0);
+    assert_int_equal(st[0], 0);
+    /* j1 does not fit Plan A before 100 s, so Kueue gives it Plan B, whose
+     * request is provisioned 600 s after its arrival at 10 s. */
+    NEAR_MS(st[1], 610000);
+    teardown(&x);
+}
+
+static void test_runtime(void **state)
+{
+    (void)state;
+    struct fq_value *w = workload("a", 1);
+    enum fq_estimate_source src;
+    assert_int_equal(fq_estimate_runtime(w, &src), -1);
+    assert_int_equal(src, FQ_EST_SRC_NONE);
+    struct fq_value *ann =
+        fq_map_ensure_map(fq_map_ensure_map(w, "metadata"), "annotations");
+    fq_map_set(ann, FQ_ANN_EXPECTED_RUNTIME, fq_value_str("1h30m"));
+    assert_int_equal(fq_estimate_runtime(w, &src), 5400000);
+    assert_int_equal(src, FQ_EST_SRC_ANNOTATION);
+    fq_map_set(ann, FQ_ANN_EXPECTED_RUNTIME, fq_value_str("120"));
+    assert_int_equal(fq_estimate_runtime(w, NULL), 120000);
+    fq_map_set(ann, FQ_ANN_EXPECTED_RUNTIME, fq_value_str("soon"));
+    fq_map_set(fq_map_ensure_map(w, "spec"), "activeDeadlineSeconds",
+               fq_value_int(60));
+    assert_int_equal(fq_estimate_runtime(w, &src), 60000);
+    assert_int_equal(src, FQ_EST_SRC_DEADLINE);
+    fq_value_free(w);
+}
+
+/* A job without a queue label, or naming a LocalQueue that does not
+ * exist, is refused with a message. */
+static void test_bad_target(void **state)
+{
+    (void)state;
+    struct fixture x;
+    setup(&x);
+    struct fq_value *t = workload("mine", 8);
+    fq_map_set(fq_value_path(t, "metadata.labels"), "kueue.x-k8s.io/queue-name",
+               fq_value_str("nope"));
+    fq_map_set(fq_map_get(t, "spec"), "queueName", fq_value_str("nope"));
+    struct fq_estimate_result r;
+    struct fq_err err = {0};
+    assert_int_equal(fq_estimate_run(&x.w, t, NULL, &r, &err), FQ_EINVAL);
+    assert_non_null(strstr(err.msg, "no LocalQueue default/nope"));
+    fq_value_free(t);
+    teardown(&x);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty),       cmocka_unit_test(test_running_job),
+        cmocka_unit_test(test_queue_ahead), cmocka_unit_test(test_replay),
+        cmocka_unit_test(test_runtime),     cmocka_unit_test(test_bad_target),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
