@@ -232,6 +232,7 @@ struct kueue {
     struct strset seen_gen;     /* "kind/ns/name@generation" of config */
     struct strset cache;        /* "ns/name" -> struct wcache */
     uint64_t runs;
+    bool cycle_due; /* collect() built podsets: the cycle may run */
     struct fq_kueue_stats stats;
 };
 
@@ -2020,6 +2021,11 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
     }
     struct wl *ws = fq_xcalloc(n + 1, sizeof(*ws));
     size_t nw = 0;
+    /* Podsets (requests by resource index, flavor masks) are only needed
+     * when a cycle runs now; most runs are not cycles. */
+    bool due = (k->need_cycle || k->requeue) &&
+               now >= k->last_cycle + FQ_KUEUE_CYCLE_MS;
+    k->cycle_due = due;
     k->runs++;
     for (size_t i = 0; i < n; i++) {
         const struct fq_object *so =
@@ -2078,7 +2084,7 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                     ready = true;
             }
             w->waiting_check = any && !ready && !w->admitted;
-            if (w->waiting_check)
+            if (w->waiting_check && due)
                 wl_podsets(s, w, &v);
             if (v.queue_name)
                 w->lq = find_lq(s, ns[i], v.queue_name);
@@ -2115,7 +2121,8 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                 } else {
                     w->cq = ci;
                     w->pending = true;
-                    wl_podsets(s, w, &v);
+                    if (due)
+                        wl_podsets(s, w, &v);
                 }
             }
         }
@@ -2156,7 +2163,8 @@ static void run(void *self, struct fq_engine *e, int64_t now)
         k->requeue = false;
         k->need_cycle = true;
     }
-    if (k->need_cycle && now >= k->last_cycle + FQ_KUEUE_CYCLE_MS)
+    if (k->cycle_due && k->need_cycle &&
+        now >= k->last_cycle + FQ_KUEUE_CYCLE_MS)
         cycle(k, e, &s, ws, nw, now);
     write_queue_status(e, &s, ws, nw);
     for (size_t i = 0; i < nw; i++)
