@@ -45,6 +45,7 @@ struct fq_cli_cmd {
     X(nodepool) \
     X(logs) \
     X(sim) \
+    X(estimate) \
     X(validate) \
     X(version) \
     X(demo)
@@ -94,6 +95,12 @@ const struct fq_cli_cmd *const *fq_cli_commands(size_t *n);
 struct fq_err;
 int fq_cli_read_file(const char *path, size_t max, char **out, size_t *len,
                      struct fq_err *err);
+
+/* The "Estimated Start" section of `flexq describe` for a waiting job
+ * (cmd_estimate.c); prints nothing for other objects. */
+struct fq_client;
+struct fq_value;
+void fq_cli_estimate_section(struct fq_client *c, const struct fq_value *obj);
 
 /* `flexq validate` with its output streams, for tests (cmd_validate.c). */
 int fq_cli_validate(int argc, char **argv, FILE *out, FILE *err);

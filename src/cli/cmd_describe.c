@@ -296,6 +296,7 @@ static void describe(struct fq_client *c, enum fq_kind kind,
             yaml_block("Data", fq_map_get(obj, "data"), NULL);
         yaml_block("Status", fq_map_get(obj, "status"), "conditions");
     }
+    fq_cli_estimate_section(c, obj); /* pending jobs: cmd_estimate.c */
     conditions(obj, now);
     events(c, kind, obj, now);
 }

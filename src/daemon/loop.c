@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "api_estimate.h"
 #include "auth.h"
 #include "daemon.h"
 #include "flexq/alloc.h"
@@ -428,6 +429,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         goto fail;
     }
     d->web = fq_web_attach(d); /* dashboard, /metrics, visibility */
+    fq_api_estimate_attach(d); /* wait-time forecasts */
     return 0;
 fail:
     fq_docs_release(&cfg_objs);
