@@ -56,9 +56,11 @@ int main(int argc, char **argv)
 {
     const char *trace = argc > 1 ? argv[1] :
                                    FLEXQ_SOURCE_DIR
-                            "/../shared/traces/philly_2017/dev.csv";
+                            "/../shared/traces/kth_sp2_1996/dev.csv";
     const char *config =
-        argc > 2 ? argv[2] : FLEXQ_SOURCE_DIR "/examples/sim/philly-100.yaml";
+        argc > 2 ? argv[2] : FLEXQ_SOURCE_DIR "/examples/sim/kth-100.yaml";
+    long long chips_per_host = argc > 4 ? atoll(argv[4]) : (argc > 1 ? 0 : 8);
+    long long max_jobs = argc > 5 ? atoll(argv[5]) : (argc > 1 ? 0 : 1000);
     const char *policy = argc > 3 ? argv[3] : "flexq";
     struct fq_err err = {0};
 
