@@ -22,10 +22,10 @@
  * dashboard) running and says where; otherwise flexqd is stopped and the
  * directory removed.
  *
- * The demo's clock: flexqd's --time-scale is passed through as the engine's
- * time_scale, which the control plane multiplies its delays by (boot,
- * autoscaler scan, scale-down after 10 idle minutes, flex-start queueing);
- * DEMO_TIME_SCALE below makes a ten-minute idle period last 24 s.
+ * The demo's clock: flexqd's --time-scale N runs the control plane's delays
+ * (boot, autoscaler scan, scale-down after 10 idle minutes, flex-start
+ * queueing) N times faster; DEMO_TIME_SCALE below makes a ten-minute idle
+ * period last 24 s.
  *
  * What it does not do: talk to a real cloud, or keep anything after it
  * exits without --keep.
@@ -60,7 +60,7 @@
 
 extern char **environ;
 
-#define DEMO_TIME_SCALE "0.04"
+#define DEMO_TIME_SCALE "25"
 #define DEMO_TIMEOUT_S  170
 
 /* The tutorial's queue config (reference: the guide's dws-tpu-queue.yaml,
@@ -928,6 +928,6 @@ const struct fq_cli_cmd fq_cli_cmd_demo = {
     "RayJobs, prints a live timeline, the jobs' log tails and a summary.\n"
     "Exits 0 when both jobs succeeded.\n\n"
     "  --keep           leave flexqd running (API + dashboard) afterwards\n"
-    "  --time-scale N   the engine's time scale for control-plane delays\n"
+    "  --time-scale N   run the control plane N times faster\n"
     "                   (default " DEMO_TIME_SCALE ")\n"
     "  --timeout S      give up after S seconds (default 170)\n"};

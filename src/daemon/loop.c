@@ -16,10 +16,10 @@
  *
  * All requests that arrive while a turn's callbacks run share its commit,
  * so under load one fsync covers many writes. Time is the wall clock in ms,
- * clamped so the engine never sees it go backwards. --time-scale is handed
- * to the engine as fq_engine_config.time_scale, the factor its control-plane
- * delays are multiplied by (0.04: 25 times faster); the loop just asks the
- * engine when to run next.
+ * clamped so the engine never sees it go backwards. --time-scale N runs
+ * the control plane N times faster: the engine's time_scale, the factor its
+ * control-plane delays are multiplied by, is 1/N (25: a 10-minute delay
+ * lasts 24 s); the loop just asks the engine when to run next.
  *
  * Start-up: the store is opened, every stored object is created again in a
  * fresh engine's object store (keeping uid, creationTimestamp, status), the
@@ -377,7 +377,9 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     cfg.seed = o->seed ? o->seed :
                          (uint64_t)d->started_ms * 6364136223846793005ull ^
                              (uint64_t)getpid();
-    cfg.time_scale = o->time_scale > 0 ? o->time_scale : 1.0;
+    /* --time-scale N means N times faster; the engine multiplies its
+     * control-plane delays by time_scale. */
+    cfg.time_scale = o->time_scale > 0 ? 1.0 / o->time_scale : 1.0;
     cfg.sim_provider = !o->provider || !strcmp(o->provider, "sim");
     cfg.no_pods = false;
     int rc = 0;

@@ -54,7 +54,7 @@ def finish():
 class Daemon:
     """One flexqd process with its own data directory."""
 
-    def __init__(self, data_dir=None, extra=(), time_scale=0.01):
+    def __init__(self, data_dir=None, extra=(), time_scale=100):
         self.own_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="flexq-e2e-")
         self.extra = list(extra)
