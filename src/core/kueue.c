@@ -231,6 +231,8 @@ struct kueue {
     struct strset inadmissible; /* "ns/name" of parked workloads */
     struct strset seen_gen;     /* "kind/ns/name@generation" of config */
     struct strset cache;        /* "ns/name" -> struct wcache */
+    struct strset dirty;        /* "ns/name" of workloads changed since
+                                   the last run */
     uint64_t runs;
     bool cycle_due; /* collect() built podsets: the cycle may run */
     struct fq_kueue_stats stats;
@@ -1456,6 +1458,7 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
                     "was %llds; Flavors considered: %s%s",
                     c->name, (long long)((now - w->qts) / 1000), fq_buf_str(&b),
                     how ? how : "");
+    w->admitted = !checks || ready;
     if (!checks || ready) {
         fq_engine_event(e, so ? so : obj, "Normal", "Admitted",
                         "Admitted by ClusterQueue %s, wait time since "
@@ -1923,6 +1926,7 @@ static void destroy(void *self)
     strset_free(&k->inadmissible);
     strset_free(&k->seen_gen);
     strset_free(&k->cache);
+    strset_free(&k->dirty);
     free(k);
 }
 
@@ -1951,6 +1955,7 @@ static void on_change(void *self, struct fq_engine *e,
         /* A changed workload gets a fresh chance. */
         char key[600];
         wl_key(c->ns, c->name, key, sizeof(key));
+        strset_add(&k->dirty, key);
         if (strset_has(&k->inadmissible, key) &&
             !cond_find(c->obj, "QuotaReserved"))
             strset_del(&k->inadmissible, key);
@@ -2145,9 +2150,50 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
     return nw;
 }
 
+/*
+ * A run between scheduling cycles: only the workloads that changed get
+ * their lifecycle transitions. Queue counts and timers wait for the next
+ * full run (a cycle, a due timer), which on_change has asked for.
+ */
+static void run_changed(struct kueue *k, struct fq_engine *e, int64_t now)
+{
+    const struct fq_engine_config *cfg = fq_engine_config(e);
+    struct fq_objstore *st = fq_engine_store(e);
+    struct snap s;
+    snap_build(&s, e);
+    for (size_t i = 0; i < k->dirty.cap; i++) {
+        const char *key = k->dirty.t[i].key;
+        if (!key)
+            continue;
+        const char *slash = strchr(key, '/');
+        if (!slash)
+            continue;
+        char ns[300];
+        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+        const struct fq_value *cur = stored(e, FQ_KIND_WORKLOAD, ns, slash + 1);
+        if (!cur || !needs_lifecycle(cur, cfg))
+            continue;
+        struct fq_value *obj =
+            fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns, slash + 1);
+        lifecycle(k, e, &s, obj, now);
+        commit(e, obj);
+    }
+    strset_clear(&k->dirty);
+    snap_release(&s);
+}
+
 static void run(void *self, struct fq_engine *e, int64_t now)
 {
     struct kueue *k = self;
+    bool full = ((k->need_cycle || k->requeue) &&
+                 now >= k->last_cycle + FQ_KUEUE_CYCLE_MS) ||
+                now >= k->timer;
+    if (!full) {
+        if (k->dirty.n > 0)
+            run_changed(k, e, now);
+        return;
+    }
+    strset_clear(&k->dirty);
     struct snap s;
     k->timer = FQ_NEVER;
     snap_build(&s, e);
