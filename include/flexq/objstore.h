@@ -70,6 +70,20 @@ int fq_objstore_create(struct fq_objstore *s, struct fq_value *obj,
                        const struct fq_object **out, struct fq_err *err);
 
 /*
+ * Puts back an object read from durable storage, as it was: uid,
+ * creationTimestamp, generation and resourceVersion are kept, and the
+ * store's revision rises to at least that resourceVersion so revisions keep
+ * increasing across restarts. Takes ownership of `obj`. FQ_EEXIST if it
+ * exists.
+ */
+int fq_objstore_restore(struct fq_objstore *s, struct fq_value *obj,
+                        const struct fq_object **out, struct fq_err *err);
+
+/* Raises the store's revision to at least `rev` (the last one committed
+ * before a restart, deletions included). */
+void fq_objstore_set_revision(struct fq_objstore *s, uint64_t rev);
+
+/*
  * Replaces an object's spec/metadata (and status when `with_status`),
  * keeping uid and creationTimestamp. If obj carries a non-empty
  * metadata.resourceVersion that differs from the stored one: FQ_ECONFLICT.

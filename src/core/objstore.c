@@ -191,6 +191,35 @@ static int identify(const struct fq_value *obj, enum fq_kind *kind,
     return 0;
 }
 
+int fq_objstore_restore(struct fq_objstore *s, struct fq_value *obj,
+                        const struct fq_object **out, struct fq_err *err)
+{
+    uint64_t rv = strtoull(
+        fq_value_path_str(obj, "metadata.resourceVersion", "0"), NULL, 10);
+    const struct fq_object *o = NULL;
+    int rc = fq_objstore_create(s, obj, 0, NULL, &o, err);
+    if (rc < 0 || rv == 0) {
+        if (out)
+            *out = o;
+        return rc;
+    }
+    /* create took the next revision; give the object its stored one. */
+    struct entry *e = find(s, o->kind, o->ns, o->name);
+    e->pub.rv = rv;
+    set_rv(e->pub.obj, rv);
+    if (rv > s->rev)
+        s->rev = rv;
+    if (out)
+        *out = &e->pub;
+    return 0;
+}
+
+void fq_objstore_set_revision(struct fq_objstore *s, uint64_t rev)
+{
+    if (rev > s->rev)
+        s->rev = rev;
+}
+
 int fq_objstore_create(struct fq_objstore *s, struct fq_value *obj,
                        int64_t now_ms, const char *uid,
                        const struct fq_object **out, struct fq_err *err)

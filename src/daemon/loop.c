@@ -277,8 +277,9 @@ static int load_one(void *ctx, enum fq_kind kind, struct fq_value *obj)
     struct fq_daemon *d = ctx;
     struct fq_err err = {0};
     (void)kind;
-    int rc = fq_objstore_create(fq_engine_store(d->engine), obj,
-                                fq_daemon_now(d), NULL, NULL, &err);
+    /* As stored: uid, timestamps and resourceVersion stay what clients
+     * saw before the restart. */
+    int rc = fq_objstore_restore(fq_engine_store(d->engine), obj, NULL, &err);
     if (rc < 0)
         fq_log(FQ_LOG_WARN, "stored object not loaded", "error=\"%s\"",
                err.msg);

@@ -99,6 +99,28 @@ static void test_store_metadata_and_conflict(void **state)
     fq_objstore_free(s);
 }
 
+static void test_store_restore_keeps_revisions(void **state)
+{
+    (void)state;
+    struct fq_objstore *s = fq_objstore_new();
+    struct fq_value *o = configmap("default", "kept", "1");
+    fq_value_set_path(o, "metadata.resourceVersion", fq_value_str("41"));
+    fq_value_set_path(o, "metadata.uid", fq_value_str("uid-kept"));
+    const struct fq_object *got = NULL;
+    assert_int_equal(fq_objstore_restore(s, o, &got, NULL), 0);
+    assert_int_equal(got->rv, 41);
+    assert_string_equal(
+        fq_value_path_str(got->obj, "metadata.resourceVersion", ""), "41");
+    assert_string_equal(fq_value_path_str(got->obj, "metadata.uid", ""),
+                        "uid-kept");
+    fq_objstore_set_revision(s, 50);
+    assert_int_equal(fq_objstore_update(s, configmap("default", "kept", "2"),
+                                        false, NULL, &got, NULL),
+                     0);
+    assert_int_equal(got->rv, 51);
+    fq_objstore_free(s);
+}
+
 static void test_store_list_sorted(void **state)
 {
     (void)state;
@@ -203,6 +225,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_metadata_and_conflict),
+        cmocka_unit_test(test_store_restore_keeps_revisions),
         cmocka_unit_test(test_store_list_sorted),
         cmocka_unit_test(test_engine_events_aggregate),
         cmocka_unit_test(test_engine_same_seed_same_uids),
