@@ -536,6 +536,28 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 {
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
+        const struct fq_object *cur =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
+        if (!cur)
+            continue;
+        /* Most runs change nothing here: compare before copying. */
+        const struct fq_value *cs = fq_map_get(cur->obj, "status");
+        const struct fq_value *cond = fq_capacity_cond(cs, "ScaleUp");
+        const char *cst = fq_value_path_str(cond, "status", "");
+        bool cond_ok =
+            !p->ok || (p->failed_scale_up ?
+                           !strcmp(cst, "False") &&
+                               !strcmp(fq_value_path_str(cond, "message", ""),
+                                       p->fail_reason) :
+                           !cond || !strcmp(cst, "True"));
+        const char *phase = !p->ok               ? "Error" :
+                            p->nodes == p->ready ? "Running" :
+                                                   "Reconciling";
+        if (cond_ok && fq_value_path_int(cs, "nodeCount", -1) == p->nodes &&
+            fq_value_path_int(cs, "readyNodeCount", -1) == p->ready &&
+            fq_value_path_bool(cs, "initialized", false) == p->ok &&
+            !strcmp(fq_value_path_str(cs, "phase", ""), phase))
+            continue;
         struct fq_value *o =
             fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (!o)

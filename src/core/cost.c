@@ -323,4 +323,16 @@ void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
             w->touched != st->now)
             flush_workload(st, e, w);
     }
+    /* Forget charges of workloads that no longer run (all written). */
+    size_t k = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->w[i].touched != st->now && c->w[i].usd <= 0 &&
+            c->w[i].node_s <= 0) {
+            free(c->w[i].key);
+            free(c->w[i].cq);
+            continue;
+        }
+        c->w[k++] = c->w[i];
+    }
+    c->n = k;
 }
