@@ -39,7 +39,9 @@
  *   4. per pool, used chips = the sum of chips of jobs running there.
  *
  * Memory is flat in the number of finished jobs: a finished workload is
- * deleted from the engine once its figures are recorded, Events are purged
+ * deleted from the engine once its figures are recorded (just before the
+ * next settle, so that the deletion does not cost a settle of its own),
+ * Events are purged
  * as they pile up, and the store's change log is off. What grows with the
  * trace is one compact record per job (report.h) and the state below.
  *
