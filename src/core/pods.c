@@ -792,6 +792,39 @@ static void set_ready(struct fq_value *st, bool ready, const char *reason,
                      now);
 }
 
+/* A failed container is never silent: a Warning event on the pod
+ * ("BackOff" when it restarts, "Failed" when it ends) and one on the object
+ * that controls it ("PodFailed"), so `describe` of a Job or RayCluster
+ * says which pod failed and why. */
+static void tell_failure(struct fq_engine *e, const char *ns, const char *name,
+                         const struct fq_pod_report *r, bool restart)
+{
+    struct fq_objstore *s = fq_engine_store(e);
+    const char *why = r->reason && *r->reason ? r->reason : "Error";
+    char *msg = fq_xasprintf(
+        "container exited with code %d (%s)%s%s", r->exit_code, why,
+        r->message && *r->message ? ": " : "", r->message ? r->message : "");
+    const struct fq_object *po = fq_objstore_get(s, FQ_KIND_POD, ns, name);
+    if (po)
+        fq_engine_event(e, po->obj, "Warning", restart ? "BackOff" : "Failed",
+                        "%s%s", msg,
+                        restart ? "; restarting (restartPolicy)" : "");
+    po = fq_objstore_get(s, FQ_KIND_POD, ns, name);
+    const struct fq_value *ref =
+        po ? fq_seq_at(fq_value_path(po->obj, "metadata.ownerReferences"), 0) :
+             NULL;
+    enum fq_kind ok =
+        ref ? fq_kind_lookup(fq_value_path_str(ref, "kind", "")) : FQ_KIND_NONE;
+    const struct fq_object *owner =
+        ok != FQ_KIND_NONE ?
+            fq_objstore_get(s, ok, ns, fq_value_path_str(ref, "name", "")) :
+            NULL;
+    if (owner)
+        fq_engine_event(e, owner->obj, "Warning", "PodFailed",
+                        "Pod %s failed: %s", name, msg);
+    free(msg);
+}
+
 int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
                    const struct fq_pod_report *r, int64_t now,
                    struct fq_err *err)
@@ -891,6 +924,8 @@ int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
         }
     }
     fq_pods_put_status(e, FQ_KIND_POD, ns, name, st);
+    if (failed)
+        tell_failure(e, ns, name, r, restart);
     return 0;
 }
 

@@ -101,6 +101,19 @@ static void test_job_backoff_limit(void **state)
                         "Job has reached the specified backoff limit");
     const char *p[8];
     assert_int_equal(tl_pods(e, "default", "Job", "flaky", p, 8), 3);
+    /* Each failure was told on the Job, naming the pod and the reason. */
+    const struct fq_object **ev = NULL;
+    size_t nev = fq_objstore_list(fq_engine_store(e), FQ_KIND_EVENT, NULL, &ev);
+    int told = 0;
+    for (size_t i = 0; i < nev; i++) {
+        const struct fq_value *v = ev[i]->obj;
+        if (!strcmp(fq_value_path_str(v, "reason", ""), "PodFailed") &&
+            !strcmp(fq_value_path_str(v, "involvedObject.name", ""), "flaky") &&
+            strstr(fq_value_path_str(v, "message", ""), "(Error)"))
+            told++;
+    }
+    free(ev);
+    assert_int_equal(told, 3);
     fq_engine_free(e);
 }
 
