@@ -38,9 +38,9 @@
 #include "web_assets.h"
 
 #define VIS_GROUP "/apis/visibility.kueue.x-k8s.io/"
-#define CSP                                                        \
- "default-src 'self'; img-src 'self' data:; style-src 'self'; "    \
- "script-src 'self'; connect-src 'self'; frame-ancestors 'none'; " \
+#define CSP                                                                     \
+ "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " \
+ "script-src 'self'; connect-src 'self'; frame-ancestors 'none'; "              \
  "base-uri 'none'; form-action 'self'"
 
 /* The kinds the dashboard's live stream carries. */
