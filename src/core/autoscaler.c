@@ -155,9 +155,9 @@ static struct fq_cap_pool *flavor_pool(struct fq_capacity *st,
         if (!p->ok)
             continue;
         if (labels && fq_value_len(labels) > 0) {
-            if (fq_nodepool_matches(&p->spec, labels))
+            if (fq_capacity_pool_matches(p, labels))
                 return p;
-        } else if (!p->spec.queued && fq_nodepool_matches(&p->spec, sel)) {
+        } else if (!p->spec.queued && fq_capacity_pool_matches(p, sel)) {
             return p;
         }
     }
@@ -523,7 +523,7 @@ static void collect_pods(struct fq_capacity *st, struct fq_engine *e,
         struct fq_cap_pool *pool = NULL;
         for (size_t k = 0; !pool && k < st->npools; k++) {
             struct fq_cap_pool *p = &st->pools[k];
-            if (!p->ok || p->spec.queued || !fq_nodepool_matches(&p->spec, sel))
+            if (!p->ok || p->spec.queued || !fq_capacity_pool_matches(p, sel))
                 continue;
             struct fq_value *taints = fq_nodepool_node_taints(&p->spec);
             bool ok = true;

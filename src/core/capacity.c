@@ -76,6 +76,21 @@ struct fq_cap_pool *fq_capacity_pool(struct fq_capacity *st, const char *name)
     return NULL;
 }
 
+bool fq_capacity_pool_matches(const struct fq_cap_pool *p,
+                              const struct fq_value *selector)
+{
+    if (!selector || selector->type != FQ_V_MAP || selector->u.map.n == 0)
+        return true;
+    for (size_t i = 0; i < selector->u.map.n; i++) {
+        const struct fq_member *m = &selector->u.map.items[i];
+        const char *want = fq_value_as_str(m->val);
+        const char *have = fq_value_as_str(fq_map_get(p->labels, m->key));
+        if (!want || !have || strcmp(want, have))
+            return false;
+    }
+    return true;
+}
+
 const struct fq_value *fq_capacity_cond(const struct fq_value *status,
                                         const char *type)
 {
@@ -235,6 +250,7 @@ static void snapshot_free(struct fq_capacity *st)
     for (size_t i = 0; i < st->npools; i++) {
         free(st->pools[i].name);
         fq_value_free(st->pools[i].obj);
+        fq_value_free(st->pools[i].labels);
     }
     free(st->pools);
     st->pools = NULL;
@@ -317,6 +333,7 @@ static void snapshot(struct fq_capacity *st, struct fq_engine *e)
         p->name = fq_xstrdup(list[i]->name);
         p->obj = fq_value_clone(list[i]->obj);
         p->ok = fq_nodepool_decode(p->obj, &p->spec, NULL) == 0;
+        p->labels = p->ok ? fq_nodepool_node_labels(&p->spec) : NULL;
     }
     free(list);
     n = fq_objstore_list(s, FQ_KIND_NODE, NULL, &list);

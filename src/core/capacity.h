@@ -49,7 +49,8 @@ struct fq_cap_pool {
     char *name;
     struct fq_value *obj; /* owned copy; `spec` borrows from it */
     struct fq_nodepool_spec spec;
-    bool ok; /* decoded without error */
+    bool ok;                 /* decoded without error */
+    struct fq_value *labels; /* owned: the labels its nodes carry */
     int64_t nodes, ready;
     bool failed_scale_up;  /* the last scale-up attempt was refused */
     char fail_reason[256]; /* its message */
@@ -102,6 +103,10 @@ void fq_capacity_wake(struct fq_capacity *st, int64_t t);
 int64_t fq_capacity_scaled(struct fq_engine *e, int64_t ms);
 
 struct fq_cap_pool *fq_capacity_pool(struct fq_capacity *st, const char *name);
+
+/* fq_nodepool_matches with the pool's labels computed once per run. */
+bool fq_capacity_pool_matches(const struct fq_cap_pool *p,
+                              const struct fq_value *selector);
 
 /*
  * Creates one whole slice (slice_hosts nodes, booting) in `pool`, tagged

@@ -18,8 +18,9 @@
  *   of the node (the largest fraction of any allocatable resource its pods
  *   take; a 4-TPU pod on a 4-TPU host is the whole host). Shares are
  *   accumulated in memory and written to status.cost {usd, nodeSeconds}
- *   once a minute of engine time or when they grow by a cent; each
- *   ClusterQueue's status.cost is the sum over its workloads' charges.
+ *   every five minutes of engine time and when the workload stops
+ *   running; each ClusterQueue's status.cost is the sum of its workloads'
+ *   charges, written once per run.
  *
  * Example: on-demand-pool, ct6e-standard-4t at USD 10.80 per node-hour,
  * 4 nodes for 30 minutes: nodeSeconds 7200, usd 21.60.
@@ -144,8 +145,51 @@ static struct wcharge *charge_of(struct wcharges *c, const char *key)
     return w;
 }
 
+/* Per-ClusterQueue sums of one run's flushes, written once per queue. */
+struct qsum {
+    const char *cq; /* borrowed from a wcharge */
+    double usd, node_s;
+};
+
+struct qsums {
+    struct qsum *v;
+    size_t n, cap;
+};
+
+static void queue_add(struct qsums *qs, const char *cq, double usd,
+                      double node_s)
+{
+    for (size_t i = 0; i < qs->n; i++)
+        if (!strcmp(qs->v[i].cq, cq)) {
+            qs->v[i].usd += usd;
+            qs->v[i].node_s += node_s;
+            return;
+        }
+    FQ_GROW(qs->v, qs->cap, qs->n + 1);
+    qs->v[qs->n++] = (struct qsum){cq, usd, node_s};
+}
+
+static void queues_write(struct fq_capacity *st, struct fq_engine *e,
+                         struct qsums *qs)
+{
+    struct fq_objstore *s = fq_engine_store(e);
+    for (size_t i = 0; i < qs->n; i++) {
+        struct fq_value *q =
+            fq_objstore_edit(s, FQ_KIND_CLUSTERQUEUE, "", qs->v[i].cq);
+        if (!q)
+            continue;
+        struct fq_value *status = fq_map_ensure_map(q, "status");
+        const struct fq_value *c = fq_map_get(status, "cost");
+        write_cost(status, num(fq_map_get(c, "usd")) + qs->v[i].usd,
+                   num(fq_map_get(c, "nodeSeconds")) + qs->v[i].node_s, st->now,
+                   -1);
+        fq_objstore_update(s, q, true, NULL, NULL, NULL);
+    }
+    free(qs->v);
+}
+
 static void flush_workload(struct fq_capacity *st, struct fq_engine *e,
-                           struct wcharge *w)
+                           struct wcharge *w, struct qsums *qs)
 {
     char key[512];
     snprintf(key, sizeof(key), "%s", w->key);
@@ -168,18 +212,8 @@ static void flush_workload(struct fq_capacity *st, struct fq_engine *e,
         }
         fq_objstore_update(s, o, true, NULL, NULL, NULL);
     }
-    if (w->cq) {
-        struct fq_value *q =
-            fq_objstore_edit(s, FQ_KIND_CLUSTERQUEUE, "", w->cq);
-        if (q) {
-            struct fq_value *status = fq_map_ensure_map(q, "status");
-            const struct fq_value *c = fq_map_get(status, "cost");
-            write_cost(status, num(fq_map_get(c, "usd")) + w->usd,
-                       num(fq_map_get(c, "nodeSeconds")) + w->node_s, st->now,
-                       -1);
-            fq_objstore_update(s, q, true, NULL, NULL, NULL);
-        }
-    }
+    if (w->cq)
+        queue_add(qs, w->cq, w->usd, w->node_s);
     w->usd = 0;
     w->node_s = 0;
     w->written_at = st->now;
@@ -307,6 +341,7 @@ void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
             fq_cost_pool_flush(st, e, p);
     }
     struct wcharges *c = charges(st);
+    struct qsums qs = {0};
     if (c->last_run >= 0 && st->now > c->last_run) {
         if (fq_engine_config(e)->no_pods)
             charge_workloads(st, e, c, st->now - c->last_run);
@@ -318,11 +353,13 @@ void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
         struct wcharge *w = &c->w[i];
         if (w->usd <= 0 && w->node_s <= 0)
             continue;
-        /* Write once a minute, and at once when it stopped running. */
-        if (w->written_at < 0 || st->now - w->written_at >= flush ||
+        /* Write every few minutes, and at once when it stopped running. */
+        if (w->written_at < 0 || st->now - w->written_at >= 5 * flush ||
             w->touched != st->now)
-            flush_workload(st, e, w);
+            flush_workload(st, e, w, &qs);
     }
+    /* Queue names borrow from charges: write before any is freed. */
+    queues_write(st, e, &qs);
     /* Forget charges of workloads that no longer run (all written). */
     size_t k = 0;
     for (size_t i = 0; i < c->n; i++) {

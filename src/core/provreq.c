@@ -170,7 +170,7 @@ static struct fq_cap_pool *pick_pool(struct fq_capacity *st,
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
         if (p->ok && p->spec.queued == queued &&
-            fq_nodepool_matches(&p->spec, sel))
+            fq_capacity_pool_matches(p, sel))
             return p;
     }
     return NULL;
@@ -424,7 +424,7 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
             struct fq_cap_node *nd = &st->nodes[i];
             struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
             if (nd->gone || !nd->ready || !p || !p->ok ||
-                !fq_nodepool_matches(&p->spec, sel))
+                !fq_capacity_pool_matches(p, sel))
                 continue;
             while (left > 0 && fq_capacity_fits(room[i], req) > 0) {
                 for (int k = 0; k < FQ_R_N; k++)
