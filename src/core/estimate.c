@@ -646,6 +646,7 @@ static int forward(const struct fq_estimate_world *w, uint64_t seed,
     }
     int stall = 0;
     for (;;) {
+        finish_due(&f); /* a short remainder can end within the warm-up */
         settle(&f);
         size_t up = 0;
         for (size_t i = 0; i < f.n; i++)
