@@ -18,7 +18,8 @@
  *   of the node (the largest fraction of any allocatable resource its pods
  *   take; a 4-TPU pod on a 4-TPU host is the whole host). Shares are
  *   accumulated in memory and written to status.cost {usd, nodeSeconds}
- *   every five minutes of engine time and when the workload stops
+ *   every five minutes of engine time (every hour in no_pods mode, where
+ *   a simulation runs thousands of workloads) and when the workload stops
  *   running; each ClusterQueue's status.cost is the sum of its workloads'
  *   charges, written once per run.
  *
@@ -353,8 +354,10 @@ void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
         struct wcharge *w = &c->w[i];
         if (w->usd <= 0 && w->node_s <= 0)
             continue;
-        /* Write every few minutes, and at once when it stopped running. */
-        if (w->written_at < 0 || st->now - w->written_at >= 5 * flush ||
+        /* Write every few minutes (the simulator: every hour), and at
+         * once when it stopped running. */
+        int64_t every = fq_engine_config(e)->no_pods ? 60 * flush : 5 * flush;
+        if (w->written_at < 0 || st->now - w->written_at >= every ||
             w->touched != st->now)
             flush_workload(st, e, w, &qs);
     }
