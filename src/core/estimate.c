@@ -63,6 +63,9 @@
 #define WARMUP_MS       (6 * 3600000LL)
 #define DEFAULT_HORIZON (14 * 86400000LL)
 #define QUEUE_LABEL     "kueue.x-k8s.io/queue-name"
+/* A forecast gives up after this many steps (a guard: each step is an
+ * instant where something was due, so real runs stay far below it). */
+#define MAX_STEPS 2000000
 
 enum {
     J_NEW = 0,
@@ -719,7 +722,7 @@ static int forward(const struct fq_estimate_world *w, uint64_t seed,
         int64_t ta = next < f.n ? f.js[next].arrive : FQ_NEVER;
         if (!next_time(&f, ta, &stall))
             break;
-        if (f.t > last_arrival + horizon)
+        if (f.t > last_arrival + horizon || loops > MAX_STEPS)
             break;
     }
     if (starts)

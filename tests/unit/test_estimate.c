@@ -312,6 +312,41 @@ static void test_queue_ahead(void **state)
     teardown(&x);
 }
 
+/* Two running jobs: A on Plan A with 100 s left, B on Plan B (its pod
+ * template selects the dws pool) with 100 s left. The warm-up places A at
+ * once and B after a new 600 s flex-start wait; A ends at 100 s, inside
+ * the warm-up. So t0 = 600 s, Plan A is free by then: the job starts at
+ * once on Plan A (0 s after t0). */
+static void test_warmup(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fixture x;
+    setup(&x);
+    add_job(&x, 8, 100, true);
+    add_job(&x, 8, 100, true);
+    struct fq_value *sel = fq_map_ensure_map(
+        fq_value_path(fq_seq_at(fq_value_path(x.wl[1], "spec.podSets"), 0),
+                      "template.spec"),
+        "nodeSelector");
+    fq_map_set(sel, "cloud.google.com/gke-nodepool", fq_value_str("dws-pool"));
+    struct fq_value *t = workload("mine", 8);
+    struct fq_estimate_options o;
+    fq_estimate_options_init(&o);
+    o.nseeds = 1;
+    struct fq_estimate_result r;
+    struct fq_err err = {0};
+    assert_int_equal(fq_estimate_run(&x.w, t, &o, &r, &err), 0);
+    NEAR_MS(r.warmup_ms, 600000);
+    same_range(row(&r, "on-demand"), 0);
+    same_range(&r.rows[0], 0);
+    assert_string_equal(r.rows[0].admitted, "on-demand");
+    fq_estimate_result_release(&r);
+    fq_value_free(t);
+    teardown(&x);
+}
+
 /* A replay: the jobs' starts relative to now, as worked out by hand. */
 static void test_replay(void **state)
 {
@@ -380,7 +415,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty),       cmocka_unit_test(test_running_job),
         cmocka_unit_test(test_queue_ahead), cmocka_unit_test(test_replay),
-        cmocka_unit_test(test_runtime),     cmocka_unit_test(test_bad_target),
+        cmocka_unit_test(test_warmup),      cmocka_unit_test(test_runtime),
+        cmocka_unit_test(test_bad_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
