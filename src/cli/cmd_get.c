@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cmdutil.h"
 #include "flexq/alloc.h"
+#include "positions.h"
 #include "print.h"
 
 enum out_mode {
@@ -68,7 +69,7 @@ static int run(int argc, char **argv)
     struct fq_cmd_flags f;
     if (fq_cmd_parse("get", argc, argv,
                      "namespace,all-namespaces,selector,output,watch,"
-                     "no-headers,ignore-not-found",
+                     "no-headers,ignore-not-found,pending",
                      &f) < 0)
         return FQ_CLI_FAIL;
     struct fq_cmd_target t[FQ_CMD_MAX_ARGS];
@@ -184,6 +185,13 @@ static int run(int argc, char **argv)
                 fq_seq_push(items, obj);
             }
         }
+        if (t[i].kind == FQ_KIND_WORKLOAD && (f.pending || mode == OUT_WIDE)) {
+            struct fq_err err = {0};
+            int r =
+                fq_cli_positions(c, items, f.pending, mode == OUT_WIDE, &err);
+            if (r < 0)
+                rc = fq_cmd_fail(r, &err);
+        }
         size_t n = fq_value_len(items);
         const struct fq_value **objs = fq_xcalloc(n ? n : 1, sizeof(*objs));
         for (size_t k = 0; k < n; k++)
@@ -266,6 +274,9 @@ const struct fq_cli_cmd fq_cli_cmd_get = {
     "  -A, --all-namespaces    every namespace (adds a NAMESPACE column)\n"
     "  -l, --selector SEL      label selector: a=b,c!=d,e,!f,g in (x,y)\n"
     "  -o, --output FMT        wide, json, yaml or name\n"
+    "      --pending           workloads: only pending ones (with -o wide,\n"
+    "                          their positions in ClusterQueue and "
+    "LocalQueue)\n"
     "  -w, --watch             stream changes of one kind\n"
     "  --no-headers            tables without the header line\n"
     "  --ignore-not-found      a missing NAME is not an error\n"};

@@ -36,6 +36,7 @@ static const struct flagdef defs[] = {
     {"timeout", 0, true},      {"from-file", 0, true},
     {"from-literal", 0, true}, {"ignore-not-found", 0, false},
     {"watch", 'w', false},     {"no-headers", 0, false},
+    {"pending", 0, false},
 };
 
 static bool allowed_in(const char *allowed, const char *name)
@@ -73,6 +74,8 @@ static int set_flag(const char *cmd, const struct flagdef *d, const char *v,
         f->watch = true;
     else if (!strcmp(n, "no-headers"))
         f->no_headers = true;
+    else if (!strcmp(n, "pending"))
+        f->pending = true;
     else {
         const char **arr = !strcmp(n, "filename")  ? f->files :
                            !strcmp(n, "from-file") ? f->from_file :

@@ -33,6 +33,7 @@ struct fq_cmd_flags {
     bool ignore_not_found;
     bool watch;
     bool no_headers;
+    bool pending; /* get workloads --pending (positions.h) */
     const char *args[FQ_CMD_MAX_ARGS]; /* positional */
     int nargs;
 };

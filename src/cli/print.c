@@ -358,6 +358,8 @@ static const struct col cols_workload[] = {
     {"RESERVED IN", C_PATH, "status.admission.clusterQueue", NULL, false},
     {"ADMITTED", C_COND, "Admitted", NULL, false},
     {"FINISHED", C_COND, "Finished", NULL, false},
+    {"POSITION IN CQ", C_PATH, "flexqCLI.positionInClusterQueue", NULL, true},
+    {"POSITION IN LQ", C_PATH, "flexqCLI.positionInLocalQueue", NULL, true},
     AGE,
     END};
 static const struct col cols_cq[] = {
