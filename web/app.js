@@ -317,7 +317,9 @@ function usageBars(cq) {
         const nominal = qty(r.nominalQuota);
         const got = res[f.name + "/" + r.name] || {};
         const used = qty(got.total), borrowed = qty(got.borrowed);
-        const unbounded = nominal >= 1e8;
+        /* Kueue configs write "no limit" as a huge quota (the tutorial's dws
+         * flavor: 1000000000 and 1000000000Gi) */
+        const unbounded = nominal >= 1e9 * (/memory|storage/.test(r.name) ? 1073741824 : 1);
         const scale = unbounded ? Math.max(used, 1) * 4 : Math.max(nominal + qty(r.borrowingLimit || 0), used, 1e-9);
         const own = Math.min(used - borrowed, nominal);
         h += `<div class="bar-row" data-resource="${esc(r.name)}"><span class="mono">${esc(r.name)}</span>` +
@@ -398,8 +400,24 @@ function jobRows() {
     const pos = positions[key(wl)];
     return { wl, name: own.name, kind: own.kind, ns: wl.metadata.namespace, queue: (wl.spec || {}).queueName || "",
       flavor: flavorOf(wl), state: stateOf(wl), waited: wr.waited, ran: wr.ran, cost: costOf(wl),
-      pos: pos ? pos.cq + 1 : null, created: ms(wl.metadata.creationTimestamp) };
+      pos: pos ? pos.cq + 1 : null, created: ms(wl.metadata.creationTimestamp), why: shortWhy(wl) };
   }).sort((a, b) => b.created - a.created || a.name.localeCompare(b.name));
+}
+
+/* A few words for the jobs table; the job page has the whole sentence. */
+function shortWhy(wl) {
+  const st = stateOf(wl);
+  if (st === "WaitingForChecks")
+    return ((wl.status || {}).admissionChecks || []).filter((c) => c.state !== "Ready")
+      .map((c) => `check ${c.name}: ${c.state}`).join(", ");
+  if (st === "Pending") {
+    const c = cond(wl, "QuotaReserved");
+    const t = c && c.message ? c.message : "queued";
+    return t.length > 90 ? t.slice(0, 87) + "..." : t;
+  }
+  if (st === "Admitted") return "starting pods";
+  if (st === "Evicting") return (cond(wl, "Evicted") || {}).reason || "";
+  return "";
 }
 
 function viewJobs(m) {
@@ -409,7 +427,7 @@ function viewJobs(m) {
       `<select id="statef"><option value="">all states</option>${Object.keys(stateClass).map((s) => `<option${ui.state === s ? " selected" : ""}>${s}</option>`).join("")}</select>` +
       `<span id="jcount" class="muted"></span></div><div class="tablewrap"><table id="jobs"><thead><tr>` +
       `<th>Name</th><th>Namespace</th><th>Queue</th><th>Flavor</th><th>State</th><th class="num">Position</th>` +
-      `<th class="num">Waited</th><th class="num">Ran</th><th class="num">Cost</th></tr></thead><tbody></tbody></table></div>`;
+      `<th class="num">Waited</th><th class="num">Ran</th><th class="num">Cost</th><th>Why</th></tr></thead><tbody></tbody></table></div>`;
     $("filter").addEventListener("input", (e) => { ui.filter = e.target.value; render(); });
     $("statef").addEventListener("change", (e) => { ui.state = e.target.value; render(); });
   }
@@ -421,8 +439,8 @@ function viewJobs(m) {
     `<tr data-job="${esc(r.name)}"><td><a href="#/job/${encodeURIComponent(r.ns)}/${encodeURIComponent(r.wl.metadata.name)}">${esc(r.name)}</a> <span class="muted">${esc(r.kind)}</span></td>` +
     `<td>${esc(r.ns)}</td><td>${esc(r.queue)}</td><td class="flavor">${esc(r.flavor)}</td><td class="state">${badge(r.state)}</td>` +
     `<td class="num">${r.pos ? "#" + r.pos : ""}</td><td class="num">${dur(r.waited)}</td><td class="num">${r.ran == null ? "" : dur(r.ran)}</td>` +
-    `<td class="num">${r.cost == null ? "" : "$" + r.cost.toFixed(2)}</td></tr>`).join("")
-    : `<tr><td colspan="9" class="empty">No jobs${f || ui.state ? " match" : " yet"}.</td></tr>`;
+    `<td class="num">${r.cost == null ? "" : "$" + r.cost.toFixed(2)}</td><td class="muted why-s">${esc(r.why)}</td></tr>`).join("")
+    : `<tr><td colspan="10" class="empty">No jobs${f || ui.state ? " match" : " yet"}.</td></tr>`;
 }
 
 /* --- one job ------------------------------------------------------------ */
@@ -595,14 +613,14 @@ function eventRows(evs) {
 function viewCapacity(m) {
   if (m.dataset.view !== "capacity") {
     m.dataset.view = "capacity";
-    m.innerHTML = `<h1>Capacity</h1><h2>Node pools</h2><div id="pools" class="grid"></div>` +
+    m.innerHTML = `<h1>Capacity</h1><h2>Node pools</h2><div id="pools" class="pools"></div>` +
       `<h2>ProvisioningRequests</h2><div class="tablewrap"><table id="prs"><thead><tr><th>Name</th><th>Class</th><th>For workload</th>` +
       `<th>State</th><th>Conditions</th><th class="num">Age</th></tr></thead><tbody></tbody></table></div>` +
       `<h2>Stockouts</h2><div id="stock"></div>` +
       `<h2>Scale events</h2><div class="tablewrap"><table id="scale"><thead><tr><th>When</th><th>Type</th><th>Reason</th><th>Object</th><th>Message</th></tr></thead><tbody></tbody></table></div>`;
   }
   const nodes = list("Node");
-  const interesting = (k) => /gke-nodepool|instance-type|tpu|accelerator|gke-queued|spot|flex|zone/.test(k);
+  const interesting = (k) => /tpu|accelerator|gke-queued|spot|flex-start|provisioning|zone/.test(k);
   $("pools").innerHTML = list("NodePool").map((p) => {
     const sp = p.spec || {}, st = p.status || {}, as = sp.autoscaling || {};
     const mine = nodes.filter((n) => (n.metadata.labels || {})["cloud.google.com/gke-nodepool"] === p.metadata.name);
@@ -614,12 +632,12 @@ function viewCapacity(m) {
       `<p class="muted">${st.readyNodeCount || 0} of ${st.nodeCount || 0} nodes ready` +
       (as.enabled ? ` &middot; autoscaling ${as.minNodeCount || 0}&ndash;${as.maxNodeCount || 0}` : "") +
       ` &middot; $${parseFloat((st.cost || {}).pricePerNodeHour || 0).toFixed(2)}/node-hour &middot; $${parseFloat((st.cost || {}).usd || 0).toFixed(2)} so far</p>` +
-      (mine.length ? `<table><thead><tr><th>Node</th><th>State</th><th>Labels</th><th>Taints</th></tr></thead><tbody>` +
+      (mine.length ? `<div class="tablewrap"><table><thead><tr><th>Node</th><th>State</th><th>Labels</th><th>Taints</th></tr></thead><tbody>` +
         mine.map((n) => `<tr><td class="mono">${esc(n.metadata.name)}</td><td>${isTrue(n, "Ready") ? '<span class="pill ok">Ready</span>' : '<span class="pill warn">NotReady</span>'}` +
           ((n.spec || {}).unschedulable ? ' <span class="pill">cordoned</span>' : "") + `</td>` +
           `<td>${Object.entries(n.metadata.labels || {}).filter(([k]) => interesting(k)).map(([k, v]) => `<span class="pill mono" title="${esc(k)}">${esc(k.replace(/^.*\//, ""))}=${esc(v)}</span>`).join(" ")}</td>` +
           `<td>${((n.spec || {}).taints || []).map((t) => `<span class="pill warn mono">${esc(t.key)}${t.value ? "=" + esc(t.value) : ""}:${esc(t.effect)}</span>`).join(" ")}</td></tr>`).join("") +
-        `</tbody></table>` : `<div class="empty">No nodes (scaled to zero).</div>`) + `</div>`;
+        `</tbody></table></div>` : `<div class="empty">No nodes (scaled to zero).</div>`) + `</div>`;
   }).join("") || `<div class="card empty">No node pools.</div>`;
   const prs = list("ProvisioningRequest").sort((a, b) => ms(b.metadata.creationTimestamp) - ms(a.metadata.creationTimestamp));
   $("prs").tBodies[0].innerHTML = prs.length ? prs.map((p) => {
