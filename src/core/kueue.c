@@ -1818,6 +1818,17 @@ static void write_queue_status(struct fq_engine *e, struct snap *s,
                 w->lq->pending++;
         }
     }
+    /* Usage of admitted workloads per ClusterQueue and (flavor, resource). */
+    size_t ncell = (size_t)(s->adm.nflv * s->adm.nres);
+    int64_t *adm_use = fq_xcalloc((size_t)s->ncq * ncell + 1, sizeof(int64_t));
+    for (size_t i = 0; i < nw; i++) {
+        const struct wl *w = &ws[i];
+        if (w->cq < 0 || !w->holds || !w->admitted)
+            continue;
+        for (int u = 0; u < w->nuse; u++)
+            if (w->use_fr[u] < ncell)
+                adm_use[(size_t)w->cq * ncell + w->use_fr[u]] += w->use_amt[u];
+    }
     for (int i = 0; i < s->ncq; i++) {
         struct cq_info *c = &s->cqs[i];
         const struct fq_value *cur =
@@ -1849,36 +1860,46 @@ static void write_queue_status(struct fq_engine *e, struct snap *s,
         fq_map_set(st, "pendingWorkloads", fq_value_int(c->pending));
         fq_map_set(st, "reservingWorkloads", fq_value_int(c->reserving));
         fq_map_set(st, "admittedWorkloads", fq_value_int(c->admitted));
-        /* flavorsReservation: total and borrowed per flavor/resource. */
-        struct fq_value *fr = fq_value_seq();
+        /* flavorsReservation (reserved) and flavorsUsage (admitted):
+         * total and borrowed per flavor/resource. */
         const struct fq_adm_cq *ac = &s->adm.cqs[c->adm];
         const struct fq_adm_node *node = &s->adm.nodes[ac->node];
-        for (int g = 0; g < ac->ngroups; g++) {
-            for (int fi = 0; fi < ac->groups[g].nflv; fi++) {
-                int f = ac->groups[g].flv[fi];
-                struct fq_value *fe = fq_value_map();
-                fq_map_set(fe, "name", fq_value_str(s->adm.flv_names[f]));
-                struct fq_value *rs = fq_value_seq();
-                for (int r = 0; r < s->adm.nres; r++) {
-                    if (!(ac->groups[g].res_mask & (1u << r)))
-                        continue;
-                    const struct fq_adm_cell *cell =
-                        &node->cells[f * s->adm.nres + r];
-                    struct fq_value *re = fq_value_map();
-                    char q[48];
-                    fq_map_set(re, "name", fq_value_str(s->adm.res_names[r]));
-                    fmt_qty(s->adm.res_names[r], cell->usage, q, sizeof(q));
-                    fq_map_set(re, "total", fq_value_str(q));
-                    int64_t b = cell->usage - cell->nominal;
-                    fmt_qty(s->adm.res_names[r], b > 0 ? b : 0, q, sizeof(q));
-                    fq_map_set(re, "borrowed", fq_value_str(q));
-                    fq_seq_push(rs, re);
+        for (int kind = 0; kind < 2; kind++) {
+            struct fq_value *fr = fq_value_seq();
+            for (int g = 0; g < ac->ngroups; g++) {
+                for (int fi = 0; fi < ac->groups[g].nflv; fi++) {
+                    int f = ac->groups[g].flv[fi];
+                    struct fq_value *fe = fq_value_map();
+                    fq_map_set(fe, "name", fq_value_str(s->adm.flv_names[f]));
+                    struct fq_value *rs = fq_value_seq();
+                    for (int r = 0; r < s->adm.nres; r++) {
+                        if (!(ac->groups[g].res_mask & (1u << r)))
+                            continue;
+                        const struct fq_adm_cell *cell =
+                            &node->cells[f * s->adm.nres + r];
+                        struct fq_value *re = fq_value_map();
+                        char q[48];
+                        fq_map_set(re, "name",
+                                   fq_value_str(s->adm.res_names[r]));
+                        int64_t used =
+                            kind == 0 ? cell->usage :
+                                        adm_use[(size_t)i * ncell +
+                                                (size_t)(f * s->adm.nres + r)];
+                        fmt_qty(s->adm.res_names[r], used, q, sizeof(q));
+                        fq_map_set(re, "total", fq_value_str(q));
+                        int64_t b = used - cell->nominal;
+                        fmt_qty(s->adm.res_names[r], b > 0 ? b : 0, q,
+                                sizeof(q));
+                        fq_map_set(re, "borrowed", fq_value_str(q));
+                        fq_seq_push(rs, re);
+                    }
+                    fq_map_set(fe, "resources", rs);
+                    fq_seq_push(fr, fe);
                 }
-                fq_map_set(fe, "resources", rs);
-                fq_seq_push(fr, fe);
             }
+            fq_map_set(st, kind == 0 ? "flavorsReservation" : "flavorsUsage",
+                       fr);
         }
-        fq_map_set(st, "flavorsReservation", fr);
         /* Keep what the capacity controller writes here (cost.c). */
         const struct fq_value *cost = fq_value_path(cur, "status.cost");
         if (cost)
@@ -1889,6 +1910,7 @@ static void write_queue_status(struct fq_engine *e, struct snap *s,
         else
             fq_value_free(st);
     }
+    free(adm_use);
     for (int i = 0; i < s->nlq; i++) {
         struct lq_info *l = &s->lqs[i];
         const struct fq_value *cur =
