@@ -182,28 +182,17 @@ static const char *ctype_of(const char *path)
     return "application/octet-stream";
 }
 
-static void reply_text(struct fq_daemon *d, struct fq_http_req *r, int status,
-                       const char *ctype, const char *text)
-{
-    struct fq_buf b = FQ_BUF_INIT;
-    fq_buf_puts(&b, text);
-    fq_daemon_defer_reply(d, r, status, ctype, &b);
-    fq_buf_release(&b);
-}
-
 static void on_asset(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
 {
     (void)ctx;
     const char *path = fq_http_path(r);
-    if (strcmp(fq_http_method(r), "GET") && strcmp(fq_http_method(r), "HEAD")) {
-        reply_text(d, r, 405, "text/plain", "method not allowed\n");
-        return;
-    }
+    bool get =
+        !strcmp(fq_http_method(r), "GET") || !strcmp(fq_http_method(r), "HEAD");
     /* The single-page app's own routes (#/jobs...) are fragments, so
      * only "/" means the page itself. */
     if (!strcmp(path, "/"))
         path = "/index.html";
-    for (const struct fq_web_asset *a = fq_web_assets; a->path; a++) {
+    for (const struct fq_web_asset *a = fq_web_assets; get && a->path; a++) {
         if (strcmp(a->path, path))
             continue;
         struct fq_buf b = FQ_BUF_INIT;
@@ -215,7 +204,10 @@ static void on_asset(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
         fq_buf_release(&b);
         return;
     }
-    reply_text(d, r, 404, "text/plain", "not found\n");
+    /* Anything else is answered as the API answers unknown paths. */
+    struct fq_err e = {0};
+    fq_err_set(&e, FQ_ENOTFOUND, "no such path: %s", fq_http_path(r));
+    fq_api_error(d, r, FQ_ENOTFOUND, &e, NULL, NULL);
 }
 
 static void on_ui(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
