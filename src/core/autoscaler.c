@@ -398,8 +398,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
     struct pindex ix;
     pindex_build(st, e, &ix);
     const struct fq_object **list;
-    size_t n =
-        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
+    size_t n = fq_capacity_watched(st, e, &list);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *wl = list[i]->obj;
         const struct fq_value *ws = fq_map_get(wl, "status");
@@ -757,8 +756,7 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
     if (!cfg->policy.stockout_fallback)
         return;
     const struct fq_object **list;
-    size_t n =
-        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
+    size_t n = fq_capacity_watched(st, e, &list);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *wl = list[i]->obj;
         const struct fq_value *s = fq_map_get(wl, "status");

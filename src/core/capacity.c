@@ -600,6 +600,86 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
     }
 }
 
+/* --- watched workloads ------------------------------------------------- */
+
+static size_t watch_find(const struct fq_capacity *st, const char *key,
+                         bool *found)
+{
+    size_t lo = 0, hi = st->nwatch;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(st->watch[mid], key);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static void watch_set(struct fq_capacity *st, const char *ns, const char *name,
+                      bool on)
+{
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    bool found;
+    size_t at = watch_find(st, key, &found);
+    if (on && !found) {
+        FQ_GROW(st->watch, st->capwatch, st->nwatch + 1);
+        memmove(&st->watch[at + 1], &st->watch[at],
+                (st->nwatch - at) * sizeof(*st->watch));
+        st->watch[at] = fq_xstrdup(key);
+        st->nwatch++;
+    } else if (!on && found) {
+        free(st->watch[at]);
+        memmove(&st->watch[at], &st->watch[at + 1],
+                (st->nwatch - at - 1) * sizeof(*st->watch));
+        st->nwatch--;
+    }
+}
+
+static bool watch_wanted(const struct fq_value *wl)
+{
+    const struct fq_value *s = fq_map_get(wl, "status");
+    return fq_map_get(s, "admission") || fq_capacity_cond_true(s, "PodsReady");
+}
+
+size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
+                           const struct fq_object ***out)
+{
+    struct fq_objstore *s = fq_engine_store(e);
+    if (!st->watch_seeded) {
+        st->watch_seeded = true;
+        const struct fq_object **all;
+        size_t n = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &all);
+        for (size_t i = 0; i < n; i++)
+            if (watch_wanted(all[i]->obj))
+                watch_set(st, all[i]->ns, all[i]->name, true);
+        free(all);
+    }
+    const struct fq_object **v = fq_xcalloc(st->nwatch + 1, sizeof(*v));
+    size_t m = 0;
+    for (size_t i = 0; i < st->nwatch; i++) {
+        char key[600];
+        snprintf(key, sizeof(key), "%s", st->watch[i]);
+        char *slash = strchr(key, '/');
+        if (!slash)
+            continue;
+        *slash = 0;
+        const struct fq_object *o =
+            fq_objstore_get(s, FQ_KIND_WORKLOAD, key, slash + 1);
+        if (o)
+            v[m++] = o;
+    }
+    *out = v;
+    return m;
+}
+
 /* --- controller ops --------------------------------------------------------- */
 
 static void *cap_create(struct fq_engine *e)
@@ -622,6 +702,9 @@ static void cap_destroy(void *self)
     free(st->bo);
     fq_cloud_free(st->cloud);
     fq_cost_release(st);
+    for (size_t i = 0; i < st->nwatch; i++)
+        free(st->watch[i]);
+    free(st->watch);
     free(st);
 }
 
@@ -629,12 +712,15 @@ static void cap_on_change(void *self, struct fq_engine *e,
                           const struct fq_change *c)
 {
     struct fq_capacity *st = self;
+    if (c->kind == FQ_KIND_WORKLOAD && st->watch_seeded)
+        watch_set(st, c->ns, c->name,
+                  c->type != FQ_CHANGE_DELETED && c->obj &&
+                      watch_wanted(c->obj));
     /* Our own status writes to Nodes and NodePools come back here; a run
      * after them is harmless (it changes nothing) but costs time, so only
      * changes that can matter kick. */
     if (c->kind == FQ_KIND_NODE && c->type == FQ_CHANGE_MODIFIED)
         return;
-    (void)st;
     fq_engine_kick(e, self);
 }
 

@@ -88,6 +88,12 @@ struct fq_capacity {
     struct fq_cap_node *nodes;
     size_t nnodes, capnodes;
     void *cost_state; /* cost.c's in-memory charges */
+    /* Workloads the autoscaler must look at ("ns/name", sorted): those
+     * with an admission or PodsReady=True; kept by on_change so a run
+     * does not scan every pending workload of a deep queue. */
+    char **watch;
+    size_t nwatch, capwatch;
+    bool watch_seeded;
     /* counters, for tests and the dashboard */
     uint64_t scale_ups, scale_up_failures, scale_downs, slices_created;
 };
@@ -149,6 +155,13 @@ bool fq_capacity_cond_set(struct fq_value *status, const char *type,
                           const char *message, int64_t now);
 /* lastTransitionTime of a condition in ms, or -1. */
 int64_t fq_capacity_cond_time(const struct fq_value *status, const char *type);
+
+/*
+ * The watched workloads (see struct fq_capacity), oldest key first.
+ * Returns the count; *out is an owned array of borrowed objects.
+ */
+size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
+                           const struct fq_object ***out);
 
 /* --- the parts (one file each) ----------------------------------------- */
 
