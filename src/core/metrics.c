@@ -29,7 +29,8 @@
  *     kueue_finished_workloads_total{cluster_queue}
  *     kueue_quota_reserved_wait_time_seconds{cluster_queue}   histograms
  *     kueue_admission_wait_time_seconds{cluster_queue}
- *     kueue_admission_checks_wait_time_seconds{cluster_queue}
+ *     kueue_admission_checks_wait_time_seconds{cluster_queue}  (only
+ *         workloads with admission checks)
  *
  * How transitions are counted: for each Workload the struct remembers the
  * lastTransitionTime of its QuotaReserved=True, Admitted=True,
@@ -367,7 +368,8 @@ static void track(struct fq_metrics *m, const struct fq_value *wl,
         int64_t at = ms_of(adm);
         observe_hist(m, H_ADMITTED, 14, r->cq,
                      (double)(at - wait_start(wl, at)) / 1000.0);
-        if (*qr)
+        /* as Kueue: only workloads that waited on admission checks */
+        if (*qr && fq_value_len(fq_value_path(wl, "status.admissionChecks")))
             observe_hist(m, H_CHECKS, 16, r->cq,
                          (double)(at - ms_of(qr)) / 1000.0);
     }

@@ -215,6 +215,10 @@ static void test_scrape_tutorial(void **state)
                           "cluster_queue=\"cluster-queue\",le=\"1\"}") == 1);
     assert_true(series(t, "kueue_admission_wait_time_seconds_count{"
                           "cluster_queue=\"cluster-queue\"}") == 1);
+    /* job1 had no admission check: nothing in the check wait */
+    assert_true(
+        isnan(series(t, "kueue_admission_checks_wait_time_seconds_count{"
+                        "cluster_queue=\"cluster-queue\"}")));
     assert_true(series(t, "kueue_admission_wait_time_seconds_bucket{"
                           "cluster_queue=\"cluster-queue\",le=\"+Inf\"}") == 1);
 
@@ -293,7 +297,8 @@ static struct fq_value *wl_with(const char *name, const char *created,
     char *y = fq_xasprintf(
         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\n"
         "metadata: {namespace: ns, name: %s, creationTimestamp: \"%s\"}\n"
-        "status:\n  admission: {clusterQueue: cq}\n  conditions:\n",
+        "status:\n  admission: {clusterQueue: cq}\n"
+        "  admissionChecks: [{name: prov, state: Ready}]\n  conditions:\n",
         name, created);
     struct fq_buf b = FQ_BUF_INIT;
     fq_buf_puts(&b, y);
