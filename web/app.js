@@ -277,7 +277,8 @@ function niceTicks(lo, hi, n) {
   const mag = Math.pow(10, Math.floor(Math.log10(step0)));
   const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= step0);
   const ticks = [];
-  for (let v = Math.floor(lo / step) * step; v <= hi + 1e-9; v += step) ticks.push(+v.toPrecision(6));
+  const first = Math.floor(lo / step), last = Math.ceil(hi / step - 1e-9);
+  for (let i = first; i <= last; i++) ticks.push(+(i * step).toPrecision(6));
   return ticks;
 }
 
@@ -544,7 +545,8 @@ function podsets(wl) {
       landed[p.spec.nodeName] = pool;
     }
     const where = Object.entries(landed).map(([n, p]) => `<span class="pill">${esc(n)}${p ? ` <span class="muted">${esc(p)}</span>` : ""}</span>`).join(" ");
-    return `<tr><td>${esc(ps.name)}</td><td class="num">${a.count != null ? a.count : ps.count}</td><td>${esc(fl)}</td><td class="mono">${esc(use)}</td><td>${where || '<span class="muted">not placed</span>'}</td></tr>`;
+    const none = isTrue(wl, "Finished") ? "pods gone (finished)" : isTrue(wl, "Admitted") ? "pods pending" : "not placed yet";
+    return `<tr><td>${esc(ps.name)}</td><td class="num">${a.count != null ? a.count : ps.count}</td><td>${esc(fl)}</td><td class="mono">${esc(use)}</td><td>${where || `<span class="muted">${none}</span>`}</td></tr>`;
   }).join("");
   return `<div class="tablewrap"><table><thead><tr><th>Podset</th><th class="num">Count</th><th>Flavor</th><th>Quota used</th><th>Nodes</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
@@ -584,7 +586,8 @@ function viewJob(m, ns, name) {
     pre.textContent = logText;
     if (atEnd) pre.scrollTop = pre.scrollHeight;
   }
-  $("logstate").textContent = logText ? "following" : "waiting for the pods to write";
+  $("logstate").textContent = !logText ? "waiting for the pods to write" :
+    isTrue(wl, "Finished") ? "complete" : "following";
 }
 
 /* --- capacity ------------------------------------------------------------ */
