@@ -82,7 +82,7 @@ function fmtQty(v, res) {
     const u = ["B", "Ki", "Mi", "Gi", "Ti", "Pi"];
     let i = 0;
     while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
-    return (Math.round(v * 10) / 10) + u[i];
+    return v === 0 ? "0" : (Math.round(v * 10) / 10) + u[i];
   }
   if (v >= 1e6) return (Math.round(v / 1e5) / 10) + "M";
   return String(Math.round(v * 100) / 100);
