@@ -307,9 +307,13 @@ function lineChart(points, xlabel, ylabel) {
 
 function usageBars(cq) {
   const st = cq.status || {};
-  const res = {};
+  const res = {}, adm = {};
   for (const f of st.flavorsReservation || [])
     for (const r of f.resources || []) res[f.name + "/" + r.name] = r;
+  /* flavorsUsage counts admitted workloads only; without it, all
+   * reserved quota is shown as in use */
+  for (const f of st.flavorsUsage || st.flavorsReservation || [])
+    for (const r of f.resources || []) adm[f.name + "/" + r.name] = r;
   let h = "";
   for (const g of (cq.spec || {}).resourceGroups || []) {
     for (const f of g.flavors || []) {
@@ -323,8 +327,11 @@ function usageBars(cq) {
         const unbounded = nominal >= 1e9 * (/memory|storage/.test(r.name) ? 1073741824 : 1);
         const scale = unbounded ? Math.max(used, 1) * 4 : Math.max(nominal + qty(r.borrowingLimit || 0), used, 1e-9);
         const own = Math.min(used - borrowed, nominal);
+        const admitted = Math.min(qty((adm[f.name + "/" + r.name] || {}).total), own);
+        const pct = (v) => (100 * v / scale).toFixed(2);
         h += `<div class="bar-row" data-resource="${esc(r.name)}"><span class="mono">${esc(r.name)}</span>` +
-          `<div class="bar${unbounded ? " unbounded" : ""}"><div class="u" style="width:${(100 * own / scale).toFixed(2)}%"></div>` +
+          `<div class="bar${unbounded ? " unbounded" : ""}"><div class="r" style="width:${pct(own)}%"></div>` +
+          `<div class="u" style="width:${pct(admitted)}%"></div>` +
           (borrowed > 0 ? `<div class="b" style="left:${(100 * own / scale).toFixed(2)}%;width:${(100 * borrowed / scale).toFixed(2)}%"></div>` : "") +
           `</div><span class="used">${fmtQty(used, r.name)} / ${unbounded ? "no cap" : fmtQty(nominal, r.name)}` +
           (borrowed > 0 ? ` <span class="pill warn">+${fmtQty(borrowed, r.name)} borrowed</span>` : "") + `</span></div>`;
@@ -386,7 +393,8 @@ function viewOverview(m) {
       `<span class="pill info">${st.reservingWorkloads || 0} reserving</span>` +
       `<span class="pill ok">${st.admittedWorkloads || 0} admitted</span></div>` +
       usageBars(cq) +
-      `<div class="legend"><i style="background:var(--used)"></i>reserved within nominal quota` +
+      `<div class="legend"><i style="background:var(--used)"></i>used by admitted workloads` +
+      `<i style="background:var(--reserve)"></i>reserved, waiting on admission checks` +
       `<i style="background:var(--borrow)"></i>borrowed from the cohort</div></div>`;
   }).join("") : `<div class="card empty">No ClusterQueues yet: apply a queue configuration (flexq apply -f ...).</div>`;
   $("tree").innerHTML = cohortTree();
