@@ -5,9 +5,11 @@
  *   build/bench/estimate [MAX_JOBS [SAMPLES [SEEDS [TRACE]]]]
  *
  * Run from the repository root (it reads examples/sim/NAME-50.yaml and
- * ../shared/traces/NAME/dev.csv). Defaults: the first 300 jobs of each of
- * the Philly, Alibaba and KTH dev traces, 20 sampled jobs each, 5 cloud
- * seeds per forecast; about a minute on the shared machine.
+ * ../shared/traces/NAME/dev.csv). Defaults: the first 200 jobs of each of
+ * the Philly, Alibaba and KTH dev traces, 12 sampled jobs each, 3 cloud
+ * seeds per forecast; about 2 minutes on the shared machine (a forecast
+ * costs more with every workload ahead: the warm-up re-admits them).
+ * FLEXQ_BENCH_DEBUG=1 prints each forecast on stderr.
  *
  * Method, per trace:
  *   1. Truth: replay the window through the config (Plan A at 50% of the
@@ -20,7 +22,8 @@
  *      row, cloud seeds 1..SEEDS, which the truth's seed is not among)
  *      when the sampled job starts.
  *   3. Covered: the real wait lies within [p10, p90]. Also reported: the
- *      share within a tolerance band [0.8 p10 - 60 s, 1.25 p90 + 60 s],
+ *      share within a tolerance band [0.8 p10 - 120 s, 1.25 p90 + 120 s]
+ *      (120 s: one node boot, as the replay's state carries no Nodes),
  *      the same among jobs that really waited at least a minute, and the
  *      median absolute error of p50.
  *   Run times given to the estimator, three ways: "mean" (the mean
@@ -273,7 +276,10 @@ static int run_case(const struct tcase *tc, size_t max_jobs, int samples,
             struct figures *f = &fig[v];
             f->n++;
             bool cov = real >= p10 - 1 && real <= p90 + 1;
-            bool tol = real >= 0.8 * p10 - 60 && real <= 1.25 * p90 + 60;
+            /* The band's 120 s is one node boot: the replay does not hand
+             * the estimator its nodes, so an idle node the truth had (or
+             * not) shows as a 120 s error either way. */
+            bool tol = real >= 0.8 * p10 - 120 && real <= 1.25 * p90 + 120;
             f->covered += cov;
             f->tol += tol;
             if (real >= 60) {
@@ -305,9 +311,9 @@ static double pc(int a, int b)
 
 int main(int argc, char **argv)
 {
-    size_t max_jobs = argc > 1 ? (size_t)atol(argv[1]) : 300;
-    int samples = argc > 2 ? atoi(argv[2]) : 20;
-    int seeds = argc > 3 ? atoi(argv[3]) : 5;
+    size_t max_jobs = argc > 1 ? (size_t)atol(argv[1]) : 200;
+    int samples = argc > 2 ? atoi(argv[2]) : 12;
+    int seeds = argc > 3 ? atoi(argv[3]) : 3;
     if (max_jobs < 20 || samples < 1 || seeds < 1) {
         fprintf(stderr, "usage: estimate [MAX_JOBS>=20 [SAMPLES [SEEDS]]]\n");
         return 2;
