@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, check, finish  # noqa: E402
+from harness import Daemon, _die_with_parent, check, finish  # noqa: E402
 
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -84,7 +84,8 @@ try:
             "rayjob-tpu-v6e-dws-1", "rayjob-tpu-v6e-dws-%d" % i))
         check(rc == 0, "rayjob %d: %s" % (i, e))
     p = subprocess.run([node, os.path.join(BROWSER_DIR, "dashboard.mjs"),
-                        d.url, out, profile], cwd=BROWSER_DIR, timeout=280)
+                        d.url, out, profile], cwd=BROWSER_DIR, timeout=280,
+                       preexec_fn=_die_with_parent)  # no orphaned browser
     if not check(p.returncode == 0, "browser checks (see above)"):
         for what in ("rayjobs,workloads", "pods", "provreq"):
             print(d.cli("get", what, "-A")[1], file=sys.stderr)
