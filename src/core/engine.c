@@ -456,8 +456,14 @@ int fq_engine_pod_update(struct fq_engine *e, const char *ns, const char *name,
     if (now_ms > e->now)
         e->now = now_ms;
     /* pods.c turns the report into pod status (phase, conditions,
-     * container states, restarts for OnFailure / Always). */
-    return fq_pods_report(e, ns, name, r, e->now, err);
+     * container states, restarts for OnFailure / Always). Callers often
+     * pass strings that live in the pod's own tree, which the update
+     * replaces: work on copies. */
+    char *ns_copy = fq_xstrdup(ns), *name_copy = fq_xstrdup(name);
+    int rc = fq_pods_report(e, ns_copy, name_copy, r, e->now, err);
+    free(ns_copy);
+    free(name_copy);
+    return rc;
 }
 
 /* --- events ------------------------------------------------------------- */
