@@ -8,7 +8,11 @@ PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
 libyaml-dev libjansson-dev libevent-dev libsqlite3-dev libcurl4-openssl-dev
 libcmocka-dev bubblewrap gettext-base python3 curl"
 if [ "${FLEXQ_WITH_BROWSER:-0}" = 1 ]; then
-    PKGS="$PKGS chromium nodejs npm"
+    PKGS="$PKGS chromium"
+    # Node.js may come from elsewhere than Debian (as on the project's
+    # machines); asking apt for it then conflicts, so only when missing.
+    command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
+    command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 fi
 
 missing=""
