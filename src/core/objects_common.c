@@ -1615,6 +1615,9 @@ int fq_object_validate(const struct fq_value *obj, const char *file,
     c.obj = obj;
     if (!obj || obj->type != FQ_V_MAP) {
         derr(&c, obj, "an object must be a mapping, not %s", type_word(obj));
+        /* derr stays quiet on a node holding ${VAR}; say that instead. */
+        if (obj)
+            scan_vars(&c, obj, 0);
         return FQ_EINVAL;
     }
     size_t start = errs ? errs->n : 0;
