@@ -60,6 +60,11 @@ struct fq_policy {
      * nodes cannot be provisioned (stockout) within a time (Kueue: off). */
     bool stockout_fallback;
     int64_t stockout_fallback_after_ms;
+    /* Least engine time between two scheduling cycles (Kueue: 100, its
+     * scheduler's pace, which gives one pop per ClusterQueue per 100 ms).
+     * 0 = a cycle as soon as something changed (flexq's default: admits
+     * as soon as kicked). */
+    int64_t cycle_ms;
 };
 
 struct fq_policy fq_policy_default(void);

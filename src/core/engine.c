@@ -33,6 +33,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "kueue.h"
 #include "pods.h"
 #if defined(__has_include)
 # if __has_include("flexq/objects.h")
@@ -111,6 +112,7 @@ struct fq_policy fq_policy_default(void)
         .flavor_cooldown_ms = 10 * 60 * 1000,
         .stockout_fallback = true,
         .stockout_fallback_after_ms = 10 * 60 * 1000,
+        .cycle_ms = 0,
     };
     return p;
 }
@@ -122,6 +124,7 @@ struct fq_policy fq_policy_kueue(void)
     p.migrate_to_preferred_flavor = false;
     p.flavor_failure_cooldown = false;
     p.stockout_fallback = false;
+    p.cycle_ms = FQ_KUEUE_CYCLE_MS;
     return p;
 }
 

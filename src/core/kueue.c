@@ -36,8 +36,9 @@
  *      set the condition (preemption, a check, capacity, jobs).
  *   3. Admitted=True implies QuotaReserved=True and every applicable
  *      check Ready.
- *   4. Scheduling cycles are at least FQ_KUEUE_CYCLE_MS apart in engine
- *      time; in each, at most policy.max_admissions_per_cq_per_cycle heads
+ *   4. Scheduling cycles are at least policy.cycle_ms apart in engine
+ *      time (Kueue: FQ_KUEUE_CYCLE_MS; flexq: 0, a cycle when kicked);
+ *      in each, at most policy.max_admissions_per_cq_per_cycle heads
  *      per ClusterQueue are tried (0 = all that fit).
  *
  * Policy switches (struct fq_policy; docs/policies.md):
@@ -227,6 +228,7 @@ struct kueue {
     bool need_cycle;            /* something changed: run a cycle when due */
     bool requeue;               /* capacity changed: retry inadmissible ones */
     int64_t last_cycle;         /* engine time of the last cycle */
+    int64_t cycle_ms;           /* policy.cycle_ms */
     int64_t timer;              /* earliest backoff / timeout deadline */
     struct strset inadmissible; /* "ns/name" of parked workloads */
     struct strset seen_gen;     /* "kind/ns/name@generation" of config */
@@ -1933,8 +1935,10 @@ static void write_queue_status(struct fq_engine *e, struct snap *s,
 
 static void *create(struct fq_engine *e)
 {
-    (void)e;
     struct kueue *k = fq_xcalloc(1, sizeof(*k));
+    k->cycle_ms = fq_engine_config(e)->policy.cycle_ms;
+    if (k->cycle_ms < 0)
+        k->cycle_ms = 0;
     k->last_cycle = INT64_MIN / 2;
     k->timer = FQ_NEVER;
     k->need_cycle = true;
@@ -2050,8 +2054,8 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
     size_t nw = 0;
     /* Podsets (requests by resource index, flavor masks) are only needed
      * when a cycle runs now; most runs are not cycles. */
-    bool due = (k->need_cycle || k->requeue) &&
-               now >= k->last_cycle + FQ_KUEUE_CYCLE_MS;
+    bool due =
+        (k->need_cycle || k->requeue) && now >= k->last_cycle + k->cycle_ms;
     k->cycle_due = due;
     k->runs++;
     for (size_t i = 0; i < n; i++) {
@@ -2207,9 +2211,9 @@ static void run_changed(struct kueue *k, struct fq_engine *e, int64_t now)
 static void run(void *self, struct fq_engine *e, int64_t now)
 {
     struct kueue *k = self;
-    bool full = ((k->need_cycle || k->requeue) &&
-                 now >= k->last_cycle + FQ_KUEUE_CYCLE_MS) ||
-                now >= k->timer;
+    bool full =
+        ((k->need_cycle || k->requeue) && now >= k->last_cycle + k->cycle_ms) ||
+        now >= k->timer;
     if (!full) {
         if (k->dirty.n > 0)
             run_changed(k, e, now);
@@ -2231,8 +2235,7 @@ static void run(void *self, struct fq_engine *e, int64_t now)
         k->requeue = false;
         k->need_cycle = true;
     }
-    if (k->cycle_due && k->need_cycle &&
-        now >= k->last_cycle + FQ_KUEUE_CYCLE_MS)
+    if (k->cycle_due && k->need_cycle && now >= k->last_cycle + k->cycle_ms)
         cycle(k, e, &s, ws, nw, now);
     write_queue_status(e, &s, ws, nw);
     for (size_t i = 0; i < nw; i++)
@@ -2246,7 +2249,7 @@ static int64_t next_wakeup(const void *self)
     const struct kueue *k = self;
     int64_t t = k->timer;
     if (k->need_cycle) {
-        int64_t c = k->last_cycle + FQ_KUEUE_CYCLE_MS;
+        int64_t c = k->last_cycle + k->cycle_ms;
         if (c < t)
             t = c;
     }

@@ -317,6 +317,8 @@ static void read_options(const struct fq_value *doc, struct fq_engine_config *c)
         fq_value_path_int(p, "stockoutFallbackAfterSeconds",
                           c->policy.stockout_fallback_after_ms / 1000) *
         1000;
+    c->policy.cycle_ms =
+        fq_value_path_int(p, "cycleMilliseconds", c->policy.cycle_ms);
     const struct fq_value *w = fq_map_get(s, "waitForPodsReady");
     if (w) {
         c->pods_ready.enable = opt_bool(w, "enable", true);
