@@ -146,7 +146,7 @@ const char *fq_value_as_str(const struct fq_value *v);
 void fq_value_merge_patch(struct fq_value **target,
                           const struct fq_value *patch);
 
-/* --- JSON (json.c; the only file that includes <jansson.h>) ------------ */
+/* --- JSON (json.c: flexq's own parser, so numbers keep their text) --- */
 
 enum {
     FQ_JSON_COMPACT = 0,
