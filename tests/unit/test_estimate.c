@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "../../src/core/estimate.h"
+#include "cli.h"
 #include "flexq/engine.h"
 #include "flexq/value.h"
 
@@ -410,13 +411,31 @@ static void test_bad_target(void **state)
     teardown(&x);
 }
 
+/* `flexq estimate` refuses bad arguments before asking any server. */
+static void test_cli_args(void **state)
+{
+    (void)state;
+    char a0[] = "estimate", a1[] = "--seeds", a2[] = "0", a3[] = "-f",
+         a4[] = "x.yaml", a5[] = "extra", a6[] = "-o", a7[] = "table";
+    char *bad_seeds[] = {a0, a1, a2, a3, a4, NULL};
+    assert_int_equal(fq_cli_cmd_estimate.fn(5, bad_seeds), FQ_CLI_FAIL);
+    char *no_file[] = {a0, NULL};
+    assert_int_equal(fq_cli_cmd_estimate.fn(1, no_file), FQ_CLI_FAIL);
+    char *extra[] = {a0, a3, a4, a5, NULL};
+    assert_int_equal(fq_cli_cmd_estimate.fn(4, extra), FQ_CLI_FAIL);
+    char *bad_out[] = {a0, a3, a4, a6, a7, NULL};
+    assert_int_equal(fq_cli_cmd_estimate.fn(5, bad_out), FQ_CLI_FAIL);
+    char *missing[] = {a0, a3, a4, NULL}; /* no such file */
+    assert_int_equal(fq_cli_cmd_estimate.fn(3, missing), FQ_CLI_FAIL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty),       cmocka_unit_test(test_running_job),
         cmocka_unit_test(test_queue_ahead), cmocka_unit_test(test_replay),
         cmocka_unit_test(test_warmup),      cmocka_unit_test(test_runtime),
-        cmocka_unit_test(test_bad_target),
+        cmocka_unit_test(test_bad_target),  cmocka_unit_test(test_cli_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
