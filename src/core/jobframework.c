@@ -49,9 +49,59 @@
 #define LABEL_PRIORITY "kueue.x-k8s.io/priority-class"
 #define ANN_MIN_PAR    "kueue.x-k8s.io/job-min-parallelism"
 
-struct jf {
-    int unused;
+/*
+ * The controller reconciles only the jobs that may have something to do:
+ * a job is dirty when it changed or when its Workload (found through the
+ * Workload's ownerReferences) changed, since reconcile_job() reads nothing
+ * else that can change its outcome later. Orphan collection looks at the
+ * Workloads that changed, and at every Workload only after a job was
+ * deleted. `full` (the first run) reconciles everything, as a restart
+ * must.
+ */
+struct jref {
+    enum fq_kind kind; /* FQ_KIND_RAYJOB or FQ_KIND_JOB; WORKLOAD for
+                          orphan checks */
+    char *ns, *name;   /* owned */
 };
+
+struct jf {
+    bool full;         /* reconcile every job and workload */
+    bool orphans_full; /* a job was deleted: check every workload */
+    struct jref *dirty;
+    size_t ndirty, cap;
+};
+
+static void mark(struct jf *j, enum fq_kind kind, const char *ns,
+                 const char *name)
+{
+    FQ_GROW(j->dirty, j->cap, j->ndirty + 1);
+    struct jref *r = &j->dirty[j->ndirty++];
+    r->kind = kind;
+    r->ns = fq_xstrdup(ns);
+    r->name = fq_xstrdup(name);
+}
+
+static int jref_cmp(const void *x, const void *y)
+{
+    const struct jref *a = x, *b = y;
+    if (a->kind != b->kind)
+        return a->kind == FQ_KIND_RAYJOB ? -1 :
+               b->kind == FQ_KIND_RAYJOB ? 1 :
+               a->kind == FQ_KIND_JOB    ? -1 :
+               b->kind == FQ_KIND_JOB    ? 1 :
+                                           0;
+    int c = strcmp(a->ns, b->ns);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+static void jrefs_free(struct jref *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(r[i].ns);
+        free(r[i].name);
+    }
+    free(r);
+}
 
 static const struct fq_value *cond_find(const struct fq_value *obj,
                                         const char *type)
@@ -563,37 +613,48 @@ out:
     free(name);
 }
 
-/* Workloads whose owning job is gone are deleted, as the GC would. */
-static void collect_orphans(struct fq_engine *e)
+/* Whether a Workload's owning job is gone (or replaced: another uid). */
+static bool orphaned(struct fq_engine *e, const struct fq_object *w)
 {
-    const struct fq_object **ws;
-    size_t n =
-        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &ws);
+    const struct fq_value * or
+        = fq_seq_at(fq_value_path(w->obj, "metadata.ownerReferences"), 0);
+    if (! or)
+        return false;
+    const char *k = fq_value_path_str(or, "kind", "");
+    enum fq_kind kind = !strcmp(k, "RayJob") ? FQ_KIND_RAYJOB :
+                        !strcmp(k, "Job")    ? FQ_KIND_JOB :
+                                               FQ_KIND_NONE;
+    if (kind == FQ_KIND_NONE)
+        return false;
+    const struct fq_object *owner = fq_objstore_get(
+        fq_engine_store(e), kind, w->ns, fq_value_path_str(or, "name", ""));
+    return !owner || strcmp(fq_value_path_str(owner->obj, "metadata.uid", ""),
+                            fq_value_path_str(or, "uid", ""));
+}
+
+/* Workloads whose owning job is gone are deleted, as the GC would: all of
+ * them (`all`), or those of `ws` (sorted, kind WORKLOAD). */
+static void collect_orphans(struct fq_engine *e, bool all,
+                            const struct jref *ws, size_t nws)
+{
+    const struct fq_object **objs = NULL;
+    size_t n = nws;
+    if (all)
+        n = fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &objs);
     char **ns = fq_xcalloc(n + 1, sizeof(char *));
     char **names = fq_xcalloc(n + 1, sizeof(char *));
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct fq_value * or
-            = fq_seq_at(fq_value_path(ws[i]->obj, "metadata.ownerReferences"),
-                        0);
-        if (! or)
+        const struct fq_object *w =
+            all ? objs[i] :
+                  fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD,
+                                  ws[i].ns, ws[i].name);
+        if (!w || !orphaned(e, w))
             continue;
-        const char *k = fq_value_path_str(or, "kind", "");
-        enum fq_kind kind = !strcmp(k, "RayJob") ? FQ_KIND_RAYJOB :
-                            !strcmp(k, "Job")    ? FQ_KIND_JOB :
-                                                   FQ_KIND_NONE;
-        if (kind == FQ_KIND_NONE)
-            continue;
-        const struct fq_object *owner =
-            fq_objstore_get(fq_engine_store(e), kind, ws[i]->ns,
-                            fq_value_path_str(or, "name", ""));
-        if (owner && !strcmp(fq_value_path_str(owner->obj, "metadata.uid", ""),
-                             fq_value_path_str(or, "uid", "")))
-            continue;
-        ns[m] = fq_xstrdup(ws[i]->ns);
-        names[m++] = fq_xstrdup(ws[i]->name);
+        ns[m] = fq_xstrdup(w->ns);
+        names[m++] = fq_xstrdup(w->name);
     }
-    free(ws);
+    free(objs);
     for (size_t i = 0; i < m; i++) {
         fq_objstore_delete(fq_engine_store(e), FQ_KIND_WORKLOAD, ns[i],
                            names[i], NULL);
@@ -607,49 +668,91 @@ static void collect_orphans(struct fq_engine *e)
 static void *create(struct fq_engine *e)
 {
     (void)e;
-    return fq_xcalloc(1, sizeof(struct jf));
+    struct jf *j = fq_xcalloc(1, sizeof(struct jf));
+    j->full = true;
+    return j;
 }
 
 static void destroy(void *self)
 {
-    free(self);
+    struct jf *j = self;
+    jrefs_free(j->dirty, j->ndirty);
+    free(j);
 }
 
 static void on_change(void *self, struct fq_engine *e,
                       const struct fq_change *c)
 {
-    (void)c;
+    struct jf *j = self;
+    if (c->kind == FQ_KIND_WORKLOAD) {
+        /* Its owner job may have something to do, and it may be an
+         * orphan. */
+        const struct fq_value * or
+            = fq_seq_at(fq_value_path(c->obj, "metadata.ownerReferences"), 0);
+        const char *k = fq_value_path_str(or, "kind", "");
+        if (!strcmp(k, "RayJob") || !strcmp(k, "Job"))
+            mark(j, !strcmp(k, "RayJob") ? FQ_KIND_RAYJOB : FQ_KIND_JOB, c->ns,
+                 fq_value_path_str(or, "name", ""));
+        if (c->type != FQ_CHANGE_DELETED)
+            mark(j, FQ_KIND_WORKLOAD, c->ns, c->name);
+    } else {
+        mark(j, c->kind, c->ns, c->name);
+        if (c->type == FQ_CHANGE_DELETED)
+            j->orphans_full = true;
+    }
     fq_engine_kick(e, self);
+}
+
+/* Every job of a kind, as dirty entries. */
+static void mark_all(struct jf *j, struct fq_engine *e, enum fq_kind kind)
+{
+    const struct fq_object **objs;
+    size_t n = fq_objstore_list(fq_engine_store(e), kind, NULL, &objs);
+    for (size_t i = 0; i < n; i++)
+        mark(j, kind, objs[i]->ns, objs[i]->name);
+    free(objs);
 }
 
 static void run(void *self, struct fq_engine *e, int64_t now)
 {
-    (void)self;
-
-    static const enum fq_kind kinds[] = {FQ_KIND_RAYJOB, FQ_KIND_JOB};
-
-    for (size_t k = 0; k < 2; k++) {
-        const struct fq_object **objs;
-        size_t n = fq_objstore_list(fq_engine_store(e), kinds[k], NULL, &objs);
-        char **ns = fq_xcalloc(n + 1, sizeof(char *));
-        char **names = fq_xcalloc(n + 1, sizeof(char *));
-        for (size_t i = 0; i < n; i++) {
-            ns[i] = fq_xstrdup(objs[i]->ns);
-            names[i] = fq_xstrdup(objs[i]->name);
-        }
-        free(objs);
-        for (size_t i = 0; i < n; i++) {
-            const struct fq_object *o =
-                fq_objstore_get(fq_engine_store(e), kinds[k], ns[i], names[i]);
-            if (o)
-                reconcile_job(e, kinds[k], o, now);
-            free(ns[i]);
-            free(names[i]);
-        }
-        free(ns);
-        free(names);
+    struct jf *j = self;
+    bool all_orphans = j->full || j->orphans_full;
+    if (j->full) {
+        mark_all(j, e, FQ_KIND_RAYJOB);
+        mark_all(j, e, FQ_KIND_JOB);
+        j->full = false;
     }
-    collect_orphans(e);
+    j->orphans_full = false;
+    /* Take the set: the writes below queue notices for the next run. */
+    struct jref *d = j->dirty;
+    size_t n = j->ndirty;
+    j->dirty = NULL;
+    j->ndirty = j->cap = 0;
+    /* RayJobs, then Jobs, then Workloads, each by namespace and name: the
+     * order of a full pass, so uids are drawn in the same order. */
+    qsort(d, n, sizeof(*d), jref_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && !jref_cmp(&d[m - 1], &d[i])) {
+            free(d[i].ns);
+            free(d[i].name);
+            continue;
+        }
+        d[m++] = d[i];
+    }
+    size_t w0 = m;
+    for (size_t i = 0; i < m; i++) {
+        if (d[i].kind == FQ_KIND_WORKLOAD) {
+            w0 = i;
+            break;
+        }
+        const struct fq_object *o =
+            fq_objstore_get(fq_engine_store(e), d[i].kind, d[i].ns, d[i].name);
+        if (o)
+            reconcile_job(e, d[i].kind, o, now);
+    }
+    collect_orphans(e, all_orphans, d + w0, m - w0);
+    jrefs_free(d, m);
 }
 
 const struct fq_controller_ops fq_jobframework_controller = {
