@@ -40,7 +40,7 @@
 static void dur(int64_t s, int64_t horizon_s, char *buf, size_t size)
 {
     if (s < 0) {
-        char h[32];
+        char h[24]; /* "14d": short; 1 + 23 fits any buf of 32 */
         fq_print_duration(horizon_s * 1000, h, sizeof(h));
         snprintf(buf, size, ">%s", h);
         return;
