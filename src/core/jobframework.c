@@ -730,7 +730,8 @@ static void run(void *self, struct fq_engine *e, int64_t now)
     j->ndirty = j->cap = 0;
     /* RayJobs, then Jobs, then Workloads, each by namespace and name: the
      * order of a full pass, so uids are drawn in the same order. */
-    qsort(d, n, sizeof(*d), jref_cmp);
+    if (n > 1) /* qsort's array may not be NULL, even when empty */
+        qsort(d, n, sizeof(*d), jref_cmp);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (m > 0 && !jref_cmp(&d[m - 1], &d[i])) {
