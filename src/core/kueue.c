@@ -54,7 +54,7 @@
  *
  * What it does not do: create or read Pods, Jobs or ProvisioningRequests
  * (jobframework.c, provcheck.c), write check states (the check
- * controllers), fair sharing, TAS, elastic workload slices.
+ * controllers), fair sharing, TAS. Elastic slices: kueue_slices.c.
  */
 #include "kueue.h"
 
@@ -67,6 +67,7 @@
 #include "flexq/alloc.h"
 #include "flexq/objects.h"
 #include "flexq/quantity.h"
+#include "kueue_slices.h"
 
 /* --- controller state ---------------------------------------------------- */
 
@@ -235,6 +236,10 @@ struct kueue {
     struct strset cache;        /* "ns/name" -> struct wcache */
     struct strset dirty;        /* "ns/name" of workloads changed since
                                    the last run */
+    struct strset live;         /* "ns/name" of every workload not
+                                   Finished (a superset at run time:
+                                   collect() checks again) */
+    bool live_ready;            /* live was filled from the store */
     uint64_t runs;
     bool cycle_due; /* collect() built podsets: the cycle may run */
     struct fq_kueue_stats stats;
@@ -711,6 +716,12 @@ struct wl {
     bool done;             /* handled in this cycle */
     bool nom_fit;          /* nominated this cycle as a Fit */
     bool nom_borrows;      /* ... and borrowing */
+    /* Elastic slice (kueue_slices.c): the Workload it replaces (owned, or
+     * NULL) and, while that one holds quota, its flavors and counts. */
+    char *replaces;
+    bool is_slice;
+    int8_t slice_flv[FQ_ADM_MAX_PODSETS];
+    int32_t slice_base[FQ_ADM_MAX_PODSETS];
 };
 
 static void wl_release(struct wl *w)
@@ -722,6 +733,7 @@ static void wl_release(struct wl *w)
         free(w->psname[i]);
     free(w->req);
     free(w->why_msg);
+    free(w->replaces);
 }
 
 static bool tolerated(const struct fq_taint *t, const struct fq_podspec *ps,
@@ -1539,6 +1551,10 @@ static void adm_wl(const struct wl *w, struct fq_adm_wl *aw, bool cooldown)
     aw->npodsets = w->npodsets;
     aw->ps = w->ps;
     aw->avoid_flv = cooldown ? w->avoid : 0;
+    if (w->is_slice) {
+        aw->forced_flv = w->slice_flv;
+        aw->base_count = w->slice_base;
+    }
 }
 
 /* Policy (b): a reserved workload waiting on a check of a later flavor moves
@@ -1715,8 +1731,17 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             aw.cq = c->adm;
             struct fq_adm_result r;
             fq_adm_assign(&s->adm, &aw, hs, nh, &r);
+            /* A slice never preempts the slice it replaces. */
+            for (int t = 0;
+                 w->replaces && r.mode == FQ_ADM_PREEMPT && t < r.ntargets; t++)
+                if (!strcmp(hw[r.targets[t]]->name, w->replaces) &&
+                    !strcmp(hw[r.targets[t]]->ns, w->ns))
+                    r.mode = FQ_ADM_NO_CANDIDATES;
             if (r.mode == FQ_ADM_FIT) {
                 reserve(k, e, s, w, &r, now, NULL);
+                if (w->replaces)
+                    fq_kueue_slice_replaced(e, w->ns, w->replaces, w->name,
+                                            now);
                 /* It now holds quota: a possible target for later heads. */
                 struct fq_adm_holder *nhd = &hs[nh];
                 nhd->cq = c->adm;
@@ -1953,6 +1978,7 @@ static void destroy(void *self)
     strset_free(&k->seen_gen);
     strset_free(&k->cache);
     strset_free(&k->dirty);
+    strset_free(&k->live);
     free(k);
 }
 
@@ -1970,6 +1996,15 @@ static void on_change(void *self, struct fq_engine *e,
         if (strset_has(&k->seen_gen, key))
             return;
         strset_add(&k->seen_gen, key);
+    }
+    if (c->kind == FQ_KIND_WORKLOAD) {
+        char key[600];
+        wl_key(c->ns, c->name, key, sizeof(key));
+        if (c->type == FQ_CHANGE_DELETED ||
+            (c->obj && cond_true(c->obj, "Finished")))
+            strset_del(&k->live, key);
+        else if (c->obj)
+            strset_add(&k->live, key);
     }
     k->need_cycle = true;
     if (c->kind != FQ_KIND_WORKLOAD) {
@@ -2023,23 +2058,72 @@ static bool needs_lifecycle(const struct fq_value *obj,
     return rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
 }
 
-/* Decodes every workload, runs its lifecycle, then builds the compact
- * list for the cycle. */
+/* Orders "ns/name" keys as fq_objstore_list orders objects: by namespace,
+ * then name. */
+static int live_cmp(const void *x, const void *y)
+{
+    const char *a = *(char *const *)x, *b = *(char *const *)y;
+    size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
+    int c = strncmp(a, b, la < lb ? la : lb);
+    if (c)
+        return c;
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return strcmp(a + la, b + lb);
+}
+
+/*
+ * The namespaces and names of the workloads not Finished, in the store's
+ * order (owned arrays of owned strings). Finished workloads stay in the
+ * store (jobs keep them) but have nothing left to do here, so a full run
+ * costs what the live ones cost, not what the history does. The first
+ * call fills the set from the store (objects restored before the
+ * controller watched).
+ */
+static size_t live_keys(struct kueue *k, struct fq_objstore *st, char ***ns_out,
+                        char ***names_out)
+{
+    if (!k->live_ready) {
+        const struct fq_object **objs;
+        size_t n = fq_objstore_list(st, FQ_KIND_WORKLOAD, NULL, &objs);
+        for (size_t i = 0; i < n; i++) {
+            if (cond_true(objs[i]->obj, "Finished"))
+                continue;
+            char key[600];
+            wl_key(objs[i]->ns, objs[i]->name, key, sizeof(key));
+            strset_add(&k->live, key);
+        }
+        free(objs);
+        k->live_ready = true;
+    }
+    char **keys = fq_xcalloc(k->live.n + 1, sizeof(char *));
+    size_t n = 0;
+    for (size_t i = 0; i < k->live.cap; i++)
+        if (k->live.t[i].key)
+            keys[n++] = k->live.t[i].key;
+    qsort(keys, n, sizeof(char *), live_cmp);
+    char **ns = fq_xcalloc(n + 1, sizeof(char *));
+    char **names = fq_xcalloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strcspn(keys[i], "/");
+        ns[i] = fq_xstrndup(keys[i], l);
+        names[i] = fq_xstrdup(keys[i][l] ? keys[i] + l + 1 : "");
+    }
+    free(keys);
+    *ns_out = ns;
+    *names_out = names;
+    return n;
+}
+
+/* Decodes every workload not Finished, runs its lifecycle, then builds
+ * the compact list for the cycle. */
 static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                       int64_t now, struct wl **out)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
     struct fq_objstore *st = fq_engine_store(e);
-    const struct fq_object **objs;
-    size_t n = fq_objstore_list(st, FQ_KIND_WORKLOAD, NULL, &objs);
-    /* Copy the keys: lifecycle writes invalidate the list's objects. */
-    char **ns = fq_xcalloc(n + 1, sizeof(char *));
-    char **names = fq_xcalloc(n + 1, sizeof(char *));
-    for (size_t i = 0; i < n; i++) {
-        ns[i] = fq_xstrdup(objs[i]->ns);
-        names[i] = fq_xstrdup(objs[i]->name);
-    }
-    free(objs);
+    char **ns, **names;
+    size_t n = live_keys(k, st, &ns, &names);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *cur =
             stored(e, FQ_KIND_WORKLOAD, ns[i], names[i]);
@@ -2154,6 +2238,17 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                     w->pending = true;
                     if (due)
                         wl_podsets(s, w, &v);
+                    const char *old =
+                        fq_kvs_get(&v.meta.annotations, FQ_SLICE_ANN_REPLACES);
+                    if (old) {
+                        w->replaces = fq_xstrdup(old);
+                        w->is_slice =
+                            due && fq_kueue_slice_prepare(
+                                       &s->adm,
+                                       stored(e, FQ_KIND_WORKLOAD, ns[i], old),
+                                       w->npodsets, w->psname, w->slice_flv,
+                                       w->slice_base);
+                    }
                 }
             }
         }
