@@ -32,8 +32,10 @@
  *   2. The Workload's podsets are written once, at creation; the job's
  *      templates are only changed by merge (admit) and restore (evict).
  *
- * What it does not do: run jobs (rayjob.c, job.c), elastic workload
- * slices (a scaled RayJob keeps its first Workload), priority from pod
+ * Elastic jobs (kueue.x-k8s.io/elastic-job: "true") run under a chain of
+ * Workload slices: jobframework_slices.c picks the one reconciled here.
+ *
+ * What it does not do: run jobs (rayjob.c, job.c), priority from pod
  * PriorityClasses.
  */
 #include "jobframework.h"
@@ -44,6 +46,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/objects.h"
+#include "jobframework_slices.h"
 
 #define LABEL_QUEUE    "kueue.x-k8s.io/queue-name"
 #define LABEL_PRIORITY "kueue.x-k8s.io/priority-class"
@@ -570,11 +573,25 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
     jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
     if (!wo || !jo)
         goto out;
+    /* An elastic job runs under one of its slices (jobframework_slices.c). */
+    bool keep = false;
+    if (fq_jobslices_elastic(jo->obj)) {
+        struct fq_value *want = kind == FQ_KIND_RAYJOB ?
+                                    rayjob_podsets(jo->obj) :
+                                    job_podsets(jo->obj);
+        fq_jobslices_reconcile(e, jo->obj, want, wname, sizeof(wname), &keep,
+                               now);
+        fq_value_free(want);
+        wo = fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+        jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
+        if (!wo || !jo)
+            goto out;
+    }
     bool suspended = fq_value_path_bool(jo->obj, "spec.suspend", false);
     bool admitted =
         cond_true(wo->obj, "Admitted") && !cond_true(wo->obj, "Evicted");
     bool finished = cond_true(wo->obj, "Finished");
-    if (!finished && !admitted && !suspended) {
+    if (!finished && !admitted && !suspended && !keep) {
         struct fq_value *j =
             fq_objstore_edit(fq_engine_store(e), kind, ns, name);
         bool was_running = fq_value_path(wo->obj, "status.admission") != NULL ||
