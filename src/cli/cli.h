@@ -40,6 +40,7 @@ struct fq_cli_cmd {
     X(get) \
     X(describe) \
     X(delete) \
+    X(scale) \
     X(wait) \
     X(create) \
     X(nodepool) \
