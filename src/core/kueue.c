@@ -210,8 +210,9 @@ static void strset_free(struct strset *s)
 /* A decoded workload, kept while its resourceVersion holds. */
 struct wcache {
     uint64_t rv;
-    uint64_t seen;         /* run number of the last use */
-    struct fq_value *tree; /* owned copy the view borrows from */
+    uint64_t seen;           /* run number of the last use */
+    bool lc_known, needs_lc; /* needs_lifecycle() of this rv */
+    struct fq_value *tree;   /* owned copy the view borrows from */
     struct fq_workload v;
     bool ok;
 };
@@ -240,6 +241,11 @@ struct kueue {
                                    Finished (a superset at run time:
                                    collect() checks again) */
     bool live_ready;            /* live was filled from the store */
+    struct strset inert;        /* "ns/name" of workloads out of live
+                                   until they or the configuration change:
+                                   pending with no LocalQueue (none named,
+                                   or it does not exist) or deactivated,
+                                   with nothing for lifecycle() */
     uint64_t runs;
     bool cycle_due; /* collect() built podsets: the cycle may run */
     struct fq_kueue_stats stats;
@@ -1979,6 +1985,7 @@ static void destroy(void *self)
     strset_free(&k->cache);
     strset_free(&k->dirty);
     strset_free(&k->live);
+    strset_free(&k->inert);
     free(k);
 }
 
@@ -1997,14 +2004,24 @@ static void on_change(void *self, struct fq_engine *e,
             return;
         strset_add(&k->seen_gen, key);
     }
+    if (c->kind != FQ_KIND_WORKLOAD && k->inert.n > 0) {
+        /* A LocalQueue may have appeared: look at them all again. */
+        for (size_t i = 0; i < k->inert.cap; i++)
+            if (k->inert.t[i].key)
+                strset_add(&k->live, k->inert.t[i].key);
+        strset_clear(&k->inert);
+    }
     if (c->kind == FQ_KIND_WORKLOAD) {
         char key[600];
         wl_key(c->ns, c->name, key, sizeof(key));
+        strset_del(&k->inert, key);
         if (c->type == FQ_CHANGE_DELETED ||
-            (c->obj && cond_true(c->obj, "Finished")))
+            (c->obj && cond_true(c->obj, "Finished"))) {
             strset_del(&k->live, key);
-        else if (c->obj)
+            strset_del(&k->cache, key); /* gone or finished */
+        } else if (c->obj) {
             strset_add(&k->live, key);
+        }
     }
     k->need_cycle = true;
     if (c->kind != FQ_KIND_WORKLOAD) {
@@ -2125,9 +2142,18 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
     char **ns, **names;
     size_t n = live_keys(k, st, &ns, &names);
     for (size_t i = 0; i < n; i++) {
-        const struct fq_value *cur =
-            stored(e, FQ_KIND_WORKLOAD, ns[i], names[i]);
-        if (!cur || !needs_lifecycle(cur, cfg))
+        const struct fq_object *co =
+            fq_objstore_get(st, FQ_KIND_WORKLOAD, ns[i], names[i]);
+        if (!co)
+            continue;
+        /* needs_lifecycle() depends on the object alone: once per rv. */
+        char key[600];
+        wl_key(ns[i], names[i], key, sizeof(key));
+        const struct wcache *kc = strset_get(&k->cache, key);
+        bool need = kc && kc->rv == co->rv && kc->lc_known ?
+                        kc->needs_lc :
+                        needs_lifecycle(co->obj, cfg);
+        if (!need)
             continue;
         struct fq_value *obj =
             fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns[i], names[i]);
@@ -2161,6 +2187,10 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
         wc->seen = k->runs;
         if (!wc->ok)
             continue;
+        if (!wc->lc_known) {
+            wc->needs_lc = needs_lifecycle(so->obj, cfg);
+            wc->lc_known = true;
+        }
         const struct fq_value *obj = wc->tree;
         const struct fq_workload v = wc->v;
         struct wl *w = &ws[nw++];
@@ -2252,15 +2282,17 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                 }
             }
         }
-    }
-    /* Forget workloads that are gone or finished. */
-    for (size_t i = 0; i < k->cache.cap; i++) {
-        struct smap_ent *ce = &k->cache.t[i];
-        if (ce->key && ((struct wcache *)ce->val)->seen != k->runs) {
-            strset_del(&k->cache, ce->key);
-            i--; /* the backward shift may have moved an entry here */
+        /* No LocalQueue to count it in and nothing to schedule: skip it
+         * until it or the configuration changes (set_pending above wrote
+         * a new rv when its message changed, so that is seen first). */
+        if (!w->lq && !w->pending && !w->holds && !reserved && !wc->needs_lc &&
+            so == fq_objstore_get(st, FQ_KIND_WORKLOAD, ns[i], names[i]) &&
+            so->rv == wc->rv) {
+            strset_add(&k->inert, key);
+            strset_del(&k->live, key);
         }
     }
+    /* Workloads gone or finished left the cache in on_change. */
     for (size_t i = 0; i < n; i++) {
         free(ns[i]);
         free(names[i]);
