@@ -625,6 +625,11 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
     jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
     if (jo)
         map_status(e, jo->obj, kind, ns, wname, now);
+    /* Elastic RayJobs: the admitted replicas' pods may start. */
+    jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
+    wo = fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+    if (jo && wo && kind == FQ_KIND_RAYJOB && fq_jobslices_elastic(jo->obj))
+        fq_jobslices_ungate(e, jo->obj, wo->obj);
 out:
     free(ns);
     free(name);
@@ -701,6 +706,18 @@ static void on_change(void *self, struct fq_engine *e,
                       const struct fq_change *c)
 {
     struct jf *j = self;
+    if (c->kind == FQ_KIND_POD) {
+        /* Only a gated pod of an elastic RayJob concerns us: its job
+         * lifts the gate once the slice is admitted. */
+        const char *rj = c->type != FQ_CHANGE_DELETED ?
+                             fq_jobslices_gated_job(c->obj) :
+                             NULL;
+        if (rj) {
+            mark(j, FQ_KIND_RAYJOB, c->ns, rj);
+            fq_engine_kick(e, self);
+        }
+        return;
+    }
     if (c->kind == FQ_KIND_WORKLOAD) {
         /* Its owner job may have something to do, and it may be an
          * orphan. */
@@ -776,7 +793,7 @@ static void run(void *self, struct fq_engine *e, int64_t now)
 const struct fq_controller_ops fq_jobframework_controller = {
     .name = "jobframework",
     .watch = FQ_KIND_BIT(FQ_KIND_RAYJOB) | FQ_KIND_BIT(FQ_KIND_JOB) |
-             FQ_KIND_BIT(FQ_KIND_WORKLOAD),
+             FQ_KIND_BIT(FQ_KIND_WORKLOAD) | FQ_KIND_BIT(FQ_KIND_POD),
     .create = create,
     .destroy = destroy,
     .on_change = on_change,

@@ -37,9 +37,18 @@
  *   3. Elastic podsets have no minCount: slices are not combinable with
  *      partial admission.
  *
- * What it does not do: admission (kueue_slices.c), pods (rayjob.c copies
- * replicas to the RayCluster, which adds or removes whole replicas),
- * validation of minReplicas..maxReplicas (the CLI and KubeRay clamp).
+ * Pods: rayjob.c copies the RayJob's replicas to its RayCluster at once,
+ * and raycluster.c makes (or deletes) whole replicas. The worker pods of a
+ * queued elastic RayJob are created with the scheduling gate
+ * kueue.x-k8s.io/elastic-job (fq_jobslices_gate_pod, called there); the
+ * binder leaves gated pods alone. fq_jobslices_ungate, run on each
+ * reconcile of the job (also when a gated pod appears), lifts the gate
+ * from the replicas the admitted slice covers, so a scale up's pods start
+ * when its slice is admitted, and never before.
+ *
+ * What it does not do: admission (kueue_slices.c), validation of
+ * minReplicas..maxReplicas (the CLI refuses, KubeRay clamps), pod gating
+ * for batch Jobs (their new pods start at once; the quota follows).
  */
 #include "jobframework_slices.h"
 
@@ -51,6 +60,7 @@
 #include "flexq/objects.h"
 #include "flexq/quantity.h"
 #include "kueue_slices.h"
+#include "pods.h"
 
 #define MAX_SLICES 4096 /* name lookups per reconcile, at most */
 
@@ -317,4 +327,123 @@ void fq_jobslices_reconcile(struct fq_engine *e, const struct fq_value *job,
     }
 out:
     fq_value_free(w2);
+}
+
+/* --- pod gates ---------------------------------------------------------- */
+
+void fq_jobslices_gate_pod(struct fq_engine *e, const struct fq_value *rc,
+                           struct fq_value *pod)
+{
+    const struct fq_value *l = fq_value_path(rc, "metadata.labels");
+    const char *crd = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_ORIGIN_CRD));
+    const char *rj = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_ORIGIN_NAME));
+    if (!crd || strcmp(crd, "RayJob") || !rj)
+        return;
+    const struct fq_object *o = fq_objstore_get(
+        fq_engine_store(e), FQ_KIND_RAYJOB,
+        fq_value_path_str(rc, "metadata.namespace", "default"), rj);
+    if (!o || !fq_jobslices_elastic(o->obj) ||
+        !fq_value_path(o->obj, "metadata.labels") ||
+        !fq_map_get(fq_value_path(o->obj, "metadata.labels"),
+                    "kueue.x-k8s.io/queue-name"))
+        return;
+    struct fq_value *spec = fq_map_ensure_map(pod, "spec");
+    struct fq_value *gates = fq_map_get(spec, "schedulingGates");
+    if (!gates || gates->type != FQ_V_SEQ) {
+        gates = fq_value_seq();
+        fq_map_set(spec, "schedulingGates", gates);
+    }
+    struct fq_value *g = fq_value_map();
+    fq_map_set(g, "name", fq_value_str(FQ_SLICE_GATE));
+    fq_seq_push(gates, g);
+}
+
+static bool gated(const struct fq_value *pod)
+{
+    const struct fq_value *gs = fq_value_path(pod, "spec.schedulingGates");
+    for (size_t i = 0; i < fq_value_len(gs); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(gs, i), "name", ""),
+                    FQ_SLICE_GATE))
+            return true;
+    return false;
+}
+
+const char *fq_jobslices_gated_job(const struct fq_value *pod)
+{
+    if (!pod || !gated(pod))
+        return NULL;
+    const struct fq_value *l = fq_value_path(pod, "metadata.labels");
+    const char *crd = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_ORIGIN_CRD));
+    if (!crd || strcmp(crd, "RayJob"))
+        return NULL;
+    return fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_ORIGIN_NAME));
+}
+
+void fq_jobslices_ungate(struct fq_engine *e, const struct fq_value *job,
+                         const struct fq_value *wl)
+{
+    if (!wl || !cond_true(wl, "Admitted") || cond_true(wl, "Evicted") ||
+        cond_true(wl, "Finished"))
+        return;
+    const char *cname = fq_value_path_str(job, "status.rayClusterName", NULL);
+    if (!cname || !*cname)
+        return;
+    struct fq_objstore *st = fq_engine_store(e);
+    char *ns =
+        fq_xstrdup(fq_value_path_str(job, "metadata.namespace", "default"));
+    const struct fq_value *psa =
+        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *groups =
+        fq_value_path(job, "spec.rayClusterSpec.workerGroupSpecs");
+    const struct fq_object **pods = NULL;
+    size_t n = fq_objstore_list(st, FQ_KIND_POD, ns, &pods);
+    char **todo = fq_xcalloc(n + 1, sizeof(char *));
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value *p = pods[i]->obj;
+        if (!gated(p))
+            continue;
+        const struct fq_value *l = fq_value_path(p, "metadata.labels");
+        const char *c = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_CLUSTER));
+        const char *g = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_GROUP));
+        const char *r = fq_value_as_str(fq_map_get(l, FQ_LABEL_REPLICA));
+        if (!c || strcmp(c, cname) || !g || !r)
+            continue;
+        int64_t hosts = 1;
+        for (size_t k = 0; k < fq_value_len(groups); k++)
+            if (!strcmp(fq_value_path_str(fq_seq_at(groups, k), "groupName",
+                                          "workers"),
+                        g))
+                hosts =
+                    fq_value_path_int(fq_seq_at(groups, k), "numOfHosts", 1);
+        if (hosts < 1)
+            hosts = 1;
+        const struct fq_value *a = podset_named(psa, g);
+        int64_t admitted = a ? fq_value_path_int(a, "count", 0) : 0;
+        if ((strtoll(r, NULL, 10) + 1) * hosts <= admitted)
+            todo[m++] = fq_xstrdup(pods[i]->name);
+    }
+    free(pods);
+    for (size_t i = 0; i < m; i++) {
+        struct fq_value *p = fq_objstore_edit(st, FQ_KIND_POD, ns, todo[i]);
+        if (p) {
+            struct fq_value *spec = fq_map_get(p, "spec");
+            struct fq_value *gs = fq_map_get(spec, "schedulingGates");
+            struct fq_value *keep = fq_value_seq();
+            for (size_t k = 0; k < fq_value_len(gs); k++)
+                if (strcmp(fq_value_path_str(fq_seq_at(gs, k), "name", ""),
+                           FQ_SLICE_GATE))
+                    fq_seq_push(keep, fq_value_clone(fq_seq_at(gs, k)));
+            if (fq_value_len(keep))
+                fq_map_set(spec, "schedulingGates", keep);
+            else {
+                fq_value_free(keep);
+                fq_map_del(spec, "schedulingGates");
+            }
+            fq_objstore_update(st, p, true, NULL, NULL, NULL);
+        }
+        free(todo[i]);
+    }
+    free(todo);
+    free(ns);
 }

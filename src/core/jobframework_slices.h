@@ -38,4 +38,31 @@ void fq_jobslices_reconcile(struct fq_engine *e, const struct fq_value *job,
                             const struct fq_value *want, char *wname, size_t n,
                             bool *keep_running, int64_t now);
 
+/* The scheduling gate Kueue puts on the pods of elastic jobs. */
+#define FQ_SLICE_GATE "kueue.x-k8s.io/elastic-job"
+
+/*
+ * Pod gating, so that a scale up's pods start only once its slice is
+ * admitted. The RayCluster controller calls fq_jobslices_gate_pod on each
+ * worker pod it makes (pod owned, edited; rc borrowed): when the cluster
+ * comes from a queued elastic RayJob the pod gets the gate. Gated pods
+ * wait in the binder (SchedulingGated).
+ */
+void fq_jobslices_gate_pod(struct fq_engine *e, const struct fq_value *rc,
+                           struct fq_value *pod);
+
+/* The name of the RayJob a changed pod (borrowed) belongs to when it is
+ * gated by FQ_SLICE_GATE (borrowed from pod), else NULL: jobframework's
+ * on_change marks that job so that it ungates the pod. */
+const char *fq_jobslices_gated_job(const struct fq_value *pod);
+
+/*
+ * Removes the gate from the worker pods of RayJob `job` (borrowed) whose
+ * replica is within the counts of its Workload `wl` (borrowed), when wl is
+ * Admitted: replica r of a group of h hosts runs when (r + 1) * h <= the
+ * group's admitted count.
+ */
+void fq_jobslices_ungate(struct fq_engine *e, const struct fq_value *job,
+                         const struct fq_value *wl);
+
 #endif

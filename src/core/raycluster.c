@@ -53,6 +53,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/objstore.h"
+#include "jobframework_slices.h"
 #include "pods.h"
 
 struct rcctl {
@@ -226,6 +227,7 @@ static void create_worker(struct fq_engine *e, const char *ns,
     };
     fq_pods_add_rendezvous(spec, &r);
     fq_buf_release(&hn);
+    fq_jobslices_gate_pod(e, rc, pod); /* elastic: wait for the slice */
     fq_pods_create(e, pod, now, rc, "CreatedWorkerPod");
     free(tpu_name);
     free(pname);
