@@ -292,6 +292,12 @@ void fq_jobslices_reconcile(struct fq_engine *e, const struct fq_value *job,
             fq_objstore_delete(st, FQ_KIND_WORKLOAD, ns, cur, NULL);
             fq_engine_event(e, job, "Normal", "DeletedWorkload",
                             "Deleted Workload: %s/%s (scaled back)", ns, cur);
+            /* Below prev's counts too: shrink it now (our own delete
+             * does not come back to us as a change). */
+            po = fq_objstore_get(st, FQ_KIND_WORKLOAD, ns, prev);
+            compare(w2, po ? po->obj : NULL, &up, &down);
+            if (po && down)
+                set_counts(e, ns, prev, w2);
         } else {
             compare(w2, co->obj, &up, &down);
             if (up || down)
