@@ -174,7 +174,7 @@ static int scale_job(struct fq_client *c, const char *ns, const char *name,
 static int run(int argc, char **argv)
 {
     const char *ns = NULL, *group = NULL, *reps = NULL;
-    const char *pos[3];
+    const char *pos[3] = {NULL, NULL, NULL};
     int npos = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
