@@ -2,10 +2,11 @@
  * objstore.c - the core's in-memory object store (see objstore.h).
  *
  * How it works. Objects live in a chained hash table keyed by
- * (kind, namespace, name). Each kind also keeps an unsorted array of its
- * entries (each entry knows its slot, so removal is a swap with the last);
- * listing copies that array and sorts it by namespace and name, which keeps
- * output stable and deterministic without paying for order on every write.
+ * (kind, namespace, name). Each kind also keeps an array of its entries
+ * sorted by namespace and name (insertion and removal find their place by
+ * binary search and move the tail), so listing is a copy: controllers
+ * list on every run, objects are created and deleted far less often, and
+ * output stays stable and deterministic.
  *
  * Every successful mutation:
  *   1. takes the next revision number (the store's resourceVersion),
@@ -37,7 +38,6 @@ struct entry {
     char *ns;   /* owned; pub.ns points here */
     char *name; /* owned; pub.name points here */
     uint64_t hash;
-    size_t slot; /* index in the kind's array */
     struct entry *next;
 };
 
@@ -123,6 +123,26 @@ static struct entry *find(const struct fq_objstore *s, enum fq_kind kind,
             !strcmp(e->ns, ns))
             return e;
     return NULL;
+}
+
+/* The index of (ns, name) in the kind's sorted array, or where it would
+ * go. */
+static size_t kl_find(const struct kindlist *kl, const char *ns,
+                      const char *name)
+{
+    size_t lo = 0, hi = kl->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct entry *m = kl->items[mid];
+        int c = strcmp(m->ns, ns);
+        if (!c)
+            c = strcmp(m->name, name);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 static void rehash(struct fq_objstore *s)
@@ -267,8 +287,11 @@ int fq_objstore_create(struct fq_objstore *s, struct fq_value *obj,
     s->buckets[b] = e;
     struct kindlist *kl = &s->kinds[kind];
     FQ_GROW(kl->items, kl->cap, kl->n + 1);
-    e->slot = kl->n;
-    kl->items[kl->n++] = e;
+    size_t at = kl_find(kl, e->ns, e->name);
+    memmove(&kl->items[at + 1], &kl->items[at],
+            (kl->n - at) * sizeof(*kl->items));
+    kl->items[at] = e;
+    kl->n++;
     if (++s->count > s->nbuckets)
         rehash(s);
 
@@ -406,8 +429,10 @@ int fq_objstore_delete(struct fq_objstore *s, enum fq_kind kind, const char *ns,
             continue;
         *pp = e->next;
         struct kindlist *kl = &s->kinds[kind];
-        kl->items[e->slot] = kl->items[--kl->n];
-        kl->items[e->slot]->slot = e->slot;
+        size_t at = kl_find(kl, e->ns, e->name);
+        memmove(&kl->items[at], &kl->items[at + 1],
+                (kl->n - at - 1) * sizeof(*kl->items));
+        kl->n--;
         s->count--;
         s->rev++;
         record(s, FQ_CHANGE_DELETED, e, e->pub.obj);
@@ -426,14 +451,6 @@ const struct fq_object *fq_objstore_get(const struct fq_objstore *s,
     return e ? &e->pub : NULL;
 }
 
-static int cmp_obj(const void *a, const void *b)
-{
-    const struct fq_object *x = *(const struct fq_object *const *)a;
-    const struct fq_object *y = *(const struct fq_object *const *)b;
-    int c = strcmp(x->ns, y->ns);
-    return c ? c : strcmp(x->name, y->name);
-}
-
 size_t fq_objstore_list(const struct fq_objstore *s, enum fq_kind kind,
                         const char *ns, const struct fq_object ***out)
 {
@@ -443,7 +460,6 @@ size_t fq_objstore_list(const struct fq_objstore *s, enum fq_kind kind,
     for (size_t i = 0; i < kl->n; i++)
         if (!ns || !strcmp(kl->items[i]->ns, norm_ns(kind, ns)))
             v[n++] = &kl->items[i]->pub;
-    qsort(v, n, sizeof(*v), cmp_obj);
     *out = v;
     return n;
 }

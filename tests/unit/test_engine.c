@@ -150,6 +150,51 @@ static void test_store_list_sorted(void **state)
     fq_objstore_free(s);
 }
 
+/* The kind's array stays sorted through creates and deletes in any order
+ * (listing copies it without sorting). */
+static void test_store_list_sorted_after_deletes(void **state)
+{
+    (void)state;
+    struct fq_objstore *s = fq_objstore_new();
+    char name[32];
+    /* Names in a scrambled order, every third one deleted again. */
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof(name), "o-%03d", (i * 97) % 300);
+        fq_objstore_create(s, configmap(i % 2 ? "b" : "a", name, "x"), 0, NULL,
+                           NULL, NULL);
+        if (i % 3 == 0)
+            assert_int_equal(fq_objstore_delete(s, FQ_KIND_CONFIGMAP,
+                                                i % 2 ? "b" : "a", name, NULL),
+                             0);
+    }
+    const struct fq_object **v;
+    size_t n = fq_objstore_list(s, FQ_KIND_CONFIGMAP, NULL, &v);
+    assert_int_equal(n, 200);
+    for (size_t i = 1; i < n; i++) {
+        int c = strcmp(v[i - 1]->ns, v[i]->ns);
+        assert_true(c < 0 ||
+                    (c == 0 && strcmp(v[i - 1]->name, v[i]->name) < 0));
+    }
+    free(v);
+    n = fq_objstore_list(s, FQ_KIND_CONFIGMAP, "b", &v);
+    assert_int_equal(n, 100);
+    assert_string_equal(v[0]->ns, "b");
+    free(v);
+    /* Every remaining object is still found, and deleting them all works. */
+    n = fq_objstore_list(s, FQ_KIND_CONFIGMAP, NULL, &v);
+    for (size_t i = 0; i < n; i++) {
+        char ns[8], nm[32];
+        snprintf(ns, sizeof(ns), "%s", v[i]->ns);
+        snprintf(nm, sizeof(nm), "%s", v[i]->name);
+        v[i] = NULL;
+        assert_int_equal(fq_objstore_delete(s, FQ_KIND_CONFIGMAP, ns, nm, NULL),
+                         0);
+    }
+    free(v);
+    assert_int_equal(fq_objstore_count(s, FQ_KIND_CONFIGMAP), 0);
+    fq_objstore_free(s);
+}
+
 static void test_engine_events_aggregate(void **state)
 {
     (void)state;
@@ -227,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_store_metadata_and_conflict),
         cmocka_unit_test(test_store_restore_keeps_revisions),
         cmocka_unit_test(test_store_list_sorted),
+        cmocka_unit_test(test_store_list_sorted_after_deletes),
         cmocka_unit_test(test_engine_events_aggregate),
         cmocka_unit_test(test_engine_same_seed_same_uids),
         cmocka_unit_test(test_time_format_parse),
