@@ -101,6 +101,20 @@ int fq_objstore_set_status(struct fq_objstore *s, enum fq_kind kind,
                            struct fq_value *status, struct fq_err *err);
 
 /*
+ * Replaces one member of an object's .status (status.<key> = `val`; takes
+ * `val`), in place: the rest of the tree is neither copied nor compared,
+ * which is what a controller's status write costs on a big object. A
+ * value equal to the stored one changes nothing (no revision, *changed
+ * false). .status is created when absent. Pointers into the old member
+ * are invalid afterwards; the object itself stays where it was.
+ * FQ_ENOTFOUND if absent.
+ */
+int fq_objstore_set_status_key(struct fq_objstore *s, enum fq_kind kind,
+                               const char *ns, const char *name,
+                               const char *key, struct fq_value *val,
+                               bool *changed, struct fq_err *err);
+
+/*
  * Gives a controller a private copy to edit: returns an owned deep copy of
  * the stored tree; hand it back with fq_objstore_update(..., true, ...).
  */

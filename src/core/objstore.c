@@ -409,6 +409,36 @@ int fq_objstore_set_status(struct fq_objstore *s, enum fq_kind kind,
     return 0;
 }
 
+int fq_objstore_set_status_key(struct fq_objstore *s, enum fq_kind kind,
+                               const char *ns, const char *name,
+                               const char *key, struct fq_value *val,
+                               bool *changed, struct fq_err *err)
+{
+    if (changed)
+        *changed = false;
+    if (!val || !key)
+        return fq_err_set(err, FQ_EINVAL, "no status member to set");
+    struct entry *e = find(s, kind, ns, name);
+    if (!e) {
+        fq_value_free(val);
+        return fq_err_set(err, FQ_ENOTFOUND, "%s \"%s\" not found",
+                          fq_kind_info(kind)->plural, name);
+    }
+    struct fq_value *st = fq_map_ensure_map(e->pub.obj, "status");
+    if (fq_value_equal(fq_map_get(st, key), val)) {
+        fq_value_free(val);
+        return 0;
+    }
+    fq_map_set(st, key, val);
+    s->rev++;
+    set_rv(e->pub.obj, s->rev);
+    e->pub.rv = s->rev;
+    record(s, FQ_CHANGE_MODIFIED, e, e->pub.obj);
+    if (changed)
+        *changed = true;
+    return 0;
+}
+
 struct fq_value *fq_objstore_edit(struct fq_objstore *s, enum fq_kind kind,
                                   const char *ns, const char *name)
 {

@@ -195,6 +195,62 @@ static void test_store_list_sorted_after_deletes(void **state)
     fq_objstore_free(s);
 }
 
+/* A status member write: in place, a new revision only when it changes,
+ * logged like any update, the rest of the object kept. */
+static void test_store_set_status_key(void **state)
+{
+    (void)state;
+    struct fq_objstore *s = fq_objstore_new();
+    const struct fq_object *o = NULL;
+    fq_objstore_create(s, configmap("ns", "cm", "v"), 0, NULL, &o, NULL);
+    struct fq_change *ch;
+    fq_changes_free(ch, fq_objstore_take_changes(s, &ch));
+    const struct fq_value *root = o->obj;
+    uint64_t rv = o->rv;
+    bool changed = false;
+    assert_int_equal(fq_objstore_set_status_key(s, FQ_KIND_CONFIGMAP, "ns",
+                                                "cm", "cost", fq_value_int(3),
+                                                &changed, NULL),
+                     0);
+    assert_true(changed);
+    o = fq_objstore_get(s, FQ_KIND_CONFIGMAP, "ns", "cm");
+    assert_ptr_equal(o->obj, root);
+    assert_int_equal(o->rv, rv + 1);
+    assert_int_equal(fq_value_path_int(o->obj, "status.cost", 0), 3);
+    assert_string_equal(fq_value_path_str(o->obj, "data.value", ""), "v");
+    char want[32];
+    snprintf(want, sizeof(want), "%llu", (unsigned long long)(rv + 1));
+    assert_string_equal(
+        fq_value_path_str(o->obj, "metadata.resourceVersion", ""), want);
+    size_t n = fq_objstore_take_changes(s, &ch);
+    assert_int_equal(n, 1);
+    assert_int_equal(ch[0].type, FQ_CHANGE_MODIFIED);
+    assert_int_equal(fq_value_path_int(ch[0].obj, "status.cost", 0), 3);
+    fq_changes_free(ch, n);
+    /* The same value again: nothing happens. */
+    assert_int_equal(fq_objstore_set_status_key(s, FQ_KIND_CONFIGMAP, "ns",
+                                                "cm", "cost", fq_value_int(3),
+                                                &changed, NULL),
+                     0);
+    assert_false(changed);
+    assert_int_equal(fq_objstore_get(s, FQ_KIND_CONFIGMAP, "ns", "cm")->rv,
+                     rv + 1);
+    assert_int_equal(fq_objstore_take_changes(s, &ch), 0);
+    free(ch);
+    /* A second member is added beside the first. */
+    fq_objstore_set_status_key(s, FQ_KIND_CONFIGMAP, "ns", "cm", "other",
+                               fq_value_str("x"), NULL, NULL);
+    o = fq_objstore_get(s, FQ_KIND_CONFIGMAP, "ns", "cm");
+    assert_int_equal(fq_value_path_int(o->obj, "status.cost", 0), 3);
+    assert_string_equal(fq_value_path_str(o->obj, "status.other", ""), "x");
+    struct fq_err err;
+    assert_int_equal(fq_objstore_set_status_key(s, FQ_KIND_CONFIGMAP, "ns",
+                                                "nope", "cost", fq_value_int(1),
+                                                NULL, &err),
+                     FQ_ENOTFOUND);
+    fq_objstore_free(s);
+}
+
 static void test_engine_events_aggregate(void **state)
 {
     (void)state;
@@ -273,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_store_restore_keeps_revisions),
         cmocka_unit_test(test_store_list_sorted),
         cmocka_unit_test(test_store_list_sorted_after_deletes),
+        cmocka_unit_test(test_store_set_status_key),
         cmocka_unit_test(test_engine_events_aggregate),
         cmocka_unit_test(test_engine_same_seed_same_uids),
         cmocka_unit_test(test_time_format_parse),
