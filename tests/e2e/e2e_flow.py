@@ -6,14 +6,36 @@ say so; then flexqd is killed (SIGKILL) and restarted, and nothing changes:
 both workloads stay Finished and no quota is held."""
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import Daemon, check, finish  # noqa: E402
 
 FIX = os.environ.get("FLEXQ_FIXTURES", "tests/fixtures")
-QUEUES = open(os.path.join(FIX, "valid", "dws-tpu-queue.yaml")).read()
-RAYJOB = open(os.path.join(FIX, "valid", "rayjob-tpu-v6e-dws.yaml")).read()
+SEED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
+                    "seed")
+ENV = {"ONDEMAND_NODEPOOL": "on-demand-pool", "DWS_NODEPOOL": "dws-pool"}
+
+
+def envsubst(path, **extra):
+    """The tutorial's files as a user feeds them: through envsubst."""
+    env = dict(os.environ, **ENV, **extra)
+    return subprocess.run(["envsubst"], stdin=open(path), env=env,
+                          capture_output=True, text=True, check=True).stdout
+
+
+if os.path.isdir(SEED) and shutil.which("envsubst"):
+    # The tutorial's own files, unmodified, as ../shared/seed holds them.
+    QUEUES = envsubst(os.path.join(SEED, "dws-tpu-queue.yaml"))
+    RAYJOBS = [envsubst(os.path.join(SEED, "rayjob-tpu-v6e-dws.yaml"),
+                        JOB_ID=str(i)) for i in (1, 2)]
+else:
+    QUEUES = open(os.path.join(FIX, "valid", "dws-tpu-queue.yaml")).read()
+    one = open(os.path.join(FIX, "valid", "rayjob-tpu-v6e-dws.yaml")).read()
+    RAYJOBS = [one.replace("rayjob-tpu-v6e-dws-1", "rayjob-tpu-v6e-dws-%d" % i)
+               for i in (1, 2)]
 TRAIN = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
                      "train.py")
 POOL = ["--machine-type=ct6e-standard-4t", "--tpu-topology=4x4",
@@ -36,9 +58,8 @@ try:
     rc, out, err = d.cli("create", "configmap", "jax-train-script",
                          "--from-file=" + TRAIN)
     check(rc == 0, "configmap: %s" % err)
-    for i in (1, 2):
-        rc, out, err = d.cli("apply", "-f", "-", stdin=RAYJOB.replace(
-            "rayjob-tpu-v6e-dws-1", "rayjob-tpu-v6e-dws-%d" % i))
+    for i, job in enumerate(RAYJOBS, 1):
+        rc, out, err = d.cli("apply", "-f", "-", stdin=job)
         check(rc == 0, "job %d: %s" % (i, err))
 
     rc, out, err = d.cli("get", "wl", "-o", "name")
@@ -77,8 +98,25 @@ try:
     check(sorted(flavors.values()) == ["dws", "on-demand"],
           "one job per plan: %s" % flavors)
     rc, out, err = d.cli("logs", "job/rayjob-tpu-v6e-dws-1")
-    check("succeeded" in out and "Training Complete!" in out,
-          "logs: %s" % out[-500:])
+    check("Epoch 40: Loss" in out, "Epoch 40 in the log: %s" % out[-800:])
+    # Four workers say it: one line, and Ray's fold of the other three.
+    done = [l for l in out.splitlines() if "Training Complete!" in l]
+    check(any("[repeated 3x across cluster]" in l for l in done) or
+          len(done) == 4, "Training Complete! from four workers: %s" % done)
+    check(any(l.rstrip().endswith("succeeded") and
+              "Job 'rayjob-tpu-v6e-dws-1-" in l for l in out.splitlines()),
+          "the success banner: %s" % out[-500:])
+    st, rj, _ = d.request("GET", "/apis/ray.io/v1/namespaces/default/"
+                          "rayjobs/rayjob-tpu-v6e-dws-1")
+    metrics = rj.get("status", {}).get("metrics", {})
+    check(st == 200 and "loss" in metrics and metrics.get("epoch") == 40,
+          "reported metrics through the API: %s" % metrics)
+
+    # Idle TPU nodes go after the unneeded time; both pools end at zero.
+    rc, out, err = d.cli("wait", "nodepool/on-demand-pool", "nodepool/dws-pool",
+                         "--for=jsonpath={.status.nodeCount}=0",
+                         "--timeout=120s")
+    check(rc == 0, "TPU pools back at zero nodes: %s %s" % (out, err))
 
     def snapshot():
         st, body, _ = d.request("GET", "/apis/kueue.x-k8s.io/v1beta1/"
