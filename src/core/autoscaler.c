@@ -63,6 +63,7 @@
 #include "capacity.h"
 #include "flexq/alloc.h"
 #include "flexq/quantity.h"
+#include "provider_demand.h"
 
 struct group {
     struct fq_cap_pool *pool;
@@ -581,6 +582,10 @@ static void scale_up(struct fq_capacity *st, struct fq_engine *e,
         fq_capacity_wake(st, b->until);
         return;
     }
+    if (fq_provider_demand_on(e)) {
+        fq_provider_demand_create(st, e, p, need, about);
+        return;
+    }
     bool flex = fq_nodepool_provisioning(&p->spec) == FQ_PROV_FLEX_START;
     int64_t in_use = fq_capacity_hosts_in_use(st, p->spec.machine->name, flex);
     int64_t until = FQ_NEVER;
@@ -889,7 +894,10 @@ static void scale_down(struct fq_capacity *st, struct fq_engine *e)
         snprintf(why, sizeof(why),
                  "Scale-down: removing empty node %s (unneeded for %llds)",
                  nd->name, (long long)((st->now - nd->unneeded_since) / 1000));
-        fq_capacity_delete_slice(st, e, nd->slice, why);
+        if (fq_provider_demand_on(e))
+            fq_provider_demand_delete(st, e, nd->slice, why);
+        else
+            fq_capacity_delete_slice(st, e, nd->slice, why);
         st->scale_downs++;
     }
     free(cand);
@@ -907,7 +915,9 @@ void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e)
     } else {
         collect_pods(st, e, &gs);
     }
-    if (cfg->sim_provider) {
+    if (fq_provider_demand_on(e))
+        fq_provider_demand_reconcile(st, e);
+    if (cfg->sim_provider || cfg->provider_demand) {
         fill_minimum(st, e);
         scale_for_groups(st, e, &gs);
     }
@@ -931,7 +941,7 @@ void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e)
         for (size_t i = 0; i < gs.n; i++)
             place_group(st, e, &gs.g[i]);
     }
-    if (cfg->sim_provider)
+    if (cfg->sim_provider || cfg->provider_demand)
         scale_down(st, e);
     groups_release(&gs);
 }

@@ -384,6 +384,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
      * control-plane delays by time_scale. */
     cfg.time_scale = o->time_scale > 0 ? 1.0 / o->time_scale : 1.0;
     cfg.sim_provider = !o->provider || !strcmp(o->provider, "sim");
+    cfg.provider_demand = !cfg.sim_provider; /* provider_demand.h */
     cfg.no_pods = false;
     int rc = 0;
     if (o->config_file)
