@@ -95,7 +95,8 @@ int fq_objstore_update(struct fq_objstore *s, struct fq_value *obj,
                        bool with_status, bool *changed,
                        const struct fq_object **out, struct fq_err *err);
 
-/* Replaces only .status (takes `status`); for controllers. */
+/* Replaces only .status (takes `status`), in place: the object is not
+ * copied; an equal status changes nothing. For controllers. */
 int fq_objstore_set_status(struct fq_objstore *s, enum fq_kind kind,
                            const char *ns, const char *name,
                            struct fq_value *status, struct fq_err *err);

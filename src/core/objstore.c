@@ -403,9 +403,12 @@ int fq_objstore_set_status(struct fq_objstore *s, enum fq_kind kind,
         fq_value_free(status);
         return 0;
     }
-    struct fq_value *obj = fq_value_clone(e->pub.obj);
-    fq_map_set(obj, "status", status);
-    commit_update(s, e, obj);
+    /* In place: the rest of the object is neither copied nor freed. */
+    fq_map_set(e->pub.obj, "status", status);
+    s->rev++;
+    set_rv(e->pub.obj, s->rev);
+    e->pub.rv = s->rev;
+    record(s, FQ_CHANGE_MODIFIED, e, e->pub.obj);
     return 0;
 }
 

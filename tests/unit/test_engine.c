@@ -243,6 +243,18 @@ static void test_store_set_status_key(void **state)
     o = fq_objstore_get(s, FQ_KIND_CONFIGMAP, "ns", "cm");
     assert_int_equal(fq_value_path_int(o->obj, "status.cost", 0), 3);
     assert_string_equal(fq_value_path_str(o->obj, "status.other", ""), "x");
+    /* The whole status, in place too. */
+    struct fq_value *whole = fq_value_map();
+    fq_map_set(whole, "phase", fq_value_str("Done"));
+    assert_int_equal(
+        fq_objstore_set_status(s, FQ_KIND_CONFIGMAP, "ns", "cm", whole, NULL),
+        0);
+    o = fq_objstore_get(s, FQ_KIND_CONFIGMAP, "ns", "cm");
+    assert_ptr_equal(o->obj, root);
+    assert_int_equal(o->rv, rv + 3);
+    assert_string_equal(fq_value_path_str(o->obj, "status.phase", ""), "Done");
+    assert_null(fq_value_path(o->obj, "status.cost"));
+    assert_string_equal(fq_value_path_str(o->obj, "data.value", ""), "v");
     struct fq_err err;
     assert_int_equal(fq_objstore_set_status_key(s, FQ_KIND_CONFIGMAP, "ns",
                                                 "nope", "cost", fq_value_int(1),
