@@ -528,8 +528,13 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
         int64_t rd = fq_value_path_int(job, "status.ready", 0);
         ready = rd >= par || fq_value_path_int(job, "status.succeeded", 0) > 0;
     }
-    struct fq_value *w =
-        fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+    /* Only status.conditions can change: edit a copy of them alone and
+     * write that member back (no copy of the whole workload). */
+    struct fq_value *w = fq_value_map();
+    const struct fq_value *oc = fq_value_path(wo->obj, "status.conditions");
+    if (oc)
+        fq_map_set(fq_map_ensure_map(w, "status"), "conditions",
+                   fq_value_clone(oc));
     if (finished) {
         cond_set(w, "Finished", "True", ok ? "Succeeded" : "Failed",
                  ok ? "Job finished successfully" :
@@ -544,7 +549,12 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
             cond_set(w, "PodsReady", "False", "WaitForRecovery",
                      "At least one pod has failed, waiting for recovery", now);
     }
-    commit(e, w);
+    const struct fq_value *nc = fq_value_path(w, "status.conditions");
+    if (nc)
+        fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, ns,
+                                   wname, "conditions", fq_value_clone(nc),
+                                   NULL, NULL);
+    fq_value_free(w);
 }
 
 static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
