@@ -1498,17 +1498,44 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
 }
 
 /* Writes QuotaReserved=False with a reason and message, when it changed. */
+/*
+ * cond_set() on a stored workload, writing status.conditions alone (no
+ * copy of the whole object); true when it changed.
+ */
+static bool cond_write(struct fq_engine *e, const char *ns, const char *name,
+                       const char *type, const char *status, const char *reason,
+                       const char *msg, int64_t now)
+{
+    struct fq_objstore *st = fq_engine_store(e);
+    const struct fq_object *o = fq_objstore_get(st, FQ_KIND_WORKLOAD, ns, name);
+    if (!o)
+        return false;
+    struct fq_value *shell = fq_value_map();
+    const struct fq_value *gen = fq_value_path(o->obj, "metadata.generation");
+    if (gen)
+        fq_map_set(fq_map_ensure_map(shell, "metadata"), "generation",
+                   fq_value_clone(gen));
+    const struct fq_value *oc = fq_value_path(o->obj, "status.conditions");
+    if (oc)
+        fq_map_set(fq_map_ensure_map(shell, "status"), "conditions",
+                   fq_value_clone(oc));
+    cond_set(shell, type, status, reason, msg, now);
+    bool changed = false;
+    fq_objstore_set_status_key(
+        st, FQ_KIND_WORKLOAD, ns, name, "conditions",
+        fq_value_clone(fq_value_path(shell, "status.conditions")), &changed,
+        NULL);
+    fq_value_free(shell);
+    return changed;
+}
+
 static void set_pending(struct fq_engine *e, struct wl *w, const char *reason,
                         const char *msg, int64_t now)
 {
     if (w->why_msg && !strcmp(w->why_msg, msg))
         return;
-    struct fq_value *obj =
-        fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
-    if (!obj)
-        return;
-    cond_set(obj, "QuotaReserved", "False", reason, msg, now);
-    if (commit(e, obj)) {
+    if (cond_write(e, w->ns, w->name, "QuotaReserved", "False", reason, msg,
+                   now)) {
         const struct fq_value *so = stored(e, FQ_KIND_WORKLOAD, w->ns, w->name);
         if (so)
             fq_engine_event(e, so, "Warning", reason, "%s", msg);
