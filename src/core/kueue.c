@@ -212,7 +212,11 @@ struct wcache {
     uint64_t rv;
     uint64_t seen;           /* run number of the last use */
     bool lc_known, needs_lc; /* needs_lifecycle() of this rv */
-    struct fq_value *tree;   /* owned copy the view borrows from */
+    /* What collect() reads of the tree on every run, read once per rv. */
+    bool finished, qr_true, admitted, evicted, in_backoff;
+    const char *qr_false_msg; /* QuotaReserved=False message, or NULL */
+    int64_t created, qts, reserved_at;
+    struct fq_value *tree; /* owned copy the view borrows from */
     struct fq_workload v;
     bool ok;
 };
@@ -2102,6 +2106,27 @@ static bool needs_lifecycle(const struct fq_value *obj,
     return rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
 }
 
+/* Reads once, at decode, what collect() needs of a workload's tree. */
+static void wcache_derive(struct wcache *wc, const struct fq_engine_config *cfg)
+{
+    const struct fq_value *obj = wc->tree;
+    wc->finished = cond_true(obj, "Finished");
+    const struct fq_value *qr = cond_find(obj, "QuotaReserved");
+    if (qr && !strcmp(fq_value_path_str(qr, "status", ""), "False"))
+        wc->qr_false_msg = fq_value_path_str(qr, "message", "");
+    wc->qr_true = cond_true(obj, "QuotaReserved");
+    wc->admitted = cond_true(obj, "Admitted");
+    wc->evicted = cond_true(obj, "Evicted");
+    wc->reserved_at =
+        parse_time(fq_value_path_str(qr, "lastTransitionTime", NULL), 0);
+    const struct fq_value *rq = cond_find(obj, "Requeued");
+    wc->in_backoff =
+        rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
+    if (wc->ok)
+        wc->created = parse_time(wc->v.meta.creation_timestamp, 0);
+    wc->qts = queue_order_ts(obj, cfg);
+}
+
 /* Orders "ns/name" keys as fq_objstore_list orders objects: by namespace,
  * then name. */
 static int live_cmp(const void *x, const void *y)
@@ -2198,19 +2223,24 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
     for (size_t i = 0; i < n; i++) {
         const struct fq_object *so =
             fq_objstore_get(st, FQ_KIND_WORKLOAD, ns[i], names[i]);
-        if (!so || cond_true(so->obj, "Finished"))
+        if (!so)
             continue;
         /* Decode once per resourceVersion (decoding validates). */
         char key[600];
         wl_key(ns[i], names[i], key, sizeof(key));
         struct wcache *wc = strset_get(&k->cache, key);
         if (!wc || wc->rv != so->rv) {
+            if (cond_true(so->obj, "Finished"))
+                continue;
             wc = fq_xcalloc(1, sizeof(*wc));
             wc->rv = so->rv;
             wc->tree = fq_value_clone(so->obj);
             wc->ok = fq_workload_decode(wc->tree, NULL, &wc->v, NULL) == 0;
+            wcache_derive(wc, cfg);
             strset_put(&k->cache, key, wc);
         }
+        if (wc->finished)
+            continue;
         wc->seen = k->runs;
         if (!wc->ok)
             continue;
@@ -2218,7 +2248,6 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
             wc->needs_lc = needs_lifecycle(so->obj, cfg);
             wc->lc_known = true;
         }
-        const struct fq_value *obj = wc->tree;
         const struct fq_workload v = wc->v;
         struct wl *w = &ws[nw++];
         w->ns = fq_xstrdup(ns[i]);
@@ -2226,24 +2255,22 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
         w->uid = fq_xstrdup(v.meta.uid ? v.meta.uid : "");
         w->cq = -1;
         w->prio = priority_of(e, &v);
-        w->created = parse_time(v.meta.creation_timestamp, 0);
-        w->qts = queue_order_ts(obj, cfg);
+        w->created = wc->created;
+        w->qts = wc->qts;
         int64_t next = FQ_NEVER;
         w->avoid = avoid_mask(
             &s->adm, fq_kvs_get(&v.meta.annotations, FQ_KUEUE_AVOID_FLAVORS),
             now, &next);
-        const struct fq_value *qr = cond_find(obj, "QuotaReserved");
-        if (qr && !strcmp(fq_value_path_str(qr, "status", ""), "False"))
-            w->why_msg = fq_xstrdup(fq_value_path_str(qr, "message", ""));
-        bool reserved = v.has_admission && cond_true(obj, "QuotaReserved");
+        if (wc->qr_false_msg)
+            w->why_msg = fq_xstrdup(wc->qr_false_msg);
+        bool reserved = v.has_admission && wc->qr_true;
         if (reserved) {
             w->cq = find_cq(
                 s, v.admission_cluster_queue ? v.admission_cluster_queue : "");
             w->holds = w->cq >= 0;
-            w->admitted = cond_true(obj, "Admitted");
-            w->evicting = cond_true(obj, "Evicted");
-            w->reserved_at = parse_time(
-                fq_value_path_str(qr, "lastTransitionTime", NULL), 0);
+            w->admitted = wc->admitted;
+            w->evicting = wc->evicted;
+            w->reserved_at = wc->reserved_at;
             wl_usage(s, w, &v);
             if (w->holds)
                 fq_adm_charge(&s->adm, s->cqs[w->cq].adm, w->nuse, w->use_fr,
@@ -2263,10 +2290,7 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
             continue;
         }
         /* Pending: admissible now? */
-        bool in_backoff = false;
-        const struct fq_value *rq = cond_find(obj, "Requeued");
-        if (rq && !strcmp(fq_value_path_str(rq, "status", ""), "False"))
-            in_backoff = true;
+        bool in_backoff = wc->in_backoff;
         if (v.active && !in_backoff && v.queue_name) {
             w->lq = find_lq(s, ns[i], v.queue_name);
             char msg[512];
