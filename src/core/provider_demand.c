@@ -106,6 +106,9 @@ static void restart_unneeded(struct fq_capacity *st, struct fq_engine *e,
                 NULL;
         if (!o)
             continue;
+        for (size_t k = 0; k < st->nnodes; k++) /* this run's view too */
+            if (!strcmp(st->nodes[k].name, n))
+                st->nodes[k].unneeded_since = st->now;
         fq_map_set(
             fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
             FQ_ANN_UNNEEDED, fq_value_str(ts));
@@ -143,6 +146,10 @@ static void answered(struct fq_capacity *st, struct fq_engine *e,
     b->until = st->now + fq_cloud_backoff_ms(st->cloud, b->fails);
     p->failed_scale_up = true;
     snprintf(p->fail_reason, sizeof(p->fail_reason), "%s", msg);
+    /* kept for the later runs of the backoff (the snapshot forgets it) */
+    fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_NODEPOOL, "",
+                               p->name, FQ_LAST_FAILURE_KEY, fq_value_str(msg),
+                               NULL, NULL);
     if (po)
         fq_engine_event(e, po->obj, "Warning", "FailedToScaleUpGroup",
                         "Scale-up failed for group %s: %s", p->name, msg);
@@ -154,6 +161,10 @@ void fq_provider_demand_reconcile(struct fq_capacity *st, struct fq_engine *e)
 {
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
+        if (find_backoff(st, p->name)->until > st->now && !p->fail_reason[0])
+            snprintf(
+                p->fail_reason, sizeof(p->fail_reason), "%s",
+                fq_value_path_str(p->obj, "status." FQ_LAST_FAILURE_KEY, ""));
         const struct fq_value *reqs = stored_requests(e, p->name);
         bool any = false;
         for (size_t k = 0; k < fq_value_len(reqs) && !any; k++)
@@ -203,6 +214,26 @@ void fq_provider_demand_create(struct fq_capacity *st, struct fq_engine *e,
         fq_map_set(r, "op", fq_value_str("create-nodes"));
         fq_map_set(r, "slice", fq_value_str(id));
         fq_map_set(r, "count", fq_value_int(h));
+        fq_map_set(r, "machineType", fq_value_str(p->spec.machine_type));
+        if (p->spec.topology)
+            fq_map_set(r, "topology", fq_value_str(p->spec.topology));
+        if (p->spec.location)
+            fq_map_set(r, "location", fq_value_str(p->spec.location));
+        fq_map_set(r, "labels", fq_nodepool_node_labels(&p->spec));
+        fq_map_set(r, "taints", fq_nodepool_node_taints(&p->spec));
+        /* The Nodes the sim would make: the provider names them as its
+         * cloud does and keeps the rest (labels, taints, allocatable). */
+        struct fq_value *tmpl = fq_value_seq();
+        for (int64_t i = 0; i < h; i++) {
+            char name[320];
+            if (h > 1)
+                snprintf(name, sizeof(name), "gke-%s-%lld", id, (long long)i);
+            else
+                snprintf(name, sizeof(name), "gke-%s", id);
+            fq_seq_push(tmpl, fq_nodepool_make_node(&p->spec, name, id, (int)i,
+                                                    true, st->now));
+        }
+        fq_map_set(r, "nodes", tmpl);
         fq_map_set(r, "state", fq_value_str("Pending"));
         fq_seq_push(reqs, r);
     }

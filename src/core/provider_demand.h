@@ -28,6 +28,9 @@
 #include "capacity.h"
 
 #define FQ_PROVREQS_KEY "providerRequests"
+/* The last Failed create's message (the ScaleUp=False condition's, kept
+ * through the backoff). */
+#define FQ_LAST_FAILURE_KEY "lastScaleUpFailure"
 
 /* True when the engine asks an outside provider (provider_demand and not
  * sim_provider). */

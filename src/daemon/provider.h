@@ -11,11 +11,15 @@
  *          examples/providers/ has gcloud-based scripts, untested here)
  *
  * A provider reports Nodes by creating / deleting Node objects in the
- * engine's store, as a kubelet registers its node.
+ * engine's store, as a kubelet registers its node. With a provider other
+ * than sim the core's autoscaler writes its decisions on each NodePool's
+ * status.providerRequests (src/core/provider_demand.h); the provider
+ * carries them out and answers with fq_provider_request_answer.
  */
 #ifndef FLEXQ_PROVIDER_H
 #define FLEXQ_PROVIDER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "flexq/engine.h"
@@ -28,7 +32,9 @@ struct fq_provider_ops {
     const char *name;
     /* Reads its configuration (env, files), registers what it has. */
     int (*start)(struct fq_provider *p, struct fq_err *err);
-    /* Called about once a second: mirror the cloud into Node objects. */
+    /* Called about once a second and on SIGCHLD: carry out Pending
+     * requests, read the answers of running calls (never blocking), mirror
+     * the cloud into Node objects. */
     void (*sync)(struct fq_provider *p, int64_t now_ms);
     void (*stop)(struct fq_provider *p);
 };
@@ -76,5 +82,43 @@ struct fq_value *fq_provider_local_node(const struct fq_local_machine *m,
 int fq_provider_exec_call(const char *script, const struct fq_value *request,
                           int64_t timeout_ms, struct fq_value **response,
                           struct fq_err *err);
+
+/*
+ * The same call without waiting: starts the script (own process group,
+ * request written to stdin, stdin closed) and returns the child in *out.
+ */
+struct fq_provider_child;
+int fq_provider_child_start(const char *script, const struct fq_value *request,
+                            int64_t timeout_ms, struct fq_provider_child **out,
+                            struct fq_err *err);
+/*
+ * Reads what the child wrote, waiting at most wait_ms (0: not at all);
+ * kills its process group past its timeout. Returns false while it runs;
+ * true when it is over: then *rc is 0 with *response (owned) or an error
+ * as fq_provider_exec_call's.
+ */
+bool fq_provider_child_poll(struct fq_provider_child *c, int wait_ms,
+                            struct fq_value **response, int *rc,
+                            struct fq_err *err);
+/* Kills (if running), reaps and frees. NULL is fine. */
+void fq_provider_child_free(struct fq_provider_child *c);
+
+/* --- answers to the core's requests (provider_exec.c) ------------------ */
+
+/* Sets request `id` of NodePool `pool` to state "Done" or "Failed" (with
+ * message). FQ_ENOTFOUND when the request is gone. */
+int fq_provider_request_answer(struct fq_engine *e, const char *pool,
+                               const char *id, const char *state,
+                               const char *message);
+/*
+ * Creates (or updates, keeping annotations) Node objects for the answered
+ * `nodes` ([{"name", "labels", "taints", "allocatable", "ready"}]) of pool
+ * `pool`, labelled with the pool, the provider and the slice; node i starts
+ * from templates[i] (the core's Node template) when given.
+ */
+void fq_provider_nodes_put(struct fq_engine *e, const char *pool,
+                           const char *provider, const char *slice,
+                           const struct fq_value *templates,
+                           const struct fq_value *nodes, int64_t now_ms);
 
 #endif

@@ -16,7 +16,8 @@
  * allocatable never exceeds what the machine has (1 cpu and 10% of the
  * memory, at most 4 GiB, are kept for flexqd and the system).
  *
- * What it does not do: scale (a machine is what it is), NUMA, MIG slices.
+ * What it does not do: scale (a machine is what it is: the autoscaler's
+ * requests are refused, see local_sync), NUMA, MIG slices.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -230,10 +231,64 @@ static int local_start(struct fq_provider *p, struct fq_err *err)
                               NULL, NULL, err);
 }
 
+/* This machine is what it is: every request of the core's autoscaler
+ * (provider_demand.h) is refused with a message that says why; the core
+ * turns a refused scale-up into its backoff and a ScaleUp=False
+ * condition, and a refused scale-down into a restarted unneeded clock. */
 static void local_sync(struct fq_provider *p, int64_t now_ms)
 {
-    (void)p;
     (void)now_ms;
+    struct fq_objstore *s = fq_engine_store(p->engine);
+    const struct fq_object **pools = NULL;
+    size_t n = fq_objstore_list(s, FQ_KIND_NODEPOOL, NULL, &pools);
+    char **names = fq_xcalloc(n + 1, sizeof(*names)), **ids = NULL;
+    char **ops = NULL;
+    size_t nid = 0, capid = 0, capops = 0;
+    size_t *owner = NULL, capown = 0;
+    for (size_t i = 0; i < n; i++) {
+        names[i] = fq_xstrdup(pools[i]->name);
+        const struct fq_value *reqs =
+            fq_value_path(pools[i]->obj, "status.providerRequests");
+        for (size_t k = 0; k < fq_value_len(reqs); k++) {
+            const struct fq_value *r = fq_seq_at(reqs, k);
+            if (strcmp(fq_value_path_str(r, "state", ""), "Pending") ||
+                !fq_value_path_str(r, "id", NULL))
+                continue;
+            FQ_GROW(ids, capid, nid + 1);
+            FQ_GROW(ops, capops, nid + 1);
+            FQ_GROW(owner, capown, nid + 1);
+            ids[nid] = fq_xstrdup(fq_value_path_str(r, "id", ""));
+            ops[nid] = fq_xstrdup(fq_value_path_str(r, "op", ""));
+            owner[nid++] = i;
+        }
+    }
+    free(pools);
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    for (size_t i = 0; i < nid; i++) {
+        char msg[600];
+        if (!strcmp(ops[i], "create-nodes"))
+            snprintf(msg, sizeof(msg),
+                     "local provider: this machine (%s) is the only node; it "
+                     "cannot add nodes to pool %s (use --provider exec or "
+                     "sim to scale)",
+                     host, names[owner[i]]);
+        else
+            snprintf(msg, sizeof(msg),
+                     "local provider: this machine (%s) is kept; its node "
+                     "is not deleted",
+                     host);
+        fq_provider_request_answer(p->engine, names[owner[i]], ids[i], "Failed",
+                                   msg);
+        free(ids[i]);
+        free(ops[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(ids);
+    free(ops);
+    free(owner);
 }
 
 static void local_stop(struct fq_provider *p)

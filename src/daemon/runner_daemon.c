@@ -233,6 +233,8 @@ static void on_sigchld(struct fq_daemon *d, int signo, void *ctx)
     (void)signo;
     struct fq_runtime *rt = ctx;
     fq_runner_on_sigchld(rt->r, fq_daemon_now(d));
+    if (rt->provider.ops && rt->provider.ops->sync) /* a script answered? */
+        rt->provider.ops->sync(&rt->provider, fq_daemon_now(d));
     pump(rt);
     arm(rt);
     fq_daemon_wake(d);

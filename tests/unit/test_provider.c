@@ -1,6 +1,10 @@
 /*
- * test_provider.c - the exec provider's call (answers, errors, timeout) and
- * the local provider's Node.
+ * test_provider.c - the exec provider's call (answers, errors, timeout),
+ * the local provider's Node, the core's provider requests (no I/O: the
+ * autoscaler's decisions as NodePool status.providerRequests, a Failed
+ * answer turned into the stockout backoff, scale-down requests) and the
+ * exec adapter carrying them out through a real child process
+ * (tests/fixtures/providers/fake_provider.py).
  *
  * Provider scripts are small shell scripts written into a temporary
  * directory; each failure mode must come back as an error that names the
@@ -14,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capacity_testlib.h"
 #include "flexq/alloc.h"
 #include "flexq/quantity.h"
 #include "flexq/value.h"
@@ -159,12 +165,248 @@ static void test_local_node(void **state)
     fq_value_free(n);
 }
 
+/* --- provider requests: the core (no I/O) ------------------------------ */
+
+static void pool_yaml(char *buf, size_t size, int min)
+{
+    snprintf(buf, size,
+             "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: "
+             "{name: cpu}\nspec: {machineType: n2-standard-8, "
+             "initialNodeCount: 0, autoscaling: {enabled: true, "
+             "minNodeCount: %d, maxNodeCount: 3}}\n",
+             min);
+}
+
+static struct fq_engine *demand_engine(void)
+{
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.seed = 7;
+    cfg.sim_provider = false;
+    cfg.provider_demand = true;
+    return fq_engine_new(&cfg);
+}
+
+static void apply_pool(struct fq_engine *e, int min, int64_t now)
+{
+    char buf[400];
+    pool_yaml(buf, sizeof(buf), min);
+    ct_apply(e, buf, now);
+}
+
+static const struct fq_value *preqs(struct fq_engine *e)
+{
+    return fq_value_path(ct_get(e, FQ_KIND_NODEPOOL, "", "cpu"),
+                         "status.providerRequests");
+}
+
+static size_t pending(struct fq_engine *e)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fq_value_len(preqs(e)); i++)
+        n += !strcmp(fq_value_path_str(fq_seq_at(preqs(e), i), "state", ""),
+                     "Pending");
+    return n;
+}
+
+static const struct fq_value *scaleup_cond(struct fq_engine *e)
+{
+    const struct fq_value *cs = fq_value_path(
+        ct_get(e, FQ_KIND_NODEPOOL, "", "cpu"), "status.conditions");
+    for (size_t i = 0; i < fq_value_len(cs); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(cs, i), "type", ""), "ScaleUp"))
+            return fq_seq_at(cs, i);
+    return NULL;
+}
+
+static void test_demand_core(void **state)
+{
+    (void)state;
+    struct fq_engine *e = demand_engine();
+    apply_pool(e, 1, CT0);
+    ct_run_to(e, CT0 + SEC);
+    /* the minimum is asked for as one create request, with what a
+     * provider needs, and nothing is created by the core */
+    assert_int_equal(fq_value_len(preqs(e)), 1);
+    const struct fq_value *r = fq_seq_at(preqs(e), 0);
+    assert_string_equal(fq_value_path_str(r, "op", ""), "create-nodes");
+    assert_int_equal(fq_value_path_int(r, "count", 0), 1);
+    assert_string_equal(fq_value_path_str(r, "state", ""), "Pending");
+    assert_string_equal(fq_value_path_str(r, "machineType", ""),
+                        "n2-standard-8");
+    assert_string_equal(
+        fq_value_path_str(fq_seq_at(fq_map_get(r, "nodes"), 0), "kind", ""),
+        "Node");
+    assert_int_equal(fq_value_path_int(ct_get(e, FQ_KIND_NODEPOOL, "", "cpu"),
+                                       "status.desiredNodes", -1),
+                     1);
+    assert_int_equal(fq_objstore_count(fq_engine_store(e), FQ_KIND_NODE), 0);
+    char *id = fq_xstrdup(fq_value_path_str(r, "id", ""));
+    /* a pending request is not asked again */
+    ct_run_to(e, CT0 + 30 * SEC);
+    assert_int_equal(fq_value_len(preqs(e)), 1);
+
+    /* the provider fails: the stockout path (condition, backoff) */
+    assert_int_equal(fq_provider_request_answer(e, "cpu", id, "Failed",
+                                                "GCE_STOCKOUT: no n2 left"),
+                     0);
+    free(id);
+    ct_run_to(e, CT0 + 31 * SEC);
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    assert_non_null(scaleup_cond(e));
+    assert_string_equal(fq_value_path_str(scaleup_cond(e), "status", ""),
+                        "False");
+    assert_non_null(strstr(fq_value_path_str(scaleup_cond(e), "message", ""),
+                           "GCE_STOCKOUT: no n2 left"));
+    ct_run_to(e, CT0 + 4 * 60 * SEC); /* backing off (5 min): no ask */
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    ct_run_to(e, CT0 + 6 * 60 * SEC); /* after it: asked again */
+    assert_int_equal(pending(e), 1);
+
+    /* the provider succeeds: Nodes appear, the request goes */
+    r = fq_seq_at(preqs(e), 0);
+    id = fq_xstrdup(fq_value_path_str(r, "id", ""));
+    struct fq_value *nodes = fq_value_seq(), *n = fq_value_map();
+    fq_map_set(n, "name", fq_value_str("cloud-node-1"));
+    fq_seq_push(nodes, n);
+    fq_provider_nodes_put(e, "cpu", "exec", fq_value_path_str(r, "slice", ""),
+                          fq_map_get(r, "nodes"), nodes, CT0 + 6 * 60 * SEC);
+    fq_value_free(nodes);
+    assert_int_equal(fq_provider_request_answer(e, "cpu", id, "Done", NULL), 0);
+    free(id);
+    ct_run_to(e, CT0 + 7 * 60 * SEC);
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    const struct fq_value *node = ct_get(e, FQ_KIND_NODE, "", "cloud-node-1");
+    assert_non_null(node);
+    assert_string_equal(
+        fq_value_as_str(fq_map_get(fq_value_path(node, "metadata.labels"),
+                                   "cloud.google.com/gke-nodepool")),
+        "cpu");
+    assert_non_null(fq_value_path(node, "status.allocatable.cpu"));
+    assert_int_equal(fq_value_path_int(ct_get(e, FQ_KIND_NODEPOOL, "", "cpu"),
+                                       "status.nodeCount", -1),
+                     1);
+    assert_string_equal(fq_value_path_str(scaleup_cond(e), "status", ""),
+                        "True");
+
+    /* minimum 0: after the unneeded time (10 min) a delete request */
+    apply_pool(e, 0, CT0 + 7 * 60 * SEC);
+    ct_run_to(e, CT0 + 15 * 60 * SEC);
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    ct_run_to(e, CT0 + 18 * 60 * SEC);
+    assert_int_equal(pending(e), 1);
+    r = fq_seq_at(preqs(e), 0);
+    assert_string_equal(fq_value_path_str(r, "op", ""), "delete-nodes");
+    assert_string_equal(fq_value_as_str(fq_seq_at(fq_map_get(r, "names"), 0)),
+                        "cloud-node-1");
+    /* refused (as the local provider does): asked again only after
+     * another unneeded time */
+    id = fq_xstrdup(fq_value_path_str(r, "id", ""));
+    fq_provider_request_answer(e, "cpu", id, "Failed", "kept");
+    free(id);
+    ct_run_to(e, CT0 + 19 * 60 * SEC);
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    ct_run_to(e, CT0 + 27 * 60 * SEC);
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    ct_run_to(e, CT0 + 30 * 60 * SEC);
+    assert_int_equal(pending(e), 1);
+    fq_engine_free(e);
+}
+
+/* --- provider requests: the exec adapter with a real child -------------- */
+
+/* Syncs until no request is Pending; between syncs, waits for a child to
+ * exit (waitid without reaping: the adapter reaps it). */
+static void sync_until_answered(struct fq_provider *p, struct fq_engine *e)
+{
+    for (int i = 0; i < 200 && pending(e) > 0; i++) {
+        p->ops->sync(p, fq_engine_now(e));
+        if (pending(e) == 0)
+            break;
+        siginfo_t si;
+        memset(&si, 0, sizeof(si));
+        waitid(P_ALL, 0, &si, WEXITED | WNOWAIT);
+    }
+    p->ops->sync(p, fq_engine_now(e)); /* the lists, if any */
+}
+
+static void test_exec_adapter(void **state)
+{
+    (void)state;
+    setenv("FLEXQ_EXEC_PROVIDER",
+           FLEXQ_SOURCE_DIR "/tests/fixtures/providers/fake_provider.py", 1);
+    setenv("FAKE_PROVIDER_DIR", dir, 1);
+    setenv("FAKE_PROVIDER_DELAY_S", "0.3", 1);
+    setenv("FLEXQ_EXEC_SYNC_S", "3600", 1);
+    struct fq_engine *e = demand_engine();
+    apply_pool(e, 2, CT0);
+    ct_run_to(e, CT0 + SEC);
+    assert_int_equal(pending(e), 2);
+    struct fq_provider p = {&fq_provider_exec_ops, e, NULL};
+    struct fq_err err = {0};
+    assert_int_equal(p.ops->start(&p, &err), 0);
+    /* sync starts the calls and returns without waiting for them */
+    p.ops->sync(&p, fq_engine_now(e));
+    assert_int_equal(pending(e), 2);
+    sync_until_answered(&p, e);
+    ct_run_to(e, CT0 + 2 * SEC);
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    assert_int_equal(fq_objstore_count(fq_engine_store(e), FQ_KIND_NODE), 2);
+    assert_int_equal(fq_value_path_int(ct_get(e, FQ_KIND_NODEPOOL, "", "cpu"),
+                                       "status.readyNodeCount", -1),
+                     2);
+    const struct fq_object **all = NULL;
+    assert_int_equal(
+        fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &all), 2);
+    const struct fq_value *l = fq_value_path(all[0]->obj, "metadata.labels");
+    assert_string_equal(
+        fq_value_as_str(fq_map_get(l, "fake.flexq.dev/made-by")),
+        "fake_provider");
+    assert_non_null(fq_map_get(l, "flexq.dev/slice"));
+    assert_string_equal(
+        fq_value_as_str(fq_map_get(l, "cloud.google.com/gke-nodepool")), "cpu");
+    free(all);
+
+    /* a stockout answer becomes the core's backoff with the message */
+    setenv("FAKE_PROVIDER_DELAY_S", "0", 1);
+    char *so = fq_xasprintf("%s/stockout", dir);
+    FILE *f = fopen(so, "w");
+    assert_non_null(f);
+    fclose(f);
+    free(so);
+    apply_pool(e, 3, CT0 + 3 * SEC);
+    ct_run_to(e, CT0 + 4 * SEC);
+    assert_int_equal(pending(e), 1);
+    sync_until_answered(&p, e);
+    ct_run_to(e, CT0 + 5 * SEC);
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    assert_string_equal(fq_value_path_str(scaleup_cond(e), "status", ""),
+                        "False");
+    assert_non_null(strstr(fq_value_path_str(scaleup_cond(e), "message", ""),
+                           "GCE_STOCKOUT"));
+    assert_int_equal(fq_objstore_count(fq_engine_store(e), FQ_KIND_NODE), 2);
+
+    /* scale-down: minimum 0, the unneeded time, delete-nodes */
+    apply_pool(e, 0, CT0 + 6 * SEC);
+    ct_run_to(e, CT0 + 12 * 60 * SEC);
+    assert_int_equal(pending(e), 2);
+    sync_until_answered(&p, e);
+    ct_run_to(e, CT0 + 13 * 60 * SEC);
+    assert_int_equal(fq_objstore_count(fq_engine_store(e), FQ_KIND_NODE), 0);
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    p.ops->stop(&p);
+    fq_engine_free(e);
+    unsetenv("FAKE_PROVIDER_DELAY_S");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_exec_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_errors, setup, teardown),
         cmocka_unit_test(test_local_node),
+        cmocka_unit_test(test_demand_core),
+        cmocka_unit_test_setup_teardown(test_exec_adapter, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
