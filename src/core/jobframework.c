@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conditions.h"
 #include "flexq/alloc.h"
 #include "flexq/objects.h"
 #include "jobframework_slices.h"
@@ -104,24 +105,6 @@ static void jrefs_free(struct jref *r, size_t n)
         free(r[i].name);
     }
     free(r);
-}
-
-static const struct fq_value *cond_find(const struct fq_value *obj,
-                                        const char *type)
-{
-    const struct fq_value *c = fq_value_path(obj, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(c); i++) {
-        const struct fq_value *x = fq_seq_at(c, i);
-        if (!strcmp(fq_value_path_str(x, "type", ""), type))
-            return x;
-    }
-    return NULL;
-}
-
-static bool cond_true(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *c = cond_find(obj, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
 }
 
 static void cond_set(struct fq_value *obj, const char *type, const char *status,
@@ -501,7 +484,7 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
 {
     const struct fq_object *wo =
         fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
-    if (!wo || cond_true(wo->obj, "Finished"))
+    if (!wo || fq_cond_true(wo->obj, "Finished"))
         return;
     bool finished = false, ok = false, ready = false;
     const char *fmsg = "";
@@ -518,11 +501,12 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
             !strcmp(fq_value_path_str(job, "status.rayClusterStatus.state", ""),
                     "ready");
     } else {
-        if (cond_true(job, "Complete")) {
+        if (fq_cond_true(job, "Complete")) {
             finished = ok = true;
-        } else if (cond_true(job, "Failed")) {
+        } else if (fq_cond_true(job, "Failed")) {
             finished = true;
-            fmsg = fq_value_path_str(cond_find(job, "Failed"), "message", "");
+            fmsg =
+                fq_value_path_str(fq_cond_find(job, "Failed"), "message", "");
         }
         int64_t par = fq_value_path_int(job, "spec.parallelism", 1);
         int64_t rd = fq_value_path_int(job, "status.ready", 0);
@@ -540,12 +524,12 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
                  ok ? "Job finished successfully" :
                       (*fmsg ? fmsg : "Job failed"),
                  now);
-    } else if (cond_true(w, "Admitted") && !cond_true(w, "Evicted")) {
+    } else if (fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted")) {
         if (ready)
             cond_set(w, "PodsReady", "True", "Started",
                      "All pods reached readiness and the workload is running",
                      now);
-        else if (cond_true(w, "PodsReady"))
+        else if (fq_cond_true(w, "PodsReady"))
             cond_set(w, "PodsReady", "False", "WaitForRecovery",
                      "At least one pod has failed, waiting for recovery", now);
     }
@@ -599,20 +583,20 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
     }
     bool suspended = fq_value_path_bool(jo->obj, "spec.suspend", false);
     bool admitted =
-        cond_true(wo->obj, "Admitted") && !cond_true(wo->obj, "Evicted");
-    bool finished = cond_true(wo->obj, "Finished");
+        fq_cond_true(wo->obj, "Admitted") && !fq_cond_true(wo->obj, "Evicted");
+    bool finished = fq_cond_true(wo->obj, "Finished");
     if (!finished && !admitted && !suspended && !keep) {
         struct fq_value *j =
             fq_objstore_edit(fq_engine_store(e), kind, ns, name);
         bool was_running = fq_value_path(wo->obj, "status.admission") != NULL ||
-                           cond_true(wo->obj, "Evicted");
+                           fq_cond_true(wo->obj, "Evicted");
         fq_value_set_path(j, "spec.suspend", fq_value_bool(true));
         restore_templates(j, kind, wo->obj);
         if (commit(e, j) && was_running) {
             const struct fq_object *now_j =
                 fq_objstore_get(fq_engine_store(e), kind, ns, name);
-            const char *why = fq_value_path_str(cond_find(wo->obj, "Evicted"),
-                                                "message", "Not admitted");
+            const char *why = fq_value_path_str(
+                fq_cond_find(wo->obj, "Evicted"), "message", "Not admitted");
             if (now_j)
                 fq_engine_event(e, now_j->obj, "Normal", "Stopped", "%s", why);
         }

@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conditions.h"
 #include "flexq/alloc.h"
 #include "flexq/objects.h"
 #include "flexq/quantity.h"
@@ -64,30 +65,12 @@
 
 #define MAX_SLICES 4096 /* name lookups per reconcile, at most */
 
-static const struct fq_value *cond_find(const struct fq_value *obj,
-                                        const char *type)
-{
-    const struct fq_value *c = fq_value_path(obj, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(c); i++) {
-        const struct fq_value *x = fq_seq_at(c, i);
-        if (!strcmp(fq_value_path_str(x, "type", ""), type))
-            return x;
-    }
-    return NULL;
-}
-
-static bool cond_true(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *c = cond_find(obj, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
-}
-
 /* Holds quota now: reserved, not being evicted, not finished. */
 static bool holds(const struct fq_value *w)
 {
     return w && fq_value_path(w, "status.admission") &&
-           cond_true(w, "QuotaReserved") && !cond_true(w, "Evicted") &&
-           !cond_true(w, "Finished");
+           fq_cond_true(w, "QuotaReserved") && !fq_cond_true(w, "Evicted") &&
+           !fq_cond_true(w, "Finished");
 }
 
 bool fq_jobslices_elastic(const struct fq_value *job)
@@ -283,8 +266,8 @@ void fq_jobslices_reconcile(struct fq_engine *e, const struct fq_value *job,
     if (!co)
         goto out;
     bool up, down;
-    if (po && !cond_true(po->obj, "Finished") && !holds(co->obj) &&
-        !cond_true(co->obj, "Finished")) {
+    if (po && !fq_cond_true(po->obj, "Finished") && !holds(co->obj) &&
+        !fq_cond_true(co->obj, "Finished")) {
         /* A scale up waits for quota: the job runs under prev. */
         snprintf(wname, n, "%s", prev);
         compare(w2, po->obj, &up, &down);
@@ -305,16 +288,18 @@ void fq_jobslices_reconcile(struct fq_engine *e, const struct fq_value *job,
         }
         goto out;
     }
-    if (po && cond_true(po->obj, "Finished") && holds(co->obj) &&
-        !cond_true(co->obj, "Admitted"))
+    if (po && fq_cond_true(po->obj, "Finished") && holds(co->obj) &&
+        !fq_cond_true(co->obj, "Admitted"))
         *keep_running = true; /* the slice waits on its checks */
-    if (po && !cond_true(po->obj, "Finished") && cond_true(co->obj, "Finished"))
+    if (po && !fq_cond_true(po->obj, "Finished") &&
+        fq_cond_true(co->obj, "Finished"))
         snprintf(wname, n, "%s", prev); /* not expected; be safe */
-    if (cond_true(co->obj, "Finished"))
+    if (fq_cond_true(co->obj, "Finished"))
         goto out;
-    if (po && cond_true(po->obj, "Finished") && !holds(co->obj) &&
-        strcmp(fq_value_path_str(cond_find(po->obj, "Finished"), "reason", ""),
-               FQ_SLICE_REASON_REPLACED)) {
+    if (po && fq_cond_true(po->obj, "Finished") && !holds(co->obj) &&
+        strcmp(
+            fq_value_path_str(fq_cond_find(po->obj, "Finished"), "reason", ""),
+            FQ_SLICE_REASON_REPLACED)) {
         /* The job ended while a scale up waited: the slice goes. */
         fq_objstore_delete(st, FQ_KIND_WORKLOAD, ns, cur, NULL);
         snprintf(wname, n, "%s", prev);
@@ -388,8 +373,8 @@ const char *fq_jobslices_gated_job(const struct fq_value *pod)
 void fq_jobslices_ungate(struct fq_engine *e, const struct fq_value *job,
                          const struct fq_value *wl)
 {
-    if (!wl || !cond_true(wl, "Admitted") || cond_true(wl, "Evicted") ||
-        cond_true(wl, "Finished"))
+    if (!wl || !fq_cond_true(wl, "Admitted") || fq_cond_true(wl, "Evicted") ||
+        fq_cond_true(wl, "Finished"))
         return;
     const char *cname = fq_value_path_str(job, "status.rayClusterName", NULL);
     if (!cname || !*cname)

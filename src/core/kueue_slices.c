@@ -40,33 +40,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "conditions.h"
 #include "flexq/alloc.h"
 #include "flexq/objstore.h"
-
-static const struct fq_value *cond_find(const struct fq_value *obj,
-                                        const char *type)
-{
-    const struct fq_value *c = fq_value_path(obj, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(c); i++) {
-        const struct fq_value *x = fq_seq_at(c, i);
-        if (!strcmp(fq_value_path_str(x, "type", ""), type))
-            return x;
-    }
-    return NULL;
-}
-
-static bool cond_true(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *c = cond_find(obj, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
-}
 
 bool fq_kueue_slice_prepare(const struct fq_adm *a, const struct fq_value *old,
                             int npodsets, char *const *psname, int8_t *forced,
                             int32_t *base)
 {
-    if (!old || cond_true(old, "Finished") || cond_true(old, "Evicted") ||
-        !cond_true(old, "QuotaReserved"))
+    if (!old || fq_cond_true(old, "Finished") || fq_cond_true(old, "Evicted") ||
+        !fq_cond_true(old, "QuotaReserved"))
         return false;
     const struct fq_value *psa =
         fq_value_path(old, "status.admission.podSetAssignments");
@@ -102,7 +85,7 @@ void fq_kueue_slice_replaced(struct fq_engine *e, const char *ns,
     struct fq_objstore *st = fq_engine_store(e);
     const struct fq_object *o =
         fq_objstore_get(st, FQ_KIND_WORKLOAD, ns, old_name);
-    if (!o || cond_true(o->obj, "Finished"))
+    if (!o || fq_cond_true(o->obj, "Finished"))
         return;
     struct fq_value *obj = fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns, old_name);
     if (!obj)

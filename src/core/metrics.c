@@ -61,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conditions.h"
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
 #include "flexq/quantity.h"
@@ -291,27 +292,10 @@ static const char H_CHECKS[] = "kueue_admission_checks_wait_time_seconds";
 
 /* --- reading objects --------------------------------------------------- */
 
-static const struct fq_value *cond(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(cs); i++) {
-        const struct fq_value *c = fq_seq_at(cs, i);
-        if (!strcmp(fq_value_path_str(c, "type", ""), type))
-            return c;
-    }
-    return NULL;
-}
-
-static bool cond_true(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *c = cond(obj, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
-}
-
 /* lastTransitionTime of a True condition, or "" */
 static const char *true_at(const struct fq_value *obj, const char *type)
 {
-    const struct fq_value *c = cond(obj, type);
+    const struct fq_value *c = fq_cond_find(obj, type);
     if (!c || strcmp(fq_value_path_str(c, "status", ""), "True"))
         return "";
     return fq_value_path_str(c, "lastTransitionTime", "");
@@ -374,7 +358,7 @@ static void track(struct fq_metrics *m, const struct fq_value *wl,
                          (double)(at - ms_of(qr)) / 1000.0);
     }
     if (counting && *ev && strcmp(ev, r->ev)) {
-        const struct fq_value *c = cond(wl, "Evicted");
+        const struct fq_value *c = fq_cond_find(wl, "Evicted");
         count(m, M_EVICTED,
               labels2("cluster_queue", r->cq, "reason",
                       fq_value_path_str(c, "reason", "")));
@@ -509,13 +493,14 @@ static const char *cq_of(const struct fq_objstore *s, const struct fq_value *wl)
 
 static bool is_pending(const struct fq_value *wl)
 {
-    return !cond_true(wl, "QuotaReserved") && !cond_true(wl, "Finished") &&
+    return !fq_cond_true(wl, "QuotaReserved") &&
+           !fq_cond_true(wl, "Finished") &&
            fq_value_path_bool(wl, "spec.active", true);
 }
 
 static bool is_inadmissible(const struct fq_value *wl)
 {
-    const struct fq_value *c = cond(wl, "QuotaReserved");
+    const struct fq_value *c = fq_cond_find(wl, "QuotaReserved");
     if (!c || strcmp(fq_value_path_str(c, "status", ""), "False"))
         return false;
     const char *r = fq_value_path_str(c, "reason", "");
@@ -579,7 +564,7 @@ static void render_cq_counts(struct fq_buf *b, const struct fq_object **cqs,
     for (size_t i = 0; i < ncq; i++) {
         const struct fq_value *o = cqs[i]->obj;
         int now = fq_value_path(o, "metadata.deletionTimestamp") ? 2 :
-                  cond_true(o, "Active")                         ? 1 :
+                  fq_cond_true(o, "Active")                      ? 1 :
                                                                    0;
         for (int k = 0; k < 3; k++) {
             char *l = labels2("cluster_queue", cqs[i]->name, "status", sts[k]);
@@ -608,7 +593,7 @@ static double usage_of(const struct fq_value *const *ws, size_t nw,
     double sum = 0;
     for (size_t j = 0; j < nw; j++) {
         const struct fq_value *w = ws[j];
-        if (!cond_true(w, "Admitted") || cond_true(w, "Finished") ||
+        if (!fq_cond_true(w, "Admitted") || fq_cond_true(w, "Finished") ||
             strcmp(fq_value_path_str(w, "status.admission.clusterQueue", ""),
                    cq))
             continue;
@@ -747,7 +732,7 @@ static void render_pools(const struct fq_objstore *s, struct fq_buf *b)
                            "cloud.google.com/gke-nodepool"));
             if (!pool || strcmp(pool, ps[i]->name))
                 continue;
-            if (cond_true(ns[j]->obj, "Ready"))
+            if (fq_cond_true(ns[j]->obj, "Ready"))
                 ready++;
             else
                 not_ready++;
@@ -796,7 +781,7 @@ static void render_provreqs(const struct fq_objstore *s, struct fq_buf *b)
     for (size_t i = 0; i < n; i++) {
         int st = 0;
         for (int k = 5; k >= 1 && !st; k--)
-            if (cond_true(rs[i]->obj, states[k]))
+            if (fq_cond_true(rs[i]->obj, states[k]))
                 st = k;
         counts[st]++;
     }

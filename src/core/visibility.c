@@ -21,25 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conditions.h"
 #include "flexq/alloc.h"
 #include "kueue.h"
-
-static const struct fq_value *cond(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(cs); i++) {
-        const struct fq_value *c = fq_seq_at(cs, i);
-        if (!strcmp(fq_value_path_str(c, "type", ""), type))
-            return c;
-    }
-    return NULL;
-}
-
-static bool cond_true(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *c = cond(obj, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
-}
 
 static int64_t priority_of(struct fq_objstore *s, const struct fq_value *wl)
 {
@@ -80,7 +64,7 @@ size_t fq_visibility_pending(struct fq_engine *e, struct fq_pending_wl **out)
     size_t n = 0;
     for (size_t i = 0; i < nw; i++) {
         const struct fq_value *w = ws[i]->obj;
-        if (cond_true(w, "QuotaReserved") || cond_true(w, "Finished") ||
+        if (fq_cond_true(w, "QuotaReserved") || fq_cond_true(w, "Finished") ||
             !fq_value_path_bool(w, "spec.active", true))
             continue;
         struct fq_pending_wl *x = &p[n++];

@@ -1,0 +1,25 @@
+/*
+ * conditions.h - reading an object's status.conditions by type, the way
+ * every Kubernetes controller does (metav1.Condition: type, status
+ * "True"/"False"/"Unknown", reason, message, lastTransitionTime).
+ *
+ * One copy for the core's readers that take the whole object (Workloads,
+ * jobs, ProvisioningRequests); pods.h and capacity.h keep their own
+ * variants that take the status map instead.
+ */
+#ifndef FLEXQ_CONDITIONS_H
+#define FLEXQ_CONDITIONS_H
+
+#include <stdbool.h>
+
+#include "flexq/value.h"
+
+/* The first condition of `type` in obj's status.conditions (borrowed), or
+ * NULL when obj is NULL, has no conditions or none of that type. */
+const struct fq_value *fq_cond_find(const struct fq_value *obj,
+                                    const char *type);
+
+/* Does obj carry condition `type` with status "True"? */
+bool fq_cond_true(const struct fq_value *obj, const char *type);
+
+#endif
