@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
+#include "value_internal.h"
 
 #define HARD_MAX_DEPTH 4096
 
@@ -311,46 +312,6 @@ static bool match_word(struct parser *ps, const char *w)
     return true;
 }
 
-struct keyref {
-    const char *key;
-    size_t idx;
-};
-
-static int keyref_cmp(const void *a, const void *b)
-{
-    const struct keyref *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    if (c)
-        return c;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Returns the index of the first repeated key in source order, or n. */
-static size_t find_duplicate(const struct fq_value *m)
-{
-    size_t n = m->u.map.n, best = n;
-    if (n < 2)
-        return n;
-    if (n <= 8) {
-        for (size_t j = 1; j < n; j++)
-            for (size_t i = 0; i < j; i++)
-                if (!strcmp(m->u.map.items[i].key, m->u.map.items[j].key))
-                    return j;
-        return n;
-    }
-    struct keyref *r = fq_xmalloc(n * sizeof(*r));
-    for (size_t i = 0; i < n; i++) {
-        r[i].key = m->u.map.items[i].key;
-        r[i].idx = i;
-    }
-    qsort(r, n, sizeof(*r), keyref_cmp);
-    for (size_t i = 1; i < n; i++)
-        if (!strcmp(r[i - 1].key, r[i].key) && r[i].idx < best)
-            best = r[i].idx;
-    free(r);
-    return best;
-}
-
 static int parse_object(struct parser *ps, size_t depth, struct fq_value **out)
 {
     struct fq_value *m = fq_value_map();
@@ -397,7 +358,7 @@ static int parse_object(struct parser *ps, size_t depth, struct fq_value **out)
         }
         return fail_at(ps, FQ_EPARSE, ps->p, "expected ',' or '}'");
     }
-    size_t dup = find_duplicate(m);
+    size_t dup = fq_value_map_find_duplicate(m);
     if (dup < m->u.map.n) {
         const struct fq_member *d = &m->u.map.items[dup];
         char what[FQ_ERR_MSG_MAX / 2];

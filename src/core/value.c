@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
+#include "value_internal.h"
 
 struct fq_limits fq_limits_default(void)
 {
@@ -731,4 +732,43 @@ void fq_value_merge_patch(struct fq_value **target,
         *target = fq_value_map();
     }
     merge_members(*target, patch);
+}
+
+/* --- duplicate keys, for the JSON and YAML readers -------------------- */
+
+struct keyref {
+    const char *key;
+    size_t idx;
+};
+
+static int keyref_cmp(const void *a, const void *b)
+{
+    const struct keyref *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (c)
+        return c;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+size_t fq_value_map_find_duplicate(const struct fq_value *m)
+{
+    size_t n = m->u.map.n, best = n;
+    if (n <= 8) { /* small maps: pairwise is cheaper than sorting */
+        for (size_t j = 1; j < n; j++)
+            for (size_t i = 0; i < j; i++)
+                if (!strcmp(m->u.map.items[i].key, m->u.map.items[j].key))
+                    return j;
+        return n;
+    }
+    struct keyref *kr = fq_xmalloc(n * sizeof(*kr));
+    for (size_t i = 0; i < n; i++) {
+        kr[i].key = m->u.map.items[i].key;
+        kr[i].idx = i;
+    }
+    qsort(kr, n, sizeof(*kr), keyref_cmp);
+    for (size_t i = 1; i < n; i++)
+        if (!strcmp(kr[i - 1].key, kr[i].key) && kr[i].idx < best)
+            best = kr[i].idx;
+    free(kr);
+    return best;
 }

@@ -60,6 +60,7 @@
 #include <yaml.h>
 
 #include "flexq/alloc.h"
+#include "value_internal.h"
 
 /* --- reading ------------------------------------------------------------ */
 
@@ -156,44 +157,6 @@ static const struct anchor *find_anchor(const struct reader *r,
         if (!strcmp(r->anchors[i].name, name))
             return &r->anchors[i];
     return NULL;
-}
-
-struct keyref {
-    const char *key;
-    size_t idx;
-};
-
-static int keyref_cmp(const void *a, const void *b)
-{
-    const struct keyref *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    if (c)
-        return c;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Index of the first repeated key in source order, or n (n log n). */
-static size_t find_duplicate(const struct fq_value *m)
-{
-    size_t n = m->u.map.n, best = n;
-    if (n <= 8) {
-        for (size_t j = 1; j < n; j++)
-            for (size_t i = 0; i < j; i++)
-                if (!strcmp(m->u.map.items[i].key, m->u.map.items[j].key))
-                    return j;
-        return n;
-    }
-    struct keyref *kr = fq_xmalloc(n * sizeof(*kr));
-    for (size_t i = 0; i < n; i++) {
-        kr[i].key = m->u.map.items[i].key;
-        kr[i].idx = i;
-    }
-    qsort(kr, n, sizeof(*kr), keyref_cmp);
-    for (size_t i = 1; i < n; i++)
-        if (!strcmp(kr[i - 1].key, kr[i].key) && kr[i].idx < best)
-            best = kr[i].idx;
-    free(kr);
-    return best;
 }
 
 /* True when the top frame is a mapping waiting for a key. */
@@ -363,7 +326,7 @@ static int on_end(struct reader *r)
     struct frame f = r->stack[--r->depth];
     free(f.key); /* NULL unless libyaml ended a map mid-pair (it does not) */
     if (f.v->type == FQ_V_MAP) {
-        size_t dup = find_duplicate(f.v);
+        size_t dup = fq_value_map_find_duplicate(f.v);
         if (dup < f.v->u.map.n) {
             const struct fq_member *d = &f.v->u.map.items[dup];
             int rc =

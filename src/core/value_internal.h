@@ -1,0 +1,19 @@
+/*
+ * value_internal.h - value.c helpers for the core's own readers (json.c,
+ * yaml.c), not part of the public value API.
+ */
+#ifndef FLEXQ_VALUE_INTERNAL_H
+#define FLEXQ_VALUE_INTERNAL_H
+
+#include <stddef.h>
+
+#include "flexq/value.h"
+
+/*
+ * Index of the first key of map m (in source order) that repeats an
+ * earlier key, or m->u.map.n when all keys differ. Pairwise for small
+ * maps, a sort of (key, index) otherwise: O(n log n) on hostile input.
+ */
+size_t fq_value_map_find_duplicate(const struct fq_value *m);
+
+#endif
