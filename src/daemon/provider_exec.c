@@ -404,8 +404,17 @@ void fq_provider_nodes_put(struct fq_engine *e, const char *pool,
         const struct fq_object *cur =
             fq_objstore_get(s, FQ_KIND_NODE, "", name);
         if (cur) {
-            /* keep what the core wrote (annotations, slice label) */
-            struct fq_value *o = node_object(pool, provider, NULL, cur->obj, n);
+            /* keep what the core wrote (annotations, slice label); an
+             * answer to a create brings the core's template */
+            const struct fq_value *t =
+                fq_value_len(templates) > i ? fq_seq_at(templates, i) : NULL;
+            struct fq_value *o =
+                node_object(pool, provider, slice, t ? t : cur->obj, n);
+            const struct fq_value *ann =
+                fq_value_path(cur->obj, "metadata.annotations");
+            if (t && ann)
+                fq_map_set(fq_map_ensure_map(o, "metadata"), "annotations",
+                           fq_value_clone(ann));
             fq_objstore_update(s, o, true, NULL, NULL, NULL);
             continue;
         }
@@ -433,6 +442,7 @@ struct job {
     struct fq_value *templates; /* create: the core's Node templates */
     struct fq_value *names;     /* delete: the nodes */
     struct fq_provider_child *child;
+    uint64_t seq; /* list: exec_state.answers when it started */
 };
 
 struct exec_state {
@@ -442,6 +452,7 @@ struct exec_state {
     int64_t next_ms;
     struct job *jobs;
     size_t njobs, capjobs;
+    uint64_t answers; /* requests answered so far */
 };
 
 static int exec_start(struct fq_provider *p, struct fq_err *err)
@@ -530,19 +541,25 @@ static void finish(struct fq_provider *p, struct job *j, struct fq_value *resp,
                    int rc, const struct fq_err *err, int64_t now_ms)
 {
     struct fq_engine *e = p->engine;
+    struct exec_state *s = p->state;
     if (j->kind == JOB_LIST) {
-        if (rc == 0) {
+        /* A list that overlapped a create or delete may miss or still
+         * show its nodes: the next list will be right. */
+        bool stale =
+            j->seq != s->answers || busy(s, JOB_REQUEST, j->pool, NULL);
+        if (rc == 0 && !stale) {
             const struct fq_value *nodes = fq_map_get(resp, "nodes");
             fq_provider_nodes_put(e, j->pool, "exec", NULL, NULL, nodes,
                                   now_ms);
             forget_unlisted(e, j->pool, nodes);
-        } else {
+        } else if (rc != 0) {
             fprintf(stderr, "flexqd: exec provider: pool %s: %s\n", j->pool,
                     err->msg);
         }
         fq_value_free(resp);
         return;
     }
+    s->answers++;
     if (rc != 0) {
         fprintf(stderr, "flexqd: exec provider: %s %s: %s\n", j->op, j->id,
                 err->msg);
@@ -661,6 +678,7 @@ static void exec_sync(struct fq_provider *p, int64_t now_ms)
             struct job j = {0};
             j.kind = JOB_LIST;
             j.pool = fq_xstrdup(po.name);
+            j.seq = s->answers;
             struct fq_value *req = fq_value_map();
             fq_map_set(req, "op", fq_value_str("list-nodes"));
             fq_map_set(req, "pool", pool_value(&po));
