@@ -27,6 +27,9 @@ void fq_buf_reset(struct fq_buf *b); /* len = 0, keeps memory */
 void fq_buf_append(struct fq_buf *b, const void *data, size_t n);
 void fq_buf_puts(struct fq_buf *b, const char *s);
 void fq_buf_putc(struct fq_buf *b, char c);
+/* Appends s (NULL reads as "") with & < > " ' escaped as HTML/XML
+ * entities, for text and attribute values in the web UI and SVG charts. */
+void fq_buf_put_xml(struct fq_buf *b, const char *s);
 void fq_buf_printf(struct fq_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void fq_buf_vprintf(struct fq_buf *b, const char *fmt, va_list ap)

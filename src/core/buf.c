@@ -91,3 +91,28 @@ char *fq_buf_detach(struct fq_buf *b)
     fq_buf_init(b);
     return s;
 }
+
+void fq_buf_put_xml(struct fq_buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<':
+            fq_buf_puts(b, "&lt;");
+            break;
+        case '>':
+            fq_buf_puts(b, "&gt;");
+            break;
+        case '&':
+            fq_buf_puts(b, "&amp;");
+            break;
+        case '"':
+            fq_buf_puts(b, "&quot;");
+            break;
+        case '\'':
+            fq_buf_puts(b, "&#39;");
+            break;
+        default:
+            fq_buf_putc(b, *s);
+        }
+    }
+}

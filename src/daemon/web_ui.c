@@ -21,35 +21,10 @@
 
 #define MAX_ROWS 500
 
-static void esc(struct fq_buf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fq_buf_puts(b, "&lt;");
-            break;
-        case '>':
-            fq_buf_puts(b, "&gt;");
-            break;
-        case '&':
-            fq_buf_puts(b, "&amp;");
-            break;
-        case '"':
-            fq_buf_puts(b, "&quot;");
-            break;
-        case '\'':
-            fq_buf_puts(b, "&#39;");
-            break;
-        default:
-            fq_buf_putc(b, *s);
-        }
-    }
-}
-
 static void td(struct fq_buf *b, const char *s)
 {
     fq_buf_puts(b, "<td>");
-    esc(b, s);
+    fq_buf_put_xml(b, s);
     fq_buf_puts(b, "</td>");
 }
 
@@ -106,7 +81,7 @@ static void begin(struct fq_buf *b, const char *title)
     fq_buf_puts(b, "<!doctype html><html lang=\"en\"><head><meta "
                    "charset=\"utf-8\"><meta name=\"viewport\" "
                    "content=\"width=device-width\"><title>flexq - ");
-    esc(b, title);
+    fq_buf_put_xml(b, title);
     fq_buf_puts(b, "</title><link rel=\"stylesheet\" href=\"/style.css\">"
                    "</head><body class=\"plain\"><header><b>flexq</b> <nav>"
                    "<a href=\"/ui/overview\">Overview</a> "
@@ -115,7 +90,7 @@ static void begin(struct fq_buf *b, const char *title)
                    "<a href=\"/ui/events\">Events</a> "
                    "<a href=\"/metrics\">Metrics</a></nav></header><main>");
     fq_buf_puts(b, "<h1>");
-    esc(b, title);
+    fq_buf_put_xml(b, title);
     fq_buf_puts(b, "</h1>\n");
 }
 

@@ -33,28 +33,6 @@ static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c",
                                      "#ff7f0e", "#9467bd", "#8c564b",
                                      "#e377c2", "#7f7f7f"};
 
-static void xml_text(struct fq_buf *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            fq_buf_puts(b, "&lt;");
-            break;
-        case '>':
-            fq_buf_puts(b, "&gt;");
-            break;
-        case '&':
-            fq_buf_puts(b, "&amp;");
-            break;
-        case '"':
-            fq_buf_puts(b, "&quot;");
-            break;
-        default:
-            fq_buf_putc(b, *s);
-        }
-    }
-}
-
 /* A tick step of 1, 2 or 5 x 10^k giving about 5 ticks over span. */
 static double nice_step(double span)
 {
@@ -122,7 +100,7 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
                   "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n"
                   "<text x=\"%d\" y=\"22\" font-size=\"14\">",
                   W, H, W, H, W, H, L);
-    xml_text(out, title);
+    fq_buf_put_xml(out, title);
     fq_buf_puts(out, "</text>\n");
     /* Grid and ticks. */
     for (double v = y0; v <= y1 + ys / 2; v += ys) {
@@ -152,12 +130,12 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
                   L, T, pw, ph);
     fq_buf_printf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
                   L + pw / 2, H - 12);
-    xml_text(out, xlabel);
+    fq_buf_put_xml(out, xlabel);
     fq_buf_printf(out,
                   "</text>\n<text transform=\"translate(16,%.1f) "
                   "rotate(-90)\" text-anchor=\"middle\">",
                   T + ph / 2);
-    xml_text(out, ylabel);
+    fq_buf_put_xml(out, ylabel);
     fq_buf_puts(out, "</text>\n");
     /* Series. */
     for (size_t k = 0; k < ns; k++) {
@@ -187,7 +165,7 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
                       "<text x=\"%.0f\" y=\"%.1f\">",
                       L + pw + 10, ly, L + pw + 30, ly, col, L + pw + 35,
                       ly + 4);
-        xml_text(out, s[k].name ? s[k].name : "");
+        fq_buf_put_xml(out, s[k].name ? s[k].name : "");
         fq_buf_puts(out, "</text>\n");
     }
     fq_buf_puts(out, "</svg>\n");
