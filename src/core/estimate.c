@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "capacity.h"
+#include "drive.h"
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
 
@@ -84,19 +85,13 @@ struct fj {
     bool dirty;
 };
 
-struct fin {
-    int64_t t;
-    uint32_t job, gen;
-};
-
 struct fwd {
     const struct fq_estimate_world *w;
     struct fq_engine *e;
     struct fq_objstore *store;
     struct fj *js;
     size_t n;
-    struct fin *heap;
-    size_t hn, hcap;
+    struct fq_drive_heap heap;
     uint32_t *dirty;
     size_t nd, dcap;
     uint32_t *dels;
@@ -299,47 +294,7 @@ int64_t fq_estimate_runtime(const struct fq_value *obj,
 
 /* --- the forward loop ----------------------------------------------------------- */
 
-static bool fin_less(const struct fin *a, const struct fin *b)
-{
-    return a->t < b->t || (a->t == b->t && a->job < b->job);
-}
-
-static void heap_push(struct fwd *f, struct fin x)
-{
-    FQ_GROW(f->heap, f->hcap, f->hn + 1);
-    size_t i = f->hn++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!fin_less(&x, &f->heap[p]))
-            break;
-        f->heap[i] = f->heap[p];
-        i = p;
-    }
-    f->heap[i] = x;
-}
-
-static struct fin heap_pop(struct fwd *f)
-{
-    struct fin top = f->heap[0];
-    struct fin last = f->heap[--f->hn];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= f->hn)
-            break;
-        if (c + 1 < f->hn && fin_less(&f->heap[c + 1], &f->heap[c]))
-            c++;
-        if (!fin_less(&f->heap[c], &last))
-            break;
-        f->heap[i] = f->heap[c];
-        i = c;
-    }
-    if (f->hn)
-        f->heap[i] = last;
-    return top;
-}
-
-static bool fin_valid(const struct fwd *f, const struct fin *x)
+static bool fin_valid(const struct fwd *f, const struct fq_drive_fin *x)
 {
     const struct fj *j = &f->js[x->job];
     return j->phase == J_RUNNING && j->gen == x->gen && !j->marked;
@@ -388,34 +343,9 @@ static void mark_finished(struct fwd *f, size_t i)
 {
     char name[64];
     job_name(name, sizeof(name), i);
-    const char *ns = ns_of(f->w->jobs[i].obj);
-    struct fq_value *w = fq_objstore_edit(f->store, FQ_KIND_WORKLOAD, ns, name);
-    if (!w)
-        return;
-    struct fq_value *st = fq_map_ensure_map(w, "status");
-    struct fq_value *conds = fq_map_get(st, "conditions");
-    if (!conds || conds->type != FQ_V_SEQ) {
-        fq_map_set(st, "conditions", fq_value_seq());
-        conds = fq_map_get(st, "conditions");
-    }
-    struct fq_value *c = NULL;
-    for (size_t k = 0; k < fq_value_len(conds); k++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(conds, k), "type", ""),
-                    "Finished"))
-            c = fq_seq_at(conds, k);
-    if (!c) {
-        c = fq_value_map();
-        fq_seq_push(conds, c);
-    }
-    char ts[40];
-    fq_time_format(f->t, ts, sizeof(ts));
-    fq_map_set(c, "type", fq_value_str("Finished"));
-    fq_map_set(c, "status", fq_value_str("True"));
-    fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
-    fq_map_set(c, "reason", fq_value_str("Succeeded"));
-    fq_map_set(c, "message", fq_value_str("Expected end (estimate)"));
-    fq_objstore_update(f->store, w, true, NULL, NULL, NULL);
-    f->js[i].marked = true;
+    if (fq_drive_mark_finished(f->store, ns_of(f->w->jobs[i].obj), name, f->t,
+                               "Expected end (estimate)"))
+        f->js[i].marked = true;
 }
 
 /* Looks at one touched est-N workload after a settle. */
@@ -450,7 +380,9 @@ static void review(struct fwd *f, size_t i)
             j->first_start = f->t;
         if (j->left_ms < 1)
             j->left_ms = 1;
-        heap_push(f, (struct fin){f->t + j->left_ms, (uint32_t)i, j->gen});
+        fq_drive_heap_push(
+            &f->heap,
+            (struct fq_drive_fin){f->t + j->left_ms, (uint32_t)i, j->gen});
     }
 }
 
@@ -493,24 +425,6 @@ static bool target_running(struct fwd *f, char *flavor, size_t size)
     if (flavor)
         admitted_flavor(o->obj, flavor, size);
     return true;
-}
-
-static void purge_events(struct fwd *f)
-{
-    if (fq_objstore_count(f->store, FQ_KIND_EVENT) < 1024)
-        return;
-    const struct fq_object **objs = NULL;
-    size_t n = fq_objstore_list(f->store, FQ_KIND_EVENT, NULL, &objs);
-    char(*names)[2][256] = fq_xmalloc((n ? n : 1) * sizeof(*names));
-    for (size_t i = 0; i < n; i++) {
-        snprintf(names[i][0], sizeof(names[i][0]), "%s", objs[i]->ns);
-        snprintf(names[i][1], sizeof(names[i][1]), "%s", objs[i]->name);
-    }
-    free(objs);
-    for (size_t i = 0; i < n; i++)
-        fq_objstore_delete(f->store, FQ_KIND_EVENT, names[i][0], names[i][1],
-                           NULL);
-    free(names);
 }
 
 static bool copied_kind(enum fq_kind k)
@@ -564,9 +478,9 @@ static int load_world(struct fwd *f, struct fq_err *err)
 /* Advances to the next instant something is due; false when nothing is. */
 static bool next_time(struct fwd *f, int64_t ta, int *stall)
 {
-    while (f->hn && !fin_valid(f, &f->heap[0]))
-        heap_pop(f);
-    int64_t tf = f->hn ? f->heap[0].t : FQ_NEVER;
+    while (f->heap.n && !fin_valid(f, &f->heap.v[0]))
+        fq_drive_heap_pop(&f->heap);
+    int64_t tf = f->heap.n ? f->heap.v[0].t : FQ_NEVER;
     int64_t tw = fq_engine_next_wakeup(f->e);
     int64_t t = ta < tf ? ta : tf;
     if (tw < t)
@@ -587,8 +501,8 @@ static bool next_time(struct fwd *f, int64_t ta, int *stall)
 
 static void finish_due(struct fwd *f)
 {
-    while (f->hn && f->heap[0].t <= f->t) {
-        struct fin x = heap_pop(f);
+    while (f->heap.n && f->heap.v[0].t <= f->t) {
+        struct fq_drive_fin x = fq_drive_heap_pop(&f->heap);
         if (fin_valid(f, &x))
             mark_finished(f, x.job);
     }
@@ -718,7 +632,7 @@ static int forward(const struct fq_estimate_world *w, uint64_t seed,
                 break;
         }
         if ((++loops & 255) == 0)
-            purge_events(&f);
+            fq_drive_purge_events(f.store);
         int64_t ta = next < f.n ? f.js[next].arrive : FQ_NEVER;
         if (!next_time(&f, ta, &stall))
             break;
@@ -733,7 +647,7 @@ static int forward(const struct fq_estimate_world *w, uint64_t seed,
 out:
     fq_engine_free(f.e);
     free(f.js);
-    free(f.heap);
+    fq_drive_heap_free(&f.heap);
     free(f.dirty);
     free(f.dels);
     return rc;

@@ -1,0 +1,118 @@
+/*
+ * drive.c - helpers for running an engine forward on a virtual clock
+ * (drive.h), one copy for the estimator and the simulator.
+ *
+ * How: the run-end heap is a binary min-heap ordered by (t, job), so equal
+ * times pop in job order and runs are reproducible. mark_finished edits
+ * the stored Workload in place and commits it like a controller would.
+ *
+ * Invariants: pure core code (no clock, no I/O): time comes in as an
+ * argument. The heap never holds more than it was given.
+ * Not done: deciding which entries are stale (the caller knows its jobs'
+ * generations), deleting finished Workloads.
+ */
+#include "drive.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexq/alloc.h"
+#include "flexq/engine.h"
+#include "flexq/kinds.h"
+
+static bool fin_less(const struct fq_drive_fin *a, const struct fq_drive_fin *b)
+{
+    return a->t < b->t || (a->t == b->t && a->job < b->job);
+}
+
+void fq_drive_heap_push(struct fq_drive_heap *h, struct fq_drive_fin x)
+{
+    FQ_GROW(h->v, h->cap, h->n + 1);
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!fin_less(&x, &h->v[p]))
+            break;
+        h->v[i] = h->v[p];
+        i = p;
+    }
+    h->v[i] = x;
+}
+
+struct fq_drive_fin fq_drive_heap_pop(struct fq_drive_heap *h)
+{
+    struct fq_drive_fin top = h->v[0];
+    struct fq_drive_fin last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && fin_less(&h->v[c + 1], &h->v[c]))
+            c++;
+        if (!fin_less(&h->v[c], &last))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n)
+        h->v[i] = last;
+    return top;
+}
+
+void fq_drive_heap_free(struct fq_drive_heap *h)
+{
+    free(h->v);
+    h->v = NULL;
+    h->n = h->cap = 0;
+}
+
+bool fq_drive_mark_finished(struct fq_objstore *s, const char *ns,
+                            const char *name, int64_t now, const char *message)
+{
+    struct fq_value *w = fq_objstore_edit(s, FQ_KIND_WORKLOAD, ns, name);
+    if (!w)
+        return false;
+    struct fq_value *st = fq_map_ensure_map(w, "status");
+    struct fq_value *conds = fq_map_get(st, "conditions");
+    if (!conds || conds->type != FQ_V_SEQ) {
+        fq_map_set(st, "conditions", fq_value_seq());
+        conds = fq_map_get(st, "conditions");
+    }
+    struct fq_value *c = NULL;
+    for (size_t i = 0; i < fq_value_len(conds); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""),
+                    "Finished"))
+            c = fq_seq_at(conds, i);
+    if (!c) {
+        c = fq_value_map();
+        fq_seq_push(conds, c);
+    }
+    char ts[40];
+    fq_time_format(now, ts, sizeof(ts));
+    fq_map_set(c, "type", fq_value_str("Finished"));
+    fq_map_set(c, "status", fq_value_str("True"));
+    fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+    fq_map_set(c, "reason", fq_value_str("Succeeded"));
+    fq_map_set(c, "message", fq_value_str(message));
+    fq_objstore_update(s, w, true, NULL, NULL, NULL);
+    return true;
+}
+
+void fq_drive_purge_events(struct fq_objstore *s)
+{
+    if (fq_objstore_count(s, FQ_KIND_EVENT) < 1024)
+        return;
+    const struct fq_object **objs = NULL;
+    size_t n = fq_objstore_list(s, FQ_KIND_EVENT, NULL, &objs);
+    char(*names)[2][256] = fq_xmalloc((n ? n : 1) * sizeof(*names));
+    for (size_t i = 0; i < n; i++) {
+        snprintf(names[i][0], sizeof(names[i][0]), "%s", objs[i]->ns);
+        snprintf(names[i][1], sizeof(names[i][1]), "%s", objs[i]->name);
+    }
+    free(objs);
+    for (size_t i = 0; i < n; i++)
+        fq_objstore_delete(s, FQ_KIND_EVENT, names[i][0], names[i][1], NULL);
+    free(names);
+}
