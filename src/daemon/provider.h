@@ -113,8 +113,11 @@ int fq_provider_request_answer(struct fq_engine *e, const char *pool,
 /*
  * Creates (or updates, keeping annotations) Node objects for the answered
  * `nodes` ([{"name", "labels", "taints", "allocatable", "ready"}]) of pool
- * `pool`, labelled with the pool, the provider and the slice; node i starts
- * from templates[i] (the core's Node template) when given.
+ * `pool`, labelled with the pool and the provider. The nodes flexq does
+ * not know yet (no flexq.dev/slice label), in answer order, take the next
+ * of `templates` (the core's Node templates: labels, taints, allocatable)
+ * and the slice label; so a script may answer a create with the new nodes
+ * only or with all of the pool's.
  */
 void fq_provider_nodes_put(struct fq_engine *e, const char *pool,
                            const char *provider, const char *slice,

@@ -396,6 +396,7 @@ void fq_provider_nodes_put(struct fq_engine *e, const char *pool,
                            const struct fq_value *nodes, int64_t now_ms)
 {
     struct fq_objstore *s = fq_engine_store(e);
+    size_t ti = 0; /* next template: for nodes flexq does not know yet */
     for (size_t i = 0; i < fq_value_len(nodes); i++) {
         const struct fq_value *n = fq_seq_at(nodes, i);
         const char *name = fq_value_path_str(n, "name", NULL);
@@ -403,13 +404,16 @@ void fq_provider_nodes_put(struct fq_engine *e, const char *pool,
             continue;
         const struct fq_object *cur =
             fq_objstore_get(s, FQ_KIND_NODE, "", name);
+        bool known =
+            cur && fq_map_get(fq_value_path(cur->obj, "metadata.labels"),
+                              "flexq.dev/slice");
+        const struct fq_value *t = !known && ti < fq_value_len(templates) ?
+                                       fq_seq_at(templates, ti++) :
+                                       NULL;
         if (cur) {
-            /* keep what the core wrote (annotations, slice label); an
-             * answer to a create brings the core's template */
-            const struct fq_value *t =
-                fq_value_len(templates) > i ? fq_seq_at(templates, i) : NULL;
-            struct fq_value *o =
-                node_object(pool, provider, slice, t ? t : cur->obj, n);
+            /* keep what the core wrote (annotations, slice label) */
+            struct fq_value *o = node_object(pool, provider, t ? slice : NULL,
+                                             t ? t : cur->obj, n);
             const struct fq_value *ann =
                 fq_value_path(cur->obj, "metadata.annotations");
             if (t && ann)
@@ -418,13 +422,8 @@ void fq_provider_nodes_put(struct fq_engine *e, const char *pool,
             fq_objstore_update(s, o, true, NULL, NULL, NULL);
             continue;
         }
-        const struct fq_value *t =
-            fq_value_len(templates) > i ? fq_seq_at(templates, i) : NULL;
-        struct fq_value *o = node_object(pool, provider, slice, t, n);
-        if (t) /* the template's hostname label named the template */
-            fq_map_set(
-                fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "labels"),
-                "kubernetes.io/hostname", fq_value_str(name));
+        struct fq_value *o =
+            node_object(pool, provider, t ? slice : NULL, t, n);
         fq_objstore_create(s, o, now_ms, NULL, NULL, NULL);
     }
 }
