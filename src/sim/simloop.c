@@ -56,6 +56,7 @@
 #include <string.h>
 
 #include "../core/cloud.h"
+#include "../core/drive.h"
 #include "../core/nodepool.h"
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
@@ -85,12 +86,6 @@ struct jstate {
     bool marked;  /* we set Finished on the current workload */
     bool revoked; /* a run was cut short on a Plan B pool */
     bool split;   /* runs in segments of seg_ms */
-};
-
-struct fin {
-    int64_t t;
-    uint32_t job;
-    uint32_t gen;
 };
 
 /* Node name -> (pool, chips), open addressing with tombstones. */
@@ -132,8 +127,7 @@ struct sim {
     char defq[128];
     struct jstate *js;
     size_t njobs;
-    struct fin *heap;
-    size_t hn, hcap;
+    struct fq_drive_heap heap;
     uint32_t *dirty;
     size_t nd, dcap;
     struct nodemap nodes;
@@ -294,47 +288,7 @@ static void nodemap_free(struct nodemap *m)
 
 /* --- finish heap ------------------------------------------------------- */
 
-static bool fin_less(const struct fin *a, const struct fin *b)
-{
-    return a->t < b->t || (a->t == b->t && a->job < b->job);
-}
-
-static void heap_push(struct sim *s, struct fin f)
-{
-    FQ_GROW(s->heap, s->hcap, s->hn + 1);
-    size_t i = s->hn++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!fin_less(&f, &s->heap[p]))
-            break;
-        s->heap[i] = s->heap[p];
-        i = p;
-    }
-    s->heap[i] = f;
-}
-
-static struct fin heap_pop(struct sim *s)
-{
-    struct fin top = s->heap[0];
-    struct fin last = s->heap[--s->hn];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= s->hn)
-            break;
-        if (c + 1 < s->hn && fin_less(&s->heap[c + 1], &s->heap[c]))
-            c++;
-        if (!fin_less(&s->heap[c], &last))
-            break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    if (s->hn)
-        s->heap[i] = last;
-    return top;
-}
-
-static bool fin_valid(const struct sim *s, const struct fin *f)
+static bool fin_valid(const struct sim *s, const struct fq_drive_fin *f)
 {
     const struct jstate *j = &s->js[f->job];
     return j->phase == PH_RUNNING && j->gen == f->gen && !j->marked;
@@ -893,7 +847,8 @@ static void start_run(struct sim *s, size_t idx, const struct fq_value *wl)
     if (j->split && len > s->seg_ms)
         len = s->seg_ms;
     j->run_len = len;
-    heap_push(s, (struct fin){s->now + len, (uint32_t)idx, j->gen});
+    fq_drive_heap_push(
+        &s->heap, (struct fq_drive_fin){s->now + len, (uint32_t)idx, j->gen});
 }
 
 /* Running per invariant 1. */
@@ -966,34 +921,9 @@ static void mark_finished(struct sim *s, size_t idx)
     struct jstate *j = &s->js[idx];
     char name[64];
     wl_name(name, sizeof(name), idx, j->seg);
-    struct fq_value *w =
-        fq_objstore_edit(s->store, FQ_KIND_WORKLOAD, s->ns, name);
-    if (!w)
-        return;
-    struct fq_value *st = fq_map_ensure_map(w, "status");
-    struct fq_value *conds = fq_map_get(st, "conditions");
-    if (!conds || conds->type != FQ_V_SEQ) {
-        fq_map_set(st, "conditions", fq_value_seq());
-        conds = fq_map_get(st, "conditions");
-    }
-    struct fq_value *c = NULL;
-    for (size_t i = 0; i < fq_value_len(conds); i++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""),
-                    "Finished"))
-            c = fq_seq_at(conds, i);
-    if (!c) {
-        c = fq_value_map();
-        fq_seq_push(conds, c);
-    }
-    char ts[40];
-    fq_time_format(to_abs(s->now), ts, sizeof(ts));
-    fq_map_set(c, "type", fq_value_str("Finished"));
-    fq_map_set(c, "status", fq_value_str("True"));
-    fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
-    fq_map_set(c, "reason", fq_value_str("Succeeded"));
-    fq_map_set(c, "message", fq_value_str("Job finished successfully"));
-    fq_objstore_update(s->store, w, true, NULL, NULL, NULL);
-    j->marked = true;
+    if (fq_drive_mark_finished(s->store, s->ns, name, to_abs(s->now),
+                               "Job finished successfully"))
+        j->marked = true;
 }
 
 /* Reviews dirty workloads, settling again while reviews change things. */
@@ -1048,26 +978,6 @@ static void sample(struct sim *s)
                        c, u);
 }
 
-/* Events pile up (one per admission, scale-up...); the simulator has no
- * reader for them, so it drops them in batches. */
-static void purge_events(struct sim *s)
-{
-    if (fq_objstore_count(s->store, FQ_KIND_EVENT) < 1024)
-        return;
-    const struct fq_object **objs = NULL;
-    size_t n = fq_objstore_list(s->store, FQ_KIND_EVENT, NULL, &objs);
-    char(*names)[2][256] = fq_xmalloc((n ? n : 1) * sizeof(*names));
-    for (size_t i = 0; i < n; i++) {
-        snprintf(names[i][0], sizeof(names[i][0]), "%s", objs[i]->ns);
-        snprintf(names[i][1], sizeof(names[i][1]), "%s", objs[i]->name);
-    }
-    free(objs);
-    for (size_t i = 0; i < n; i++)
-        fq_objstore_delete(s->store, FQ_KIND_EVENT, names[i][0], names[i][1],
-                           NULL);
-    free(names);
-}
-
 /* --- the run --------------------------------------------------------------- */
 
 void fq_sim_options_init(struct fq_sim_options *o)
@@ -1099,7 +1009,7 @@ static void sim_free(struct sim *s)
     fq_engine_free(s->e);
     fq_cloud_free(s->cloud);
     free(s->js);
-    free(s->heap);
+    fq_drive_heap_free(&s->heap);
     free(s->dirty);
     free(s->dels);
     nodemap_free(&s->nodes);
@@ -1224,9 +1134,9 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     sample(&s);
     while (s.done < s.njobs) {
         int64_t ta = next < tr->n ? tr->jobs[next].submit_ms : FQ_NEVER;
-        while (s.hn && !fin_valid(&s, &s.heap[0]))
-            heap_pop(&s);
-        int64_t tf = s.hn ? s.heap[0].t : FQ_NEVER;
+        while (s.heap.n && !fin_valid(&s, &s.heap.v[0]))
+            fq_drive_heap_pop(&s.heap);
+        int64_t tf = s.heap.n ? s.heap.v[0].t : FQ_NEVER;
         int64_t tw = fq_engine_next_wakeup(s.e);
         tw = tw == FQ_NEVER ? FQ_NEVER : tw - FQ_SIM_EPOCH_MS;
         int64_t t = ta < tf ? ta : tf;
@@ -1253,8 +1163,8 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
             if (rc)
                 goto out;
         }
-        while (s.hn && s.heap[0].t <= s.now) {
-            struct fin f = heap_pop(&s);
+        while (s.heap.n && s.heap.v[0].t <= s.now) {
+            struct fq_drive_fin f = fq_drive_heap_pop(&s.heap);
             if (fin_valid(&s, &f))
                 mark_finished(&s, f.job);
         }
@@ -1266,7 +1176,7 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
             next_sample = s.now + every;
         }
         if ((++loops & 255) == 0) {
-            purge_events(&s);
+            fq_drive_purge_events(s.store);
             if (o->progress) {
                 struct fq_sim_progress p = {s.now,     s.njobs,   s.submitted,
                                             s.done,    s.pending, s.running,
