@@ -43,6 +43,7 @@
  * sim_provider is false; then this controller creates none).
  */
 #include "capacity.h"
+#include "provider_demand.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -740,6 +741,8 @@ static void cap_run(void *self, struct fq_engine *e, int64_t now)
     fq_cost_run(st, e);
     if (fq_engine_config(e)->sim_provider)
         fq_provreq_reconcile(st, e);
+    else if (fq_provider_demand_on(e))
+        fq_provider_demand_provreqs(st, e); /* queued pools via provision */
     fq_autoscaler_run(st, e);
     pool_status(st, e);
 }

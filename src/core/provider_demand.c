@@ -293,3 +293,9 @@ void fq_provider_demand_delete(struct fq_capacity *st, struct fq_engine *e,
         fq_engine_event(e, po->obj, "Normal", "ScaleDown", "%s", why);
     write_requests(st, e, p, reqs);
 }
+
+void fq_provider_demand_provreqs(struct fq_capacity *st, struct fq_engine *e)
+{
+    (void)st;
+    (void)e;
+}

@@ -40,6 +40,10 @@ bool fq_provider_demand_on(const struct fq_engine *e);
  * the autoscaler's run). */
 void fq_provider_demand_reconcile(struct fq_capacity *st, struct fq_engine *e);
 
+/* ProvisioningRequests for queued pools, carried out by the provider's
+ * `provision` call (capacity run, instead of provreq.c's sim lifecycle). */
+void fq_provider_demand_provreqs(struct fq_capacity *st, struct fq_engine *e);
+
 /* Asks for `need` more nodes of pool p (whole slices, within maxNodeCount,
  * minus what pending requests already ask for). */
 void fq_provider_demand_create(struct fq_capacity *st, struct fq_engine *e,
