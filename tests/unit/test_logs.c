@@ -22,6 +22,7 @@
 #include "flexq/value.h"
 #include "logs.h"
 #include "runner.h"
+#include "tmpdir_testlib.h"
 
 static char dir[64];
 
@@ -29,13 +30,7 @@ static void write_log(const char *pod, const char *file, const char *text)
 {
     char *d = fq_runner_pod_dir(dir, "default", pod);
     char *cmd[] = {(char *)"/bin/mkdir", (char *)"-p", d, NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        execv(cmd[0], cmd);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
+    testlib_run(cmd);
     char *path = fq_xasprintf("%s/%s", d, file);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
@@ -60,22 +55,14 @@ static struct fq_value *obj(const char *yaml)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/flexq-logs-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    testlib_mkdtemp(dir, sizeof(dir), "flexq-logs");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char *cmd[] = {(char *)"/bin/rm", (char *)"-rf", dir, NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        execv(cmd[0], cmd);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
+    testlib_rm_rf(dir);
     return 0;
 }
 

@@ -32,6 +32,7 @@
 #include "flexq/quantity.h"
 #include "flexq/value.h"
 #include "provider.h"
+#include "tmpdir_testlib.h"
 
 static char dir[64];
 
@@ -49,22 +50,14 @@ static char *script(const char *name, const char *body)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/tmp/flexq-prov-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    testlib_mkdtemp(dir, sizeof(dir), "flexq-prov");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char *cmd[] = {(char *)"/bin/rm", (char *)"-rf", dir, NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        execv(cmd[0], cmd);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
+    testlib_rm_rf(dir);
     return 0;
 }
 

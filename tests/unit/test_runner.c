@@ -35,6 +35,7 @@
 #include "flexq/objstore.h"
 #include "flexq/value.h"
 #include "runner.h"
+#include "tmpdir_testlib.h"
 
 #define NOW 1764431040000LL
 
@@ -70,18 +71,6 @@ static void put(struct fixture *f, const char *text)
         fail_msg("create: %s", err.msg);
 }
 
-static void rm_rf(const char *path)
-{
-    char *argv[] = {(char *)"/bin/rm", (char *)"-rf", (char *)path, NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int st;
-    waitpid(pid, &st, 0);
-}
-
 static size_t log_max = 0;
 static int gpus = 0;
 
@@ -112,7 +101,7 @@ static void teardown_fixture(struct fixture *f)
 {
     fq_runner_free(f->r);
     fq_engine_free(f->e);
-    rm_rf(f->dir);
+    testlib_rm_rf(f->dir);
     free(f);
 }
 
