@@ -91,7 +91,8 @@ static void groups_release(struct groups *gs)
     free(gs->g);
 }
 
-static struct fq_cap_backoff *backoff(struct fq_capacity *st, const char *pool)
+struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
+                                           const char *pool)
 {
     for (size_t i = 0; i < st->nbo; i++)
         if (!strcmp(st->bo[i].pool, pool))
@@ -576,7 +577,7 @@ static void scale_up(struct fq_capacity *st, struct fq_engine *e,
     }
     if (need > room)
         need = room;
-    struct fq_cap_backoff *b = backoff(st, p->name);
+    struct fq_cap_backoff *b = fq_capacity_backoff(st, p->name);
     if (b->until > st->now) {
         p->failed_scale_up = true;
         fq_capacity_wake(st, b->until);
@@ -923,7 +924,7 @@ void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e)
     }
     /* Pools still backing off keep failing until their backoff ends. */
     for (size_t i = 0; i < st->npools; i++) {
-        struct fq_cap_backoff *b = backoff(st, st->pools[i].name);
+        struct fq_cap_backoff *b = fq_capacity_backoff(st, st->pools[i].name);
         if (b->until > st->now && !st->pools[i].failed_scale_up) {
             bool demand = false;
             for (size_t g = 0; g < gs.n; g++)

@@ -148,6 +148,10 @@ int64_t fq_capacity_hosts_in_use(struct fq_capacity *st, const char *machine,
 const struct fq_value *fq_capacity_cond(const struct fq_value *status,
                                         const char *type);
 bool fq_capacity_cond_true(const struct fq_value *status, const char *type);
+/* The stockout backoff of pool `pool`, added (no failures, until -1) when
+ * the pool has none yet (autoscaler.c). */
+struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
+                                           const char *pool);
 /* Sets a condition (lastTransitionTime moves only when status flips).
  * Returns true when anything changed. */
 bool fq_capacity_cond_set(struct fq_value *status, const char *type,
