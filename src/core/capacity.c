@@ -431,6 +431,10 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
 void fq_capacity_delete_slice(struct fq_capacity *st, struct fq_engine *e,
                               const char *slice, const char *why)
 {
+    if (fq_provider_demand_on(e)) { /* the provider deletes, then reports */
+        fq_provider_demand_delete(st, e, slice, why);
+        return;
+    }
     char *sl = fq_xstrdup(slice);
     for (size_t i = 0; i < st->nnodes; i++) {
         struct fq_cap_node *nd = &st->nodes[i];

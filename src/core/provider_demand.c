@@ -43,20 +43,6 @@ bool fq_provider_demand_on(const struct fq_engine *e)
     return c->provider_demand && !c->sim_provider;
 }
 
-static struct fq_cap_backoff *find_backoff(struct fq_capacity *st,
-                                           const char *pool)
-{
-    for (size_t i = 0; i < st->nbo; i++)
-        if (!strcmp(st->bo[i].pool, pool))
-            return &st->bo[i];
-    FQ_GROW(st->bo, st->capbo, st->nbo + 1);
-    struct fq_cap_backoff *b = &st->bo[st->nbo++];
-    memset(b, 0, sizeof(*b));
-    b->pool = fq_xstrdup(pool);
-    b->until = -1;
-    return b;
-}
-
 /* The stored pool's requests (borrowed; NULL when none). */
 static const struct fq_value *stored_requests(struct fq_engine *e,
                                               const char *pool)
@@ -116,6 +102,30 @@ static void restart_unneeded(struct fq_capacity *st, struct fq_engine *e,
     }
 }
 
+/* The provider could not provision: the ProvisioningRequest fails (Kueue's
+ * check retries per its strategy). */
+static void provision_failed(struct fq_capacity *st, struct fq_engine *e,
+                             const char *key, const char *msg)
+{
+    char ns[256], name[256];
+    const char *slash = strchr(key, '/');
+    if (!slash)
+        return;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+    snprintf(name, sizeof(name), "%s", slash + 1);
+    struct fq_value *o = fq_objstore_edit(
+        fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST, ns, name);
+    if (!o)
+        return;
+    struct fq_value *status = fq_map_ensure_map(o, "status");
+    fq_capacity_cond_set(status, "Failed", "True", "ProvisioningFailed", msg,
+                         st->now);
+    fq_capacity_cond_set(status, "Provisioned", "False", "ProvisioningFailed",
+                         msg, st->now);
+    fq_engine_event(e, o, "Warning", "FailedToProvision", "%s", msg);
+    fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+}
+
 static void answered(struct fq_capacity *st, struct fq_engine *e,
                      struct fq_cap_pool *p, const struct fq_value *r)
 {
@@ -124,7 +134,7 @@ static void answered(struct fq_capacity *st, struct fq_engine *e,
     bool create = !strcmp(op, "create-nodes");
     const struct fq_object *po =
         fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
-    struct fq_cap_backoff *b = find_backoff(st, p->name);
+    struct fq_cap_backoff *b = fq_capacity_backoff(st, p->name);
     if (!strcmp(state, "Done")) {
         if (create) {
             b->fails = 0;
@@ -133,6 +143,11 @@ static void answered(struct fq_capacity *st, struct fq_engine *e,
         return;
     }
     const char *msg = fq_value_path_str(r, "message", "provider failed");
+    if (!strcmp(op, "provision")) {
+        provision_failed(st, e, fq_value_path_str(r, "provisioningRequest", ""),
+                         msg);
+        return;
+    }
     if (!create) {
         if (po)
             fq_engine_event(e, po->obj, "Warning", "ScaleDownFailed",
@@ -161,7 +176,8 @@ void fq_provider_demand_reconcile(struct fq_capacity *st, struct fq_engine *e)
 {
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
-        if (find_backoff(st, p->name)->until > st->now && !p->fail_reason[0])
+        if (fq_capacity_backoff(st, p->name)->until > st->now &&
+            !p->fail_reason[0])
             snprintf(
                 p->fail_reason, sizeof(p->fail_reason), "%s",
                 fq_value_path_str(p->obj, "status." FQ_LAST_FAILURE_KEY, ""));
@@ -186,6 +202,59 @@ void fq_provider_demand_reconcile(struct fq_capacity *st, struct fq_engine *e)
     }
 }
 
+/* One request for `hosts` nodes of pool p (whole slices of it), with the
+ * Node templates; provision requests carry the ProvisioningRequest key. */
+static struct fq_value *new_request(struct fq_capacity *st, struct fq_engine *e,
+                                    struct fq_cap_pool *p, const char *op,
+                                    int64_t hosts, const char *provreq)
+{
+    int64_t h = p->spec.slice_hosts > 0 ? p->spec.slice_hosts : 1;
+    struct fq_value *r = fq_value_map();
+    struct fq_value *tmpl = fq_value_seq();
+    char first[300] = "";
+    for (int64_t n = 0; n < hosts; n += h) {
+        char sfx[8], id[300];
+        fq_engine_rand_suffix(e, sfx, 5);
+        snprintf(id, sizeof(id), "%.200s-%s", p->name, sfx);
+        if (!first[0])
+            snprintf(first, sizeof(first), "%s", id);
+        /* The Nodes the sim would make: the provider names them as its
+         * cloud does and keeps the rest (labels, taints, allocatable). */
+        for (int64_t i = 0; i < h; i++) {
+            char name[320];
+            if (h > 1)
+                snprintf(name, sizeof(name), "gke-%s-%lld", id, (long long)i);
+            else
+                snprintf(name, sizeof(name), "gke-%s", id);
+            struct fq_value *node = fq_nodepool_make_node(
+                &p->spec, name, id, (int)i, true, st->now);
+            if (provreq)
+                fq_map_set(
+                    fq_map_ensure_map(fq_map_ensure_map(node, "metadata"),
+                                      "annotations"),
+                    FQ_ANN_NODE_PROVREQ, fq_value_str(provreq));
+            fq_seq_push(tmpl, node);
+        }
+    }
+    fq_map_set(r, "id", fq_value_str(first));
+    fq_map_set(r, "op", fq_value_str(op));
+    if (provreq)
+        fq_map_set(r, "provisioningRequest", fq_value_str(provreq));
+    else
+        fq_map_set(r, "slice", fq_value_str(first));
+    fq_map_set(r, "count", fq_value_int(hosts));
+    fq_map_set(r, "machineType", fq_value_str(p->spec.machine_type));
+    if (p->spec.topology)
+        fq_map_set(r, "topology", fq_value_str(p->spec.topology));
+    if (p->spec.location)
+        fq_map_set(r, "location", fq_value_str(p->spec.location));
+    fq_map_set(r, "labels", fq_nodepool_node_labels(&p->spec));
+    fq_map_set(r, "taints", fq_nodepool_node_taints(&p->spec));
+    fq_map_set(r, "nodes", tmpl);
+    fq_map_set(r, "state", fq_value_str("Pending"));
+    return r;
+}
+
 void fq_provider_demand_create(struct fq_capacity *st, struct fq_engine *e,
                                struct fq_cap_pool *p, int64_t need,
                                const struct fq_value *about)
@@ -205,38 +274,8 @@ void fq_provider_demand_create(struct fq_capacity *st, struct fq_engine *e,
     if (need <= 0)
         return;
     struct fq_value *reqs = cur ? fq_value_clone(cur) : fq_value_seq();
-    for (int64_t n = 0; n < need; n += h) {
-        char sfx[8], id[300];
-        fq_engine_rand_suffix(e, sfx, 5);
-        snprintf(id, sizeof(id), "%.200s-%s", p->name, sfx);
-        struct fq_value *r = fq_value_map();
-        fq_map_set(r, "id", fq_value_str(id));
-        fq_map_set(r, "op", fq_value_str("create-nodes"));
-        fq_map_set(r, "slice", fq_value_str(id));
-        fq_map_set(r, "count", fq_value_int(h));
-        fq_map_set(r, "machineType", fq_value_str(p->spec.machine_type));
-        if (p->spec.topology)
-            fq_map_set(r, "topology", fq_value_str(p->spec.topology));
-        if (p->spec.location)
-            fq_map_set(r, "location", fq_value_str(p->spec.location));
-        fq_map_set(r, "labels", fq_nodepool_node_labels(&p->spec));
-        fq_map_set(r, "taints", fq_nodepool_node_taints(&p->spec));
-        /* The Nodes the sim would make: the provider names them as its
-         * cloud does and keeps the rest (labels, taints, allocatable). */
-        struct fq_value *tmpl = fq_value_seq();
-        for (int64_t i = 0; i < h; i++) {
-            char name[320];
-            if (h > 1)
-                snprintf(name, sizeof(name), "gke-%s-%lld", id, (long long)i);
-            else
-                snprintf(name, sizeof(name), "gke-%s", id);
-            fq_seq_push(tmpl, fq_nodepool_make_node(&p->spec, name, id, (int)i,
-                                                    true, st->now));
-        }
-        fq_map_set(r, "nodes", tmpl);
-        fq_map_set(r, "state", fq_value_str("Pending"));
-        fq_seq_push(reqs, r);
-    }
+    for (int64_t n = 0; n < need; n += h)
+        fq_seq_push(reqs, new_request(st, e, p, "create-nodes", h, NULL));
     write_requests(st, e, p, reqs);
     st->scale_ups++;
     int64_t before = p->nodes + pending;
@@ -296,6 +335,35 @@ void fq_provider_demand_delete(struct fq_capacity *st, struct fq_engine *e,
 
 void fq_provider_demand_provreqs(struct fq_capacity *st, struct fq_engine *e)
 {
-    (void)st;
-    (void)e;
+    /* the sim's lifecycle, whose grant step asks the provider instead
+     * (fq_provider_demand_provision) */
+    fq_provreq_reconcile(st, e);
+}
+
+bool fq_provider_demand_provision(struct fq_capacity *st, struct fq_engine *e,
+                                  struct fq_cap_pool *p, int64_t need,
+                                  const char *key,
+                                  const struct fq_value *provreq)
+{
+    for (size_t i = 0; i < st->nnodes; i++)
+        if (!st->nodes[i].gone && st->nodes[i].provreq &&
+            !strcmp(st->nodes[i].provreq, key))
+            return true;
+    const struct fq_value *cur = stored_requests(e, p->name);
+    for (size_t i = 0; i < fq_value_len(cur); i++)
+        if (!strcmp(
+                fq_value_path_str(fq_seq_at(cur, i), "provisioningRequest", ""),
+                key))
+            return false; /* asked already */
+    if (!p->ok || need <= 0)
+        return false;
+    struct fq_value *reqs = cur ? fq_value_clone(cur) : fq_value_seq();
+    fq_seq_push(reqs, new_request(st, e, p, "provision", need, key));
+    write_requests(st, e, p, reqs);
+    if (provreq)
+        fq_engine_event(e, provreq, "Normal", "TriggeredScaleUp",
+                        "provision of %lld node(s) of %s requested from the "
+                        "provider",
+                        (long long)need, p->name);
+    return false;
 }

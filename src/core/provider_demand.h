@@ -44,6 +44,18 @@ void fq_provider_demand_reconcile(struct fq_capacity *st, struct fq_engine *e);
  * `provision` call (capacity run, instead of provreq.c's sim lifecycle). */
 void fq_provider_demand_provreqs(struct fq_capacity *st, struct fq_engine *e);
 
+/*
+ * A queued pool's ProvisioningRequest `key` ("ns/name") needs `need` nodes
+ * of pool p: asks the provider once (op "provision", all slices in one
+ * call). Returns true once the request's nodes exist (the grant is done),
+ * false while the provider works. A Failed answer makes the
+ * ProvisioningRequest Failed=True with the provider's message.
+ */
+bool fq_provider_demand_provision(struct fq_capacity *st, struct fq_engine *e,
+                                  struct fq_cap_pool *p, int64_t need,
+                                  const char *key,
+                                  const struct fq_value *provreq);
+
 /* Asks for `need` more nodes of pool p (whole slices, within maxNodeCount,
  * minus what pending requests already ask for). */
 void fq_provider_demand_create(struct fq_capacity *st, struct fq_engine *e,

@@ -62,6 +62,7 @@
 
 #include "capacity.h"
 #include "flexq/alloc.h"
+#include "provider_demand.h"
 
 #define CLASS_QUEUED "queued-provisioning.gke.io"
 #define CLASS_ATOMIC "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
@@ -303,6 +304,17 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
              "A pod of the request does not fit on any node of the pool");
         return;
     }
+    if (fq_provider_demand_on(e)) { /* the provider's cloud decides */
+        if (fq_provider_demand_provision(st, e, p, need, r->key, r->obj))
+            set_detail_time(r, DETAIL_GRANT, st->now);
+        else
+            fq_capacity_cond_set(r->status, "Provisioned", "False",
+                                 "NotProvisioned",
+                                 "Waiting for capacity: provision requested "
+                                 "from the provider",
+                                 st->now);
+        return;
+    }
     int64_t eta = detail_time(r, DETAIL_ETA);
     if (eta < 0 || eta > st->now) {
         char ts[40] = "indefinite";
@@ -377,6 +389,14 @@ static void try_grant_atomic(struct fq_capacity *st, struct fq_engine *e,
 {
     if (!retry_due(st, e, r, false))
         return;
+    if (fq_provider_demand_on(e)) { /* not carried to providers yet */
+        fq_capacity_cond_set(r->status, "Provisioned", "False",
+                             "CapacityIsNotFound",
+                             "best-effort-atomic-scale-up needs the sim "
+                             "provider in flexq",
+                             st->now);
+        return;
+    }
     struct fq_cap_pool *p = pick_pool(st, r, false);
     int64_t need = p ? nodes_needed(r, p) : -1;
     int64_t until = FQ_NEVER;

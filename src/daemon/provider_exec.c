@@ -566,14 +566,17 @@ static void finish(struct fq_provider *p, struct job *j, struct fq_value *resp,
         fq_value_free(resp);
         return;
     }
-    if (!strcmp(j->op, "create-nodes")) {
+    bool provision = !strcmp(j->op, "provision");
+    if (!strcmp(j->op, "create-nodes") || provision) {
         const struct fq_value *nodes = fq_map_get(resp, "nodes");
         if (fq_value_len(nodes) == 0) {
             fq_provider_request_answer(e, j->pool, j->id, "Failed",
-                                       "provider script answered "
-                                       "create-nodes with no nodes");
+                                       "provider script answered with no "
+                                       "nodes");
         } else {
-            fq_provider_nodes_put(e, j->pool, "exec", j->slice, j->templates,
+            /* provision: several slices, labelled by their templates */
+            fq_provider_nodes_put(e, j->pool, "exec",
+                                  provision ? NULL : j->slice, j->templates,
                                   nodes, now_ms);
             fq_provider_request_answer(e, j->pool, j->id, "Done", NULL);
         }
@@ -618,7 +621,8 @@ static void start_requests(struct exec_state *s, struct fq_provider *p,
         if (!id || strcmp(fq_value_path_str(r, "state", ""), "Pending") ||
             busy(s, JOB_REQUEST, po->name, id))
             continue;
-        if (strcmp(op, "create-nodes") && strcmp(op, "delete-nodes"))
+        if (strcmp(op, "create-nodes") && strcmp(op, "delete-nodes") &&
+            strcmp(op, "provision"))
             continue;
         struct job j = {0};
         j.kind = JOB_REQUEST;
