@@ -31,27 +31,10 @@
 #include "flexq/manifest.h"
 #include "flexq/objects.h"
 #include "flexq/value.h"
+#include "tmpdir_testlib.h"
 
 #define INVALID_DIR FLEXQ_SOURCE_DIR "/tests/fixtures/invalid"
 #define VALID_DIR   FLEXQ_SOURCE_DIR "/tests/fixtures/valid"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    struct fq_buf b = FQ_BUF_INIT;
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        fq_buf_append(&b, chunk, n);
-    fclose(f);
-    if (len)
-        *len = b.len;
-    if (!b.data)
-        return calloc(1, 1);
-    return fq_buf_detach(&b);
-}
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -108,8 +91,8 @@ static void test_invalid_fixtures(void **state)
         snprintf(errpath, sizeof(errpath), "%s/%.*s.err", INVALID_DIR,
                  (int)(strlen(names[i]) - 5), names[i]);
         size_t len;
-        char *text = slurp(path, &len);
-        char *want = slurp(errpath, NULL);
+        char *text = testlib_slurp(path, &len);
+        char *want = testlib_slurp(errpath, NULL);
         assert_non_null(text);
         if (!want) {
             print_error("%s: no .err file beside it\n", names[i]);
@@ -174,7 +157,7 @@ static void test_valid_fixtures_round_trip(void **state)
         char path[1024];
         snprintf(path, sizeof(path), "%s/%s", VALID_DIR, names[i]);
         size_t len;
-        char *text = slurp(path, &len);
+        char *text = testlib_slurp(path, &len);
         assert_non_null(text);
         struct fq_docs docs = {NULL, 0, 0};
         struct fq_errlist errs;
@@ -209,7 +192,7 @@ static void test_seed_queue_decodes(void **state)
 {
     (void)state;
     size_t len;
-    char *text = slurp(VALID_DIR "/dws-tpu-queue.yaml", &len);
+    char *text = testlib_slurp(VALID_DIR "/dws-tpu-queue.yaml", &len);
     assert_non_null(text);
     struct fq_docs docs = {NULL, 0, 0};
     assert_int_equal(fq_manifest_read(text, len, "q.yaml", &docs, NULL), 0);
@@ -250,7 +233,7 @@ static void test_seed_rayjob_decodes(void **state)
 {
     (void)state;
     size_t len;
-    char *text = slurp(VALID_DIR "/rayjob-tpu-v6e-dws.yaml", &len);
+    char *text = testlib_slurp(VALID_DIR "/rayjob-tpu-v6e-dws.yaml", &len);
     assert_non_null(text);
     struct fq_docs docs = {NULL, 0, 0};
     assert_int_equal(fq_manifest_read(text, len, "rj.yaml", &docs, NULL), 0);

@@ -15,6 +15,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/value.h"
+#include "tmpdir_testlib.h"
 
 static int parse(const char *text, const struct fq_limits *lim,
                  struct fq_docs *d, struct fq_err *err)
@@ -617,26 +618,11 @@ static void test_encode_shape(void **state)
 
 /* --- the seed manifests ------------------------------------------------ */
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    struct fq_buf b = FQ_BUF_INIT;
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        fq_buf_append(&b, chunk, n);
-    fclose(f);
-    *len = b.len;
-    return fq_buf_detach(&b);
-}
-
 static void roundtrip_seed(const char *file, size_t want_docs)
 {
     char *path = fq_xasprintf("%s/../shared/seed/%s", FLEXQ_SOURCE_DIR, file);
     size_t len = 0;
-    char *text = read_file(path, &len);
+    char *text = testlib_slurp(path, &len);
     free(path);
     if (!text) {
         print_message("seed %s absent: skipped\n", file);
