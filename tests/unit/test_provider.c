@@ -306,6 +306,113 @@ static void test_demand_core(void **state)
     fq_engine_free(e);
 }
 
+/* A queued pool's ProvisioningRequest: one provision request for all its
+ * nodes; Done -> Provisioned=True; a second request's Failed answer ->
+ * Failed=True with the provider's message. */
+static const char *QPOOL =
+    "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: {name: "
+    "q}\nspec: {machineType: ct6e-standard-4t, tpuTopology: 4x4, "
+    "initialNodeCount: 0, flexStart: true, queuedProvisioning: {enabled: "
+    "true}, autoscaling: {enabled: true, minNodeCount: 0, maxNodeCount: "
+    "8}}\n";
+
+static void provreq(struct fq_engine *e, const char *name, int64_t now)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "apiVersion: autoscaling.x-k8s.io/v1\nkind: "
+             "ProvisioningRequest\nmetadata: {namespace: default, name: "
+             "%s}\nspec:\n  provisioningClassName: "
+             "queued-provisioning.gke.io\n  podSets:\n  - podTemplateRef: "
+             "{name: t}\n    count: 4\n    template:\n      spec:\n        "
+             "nodeSelector: {cloud.google.com/gke-nodepool: q}\n        "
+             "containers:\n        - name: c\n          resources: "
+             "{requests: {cpu: \"1\"}}\n",
+             name);
+    ct_apply(e, buf, now);
+}
+
+static const char *pr_cond(struct fq_engine *e, const char *name,
+                           const char *type, const char *field)
+{
+    const struct fq_value *cs =
+        fq_value_path(ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", name),
+                      "status.conditions");
+    for (size_t i = 0; i < fq_value_len(cs); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(cs, i), "type", ""), type))
+            return fq_value_path_str(fq_seq_at(cs, i), field, "");
+    return "";
+}
+
+static const struct fq_value *qreqs(struct fq_engine *e)
+{
+    return fq_value_path(ct_get(e, FQ_KIND_NODEPOOL, "", "q"),
+                         "status.providerRequests");
+}
+
+static void test_demand_provision(void **state)
+{
+    (void)state;
+    struct fq_engine *e = demand_engine();
+    ct_apply(e, QPOOL, CT0);
+    provreq(e, "pr1", CT0);
+    ct_run_to(e, CT0 + SEC);
+    assert_string_equal(pr_cond(e, "pr1", "Accepted", "status"), "True");
+    assert_string_equal(pr_cond(e, "pr1", "Provisioned", "status"), "False");
+    assert_int_equal(fq_value_len(qreqs(e)), 1);
+    const struct fq_value *r = fq_seq_at(qreqs(e), 0);
+    assert_string_equal(fq_value_path_str(r, "op", ""), "provision");
+    assert_string_equal(fq_value_path_str(r, "provisioningRequest", ""),
+                        "default/pr1");
+    assert_int_equal(fq_value_path_int(r, "count", 0), 4); /* one 4x4 slice */
+    assert_int_equal(fq_value_len(fq_map_get(r, "nodes")), 4);
+    ct_run_to(e, CT0 + 60 * SEC); /* asked once */
+    assert_int_equal(fq_value_len(qreqs(e)), 1);
+    assert_int_equal(fq_objstore_count(fq_engine_store(e), FQ_KIND_NODE), 0);
+
+    /* the provider makes the 4 hosts */
+    r = fq_seq_at(qreqs(e), 0);
+    char *id = fq_xstrdup(fq_value_path_str(r, "id", ""));
+    struct fq_value *nodes = fq_value_seq();
+    for (int i = 0; i < 4; i++) {
+        struct fq_value *n = fq_value_map();
+        char name[32];
+        snprintf(name, sizeof(name), "tpu-host-%d", i);
+        fq_map_set(n, "name", fq_value_str(name));
+        fq_seq_push(nodes, n);
+    }
+    fq_provider_nodes_put(e, "q", "exec", NULL, fq_map_get(r, "nodes"), nodes,
+                          CT0 + 60 * SEC);
+    fq_value_free(nodes);
+    fq_provider_request_answer(e, "q", id, "Done", NULL);
+    free(id);
+    ct_run_to(e, CT0 + 61 * SEC);
+    assert_string_equal(pr_cond(e, "pr1", "Provisioned", "status"), "True");
+    assert_int_equal(fq_value_len(qreqs(e)), 0);
+    const struct fq_value *h = ct_get(e, FQ_KIND_NODE, "", "tpu-host-0");
+    assert_non_null(h);
+    assert_string_equal(
+        fq_value_as_str(fq_map_get(fq_value_path(h, "metadata.annotations"),
+                                   "flexq.dev/provisioning-request")),
+        "default/pr1");
+
+    /* a second request the provider cannot serve */
+    provreq(e, "pr2", CT0 + 62 * SEC);
+    ct_run_to(e, CT0 + 63 * SEC);
+    assert_int_equal(fq_value_len(qreqs(e)), 1);
+    id = fq_xstrdup(fq_value_path_str(fq_seq_at(qreqs(e), 0), "id", ""));
+    fq_provider_request_answer(e, "q", id, "Failed",
+                               "GCE_STOCKOUT: no ct6e in us-east5-b");
+    free(id);
+    ct_run_to(e, CT0 + 64 * SEC);
+    assert_string_equal(pr_cond(e, "pr2", "Failed", "status"), "True");
+    assert_non_null(
+        strstr(pr_cond(e, "pr2", "Failed", "message"), "GCE_STOCKOUT"));
+    assert_int_equal(fq_value_len(qreqs(e)), 0);
+    assert_string_equal(pr_cond(e, "pr1", "Provisioned", "status"), "True");
+    fq_engine_free(e);
+}
+
 /* --- provider requests: the exec adapter with a real child -------------- */
 
 /* Syncs until no request is Pending; between syncs, waits for a child to
@@ -399,6 +506,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exec_errors, setup, teardown),
         cmocka_unit_test(test_local_node),
         cmocka_unit_test(test_demand_core),
+        cmocka_unit_test(test_demand_provision),
         cmocka_unit_test_setup_teardown(test_exec_adapter, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
