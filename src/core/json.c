@@ -91,39 +91,6 @@ static int count_node(struct parser *ps)
 
 static int parse_value(struct parser *ps, size_t depth, struct fq_value **out);
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    unsigned c = p[0];
-    size_t n;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if ((size_t)(end - p) < n)
-        return 0;
-    unsigned cp = c & (0x3F >> (n - 1));
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 static void put_utf8(struct fq_buf *b, unsigned cp)
 {
     char u[4];
@@ -191,8 +158,8 @@ static int parse_string(struct parser *ps)
         if (c < 0x20)
             return fail_at(ps, FQ_EPARSE, ps->p, "control character in string");
         if (c != '\\') {
-            size_t n = utf8_len((const unsigned char *)ps->p,
-                                (const unsigned char *)ps->end);
+            size_t n = fq_utf8_decode((const unsigned char *)ps->p,
+                                      (const unsigned char *)ps->end, NULL);
             if (!n)
                 return fail_at(ps, FQ_EPARSE, ps->p, "invalid UTF-8");
             fq_buf_append(&ps->tmp, ps->p, n);
@@ -553,7 +520,7 @@ static void encode_string(const char *s, size_t len, struct fq_buf *out)
             break;
         unsigned char c = *p;
         if (c >= 0x80) {
-            size_t n = utf8_len(p, end);
+            size_t n = fq_utf8_decode(p, end, NULL);
             if (n) {
                 fq_buf_append(out, p, n);
                 p += n;

@@ -1,6 +1,6 @@
 /*
- * value_internal.h - value.c helpers for the core's own readers (json.c,
- * yaml.c), not part of the public value API.
+ * value_internal.h - value.c helpers for the core's own readers and
+ * writers (json.c, yaml.c), not part of the public value API.
  */
 #ifndef FLEXQ_VALUE_INTERNAL_H
 #define FLEXQ_VALUE_INTERNAL_H
@@ -15,5 +15,13 @@
  * maps, a sort of (key, index) otherwise: O(n log n) on hostile input.
  */
 size_t fq_value_map_find_duplicate(const struct fq_value *m);
+
+/*
+ * Decodes the UTF-8 character at p (p < end): returns its length (1..4)
+ * and sets *cp (when cp is not NULL), or returns 0 for an invalid, overlong,
+ * truncated or surrogate sequence. Shared by the JSON and YAML readers.
+ */
+size_t fq_utf8_decode(const unsigned char *p, const unsigned char *end,
+                      unsigned *cp);
 
 #endif

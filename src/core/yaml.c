@@ -523,39 +523,6 @@ int fq_yaml_parse(const char *text, size_t len, const char *name,
 
 /* --- writing ------------------------------------------------------------ */
 
-/* Decodes one UTF-8 character; returns its length, 0 when invalid. */
-static size_t utf8_dec(const unsigned char *p, const unsigned char *end,
-                       unsigned *cp)
-{
-    unsigned c = p[0];
-    size_t n;
-    unsigned min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2, min = 0x80;
-    else if (c >= 0xE0 && c <= 0xEF)
-        n = 3, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4)
-        n = 4, min = 0x10000;
-    else
-        return 0;
-    if ((size_t)(end - p) < n)
-        return 0;
-    unsigned v = c & (0x3F >> (n - 1));
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        v = (v << 6) | (p[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return 0;
-    *cp = v;
-    return n;
-}
-
 /* YAML's printable set, less the characters libyaml takes as line breaks. */
 static bool printable(unsigned cp)
 {
@@ -572,7 +539,7 @@ static bool all_printable(const char *s, size_t len)
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
     while (p < end) {
         unsigned cp;
-        size_t n = utf8_dec(p, end, &cp);
+        size_t n = fq_utf8_decode(p, end, &cp);
         if (!n || (cp != '\n' && !printable(cp)))
             return false;
         p += n;
@@ -636,7 +603,7 @@ static void put_quoted(struct fq_buf *out, const char *s, size_t len)
     fq_buf_putc(out, '"');
     while (p < end) {
         unsigned cp;
-        size_t n = utf8_dec(p, end, &cp);
+        size_t n = fq_utf8_decode(p, end, &cp);
         if (!n) {
             fq_buf_puts(out, "\\uFFFD"); /* invalid UTF-8 from code */
             p++;
