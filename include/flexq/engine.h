@@ -163,6 +163,9 @@ void fq_engine_set_observer(struct fq_engine *e, fq_objstore_hook_fn fn,
 uint64_t fq_engine_rand(struct fq_engine *e);
 /* A random lowercase suffix from Kubernetes' alphabet, n chars, into buf. */
 void fq_engine_rand_suffix(struct fq_engine *e, char *buf, int n);
+/* A random version-4 UUID from the engine's PRNG, for metadata.uid
+ * (37 bytes with the NUL). */
+void fq_engine_new_uid(struct fq_engine *e, char *buf, size_t size);
 
 /* Records a Kubernetes Event about an object (type "Normal"/"Warning"). */
 void fq_engine_event(struct fq_engine *e, const struct fq_value *involved,

@@ -183,7 +183,7 @@ void fq_engine_rand_suffix(struct fq_engine *e, char *buf, int n)
     buf[n] = '\0';
 }
 
-static void new_uid(struct fq_engine *e, char *buf, size_t size)
+void fq_engine_new_uid(struct fq_engine *e, char *buf, size_t size)
 {
     uint64_t a = fq_engine_rand(e), b = fq_engine_rand(e);
     snprintf(buf, size, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32),
@@ -433,7 +433,7 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
         return fq_objstore_update(e->store, obj, false, changed, NULL, err);
     }
     char uid[40];
-    new_uid(e, uid, sizeof(uid));
+    fq_engine_new_uid(e, uid, sizeof(uid));
     rc = fq_objstore_create(e->store, obj, e->now, uid, NULL, err);
     if (rc == 0) {
         if (created)
@@ -533,6 +533,6 @@ void fq_engine_event(struct fq_engine *e, const struct fq_value *involved,
     fq_map_set(fq_map_ensure_map(ev, "source"), "component",
                fq_value_str("flexq"));
     char uid2[40];
-    new_uid(e, uid2, sizeof(uid2));
+    fq_engine_new_uid(e, uid2, sizeof(uid2));
     fq_objstore_create(e->store, ev, e->now, uid2, NULL, NULL);
 }

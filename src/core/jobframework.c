@@ -271,15 +271,6 @@ static struct fq_value *job_podsets(const struct fq_value *job)
     return pss;
 }
 
-static void new_uid(struct fq_engine *e, char *buf, size_t n)
-{
-    uint64_t a = fq_engine_rand(e), b = fq_engine_rand(e);
-    snprintf(buf, n, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32),
-             (unsigned)(a >> 16) & 0xffff, (unsigned)a & 0xfff,
-             (unsigned)(0x8000 | ((b >> 48) & 0x3fff)),
-             (unsigned long long)(b & 0xffffffffffffull));
-}
-
 static void create_workload(struct fq_engine *e, const struct fq_value *job,
                             enum fq_kind kind, const char *wname, int64_t now)
 {
@@ -324,7 +315,7 @@ static void create_workload(struct fq_engine *e, const struct fq_value *job,
     }
     fq_map_set(spec, "active", fq_value_bool(true));
     char uid[48];
-    new_uid(e, uid, sizeof(uid));
+    fq_engine_new_uid(e, uid, sizeof(uid));
     struct fq_err err;
     if (fq_objstore_create(fq_engine_store(e), w, now, uid, NULL, &err) == 0)
         fq_engine_event(e, job, "Normal", "CreatedWorkload",

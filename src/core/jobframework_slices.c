@@ -179,15 +179,6 @@ static void set_counts(struct fq_engine *e, const char *ns, const char *name,
     fq_objstore_update(st, w, true, NULL, NULL, NULL);
 }
 
-static void new_uid(struct fq_engine *e, char *buf, size_t n)
-{
-    uint64_t a = fq_engine_rand(e), b = fq_engine_rand(e);
-    snprintf(buf, n, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32),
-             (unsigned)(a >> 16) & 0xffff, (unsigned)a & 0xfff,
-             (unsigned)(0x8000 | ((b >> 48) & 0x3fff)),
-             (unsigned long long)(b & 0xffffffffffffull));
-}
-
 /* A new slice `name` like `from` (metadata, spec) with want's podsets. */
 static void create_slice(struct fq_engine *e, const struct fq_value *job,
                          const struct fq_value *from, const char *name,
@@ -229,7 +220,7 @@ static void create_slice(struct fq_engine *e, const struct fq_value *job,
     fq_map_set(spec, "active", fq_value_bool(true));
     fq_map_set(w, "spec", spec);
     char uid[48];
-    new_uid(e, uid, sizeof(uid));
+    fq_engine_new_uid(e, uid, sizeof(uid));
     if (fq_objstore_create(fq_engine_store(e), w, now, uid, NULL, NULL) == 0)
         fq_engine_event(e, job, "Normal", "CreatedWorkload",
                         "Created Workload: %s/%s", ns, name);
