@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/conditions.h"
 #include "cli.h"
 #include "client.h"
 #include "flexq/alloc.h"
@@ -464,20 +465,6 @@ static struct fq_value *list(struct demo *d, enum fq_kind k, const char *ns,
     return v;
 }
 
-static const struct fq_value *cond(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(cs); i++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(cs, i), "type", ""), type))
-            return fq_seq_at(cs, i);
-    return NULL;
-}
-
-static bool cond_true(const struct fq_value *obj, const char *type)
-{
-    return !strcmp(fq_value_path_str(cond(obj, type), "status", ""), "True");
-}
-
 /* "job 1" for rayjob-tpu-v6e-dws-1 (or the name itself). */
 static const char *short_job(const char *name, char *buf, size_t n)
 {
@@ -513,9 +500,9 @@ static void watch_workloads(struct demo *d)
             name);
         const char *job = short_job(owner, jb, sizeof(jb));
         const char *fl = tpu_flavor(w);
-        if (cond_true(w, "QuotaReserved") && fl) {
+        if (fq_cond_true(w, "QuotaReserved") && fl) {
             snprintf(key, sizeof(key), "wl/%s/reserved/%s", name, fl);
-            if (first(d, key) && !cond_true(w, "Admitted"))
+            if (first(d, key) && !fq_cond_true(w, "Admitted"))
                 say(d,
                     "%s: quota reserved on flavor %s, waiting for its "
                     "admission check",
@@ -534,7 +521,7 @@ static void watch_workloads(struct demo *d)
                     *fq_value_path_str(ac, "message", "") ? ": " : "",
                     fq_value_path_str(ac, "message", ""));
         }
-        if (cond_true(w, "Admitted")) {
+        if (fq_cond_true(w, "Admitted")) {
             snprintf(key, sizeof(key), "wl/%s/admitted", name);
             if (first(d, key))
                 say(d, "%s: admitted by cluster-queue on flavor %s%s", job,
@@ -542,11 +529,12 @@ static void watch_workloads(struct demo *d)
                     fl && !strcmp(fl, "dws") ? " (Plan B, flex-start)" :
                                                " (Plan A, on-demand)");
         }
-        if (cond_true(w, "Finished")) {
+        if (fq_cond_true(w, "Finished")) {
             snprintf(key, sizeof(key), "wl/%s/finished", name);
             if (first(d, key))
                 say(d, "%s: workload finished (%s), quota released", job,
-                    fq_value_path_str(cond(w, "Finished"), "reason", ""));
+                    fq_value_path_str(fq_cond_find(w, "Finished"), "reason",
+                                      ""));
         }
     }
     fq_value_free(l);
@@ -567,12 +555,12 @@ static void watch_provreqs(struct demo *d)
             say(d, "ProvisioningRequest %s created (class %s)", name,
                 fq_value_path_str(p, "spec.provisioningClassName", ""));
         for (size_t k = 0; k < sizeof(types) / sizeof(*types); k++) {
-            if (!cond_true(p, types[k]))
+            if (!fq_cond_true(p, types[k]))
                 continue;
             snprintf(key, sizeof(key), "pr/%s/%s", name, types[k]);
             if (first(d, key))
                 say(d, "ProvisioningRequest %s: %s (%s)", name, types[k],
-                    fq_value_path_str(cond(p, types[k]), "reason", ""));
+                    fq_value_path_str(fq_cond_find(p, types[k]), "reason", ""));
         }
     }
     fq_value_free(l);
@@ -594,7 +582,7 @@ static int watch_nodes(struct demo *d)
             if (!pool || strcmp(pool, POOLS[p]) != 0)
                 continue;
             total++;
-            ready += cond_true(n, "Ready");
+            ready += fq_cond_true(n, "Ready");
         }
         if (p > 0)
             tpu_nodes += total;

@@ -15,22 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/conditions.h"
 #include "flexq/alloc.h"
-
-static bool cond_true(const struct fq_value *o, const char *type)
-{
-    const struct fq_value *cs = fq_value_path(o, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(cs); i++) {
-        const struct fq_value *c = fq_seq_at(cs, i);
-        if (!strcmp(fq_value_path_str(c, "type", ""), type))
-            return !strcmp(fq_value_path_str(c, "status", ""), "True");
-    }
-    return false;
-}
 
 static bool pending(const struct fq_value *w)
 {
-    return !cond_true(w, "QuotaReserved") && !cond_true(w, "Finished");
+    return !fq_cond_true(w, "QuotaReserved") && !fq_cond_true(w, "Finished");
 }
 
 static void annotate_from(struct fq_value *items, const struct fq_value *sum)

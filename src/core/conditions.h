@@ -3,9 +3,9 @@
  * every Kubernetes controller does (metav1.Condition: type, status
  * "True"/"False"/"Unknown", reason, message, lastTransitionTime).
  *
- * One copy for the core's readers that take the whole object (Workloads,
- * jobs, ProvisioningRequests); pods.h and capacity.h keep their own
- * variants that take the status map instead.
+ * One copy for every reader that takes the whole object (core
+ * controllers, the daemon's store and web UI, the simulator, the CLI);
+ * pods.h and capacity.h keep their variants that take the status map.
  */
 #ifndef FLEXQ_CONDITIONS_H
 #define FLEXQ_CONDITIONS_H

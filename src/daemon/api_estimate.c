@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/conditions.h"
 #include "../core/estimate.h"
 #include "api.h"
 #include "flexq/alloc.h"
@@ -47,25 +48,11 @@
 #define MIN_LEFT_MS    (60 * 1000LL)
 #define MAX_SEEDS      20
 
-static const struct fq_value *cond(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(cs) && cs->type == FQ_V_SEQ; i++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(cs, i), "type", ""), type))
-            return fq_seq_at(cs, i);
-    return NULL;
-}
-
-static bool cond_true(const struct fq_value *obj, const char *type)
-{
-    return !strcmp(fq_value_path_str(cond(obj, type), "status", ""), "True");
-}
-
 static int64_t cond_time(const struct fq_value *obj, const char *type)
 {
     int64_t t = 0;
     const char *s =
-        fq_value_path_str(cond(obj, type), "lastTransitionTime", NULL);
+        fq_value_path_str(fq_cond_find(obj, type), "lastTransitionTime", NULL);
     return s && fq_time_parse(s, &t) == 0 ? t : -1;
 }
 
@@ -197,7 +184,7 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     for (size_t i = 0; i < nw; i++) {
         const struct fq_value *w = wls[i]->obj;
         int64_t a = cond_time(w, "PodsReady"), b = cond_time(w, "Finished");
-        if (!cond_true(w, "Finished") || a < 0 || b < a)
+        if (!fq_cond_true(w, "Finished") || a < 0 || b < a)
             continue;
         size_t q = 0;
         while (q < nq && (strcmp(qm[q].ns, wls[i]->ns) ||
@@ -213,7 +200,7 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     int counts[FQ_EST_SRC_DEFAULT + 1] = {0};
     for (size_t i = 0; i < nw; i++) {
         const struct fq_value *w = wls[i]->obj;
-        if (cond_true(w, "Finished") ||
+        if (fq_cond_true(w, "Finished") ||
             !fq_value_path_bool(w, "spec.active", true) || !*queue_of(w) ||
             is_target(w, target, ns))
             continue;
@@ -235,8 +222,9 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
             src = FQ_EST_SRC_DEFAULT;
         }
         counts[src]++;
-        bool running = cond_true(w, "Admitted") && cond_true(w, "PodsReady") &&
-                       !cond_true(w, "Evicted");
+        bool running = fq_cond_true(w, "Admitted") &&
+                       fq_cond_true(w, "PodsReady") &&
+                       !fq_cond_true(w, "Evicted");
         if (running) {
             int64_t since = cond_time(w, "PodsReady");
             run -= since > 0 && since < now ? now - since : 0;

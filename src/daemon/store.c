@@ -44,6 +44,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/conditions.h"
 #include "flexq/alloc.h"
 #include "flexq/quantity.h"
 
@@ -418,17 +419,6 @@ static struct usage *usage_at(struct usages *u, const char *cq, const char *key)
     return x;
 }
 
-static bool cond_true(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *conds = fq_value_path(obj, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(conds); i++) {
-        const struct fq_value *c = fq_seq_at(conds, i);
-        if (!strcmp(fq_value_path_str(c, "type", ""), type))
-            return !strcmp(fq_value_path_str(c, "status", ""), "True");
-    }
-    return false;
-}
-
 static int64_t qty(const struct fq_value *v, const char *resource)
 {
     int64_t x = 0;
@@ -559,8 +549,8 @@ int fq_store_check(const char *dir, struct fq_buf *report, struct fq_err *err)
                           ns, name, oname);
             problems++;
         }
-        if (k == FQ_KIND_WORKLOAD && cond_true(obj, "QuotaReserved") &&
-            !cond_true(obj, "Finished"))
+        if (k == FQ_KIND_WORKLOAD && fq_cond_true(obj, "QuotaReserved") &&
+            !fq_cond_true(obj, "Finished"))
             add_workload(&u, obj);
         if (k == FQ_KIND_CLUSTERQUEUE) {
             FQ_GROW(cqs, capcq, ncq + 1);

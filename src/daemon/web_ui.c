@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/conditions.h"
 #include "flexq/alloc.h"
 #include "web.h"
 
@@ -36,20 +37,9 @@ static void th_row(struct fq_buf *b, const char *const *cols)
     fq_buf_puts(b, "</tr></thead><tbody>\n");
 }
 
-static const struct fq_value *cond(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(cs); i++) {
-        const struct fq_value *c = fq_seq_at(cs, i);
-        if (!strcmp(fq_value_path_str(c, "type", ""), type))
-            return c;
-    }
-    return NULL;
-}
-
 static const char *true_at(const struct fq_value *obj, const char *type)
 {
-    const struct fq_value *c = cond(obj, type);
+    const struct fq_value *c = fq_cond_find(obj, type);
     if (!c || strcmp(fq_value_path_str(c, "status", ""), "True"))
         return NULL;
     return fq_value_path_str(c, "lastTransitionTime", "");
@@ -238,8 +228,8 @@ static void page_jobs(struct fq_daemon *d, struct fq_buf *b)
             dur(ran, sizeof(ran), (fin ? ms_of(fin) : now) - adm_ms);
         flavors_of(w, flv, sizeof(flv));
         const char *usd = fq_value_path_str(w, "status.cost.usd", "");
-        const struct fq_value *qr = cond(w, "QuotaReserved");
-        const struct fq_value *ac = cond(w, "Admitted");
+        const struct fq_value *qr = fq_cond_find(w, "QuotaReserved");
+        const struct fq_value *ac = fq_cond_find(w, "Admitted");
         const char *why = "";
         if (!adm && !fin)
             why = fq_value_path_str(true_at(w, "QuotaReserved") ? ac : qr,

@@ -56,6 +56,7 @@
 #include <string.h>
 
 #include "../core/cloud.h"
+#include "../core/conditions.h"
 #include "../core/drive.h"
 #include "../core/nodepool.h"
 #include "flexq/alloc.h"
@@ -148,26 +149,6 @@ struct sim {
 };
 
 /* --- small helpers ----------------------------------------------------- */
-
-static const struct fq_value *cond_get(const struct fq_value *obj,
-                                       const char *type)
-{
-    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
-    size_t n = fq_value_len(cs);
-    for (size_t i = 0; i < n && cs->type == FQ_V_SEQ; i++) {
-        const struct fq_value *c = fq_seq_at(cs, i);
-        const char *t = fq_value_path_str(c, "type", "");
-        if (!strcmp(t, type))
-            return c;
-    }
-    return NULL;
-}
-
-static bool cond_true(const struct fq_value *obj, const char *type)
-{
-    const struct fq_value *c = cond_get(obj, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
-}
 
 static int64_t cond_time(const struct fq_value *c)
 {
@@ -855,11 +836,11 @@ static void start_run(struct sim *s, size_t idx, const struct fq_value *wl)
 static bool wl_running(const struct fq_value *wl)
 {
     if (!fq_value_path_bool(wl, "spec.active", true) ||
-        cond_true(wl, "Finished") || cond_true(wl, "Evicted") ||
-        !cond_true(wl, "Admitted") || !cond_true(wl, "PodsReady"))
+        fq_cond_true(wl, "Finished") || fq_cond_true(wl, "Evicted") ||
+        !fq_cond_true(wl, "Admitted") || !fq_cond_true(wl, "PodsReady"))
         return false;
-    return cond_time(cond_get(wl, "PodsReady")) >=
-           cond_time(cond_get(wl, "Admitted"));
+    return cond_time(fq_cond_find(wl, "PodsReady")) >=
+           cond_time(fq_cond_find(wl, "Admitted"));
 }
 
 /* Looks at one touched workload after a settle. */
@@ -875,7 +856,7 @@ static int review(struct sim *s, size_t idx)
     if (!o)
         return 0;
     const struct fq_value *wl = o->obj;
-    bool finished = cond_true(wl, "Finished");
+    bool finished = fq_cond_true(wl, "Finished");
     bool active = fq_value_path_bool(wl, "spec.active", true);
     bool running = wl_running(wl);
 
