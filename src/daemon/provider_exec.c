@@ -16,7 +16,12 @@
  *        -> {"nodes": [{"name", ...}]}   (a multi-host slice: all or none)
  *   {"op": "delete-nodes", "pool": {...}, "slice": ID, "names": [...]}
  *        -> {"deleted": [...]}
- *   any answer may be {"error": "message"} instead.
+ *   {"op": "provision", "provisioningRequest": "ns/name", "count": N,
+ *    ...as create-nodes, templates for every slice}
+ *        -> {"nodes": [...]}   (a queued pool's request: all or none)
+ *   any answer may be {"error": "message"} instead, and a create or
+ *   provision may answer {"waiting": "message"}: accepted, not there yet
+ *   (asked again, same "id", after FLEXQ_EXEC_SYNC_S).
  *
  * Who asks: the core's autoscaler writes create / delete requests on the
  * NodePool's status.providerRequests (src/core/provider_demand.h); sync
@@ -452,7 +457,30 @@ struct exec_state {
     struct job *jobs;
     size_t njobs, capjobs;
     uint64_t answers; /* requests answered so far */
+
+    /* requests answered {"waiting": ...}: asked again after every_ms */
+    struct waiting {
+        char *id;
+        int64_t until;
+    } * waits;
+
+    size_t nwaits, capwaits;
 };
+
+/* True while request id waits for its next call; forgets it when due. */
+static bool waiting(struct exec_state *s, const char *id, int64_t now_ms)
+{
+    for (size_t i = 0; i < s->nwaits; i++) {
+        if (strcmp(s->waits[i].id, id))
+            continue;
+        if (now_ms < s->waits[i].until)
+            return true;
+        free(s->waits[i].id);
+        s->waits[i] = s->waits[--s->nwaits];
+        return false;
+    }
+    return false;
+}
 
 static int exec_start(struct fq_provider *p, struct fq_err *err)
 {
@@ -566,6 +594,14 @@ static void finish(struct fq_provider *p, struct job *j, struct fq_value *resp,
         fq_value_free(resp);
         return;
     }
+    if (fq_value_as_str(fq_map_get(resp, "waiting"))) {
+        /* accepted by the cloud, not there yet (a queued resource) */
+        FQ_GROW(s->waits, s->capwaits, s->nwaits + 1);
+        s->waits[s->nwaits].id = fq_xstrdup(j->id);
+        s->waits[s->nwaits++].until = now_ms + s->every_ms;
+        fq_value_free(resp);
+        return;
+    }
     bool provision = !strcmp(j->op, "provision");
     if (!strcmp(j->op, "create-nodes") || provision) {
         const struct fq_value *nodes = fq_map_get(resp, "nodes");
@@ -611,7 +647,6 @@ static void start_job(struct exec_state *s, struct fq_provider *p,
 static void start_requests(struct exec_state *s, struct fq_provider *p,
                            const struct fq_object *po, int64_t now_ms)
 {
-    (void)now_ms;
     const struct fq_value *reqs =
         fq_value_path(po->obj, "status.providerRequests");
     for (size_t i = 0; i < fq_value_len(reqs); i++) {
@@ -619,7 +654,7 @@ static void start_requests(struct exec_state *s, struct fq_provider *p,
         const char *id = fq_value_path_str(r, "id", NULL);
         const char *op = fq_value_path_str(r, "op", "");
         if (!id || strcmp(fq_value_path_str(r, "state", ""), "Pending") ||
-            busy(s, JOB_REQUEST, po->name, id))
+            busy(s, JOB_REQUEST, po->name, id) || waiting(s, id, now_ms))
             continue;
         if (strcmp(op, "create-nodes") && strcmp(op, "delete-nodes") &&
             strcmp(op, "provision"))
@@ -634,8 +669,7 @@ static void start_requests(struct exec_state *s, struct fq_provider *p,
         j.names = fq_value_clone(fq_map_get(r, "names"));
         /* the request as stored, minus flexq's bookkeeping, plus the pool */
         struct fq_value *req = fq_value_clone(r);
-        fq_map_del(req, "state");
-        fq_map_del(req, "id");
+        fq_map_del(req, "state"); /* id stays: a script may key on it */
         fq_map_set(req, "pool", pool_value(po));
         start_job(s, p, &j, req);
     }
@@ -701,6 +735,9 @@ static void exec_stop(struct fq_provider *p)
     for (size_t i = 0; i < s->njobs; i++)
         job_release(&s->jobs[i]);
     free(s->jobs);
+    for (size_t i = 0; i < s->nwaits; i++)
+        free(s->waits[i].id);
+    free(s->waits);
     free(s->script);
     free(s);
     p->state = NULL;

@@ -499,6 +499,63 @@ static void test_exec_adapter(void **state)
     unsetenv("FAKE_PROVIDER_DELAY_S");
 }
 
+/* {"waiting": ...}: the request stays Pending and is asked again, with
+ * the same id, after FLEXQ_EXEC_SYNC_S. */
+static void test_exec_waiting(void **state)
+{
+    (void)state;
+    setenv("FLEXQ_EXEC_PROVIDER",
+           FLEXQ_SOURCE_DIR "/tests/fixtures/providers/fake_provider.py", 1);
+    setenv("FAKE_PROVIDER_DIR", dir, 1);
+    setenv("FLEXQ_EXEC_SYNC_S", "3600", 1);
+    char *wf = fq_xasprintf("%s/waiting", dir);
+    FILE *f = fopen(wf, "w");
+    assert_non_null(f);
+    fclose(f);
+    free(wf);
+    struct fq_engine *e = demand_engine();
+    apply_pool(e, 1, CT0);
+    ct_run_to(e, CT0 + SEC);
+    assert_int_equal(pending(e), 1);
+    char *id = fq_xstrdup(fq_value_path_str(fq_seq_at(preqs(e), 0), "id", ""));
+    struct fq_provider p = {&fq_provider_exec_ops, e, NULL};
+    struct fq_err err = {0};
+    assert_int_equal(p.ops->start(&p, &err), 0);
+    /* the first call answers waiting; until every child is reaped */
+    for (int i = 0; i < 100; i++) {
+        p.ops->sync(&p, CT0 + SEC);
+        siginfo_t si;
+        memset(&si, 0, sizeof(si));
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) != 0)
+            break; /* no child left */
+    }
+    assert_int_equal(pending(e), 1);
+    p.ops->sync(&p, CT0 + 2 * SEC); /* not asked again yet */
+    char *log = fq_xasprintf("%s/calls.log", dir);
+    f = fopen(log, "r");
+    assert_non_null(f);
+    char line[512];
+    int creates = 0;
+    bool waited = false;
+    while (fgets(line, sizeof(line), f)) {
+        creates += !strncmp(line, "create-nodes", 12);
+        waited |= strstr(line, "waiting") && strstr(line, id);
+    }
+    fclose(f);
+    assert_int_equal(creates, 1);
+    assert_true(waited);
+    /* after the sync period: asked again, answered with the node */
+    ct_run_to(e, CT0 + 3601 * SEC);
+    sync_until_answered(&p, e);
+    ct_run_to(e, CT0 + 3602 * SEC);
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    assert_int_equal(fq_objstore_count(fq_engine_store(e), FQ_KIND_NODE), 1);
+    free(log);
+    free(id);
+    p.ops->stop(&p);
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -508,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_demand_core),
         cmocka_unit_test(test_demand_provision),
         cmocka_unit_test_setup_teardown(test_exec_adapter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_waiting, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
