@@ -5,12 +5,14 @@
  * How: a linear scan of the conditions list; objects carry a handful.
  * Invariants: pure reads of the borrowed tree; a missing or malformed list
  * reads as "no such condition".
- * Not done: writing conditions (each controller sets its own, with its own
- * lastTransitionTime rules).
+ * Not done: status-preserving lastTransitionTime rules (controllers that
+ * move a condition back and forth keep their own setters).
  */
 #include "conditions.h"
 
 #include <string.h>
+
+#include "flexq/engine.h"
 
 const struct fq_value *fq_cond_find(const struct fq_value *obj,
                                     const char *type)
@@ -28,4 +30,30 @@ bool fq_cond_true(const struct fq_value *obj, const char *type)
 {
     const struct fq_value *c = fq_cond_find(obj, type);
     return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
+}
+
+void fq_cond_put(struct fq_value *obj, const char *type, const char *status,
+                 const char *reason, const char *message, int64_t now)
+{
+    struct fq_value *st = fq_map_ensure_map(obj, "status");
+    struct fq_value *conds = fq_map_get(st, "conditions");
+    if (!conds || conds->type != FQ_V_SEQ) {
+        conds = fq_value_seq();
+        fq_map_set(st, "conditions", conds);
+    }
+    struct fq_value *c = NULL;
+    for (size_t i = 0; i < fq_value_len(conds); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""), type))
+            c = fq_seq_at(conds, i);
+    if (!c) {
+        c = fq_value_map();
+        fq_map_set(c, "type", fq_value_str(type));
+        fq_seq_push(conds, c);
+    }
+    char ts[40];
+    fq_time_format(now, ts, sizeof(ts));
+    fq_map_set(c, "status", fq_value_str(status));
+    fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+    fq_map_set(c, "reason", fq_value_str(reason));
+    fq_map_set(c, "message", fq_value_str(message));
 }

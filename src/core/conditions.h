@@ -11,6 +11,7 @@
 #define FLEXQ_CONDITIONS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "flexq/value.h"
 
@@ -21,5 +22,14 @@ const struct fq_value *fq_cond_find(const struct fq_value *obj,
 
 /* Does obj carry condition `type` with status "True"? */
 bool fq_cond_true(const struct fq_value *obj, const char *type);
+
+/*
+ * Sets condition `type` of obj (status.conditions made when missing; the
+ * last entry of that type when there are several) to status, reason and
+ * message, with lastTransitionTime `now` (ms since the epoch) whatever it
+ * was: for one-way transitions such as Finished. The caller commits obj.
+ */
+void fq_cond_put(struct fq_value *obj, const char *type, const char *status,
+                 const char *reason, const char *message, int64_t now);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conditions.h"
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
@@ -74,28 +75,7 @@ bool fq_drive_mark_finished(struct fq_objstore *s, const char *ns,
     struct fq_value *w = fq_objstore_edit(s, FQ_KIND_WORKLOAD, ns, name);
     if (!w)
         return false;
-    struct fq_value *st = fq_map_ensure_map(w, "status");
-    struct fq_value *conds = fq_map_get(st, "conditions");
-    if (!conds || conds->type != FQ_V_SEQ) {
-        fq_map_set(st, "conditions", fq_value_seq());
-        conds = fq_map_get(st, "conditions");
-    }
-    struct fq_value *c = NULL;
-    for (size_t i = 0; i < fq_value_len(conds); i++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""),
-                    "Finished"))
-            c = fq_seq_at(conds, i);
-    if (!c) {
-        c = fq_value_map();
-        fq_seq_push(conds, c);
-    }
-    char ts[40];
-    fq_time_format(now, ts, sizeof(ts));
-    fq_map_set(c, "type", fq_value_str("Finished"));
-    fq_map_set(c, "status", fq_value_str("True"));
-    fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
-    fq_map_set(c, "reason", fq_value_str("Succeeded"));
-    fq_map_set(c, "message", fq_value_str(message));
+    fq_cond_put(w, "Finished", "True", "Succeeded", message, now);
     fq_objstore_update(s, w, true, NULL, NULL, NULL);
     return true;
 }

@@ -95,28 +95,7 @@ void fq_kueue_slice_replaced(struct fq_engine *e, const char *ns,
              "Replaced to accommodate a workload slice %.300s/%.300s due to "
              "workload slice aggregation",
              ns, new_name);
-    char ts[40];
-    fq_time_format(now, ts, sizeof(ts));
-    struct fq_value *stv = fq_map_ensure_map(obj, "status");
-    struct fq_value *conds = fq_map_get(stv, "conditions");
-    if (!conds || conds->type != FQ_V_SEQ) {
-        conds = fq_value_seq();
-        fq_map_set(stv, "conditions", conds);
-    }
-    struct fq_value *c = NULL;
-    for (size_t i = 0; i < fq_value_len(conds); i++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""),
-                    "Finished"))
-            c = fq_seq_at(conds, i);
-    if (!c) {
-        c = fq_value_map();
-        fq_map_set(c, "type", fq_value_str("Finished"));
-        fq_seq_push(conds, c);
-    }
-    fq_map_set(c, "status", fq_value_str("True"));
-    fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
-    fq_map_set(c, "reason", fq_value_str(FQ_SLICE_REASON_REPLACED));
-    fq_map_set(c, "message", fq_value_str(msg));
+    fq_cond_put(obj, "Finished", "True", FQ_SLICE_REASON_REPLACED, msg, now);
     if (fq_objstore_update(st, obj, true, NULL, NULL, NULL) != 0)
         return;
     o = fq_objstore_get(st, FQ_KIND_WORKLOAD, ns, old_name);
