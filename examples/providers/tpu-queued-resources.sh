@@ -3,8 +3,11 @@
 # one request asks for one whole slice and waits in Google's queue).
 # UNTESTED: see README.md.
 #
-# create-nodes asks for one queued resource "<pool>-<epoch>" of the pool's
-# accelerator type (pool.tpuTopology / pool.machineType mapped below);
+# create-nodes / provision ask for one queued resource named after flexq's
+# request id, of the pool's accelerator type (pool.tpuTopology mapped
+# below), and answer {"waiting"} until it is ACTIVE (flexq asks again every
+# FLEXQ_EXEC_SYNC_S); a provision of several slices is not handled (one
+# queued resource = one slice);
 # list-nodes reports the ACTIVE ones' workers as nodes; delete-nodes
 # deletes the queued resource a node belongs to (the whole slice).
 set -u
@@ -41,14 +44,28 @@ list_nodes() {
 case "$op" in
 list-nodes)
     list_nodes ;;
-create-nodes)
-    qr="$pool-$(date +%s)"
-    out=$(gcloud compute tpus queued-resources create "$qr" --zone "$TPU_ZONE" \
-        --accelerator-type "$acc" --runtime-version "$TPU_RUNTIME_VERSION" \
-        --node-id "$qr" --provisioning-model=flex-start --max-run-duration=7d \
-        --valid-until-duration=7d 2>&1) ||
-        fail "gcloud queued-resources create: $(printf '%s' "$out" | tail -n 1)"
-    list_nodes ;;
+create-nodes|provision)
+    # One queued resource per request, named after flexq's request id, so
+    # that asking again (after a {"waiting"} answer) finds it.
+    qr=$(printf '%s' "$req" | jq -r '.id // empty')
+    [ -n "$qr" ] || qr="$pool-$(date +%s)"
+    state=$(gcloud compute tpus queued-resources describe "$qr" --zone "$TPU_ZONE" \
+        --format='value(state.state)' 2>/dev/null)
+    case "$state" in
+    "")
+        out=$(gcloud compute tpus queued-resources create "$qr" --zone "$TPU_ZONE" \
+            --accelerator-type "$acc" --runtime-version "$TPU_RUNTIME_VERSION" \
+            --node-id "$qr" --provisioning-model=flex-start --max-run-duration=7d \
+            --valid-until-duration=7d 2>&1) ||
+            fail "gcloud queued-resources create: $(printf '%s' "$out" | tail -n 1)"
+        jq -cn --arg m "queued resource $qr created, waiting for capacity" '{waiting: $m}' ;;
+    ACTIVE)
+        list_nodes | jq -c --arg qr "$qr" '{nodes: [.nodes[] | select(.labels["flexq.dev/slice"] == $qr)]}' ;;
+    FAILED|SUSPENDED)
+        fail "queued resource $qr is $state" ;;
+    *)
+        jq -cn --arg m "queued resource $qr is $state" '{waiting: $m}' ;;
+    esac ;;
 delete-nodes)
     for qr in $(printf '%s' "$req" | jq -r '.names[]? | sub("-w[0-9]+$"; "")' | sort -u); do
         out=$(gcloud compute tpus queued-resources delete "$qr" --zone "$TPU_ZONE" \

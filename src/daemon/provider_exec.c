@@ -395,6 +395,15 @@ static struct fq_value *node_object(const char *pool, const char *provider,
     return o;
 }
 
+#define FROM_TEMPLATE "flexq.dev/from-template"
+
+static void mark(struct fq_value *o)
+{
+    fq_map_set(
+        fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
+        FROM_TEMPLATE, fq_value_str("true"));
+}
+
 void fq_provider_nodes_put(struct fq_engine *e, const char *pool,
                            const char *provider, const char *slice,
                            const struct fq_value *templates,
@@ -409,26 +418,35 @@ void fq_provider_nodes_put(struct fq_engine *e, const char *pool,
             continue;
         const struct fq_object *cur =
             fq_objstore_get(s, FQ_KIND_NODE, "", name);
+        /* known: made from a template already (a list may have mirrored
+         * a new node before its create answer came: not known) */
         bool known =
-            cur && fq_map_get(fq_value_path(cur->obj, "metadata.labels"),
-                              "flexq.dev/slice");
+            cur && fq_map_get(fq_value_path(cur->obj, "metadata.annotations"),
+                              FROM_TEMPLATE);
         const struct fq_value *t = !known && ti < fq_value_len(templates) ?
                                        fq_seq_at(templates, ti++) :
                                        NULL;
         if (cur) {
-            /* keep what the core wrote (annotations, slice label) */
             struct fq_value *o = node_object(pool, provider, t ? slice : NULL,
                                              t ? t : cur->obj, n);
             const struct fq_value *ann =
                 fq_value_path(cur->obj, "metadata.annotations");
-            if (t && ann)
-                fq_map_set(fq_map_ensure_map(o, "metadata"), "annotations",
-                           fq_value_clone(ann));
+            struct fq_value *oa = fq_map_ensure_map(
+                fq_map_ensure_map(o, "metadata"), "annotations");
+            for (size_t k = 0;
+                 t && ann && ann->type == FQ_V_MAP && k < ann->u.map.n;
+                 k++) /* the template's and what was written since */
+                fq_map_set(oa, ann->u.map.items[k].key,
+                           fq_value_clone(ann->u.map.items[k].val));
+            if (t)
+                mark(o);
             fq_objstore_update(s, o, true, NULL, NULL, NULL);
             continue;
         }
         struct fq_value *o =
             node_object(pool, provider, t ? slice : NULL, t, n);
+        if (t)
+            mark(o);
         fq_objstore_create(s, o, now_ms, NULL, NULL, NULL);
     }
 }

@@ -381,6 +381,11 @@ static void test_demand_provision(void **state)
         fq_map_set(n, "name", fq_value_str(name));
         fq_seq_push(nodes, n);
     }
+    /* a list-nodes answer mirrored host 0 before the provision answer */
+    struct fq_value *first = fq_value_seq();
+    fq_seq_push(first, fq_value_clone(fq_seq_at(nodes, 0)));
+    fq_provider_nodes_put(e, "q", "exec", NULL, NULL, first, CT0 + 59 * SEC);
+    fq_value_free(first);
     fq_provider_nodes_put(e, "q", "exec", NULL, fq_map_get(r, "nodes"), nodes,
                           CT0 + 60 * SEC);
     fq_value_free(nodes);
