@@ -27,6 +27,7 @@
 #include "flexq/engine.h"
 #include "flexq/objstore.h"
 #include "flexq/value.h"
+#include "yaml_testlib.h"
 
 #define T0 1764431040000LL /* 2025-11-29T15:44:00Z */
 
@@ -41,19 +42,7 @@ static inline struct fq_engine *tl_engine(void)
 
 static inline struct fq_value *tl_parse(const char *yaml)
 {
-    struct fq_docs docs = {0};
-    struct fq_limits lim = fq_limits_default();
-    struct fq_err err = {0};
-    int rc = fq_yaml_parse(yaml, strlen(yaml), "test", &lim, &docs, &err);
-    if (rc != 0)
-        fprintf(stderr, "yaml: %s\n", err.msg);
-    assert_int_equal(rc, 0);
-    assert_int_equal(docs.n, 1);
-    struct fq_value *v = docs.items[0];
-    docs.items[0] = NULL;
-    docs.n = 0;
-    fq_docs_release(&docs);
-    return v;
+    return testlib_yaml1(yaml);
 }
 
 /* Applies a user object (validated), asserting success. */

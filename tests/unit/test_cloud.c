@@ -15,18 +15,7 @@
 #include "../../src/core/cloud.h"
 #include "flexq/engine.h"
 #include "flexq/value.h"
-
-static struct fq_value *parse(const char *yaml)
-{
-    struct fq_docs d = {0};
-    struct fq_limits lim = fq_limits_default();
-    assert_int_equal(fq_yaml_parse(yaml, strlen(yaml), "t", &lim, &d, NULL), 0);
-    struct fq_value *v = d.items[0];
-    d.items[0] = NULL;
-    d.n = 0;
-    fq_docs_release(&d);
-    return v;
-}
+#include "yaml_testlib.h"
 
 static const char *model =
     "apiVersion: flexq.dev/v1alpha1\n"
@@ -62,7 +51,7 @@ static const char *model =
 static void test_model(void **state)
 {
     (void)state;
-    struct fq_value *m = parse(model);
+    struct fq_value *m = testlib_yaml1(model);
     struct fq_err err = {0};
     const int64_t t0 = 1000000;
     struct fq_cloud *c = fq_cloud_new(m, 1.0, t0, &err);
@@ -139,9 +128,10 @@ static void test_defaults_and_scale(void **state)
                                      1 << 20, NULL));
     fq_cloud_free(c);
     /* timeScale in the model divides what it says */
-    struct fq_value *m = parse("kind: CapacityModel\nspec:\n  timeScale: 60\n"
-                               "  zones: [{name: z, machineTypes: [{name: "
-                               "ct6e-standard-4t, bootSeconds: 120}]}]\n");
+    struct fq_value *m =
+        testlib_yaml1("kind: CapacityModel\nspec:\n  timeScale: 60\n"
+                      "  zones: [{name: z, machineTypes: [{name: "
+                      "ct6e-standard-4t, bootSeconds: 120}]}]\n");
     c = fq_cloud_new(m, 1.0, 0, NULL);
     assert_int_equal(fq_cloud_boot_ms(c, "ct6e-standard-4t", "z"), 2000);
     fq_cloud_free(c);
@@ -186,7 +176,7 @@ static void test_bad_models(void **state)
         char buf[1024];
         snprintf(buf, sizeof(buf), "kind: CapacityModel\nspec: %s\n",
                  bad[i].spec);
-        struct fq_value *m = parse(buf);
+        struct fq_value *m = testlib_yaml1(buf);
         struct fq_err err = {0};
         assert_true(fq_cloud_validate(m, &err) < 0);
         if (!strstr(err.msg, bad[i].want))

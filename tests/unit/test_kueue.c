@@ -16,26 +16,12 @@
 #include "../../src/core/kueue.h"
 #include "flexq/engine.h"
 #include "flexq/value.h"
-
-static struct fq_value *parse1(const char *yaml)
-{
-    struct fq_limits lim = fq_limits_default();
-    struct fq_docs docs = {0};
-    struct fq_err err = {0};
-    if (fq_yaml_parse(yaml, strlen(yaml), "test", &lim, &docs, &err) != 0)
-        fail_msg("%s", err.msg);
-    assert_int_equal(docs.n, 1);
-    struct fq_value *v = docs.items[0];
-    docs.items[0] = NULL;
-    docs.n = 0;
-    fq_docs_release(&docs);
-    return v;
-}
+#include "yaml_testlib.h"
 
 static void apply(struct fq_engine *e, const char *yaml, int64_t now)
 {
     struct fq_err err = {0};
-    if (fq_engine_apply(e, parse1(yaml), now, NULL, NULL, &err) != 0)
+    if (fq_engine_apply(e, testlib_yaml1(yaml), now, NULL, NULL, &err) != 0)
         fail_msg("%s", err.msg);
 }
 

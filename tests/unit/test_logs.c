@@ -23,6 +23,7 @@
 #include "logs.h"
 #include "runner.h"
 #include "tmpdir_testlib.h"
+#include "yaml_testlib.h"
 
 static char dir[64];
 
@@ -38,18 +39,6 @@ static void write_log(const char *pod, const char *file, const char *text)
     fclose(f);
     free(path);
     free(d);
-}
-
-static struct fq_value *obj(const char *yaml)
-{
-    struct fq_docs d = {0};
-    struct fq_limits lim = fq_limits_default();
-    assert_int_equal(fq_yaml_parse(yaml, strlen(yaml), "t", &lim, &d, NULL), 0);
-    struct fq_value *v = d.items[0];
-    d.items[0] = NULL;
-    d.n = 0;
-    fq_docs_release(&d);
-    return v;
 }
 
 static int setup(void **state)
@@ -120,8 +109,8 @@ static void test_pod_log_options(void **state)
 
 static void put(struct fq_objstore *s, const char *yaml, int64_t now)
 {
-    assert_int_equal(fq_objstore_create(s, obj(yaml), now, NULL, NULL, NULL),
-                     0);
+    assert_int_equal(
+        fq_objstore_create(s, testlib_yaml1(yaml), now, NULL, NULL, NULL), 0);
 }
 
 static void test_resolve_job_and_banner(void **state)

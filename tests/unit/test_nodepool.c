@@ -14,25 +14,13 @@
 #include "../../src/core/nodepool.h"
 #include "flexq/buf.h"
 #include "flexq/value.h"
+#include "yaml_testlib.h"
 
 int fq_cli_nodepool_from_flags(const char *name, int argc, char **argv,
                                struct fq_value **out, struct fq_err *err);
 struct fq_value *fq_cli_nodepool_view(const struct fq_value *pool);
 int fq_cli_nodepool_get(const struct fq_value *view, const char *format,
                         struct fq_buf *out, struct fq_err *err);
-
-static struct fq_value *parse(const char *yaml)
-{
-    struct fq_docs d = {0};
-    struct fq_limits lim = fq_limits_default();
-    assert_int_equal(fq_yaml_parse(yaml, strlen(yaml), "t", &lim, &d, NULL), 0);
-    assert_int_equal(d.n, 1);
-    struct fq_value *v = d.items[0];
-    d.items[0] = NULL;
-    d.n = 0;
-    fq_docs_release(&d);
-    return v;
-}
 
 #define POOL(spec)                                                       \
  "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: {name: p}\n" \
@@ -84,7 +72,7 @@ static void test_validate(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct fq_value *o = parse(cases[i].yaml);
+        struct fq_value *o = testlib_yaml1(cases[i].yaml);
         struct fq_err err = {0};
         int rc = fq_nodepool_validate(o, &err);
         if (!cases[i].err) {
@@ -109,7 +97,7 @@ static const char *label(const struct fq_value *node, const char *key)
 static void test_nodes(void **state)
 {
     (void)state;
-    struct fq_value *o = parse(POOL(
+    struct fq_value *o = testlib_yaml1(POOL(
         "{machineType: ct6e-standard-4t, tpuTopology: 4x4, location: "
         "us-east5-b, initialNodeCount: 0, flexStart: true, "
         "queuedProvisioning: {enabled: true}, labels: {team: ml}, "
@@ -150,8 +138,9 @@ static void test_nodes(void **state)
         fq_seq_at(fq_value_path(n, "status.conditions"), 0);
     assert_string_equal(fq_value_path_str(ready, "status", ""), "False");
     /* Selectors: the pool matches what its nodes carry. */
-    struct fq_value *sel = parse("{cloud.google.com/gke-nodepool: p, "
-                                 "cloud.google.com/gke-tpu-topology: 4x4}");
+    struct fq_value *sel =
+        testlib_yaml1("{cloud.google.com/gke-nodepool: p, "
+                      "cloud.google.com/gke-tpu-topology: 4x4}");
     assert_true(fq_nodepool_matches(&p, sel));
     fq_map_set(sel, "cloud.google.com/gke-tpu-topology", fq_value_str("2x2"));
     assert_false(fq_nodepool_matches(&p, sel));
@@ -161,7 +150,7 @@ static void test_nodes(void **state)
     fq_value_free(o);
 
     /* GPU and plain pools. */
-    o = parse(POOL("{machineType: g2-standard-4, spot: true}"));
+    o = testlib_yaml1(POOL("{machineType: g2-standard-4, spot: true}"));
     assert_int_equal(fq_nodepool_decode(o, &p, NULL), 0);
     n = fq_nodepool_make_node(&p, "g", "g", 0, true, 0);
     assert_string_equal(label(n, "cloud.google.com/gke-accelerator"),

@@ -21,21 +21,7 @@
 #include "flexq/kinds.h"
 #include "flexq/objects.h"
 #include "flexq/value.h"
-
-static struct fq_value *Y(const char *text)
-{
-    struct fq_docs docs = {NULL, 0, 0};
-    struct fq_err err;
-    struct fq_limits lim = fq_limits_default();
-    if (fq_yaml_parse(text, strlen(text), "t.yaml", &lim, &docs, &err) != 0)
-        fail_msg("bad YAML in test: %s\n%s", err.msg, text);
-    assert_int_equal(docs.n, 1);
-    struct fq_value *v = docs.items[0];
-    docs.items[0] = NULL;
-    docs.n = 0;
-    fq_docs_release(&docs);
-    return v;
-}
+#include "yaml_testlib.h"
 
 /* --- kinds ------------------------------------------------------------------ */
 
@@ -622,7 +608,7 @@ static void test_rules(void **state)
     size_t failed = 0;
     for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
         const struct rule_case *rc = &rules[i];
-        struct fq_value *v = Y(rc->yaml);
+        struct fq_value *v = testlib_yaml1(rc->yaml);
         struct fq_errlist errs;
         fq_errlist_init(&errs);
         int r = fq_object_validate(v, "t.yaml", &errs);
@@ -656,12 +642,12 @@ static void test_rules(void **state)
 static void test_errors_carry_positions(void **state)
 {
     (void)state;
-    struct fq_value *v = Y("apiVersion: kueue.x-k8s.io/v1beta1\n"
-                           "kind: LocalQueue\n"
-                           "metadata:\n"
-                           "  name: q\n"
-                           "spec:\n"
-                           "  clusterQueue: Bad_CQ\n");
+    struct fq_value *v = testlib_yaml1("apiVersion: kueue.x-k8s.io/v1beta1\n"
+                                       "kind: LocalQueue\n"
+                                       "metadata:\n"
+                                       "  name: q\n"
+                                       "spec:\n"
+                                       "  clusterQueue: Bad_CQ\n");
     struct fq_errlist errs;
     fq_errlist_init(&errs);
     struct fq_localqueue lq;
@@ -684,7 +670,7 @@ static void test_errors_carry_positions(void **state)
     fq_value_free(v);
 
     /* The wrong decoder for a kind says so. */
-    v = Y("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
+    v = testlib_yaml1("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
     assert_int_equal(fq_localqueue_decode(v, NULL, &lq, NULL), FQ_EINVAL);
     fq_value_free(v);
     assert_int_equal(fq_object_validate(NULL, NULL, NULL), FQ_EINVAL);
@@ -693,13 +679,13 @@ static void test_errors_carry_positions(void **state)
 static void test_view_defaults(void **state)
 {
     (void)state;
-    struct fq_value *v =
-        Y(RJ_HEAD RJ_HEADGROUP "    workerGroupSpecs:\n"
-                               "    - groupName: w\n"
-                               "      replicas: 9\n"
-                               "      maxReplicas: 3\n"
-                               "      template: {spec: {containers: [{name: w, "
-                               "image: ray}]}}\n");
+    struct fq_value *v = testlib_yaml1(
+        RJ_HEAD RJ_HEADGROUP "    workerGroupSpecs:\n"
+                             "    - groupName: w\n"
+                             "      replicas: 9\n"
+                             "      maxReplicas: 3\n"
+                             "      template: {spec: {containers: [{name: w, "
+                             "image: ray}]}}\n");
     struct fq_rayjob rj;
     assert_int_equal(fq_rayjob_decode(v, NULL, &rj, NULL), 0);
     assert_int_equal(rj.submission_mode, FQ_SUBMIT_K8S_JOB);
@@ -714,9 +700,9 @@ static void test_view_defaults(void **state)
     fq_rayjob_release(&rj);
     fq_value_free(v);
 
-    v = Y("apiVersion: kueue.x-k8s.io/v1beta1\nkind: "
-          "ProvisioningRequestConfig\nmetadata: {name: p}\nspec: "
-          "{provisioningClassName: queued-provisioning.gke.io}\n");
+    v = testlib_yaml1("apiVersion: kueue.x-k8s.io/v1beta1\nkind: "
+                      "ProvisioningRequestConfig\nmetadata: {name: p}\nspec: "
+                      "{provisioningClassName: queued-provisioning.gke.io}\n");
     struct fq_provisioningrequestconfig prc;
     assert_int_equal(fq_provisioningrequestconfig_decode(v, NULL, &prc, NULL),
                      0);
@@ -727,7 +713,7 @@ static void test_view_defaults(void **state)
     fq_provisioningrequestconfig_release(&prc);
     fq_value_free(v);
 
-    v = Y(
+    v = testlib_yaml1(
         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\n"
         "metadata: {name: w}\nspec:\n  podSets:\n  - template: {spec: "
         "{containers: [{name: c, image: i, resources: {limits: {cpu: 2}}}]}}\n"
@@ -763,8 +749,9 @@ static void test_view_defaults(void **state)
 static void test_object_meta(void **state)
 {
     (void)state;
-    struct fq_value *v = Y("apiVersion: kueue.x-k8s.io/v1beta1\nkind: "
-                           "LocalQueue\nmetadata: {name: q, namespace: ns1}\n");
+    struct fq_value *v =
+        testlib_yaml1("apiVersion: kueue.x-k8s.io/v1beta1\nkind: "
+                      "LocalQueue\nmetadata: {name: q, namespace: ns1}\n");
     enum fq_kind k;
     const char *ns, *name;
     assert_int_equal(fq_object_meta(v, &k, &ns, &name), 0);
@@ -772,7 +759,7 @@ static void test_object_meta(void **state)
     assert_string_equal(ns, "ns1");
     assert_string_equal(name, "q");
     fq_value_free(v);
-    v = Y("apiVersion: v1\nkind: Widget\nmetadata: {name: w}\n");
+    v = testlib_yaml1("apiVersion: v1\nkind: Widget\nmetadata: {name: w}\n");
     assert_int_equal(fq_object_meta(v, &k, NULL, &name), FQ_EINVAL);
     assert_int_equal(k, FQ_KIND_NONE);
     fq_value_free(v);
@@ -796,12 +783,12 @@ static void test_tolerations_and_selectors(void **state)
     assert_true(fq_toleration_tolerates(&all, &queued));
     assert_false(fq_toleration_tolerates(&other_effect, &queued));
 
-    struct fq_value *v =
-        Y(CQ_HEAD "  namespaceSelector:\n"
-                  "    matchLabels: {team: ml}\n"
-                  "    matchExpressions:\n"
-                  "    - {key: env, operator: NotIn, values: [prod]}\n"
-                  "    - {key: tier, operator: Exists}\n" GROUP1);
+    struct fq_value *v = testlib_yaml1(
+        CQ_HEAD "  namespaceSelector:\n"
+                "    matchLabels: {team: ml}\n"
+                "    matchExpressions:\n"
+                "    - {key: env, operator: NotIn, values: [prod]}\n"
+                "    - {key: tier, operator: Exists}\n" GROUP1);
     struct fq_clusterqueue cq;
     assert_int_equal(fq_clusterqueue_decode(v, NULL, &cq, NULL), 0);
     struct fq_kv l1[] = {{"team", "ml"}, {"tier", "gold"}, {"env", "dev"}};
@@ -815,13 +802,13 @@ static void test_tolerations_and_selectors(void **state)
     fq_value_free(v);
 
     /* No namespaceSelector: no namespace may use the queue (Kueue). */
-    v = Y(CQ_HEAD GROUP1);
+    v = testlib_yaml1(CQ_HEAD GROUP1);
     assert_int_equal(fq_clusterqueue_decode(v, NULL, &cq, NULL), 0);
     assert_false(cq.namespace_selector.present);
     assert_false(fq_selector_matches(&cq.namespace_selector, &a));
     fq_clusterqueue_release(&cq);
     fq_value_free(v);
-    v = Y(CQ_HEAD "  namespaceSelector: {}\n" GROUP1);
+    v = testlib_yaml1(CQ_HEAD "  namespaceSelector: {}\n" GROUP1);
     assert_int_equal(fq_clusterqueue_decode(v, NULL, &cq, NULL), 0);
     assert_true(fq_selector_matches(&cq.namespace_selector, &c));
     fq_clusterqueue_release(&cq);
@@ -831,15 +818,15 @@ static void test_tolerations_and_selectors(void **state)
 static void test_pod_requests(void **state)
 {
     (void)state;
-    struct fq_value *v =
-        Y(POD_HEAD "  initContainers:\n"
-                   "  - {name: init, image: i, resources: {requests: "
-                   "{cpu: 3, memory: 1Gi}}}\n"
-                   "  containers:\n"
-                   "  - {name: a, image: i, resources: {requests: {cpu: "
-                   "500m, memory: 2Gi}}}\n"
-                   "  - {name: b, image: i, resources: {requests: {cpu: "
-                   "1}}}\n");
+    struct fq_value *v = testlib_yaml1(
+        POD_HEAD "  initContainers:\n"
+                 "  - {name: init, image: i, resources: {requests: "
+                 "{cpu: 3, memory: 1Gi}}}\n"
+                 "  containers:\n"
+                 "  - {name: a, image: i, resources: {requests: {cpu: "
+                 "500m, memory: 2Gi}}}\n"
+                 "  - {name: b, image: i, resources: {requests: {cpu: "
+                 "1}}}\n");
     struct fq_pod pod;
     assert_int_equal(fq_pod_decode(v, NULL, &pod, NULL), 0);
     struct fq_resource r[4];

@@ -36,6 +36,7 @@
 #include "flexq/value.h"
 #include "runner.h"
 #include "tmpdir_testlib.h"
+#include "yaml_testlib.h"
 
 #define NOW 1764431040000LL
 
@@ -46,27 +47,11 @@ struct fixture {
     int64_t now;
 };
 
-static struct fq_value *yaml(const char *text)
-{
-    struct fq_docs d = {0};
-    struct fq_err err;
-    struct fq_limits lim = fq_limits_default();
-    int rc = fq_yaml_parse(text, strlen(text), "test", &lim, &d, &err);
-    if (rc != 0)
-        fail_msg("yaml: %s", err.msg);
-    assert_int_equal(d.n, 1);
-    struct fq_value *v = d.items[0];
-    d.items[0] = NULL;
-    d.n = 0;
-    fq_docs_release(&d);
-    return v;
-}
-
 static void put(struct fixture *f, const char *text)
 {
     struct fq_err err;
-    int rc = fq_objstore_create(fq_engine_store(f->e), yaml(text), f->now, NULL,
-                                NULL, &err);
+    int rc = fq_objstore_create(fq_engine_store(f->e), testlib_yaml1(text),
+                                f->now, NULL, NULL, &err);
     if (rc != 0)
         fail_msg("create: %s", err.msg);
 }
