@@ -25,8 +25,14 @@
  *  3. Only this file and the provider write providerRequests; the core
  *     never creates or deletes Nodes for a provider_demand engine.
  *
- * What it does not do: ProvisioningRequests for queued pools (they stay
- * with the sim provider), I/O of any kind (the daemon does it).
+ * Queued pools: provreq.c keeps the ProvisioningRequest lifecycle and its
+ * grant calls fq_provider_demand_provision, which asks once for all the
+ * request's slices (op "provision", templates annotated with the request);
+ * the grant is done when the request's Nodes exist. A Failed provision
+ * makes the ProvisioningRequest Failed=True (ProvisioningFailed).
+ *
+ * What it does not do: best-effort-atomic requests (provreq.c says they
+ * need the sim), I/O of any kind (the daemon does it).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,6 +11,11 @@
  *    "count": <hosts of one slice>, "state": "Pending"}
  *   {"id": "<slice>-delete", "op": "delete-nodes", "slice": "<slice>",
  *    "names": ["node", ...], "state": "Pending"}
+ *   {"id": "<pool>-<sfx>", "op": "provision", "provisioningRequest":
+ *    "ns/name", "count": <all its hosts>, ..., "state": "Pending"}
+ *
+ * Creates and provisions carry machineType, topology, location, labels,
+ * taints and "nodes": the Node objects the sim would make (templates).
  *
  * and status.desiredNodes (nodes + pending creates - pending deletes). The
  * provider carries a request out and writes back state "Done" (having
