@@ -167,6 +167,45 @@ static struct fq_cap_pool *flavor_pool(struct fq_capacity *st,
     return NULL;
 }
 
+/*
+ * flavor_pool() for one pass over many workloads: a flavor with nodeLabels
+ * maps to the same pool whatever the podset, so that answer is kept for
+ * the pass (flavors and pools do not change during it).
+ */
+struct fmemo {
+    struct {
+        char flavor[128];
+        struct fq_cap_pool *pool;
+    } v[16];
+
+    size_t n;
+};
+
+static struct fq_cap_pool *flavor_pool_memo(struct fq_capacity *st,
+                                            struct fq_engine *e,
+                                            const char *flavor,
+                                            const struct fq_value *podset,
+                                            struct fmemo *m)
+{
+    if (!flavor)
+        return flavor_pool(st, e, flavor, podset);
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->v[i].flavor, flavor))
+            return m->v[i].pool;
+    const struct fq_object *rf =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_RESOURCEFLAVOR, "", flavor);
+    const struct fq_value *labels =
+        rf ? fq_value_path(rf->obj, "spec.nodeLabels") : NULL;
+    struct fq_cap_pool *p = flavor_pool(st, e, flavor, podset);
+    if (labels && fq_value_len(labels) > 0 && m->n < 16 &&
+        strlen(flavor) < sizeof(m->v[0].flavor)) {
+        snprintf(m->v[m->n].flavor, sizeof(m->v[0].flavor), "%s", flavor);
+        m->v[m->n].pool = p;
+        m->n++;
+    }
+    return p;
+}
+
 /* The consume annotation the check put in podSetUpdates for a podset. */
 static const char *consumed_provreq(const struct fq_value *wl,
                                     const char *podset)
@@ -333,9 +372,11 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         if (!no)
             continue;
         const struct fq_value *pl = fq_value_path(no->obj, "status.placements");
-        struct fq_value *keep = fq_value_seq();
+        /* Most runs drop nothing: look first, copy only when one goes. */
+        size_t np = fq_value_len(pl);
+        bool *gone = fq_xcalloc(np + 1, sizeof(bool));
         bool dropped = false;
-        for (size_t k = 0; k < fq_value_len(pl); k++) {
+        for (size_t k = 0; k < np; k++) {
             const struct fq_value *p = fq_seq_at(pl, k);
             char key[512];
             snprintf(key, sizeof(key), "%s",
@@ -346,12 +387,19 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
                 *slash = 0;
                 wl = fq_objstore_get(s, FQ_KIND_WORKLOAD, key, slash + 1);
             }
-            if (!wl || !workload_active(wl->obj)) {
-                dropped = true;
-                continue;
-            }
-            fq_seq_push(keep, fq_value_clone(p));
+            if (!wl || !workload_active(wl->obj))
+                dropped = gone[k] = true;
         }
+        if (!dropped) {
+            fq_capacity_node_usage(nd, pl);
+            free(gone);
+            continue;
+        }
+        struct fq_value *keep = fq_value_seq();
+        for (size_t k = 0; k < np; k++)
+            if (!gone[k])
+                fq_seq_push(keep, fq_value_clone(fq_seq_at(pl, k)));
+        free(gone);
         fq_capacity_node_usage(nd, keep);
         if (dropped) {
             struct fq_value *o =
@@ -401,6 +449,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
     pindex_build(st, e, &ix);
     const struct fq_object **list;
     size_t n = fq_capacity_watched(st, e, &list);
+    struct fmemo memo = {0};
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *wl = list[i]->obj;
         const struct fq_value *ws = fq_map_get(wl, "status");
@@ -432,7 +481,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             int64_t want = fq_value_path_int(psa, "count",
                                              fq_value_path_int(ps, "count", 1));
             struct fq_cap_pool *pool =
-                flavor_pool(st, e, assignment_flavor(psa), ps);
+                flavor_pool_memo(st, e, assignment_flavor(psa), ps, &memo);
             if (want <= 0)
                 continue;
             int64_t placed = placed_count(&ix, key, name, &all_ready);
@@ -760,6 +809,13 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
     if (!cfg->policy.stockout_fallback)
+        return;
+    /* Only workloads on a pool that failed to scale up can fall back: with
+     * none (the usual case) there is nothing to look at. */
+    bool any_failed = false;
+    for (size_t i = 0; i < st->npools && !any_failed; i++)
+        any_failed = st->pools[i].failed_scale_up;
+    if (!any_failed)
         return;
     const struct fq_object **list;
     size_t n = fq_capacity_watched(st, e, &list);
