@@ -199,19 +199,27 @@ static void flush_workload(struct fq_capacity *st, struct fq_engine *e,
         return;
     *slash = 0;
     struct fq_objstore *s = fq_engine_store(e);
-    struct fq_value *o = fq_objstore_edit(s, FQ_KIND_WORKLOAD, key, slash + 1);
+    const struct fq_object *o =
+        fq_objstore_get(s, FQ_KIND_WORKLOAD, key, slash + 1);
     if (o) {
-        struct fq_value *status = fq_map_ensure_map(o, "status");
-        const struct fq_value *c = fq_map_get(status, "cost");
-        write_cost(status, num(fq_map_get(c, "usd")) + w->usd,
+        /* Only status.cost changes: write that member alone instead of
+         * copying the whole workload. */
+        const struct fq_value *c = fq_value_path(o->obj, "status.cost");
+        struct fq_value *tmp = fq_value_map();
+        if (c)
+            fq_map_set(tmp, "cost", fq_value_clone(c));
+        write_cost(tmp, num(fq_map_get(c, "usd")) + w->usd,
                    num(fq_map_get(c, "nodeSeconds")) + w->node_s, st->now, -1);
         const char *cq =
-            fq_value_path_str(o, "status.admission.clusterQueue", NULL);
+            fq_value_path_str(o->obj, "status.admission.clusterQueue", NULL);
         if (cq) {
             free(w->cq);
             w->cq = fq_xstrdup(cq);
         }
-        fq_objstore_update(s, o, true, NULL, NULL, NULL);
+        fq_objstore_set_status_key(s, FQ_KIND_WORKLOAD, key, slash + 1, "cost",
+                                   fq_value_clone(fq_map_get(tmp, "cost")),
+                                   NULL, NULL);
+        fq_value_free(tmp);
     }
     if (w->cq)
         queue_add(qs, w->cq, w->usd, w->node_s);
@@ -262,11 +270,57 @@ static void charge_workloads(struct fq_capacity *st, struct fq_engine *e,
  * With pods as objects: a pod's workload is the one owned by the job the
  * pod comes from (a RayJob's pods carry ray.io/originated-from-cr-name, a
  * batch Job's pods batch.kubernetes.io/job-name; a RayJob's submitter Job
- * has the RayJob's name). Returns "ns/workload" in buf, or false.
+ * has the RayJob's name): the first workload, in the store's order, of the
+ * pod's namespace with an owner reference of that name.
+ *
+ * The owners index: (namespace, owner name, position in the workload list)
+ * sorted, so that each pod's workload is a binary search instead of a walk
+ * over every workload (jobs keep their finished workloads).
  */
+struct owner_ent {
+    const char *ns, *owner; /* borrowed from the store */
+    size_t at;              /* index in the workload list */
+};
+
+struct owners {
+    struct owner_ent *v;
+    size_t n, cap;
+    bool built;
+};
+
+static int owner_cmp(const void *a, const void *b)
+{
+    const struct owner_ent *x = a, *y = b;
+    int c = strcmp(x->ns, y->ns);
+    if (!c)
+        c = strcmp(x->owner, y->owner);
+    if (c)
+        return c;
+    return x->at < y->at ? -1 : x->at > y->at ? 1 : 0;
+}
+
+static void owners_build(struct owners *ix, const struct fq_object *const *wls,
+                         size_t nwl)
+{
+    ix->built = true;
+    for (size_t i = 0; i < nwl; i++) {
+        const struct fq_value *refs =
+            fq_value_path(wls[i]->obj, "metadata.ownerReferences");
+        for (size_t k = 0; k < fq_value_len(refs); k++) {
+            FQ_GROW(ix->v, ix->cap, ix->n + 1);
+            struct owner_ent *x = &ix->v[ix->n++];
+            x->ns = wls[i]->ns;
+            x->owner = fq_value_path_str(fq_seq_at(refs, k), "name", "");
+            x->at = i;
+        }
+    }
+    if (ix->n > 1)
+        qsort(ix->v, ix->n, sizeof(*ix->v), owner_cmp);
+}
+
 static bool pod_workload(struct fq_engine *e, const struct fq_value *pod,
                          const struct fq_object *const *wls, size_t nwl,
-                         char *buf, size_t n)
+                         struct owners *ix, char *buf, size_t n)
 {
     const struct fq_value *labels = fq_value_path(pod, "metadata.labels");
     const char *owner =
@@ -276,19 +330,25 @@ static bool pod_workload(struct fq_engine *e, const struct fq_value *pod,
             fq_value_as_str(fq_map_get(labels, "batch.kubernetes.io/job-name"));
     const char *ns = fq_value_path_str(pod, "metadata.namespace", "");
     (void)e;
-    for (size_t i = 0; owner && i < nwl; i++) {
-        if (strcmp(wls[i]->ns, ns))
-            continue;
-        const struct fq_value *refs =
-            fq_value_path(wls[i]->obj, "metadata.ownerReferences");
-        for (size_t k = 0; k < fq_value_len(refs); k++)
-            if (!strcmp(fq_value_path_str(fq_seq_at(refs, k), "name", ""),
-                        owner)) {
-                snprintf(buf, n, "%s/%s", wls[i]->ns, wls[i]->name);
-                return true;
-            }
+    if (!owner)
+        return false;
+    if (!ix->built)
+        owners_build(ix, wls, nwl);
+    struct owner_ent key = {ns, owner, 0};
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) { /* the first entry >= key */
+        size_t mid = lo + (hi - lo) / 2;
+        if (owner_cmp(&ix->v[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return false;
+    if (lo == ix->n || strcmp(ix->v[lo].ns, ns) ||
+        strcmp(ix->v[lo].owner, owner))
+        return false;
+    const struct fq_object *w = wls[ix->v[lo].at];
+    snprintf(buf, n, "%s/%s", w->ns, w->name);
+    return true;
 }
 
 static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
@@ -298,6 +358,7 @@ static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
     const struct fq_object **wls, **pods;
     size_t nwl = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &wls);
     size_t np = fq_objstore_list(s, FQ_KIND_POD, NULL, &pods);
+    struct owners ix = {0};
     for (size_t i = 0; i < np; i++) {
         const struct fq_value *pod = pods[i]->obj;
         const char *node = fq_value_path_str(pod, "spec.nodeName", "");
@@ -310,7 +371,7 @@ static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
                 nd = &st->nodes[k];
         struct fq_cap_pool *p = nd ? fq_capacity_pool(st, nd->pool) : NULL;
         char key[600];
-        if (!p || !pod_workload(e, pod, wls, nwl, key, sizeof(key)))
+        if (!p || !pod_workload(e, pod, wls, nwl, &ix, key, sizeof(key)))
             continue;
         int64_t req[FQ_R_N];
         fq_capacity_pod_requests(pod, req);
@@ -327,6 +388,7 @@ static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
         w->usd += secs / 3600.0 * pool_price(st, p);
         w->touched = st->now;
     }
+    free(ix.v);
     free(pods);
     free(wls);
 }
