@@ -1,12 +1,13 @@
 /*
- * conditions.c - status.conditions lookups shared by the core's
+ * conditions.c - status.conditions lookups and writes shared by the core's
  * controllers and readers (conditions.h).
  *
  * How: a linear scan of the conditions list; objects carry a handful.
  * Invariants: pure reads of the borrowed tree; a missing or malformed list
  * reads as "no such condition".
- * Not done: status-preserving lastTransitionTime rules (controllers that
- * move a condition back and forth keep their own setters).
+ * Writers: fq_cond_put stamps lastTransitionTime always (one-way
+ * transitions), fq_cond_set only when the status changes.
+ * Not done: the status-map variants in pods.c and capacity.c.
  */
 #include "conditions.h"
 
@@ -32,8 +33,9 @@ bool fq_cond_true(const struct fq_value *obj, const char *type)
     return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
 }
 
-void fq_cond_put(struct fq_value *obj, const char *type, const char *status,
-                 const char *reason, const char *message, int64_t now)
+/* The entry of `type` in obj's status.conditions (the last one when there
+ * are several), added with just its type when missing. */
+static struct fq_value *entry(struct fq_value *obj, const char *type)
 {
     struct fq_value *st = fq_map_ensure_map(obj, "status");
     struct fq_value *conds = fq_map_get(st, "conditions");
@@ -50,10 +52,31 @@ void fq_cond_put(struct fq_value *obj, const char *type, const char *status,
         fq_map_set(c, "type", fq_value_str(type));
         fq_seq_push(conds, c);
     }
+    return c;
+}
+
+void fq_cond_put(struct fq_value *obj, const char *type, const char *status,
+                 const char *reason, const char *message, int64_t now)
+{
+    struct fq_value *c = entry(obj, type);
     char ts[40];
     fq_time_format(now, ts, sizeof(ts));
     fq_map_set(c, "status", fq_value_str(status));
     fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+    fq_map_set(c, "reason", fq_value_str(reason));
+    fq_map_set(c, "message", fq_value_str(message));
+}
+
+void fq_cond_set(struct fq_value *obj, const char *type, const char *status,
+                 const char *reason, const char *message, int64_t now)
+{
+    struct fq_value *c = entry(obj, type);
+    if (strcmp(fq_value_path_str(c, "status", ""), status)) {
+        char ts[40];
+        fq_time_format(now, ts, sizeof(ts));
+        fq_map_set(c, "status", fq_value_str(status));
+        fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+    }
     fq_map_set(c, "reason", fq_value_str(reason));
     fq_map_set(c, "message", fq_value_str(message));
 }

@@ -32,4 +32,9 @@ bool fq_cond_true(const struct fq_value *obj, const char *type);
 void fq_cond_put(struct fq_value *obj, const char *type, const char *status,
                  const char *reason, const char *message, int64_t now);
 
+/* Like fq_cond_put, but lastTransitionTime moves only when the status
+ * changes (metav1.Condition's rule); reason and message are always set. */
+void fq_cond_set(struct fq_value *obj, const char *type, const char *status,
+                 const char *reason, const char *message, int64_t now);
+
 #endif

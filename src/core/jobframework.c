@@ -107,34 +107,6 @@ static void jrefs_free(struct jref *r, size_t n)
     free(r);
 }
 
-static void cond_set(struct fq_value *obj, const char *type, const char *status,
-                     const char *reason, const char *msg, int64_t now)
-{
-    struct fq_value *st = fq_map_ensure_map(obj, "status");
-    struct fq_value *conds = fq_map_get(st, "conditions");
-    if (!conds || conds->type != FQ_V_SEQ) {
-        conds = fq_value_seq();
-        fq_map_set(st, "conditions", conds);
-    }
-    struct fq_value *c = NULL;
-    for (size_t i = 0; i < fq_value_len(conds); i++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""), type))
-            c = fq_seq_at(conds, i);
-    if (!c) {
-        c = fq_value_map();
-        fq_map_set(c, "type", fq_value_str(type));
-        fq_seq_push(conds, c);
-    }
-    if (strcmp(fq_value_path_str(c, "status", ""), status)) {
-        char ts[40];
-        fq_time_format(now, ts, sizeof(ts));
-        fq_map_set(c, "status", fq_value_str(status));
-        fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
-    }
-    fq_map_set(c, "reason", fq_value_str(reason));
-    fq_map_set(c, "message", fq_value_str(msg));
-}
-
 static bool commit(struct fq_engine *e, struct fq_value *obj)
 {
     bool changed = false;
@@ -511,18 +483,19 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
         fq_map_set(fq_map_ensure_map(w, "status"), "conditions",
                    fq_value_clone(oc));
     if (finished) {
-        cond_set(w, "Finished", "True", ok ? "Succeeded" : "Failed",
-                 ok ? "Job finished successfully" :
-                      (*fmsg ? fmsg : "Job failed"),
-                 now);
+        fq_cond_set(w, "Finished", "True", ok ? "Succeeded" : "Failed",
+                    ok ? "Job finished successfully" :
+                         (*fmsg ? fmsg : "Job failed"),
+                    now);
     } else if (fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted")) {
         if (ready)
-            cond_set(w, "PodsReady", "True", "Started",
-                     "All pods reached readiness and the workload is running",
-                     now);
+            fq_cond_set(
+                w, "PodsReady", "True", "Started",
+                "All pods reached readiness and the workload is running", now);
         else if (fq_cond_true(w, "PodsReady"))
-            cond_set(w, "PodsReady", "False", "WaitForRecovery",
-                     "At least one pod has failed, waiting for recovery", now);
+            fq_cond_set(w, "PodsReady", "False", "WaitForRecovery",
+                        "At least one pod has failed, waiting for recovery",
+                        now);
     }
     const struct fq_value *nc = fq_value_path(w, "status.conditions");
     if (nc)
