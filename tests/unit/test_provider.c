@@ -561,6 +561,35 @@ static void test_exec_waiting(void **state)
     fq_engine_free(e);
 }
 
+/* local keeps its one node: a scale-up is refused with a message that
+ * says so, and the pool shows it (ScaleUp=False) while backing off. */
+static void test_local_refuses(void **state)
+{
+    (void)state;
+    setenv("FLEXQ_LOCAL_POOL", "cpu", 1);
+    struct fq_engine *e = demand_engine();
+    apply_pool(e, 2, CT0);
+    struct fq_provider p = {fq_provider_lookup("local"), e, NULL};
+    assert_non_null(p.ops);
+    struct fq_err err = {0};
+    assert_int_equal(p.ops->start(&p, &err), 0);
+    ct_run_to(e, CT0 + SEC);
+    assert_int_equal(fq_objstore_count(fq_engine_store(e), FQ_KIND_NODE), 1);
+    assert_int_equal(pending(e), 1); /* the minimum wants one more */
+    p.ops->sync(&p, CT0 + SEC);
+    ct_run_to(e, CT0 + 2 * SEC);
+    assert_int_equal(fq_value_len(preqs(e)), 0);
+    assert_string_equal(fq_value_path_str(scaleup_cond(e), "status", ""),
+                        "False");
+    assert_non_null(strstr(fq_value_path_str(scaleup_cond(e), "message", ""),
+                           "local provider"));
+    assert_int_equal(fq_objstore_count(fq_engine_store(e), FQ_KIND_NODE), 1);
+    if (p.ops->stop)
+        p.ops->stop(&p);
+    fq_engine_free(e);
+    unsetenv("FLEXQ_LOCAL_POOL");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_local_node),
         cmocka_unit_test(test_demand_core),
         cmocka_unit_test(test_demand_provision),
+        cmocka_unit_test(test_local_refuses),
         cmocka_unit_test_setup_teardown(test_exec_adapter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_waiting, setup, teardown),
     };
