@@ -3,10 +3,14 @@
 #
 # Requests (stdin, one JSON object):
 #   {"op":"list-nodes","pool":{"name":P,...}}
-#   {"op":"create-nodes","pool":{"name":P,...},"count":N}
+#   {"op":"create-nodes","id":ID,"pool":{"name":P,...},"count":N,...}
 #   {"op":"delete-nodes","pool":{"name":P,...},"names":[...]}
-# Answers (stdout): {"nodes":[{"name","labels","allocatable","ready"}]},
-#   {"deleted":[...]}, or {"error":"..."}.
+# (full protocol: README.md). Answers (stdout):
+#   {"nodes":[{"name","labels","allocatable","ready"}]} -- create answers
+#   with all of the pool's nodes; flexq gives its templates to the new
+#   ones -- {"deleted":[...]}, or {"error":"..."}. A resize returns when
+#   the nodes are registered, so it never answers {"waiting"}; queued
+#   pools (op "provision") are not handled here.
 set -u
 : "${GKE_CLUSTER:?set GKE_CLUSTER}" "${GKE_LOCATION:?set GKE_LOCATION}"
 
