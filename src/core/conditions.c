@@ -55,23 +55,14 @@ static struct fq_value *entry(struct fq_value *obj, const char *type)
     return c;
 }
 
-void fq_cond_put(struct fq_value *obj, const char *type, const char *status,
-                 const char *reason, const char *message, int64_t now)
+/* Sets entry `type`; lastTransitionTime moves when `always` or when the
+ * status changes. */
+static void write_cond(struct fq_value *obj, const char *type,
+                       const char *status, const char *reason,
+                       const char *message, int64_t now, bool always)
 {
     struct fq_value *c = entry(obj, type);
-    char ts[40];
-    fq_time_format(now, ts, sizeof(ts));
-    fq_map_set(c, "status", fq_value_str(status));
-    fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
-    fq_map_set(c, "reason", fq_value_str(reason));
-    fq_map_set(c, "message", fq_value_str(message));
-}
-
-void fq_cond_set(struct fq_value *obj, const char *type, const char *status,
-                 const char *reason, const char *message, int64_t now)
-{
-    struct fq_value *c = entry(obj, type);
-    if (strcmp(fq_value_path_str(c, "status", ""), status)) {
+    if (always || strcmp(fq_value_path_str(c, "status", ""), status)) {
         char ts[40];
         fq_time_format(now, ts, sizeof(ts));
         fq_map_set(c, "status", fq_value_str(status));
@@ -79,4 +70,16 @@ void fq_cond_set(struct fq_value *obj, const char *type, const char *status,
     }
     fq_map_set(c, "reason", fq_value_str(reason));
     fq_map_set(c, "message", fq_value_str(message));
+}
+
+void fq_cond_put(struct fq_value *obj, const char *type, const char *status,
+                 const char *reason, const char *message, int64_t now)
+{
+    write_cond(obj, type, status, reason, message, now, true);
+}
+
+void fq_cond_set(struct fq_value *obj, const char *type, const char *status,
+                 const char *reason, const char *message, int64_t now)
+{
+    write_cond(obj, type, status, reason, message, now, false);
 }
