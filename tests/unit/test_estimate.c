@@ -23,6 +23,7 @@
 #include "flexq/value.h"
 
 #include "planab_testlib.h"
+#include "yaml_testlib.h"
 
 #define NOW 1767225600000LL /* 2026-01-01T00:00:00Z */
 
@@ -51,16 +52,7 @@ static struct fq_value *workload(const char *name, int gpus)
              "            requests: {nvidia.com/gpu: \"%d\"}\n"
              "            limits: {nvidia.com/gpu: \"%d\"}\n",
              name, gpus, gpus);
-    struct fq_limits lim = fq_limits_default();
-    struct fq_docs d = {0};
-    assert_int_equal(fq_yaml_parse(buf, strlen(buf), "w.yaml", &lim, &d, NULL),
-                     0);
-    assert_int_equal(d.n, 1);
-    struct fq_value *v = d.items[0];
-    d.items[0] = NULL;
-    d.n = 0;
-    fq_docs_release(&d);
-    return v;
+    return testlib_yaml1(buf);
 }
 
 struct fixture {
