@@ -465,7 +465,7 @@ static int do_update(struct fq_client *c, int argc, char **argv)
         /* The flags alone may not form a valid pool (e.g. only
          * --max-nodes): rebuild them without validation for the patch. */
         for (int i = 1; i < argc; i++) {
-            int64_t x;
+            int64_t x = 0;
             const char *v;
             if ((v = flag_value(argc, argv, &i, argv[i], "--min-nodes")) &&
                 parse_count("--min-nodes", v, &x, &err) == 0)
