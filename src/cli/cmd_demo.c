@@ -25,7 +25,10 @@
  * The demo's clock: flexqd's --time-scale N runs the control plane's delays
  * (boot, autoscaler scan, scale-down after 10 idle minutes, flex-start
  * queueing) N times faster; DEMO_TIME_SCALE below makes a ten-minute idle
- * period last 24 s.
+ * period last 3 s, and brings the dws slice (2 min flex-start wait, 1 min
+ * boot) up in under a second, well before job 1's training (a few seconds
+ * of real processes) is over. At slower scales job 1 can finish first, and flexq's
+ * default policy then rightly moves job 2 to the freed Plan A instead.
  *
  * What it does not do: talk to a real cloud, or keep anything after it
  * exits without --keep.
@@ -61,7 +64,7 @@
 
 extern char **environ;
 
-#define DEMO_TIME_SCALE "25"
+#define DEMO_TIME_SCALE "200"
 #define DEMO_TIMEOUT_S  170
 
 /* The tutorial's queue config (reference: the guide's dws-tpu-queue.yaml,

@@ -67,7 +67,7 @@ out = os.path.abspath(os.path.join(os.environ.get("FLEXQ_BUILD_DIR", "build"),
                                    "screenshots"))
 os.makedirs(out, exist_ok=True)
 profile = tempfile.mkdtemp(prefix="flexq-chromium-")
-d = Daemon(time_scale=25, extra=["--provider", "sim", "--seed", "1"]).start()
+d = Daemon(time_scale=200, extra=["--provider", "sim", "--seed", "1"]).start()
 try:
     rc, o, e = d.cli("apply", "-f", "-", stdin=POOLS)
     check(rc == 0, "apply pools: %s" % e)
