@@ -42,7 +42,7 @@ POOL = ["--machine-type=ct6e-standard-4t", "--tpu-topology=4x4",
         "--enable-autoscaling", "--num-nodes=0", "--min-nodes=0",
         "--max-nodes=4"]
 
-d = Daemon(time_scale=100).start()
+d = Daemon(time_scale=200).start()
 try:
     rc, out, err = d.cli("nodepool", "create", "on-demand-pool",
                          "--reservation-affinity=none", *POOL)
