@@ -6,41 +6,12 @@ say so; then flexqd is killed (SIGKILL) and restarted, and nothing changes:
 both workloads stay Finished and no quota is held."""
 import json
 import os
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, check, finish  # noqa: E402
+from harness import (Daemon, check, finish,  # noqa: E402
+                     QUEUES, RAYJOBS, TRAIN, POOL)
 
-FIX = os.environ.get("FLEXQ_FIXTURES", "tests/fixtures")
-SEED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                    "seed")
-ENV = {"ONDEMAND_NODEPOOL": "on-demand-pool", "DWS_NODEPOOL": "dws-pool"}
-
-
-def envsubst(path, **extra):
-    """The tutorial's files as a user feeds them: through envsubst."""
-    env = dict(os.environ, **ENV, **extra)
-    return subprocess.run(["envsubst"], stdin=open(path), env=env,
-                          capture_output=True, text=True, check=True).stdout
-
-
-if os.path.isdir(SEED) and shutil.which("envsubst"):
-    # The tutorial's own files, unmodified, as ../shared/seed holds them.
-    QUEUES = envsubst(os.path.join(SEED, "dws-tpu-queue.yaml"))
-    RAYJOBS = [envsubst(os.path.join(SEED, "rayjob-tpu-v6e-dws.yaml"),
-                        JOB_ID=str(i)) for i in (1, 2)]
-else:
-    QUEUES = open(os.path.join(FIX, "valid", "dws-tpu-queue.yaml")).read()
-    one = open(os.path.join(FIX, "valid", "rayjob-tpu-v6e-dws.yaml")).read()
-    RAYJOBS = [one.replace("rayjob-tpu-v6e-dws-1", "rayjob-tpu-v6e-dws-%d" % i)
-               for i in (1, 2)]
-TRAIN = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
-                     "train.py")
-POOL = ["--machine-type=ct6e-standard-4t", "--tpu-topology=4x4",
-        "--enable-autoscaling", "--num-nodes=0", "--min-nodes=0",
-        "--max-nodes=4"]
 
 d = Daemon(time_scale=200).start()
 try:

@@ -206,3 +206,34 @@ def cq_usage_consistent(d):
     if st != 200 or st2 != 200:
         return False, "list failed"
     return True, ""
+
+# --- the tutorial's inputs, shared by e2e_flow.py and e2e_provider_dws.py --
+
+FIXTURES = os.environ.get("FLEXQ_FIXTURES", "tests/fixtures")
+SEED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
+                    "seed")
+ENV = {"ONDEMAND_NODEPOOL": "on-demand-pool", "DWS_NODEPOOL": "dws-pool"}
+
+
+def envsubst(path, **extra):
+    """The tutorial's files as a user feeds them: through envsubst."""
+    env = dict(os.environ, **ENV, **extra)
+    return subprocess.run(["envsubst"], stdin=open(path), env=env,
+                          capture_output=True, text=True, check=True).stdout
+
+
+if os.path.isdir(SEED) and shutil.which("envsubst"):
+    # The tutorial's own files, unmodified, as ../shared/seed holds them.
+    QUEUES = envsubst(os.path.join(SEED, "dws-tpu-queue.yaml"))
+    RAYJOBS = [envsubst(os.path.join(SEED, "rayjob-tpu-v6e-dws.yaml"),
+                        JOB_ID=str(i)) for i in (1, 2)]
+else:
+    QUEUES = open(os.path.join(FIXTURES, "valid", "dws-tpu-queue.yaml")).read()
+    one = open(os.path.join(FIXTURES, "valid", "rayjob-tpu-v6e-dws.yaml")).read()
+    RAYJOBS = [one.replace("rayjob-tpu-v6e-dws-1", "rayjob-tpu-v6e-dws-%d" % i)
+               for i in (1, 2)]
+TRAIN = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
+                     "train.py")
+POOL = ["--machine-type=ct6e-standard-4t", "--tpu-topology=4x4",
+        "--enable-autoscaling", "--num-nodes=0", "--min-nodes=0",
+        "--max-nodes=4"]
