@@ -328,6 +328,7 @@ struct proc {
     bool reported;   /* its end was already reported (exec failure) */
     bool remove_dir; /* the Pod was deleted: remove its files at exit */
     bool bwrap;      /* runs under bubblewrap (exit codes are bwrap's) */
+    bool peer_files; /* a Ray node: pod.json and status.json are kept */
     int64_t started_ms;
     int64_t kill_at_ms;
     char *cg_mem, *cg_cpu; /* owned cgroup dirs or NULL */
@@ -1000,6 +1001,19 @@ static void log_note(int fd, const char *fmt, ...)
     line[n++] = '\n';
     ssize_t w = write(fd, line, (size_t)n);
     (void)w;
+}
+
+/*
+ * pod.json and status.json are read only by the training helper, about
+ * the pods of a Ray cluster (the driver finds the head's volumes and the
+ * workers' labels in pod.json and a crashed worker's end in status.json).
+ * Other pods get neither: each file is an inode created per pod, which is
+ * what a short job costs most on the file system.
+ */
+static bool wants_peer_files(const struct fq_value *pod)
+{
+    return fq_map_get(fq_value_path(pod, "metadata.labels"),
+                      "ray.io/cluster") != NULL;
 }
 
 static void write_status(const char *dir, const char *phase, int code,
@@ -2140,15 +2154,17 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
                          strerror(errno));
         goto out;
     }
+    bool peer = wants_peer_files(pod);
     if (build_spec(r, pod, ns, name, dir, &s) != 0) {
         if (!s.waiting) {
-            write_status(dir, "Failed", 128, "ContainerCannotRun", s.why);
+            if (peer)
+                write_status(dir, "Failed", 128, "ContainerCannotRun", s.why);
             report(r, ns, name, "Failed", false, 128, "ContainerCannotRun",
                    s.why, now_ms);
         }
         goto out; /* waiting: fq_runner_poll retries */
     }
-    {
+    if (peer) {
         char *pj = fq_json_dumps(pod, FQ_JSON_COMPACT);
         char *pjp = fq_xasprintf("%s/pod.json", dir);
         write_file(pjp, pj, strlen(pj));
@@ -2179,7 +2195,8 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     }
     if (!exec_path) {
         log_note(logfd, "flexq: %s", s.why);
-        write_status(dir, "Failed", 128, "ContainerCannotRun", s.why);
+        if (peer)
+            write_status(dir, "Failed", 128, "ContainerCannotRun", s.why);
         report(r, ns, name, "Failed", false, 128, "ContainerCannotRun", s.why,
                now_ms);
         goto out;
@@ -2187,7 +2204,8 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
 
     if (rendezvous_port_taken(&s)) {
         log_note(logfd, "flexq: %s", s.why);
-        write_status(dir, "Failed", 128, "ContainerCannotRun", s.why);
+        if (peer)
+            write_status(dir, "Failed", 128, "ContainerCannotRun", s.why);
         report(r, ns, name, "Failed", false, 128, "ContainerCannotRun", s.why,
                now_ms);
         goto out;
@@ -2199,6 +2217,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     p.name = fq_xstrdup(name);
     p.uid = fq_xstrdup(fq_value_path_str(pod, "metadata.uid", ""));
     p.dir = fq_xstrdup(dir);
+    p.peer_files = peer;
     p.started_ms = now_ms;
     metrics_target(pod, &p);
 
@@ -2326,7 +2345,8 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         snprintf(msg, sizeof(msg), "exec: \"%s\": %s", s.argv.v[0],
                  strerror(child_errno));
         log_note(logfd, "flexq: %s", msg);
-        write_status(dir, "Failed", 128, "ContainerCannotRun", msg);
+        if (peer)
+            write_status(dir, "Failed", 128, "ContainerCannotRun", msg);
         report(r, ns, name, "Failed", false, 128, "ContainerCannotRun", msg,
                now_ms);
         r->procs[r->nprocs - 1].reported = true;
@@ -2402,7 +2422,7 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     } else if (p->terminating) {
         snprintf(msg, sizeof(msg), "stopped by flexq (exit code %d)", code);
     }
-    if (!p->reported)
+    if (!p->reported && p->peer_files)
         write_status(p->dir, phase, code, reason, msg);
     cgroup_remove(p->cg_mem);
     if (p->cg_cpu && (!p->cg_mem || strcmp(p->cg_cpu, p->cg_mem)))

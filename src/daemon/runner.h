@@ -23,12 +23,15 @@
  * Files per pod, under <data_dir>/pods/<namespace>/<name>/:
  *   log           stdout+stderr (rotated to log.1 past log_max_bytes)
  *   pod.json      the Pod object as started (the training helper reads the
- *                 labels of its peers from here)
- *   status.json   written when the process ends: phase, exitCode, reason
+ *                 labels of its peers from here); Ray pods only
+ *   status.json   written when the process ends: phase, exitCode, reason;
+ *                 Ray pods only (the driver's way to see a worker crash)
  *   metrics.jsonl lines appended by the training helper's report()
  *   volumes/NAME/ materialized ConfigMap / emptyDir volumes
  * The directory is removed when the Pod object is deleted (after its
- * process has ended).
+ * process has ended). A plain Job's pod costs two inodes (the directory
+ * and its log): pod.json and status.json are written only for pods
+ * labelled ray.io/cluster, the only ones whose peers read them.
  *
  * See docs/runtime.md for isolation (bubblewrap, fallbacks) and limits.
  */
