@@ -68,144 +68,9 @@
 #include "flexq/objects.h"
 #include "flexq/quantity.h"
 #include "kueue_slices.h"
+#include "smap.h"
 
 /* --- controller state ---------------------------------------------------- */
-
-/*
- * A string-keyed hash map (open addressing, linear probing, deletion by
- * backward shift). Values are owned when free_val is set. Used as a set
- * (val NULL) for parked workloads and seen generations, and as the cache
- * of decoded workloads.
- */
-struct smap_ent {
-    char *key; /* owned; NULL = empty slot */
-    uint64_t hash;
-    void *val;
-};
-
-struct strset {
-    struct smap_ent *t;
-    size_t cap, n; /* cap is 0 or a power of two */
-    void (*free_val)(void *);
-};
-
-static uint64_t hash_str(const char *k)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *k; k++)
-        h = (h ^ (unsigned char)*k) * 1099511628211ull;
-    return h;
-}
-
-static struct smap_ent *smap_find(const struct strset *s, const char *k)
-{
-    if (!s->cap)
-        return NULL;
-    uint64_t h = hash_str(k);
-    for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-        struct smap_ent *e = &s->t[i];
-        if (!e->key)
-            return NULL;
-        if (e->hash == h && !strcmp(e->key, k))
-            return e;
-    }
-}
-
-static void smap_insert_raw(struct strset *s, char *key, uint64_t h, void *val)
-{
-    for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1))
-        if (!s->t[i].key) {
-            s->t[i].key = key;
-            s->t[i].hash = h;
-            s->t[i].val = val;
-            s->n++;
-            return;
-        }
-}
-
-/* Sets k to val (replacing and freeing an old value). */
-static void strset_put(struct strset *s, const char *k, void *val)
-{
-    struct smap_ent *e = smap_find(s, k);
-    if (e) {
-        if (s->free_val && e->val && e->val != val)
-            s->free_val(e->val);
-        e->val = val;
-        return;
-    }
-    if ((s->n + 1) * 2 > s->cap) {
-        size_t ocap = s->cap;
-        struct smap_ent *old = s->t;
-        s->cap = ocap ? ocap * 2 : 64;
-        s->t = fq_xcalloc(s->cap, sizeof(*s->t));
-        s->n = 0;
-        for (size_t i = 0; i < ocap; i++)
-            if (old[i].key)
-                smap_insert_raw(s, old[i].key, old[i].hash, old[i].val);
-        free(old);
-    }
-    smap_insert_raw(s, fq_xstrdup(k), hash_str(k), val);
-}
-
-static void *strset_get(const struct strset *s, const char *k)
-{
-    struct smap_ent *e = smap_find(s, k);
-    return e ? e->val : NULL;
-}
-
-static bool strset_has(const struct strset *s, const char *k)
-{
-    return smap_find(s, k) != NULL;
-}
-
-static void strset_add(struct strset *s, const char *k)
-{
-    if (!strset_has(s, k))
-        strset_put(s, k, NULL);
-}
-
-static void strset_del(struct strset *s, const char *k)
-{
-    struct smap_ent *e = smap_find(s, k);
-    if (!e)
-        return;
-    size_t mask = s->cap - 1, i = (size_t)(e - s->t);
-    free(e->key);
-    if (s->free_val && e->val)
-        s->free_val(e->val);
-    e->key = NULL;
-    s->n--;
-    /* Backward shift: move later entries of the run into the hole. */
-    for (size_t j = (i + 1) & mask; s->t[j].key; j = (j + 1) & mask) {
-        size_t home = s->t[j].hash & mask;
-        bool move = i <= j ? (home <= i || home > j) : (home <= i && home > j);
-        if (move) {
-            s->t[i] = s->t[j];
-            s->t[j].key = NULL;
-            i = j;
-        }
-    }
-}
-
-static void strset_clear(struct strset *s)
-{
-    for (size_t i = 0; i < s->cap; i++)
-        if (s->t[i].key) {
-            free(s->t[i].key);
-            if (s->free_val && s->t[i].val)
-                s->free_val(s->t[i].val);
-            s->t[i].key = NULL;
-        }
-    s->n = 0;
-}
-
-static void strset_free(struct strset *s)
-{
-    strset_clear(s);
-    free(s->t);
-    s->t = NULL;
-    s->cap = 0;
-}
 
 /* A decoded workload, kept while its resourceVersion holds. */
 struct wcache {
@@ -231,21 +96,21 @@ static void wcache_free(void *p)
 }
 
 struct kueue {
-    bool need_cycle;            /* something changed: run a cycle when due */
-    bool requeue;               /* capacity changed: retry inadmissible ones */
-    int64_t last_cycle;         /* engine time of the last cycle */
-    int64_t cycle_ms;           /* policy.cycle_ms */
-    int64_t timer;              /* earliest backoff / timeout deadline */
-    struct strset inadmissible; /* "ns/name" of parked workloads */
-    struct strset seen_gen;     /* "kind/ns/name@generation" of config */
-    struct strset cache;        /* "ns/name" -> struct wcache */
-    struct strset dirty;        /* "ns/name" of workloads changed since
+    bool need_cycle;             /* something changed: run a cycle when due */
+    bool requeue;                /* capacity changed: retry inadmissible ones */
+    int64_t last_cycle;          /* engine time of the last cycle */
+    int64_t cycle_ms;            /* policy.cycle_ms */
+    int64_t timer;               /* earliest backoff / timeout deadline */
+    struct fq_smap inadmissible; /* "ns/name" of parked workloads */
+    struct fq_smap seen_gen;     /* "kind/ns/name@generation" of config */
+    struct fq_smap cache;        /* "ns/name" -> struct wcache */
+    struct fq_smap dirty;        /* "ns/name" of workloads changed since
                                    the last run */
-    struct strset live;         /* "ns/name" of every workload not
+    struct fq_smap live;         /* "ns/name" of every workload not
                                    Finished (a superset at run time:
                                    collect() checks again) */
-    bool live_ready;            /* live was filled from the store */
-    struct strset inert;        /* "ns/name" of workloads out of live
+    bool live_ready;             /* live was filled from the store */
+    struct fq_smap inert;        /* "ns/name" of workloads out of live
                                    until they or the configuration change:
                                    pending with no LocalQueue (none named,
                                    or it does not exist) or deactivated,
@@ -1728,7 +1593,7 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                     continue;
                 char key[600];
                 wl_key(w->ns, w->name, key, sizeof(key));
-                if (strset_has(&k->inadmissible, key)) {
+                if (fq_smap_has(&k->inadmissible, key)) {
                     if (strict) {
                         /* A parked head blocks a StrictFIFO queue. */
                         blocked[c] = true;
@@ -1789,7 +1654,7 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 nhd->use_fr = w->use_fr;
                 nhd->use_amt = w->use_amt;
                 hw[nh++] = w;
-                strset_del(&k->inadmissible, key);
+                fq_smap_del(&k->inadmissible, key);
             } else if (r.mode == FQ_ADM_PREEMPT && r.ntargets > 0) {
                 int fresh = 0;
                 for (int t = 0; t < r.ntargets; t++) {
@@ -1818,7 +1683,7 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 k->need_cycle = true;
             } else {
                 set_pending(e, w, fq_adm_why_reason(r.why), r.msg, now);
-                strset_add(&k->inadmissible, key);
+                fq_smap_add(&k->inadmissible, key);
                 if (strict)
                     blocked[w->cq] = true;
             }
@@ -1845,7 +1710,7 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             continue;
         char key[600];
         wl_key(w->ns, w->name, key, sizeof(key));
-        if (!strset_has(&k->inadmissible, key)) {
+        if (!fq_smap_has(&k->inadmissible, key)) {
             k->need_cycle = true;
             break;
         }
@@ -2011,12 +1876,12 @@ static void *create(struct fq_engine *e)
 static void destroy(void *self)
 {
     struct kueue *k = self;
-    strset_free(&k->inadmissible);
-    strset_free(&k->seen_gen);
-    strset_free(&k->cache);
-    strset_free(&k->dirty);
-    strset_free(&k->live);
-    strset_free(&k->inert);
+    fq_smap_free(&k->inadmissible);
+    fq_smap_free(&k->seen_gen);
+    fq_smap_free(&k->cache);
+    fq_smap_free(&k->dirty);
+    fq_smap_free(&k->live);
+    fq_smap_free(&k->inert);
     free(k);
 }
 
@@ -2031,27 +1896,27 @@ static void on_change(void *self, struct fq_engine *e,
         snprintf(
             key, sizeof(key), "%d/%s/%s@%lld", (int)c->kind, c->ns, c->name,
             (long long)fq_value_path_int(c->obj, "metadata.generation", 0));
-        if (strset_has(&k->seen_gen, key))
+        if (fq_smap_has(&k->seen_gen, key))
             return;
-        strset_add(&k->seen_gen, key);
+        fq_smap_add(&k->seen_gen, key);
     }
     if (c->kind != FQ_KIND_WORKLOAD && k->inert.n > 0) {
         /* A LocalQueue may have appeared: look at them all again. */
         for (size_t i = 0; i < k->inert.cap; i++)
             if (k->inert.t[i].key)
-                strset_add(&k->live, k->inert.t[i].key);
-        strset_clear(&k->inert);
+                fq_smap_add(&k->live, k->inert.t[i].key);
+        fq_smap_clear(&k->inert);
     }
     if (c->kind == FQ_KIND_WORKLOAD) {
         char key[600];
         wl_key(c->ns, c->name, key, sizeof(key));
-        strset_del(&k->inert, key);
+        fq_smap_del(&k->inert, key);
         if (c->type == FQ_CHANGE_DELETED ||
             (c->obj && cond_true(c->obj, "Finished"))) {
-            strset_del(&k->live, key);
-            strset_del(&k->cache, key); /* gone or finished */
+            fq_smap_del(&k->live, key);
+            fq_smap_del(&k->cache, key); /* gone or finished */
         } else if (c->obj) {
-            strset_add(&k->live, key);
+            fq_smap_add(&k->live, key);
         }
     }
     k->need_cycle = true;
@@ -2064,10 +1929,10 @@ static void on_change(void *self, struct fq_engine *e,
         /* A changed workload gets a fresh chance. */
         char key[600];
         wl_key(c->ns, c->name, key, sizeof(key));
-        strset_add(&k->dirty, key);
-        if (strset_has(&k->inadmissible, key) &&
+        fq_smap_add(&k->dirty, key);
+        if (fq_smap_has(&k->inadmissible, key) &&
             !cond_find(c->obj, "QuotaReserved"))
-            strset_del(&k->inadmissible, key);
+            fq_smap_del(&k->inadmissible, key);
     }
     fq_engine_kick(e, self);
 }
@@ -2160,7 +2025,7 @@ static size_t live_keys(struct kueue *k, struct fq_objstore *st, char ***ns_out,
                 continue;
             char key[600];
             wl_key(objs[i]->ns, objs[i]->name, key, sizeof(key));
-            strset_add(&k->live, key);
+            fq_smap_add(&k->live, key);
         }
         free(objs);
         k->live_ready = true;
@@ -2201,7 +2066,7 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
         /* needs_lifecycle() depends on the object alone: once per rv. */
         char key[600];
         wl_key(ns[i], names[i], key, sizeof(key));
-        const struct wcache *kc = strset_get(&k->cache, key);
+        const struct wcache *kc = fq_smap_get(&k->cache, key);
         bool need = kc && kc->rv == co->rv && kc->lc_known ?
                         kc->needs_lc :
                         needs_lifecycle(co->obj, cfg);
@@ -2228,7 +2093,7 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
         /* Decode once per resourceVersion (decoding validates). */
         char key[600];
         wl_key(ns[i], names[i], key, sizeof(key));
-        struct wcache *wc = strset_get(&k->cache, key);
+        struct wcache *wc = fq_smap_get(&k->cache, key);
         if (!wc || wc->rv != so->rv) {
             if (cond_true(so->obj, "Finished"))
                 continue;
@@ -2237,7 +2102,7 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
             wc->tree = fq_value_clone(so->obj);
             wc->ok = fq_workload_decode(wc->tree, NULL, &wc->v, NULL) == 0;
             wcache_derive(wc, cfg);
-            strset_put(&k->cache, key, wc);
+            fq_smap_put(&k->cache, key, wc);
         }
         if (wc->finished)
             continue;
@@ -2339,8 +2204,8 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
         if (!w->lq && !w->pending && !w->holds && !reserved && !wc->needs_lc &&
             so == fq_objstore_get(st, FQ_KIND_WORKLOAD, ns[i], names[i]) &&
             so->rv == wc->rv) {
-            strset_add(&k->inert, key);
-            strset_del(&k->live, key);
+            fq_smap_add(&k->inert, key);
+            fq_smap_del(&k->live, key);
         }
     }
     /* Workloads gone or finished left the cache in on_change. */
@@ -2382,7 +2247,7 @@ static void run_changed(struct kueue *k, struct fq_engine *e, int64_t now)
         lifecycle(k, e, &s, obj, now);
         commit(e, obj);
     }
-    strset_clear(&k->dirty);
+    fq_smap_clear(&k->dirty);
     snap_release(&s);
 }
 
@@ -2397,19 +2262,19 @@ static void run(void *self, struct fq_engine *e, int64_t now)
             run_changed(k, e, now);
         return;
     }
-    strset_clear(&k->dirty);
+    fq_smap_clear(&k->dirty);
     struct snap s;
     k->timer = FQ_NEVER;
     snap_build(&s, e);
     if (k->requeue) {
-        strset_clear(&k->inadmissible);
+        fq_smap_clear(&k->inadmissible);
         k->requeue = false;
         k->need_cycle = true;
     }
     struct wl *ws;
     size_t nw = collect(k, e, &s, now, &ws);
     if (k->requeue) { /* lifecycle released quota */
-        strset_clear(&k->inadmissible);
+        fq_smap_clear(&k->inadmissible);
         k->requeue = false;
         k->need_cycle = true;
     }

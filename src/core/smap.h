@@ -1,0 +1,45 @@
+/*
+ * smap.h - a string-keyed hash map for the core's controllers.
+ *
+ * Open addressing with linear probing and deletion by backward shift;
+ * keys are copied, values are borrowed unless free_val is set (then the
+ * map frees a value when it is replaced or removed). Used as a set (value
+ * NULL) and as a cache from "ns/name" to decoded state.
+ *
+ * Iteration: slots 0..cap-1 of `t`, skipping those whose key is NULL;
+ * the order is the hash order, so code that must be deterministic in
+ * what it writes sorts what it collects. Not thread-safe (nothing in the
+ * core is).
+ */
+#ifndef FLEXQ_SMAP_H
+#define FLEXQ_SMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fq_smap_ent {
+    char *key; /* owned; NULL = empty slot */
+    uint64_t hash;
+    void *val;
+};
+
+struct fq_smap {
+    struct fq_smap_ent *t;
+    size_t cap, n; /* cap is 0 or a power of two */
+    void (*free_val)(void *);
+};
+
+/* Sets k to val (replacing, and freeing when owned, an old value). */
+void fq_smap_put(struct fq_smap *s, const char *k, void *val);
+void *fq_smap_get(const struct fq_smap *s, const char *k);
+bool fq_smap_has(const struct fq_smap *s, const char *k);
+/* Adds k with no value unless present. */
+void fq_smap_add(struct fq_smap *s, const char *k);
+void fq_smap_del(struct fq_smap *s, const char *k);
+/* Removes every entry; keeps the table. */
+void fq_smap_clear(struct fq_smap *s);
+/* Removes every entry and frees the table (the map is empty and reusable). */
+void fq_smap_free(struct fq_smap *s);
+
+#endif
