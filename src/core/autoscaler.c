@@ -112,15 +112,6 @@ static bool cond_is(const struct fq_value *status, const char *type,
     return c && !strcmp(fq_value_path_str(c, "status", ""), want);
 }
 
-/* Admitted, with an admission, not finished, not being evicted. */
-static bool workload_active(const struct fq_value *wl)
-{
-    const struct fq_value *s = fq_map_get(wl, "status");
-    /* The cheap test first: most workloads of a deep queue are pending. */
-    return fq_map_get(s, "admission") && cond_is(s, "Admitted", "True") &&
-           !cond_is(s, "Finished", "True") && !cond_is(s, "Evicted", "True");
-}
-
 static const struct fq_value *find_podset(const struct fq_value *wl,
                                           const char *name)
 {
@@ -231,7 +222,8 @@ static const char *consumed_provreq(const struct fq_value *wl,
  * An index of every placement (workload, podset) -> count, built once per
  * pass so that looking up a workload's podsets does not scan every node
  * (the simulator runs thousands of workloads on thousands of nodes). The
- * strings borrow from the stored nodes, which the pass does not modify.
+ * strings borrow from the decoded nodes, which the pass does not modify
+ * (placing adds to nodes after the index is used).
  */
 struct pentry {
     const char *wl, *podset;
@@ -251,25 +243,19 @@ static int pentry_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->podset, y->podset);
 }
 
-static void pindex_build(struct fq_capacity *st, struct fq_engine *e,
-                         struct pindex *ix)
+static void pindex_build(struct fq_capacity *st, struct pindex *ix)
 {
     memset(ix, 0, sizeof(*ix));
     for (size_t i = 0; i < st->nnodes; i++) {
         const struct fq_cap_node *nd = &st->nodes[i];
         if (nd->gone || nd->busy == 0)
             continue;
-        const struct fq_object *o =
-            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
-        const struct fq_value *pl =
-            o ? fq_value_path(o->obj, "status.placements") : NULL;
-        for (size_t k = 0; k < fq_value_len(pl); k++) {
-            const struct fq_value *p = fq_seq_at(pl, k);
+        for (size_t k = 0; k < nd->npl; k++) {
             FQ_GROW(ix->v, ix->cap, ix->n + 1);
             struct pentry *x = &ix->v[ix->n++];
-            x->wl = fq_value_path_str(p, "workload", "");
-            x->podset = fq_value_path_str(p, "podSet", "");
-            x->count = fq_value_path_int(p, "count", 0);
+            x->wl = nd->pl[k].wl;
+            x->podset = nd->pl[k].podset;
+            x->count = nd->pl[k].count;
             x->ready = nd->ready;
         }
     }
@@ -350,10 +336,9 @@ static void place_on(struct fq_capacity *st, struct fq_engine *e,
     fq_map_del(
         fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
         FQ_ANN_UNNEEDED);
+    /* The run goes on with this node: its decoded view follows. */
+    fq_capacity_node_usage(nd, pl);
     fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
-    for (int k = 0; k < FQ_R_N; k++)
-        nd->used[k] += g->req[k] * n;
-    nd->busy += (int)n;
     nd->unneeded_since = FQ_NEVER;
     (void)st;
 }
@@ -361,54 +346,52 @@ static void place_on(struct fq_capacity *st, struct fq_engine *e,
 /* Removes every placement of workloads that are no longer active. */
 static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
 {
+    /* Only after a workload stopped being active (or at the first run). */
+    if (!st->unplace_due)
+        return;
+    st->unplace_due = false;
     struct fq_objstore *s = fq_engine_store(e);
     for (size_t i = 0; i < st->nnodes; i++) {
         struct fq_cap_node *nd = &st->nodes[i];
         if (nd->gone || nd->busy == 0)
             continue;
-        /* Read the stored node; copy it only when something goes. */
-        const struct fq_object *no =
-            fq_objstore_get(s, FQ_KIND_NODE, "", nd->name);
-        if (!no)
-            continue;
-        const struct fq_value *pl = fq_value_path(no->obj, "status.placements");
-        /* Most runs drop nothing: look first, copy only when one goes. */
-        size_t np = fq_value_len(pl);
-        bool *gone = fq_xcalloc(np + 1, sizeof(bool));
+        /* Most runs drop nothing: look at the decoded placements first,
+         * copy the stored node only when one goes. */
+        bool *gone = fq_xcalloc(nd->npl + 1, sizeof(bool));
         bool dropped = false;
-        for (size_t k = 0; k < np; k++) {
-            const struct fq_value *p = fq_seq_at(pl, k);
+        for (size_t k = 0; k < nd->npl; k++) {
             char key[512];
-            snprintf(key, sizeof(key), "%s",
-                     fq_value_path_str(p, "workload", ""));
+            snprintf(key, sizeof(key), "%s", nd->pl[k].wl);
             char *slash = strchr(key, '/');
             const struct fq_object *wl = NULL;
             if (slash) {
                 *slash = 0;
                 wl = fq_objstore_get(s, FQ_KIND_WORKLOAD, key, slash + 1);
             }
-            if (!wl || !workload_active(wl->obj))
+            if (!wl || !fq_capacity_workload_active(wl->obj))
                 dropped = gone[k] = true;
         }
         if (!dropped) {
-            fq_capacity_node_usage(nd, pl);
             free(gone);
             continue;
         }
+        const struct fq_object *no =
+            fq_objstore_get(s, FQ_KIND_NODE, "", nd->name);
+        const struct fq_value *pl =
+            no ? fq_value_path(no->obj, "status.placements") : NULL;
         struct fq_value *keep = fq_value_seq();
-        for (size_t k = 0; k < np; k++)
+        for (size_t k = 0; k < fq_value_len(pl) && k < nd->npl; k++)
             if (!gone[k])
                 fq_seq_push(keep, fq_value_clone(fq_seq_at(pl, k)));
         free(gone);
         fq_capacity_node_usage(nd, keep);
-        if (dropped) {
-            struct fq_value *o =
-                fq_objstore_edit(s, FQ_KIND_NODE, "", nd->name);
-            fq_map_set(fq_map_ensure_map(o, "status"), "placements", keep);
-            fq_objstore_update(s, o, true, NULL, NULL, NULL);
-        } else {
+        struct fq_value *o = fq_objstore_edit(s, FQ_KIND_NODE, "", nd->name);
+        if (!o) {
             fq_value_free(keep);
+            continue;
         }
+        fq_map_set(fq_map_ensure_map(o, "status"), "placements", keep);
+        fq_objstore_update(s, o, true, NULL, NULL, NULL);
     }
 }
 
@@ -446,14 +429,14 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                               struct groups *gs)
 {
     struct pindex ix;
-    pindex_build(st, e, &ix);
+    pindex_build(st, &ix);
     const struct fq_object **list;
-    size_t n = fq_capacity_watched(st, e, &list);
+    size_t n = fq_capacity_watched(st, e, true, &list);
     struct fmemo memo = {0};
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *wl = list[i]->obj;
         const struct fq_value *ws = fq_map_get(wl, "status");
-        if (!workload_active(wl)) {
+        if (!fq_capacity_workload_active(wl)) {
             /* Its pods are gone (evicted, not finished): not ready. */
             if (cond_is(ws, "PodsReady", "True") &&
                 !cond_is(ws, "Finished", "True")) {
@@ -466,6 +449,8 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                                      st->now);
                 fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL,
                                    NULL);
+            } else {
+                fq_capacity_settled(st, list[i]->ns, list[i]->name);
             }
             continue;
         }
@@ -504,8 +489,10 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             g->podset = fq_xstrdup(name);
             g->about = fq_value_clone(wl);
         }
-        if (all && fq_value_len(psas) > 0 && all_ready &&
-            !cond_is(fq_map_get(wl, "status"), "PodsReady", "True")) {
+        if (all && all_ready && cond_is(ws, "PodsReady", "True")) {
+            /* Nothing left to do until it or one of its nodes changes. */
+            fq_capacity_settled(st, list[i]->ns, list[i]->name);
+        } else if (all && fq_value_len(psas) > 0 && all_ready) {
             struct fq_value *o =
                 fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
                                  list[i]->ns, list[i]->name);
@@ -818,11 +805,12 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
     if (!any_failed)
         return;
     const struct fq_object **list;
-    size_t n = fq_capacity_watched(st, e, &list);
+    size_t n = fq_capacity_watched(st, e, false, &list);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *wl = list[i]->obj;
         const struct fq_value *s = fq_map_get(wl, "status");
-        if (!workload_active(wl) || cond_is(s, "PodsReady", "True") ||
+        if (!fq_capacity_workload_active(wl) ||
+            cond_is(s, "PodsReady", "True") ||
             fq_value_len(fq_map_get(s, "admissionChecks")) > 0)
             continue;
         int64_t admitted = fq_capacity_cond_time(s, "Admitted");

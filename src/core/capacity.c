@@ -246,7 +246,20 @@ int64_t fq_capacity_hosts_in_use(struct fq_capacity *st, const char *machine,
 
 /* --- snapshot --------------------------------------------------------------- */
 
-static void snapshot_free(struct fq_capacity *st)
+static void node_release(struct fq_cap_node *n)
+{
+    free(n->name);
+    free(n->pool);
+    free(n->slice);
+    free(n->provreq);
+    for (size_t i = 0; i < n->npl; i++) {
+        free(n->pl[i].wl);
+        free(n->pl[i].podset);
+    }
+    free(n->pl);
+}
+
+static void pools_free(struct fq_capacity *st)
 {
     for (size_t i = 0; i < st->npools; i++) {
         free(st->pools[i].name);
@@ -256,12 +269,13 @@ static void snapshot_free(struct fq_capacity *st)
     free(st->pools);
     st->pools = NULL;
     st->npools = 0;
-    for (size_t i = 0; i < st->nnodes; i++) {
-        free(st->nodes[i].name);
-        free(st->nodes[i].pool);
-        free(st->nodes[i].slice);
-        free(st->nodes[i].provreq);
-    }
+}
+
+static void snapshot_free(struct fq_capacity *st)
+{
+    pools_free(st);
+    for (size_t i = 0; i < st->nnodes; i++)
+        node_release(&st->nodes[i]);
     st->nnodes = 0;
 }
 
@@ -286,29 +300,39 @@ static struct fq_cap_node *push_node(struct fq_capacity *st)
 void fq_capacity_node_usage(struct fq_cap_node *n,
                             const struct fq_value *placements)
 {
+    for (size_t i = 0; i < n->npl; i++) {
+        free(n->pl[i].wl);
+        free(n->pl[i].podset);
+    }
+    free(n->pl);
+    n->npl = fq_value_len(placements);
+    n->pl = n->npl ? fq_xcalloc(n->npl, sizeof(*n->pl)) : NULL;
     memset(n->used, 0, sizeof(n->used));
     n->busy = 0;
-    for (size_t i = 0; i < fq_value_len(placements); i++) {
+    for (size_t i = 0; i < n->npl; i++) {
         const struct fq_value *p = fq_seq_at(placements, i);
-        int64_t cnt = fq_value_path_int(p, "count", 0);
-        int64_t req[FQ_R_N] = {0};
-        add_resources(fq_map_get(p, "requests"), req);
+        struct fq_cap_place *x = &n->pl[i];
+        x->wl = fq_xstrdup(fq_value_path_str(p, "workload", ""));
+        x->podset = fq_xstrdup(fq_value_path_str(p, "podSet", ""));
+        x->count = fq_value_path_int(p, "count", 0);
+        add_resources(fq_map_get(p, "requests"), x->req);
         for (int k = 0; k < FQ_R_N; k++)
-            n->used[k] += req[k] * cnt;
-        n->used[FQ_R_PODS] += cnt;
-        n->busy += (int)cnt;
+            n->used[k] += x->req[k] * x->count;
+        n->used[FQ_R_PODS] += x->count;
+        n->busy += (int)x->count;
     }
 }
 
-static void snapshot_node(struct fq_capacity *st, const struct fq_value *o)
+static void decode_node(struct fq_cap_node *n, const struct fq_object *obj)
 {
-    struct fq_cap_node *n = push_node(st);
+    const struct fq_value *o = obj->obj;
+    memset(n, 0, sizeof(*n));
+    n->rv = obj->rv;
+    n->charged_at = -1;
     const struct fq_value *labels = fq_value_path(o, "metadata.labels");
-    n->name = fq_xstrdup(fq_value_path_str(o, "metadata.name", ""));
-    n->pool =
-        fq_xstrdup(fq_value_as_str(fq_map_get(labels, FQ_LABEL_NODEPOOL)) ?
-                       fq_value_as_str(fq_map_get(labels, FQ_LABEL_NODEPOOL)) :
-                       "");
+    n->name = fq_xstrdup(obj->name);
+    const char *pool = fq_value_as_str(fq_map_get(labels, FQ_LABEL_NODEPOOL));
+    n->pool = fq_xstrdup(pool ? pool : "");
     const char *slice = fq_value_as_str(fq_map_get(labels, FQ_LABEL_SLICE));
     n->slice = fq_xstrdup(slice ? slice : n->name);
     const char *pr = fq_value_as_str(fq_map_get(
@@ -321,6 +345,53 @@ static void snapshot_node(struct fq_capacity *st, const struct fq_value *o)
     /* no_pods placements: status.placements[{workload, podSet, count,
      * requests (per pod)}] */
     fq_capacity_node_usage(n, fq_value_path(o, "status.placements"));
+}
+
+static int node_name_cmp(const void *a, const void *b)
+{
+    const struct fq_cap_node *x = a, *y = b;
+    return strcmp(x->name, y->name);
+}
+
+/*
+ * The nodes, in the store's (name) order. Decoding a node's tree is the
+ * costly part of a run in a big cluster, so an entry of the run before
+ * whose resourceVersion still holds is kept as it was decoded (with pods,
+ * bound pods are added on top each run, so there every node is decoded).
+ */
+static void snapshot_nodes(struct fq_capacity *st, struct fq_engine *e)
+{
+    struct fq_cap_node *old = st->nodes;
+    size_t nold = st->nnodes;
+    if (nold > 1)
+        qsort(old, nold, sizeof(*old), node_name_cmp);
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &list);
+    struct fq_cap_node *v = fq_xcalloc(n ? n : 1, sizeof(*v));
+    bool reuse = fq_engine_config(e)->no_pods;
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        while (j < nold && strcmp(old[j].name, list[i]->name) < 0)
+            node_release(&old[j++]);
+        struct fq_cap_node *was =
+            j < nold && !strcmp(old[j].name, list[i]->name) ? &old[j++] : NULL;
+        if (reuse && was && !was->gone && was->rv == list[i]->rv) {
+            v[i] = *was;
+            continue;
+        }
+        decode_node(&v[i], list[i]);
+        if (was) {
+            v[i].charged_at = was->charged_at;
+            node_release(was);
+        }
+    }
+    while (j < nold)
+        node_release(&old[j++]);
+    free(old);
+    free(list);
+    st->nodes = v;
+    st->nnodes = n;
+    st->capnodes = n ? n : 1;
 }
 
 static void snapshot(struct fq_capacity *st, struct fq_engine *e)
@@ -337,10 +408,7 @@ static void snapshot(struct fq_capacity *st, struct fq_engine *e)
         p->labels = p->ok ? fq_nodepool_node_labels(&p->spec) : NULL;
     }
     free(list);
-    n = fq_objstore_list(s, FQ_KIND_NODE, NULL, &list);
-    for (size_t i = 0; i < n; i++)
-        snapshot_node(st, list[i]->obj);
-    free(list);
+    snapshot_nodes(st, e);
     if (!fq_engine_config(e)->no_pods) {
         /* Bound, live pods make their node busy. */
         n = fq_objstore_list(s, FQ_KIND_POD, NULL, &list);
@@ -407,15 +475,15 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         char uid[40];
         snprintf(uid, sizeof(uid), "%016llx-node",
                  (unsigned long long)fq_engine_rand(e));
-        struct fq_value *copy = fq_value_clone(node);
         if (fq_objstore_create(fq_engine_store(e), node, st->now, uid, NULL,
-                               NULL) < 0) {
-            fq_value_free(copy);
+                               NULL) < 0)
             continue;
-        }
-        snapshot_node(st, copy);
-        fq_value_free(copy);
-        struct fq_cap_node *nd = &st->nodes[st->nnodes - 1];
+        const struct fq_object *made =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", name);
+        if (!made)
+            continue;
+        struct fq_cap_node *nd = push_node(st);
+        decode_node(nd, made);
         if (!ready)
             nd->ready_at = ready_at;
         id = nd->slice;
@@ -443,6 +511,12 @@ void fq_capacity_delete_slice(struct fq_capacity *st, struct fq_engine *e,
         struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
         if (p)
             fq_cost_pool_flush(st, e, p);
+        /* What ran here must be placed again. */
+        for (size_t k = 0; k < nd->npl; k++) {
+            struct fq_cap_watch *w = fq_smap_get(&st->watch, nd->pl[k].wl);
+            if (w)
+                w->settled = false;
+        }
         const struct fq_object *o =
             fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
         if (o && why)
@@ -607,71 +681,96 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 
 /* --- watched workloads ------------------------------------------------- */
 
-static size_t watch_find(const struct fq_capacity *st, const char *key,
-                         bool *found)
+static bool cond_is(const struct fq_value *status, const char *type,
+                    const char *want)
 {
-    size_t lo = 0, hi = st->nwatch;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(st->watch[mid], key);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = false;
-    return lo;
+    const struct fq_value *c = fq_capacity_cond(status, type);
+    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
 }
 
-static void watch_set(struct fq_capacity *st, const char *ns, const char *name,
-                      bool on)
+bool fq_capacity_workload_active(const struct fq_value *wl)
 {
-    char key[600];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
-    bool found;
-    size_t at = watch_find(st, key, &found);
-    if (on && !found) {
-        FQ_GROW(st->watch, st->capwatch, st->nwatch + 1);
-        memmove(&st->watch[at + 1], &st->watch[at],
-                (st->nwatch - at) * sizeof(*st->watch));
-        st->watch[at] = fq_xstrdup(key);
-        st->nwatch++;
-    } else if (!on && found) {
-        free(st->watch[at]);
-        memmove(&st->watch[at], &st->watch[at + 1],
-                (st->nwatch - at - 1) * sizeof(*st->watch));
-        st->nwatch--;
-    }
+    const struct fq_value *s = fq_map_get(wl, "status");
+    /* The cheap test first: most workloads of a deep queue are pending. */
+    return fq_map_get(s, "admission") && cond_is(s, "Admitted", "True") &&
+           !cond_is(s, "Finished", "True") && !cond_is(s, "Evicted", "True");
 }
 
 static bool watch_wanted(const struct fq_value *wl)
 {
     const struct fq_value *s = fq_map_get(wl, "status");
-    return fq_map_get(s, "admission") || fq_capacity_cond_true(s, "PodsReady");
+    return (fq_map_get(s, "admission") ||
+            fq_capacity_cond_true(s, "PodsReady")) &&
+           !fq_capacity_cond_true(s, "Finished");
+}
+
+/* Records a workload's new state; true if it is or was watched. */
+static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
+                       const struct fq_value *wl)
+{
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
+    if (!wl || !watch_wanted(wl)) {
+        if (!w)
+            return false;
+        fq_smap_del(&st->watch, key);
+        st->unplace_due = true;
+        return true;
+    }
+    if (!w) {
+        w = fq_xcalloc(1, sizeof(*w));
+        fq_smap_put(&st->watch, key, w);
+    }
+    w->active = fq_capacity_workload_active(wl);
+    w->settled = false;
+    if (!w->active)
+        st->unplace_due = true;
+    return true;
+}
+
+static void watch_seed(struct fq_capacity *st, struct fq_engine *e)
+{
+    if (st->watch_seeded)
+        return;
+    st->watch_seeded = true;
+    st->watch.free_val = free;
+    st->unplace_due = true;
+    const struct fq_object **all;
+    size_t n =
+        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &all);
+    for (size_t i = 0; i < n; i++)
+        watch_note(st, all[i]->ns, all[i]->name, all[i]->obj);
+    free(all);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
-                           const struct fq_object ***out)
+                           bool unsettled, const struct fq_object ***out)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    if (!st->watch_seeded) {
-        st->watch_seeded = true;
-        const struct fq_object **all;
-        size_t n = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &all);
-        for (size_t i = 0; i < n; i++)
-            if (watch_wanted(all[i]->obj))
-                watch_set(st, all[i]->ns, all[i]->name, true);
-        free(all);
+    watch_seed(st, e);
+    const char **keys = fq_xcalloc(st->watch.n + 1, sizeof(*keys));
+    size_t nk = 0;
+    for (size_t i = 0; i < st->watch.cap; i++) {
+        const struct fq_smap_ent *ent = &st->watch.t[i];
+        if (!ent->key)
+            continue;
+        const struct fq_cap_watch *w = ent->val;
+        if (!unsettled || !w->settled)
+            keys[nk++] = ent->key;
     }
-    const struct fq_object **v = fq_xcalloc(st->nwatch + 1, sizeof(*v));
+    if (nk > 1)
+        qsort(keys, nk, sizeof(*keys), str_cmp);
+    const struct fq_object **v = fq_xcalloc(nk + 1, sizeof(*v));
     size_t m = 0;
-    for (size_t i = 0; i < st->nwatch; i++) {
+    for (size_t i = 0; i < nk; i++) {
         char key[600];
-        snprintf(key, sizeof(key), "%s", st->watch[i]);
+        snprintf(key, sizeof(key), "%s", keys[i]);
         char *slash = strchr(key, '/');
         if (!slash)
             continue;
@@ -681,8 +780,19 @@ size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
         if (o)
             v[m++] = o;
     }
+    free(keys);
     *out = v;
     return m;
+}
+
+void fq_capacity_settled(struct fq_capacity *st, const char *ns,
+                         const char *name)
+{
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
+    if (w)
+        w->settled = true;
 }
 
 /* --- controller ops --------------------------------------------------------- */
@@ -707,9 +817,7 @@ static void cap_destroy(void *self)
     free(st->bo);
     fq_cloud_free(st->cloud);
     fq_cost_release(st);
-    for (size_t i = 0; i < st->nwatch; i++)
-        free(st->watch[i]);
-    free(st->watch);
+    fq_smap_free(&st->watch);
     free(st);
 }
 
@@ -717,10 +825,12 @@ static void cap_on_change(void *self, struct fq_engine *e,
                           const struct fq_change *c)
 {
     struct fq_capacity *st = self;
-    if (c->kind == FQ_KIND_WORKLOAD && st->watch_seeded)
-        watch_set(st, c->ns, c->name,
-                  c->type != FQ_CHANGE_DELETED && c->obj &&
-                      watch_wanted(c->obj));
+    /* A workload matters only while watched (pending ones come and go in
+     * a deep queue without anything here to do). */
+    if (c->kind == FQ_KIND_WORKLOAD && st->watch_seeded &&
+        !watch_note(st, c->ns, c->name,
+                    c->type == FQ_CHANGE_DELETED ? NULL : c->obj))
+        return;
     /* Our own status writes to Nodes and NodePools come back here; a run
      * after them is harmless (it changes nothing) but costs time, so only
      * changes that can matter kick. */
@@ -736,7 +846,7 @@ static void cap_run(void *self, struct fq_engine *e, int64_t now)
     st->wake = FQ_NEVER;
     bootstrap(st, e);
     load_model(st, e);
-    snapshot_free(st);
+    pools_free(st);
     snapshot(st, e);
     if (fq_engine_config(e)->sim_provider) {
         boot_nodes(st, e);

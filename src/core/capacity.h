@@ -25,6 +25,7 @@
 #include "cloud.h"
 #include "flexq/engine.h"
 #include "nodepool.h"
+#include "smap.h"
 
 /* Node annotations flexq keeps for itself. */
 #define FQ_ANN_READY_AT "flexq.dev/ready-at"
@@ -56,15 +57,34 @@ struct fq_cap_pool {
     char fail_reason[256]; /* its message */
 };
 
+/* One no_pods placement on a node: `count` pods of `podset` of workload
+ * `wl` ("ns/name"), each asking for `req`. */
+struct fq_cap_place {
+    char *wl, *podset;
+    int64_t count;
+    int64_t req[FQ_R_N];
+};
+
 struct fq_cap_node {
     char *name, *pool, *slice;
+    uint64_t rv;   /* of the stored Node this was decoded from; 0 = stale */
     char *provreq; /* "ns/name" or NULL */
     bool ready;
     int64_t ready_at;       /* FQ_NEVER when ready */
     int64_t unneeded_since; /* FQ_NEVER when busy or unset */
     int64_t alloc[FQ_R_N], used[FQ_R_N];
-    int busy;  /* placements (no_pods) or bound live pods */
-    bool gone; /* deleted during this run */
+    int busy;                /* placements (no_pods) or bound live pods */
+    bool gone;               /* deleted during this run */
+    struct fq_cap_place *pl; /* status.placements, decoded (no_pods) */
+    size_t npl;
+    int64_t charged_at; /* cost.c: placements charged up to here */
+};
+
+/* A watched workload: whether it is active (admitted, not finished, not
+ * evicted) and whether the autoscaler found nothing left to do for it
+ * (placed, ready, PodsReady=True); any change of it clears `settled`. */
+struct fq_cap_watch {
+    bool active, settled;
 };
 
 struct fq_cap_backoff {
@@ -82,18 +102,20 @@ struct fq_capacity {
     size_t nbo, capbo;
     int64_t wake; /* earliest wanted run, FQ_NEVER when none */
     int64_t now;
-    /* snapshot, rebuilt each run */
+    /* snapshot, rebuilt each run; a node whose resourceVersion did not
+     * change keeps its decoded entry from the run before */
     struct fq_cap_pool *pools;
     size_t npools;
     struct fq_cap_node *nodes;
     size_t nnodes, capnodes;
     void *cost_state; /* cost.c's in-memory charges */
-    /* Workloads the autoscaler must look at ("ns/name", sorted): those
-     * with an admission or PodsReady=True; kept by on_change so a run
-     * does not scan every pending workload of a deep queue. */
-    char **watch;
-    size_t nwatch, capwatch;
+    /* Workloads the autoscaler must look at: those with an admission or
+     * PodsReady=True that have not finished ("ns/name" -> struct
+     * fq_cap_watch); kept by on_change so a run visits neither every
+     * pending workload of a deep queue nor every finished one. */
+    struct fq_smap watch;
     bool watch_seeded;
+    bool unplace_due; /* a workload stopped being active: drop placements */
     /* counters, for tests and the dashboard */
     uint64_t scale_ups, scale_up_failures, scale_downs, slices_created;
 };
@@ -161,11 +183,19 @@ bool fq_capacity_cond_set(struct fq_value *status, const char *type,
 int64_t fq_capacity_cond_time(const struct fq_value *status, const char *type);
 
 /*
- * The watched workloads (see struct fq_capacity), oldest key first.
- * Returns the count; *out is an owned array of borrowed objects.
+ * The watched workloads (see struct fq_capacity) in key order, only those
+ * not settled when `unsettled` is set. Returns the count; *out is an
+ * owned array of borrowed objects.
  */
 size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
-                           const struct fq_object ***out);
+                           bool unsettled, const struct fq_object ***out);
+
+/* Marks a watched workload settled (see struct fq_cap_watch). */
+void fq_capacity_settled(struct fq_capacity *st, const char *ns,
+                         const char *name);
+
+/* Admitted, with an admission, not finished, not being evicted. */
+bool fq_capacity_workload_active(const struct fq_value *wl);
 
 /* --- the parts (one file each) ----------------------------------------- */
 

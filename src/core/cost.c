@@ -18,9 +18,9 @@
  *   of the node (the largest fraction of any allocatable resource its pods
  *   take; a 4-TPU pod on a 4-TPU host is the whole host). Shares are
  *   accumulated in memory and written to status.cost {usd, nodeSeconds}
- *   every five minutes of engine time (every hour in no_pods mode, where
- *   a simulation runs thousands of workloads) and when the workload stops
- *   running; each ClusterQueue's status.cost is the sum of its workloads'
+ *   every five minutes of engine time and when the workload stops
+ *   running (in no_pods mode, where a simulation runs thousands of
+ *   workloads at once, only then); each ClusterQueue's status.cost is the sum of its workloads'
  *   charges, written once per run.
  *
  * Example: on-demand-pool, ct6e-standard-4t at USD 10.80 per node-hour,
@@ -36,6 +36,7 @@
 
 #include "capacity.h"
 #include "flexq/alloc.h"
+#include "smap.h"
 
 #define FLUSH_MS (60 * 1000)
 
@@ -105,6 +106,7 @@ struct wcharge {
 struct wcharges {
     struct wcharge *w;
     size_t n, cap;
+    struct fq_smap at; /* key -> index in w, plus one (0 = none) */
     int64_t last_run;
 };
 
@@ -129,17 +131,19 @@ void fq_cost_release(struct fq_capacity *st)
         free(c->w[i].cq);
     }
     free(c->w);
+    fq_smap_free(&c->at);
     free(c);
     st->cost_state = NULL;
 }
 
 static struct wcharge *charge_of(struct wcharges *c, const char *key)
 {
-    for (size_t i = 0; i < c->n; i++)
-        if (!strcmp(c->w[i].key, key))
-            return &c->w[i];
+    uintptr_t at = (uintptr_t)fq_smap_get(&c->at, key);
+    if (at)
+        return &c->w[at - 1];
     FQ_GROW(c->w, c->cap, c->n + 1);
     struct wcharge *w = &c->w[c->n++];
+    fq_smap_put(&c->at, key, (void *)(uintptr_t)c->n);
     memset(w, 0, sizeof(*w));
     w->key = fq_xstrdup(key);
     w->written_at = -1;
@@ -228,36 +232,30 @@ static void flush_workload(struct fq_capacity *st, struct fq_engine *e,
     w->written_at = st->now;
 }
 
-static void charge_workloads(struct fq_capacity *st, struct fq_engine *e,
-                             struct wcharges *c, int64_t dt)
+static void charge_workloads(struct fq_capacity *st, struct wcharges *c,
+                             int64_t dt)
 {
     for (size_t i = 0; i < st->nnodes; i++) {
         const struct fq_cap_node *nd = &st->nodes[i];
         if (nd->gone || nd->busy == 0)
             continue;
-        const struct fq_object *o =
-            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
         struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
-        if (!o || !p)
+        if (!p)
             continue;
         double price = pool_price(st, p);
-        const struct fq_value *pl = fq_value_path(o->obj, "status.placements");
-        for (size_t k = 0; k < fq_value_len(pl); k++) {
-            const struct fq_value *x = fq_seq_at(pl, k);
-            struct fq_cap_node one = {0};
-            struct fq_value *seq = fq_value_seq();
-            fq_seq_push(seq, fq_value_clone(x));
-            fq_capacity_node_usage(&one, seq);
-            fq_value_free(seq);
+        for (size_t k = 0; k < nd->npl; k++) {
+            const struct fq_cap_place *x = &nd->pl[k];
             double share = 0;
-            for (int r = 0; r < FQ_R_PODS; r++)
-                if (nd->alloc[r] > 0 &&
-                    (double)one.used[r] / (double)nd->alloc[r] > share)
-                    share = (double)one.used[r] / (double)nd->alloc[r];
+            for (int r = 0; r < FQ_R_PODS; r++) {
+                double f = nd->alloc[r] > 0 ? (double)(x->req[r] * x->count) /
+                                                  (double)nd->alloc[r] :
+                                              0;
+                if (f > share)
+                    share = f;
+            }
             if (share > 1)
                 share = 1;
-            struct wcharge *w =
-                charge_of(c, fq_value_path_str(x, "workload", ""));
+            struct wcharge *w = charge_of(c, x->wl);
             double secs = (double)dt / 1000.0 * share;
             w->node_s += secs;
             w->usd += secs / 3600.0 * price;
@@ -407,7 +405,7 @@ void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
     struct qsums qs = {0};
     if (c->last_run >= 0 && st->now > c->last_run) {
         if (fq_engine_config(e)->no_pods)
-            charge_workloads(st, e, c, st->now - c->last_run);
+            charge_workloads(st, c, st->now - c->last_run);
         else
             charge_pods(st, e, c, st->now - c->last_run);
     }
@@ -416,11 +414,13 @@ void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
         struct wcharge *w = &c->w[i];
         if (w->usd <= 0 && w->node_s <= 0)
             continue;
-        /* Write every few minutes (the simulator: every hour), and at
-         * once when it stopped running. */
-        int64_t every = fq_engine_config(e)->no_pods ? 60 * flush : 5 * flush;
-        if (w->written_at < 0 || st->now - w->written_at >= every ||
-            w->touched != st->now)
+        /* Write every few minutes, and at once when it stopped running
+         * (the simulator, where nobody reads a running workload's cost
+         * and thousands run at once: only then). */
+        bool periodic =
+            !fq_engine_config(e)->no_pods &&
+            (w->written_at < 0 || st->now - w->written_at >= 5 * flush);
+        if (periodic || w->touched != st->now)
             flush_workload(st, e, w, &qs);
     }
     /* Queue names borrow from charges: write before any is freed. */
@@ -430,10 +430,13 @@ void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
     for (size_t i = 0; i < c->n; i++) {
         if (c->w[i].touched != st->now && c->w[i].usd <= 0 &&
             c->w[i].node_s <= 0) {
+            fq_smap_del(&c->at, c->w[i].key);
             free(c->w[i].key);
             free(c->w[i].cq);
             continue;
         }
+        if (k != i)
+            fq_smap_put(&c->at, c->w[i].key, (void *)(uintptr_t)(k + 1));
         c->w[k++] = c->w[i];
     }
     c->n = k;
