@@ -37,7 +37,21 @@
  *     Retry, the check is Pending again and quota is reserved again (the
  *     eviction and backoff cycle of the kueue controller happened);
  *   - requests of a finished or deleted workload are deleted; requests
- *     still waiting when their workload loses its quota are deleted.
+ *     still waiting when their workload loses its quota are deleted;
+ *   - while quota is reserved, a live request (not Failed, BookingExpired
+ *     or CapacityRevoked) is kept only if it is the latest attempt of a
+ *     check that status.admissionChecks still lists, that is ours and
+ *     active and needs a request, and (check not Ready) it was made for
+ *     the current reservation: same podsets, counts, flavor node labels
+ *     and class. Others are deleted, as Kueue's
+ *     deleteUnusedProvisioningRequests does: above all the request of a
+ *     workload that migrate_to_preferred_flavor moved off the dws flavor
+ *     (the check is dropped), whose nodes would otherwise idle until the
+ *     booking expires. kueue.c writes status.admission and the checks for
+ *     its flavors in one update, so the list is never stale while quota
+ *     is reserved; no check list is read without a reservation;
+ *   - a new request never reuses a name that Nodes still carry (a deleted
+ *     request's booting or unneeded nodes): the attempt number is bumped.
  *
  * Check state machine (per workload and check):
  *
@@ -49,7 +63,8 @@
  *      +--------------------------------+       CapacityRevoked) Rejected
  *
  * Invariants:
- *  1. At most one non-terminal request per (workload, check).
+ *  1. At most one non-terminal request per (workload, check), and none
+ *     for a check the reserved workload no longer lists.
  *  2. Attempt numbers only grow: earlier attempts' finished requests are
  *     kept while the workload lives, so the number (and the retry limit)
  *     survives Kueue dropping a flavor-scoped check's retryCount when the
@@ -86,6 +101,10 @@
 
 struct provcheck {
     uint64_t created, deleted; /* counters for tests */
+    /* "ns/name" of the workloads owning a live request, sorted; rebuilt at
+     * the start of every run (any request change kicks one). */
+    char **owners;
+    size_t nowners;
 };
 
 struct prc {
@@ -166,6 +185,18 @@ static bool uses_managed(const struct fq_value *podset,
     return false;
 }
 
+/* Does podset assignment psa go into a request (count > 0, a managed
+ * resource asked for)? Sets its podset and admitted count. */
+static bool podset_needs(const struct fq_value *wl, const struct fq_value *psa,
+                         const struct prc *prc, const struct fq_value **ps,
+                         int64_t *count)
+{
+    *ps = find_podset(wl, fq_value_path_str(psa, "name", ""));
+    *count =
+        fq_value_path_int(psa, "count", fq_value_path_int(*ps, "count", 1));
+    return *ps && *count > 0 && uses_managed(*ps, prc->managed);
+}
+
 /* The request name: <wl>-<check>-<attempt>, shortened with a hash to 253. */
 static void request_name(const char *wl, const char *check, int64_t attempt,
                          char *buf, size_t n)
@@ -182,6 +213,24 @@ static void request_name(const char *wl, const char *check, int64_t attempt,
     }
 }
 
+/* The ResourceFlavor of a podset assignment: the first of its flavors that
+ * exists (one flavor per podset is what a request can express), or NULL. */
+static const struct fq_value *assigned_flavor(struct fq_engine *e,
+                                              const struct fq_value *psa)
+{
+    const struct fq_value *fl = fq_map_get(psa, "flavors");
+    for (size_t i = 0; fl && fl->type == FQ_V_MAP && i < fl->u.map.n; i++) {
+        const char *flavor = fq_value_as_str(fl->u.map.items[i].val);
+        const struct fq_object *rf =
+            flavor ? fq_objstore_get(fq_engine_store(e), FQ_KIND_RESOURCEFLAVOR,
+                                     "", flavor) :
+                     NULL;
+        if (rf)
+            return rf->obj;
+    }
+    return NULL;
+}
+
 /* The merged template: flavor nodeLabels and tolerations, limits as
  * requests where no request is given. */
 static struct fq_value *merged_template(struct fq_engine *e,
@@ -192,30 +241,20 @@ static struct fq_value *merged_template(struct fq_engine *e,
     if (!t)
         t = fq_value_map();
     struct fq_value *spec = fq_map_ensure_map(t, "spec");
-    const struct fq_value *fl = fq_map_get(psa, "flavors");
-    for (size_t i = 0; fl && fl->type == FQ_V_MAP && i < fl->u.map.n; i++) {
-        const char *flavor = fq_value_as_str(fl->u.map.items[i].val);
-        const struct fq_object *rf =
-            flavor ? fq_objstore_get(fq_engine_store(e), FQ_KIND_RESOURCEFLAVOR,
-                                     "", flavor) :
-                     NULL;
-        if (!rf)
-            continue;
-        const struct fq_value *nl = fq_value_path(rf->obj, "spec.nodeLabels");
-        for (size_t k = 0; nl && nl->type == FQ_V_MAP && k < nl->u.map.n; k++)
-            fq_map_set(fq_map_ensure_map(spec, "nodeSelector"),
-                       nl->u.map.items[k].key,
-                       fq_value_clone(nl->u.map.items[k].val));
-        const struct fq_value *tol = fq_value_path(rf->obj, "spec.tolerations");
-        for (size_t k = 0; k < fq_value_len(tol); k++) {
-            struct fq_value *seq = fq_map_get(spec, "tolerations");
-            if (!seq || seq->type != FQ_V_SEQ) {
-                seq = fq_value_seq();
-                fq_map_set(spec, "tolerations", seq);
-            }
-            fq_seq_push(seq, fq_value_clone(fq_seq_at(tol, k)));
+    const struct fq_value *rf = assigned_flavor(e, psa);
+    const struct fq_value *nl = fq_value_path(rf, "spec.nodeLabels");
+    for (size_t k = 0; nl && nl->type == FQ_V_MAP && k < nl->u.map.n; k++)
+        fq_map_set(fq_map_ensure_map(spec, "nodeSelector"),
+                   nl->u.map.items[k].key,
+                   fq_value_clone(nl->u.map.items[k].val));
+    const struct fq_value *tol = fq_value_path(rf, "spec.tolerations");
+    for (size_t k = 0; k < fq_value_len(tol); k++) {
+        struct fq_value *seq = fq_map_get(spec, "tolerations");
+        if (!seq || seq->type != FQ_V_SEQ) {
+            seq = fq_value_seq();
+            fq_map_set(spec, "tolerations", seq);
         }
-        break; /* one flavor per podset is what a request can express */
+        fq_seq_push(seq, fq_value_clone(fq_seq_at(tol, k)));
     }
     struct fq_value *cs = fq_map_get(spec, "containers");
     for (size_t i = 0; i < fq_value_len(cs); i++) {
@@ -310,10 +349,9 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
     for (size_t i = 0; i < fq_value_len(psas); i++) {
         const struct fq_value *psa = fq_seq_at(psas, i);
         const char *psname = fq_value_path_str(psa, "name", "");
-        const struct fq_value *ps = find_podset(wl->obj, psname);
-        int64_t count =
-            fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
-        if (count <= 0 || !ps || !uses_managed(ps, prc->managed))
+        const struct fq_value *ps;
+        int64_t count;
+        if (!podset_needs(wl->obj, psa, prc, &ps, &count))
             continue;
         struct fq_value *set = fq_value_map();
         fq_map_set(fq_map_ensure_map(set, "podTemplateRef"), "name",
@@ -332,6 +370,36 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
         fq_engine_event(e, wl->obj, "Normal", "ProvisioningRequestCreated",
                         "Created ProvisioningRequest: \"%s\"", name);
     }
+}
+
+/*
+ * The first attempt from `from` whose request name no Node carries in its
+ * provisioning-request annotation. A request deleted while its nodes boot
+ * or sit unneeded leaves them annotated with its name; a new request of
+ * the same name would count them as its own (wrong pool, or capacity
+ * that is about to go).
+ */
+static int64_t free_attempt(struct fq_engine *e, const char *ns, const char *wl,
+                            const char *check, int64_t from)
+{
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &list);
+    int64_t a = from;
+    for (bool used = true; used && n > 0;) {
+        char name[300];
+        request_name(wl, check, a, name, sizeof(name));
+        char *key = fq_xasprintf("%s/%s", ns, name);
+        used = false;
+        for (size_t i = 0; i < n && !used; i++) {
+            const char *v = ann(list[i]->obj, FQ_ANN_NODE_PROVREQ);
+            used = v && !strcmp(v, key);
+        }
+        free(key);
+        if (used)
+            a++;
+    }
+    free(list);
+    return a;
 }
 
 /* The requests of (workload, check): the latest, and the highest attempt. */
@@ -504,8 +572,27 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
     return set_state(e, wl, ch, "Pending", "", now);
 }
 
+/* A live request that a listed check still uses: (check, attempt). */
+struct keep {
+    char *check; /* owned */
+    int64_t attempt;
+};
+
+static bool kept(const struct fq_value *req, const struct keep *keep,
+                 size_t nkeep)
+{
+    const char *c = ann(req, ANN_CHECK), *a = ann(req, ANN_ATTEMPT);
+    for (size_t i = 0; c && i < nkeep; i++)
+        if (!strcmp(keep[i].check, c) && (a ? atoll(a) : 0) == keep[i].attempt)
+            return true;
+    return false;
+}
+
+/* Deletes the workload's requests: all, or only the live ones (not Failed,
+ * BookingExpired or CapacityRevoked) that `keep` does not list. */
 static void delete_requests(struct provcheck *pc, struct fq_engine *e,
-                            const char *ns, const char *wl, bool only_live)
+                            const char *ns, const char *wl, bool only_live,
+                            const struct keep *keep, size_t nkeep)
 {
     const struct fq_object **list;
     size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
@@ -516,7 +603,8 @@ static void delete_requests(struct provcheck *pc, struct fq_engine *e,
         const char *w = ann(list[i]->obj, ANN_WORKLOAD);
         if (!w || strcmp(w, wl))
             continue;
-        if (only_live && terminal(fq_map_get(list[i]->obj, "status")))
+        if (only_live && (terminal(fq_map_get(list[i]->obj, "status")) ||
+                          kept(list[i]->obj, keep, nkeep)))
             continue;
         names[m++] = fq_xstrdup(list[i]->name);
     }
@@ -530,19 +618,81 @@ static void delete_requests(struct provcheck *pc, struct fq_engine *e,
     free(names);
 }
 
+/*
+ * Was a request made for the workload's current reservation? Same class,
+ * and per podset that needs one, in order, the same podset name, admitted
+ * count and assigned flavor's node labels. A reservation that moved to
+ * another flavor carrying the same check, or to other counts, makes the
+ * request stale (Kueue deletes a request whose podsets or counts no longer
+ * match the assignment, and one out of sync with its config's class).
+ */
+static bool request_matches(struct fq_engine *e, const struct fq_value *wl,
+                            const struct fq_value *req, const struct prc *prc)
+{
+    if (strcmp(fq_value_path_str(req, "spec.provisioningClassName", ""),
+               prc->klass))
+        return false;
+    const struct fq_value *sets = fq_value_path(req, "spec.podSets");
+    const struct fq_value *psas =
+        fq_value_path(wl, "status.admission.podSetAssignments");
+    size_t j = 0;
+    for (size_t i = 0; i < fq_value_len(psas); i++) {
+        const struct fq_value *psa = fq_seq_at(psas, i), *ps;
+        int64_t count;
+        if (!podset_needs(wl, psa, prc, &ps, &count))
+            continue;
+        const struct fq_value *set = fq_seq_at(sets, j++);
+        if (!set ||
+            strcmp(fq_value_path_str(set, "podSetName", ""),
+                   fq_value_path_str(psa, "name", "")) ||
+            fq_value_path_int(set, "count", -1) != count)
+            return false;
+        const struct fq_value *sel =
+            fq_value_path(set, "template.spec.nodeSelector");
+        const struct fq_value *nl =
+            fq_value_path(assigned_flavor(e, psa), "spec.nodeLabels");
+        for (size_t k = 0; nl && nl->type == FQ_V_MAP && k < nl->u.map.n; k++)
+            if (!fq_value_equal(fq_map_get(sel, nl->u.map.items[k].key),
+                                nl->u.map.items[k].val))
+                return false;
+    }
+    return j == fq_value_len(sets);
+}
+
+/*
+ * One workload. Which requests stay is decided as Kueue's
+ * activeOrLastPRForChecks / deleteUnusedProvisioningRequests do, and only
+ * while quota is reserved (QuotaReserved=True, status.admission set, not
+ * Evicted): kueue.c writes the admission and the checks that apply to its
+ * flavors in one update, so then status.admissionChecks is the truth. A
+ * live request is kept only when it is the latest attempt of a check that
+ * is listed there, is ours and active, needs a request for the assigned
+ * podsets, and (unless the check is Ready) was made for this reservation.
+ * Every other live request is deleted: a check dropped because the
+ * workload moved to a flavor without it (migrate_to_preferred_flavor), a
+ * check no longer needed, a request of an earlier reservation. Without a
+ * reservation, live requests go too; finished attempts always stay
+ * (invariant 2).
+ */
 static void reconcile(struct provcheck *pc, struct fq_engine *e,
                       const struct fq_object *wl, int64_t now)
 {
     const struct fq_value *st = fq_map_get(wl->obj, "status");
     if (cond_is(st, "Finished", "True")) {
-        delete_requests(pc, e, wl->ns, wl->name, false);
+        delete_requests(pc, e, wl->ns, wl->name, false, NULL, 0);
         return;
     }
     bool reserved = cond_is(st, "QuotaReserved", "True") &&
                     fq_map_get(st, "admission") &&
                     !cond_is(st, "Evicted", "True");
+    if (!reserved) {
+        delete_requests(pc, e, wl->ns, wl->name, true, NULL, 0);
+        return;
+    }
     bool admitted = cond_is(st, "Admitted", "True");
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
+    struct keep *keep = fq_xcalloc(fq_value_len(chs) + 1, sizeof(*keep));
+    size_t nkeep = 0;
     struct fq_value *edit = NULL;
     bool changed = false;
     for (size_t i = 0; i < fq_value_len(chs); i++) {
@@ -550,10 +700,6 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         struct prc prc;
         if (!resolve(e, check, &prc))
             continue;
-        if (!reserved) {
-            delete_requests(pc, e, wl->ns, wl->name, true);
-            continue;
-        }
         if (!edit)
             edit = fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
                                     wl->ns, wl->name);
@@ -567,15 +713,11 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         bool needed = false;
         const struct fq_value *psas =
             fq_value_path(wl->obj, "status.admission.podSetAssignments");
-        for (size_t k = 0; k < fq_value_len(psas); k++) {
-            const struct fq_value *psa = fq_seq_at(psas, k);
-            const struct fq_value *ps =
-                find_podset(wl->obj, fq_value_path_str(psa, "name", ""));
-            if (ps &&
-                fq_value_path_int(psa, "count",
-                                  fq_value_path_int(ps, "count", 1)) > 0 &&
-                uses_managed(ps, prc.managed))
-                needed = true;
+        for (size_t k = 0; k < fq_value_len(psas) && !needed; k++) {
+            const struct fq_value *ps;
+            int64_t count;
+            needed =
+                podset_needs(wl->obj, fq_seq_at(psas, k), &prc, &ps, &count);
         }
         if (!needed) {
             changed |= set_state(e, wl->obj, ch, "Ready",
@@ -586,19 +728,39 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         const struct fq_object *req =
             latest_request(e, wl->ns, wl->name, check, &attempt);
         const char *state = fq_value_path_str(ch, "state", "Pending");
+        if (req && strcmp(state, "Ready") &&
+            !terminal(fq_map_get(req->obj, "status")) &&
+            !request_matches(e, wl->obj, req->obj, &prc)) {
+            /* Made for an earlier reservation: replaced below. */
+            char *name = fq_xstrdup(req->name);
+            if (fq_objstore_delete(fq_engine_store(e),
+                                   FQ_KIND_PROVISIONINGREQUEST, wl->ns, name,
+                                   NULL) == 0)
+                pc->deleted++;
+            free(name);
+            req = latest_request(e, wl->ns, wl->name, check, &attempt);
+        }
         bool reported = req && ann(req->obj, ANN_REPORTED);
+        keep[nkeep].check = fq_xstrdup(check);
         if (!req || (reported && !strcmp(state, "Pending"))) {
             int64_t next = attempt + 1;
             int64_t rc = fq_value_path_int(ch, "retryCount", 0);
             if (rc + 1 > next)
                 next = rc + 1;
+            next = free_attempt(e, wl->ns, wl->name, check, next);
+            keep[nkeep++].attempt = next;
             create_request(pc, e, wl, check, &prc, next, now);
             changed |= set_state(e, wl->obj, ch, "Pending", "", now);
             continue;
         }
+        keep[nkeep++].attempt = attempt;
         changed |=
             sync_state(e, wl->obj, ch, req, attempt, &prc, admitted, now);
     }
+    delete_requests(pc, e, wl->ns, wl->name, true, keep, nkeep);
+    for (size_t i = 0; i < nkeep; i++)
+        free(keep[i].check);
+    free(keep);
     if (edit && changed)
         fq_objstore_update(fq_engine_store(e), edit, true, NULL, NULL, NULL);
     else
@@ -638,9 +800,53 @@ static void *pc_create(struct fq_engine *e)
     return fq_xcalloc(1, sizeof(struct provcheck));
 }
 
+static void free_owners(struct provcheck *pc)
+{
+    for (size_t i = 0; i < pc->nowners; i++)
+        free(pc->owners[i]);
+    free(pc->owners);
+    pc->owners = NULL;
+    pc->nowners = 0;
+}
+
 static void pc_destroy(void *self)
 {
+    free_owners(self);
     free(self);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Rebuilds the set of workloads that own a live request. */
+static void collect_owners(struct provcheck *pc, struct fq_engine *e)
+{
+    free_owners(pc);
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
+                                NULL, &list);
+    pc->owners = fq_xcalloc(n + 1, sizeof(*pc->owners));
+    for (size_t i = 0; i < n; i++) {
+        const char *w = ann(list[i]->obj, ANN_WORKLOAD);
+        if (w && !terminal(fq_map_get(list[i]->obj, "status")))
+            pc->owners[pc->nowners++] = fq_xasprintf("%s/%s", list[i]->ns, w);
+    }
+    free(list);
+    qsort(pc->owners, pc->nowners, sizeof(*pc->owners), cmp_str);
+}
+
+static bool owns_live(const struct provcheck *pc, const char *ns,
+                      const char *name)
+{
+    if (!pc->nowners)
+        return false;
+    char *key = fq_xasprintf("%s/%s", ns, name);
+    bool found = bsearch(&key, pc->owners, pc->nowners, sizeof(*pc->owners),
+                         cmp_str) != NULL;
+    free(key);
+    return found;
 }
 
 /* Does a workload list a check this controller handles? */
@@ -671,8 +877,9 @@ static void pc_on_change(void *self, struct fq_engine *e,
                 has_our_check(e, c->obj) ||
                     (fq_objstore_count(fq_engine_store(e),
                                        FQ_KIND_PROVISIONINGREQUEST) > 0 &&
-                     fq_capacity_cond_true(fq_map_get(c->obj, "status"),
-                                           "Finished"));
+                     (fq_capacity_cond_true(fq_map_get(c->obj, "status"),
+                                            "Finished") ||
+                      owns_live(self, c->ns, c->name)));
         if (!relevant)
             return;
     }
@@ -682,6 +889,7 @@ static void pc_on_change(void *self, struct fq_engine *e,
 static void pc_run(void *self, struct fq_engine *e, int64_t now)
 {
     struct provcheck *pc = self;
+    collect_owners(pc, e);
     const struct fq_object **list;
     size_t n =
         fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
@@ -696,12 +904,16 @@ static void pc_run(void *self, struct fq_engine *e, int64_t now)
     for (size_t i = 0; i < n; i++) {
         const struct fq_object *wl = fq_objstore_get(
             fq_engine_store(e), FQ_KIND_WORKLOAD, keys[2 * i], keys[2 * i + 1]);
-        if (wl &&
-            fq_value_len(fq_value_path(wl->obj, "status.admissionChecks")) > 0)
+        /* A workload owning a live request is reconciled even with no
+         * check listed: its check may just have been dropped. */
+        if (wl && (fq_value_len(
+                       fq_value_path(wl->obj, "status.admissionChecks")) > 0 ||
+                   owns_live(pc, keys[2 * i], keys[2 * i + 1])))
             reconcile(pc, e, wl, now);
         else if (wl &&
                  cond_is(fq_map_get(wl->obj, "status"), "Finished", "True"))
-            delete_requests(pc, e, keys[2 * i], keys[2 * i + 1], false);
+            delete_requests(pc, e, keys[2 * i], keys[2 * i + 1], false, NULL,
+                            0);
         free(keys[2 * i]);
         free(keys[2 * i + 1]);
     }
