@@ -6,6 +6,11 @@
  * nodeSelector from provisioningClassDetails), backoffLimitCount 0
  * (Rejected at the first failure), maxRunDurationSeconds from an
  * annotation (CapacityRevoked), and cleanup when the workload ends.
+ * With migrate_to_preferred_flavor: a request the reserved workload no
+ * longer needs (its check dropped when it moved off the checked flavor)
+ * is deleted while finished attempts stay; a request made for an earlier
+ * reservation (moved to another flavor with the same check) is replaced
+ * under a name no node still carries.
  */
 #include "capacity_testlib.h"
 
@@ -200,11 +205,230 @@ static void test_no_retry_and_cleanup(void **state)
     fq_engine_free(e);
 }
 
+/* Two flavors, FIRST then SECOND, each with its node pool; the check on
+ * CHECKED flavors; flex-start after WAIT s, max wait MAXWAIT s. */
+static const char *two_flavors =
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: "
+    "{name: FIRST}\nspec: {nodeLabels: {cloud.google.com/gke-nodepool: "
+    "FIRST-pool}}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: "
+    "{name: SECOND}\nspec: {nodeLabels: {cloud.google.com/gke-nodepool: "
+    "SECOND-pool}}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: "
+    "{name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - "
+    "coveredResources: [cpu, google.com/tpu]\n    flavors:\n    - name: "
+    "FIRST\n      resources: [{name: cpu, nominalQuota: 100}, {name: "
+    "google.com/tpu, nominalQuota: 16}]\n    - name: SECOND\n      "
+    "resources: [{name: cpu, nominalQuota: 1000}, {name: google.com/tpu, "
+    "nominalQuota: 1000}]\n  admissionChecksStrategy:\n    "
+    "admissionChecks: [{name: dws-prov, onFlavors: [CHECKED]}]\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: "
+    "{namespace: default, name: lq}\nspec: {clusterQueue: cq}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: AdmissionCheck\nmetadata: "
+    "{name: dws-prov}\nspec:\n  controllerName: "
+    "kueue.x-k8s.io/provisioning-request\n  parameters: {apiGroup: "
+    "kueue.x-k8s.io, kind: ProvisioningRequestConfig, name: cfg}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ProvisioningRequestConfig\n"
+    "metadata: {name: cfg}\nspec:\n  provisioningClassName: "
+    "queued-provisioning.gke.io\n  managedResources: [google.com/tpu]\n"
+    "---\n"
+    "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: {name: "
+    "FIRST-pool}\nspec: {machineType: ct6e-standard-4t, tpuTopology: 4x4, "
+    "initialNodeCount: 0, flexStart: FIRSTQ, queuedProvisioning: {enabled: "
+    "FIRSTQ}, autoscaling: {enabled: true, minNodeCount: 0, maxNodeCount: "
+    "4}}\n---\n"
+    "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: {name: "
+    "SECOND-pool}\nspec: {machineType: ct6e-standard-4t, tpuTopology: 4x4, "
+    "initialNodeCount: 0, flexStart: true, queuedProvisioning: {enabled: "
+    "true}, autoscaling: {enabled: true, minNodeCount: 0, maxNodeCount: "
+    "4}}\n---\n"
+    "apiVersion: flexq.dev/v1alpha1\nkind: CapacityModel\nmetadata: {name: "
+    "sim}\nspec:\n  zones:\n  - name: us-east5-b\n    machineTypes:\n    - "
+    "name: ct6e-standard-4t\n      bootSeconds: 30\n      onDemand: {hosts: "
+    "8}\n      flexStart: {waitSeconds: WAIT, maxWaitSeconds: MAXWAIT}\n";
+
+/* Replaces every `key` in buf (of size n) by `val`. */
+static void subst(char *buf, size_t n, const char *key, const char *val)
+{
+    for (char *p = strstr(buf, key); p; p = strstr(p + strlen(val), key)) {
+        size_t tail = strlen(p + strlen(key));
+        assert_true((size_t)(p - buf) + strlen(val) + tail < n);
+        memmove(p + strlen(val), p + strlen(key), tail + 1);
+        memcpy(p, val, strlen(val));
+    }
+}
+
+static struct fq_engine *start_migrating(const char *first, const char *second,
+                                         const char *checked, bool first_queued,
+                                         const char *wait, const char *maxwait)
+{
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.seed = 7;
+    cfg.no_pods = true;
+    cfg.sim_provider = true;
+    cfg.policy = fq_policy_kueue();
+    cfg.policy.migrate_to_preferred_flavor = true;
+    struct fq_engine *e = fq_engine_new(&cfg);
+    char buf[8192];
+    snprintf(buf, sizeof(buf), "%s", two_flavors);
+    subst(buf, sizeof(buf), "FIRSTQ", first_queued ? "true" : "false");
+    subst(buf, sizeof(buf), "FIRST", first);
+    subst(buf, sizeof(buf), "SECOND", second);
+    subst(buf, sizeof(buf), "CHECKED", checked);
+    subst(buf, sizeof(buf), "MAXWAIT", maxwait);
+    subst(buf, sizeof(buf), "WAIT", wait);
+    ct_apply(e, buf, CT0);
+    return e;
+}
+
+static const char *tpu_flavor(const struct fq_value *wl)
+{
+    const struct fq_value *psa =
+        fq_value_path(wl, "status.admission.podSetAssignments");
+    for (size_t i = 0; i < fq_value_len(psa); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(psa, i), "name", ""),
+                    "workers"))
+            return fq_value_as_str(fq_map_get(
+                fq_map_get(fq_seq_at(psa, i), "flavors"), "google.com/tpu"));
+    return NULL;
+}
+
+static const char *req_pool(const struct fq_value *req)
+{
+    return fq_value_as_str(fq_map_get(
+        fq_value_path(fq_seq_at(fq_value_path(req, "spec.podSets"), 0),
+                      "template.spec.nodeSelector"),
+        "cloud.google.com/gke-nodepool"));
+}
+
+/* Nodes whose provisioning-request annotation is `key`. */
+static size_t nodes_of(struct fq_engine *e, const char *key)
+{
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &list);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = fq_value_as_str(
+            fq_map_get(fq_value_path(list[i]->obj, "metadata.annotations"),
+                       "flexq.dev/provisioning-request"));
+        k += v && !strcmp(v, key);
+    }
+    free(list);
+    return k;
+}
+
+static void test_migration_deletes_unneeded_request(void **state)
+{
+    (void)state;
+    /* Plan A on-demand (16 TPU), Plan B dws behind the check; flex-start
+     * never comes within the 300 s max wait, so attempt 1 fails. */
+    struct fq_engine *e =
+        start_migrating("on-demand", "dws", "dws", false, "100000", "300");
+    workload(e, "wl-1", "", CT0);
+    workload(e, "wl-2", "", CT0);
+    ct_run_to(e, CT0 + 1 * SEC);
+    assert_string_equal(
+        tpu_flavor(ct_get(e, FQ_KIND_WORKLOAD, "default", "wl-1")),
+        "on-demand");
+    const struct fq_value *wl = ct_get(e, FQ_KIND_WORKLOAD, "default", "wl-2");
+    assert_string_equal(tpu_flavor(wl), "dws");
+    assert_string_equal(fq_value_path_str(check(wl), "state", ""), "Pending");
+    /* kept once made: the check is listed while the quota is reserved */
+    assert_non_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-2-dws-prov-1"));
+
+    /* attempt 1 fails at 300 s: Retry, eviction, 60 s backoff, back on
+     * dws (on-demand is still full) with attempt 2 */
+    ct_run_to(e, CT0 + 400 * SEC);
+    const struct fq_value *r1 =
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-2-dws-prov-1");
+    assert_string_equal(ct_cond(r1, "Failed", "status"), "True");
+    assert_non_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-2-dws-prov-2"));
+    wl = ct_get(e, FQ_KIND_WORKLOAD, "default", "wl-2");
+    assert_string_equal(tpu_flavor(wl), "dws");
+    assert_string_equal(ct_cond(wl, "Admitted", "status"), "False");
+
+    /* Plan A frees up: wl-2 moves there, the dws check is dropped, and
+     * the live attempt 2 goes; the failed attempt 1 stays (invariant 2) */
+    assert_int_equal(fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "wl-1",
+                                      CT0 + 400 * SEC, NULL),
+                     0);
+    ct_run_to(e, CT0 + 401 * SEC);
+    wl = ct_get(e, FQ_KIND_WORKLOAD, "default", "wl-2");
+    assert_string_equal(tpu_flavor(wl), "on-demand");
+    assert_int_equal(fq_value_len(fq_value_path(wl, "status.admissionChecks")),
+                     0);
+    assert_string_equal(ct_cond(wl, "Admitted", "status"), "True");
+    assert_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-2-dws-prov-2"));
+    assert_non_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-2-dws-prov-1"));
+    assert_int_equal(
+        fq_objstore_count(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST), 1);
+    /* and nothing comes back later */
+    ct_run_to(e, CT0 + 3600 * SEC);
+    assert_int_equal(
+        fq_objstore_count(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST), 1);
+    assert_int_equal(ct_count_nodes(e, "dws-pool"), 0);
+    fq_engine_free(e);
+}
+
+static void test_moved_reservation_replaces_request(void **state)
+{
+    (void)state;
+    /* Both flavors carry the check: moving from b to a keeps the check
+     * Pending, but b's request (b-pool) is no use on a. Flex-start comes
+     * after 10 s, nodes boot for 30 s. */
+    struct fq_engine *e = start_migrating("a", "b", "a, b", true, "10", "3000");
+    workload(e, "wl-1", "", CT0);
+    workload(e, "wl-2", "", CT0);
+    ct_run_to(e, CT0 + 1 * SEC);
+    assert_string_equal(
+        tpu_flavor(ct_get(e, FQ_KIND_WORKLOAD, "default", "wl-1")), "a");
+    assert_string_equal(
+        tpu_flavor(ct_get(e, FQ_KIND_WORKLOAD, "default", "wl-2")), "b");
+    const struct fq_value *r =
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-2-dws-prov-1");
+    assert_non_null(r);
+    assert_string_equal(req_pool(r), "b-pool");
+    /* b-pool's slice boots for wl-2-dws-prov-1 */
+    ct_run_to(e, CT0 + 20 * SEC);
+    assert_int_equal(nodes_of(e, "default/wl-2-dws-prov-1"), 4);
+
+    assert_int_equal(fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "wl-1",
+                                      CT0 + 20 * SEC, NULL),
+                     0);
+    ct_run_to(e, CT0 + 21 * SEC);
+    const struct fq_value *wl = ct_get(e, FQ_KIND_WORKLOAD, "default", "wl-2");
+    assert_string_equal(tpu_flavor(wl), "a");
+    assert_string_equal(fq_value_path_str(check(wl), "state", ""), "Pending");
+    /* replaced: the name wl-2-dws-prov-1 is still on b-pool's nodes, so
+     * the request for a is attempt 2 */
+    assert_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-2-dws-prov-1"));
+    r = ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-2-dws-prov-2");
+    assert_non_null(r);
+    assert_string_equal(req_pool(r), "a-pool");
+    assert_int_equal(
+        fq_objstore_count(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST), 1);
+    assert_int_equal(ct_count_events(e, "ProvisioningRequestCreated"), 3);
+    /* a stable state: no further churn */
+    ct_run_to(e, CT0 + 25 * SEC);
+    assert_non_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "wl-2-dws-prov-2"));
+    assert_int_equal(ct_count_events(e, "ProvisioningRequestCreated"), 3);
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_request_and_ready),
         cmocka_unit_test(test_no_retry_and_cleanup),
+        cmocka_unit_test(test_migration_deletes_unneeded_request),
+        cmocka_unit_test(test_moved_reservation_replaces_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
