@@ -235,6 +235,17 @@ int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
                    const struct fq_pod_report *r, int64_t now,
                    struct fq_err *err);
 
+/*
+ * Stops a RayJob's running Ray job, as Ray's POST /api/jobs/ID/stop (`ray
+ * job stop`) does: status.jobStatus becomes STOPPED, and the controller's
+ * next run stops the driver (the submitter's pod) and makes the deployment
+ * Complete. *stopped says whether there was a running Ray job to stop
+ * (false: not submitted yet, or already over). FQ_ENOTFOUND without the
+ * RayJob.
+ */
+int fq_rayjob_stop(struct fq_engine *e, const char *ns, const char *name,
+                   bool *stopped, struct fq_err *err);
+
 /* --- controllers of this family (listed in engine.c's table) ----------- */
 
 extern const struct fq_controller_ops fq_gc_controller;

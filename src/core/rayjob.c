@@ -19,16 +19,31 @@
  *    v                                                     |
  *   Running -----------------------------------------------'
  *    |   submitter Job Complete      -> Complete  (jobStatus SUCCEEDED)
- *    |   submitter Job Failed, or a
- *    |   head / worker pod Failed    -> Failed    (jobStatus FAILED,
+ *    |   Ray job stopped (fq_rayjob_
+ *    |   stop: `ray job stop`)       -> Complete  (jobStatus STOPPED)
+ *    |   submitter Job Failed after
+ *    |   its driver ran, or a head /
+ *    |   worker pod Failed           -> Failed    (jobStatus FAILED,
  *    |                                             reason AppFailed)
+ *    |   submitter Job Failed before
+ *    |   its driver ran              -> Failed    (reason SubmissionFailed)
  *    |   startTime+activeDeadline    -> Failed    (reason DeadlineExceeded)
  *    '-- Failed while status.failed <= backoffLimit (not on a deadline)
  *                                    -> Retrying -> New (a new cluster)
  *
- * jobStatus: "" until the submitter exists, PENDING until its pod runs,
- * RUNNING, then SUCCEEDED or FAILED; STOPPED is not produced (flexq has no
- * `ray job stop` yet). Terminal deployment states are Complete and Failed.
+ * jobStatus is what Ray's dashboard would answer for the job: "" until the
+ * submitter exists, PENDING until its pod runs, RUNNING, then SUCCEEDED,
+ * FAILED or STOPPED. STOPPED comes from a stop request for a running Ray
+ * job (the Ray Jobs API's POST /api/jobs/ID/stop, which `ray job stop`
+ * sends): the driver (the submitter's pod) is stopped and, as KubeRay
+ * does once the Ray job is terminal and the submitter has finished, the
+ * deployment becomes Complete, with no reason; Kueue counts it finished
+ * but not succeeded. A suspended RayJob's jobStatus is reset to "", not
+ * STOPPED: KubeRay does not stop the Ray job when it suspends, it deletes
+ * the cluster and the submitter. Deleting a running RayJob stops its Ray
+ * job too (KubeRay's finalizer calls StopJob): its dependents go through
+ * the garbage collector, and the runner stops their processes.
+ * Terminal deployment states are Complete and Failed.
  * With shutdownAfterJobFinishes the RayCluster (not the submitter Job, so
  * the driver log stays readable) is deleted ttlSecondsAfterFinished after
  * endTime. Kueue's job integration owns spec.suspend; when it suspends a
@@ -250,16 +265,12 @@ static void to_new(struct fq_value *st)
     set_ds(st, "New");
 }
 
-/* Running/Initializing -> Complete / Failed / Retrying. */
-static void to_finished(struct fq_engine *e, const char *ns,
-                        const struct fq_value *rj, struct fq_value *st, bool ok,
-                        const char *reason, const char *msg, int64_t now)
+/* A submitter still running when the job ends is stopped. */
+static void stop_submitter(struct fq_engine *e, const char *ns,
+                           const char *name, const char *reason,
+                           const char *msg, int64_t now)
 {
-    char ts[40];
-    fq_time_format(now, ts, sizeof(ts));
-    /* A submitter still running when the job ends is stopped. */
     const struct fq_object **objs = NULL;
-    const char *name = fq_value_path_str(rj, "metadata.name", "");
     size_t n = owned_pods(e, "Job", ns, name, &objs);
     char **live = fq_xcalloc(n + 1, sizeof(*live));
     size_t m = 0;
@@ -269,10 +280,39 @@ static void to_finished(struct fq_engine *e, const char *ns,
             live[m++] = fq_xstrdup(objs[i]->name);
     free(objs);
     for (size_t i = 0; i < m; i++) {
-        fq_pods_kill(e, ns, live[i], ok ? "Completed" : reason, msg, now);
+        fq_pods_kill(e, ns, live[i], reason, msg, now);
         free(live[i]);
     }
     free(live);
+}
+
+/* Running -> Complete with jobStatus STOPPED (a stop request). */
+static void to_stopped(struct fq_engine *e, const char *ns,
+                       const struct fq_value *rj, struct fq_value *st,
+                       int64_t now)
+{
+    char ts[40];
+    fq_time_format(now, ts, sizeof(ts));
+    const char *name = fq_value_path_str(rj, "metadata.name", "");
+    stop_submitter(e, ns, name, "Completed", "the Ray job was stopped", now);
+    fq_map_set(st, "jobStatus", fq_value_str("STOPPED"));
+    fq_map_set(st, "message", fq_value_str("Job was intentionally stopped."));
+    fq_map_del(st, "reason");
+    set_ds(st, "Complete");
+    fq_map_set(st, "endTime", fq_value_str(ts));
+    fq_engine_event(e, rj, "Normal", "Stopped", "Ray job %s was stopped",
+                    fq_value_path_str(st, "jobId", name));
+}
+
+/* Running/Initializing -> Complete / Failed / Retrying. */
+static void to_finished(struct fq_engine *e, const char *ns,
+                        const struct fq_value *rj, struct fq_value *st, bool ok,
+                        const char *reason, const char *msg, int64_t now)
+{
+    char ts[40];
+    fq_time_format(now, ts, sizeof(ts));
+    const char *name = fq_value_path_str(rj, "metadata.name", "");
+    stop_submitter(e, ns, name, ok ? "Completed" : reason, msg, now);
 
     if (ok) {
         fq_map_set(st, "jobStatus", fq_value_str("SUCCEEDED"));
@@ -709,6 +749,12 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     const struct fq_value *rcs = fq_map_get(rc, "status");
     if (rcs)
         fq_map_set(st, "rayClusterStatus", fq_value_clone(rcs));
+    if (strcmp(ds, "Running") == 0 &&
+        strcmp(fq_value_path_str(st, "jobStatus", ""), "STOPPED") == 0) {
+        to_stopped(e, ns, rj, st, now);
+        fq_value_free(rc);
+        goto write;
+    }
     char *pod_failure = failed_cluster_pod(e, ns, cname);
     if (pod_failure) {
         to_finished(e, ns, rj, st, false, "AppFailed", pod_failure, now);
@@ -744,9 +790,22 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
         goto write;
     }
     if (fq_pods_cond_true(jst, "Failed")) {
-        char *msg = submitter_failure(e, ns, name, jo->obj);
-        to_finished(e, ns, rj, st, false, "AppFailed", msg, now);
-        free(msg);
+        /* KubeRay: AppFailed when the Ray job itself failed, else the
+         * submission failed. flexq's driver is the submitter's process, so
+         * the Ray job ran iff that pod ran (jobStatus RUNNING). */
+        if (strcmp(fq_value_path_str(st, "jobStatus", ""), "RUNNING") == 0) {
+            char *msg = submitter_failure(e, ns, name, jo->obj);
+            to_finished(e, ns, rj, st, false, "AppFailed", msg, now);
+            free(msg);
+        } else {
+            const struct fq_value *c = fq_pods_cond(jst, "Failed");
+            char *msg = fq_xasprintf(
+                "Job submission has failed. Reason: %s. Message: %s",
+                fq_value_path_str(c, "reason", "Failed"),
+                fq_value_path_str(c, "message", ""));
+            to_finished(e, ns, rj, st, false, "SubmissionFailed", msg, now);
+            free(msg);
+        }
         goto write;
     }
     if (fq_value_path_int(jst, "active", 0) > 0) {
@@ -768,6 +827,36 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
 write:
     fq_pods_put_status(e, FQ_KIND_RAYJOB, ns, name, st);
     fq_value_free(rj);
+}
+
+/* --- stop ------------------------------------------------------------- */
+
+static bool job_status_terminal(const char *js)
+{
+    return !strcmp(js, "STOPPED") || !strcmp(js, "SUCCEEDED") ||
+           !strcmp(js, "FAILED");
+}
+
+int fq_rayjob_stop(struct fq_engine *e, const char *ns, const char *name,
+                   bool *stopped, struct fq_err *err)
+{
+    *stopped = false;
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_RAYJOB, ns, name);
+    if (!o)
+        return fq_err_set(err, FQ_ENOTFOUND, "rayjob %s/%s not found", ns,
+                          name);
+    const struct fq_value *st = fq_map_get(o->obj, "status");
+    /* Only a submitted Ray job that has not ended can be stopped; Ray
+     * answers {"stopped": false} for the others. */
+    if (strcmp(ds_of(st), "Running") != 0 ||
+        job_status_terminal(fq_value_path_str(st, "jobStatus", "")))
+        return 0;
+    struct fq_value *nst = fq_value_clone(st);
+    fq_map_set(nst, "jobStatus", fq_value_str("STOPPED"));
+    fq_pods_put_status(e, FQ_KIND_RAYJOB, ns, name, nst);
+    *stopped = true;
+    return 0;
 }
 
 /* --- controller ------------------------------------------------------- */

@@ -5,7 +5,8 @@
  * Complete: cluster, submitter Job and its env, job and deployment status,
  * shutdown of the cluster; a failing worker (AppFailed, the submitter
  * stopped); backoffLimit retries with a new cluster; activeDeadlineSeconds;
- * suspend before and while running.
+ * suspend before and while running; a stopped Ray job (STOPPED, Complete);
+ * a submitter that fails before its driver ran (SubmissionFailed).
  */
 #include "jobs_testlib.h"
 
@@ -299,6 +300,71 @@ static void test_rayjob_suspend(void **state)
     fq_engine_free(e);
 }
 
+static void test_rayjob_stop(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_rj(e, NULL, T0);
+    bool stopped = true;
+    /* Not submitted yet: nothing to stop, as Ray answers. */
+    assert_int_equal(fq_rayjob_stop(e, "default", RJ, &stopped, NULL), 0);
+    assert_false(stopped);
+    assert_int_equal(fq_rayjob_stop(e, "default", "nope", &stopped, NULL),
+                     FQ_ENOTFOUND);
+    char *sub = to_running(e, T0 + 1000);
+    char *cluster = fq_xstrdup(st(e, "status.rayClusterName"));
+    assert_int_equal(fq_rayjob_stop(e, "default", RJ, &stopped, NULL), 0);
+    assert_true(stopped);
+    fq_engine_run(e, T0 + 5000);
+    /* KubeRay: a terminal Ray job and a finished submitter -> Complete,
+     * with the dashboard's STOPPED and no failure reason. */
+    assert_string_equal(st(e, "status.jobStatus"), "STOPPED");
+    assert_string_equal(st(e, "status.jobDeploymentStatus"), "Complete");
+    assert_string_equal(st(e, "status.message"),
+                        "Job was intentionally stopped.");
+    assert_null(fq_value_path(rj(e), "status.reason"));
+    assert_string_equal(st(e, "status.endTime"), "2025-11-29T15:44:05Z");
+    assert_int_equal(fq_value_path_int(rj(e), "status.succeeded", 0), 0);
+    /* The driver was stopped; shutdownAfterJobFinishes took the cluster. */
+    assert_true(fq_pods_terminal(tl_get(e, FQ_KIND_POD, "default", sub)));
+    assert_null(tl_get(e, FQ_KIND_RAYCLUSTER, "default", cluster));
+    /* Over: a second stop stops nothing and changes nothing. */
+    assert_int_equal(fq_rayjob_stop(e, "default", RJ, &stopped, NULL), 0);
+    assert_false(stopped);
+    fq_engine_run(e, T0 + 6000);
+    assert_string_equal(st(e, "status.jobDeploymentStatus"), "Complete");
+    free(cluster);
+    free(sub);
+    fq_engine_free(e);
+}
+
+static void test_rayjob_submission_failed(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_rj(e, NULL, T0);
+    char *cluster = fq_xstrdup(st(e, "status.rayClusterName"));
+    all_ready(e, "RayCluster", cluster, T0 + 1000);
+    char *sub = submitter_pod(e);
+    assert_non_null(sub);
+    assert_string_equal(st(e, "status.jobStatus"), "PENDING");
+    /* The driver never ran: its command could not be started. */
+    tl_report(e, "default", sub, "Failed", false, 128, "ContainerCannotRun",
+              T0 + 2000);
+    fq_engine_run(e, T0 + 2000);
+    assert_string_equal(st(e, "status.jobDeploymentStatus"), "Failed");
+    assert_string_equal(st(e, "status.reason"), "SubmissionFailed");
+    assert_string_equal(st(e, "status.jobStatus"), "PENDING");
+    assert_true(strncmp(st(e, "status.message"),
+                        "Job submission has failed. Reason: "
+                        "BackoffLimitExceeded. Message: ",
+                        strlen("Job submission has failed. Reason: "
+                               "BackoffLimitExceeded. Message: ")) == 0);
+    free(sub);
+    free(cluster);
+    fq_engine_free(e);
+}
+
 static size_t live_workers(struct fq_engine *e, const char *cluster)
 {
     const char *p[32];
@@ -347,6 +413,8 @@ int main(void)
         cmocka_unit_test(test_rayjob_deadline),
         cmocka_unit_test(test_rayjob_suspend),
         cmocka_unit_test(test_rayjob_elastic_scale),
+        cmocka_unit_test(test_rayjob_stop),
+        cmocka_unit_test(test_rayjob_submission_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
