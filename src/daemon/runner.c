@@ -2496,6 +2496,15 @@ void fq_runner_on_change(struct fq_runner *r, const struct fq_change *c,
         fq_runner_stop_pod(r, c->ns, c->name, now_ms);
         return;
     }
+    /* A pod the core ended while its process runs (an activeDeadline, a
+     * RayJob that finished or was stopped, a Job that failed): the process
+     * goes too, as the kubelet kills the containers of a pod that was made
+     * terminal. Its own exit reports nothing new: a terminal pod keeps the
+     * status the core gave it. */
+    if (terminal_phase(fq_value_path_str(c->obj, "status.phase", ""))) {
+        fq_runner_stop_pod(r, c->ns, c->name, now_ms);
+        return;
+    }
     fq_runner_start_pod(r, c->obj, now_ms, NULL);
 }
 

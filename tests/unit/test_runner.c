@@ -422,6 +422,37 @@ static void test_stop_kills_process_group(void **state)
     teardown_fixture(f);
 }
 
+/* A pod the core makes terminal (a deadline, a stopped RayJob) while its
+ * process runs: the runner stops the process; the core's status stays. */
+static void test_core_kill_stops_process(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    put_pod(f, "ended", "[\"sleep\", \"60\"]", NULL, NULL);
+    start(f, "ended");
+    assert_true(fq_runner_pod_pid(f->r, "default", "ended") > 0);
+    struct fq_value *copy = fq_value_clone(pod(f, "ended"));
+    struct fq_value *st = fq_map_ensure_map(copy, "status");
+    fq_map_set(st, "phase", fq_value_str("Failed"));
+    fq_map_set(st, "reason", fq_value_str("DeadlineExceeded"));
+    assert_int_equal(
+        fq_objstore_update(fq_engine_store(f->e), copy, true, NULL, NULL, NULL),
+        0);
+    struct fq_change c = {0,
+                          FQ_CHANGE_MODIFIED,
+                          FQ_KIND_POD,
+                          (char *)"default",
+                          (char *)"ended",
+                          (struct fq_value *)pod(f, "ended")};
+    fq_runner_on_change(f->r, &c, f->now);
+    wait_done(f, "ended"); /* SIGTERM ends sleep at once */
+    assert_int_equal(fq_runner_running(f->r), 0);
+    assert_string_equal(phase(f, "ended"), "Failed");
+    assert_string_equal(fq_value_path_str(pod(f, "ended"), "status.reason", ""),
+                        "DeadlineExceeded");
+    teardown_fixture(f);
+}
+
 static const char *cm_and_volume =
     "  volumes:\n  - name: script\n    configMap:\n      name: train\n";
 static const char *mount_app = "    volumeMounts:\n    - name: script\n"
@@ -580,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_deleted_pod_files_go),
         cmocka_unit_test(test_gpus_handed_out),
         cmocka_unit_test(test_stop_kills_process_group),
+        cmocka_unit_test(test_core_kill_stops_process),
         cmocka_unit_test(test_volume_bwrap),
         cmocka_unit_test(test_volume_unshare),
         cmocka_unit_test(test_volume_rewrite),
