@@ -12,10 +12,15 @@
  * the pods' metrics.jsonl files the training helper appends: the driver's
  * "result" event when there is one, else the last rank-0 "report".
  *
- * Invariants: read-only; unknown ids answer 404 with Ray's text body.
+ * Invariants: read-only but for stop; unknown ids answer 404 with Ray's
+ * text body.
  *
- * What it does not do: submit, stop or delete jobs (a RayJob is the way
- * in on flexq), the logs WebSocket, DRIVER-type jobs.
+ * POST /api/jobs/ID/stop (what `ray job stop` sends) stops a running
+ * RayJob's Ray job through fq_rayjob_stop (pods.h) and answers
+ * {"stopped": bool} after the change is committed.
+ *
+ * What it does not do: submit or delete jobs (a RayJob is the way in on
+ * flexq), the logs WebSocket, DRIVER-type jobs.
  */
 #include "api_ray.h"
 
@@ -23,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/pods.h"
 #include "api.h"
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
@@ -232,6 +238,29 @@ void fq_api_ray_handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     }
     if (!strcmp(path, "/api/gcs_healthz")) {
         reply_text(r, 200, "success");
+        return;
+    }
+    size_t pl = strlen(path);
+    if (!strcmp(method, "POST") && pl > strlen("/api/jobs//stop") &&
+        !strncmp(path, "/api/jobs/", 10) && !strcmp(path + pl - 5, "/stop")) {
+        char *id = fq_xstrndup(path + 10, pl - 15);
+        const struct fq_object *o = find_job(s, id);
+        bool stopped = false;
+        if (!o) {
+            char *msg = fq_xasprintf("Job %s does not exist", id);
+            reply_text(r, 404, msg);
+            free(msg);
+        } else if (fq_rayjob_stop(d->engine, o->ns, o->name, &stopped, NULL) ==
+                   0) {
+            struct fq_buf b = FQ_BUF_INIT;
+            fq_buf_printf(&b, "{\"stopped\": %s}", stopped ? "true" : "false");
+            fq_daemon_defer_reply(d, r, 200, "application/json", &b);
+            fq_buf_release(&b);
+            fq_daemon_wake(d);
+        } else {
+            reply_text(r, 500, "stop failed");
+        }
+        free(id);
         return;
     }
     if (strcmp(method, "GET") != 0) {
