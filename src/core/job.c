@@ -16,12 +16,25 @@
  *     |                                          Complete (CompletionsReached)
  *     |-- failures > backoffLimit -------------> FailureTarget, Failed
  *     |                                          (BackoffLimitExceeded)
+ *     |-- a failed pod matches a FailJob rule -> FailureTarget, Failed
+ *     |   of spec.podFailurePolicy               (PodFailurePolicy)
  *     '-- now >= startTime + activeDeadline ---> FailureTarget, Failed
  *                                                (DeadlineExceeded)
  *
  * Failures are failed pods plus container restarts of restartPolicy
  * OnFailure pods (the kubelet restarts those in place, see pods.c), as the
  * Job controller counts them against backoffLimit (default 6).
+ *
+ * spec.podFailurePolicy (restartPolicy Never only, as Kubernetes demands):
+ * each failed pod is matched against the rules in order; the first rule
+ * whose onExitCodes (operator In / NotIn over the exit codes of the
+ * containers, optionally only containerName's; exit code 0 never matches)
+ * or onPodConditions (type and status among the pod's conditions) matches
+ * decides: FailJob fails the Job at once (reason PodFailurePolicy, with
+ * Kubernetes' message naming the container, the code and the rule's
+ * index), Ignore neither counts the failure against backoffLimit nor in
+ * status.failed (a replacement pod is made), Count is what happens when
+ * no rule matches. FailIndex (backoffLimitPerIndex) is counted like Count.
  *
  * Invariants:
  *  1. Complete and Failed are final; a finished Job has no active pods
@@ -40,7 +53,8 @@
  * coordinator env of pods.h (port pair recorded on the Job in the
  * annotation flexq.dev/rendezvous-port).
  *
- * What it does not do: podFailurePolicy, successPolicy, pod backoff delays
+ * What it does not do: backoffLimitPerIndex / FailIndex, successPolicy,
+ * pod backoff delays
  * between retries, or anything in `no_pods` mode (the simulator has no
  * Jobs).
  */
@@ -61,7 +75,9 @@ struct jobctl {
 struct jpod {
     char *name; /* owned */
     bool terminal, succeeded, failed, ready;
-    int64_t index; /* -1 when not Indexed */
+    bool ignored;   /* failed, but an Ignore rule matched */
+    char *fail_job; /* failed and a FailJob rule matched: the message */
+    int64_t index;  /* -1 when not Indexed */
     int64_t restarts;
 };
 
@@ -69,13 +85,125 @@ struct jview {
     struct jpod *pods;
     size_t n, cap;
     int64_t active, ready, succeeded, failed, restarts;
+    const char *fail_job; /* the first FailJob message (borrowed) or NULL */
 };
 
 static void jview_release(struct jview *v)
 {
-    for (size_t i = 0; i < v->n; i++)
+    for (size_t i = 0; i < v->n; i++) {
         free(v->pods[i].name);
+        free(v->pods[i].fail_job);
+    }
     free(v->pods);
+}
+
+/* --- podFailurePolicy -------------------------------------------------- */
+
+enum pfp_action {
+    PFP_COUNT,
+    PFP_IGNORE,
+    PFP_FAIL_JOB
+};
+
+static bool int_in(const struct fq_value *values, int64_t x)
+{
+    for (size_t i = 0; i < fq_value_len(values); i++) {
+        const struct fq_value *v = fq_seq_at(values, i);
+        if (v && v->type == FQ_V_NUM && v->u.num.i == x)
+            return true;
+    }
+    return false;
+}
+
+/* onExitCodes: the first container status (of containerName, if given)
+ * with a non-zero exit code that satisfies the operator; its name and code
+ * go to *ctr / *code. */
+static bool match_exit_codes(const struct fq_value *req,
+                             const struct fq_value *pod, const char **ctr,
+                             int64_t *code)
+{
+    const char *only = fq_value_path_str(req, "containerName", NULL);
+    bool in = strcmp(fq_value_path_str(req, "operator", "In"), "NotIn") != 0;
+    const struct fq_value *values = fq_map_get(req, "values");
+    const struct fq_value *cs = fq_value_path(pod, "status.containerStatuses");
+    for (size_t i = 0; i < fq_value_len(cs); i++) {
+        const struct fq_value *c = fq_seq_at(cs, i);
+        const char *name = fq_value_path_str(c, "name", "");
+        if (only && strcmp(only, name) != 0)
+            continue;
+        const struct fq_value *t = fq_value_path(c, "state.terminated");
+        if (!t)
+            continue;
+        int64_t x = fq_value_path_int(t, "exitCode", 0);
+        if (x != 0 && int_in(values, x) == in) {
+            *ctr = name;
+            *code = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* onPodConditions: a pod condition of the rule's type and status (True
+ * unless given). */
+static const char *match_conditions(const struct fq_value *pats,
+                                    const struct fq_value *pod)
+{
+    const struct fq_value *conds = fq_value_path(pod, "status.conditions");
+    for (size_t i = 0; i < fq_value_len(pats); i++) {
+        const struct fq_value *pat = fq_seq_at(pats, i);
+        const char *type = fq_value_path_str(pat, "type", "");
+        const char *want = fq_value_path_str(pat, "status", "True");
+        for (size_t k = 0; k < fq_value_len(conds); k++) {
+            const struct fq_value *c = fq_seq_at(conds, k);
+            if (!strcmp(fq_value_path_str(c, "type", ""), type) &&
+                !strcmp(fq_value_path_str(c, "status", ""), want))
+                return type;
+        }
+    }
+    return NULL;
+}
+
+/* The action of the first matching rule for a failed pod; for FailJob,
+ * Kubernetes' message in *msg (owned). */
+static enum pfp_action pfp_action(const struct fq_value *job,
+                                  const struct fq_value *pod, const char *ns,
+                                  char **msg)
+{
+    const struct fq_value *rules =
+        fq_value_path(job, "spec.podFailurePolicy.rules");
+    *msg = NULL;
+    if (!fq_value_len(rules) ||
+        strcmp(
+            fq_value_path_str(job, "spec.template.spec.restartPolicy", "Never"),
+            "Never") != 0)
+        return PFP_COUNT;
+    const char *pname = fq_value_path_str(pod, "metadata.name", "");
+    for (size_t i = 0; i < fq_value_len(rules); i++) {
+        const struct fq_value *r = fq_seq_at(rules, i);
+        const char *action = fq_value_path_str(r, "action", "");
+        const struct fq_value *ec = fq_map_get(r, "onExitCodes");
+        const char *ctr = NULL, *cond = NULL;
+        int64_t code = 0;
+        if (ec ? !match_exit_codes(ec, pod, &ctr, &code) :
+                 !(cond =
+                       match_conditions(fq_map_get(r, "onPodConditions"), pod)))
+            continue;
+        if (!strcmp(action, "Ignore"))
+            return PFP_IGNORE;
+        if (strcmp(action, "FailJob") != 0)
+            return PFP_COUNT; /* Count, and FailIndex without per-index
+                                 backoff */
+        *msg = ctr ? fq_xasprintf("Container %s for pod %s/%s failed with "
+                                  "exit code %lld matching FailJob rule at "
+                                  "index %zu",
+                                  ctr, ns, pname, (long long)code, i) :
+                     fq_xasprintf("Pod %s/%s has condition %s matching "
+                                  "FailJob rule at index %zu",
+                                  ns, pname, cond, i);
+        return PFP_FAIL_JOB;
+    }
+    return PFP_COUNT;
 }
 
 static void collect_pods(struct fq_engine *e, const struct jobctl *jc,
@@ -109,10 +237,16 @@ static void collect_pods(struct fq_engine *e, const struct jobctl *jc,
                               "OnFailure") == 0 ?
                            fq_pods_restarts(p) :
                            0;
+        if (jp->failed) {
+            enum pfp_action a = pfp_action(job, p, ns, &jp->fail_job);
+            jp->ignored = a == PFP_IGNORE;
+            if (jp->fail_job && !v->fail_job)
+                v->fail_job = jp->fail_job;
+        }
         v->active += !jp->terminal;
         v->ready += jp->ready;
         v->succeeded += jp->succeeded;
-        v->failed += jp->failed;
+        v->failed += jp->failed && !jp->ignored;
         v->restarts += jp->restarts;
     }
 }
@@ -370,6 +504,10 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
             goto counts;
         }
         fq_pods_queue_timer(&jc->q, ns, name, deadline);
+    }
+    if (v.fail_job) {
+        job_fail(e, ns, job, &v, st, "PodFailurePolicy", v.fail_job, now);
+        goto counts;
     }
     if (v.failed + v.restarts > backoff) {
         job_fail(e, ns, job, &v, st, "BackoffLimitExceeded",

@@ -3,8 +3,9 @@
  *
  * Drives Jobs through the engine with an injected clock and plays the
  * runner: completion, backoffLimit retries, activeDeadlineSeconds, an
- * Indexed Job with its rendezvous env, suspend / resume, and OnFailure
- * restarts counted against backoffLimit.
+ * Indexed Job with its rendezvous env, suspend / resume, OnFailure
+ * restarts counted against backoffLimit, and podFailurePolicy (FailJob,
+ * Ignore, Count, NotIn, onPodConditions).
  */
 #include "jobs_testlib.h"
 
@@ -288,6 +289,126 @@ static void test_job_ttl_after_finished(void **state)
     fq_engine_free(e);
 }
 
+/* The Job's one live pod (owned), failing it with `code`. */
+static char *fail_live(struct fq_engine *e, const char *jname, int code,
+                       int64_t now)
+{
+    const char *p[8];
+    size_t n = tl_pods(e, "default", "Job", jname, p, 8);
+    char *live = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!fq_pods_terminal(tl_get(e, FQ_KIND_POD, "default", p[i]))) {
+            free(live);
+            live = fq_xstrdup(p[i]);
+        }
+    assert_non_null(live);
+    tl_report(e, "default", live, "Failed", false, code, "Error", now);
+    fq_engine_run(e, now);
+    return live;
+}
+
+static void test_job_pod_failure_policy_fail_job(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_job(e, "pfp",
+              "  backoffLimit: 6\n  podFailurePolicy:\n"
+              "    rules:\n    - action: FailJob\n"
+              "      onExitCodes:\n        containerName: main\n"
+              "        operator: In\n        values: [42]\n",
+              T0);
+    char *pod = fail_live(e, "pfp", 42, T0 + 1000);
+    const struct fq_value *j = job(e, "pfp");
+    assert_string_equal(tl_cond(j, "Failed", "status"), "True");
+    assert_string_equal(tl_cond(j, "Failed", "reason"), "PodFailurePolicy");
+    assert_string_equal(tl_cond(j, "FailureTarget", "reason"),
+                        "PodFailurePolicy");
+    char *want = fq_xasprintf("Container main for pod default/%s failed with "
+                              "exit code 42 matching FailJob rule at index 0",
+                              pod);
+    assert_string_equal(tl_cond(j, "Failed", "message"), want);
+    assert_int_equal(fq_value_path_int(j, "status.failed", -1), 1);
+    const char *p[8];
+    assert_int_equal(tl_pods(e, "default", "Job", "pfp", p, 8), 1);
+    free(want);
+    free(pod);
+    fq_engine_free(e);
+}
+
+static void test_job_pod_failure_policy_ignore_count(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    /* 143 (a SIGTERM'd pod) is ignored, 1 is counted, anything else but
+     * 1 fails the Job: rules apply in order, the first match decides. */
+    apply_job(e, "pfp",
+              "  backoffLimit: 1\n  podFailurePolicy:\n"
+              "    rules:\n    - action: Ignore\n"
+              "      onExitCodes: {operator: In, values: [143]}\n"
+              "    - action: Count\n"
+              "      onExitCodes: {operator: In, values: [1]}\n"
+              "    - action: FailJob\n"
+              "      onExitCodes: {operator: NotIn, values: [1]}\n",
+              T0);
+    free(fail_live(e, "pfp", 143, T0 + 1000));
+    const struct fq_value *j = job(e, "pfp");
+    assert_string_equal(tl_cond(j, "Failed", "status"), "");
+    assert_int_equal(fq_value_path_int(j, "status.failed", -1), 0);
+    assert_int_equal(fq_value_path_int(j, "status.active", -1), 1);
+    free(fail_live(e, "pfp", 1, T0 + 2000));
+    j = job(e, "pfp");
+    assert_string_equal(tl_cond(j, "Failed", "status"), "");
+    assert_int_equal(fq_value_path_int(j, "status.failed", -1), 1);
+    char *pod = fail_live(e, "pfp", 7, T0 + 3000);
+    j = job(e, "pfp");
+    assert_string_equal(tl_cond(j, "Failed", "reason"), "PodFailurePolicy");
+    assert_non_null(
+        strstr(tl_cond(j, "Failed", "message"), "FailJob rule at index 2"));
+    const char *p[8];
+    assert_int_equal(tl_pods(e, "default", "Job", "pfp", p, 8), 3);
+    free(pod);
+    fq_engine_free(e);
+}
+
+static void test_job_pod_failure_policy_conditions(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_job(e, "pfp",
+              "  backoffLimit: 0\n  podFailurePolicy:\n"
+              "    rules:\n    - action: Ignore\n"
+              "      onPodConditions:\n"
+              "      - type: DisruptionTarget\n",
+              T0);
+    /* A pod failed by a disruption (preemption, a node that went) is
+     * replaced without counting. */
+    const char *p[8];
+    assert_int_equal(tl_pods(e, "default", "Job", "pfp", p, 8), 1);
+    char *name = fq_xstrdup(p[0]);
+    struct fq_objstore *s = fq_engine_store(e);
+    struct fq_value *copy = fq_objstore_edit(s, FQ_KIND_POD, "default", name);
+    struct fq_value *st = fq_map_ensure_map(copy, "status");
+    struct fq_value *conds = fq_value_seq();
+    struct fq_value *c = fq_value_map();
+    fq_map_set(c, "type", fq_value_str("DisruptionTarget"));
+    fq_map_set(c, "status", fq_value_str("True"));
+    fq_seq_push(conds, c);
+    fq_map_set(st, "conditions", conds);
+    fq_map_set(st, "phase", fq_value_str("Failed"));
+    assert_int_equal(fq_objstore_update(s, copy, true, NULL, NULL, NULL), 0);
+    fq_engine_run(e, T0 + 1000);
+    const struct fq_value *j = job(e, "pfp");
+    assert_string_equal(tl_cond(j, "Failed", "status"), "");
+    assert_int_equal(fq_value_path_int(j, "status.failed", -1), 0);
+    assert_int_equal(tl_pods(e, "default", "Job", "pfp", p, 8), 2);
+    /* Without the condition the same failure fails the Job. */
+    free(fail_live(e, "pfp", 1, T0 + 2000));
+    assert_string_equal(tl_cond(job(e, "pfp"), "Failed", "reason"),
+                        "BackoffLimitExceeded");
+    free(name);
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +419,9 @@ int main(void)
         cmocka_unit_test(test_job_suspend_resume),
         cmocka_unit_test(test_job_onfailure_restarts),
         cmocka_unit_test(test_job_ttl_after_finished),
+        cmocka_unit_test(test_job_pod_failure_policy_fail_job),
+        cmocka_unit_test(test_job_pod_failure_policy_ignore_count),
+        cmocka_unit_test(test_job_pod_failure_policy_conditions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
