@@ -16,6 +16,8 @@
  *   Initializing ----> Suspending <---- (suspend=true) ----.
  *    | cluster ready                                       |
  *    | + submitter Job created (to_running)                |
+ *    |   (not by startTime+preRunningDeadlineSeconds:      |
+ *    |    Failed, reason PreRunningDeadlineExceeded)       |
  *    v                                                     |
  *   Running -----------------------------------------------'
  *    |   submitter Job Complete      -> Complete  (jobStatus SUCCEEDED)
@@ -86,8 +88,12 @@
  *    flexq driver does not race a dashboard, and a retried driver would
  *    re-run the training).
  *
+ * preRunningDeadlineSeconds bounds Initializing (from startTime until the
+ * submitter exists); like activeDeadlineSeconds its failure is not
+ * retried under backoffLimit.
+ *
  * What it does not do: HTTPMode / InteractiveMode / SidecarMode,
- * clusterSelector, preRunningDeadlineSeconds, deletionStrategy, the 300 s
+ * clusterSelector, deletionStrategy, schedule (cron), the 300 s
  * grace periods (the submitter's exit is the job's end here), anything in
  * `no_pods` mode.
  */
@@ -334,7 +340,8 @@ static void to_finished(struct fq_engine *e, const char *ns,
     if (strcmp(reason, "AppFailed") == 0)
         fq_map_set(st, "jobStatus", fq_value_str("FAILED"));
     fq_engine_event(e, rj, "Warning", reason, "%s", msg);
-    if (failed <= limit && strcmp(reason, "DeadlineExceeded") != 0) {
+    if (failed <= limit && strcmp(reason, "DeadlineExceeded") != 0 &&
+        strcmp(reason, "PreRunningDeadlineExceeded") != 0) {
         set_ds(st, "Retrying");
         return;
     }
@@ -731,6 +738,23 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
             goto write;
         }
         fq_pods_queue_timer(&ctl->q, ns, name, start + ads * 1000);
+    }
+    int64_t prds = fq_value_path_int(spec, "preRunningDeadlineSeconds", 0);
+    if (prds > 0 && strcmp(ds, "Initializing") == 0) {
+        int64_t start = now;
+        fq_time_parse(fq_value_path_str(st, "startTime", ""), &start);
+        if (now >= start + prds * 1000) {
+            char *msg = fq_xasprintf(
+                "The RayJob did not reach Running within "
+                "preRunningDeadlineSeconds. StartTime: %s. "
+                "PreRunningDeadlineSeconds: %lld",
+                fq_value_path_str(st, "startTime", ""), (long long)prds);
+            to_finished(e, ns, rj, st, false, "PreRunningDeadlineExceeded", msg,
+                        now);
+            free(msg);
+            goto write;
+        }
+        fq_pods_queue_timer(&ctl->q, ns, name, start + prds * 1000);
     }
     const char *cname = fq_value_path_str(st, "rayClusterName", "");
     const struct fq_object *co =

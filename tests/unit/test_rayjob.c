@@ -273,6 +273,39 @@ static void test_rayjob_deadline(void **state)
     fq_engine_free(e);
 }
 
+static void test_rayjob_pre_running_deadline(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_rj(e, "  preRunningDeadlineSeconds: 30\n  backoffLimit: 2\n", T0);
+    assert_string_equal(st(e, "status.jobDeploymentStatus"), "Initializing");
+    char *cluster = fq_xstrdup(st(e, "status.rayClusterName"));
+    /* The cluster never becomes ready (say, a worker stays Pending). */
+    assert_int_equal(fq_engine_next_wakeup(e), T0 + 30000);
+    fq_engine_run(e, T0 + 29999);
+    assert_string_equal(st(e, "status.jobDeploymentStatus"), "Initializing");
+    fq_engine_run(e, T0 + 30000);
+    assert_string_equal(st(e, "status.jobDeploymentStatus"), "Failed");
+    assert_string_equal(st(e, "status.reason"), "PreRunningDeadlineExceeded");
+    /* A deadline is not retried, whatever backoffLimit says. */
+    assert_int_equal(fq_value_path_int(rj(e), "status.failed", -1), 1);
+    assert_null(tl_get(e, FQ_KIND_RAYCLUSTER, "default", cluster));
+    free(cluster);
+    fq_engine_free(e);
+}
+
+static void test_rayjob_pre_running_deadline_met(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_rj(e, "  preRunningDeadlineSeconds: 30\n", T0);
+    char *sub = to_running(e, T0 + 1000);
+    fq_engine_run(e, T0 + 60000); /* Running: the deadline no longer applies */
+    assert_string_equal(st(e, "status.jobDeploymentStatus"), "Running");
+    free(sub);
+    fq_engine_free(e);
+}
+
 static void test_rayjob_suspend(void **state)
 {
     (void)state;
@@ -411,6 +444,8 @@ int main(void)
         cmocka_unit_test(test_rayjob_worker_fails),
         cmocka_unit_test(test_rayjob_backoff_retry),
         cmocka_unit_test(test_rayjob_deadline),
+        cmocka_unit_test(test_rayjob_pre_running_deadline),
+        cmocka_unit_test(test_rayjob_pre_running_deadline_met),
         cmocka_unit_test(test_rayjob_suspend),
         cmocka_unit_test(test_rayjob_elastic_scale),
         cmocka_unit_test(test_rayjob_stop),
