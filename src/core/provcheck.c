@@ -99,12 +99,23 @@
 #define ANN_REPORTED    "flexq.dev/failure-reported"
 #define PARAM_PREFIX    "provreq.kueue.x-k8s.io/"
 
+/* One request of ours (it carries flexq.dev/workload), as a run sees it. */
+struct preq {
+    char *ns, *wl, *check, *name; /* owned */
+    int64_t attempt;
+    bool live; /* not Failed, BookingExpired or CapacityRevoked */
+    bool gone; /* deleted during this run */
+};
+
 struct provcheck {
     uint64_t created, deleted; /* counters for tests */
-    /* "ns/name" of the workloads owning a live request, sorted; rebuilt at
-     * the start of every run (any request change kicks one). */
-    char **owners;
-    size_t nowners;
+    /* The index of our requests, sorted by namespace, workload, check and
+     * attempt, rebuilt at the start of every run (any request change kicks
+     * one): a workload's requests are a bsearch away instead of a walk
+     * over every request of its namespace. Requests a run creates are not
+     * in it; each workload is reconciled once per run, before they exist. */
+    struct preq *reqs;
+    size_t nreqs;
 };
 
 struct prc {
@@ -402,31 +413,68 @@ static int64_t free_attempt(struct fq_engine *e, const char *ns, const char *wl,
     return a;
 }
 
-/* The requests of (workload, check): the latest, and the highest attempt. */
-static const struct fq_object *latest_request(struct fq_engine *e,
-                                              const char *ns, const char *wl,
-                                              const char *check,
-                                              int64_t *attempt)
+static int cmp_preq(const void *a, const void *b)
 {
-    const struct fq_object **list;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
-                                ns, &list);
-    const struct fq_object *best = NULL;
-    *attempt = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct fq_value *o = list[i]->obj;
-        const char *w = ann(o, ANN_WORKLOAD), *c = ann(o, ANN_CHECK);
-        if (!w || !c || strcmp(w, wl) || strcmp(c, check))
-            continue;
-        const char *a = ann(o, ANN_ATTEMPT);
-        int64_t at = a ? atoll(a) : 0;
-        if (at >= *attempt) {
-            *attempt = at;
-            best = list[i];
-        }
+    const struct preq *x = a, *y = b;
+    int c = strcmp(x->ns, y->ns);
+    if (!c)
+        c = strcmp(x->wl, y->wl);
+    if (!c)
+        c = strcmp(x->check, y->check);
+    if (!c)
+        c = (x->attempt > y->attempt) - (x->attempt < y->attempt);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+/* The first index entry of workload ns/wl (or where it would be). */
+static size_t first_of(const struct provcheck *pc, const char *ns,
+                       const char *wl)
+{
+    size_t lo = 0, hi = pc->nreqs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(pc->reqs[mid].ns, ns);
+        if (!c)
+            c = strcmp(pc->reqs[mid].wl, wl);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    free(list);
+    return lo;
+}
+
+static bool is_of(const struct provcheck *pc, size_t i, const char *ns,
+                  const char *wl)
+{
+    return i < pc->nreqs && !strcmp(pc->reqs[i].ns, ns) &&
+           !strcmp(pc->reqs[i].wl, wl);
+}
+
+/* The latest request of (workload, check) still there, and its attempt
+ * (0 when none). */
+static struct preq *latest_request(struct provcheck *pc, const char *ns,
+                                   const char *wl, const char *check,
+                                   int64_t *attempt)
+{
+    struct preq *best = NULL;
+    *attempt = 0;
+    for (size_t i = first_of(pc, ns, wl); is_of(pc, i, ns, wl); i++) {
+        struct preq *r = &pc->reqs[i];
+        if (r->gone || strcmp(r->check, check) || r->attempt < *attempt)
+            continue;
+        *attempt = r->attempt;
+        best = r;
+    }
     return best;
+}
+
+static void drop(struct provcheck *pc, struct fq_engine *e, struct preq *r)
+{
+    if (fq_objstore_delete(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
+                           r->ns, r->name, NULL) == 0)
+        pc->deleted++;
+    r->gone = true;
 }
 
 static bool terminal(const struct fq_value *status)
@@ -578,12 +626,10 @@ struct keep {
     int64_t attempt;
 };
 
-static bool kept(const struct fq_value *req, const struct keep *keep,
-                 size_t nkeep)
+static bool kept(const struct preq *r, const struct keep *keep, size_t nkeep)
 {
-    const char *c = ann(req, ANN_CHECK), *a = ann(req, ANN_ATTEMPT);
-    for (size_t i = 0; c && i < nkeep; i++)
-        if (!strcmp(keep[i].check, c) && (a ? atoll(a) : 0) == keep[i].attempt)
+    for (size_t i = 0; i < nkeep; i++)
+        if (!strcmp(keep[i].check, r->check) && r->attempt == keep[i].attempt)
             return true;
     return false;
 }
@@ -594,28 +640,12 @@ static void delete_requests(struct provcheck *pc, struct fq_engine *e,
                             const char *ns, const char *wl, bool only_live,
                             const struct keep *keep, size_t nkeep)
 {
-    const struct fq_object **list;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
-                                ns, &list);
-    char **names = fq_xcalloc(n + 1, sizeof(*names));
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *w = ann(list[i]->obj, ANN_WORKLOAD);
-        if (!w || strcmp(w, wl))
+    for (size_t i = first_of(pc, ns, wl); is_of(pc, i, ns, wl); i++) {
+        struct preq *r = &pc->reqs[i];
+        if (r->gone || (only_live && (!r->live || kept(r, keep, nkeep))))
             continue;
-        if (only_live && (terminal(fq_map_get(list[i]->obj, "status")) ||
-                          kept(list[i]->obj, keep, nkeep)))
-            continue;
-        names[m++] = fq_xstrdup(list[i]->name);
+        drop(pc, e, r);
     }
-    free(list);
-    for (size_t i = 0; i < m; i++) {
-        if (fq_objstore_delete(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
-                               ns, names[i], NULL) == 0)
-            pc->deleted++;
-        free(names[i]);
-    }
-    free(names);
 }
 
 /*
@@ -725,20 +755,22 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
             continue;
         }
         int64_t attempt;
+        struct preq *pr = latest_request(pc, wl->ns, wl->name, check, &attempt);
         const struct fq_object *req =
-            latest_request(e, wl->ns, wl->name, check, &attempt);
+            pr ?
+                fq_objstore_get(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
+                                pr->ns, pr->name) :
+                NULL;
         const char *state = fq_value_path_str(ch, "state", "Pending");
-        if (req && strcmp(state, "Ready") &&
-            !terminal(fq_map_get(req->obj, "status")) &&
+        if (req && pr->live && strcmp(state, "Ready") &&
             !request_matches(e, wl->obj, req->obj, &prc)) {
             /* Made for an earlier reservation: replaced below. */
-            char *name = fq_xstrdup(req->name);
-            if (fq_objstore_delete(fq_engine_store(e),
-                                   FQ_KIND_PROVISIONINGREQUEST, wl->ns, name,
-                                   NULL) == 0)
-                pc->deleted++;
-            free(name);
-            req = latest_request(e, wl->ns, wl->name, check, &attempt);
+            drop(pc, e, pr);
+            pr = latest_request(pc, wl->ns, wl->name, check, &attempt);
+            req = pr ? fq_objstore_get(fq_engine_store(e),
+                                       FQ_KIND_PROVISIONINGREQUEST, pr->ns,
+                                       pr->name) :
+                       NULL;
         }
         bool reported = req && ann(req->obj, ANN_REPORTED);
         keep[nkeep].check = fq_xstrdup(check);
@@ -770,28 +802,15 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
 /* Requests whose workload is gone are deleted. */
 static void orphans(struct provcheck *pc, struct fq_engine *e)
 {
-    const struct fq_object **list;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
-                                NULL, &list);
-    char **gone = fq_xcalloc(2 * n + 1, sizeof(*gone));
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *w = ann(list[i]->obj, ANN_WORKLOAD);
-        if (w && !fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD,
-                                  list[i]->ns, w)) {
-            gone[m++] = fq_xstrdup(list[i]->ns);
-            gone[m++] = fq_xstrdup(list[i]->name);
-        }
+    bool missing = false;
+    for (size_t i = 0; i < pc->nreqs; i++) {
+        struct preq *r = &pc->reqs[i];
+        if (i == 0 || !is_of(pc, i - 1, r->ns, r->wl))
+            missing = !fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD,
+                                       r->ns, r->wl);
+        if (missing && !r->gone)
+            drop(pc, e, r);
     }
-    free(list);
-    for (size_t i = 0; i < m; i += 2) {
-        if (fq_objstore_delete(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
-                               gone[i], gone[i + 1], NULL) == 0)
-            pc->deleted++;
-        free(gone[i]);
-        free(gone[i + 1]);
-    }
-    free(gone);
 }
 
 static void *pc_create(struct fq_engine *e)
@@ -800,53 +819,59 @@ static void *pc_create(struct fq_engine *e)
     return fq_xcalloc(1, sizeof(struct provcheck));
 }
 
-static void free_owners(struct provcheck *pc)
+static void free_index(struct provcheck *pc)
 {
-    for (size_t i = 0; i < pc->nowners; i++)
-        free(pc->owners[i]);
-    free(pc->owners);
-    pc->owners = NULL;
-    pc->nowners = 0;
+    for (size_t i = 0; i < pc->nreqs; i++) {
+        free(pc->reqs[i].ns);
+        free(pc->reqs[i].wl);
+        free(pc->reqs[i].check);
+        free(pc->reqs[i].name);
+    }
+    free(pc->reqs);
+    pc->reqs = NULL;
+    pc->nreqs = 0;
 }
 
 static void pc_destroy(void *self)
 {
-    free_owners(self);
+    free_index(self);
     free(self);
 }
 
-static int cmp_str(const void *a, const void *b)
+/* Rebuilds the index of our requests from the store. */
+static void build_index(struct provcheck *pc, struct fq_engine *e)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Rebuilds the set of workloads that own a live request. */
-static void collect_owners(struct provcheck *pc, struct fq_engine *e)
-{
-    free_owners(pc);
+    free_index(pc);
     const struct fq_object **list;
     size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
                                 NULL, &list);
-    pc->owners = fq_xcalloc(n + 1, sizeof(*pc->owners));
+    pc->reqs = fq_xcalloc(n + 1, sizeof(*pc->reqs));
     for (size_t i = 0; i < n; i++) {
-        const char *w = ann(list[i]->obj, ANN_WORKLOAD);
-        if (w && !terminal(fq_map_get(list[i]->obj, "status")))
-            pc->owners[pc->nowners++] = fq_xasprintf("%s/%s", list[i]->ns, w);
+        const struct fq_value *o = list[i]->obj;
+        const char *w = ann(o, ANN_WORKLOAD);
+        if (!w)
+            continue;
+        const char *c = ann(o, ANN_CHECK), *a = ann(o, ANN_ATTEMPT);
+        struct preq *r = &pc->reqs[pc->nreqs++];
+        r->ns = fq_xstrdup(list[i]->ns);
+        r->wl = fq_xstrdup(w);
+        r->check = fq_xstrdup(c ? c : "");
+        r->name = fq_xstrdup(list[i]->name);
+        r->attempt = a ? atoll(a) : 0;
+        r->live = !terminal(fq_map_get(o, "status"));
     }
     free(list);
-    qsort(pc->owners, pc->nowners, sizeof(*pc->owners), cmp_str);
+    qsort(pc->reqs, pc->nreqs, sizeof(*pc->reqs), cmp_preq);
 }
 
+/* Does the workload own a live request (as of the last run's start)? */
 static bool owns_live(const struct provcheck *pc, const char *ns,
                       const char *name)
 {
-    if (!pc->nowners)
-        return false;
-    char *key = fq_xasprintf("%s/%s", ns, name);
-    bool found = bsearch(&key, pc->owners, pc->nowners, sizeof(*pc->owners),
-                         cmp_str) != NULL;
-    free(key);
-    return found;
+    for (size_t i = first_of(pc, ns, name); is_of(pc, i, ns, name); i++)
+        if (pc->reqs[i].live && !pc->reqs[i].gone)
+            return true;
+    return false;
 }
 
 /* Does a workload list a check this controller handles? */
@@ -889,7 +914,7 @@ static void pc_on_change(void *self, struct fq_engine *e,
 static void pc_run(void *self, struct fq_engine *e, int64_t now)
 {
     struct provcheck *pc = self;
-    collect_owners(pc, e);
+    build_index(pc, e);
     const struct fq_object **list;
     size_t n =
         fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
