@@ -243,7 +243,8 @@ static int pentry_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->podset, y->podset);
 }
 
-static void pindex_build(struct fq_capacity *st, struct pindex *ix)
+static void pindex_build(struct fq_capacity *st, const struct fq_smap *want,
+                         struct pindex *ix)
 {
     memset(ix, 0, sizeof(*ix));
     for (size_t i = 0; i < st->nnodes; i++) {
@@ -251,6 +252,8 @@ static void pindex_build(struct fq_capacity *st, struct pindex *ix)
         if (nd->gone || nd->busy == 0)
             continue;
         for (size_t k = 0; k < nd->npl; k++) {
+            if (!fq_smap_has(want, nd->pl[k].wl))
+                continue;
             FQ_GROW(ix->v, ix->cap, ix->n + 1);
             struct pentry *x = &ix->v[ix->n++];
             x->wl = nd->pl[k].wl;
@@ -346,10 +349,10 @@ static void place_on(struct fq_capacity *st, struct fq_engine *e,
 /* Removes every placement of workloads that are no longer active. */
 static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
 {
-    /* Only after a workload stopped being active (or at the first run). */
-    if (!st->unplace_due)
+    /* Only placements of workloads that stopped being active since the
+     * last run (all of them at the first run) can go. */
+    if (!st->unplace_all && st->stopped.n == 0)
         return;
-    st->unplace_due = false;
     struct fq_objstore *s = fq_engine_store(e);
     for (size_t i = 0; i < st->nnodes; i++) {
         struct fq_cap_node *nd = &st->nodes[i];
@@ -360,6 +363,8 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         bool *gone = fq_xcalloc(nd->npl + 1, sizeof(bool));
         bool dropped = false;
         for (size_t k = 0; k < nd->npl; k++) {
+            if (!st->unplace_all && !fq_smap_has(&st->stopped, nd->pl[k].wl))
+                continue;
             char key[512];
             snprintf(key, sizeof(key), "%s", nd->pl[k].wl);
             char *slash = strchr(key, '/');
@@ -393,6 +398,8 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         fq_map_set(fq_map_ensure_map(o, "status"), "placements", keep);
         fq_objstore_update(s, o, true, NULL, NULL, NULL);
     }
+    st->unplace_all = false;
+    fq_smap_clear(&st->stopped);
 }
 
 static bool node_allowed(const struct fq_cap_node *nd, const struct group *g)
@@ -428,10 +435,17 @@ static void place_group(struct fq_capacity *st, struct fq_engine *e,
 static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                               struct groups *gs)
 {
-    struct pindex ix;
-    pindex_build(st, &ix);
     const struct fq_object **list;
     size_t n = fq_capacity_watched(st, e, true, &list);
+    struct fq_smap looked = {0};
+    for (size_t i = 0; i < n; i++) {
+        char key[512];
+        snprintf(key, sizeof(key), "%s/%s", list[i]->ns, list[i]->name);
+        fq_smap_add(&looked, key);
+    }
+    struct pindex ix;
+    pindex_build(st, &looked, &ix);
+    fq_smap_free(&looked);
     struct fmemo memo = {0};
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *wl = list[i]->obj;

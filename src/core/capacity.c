@@ -715,7 +715,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
         if (!w)
             return false;
         fq_smap_del(&st->watch, key);
-        st->unplace_due = true;
+        fq_smap_add(&st->stopped, key);
         return true;
     }
     if (!w) {
@@ -725,7 +725,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
     w->active = fq_capacity_workload_active(wl);
     w->settled = false;
     if (!w->active)
-        st->unplace_due = true;
+        fq_smap_add(&st->stopped, key);
     return true;
 }
 
@@ -735,7 +735,7 @@ static void watch_seed(struct fq_capacity *st, struct fq_engine *e)
         return;
     st->watch_seeded = true;
     st->watch.free_val = free;
-    st->unplace_due = true;
+    st->unplace_all = true;
     const struct fq_object **all;
     size_t n =
         fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &all);
@@ -818,6 +818,7 @@ static void cap_destroy(void *self)
     fq_cloud_free(st->cloud);
     fq_cost_release(st);
     fq_smap_free(&st->watch);
+    fq_smap_free(&st->stopped);
     free(st);
 }
 
@@ -845,6 +846,7 @@ static void cap_run(void *self, struct fq_engine *e, int64_t now)
     st->now = now;
     st->wake = FQ_NEVER;
     bootstrap(st, e);
+    watch_seed(st, e);
     load_model(st, e);
     pools_free(st);
     snapshot(st, e);

@@ -115,7 +115,11 @@ struct fq_capacity {
      * pending workload of a deep queue nor every finished one. */
     struct fq_smap watch;
     bool watch_seeded;
-    bool unplace_due; /* a workload stopped being active: drop placements */
+    /* Workloads that stopped being active since the last run ("ns/name"
+     * set): their placements go; all placements are checked when
+     * unplace_all (the first run). */
+    struct fq_smap stopped;
+    bool unplace_all;
     /* counters, for tests and the dashboard */
     uint64_t scale_ups, scale_up_failures, scale_downs, slices_created;
 };
