@@ -5,8 +5,9 @@
  *
  *   meta(key PRIMARY KEY, value)          "revision": last committed core
  *                                         revision, for logs and --check
- *   objects(kind, ns, name, rev, body)    one row per live object, the
- *                                         object's JSON; WITHOUT ROWID
+ *   objects(id, kind, ns, name, rev, body)
+ *                                         one row per live object, the
+ *                                         object's JSON; id is the rowid
  *   event_history(id, rev, ns, name, body)
  *                                         every version of every Event,
  *                                         kept after the Event is deleted
@@ -17,16 +18,31 @@
  * file cannot exist.
  *
  * fq_store_commit writes one loop turn's change log in one transaction
- * (BEGIN IMMEDIATE ... COMMIT): an ADDED or MODIFIED change is an upsert of
- * the object's latest JSON, a DELETED change deletes the row. When one
- * object changed several times in the turn only its last state is written.
- * With journal_mode=WAL and synchronous=FULL a returned commit is on disk;
- * the daemon answers its clients only after that.
+ * (BEGIN IMMEDIATE ... COMMIT): an ADDED or MODIFIED change writes the
+ * object's latest JSON, a DELETED change deletes the row. When one object
+ * changed several times in the turn only its last state is written. With
+ * journal_mode=WAL and synchronous=FULL a returned commit is on disk; the
+ * daemon answers its clients only after that.
+ *
+ * Why rowids and no key index (schema 3). A commit costs one WAL frame
+ * (a 4 KiB page, written and fsynced) per page it dirties. Schema 2 keyed
+ * objects by (kind, ns, name) and indexed event_history by (ns, name), so
+ * a turn's new Workloads and their Events, whose names are scattered over
+ * the key space, each dirtied a page of their own: about 76 frames for a
+ * commit of 8 creates. Now a new object gets the next id and lands on the
+ * table's last page next to the other new rows of its turn, and an update
+ * rewrites the row in place by id: 8 creates cost about 8 frames. The
+ * key -> id map lives in memory (`index`, filled at open from the table,
+ * one entry per row), which the daemon can afford since it keeps every
+ * object in memory anyway.
  *
  * Invariants:
  *   (1) the objects table equals the engine's store as of the last
- *       committed turn, row for row;
- *   (2) a failed commit is rolled back whole; the caller treats it as fatal
+ *       committed turn, row for row, one row per (kind, ns, name);
+ *   (2) `index` maps exactly the table's rows' keys to their ids, and
+ *       next_id is above every id in the table; after a failed commit
+ *       both are read again from the table;
+ *   (3) a failed commit is rolled back whole; the caller treats it as fatal
  *       (the engine is then ahead of the disk and must be rebuilt from it).
  *
  * What it does not do: decide anything about objects (the core does), keep
@@ -48,13 +64,25 @@
 #include "flexq/alloc.h"
 #include "flexq/quantity.h"
 
+/* One row of the objects table: its key and id (open addressing). */
+struct slot {
+    char *key; /* owned, from make_key; NULL: empty slot */
+    size_t klen;
+    uint64_t hash;
+    int64_t id;
+};
+
 struct fq_store {
     int lock_fd; /* flock()ed DIR/flexqd.lock: one daemon per directory */
     sqlite3 *db;
-    sqlite3_stmt *upsert;
+    sqlite3_stmt *insert;
+    sqlite3_stmt *update;
     sqlite3_stmt *del;
     sqlite3_stmt *event;
     sqlite3_stmt *meta;
+    struct slot *index; /* key -> objects.id; capacity a power of two */
+    size_t index_cap, index_n;
+    int64_t next_id;
     uint64_t commits;
     uint64_t rows;
 };
@@ -69,6 +97,24 @@ static const char *const migrations[FQ_STORE_SCHEMA_VERSION] = {
     " rev INTEGER NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
     " body TEXT NOT NULL);"
     "CREATE INDEX event_history_name ON event_history (ns, name);",
+    /* 2 -> 3: rowid tables without key indexes (see the top comment);
+     * rows keep their order of last change, the history its ids. */
+    "CREATE TABLE objects3 (id INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
+    " ns TEXT NOT NULL, name TEXT NOT NULL, rev INTEGER NOT NULL,"
+    " body TEXT NOT NULL);"
+    "INSERT INTO objects3 (kind, ns, name, rev, body)"
+    " SELECT kind, ns, name, rev, body FROM objects ORDER BY rev;"
+    "DROP TABLE objects;"
+    "ALTER TABLE objects3 RENAME TO objects;"
+    "CREATE TABLE event_history3 (id INTEGER PRIMARY KEY,"
+    " rev INTEGER NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
+    " body TEXT NOT NULL);"
+    "INSERT INTO event_history3 (id, rev, ns, name, body)"
+    " SELECT id, rev, ns, name, body FROM event_history;"
+    "DROP TABLE event_history;"
+    "ALTER TABLE event_history3 RENAME TO event_history;"
+    "DELETE FROM sqlite_sequence WHERE name = 'event_history';"
+    "INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', '0');",
 };
 
 static int db_err(struct fq_err *err, sqlite3 *db, const char *what)
@@ -129,6 +175,145 @@ static int migrate(sqlite3 *db, struct fq_err *err)
 fail:
     exec(db, "ROLLBACK", NULL);
     return rc;
+}
+
+static enum fq_kind kind_by_name(const char *name)
+{
+    for (int k = 1; k < FQ_KIND__COUNT; k++)
+        if (strcmp(fq_kind_info((enum fq_kind)k)->name, name) == 0)
+            return (enum fq_kind)k;
+    return FQ_KIND_NONE;
+}
+
+/* --- the key -> id index ------------------------------------------------ */
+
+/* "KIND:NSLEN:NSNAME": unambiguous whatever the names contain. */
+static char *make_key(enum fq_kind kind, const char *ns, const char *name,
+                      size_t *len)
+{
+    char *k = fq_xasprintf("%d:%zu:%s%s", (int)kind, strlen(ns), ns, name);
+    *len = strlen(k);
+    return k;
+}
+
+static uint64_t hash_key(const char *k, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)k[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static struct slot *slot_find(struct fq_store *s, const char *k, size_t len,
+                              uint64_t h)
+{
+    if (!s->index_cap)
+        return NULL;
+    size_t mask = s->index_cap - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        struct slot *x = &s->index[i];
+        if (!x->key)
+            return NULL;
+        if (x->hash == h && x->klen == len && !memcmp(x->key, k, len))
+            return x;
+    }
+}
+
+static void slot_put(struct fq_store *s, char *k, size_t len, uint64_t h,
+                     int64_t id);
+
+static void index_grow(struct fq_store *s)
+{
+    struct slot *old = s->index;
+    size_t cap = s->index_cap;
+    s->index_cap = cap ? cap * 2 : 1024;
+    s->index = fq_xcalloc(s->index_cap, sizeof(*s->index));
+    s->index_n = 0;
+    for (size_t i = 0; i < cap; i++)
+        if (old[i].key)
+            slot_put(s, old[i].key, old[i].klen, old[i].hash, old[i].id);
+    free(old);
+}
+
+/* Adds or replaces; takes `k`. */
+static void slot_put(struct fq_store *s, char *k, size_t len, uint64_t h,
+                     int64_t id)
+{
+    struct slot *x = slot_find(s, k, len, h);
+    if (x) {
+        x->id = id;
+        free(k);
+        return;
+    }
+    if ((s->index_n + 1) * 4 > s->index_cap * 3)
+        index_grow(s);
+    size_t mask = s->index_cap - 1;
+    size_t i = (size_t)h & mask;
+    while (s->index[i].key)
+        i = (i + 1) & mask;
+    s->index[i] = (struct slot){k, len, h, id};
+    s->index_n++;
+}
+
+/* Removes a slot, shifting back the entries of its probe run (linear
+ * probing without tombstones). */
+static void slot_del(struct fq_store *s, struct slot *x)
+{
+    size_t mask = s->index_cap - 1;
+    size_t i = (size_t)(x - s->index);
+    free(x->key);
+    s->index[i].key = NULL;
+    s->index_n--;
+    for (size_t j = (i + 1) & mask; s->index[j].key; j = (j + 1) & mask) {
+        size_t home = (size_t)s->index[j].hash & mask;
+        /* Entry j may move to the hole at i when its home is not in the
+         * cyclic range (i, j]. */
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (stays)
+            continue;
+        s->index[i] = s->index[j];
+        s->index[j].key = NULL;
+        i = j;
+    }
+}
+
+static void index_clear(struct fq_store *s)
+{
+    for (size_t i = 0; i < s->index_cap; i++)
+        free(s->index[i].key);
+    free(s->index);
+    s->index = NULL;
+    s->index_cap = s->index_n = 0;
+}
+
+/* Reads every row's key and id: the index and next_id (invariant 2). */
+static int index_load(struct fq_store *s, struct fq_err *err)
+{
+    index_clear(s);
+    s->next_id = 1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT id, kind, ns, name FROM objects", -1,
+                           &st, NULL))
+        return db_err(err, s->db, "reading object keys");
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        const char *kind = (const char *)sqlite3_column_text(st, 1);
+        const char *ns = (const char *)sqlite3_column_text(st, 2);
+        const char *name = (const char *)sqlite3_column_text(st, 3);
+        size_t len;
+        char *k = make_key(kind_by_name(kind ? kind : ""), ns ? ns : "",
+                           name ? name : "", &len);
+        slot_put(s, k, len, hash_key(k, len), id);
+        if (id >= s->next_id)
+            s->next_id = id + 1;
+    }
+    sqlite3_finalize(st);
+    if (step != SQLITE_DONE)
+        return db_err(err, s->db, "reading object keys");
+    return 0;
 }
 
 static int mkdir_p(const char *dir)
@@ -212,24 +397,31 @@ int fq_store_open(const char *dir, enum fq_store_sync sync,
     s->db = db;
     s->lock_fd = lock_fd;
     if (sqlite3_prepare_v3(db,
-                           "INSERT INTO objects (kind, ns, name, rev, body) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (kind, "
-                           "ns, name) DO UPDATE SET rev = excluded.rev, "
-                           "body = excluded.body",
-                           -1, SQLITE_PREPARE_PERSISTENT, &s->upsert, NULL) ||
+                           "INSERT INTO objects (id, kind, ns, name, rev, "
+                           "body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                           -1, SQLITE_PREPARE_PERSISTENT, &s->insert, NULL) ||
         sqlite3_prepare_v3(db,
-                           "DELETE FROM objects WHERE kind = ?1 AND ns = ?2 "
-                           "AND name = ?3",
-                           -1, SQLITE_PREPARE_PERSISTENT, &s->del, NULL) ||
+                           "UPDATE objects SET rev = ?2, body = ?3 WHERE "
+                           "id = ?1",
+                           -1, SQLITE_PREPARE_PERSISTENT, &s->update, NULL) ||
+        sqlite3_prepare_v3(db, "DELETE FROM objects WHERE id = ?1", -1,
+                           SQLITE_PREPARE_PERSISTENT, &s->del, NULL) ||
         sqlite3_prepare_v3(db,
                            "INSERT INTO event_history (rev, ns, name, body) "
                            "VALUES (?1, ?2, ?3, ?4)",
                            -1, SQLITE_PREPARE_PERSISTENT, &s->event, NULL) ||
+        /* An UPDATE of the value leaves meta's key index alone: one page
+         * per commit, not two (the row exists since migration 3). */
         sqlite3_prepare_v3(db,
-                           "INSERT OR REPLACE INTO meta (key, value) "
-                           "VALUES ('revision', ?1)",
+                           "UPDATE meta SET value = ?1 WHERE key = "
+                           "'revision'",
                            -1, SQLITE_PREPARE_PERSISTENT, &s->meta, NULL)) {
         rc = db_err(err, db, "preparing statements");
+        fq_store_close(s);
+        return rc;
+    }
+    rc = index_load(s, err);
+    if (rc < 0) {
         fq_store_close(s);
         return rc;
     }
@@ -241,57 +433,74 @@ void fq_store_close(struct fq_store *s)
 {
     if (!s)
         return;
-    sqlite3_finalize(s->upsert);
+    sqlite3_finalize(s->insert);
+    sqlite3_finalize(s->update);
     sqlite3_finalize(s->del);
     sqlite3_finalize(s->event);
     sqlite3_finalize(s->meta);
     sqlite3_close(s->db);
     if (s->lock_fd >= 0)
         close(s->lock_fd);
+    index_clear(s);
     free(s);
 }
 
-static enum fq_kind kind_by_name(const char *name)
-{
-    for (int k = 1; k < FQ_KIND__COUNT; k++)
-        if (strcmp(fq_kind_info((enum fq_kind)k)->name, name) == 0)
-            return (enum fq_kind)k;
-    return FQ_KIND_NONE;
-}
+/* Parsed rows of one kind, in (ns, name) order. */
+struct bucket {
+    struct fq_value **items;
+    size_t n, cap;
+};
 
 int fq_store_load(struct fq_store *s, fq_store_load_fn fn, void *ctx,
                   struct fq_err *err)
 {
+    /* One scan sorted by (kind, ns, name), bucketed by kind, then handed
+     * out in kinds.h's order: without a key index, a query per kind would
+     * read the whole table once per kind. */
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT ns, name, body FROM objects WHERE kind = "
-                           "?1 ORDER BY ns, name",
+                           "SELECT kind, ns, name, body FROM objects ORDER "
+                           "BY kind, ns, name",
                            -1, &st, NULL))
         return db_err(err, s->db, "loading");
     struct fq_limits lim = fq_limits_default();
     lim.max_bytes = 64u << 20;
-    int rc = 0;
-    for (int k = 1; k < FQ_KIND__COUNT && rc == 0; k++) {
-        sqlite3_reset(st);
-        sqlite3_bind_text(st, 1, fq_kind_info((enum fq_kind)k)->name, -1,
-                          SQLITE_STATIC);
-        int step;
-        while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-            const char *body = (const char *)sqlite3_column_text(st, 2);
-            int len = sqlite3_column_bytes(st, 2);
-            struct fq_value *obj = NULL;
-            struct fq_err perr = {0};
-            if (fq_json_parse(body ? body : "", (size_t)len, "store", &lim,
-                              &obj, &perr) < 0) {
-                rc = fq_err_set(err, FQ_EIO, "store: object %s/%s: %s",
-                                sqlite3_column_text(st, 0),
-                                sqlite3_column_text(st, 1), perr.msg);
-                break;
-            }
-            rc = fn(ctx, (enum fq_kind)k, obj);
+    struct bucket b[FQ_KIND__COUNT];
+    memset(b, 0, sizeof(b));
+    int rc = 0, step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *kname = (const char *)sqlite3_column_text(st, 0);
+        enum fq_kind k = kind_by_name(kname ? kname : "");
+        if (k == FQ_KIND_NONE)
+            continue; /* --check reports it */
+        const char *body = (const char *)sqlite3_column_text(st, 3);
+        int len = sqlite3_column_bytes(st, 3);
+        struct fq_value *obj = NULL;
+        struct fq_err perr = {0};
+        if (fq_json_parse(body ? body : "", (size_t)len, "store", &lim, &obj,
+                          &perr) < 0) {
+            rc = fq_err_set(err, FQ_EIO, "store: object %s/%s: %s",
+                            sqlite3_column_text(st, 1),
+                            sqlite3_column_text(st, 2), perr.msg);
+            break;
         }
+        FQ_GROW(b[k].items, b[k].cap, b[k].n + 1);
+        b[k].items[b[k].n++] = obj;
     }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = db_err(err, s->db, "loading");
     sqlite3_finalize(st);
+    for (int k = 1; k < FQ_KIND__COUNT; k++) {
+        for (size_t i = 0; i < b[k].n; i++) {
+            struct fq_value *obj = b[k].items[i];
+            b[k].items[i] = NULL;
+            if (rc == 0)
+                rc = fn(ctx, (enum fq_kind)k, obj);
+            else
+                fq_value_free(obj);
+        }
+        free(b[k].items);
+    }
     return rc;
 }
 
@@ -319,6 +528,54 @@ static int step_done(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Writes one object's last state of the turn: an update in place by id,
+ * or a new row at the table's end. */
+static int write_object(struct fq_store *s, const struct fq_change *ch,
+                        const char *json, size_t len, struct fq_err *err)
+{
+    size_t klen;
+    char *k = make_key(ch->kind, ch->ns, ch->name, &klen);
+    uint64_t h = hash_key(k, klen);
+    struct slot *x = slot_find(s, k, klen, h);
+    if (x) {
+        free(k);
+        sqlite3_bind_int64(s->update, 1, x->id);
+        sqlite3_bind_int64(s->update, 2, (sqlite3_int64)ch->rev);
+        sqlite3_bind_text(s->update, 3, json, (int)len, SQLITE_STATIC);
+        return step_done(s->update) < 0 ? db_err(err, s->db, "writing") : 0;
+    }
+    int64_t id = s->next_id++;
+    sqlite3_bind_int64(s->insert, 1, id);
+    sqlite3_bind_text(s->insert, 2, fq_kind_info(ch->kind)->name, -1,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(s->insert, 3, ch->ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s->insert, 4, ch->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s->insert, 5, (sqlite3_int64)ch->rev);
+    sqlite3_bind_text(s->insert, 6, json, (int)len, SQLITE_STATIC);
+    if (step_done(s->insert) < 0) {
+        free(k);
+        return db_err(err, s->db, "writing");
+    }
+    slot_put(s, k, klen, h, id);
+    return 0;
+}
+
+static int delete_object(struct fq_store *s, const struct fq_change *ch,
+                         struct fq_err *err)
+{
+    size_t klen;
+    char *k = make_key(ch->kind, ch->ns, ch->name, &klen);
+    struct slot *x = slot_find(s, k, klen, hash_key(k, klen));
+    free(k);
+    if (!x)
+        return 0; /* created and deleted within the turn: never written */
+    sqlite3_bind_int64(s->del, 1, x->id);
+    if (step_done(s->del) < 0)
+        return db_err(err, s->db, "deleting");
+    slot_del(s, x);
+    return 0;
+}
+
 int fq_store_commit(struct fq_store *s, const struct fq_change *c, size_t n,
                     struct fq_err *err)
 {
@@ -330,11 +587,15 @@ int fq_store_commit(struct fq_store *s, const struct fq_change *c, size_t n,
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const struct fq_change *ch = &c[i];
-        const char *kind = fq_kind_info(ch->kind)->name;
-        if (ch->kind == FQ_KIND_EVENT && ch->type != FQ_CHANGE_DELETED &&
-            ch->obj) {
+        bool last = !superseded(c, n, i);
+        bool history = ch->kind == FQ_KIND_EVENT &&
+                       ch->type != FQ_CHANGE_DELETED && ch->obj;
+        if (history || (last && ch->type != FQ_CHANGE_DELETED && ch->obj)) {
+            /* One encoding serves the history row and the object row. */
             fq_buf_reset(&json);
             fq_json_encode(ch->obj, FQ_JSON_COMPACT, &json);
+        }
+        if (history) {
             sqlite3_bind_int64(s->event, 1, (sqlite3_int64)ch->rev);
             sqlite3_bind_text(s->event, 2, ch->ns, -1, SQLITE_STATIC);
             sqlite3_bind_text(s->event, 3, ch->name, -1, SQLITE_STATIC);
@@ -346,26 +607,12 @@ int fq_store_commit(struct fq_store *s, const struct fq_change *c, size_t n,
             }
             s->rows++;
         }
-        if (superseded(c, n, i))
+        if (!last)
             continue;
-        if (ch->type == FQ_CHANGE_DELETED) {
-            sqlite3_bind_text(s->del, 1, kind, -1, SQLITE_STATIC);
-            sqlite3_bind_text(s->del, 2, ch->ns, -1, SQLITE_STATIC);
-            sqlite3_bind_text(s->del, 3, ch->name, -1, SQLITE_STATIC);
-            if (step_done(s->del) < 0)
-                rc = db_err(err, s->db, "deleting");
-        } else if (ch->obj) {
-            fq_buf_reset(&json);
-            fq_json_encode(ch->obj, FQ_JSON_COMPACT, &json);
-            sqlite3_bind_text(s->upsert, 1, kind, -1, SQLITE_STATIC);
-            sqlite3_bind_text(s->upsert, 2, ch->ns, -1, SQLITE_STATIC);
-            sqlite3_bind_text(s->upsert, 3, ch->name, -1, SQLITE_STATIC);
-            sqlite3_bind_int64(s->upsert, 4, (sqlite3_int64)ch->rev);
-            sqlite3_bind_text(s->upsert, 5, fq_buf_str(&json), (int)json.len,
-                              SQLITE_STATIC);
-            if (step_done(s->upsert) < 0)
-                rc = db_err(err, s->db, "writing");
-        }
+        if (ch->type == FQ_CHANGE_DELETED)
+            rc = delete_object(s, ch, err);
+        else if (ch->obj)
+            rc = write_object(s, ch, fq_buf_str(&json), json.len, err);
         s->rows++;
     }
     if (rc == 0) {
@@ -378,6 +625,9 @@ int fq_store_commit(struct fq_store *s, const struct fq_change *c, size_t n,
         rc = db_err(err, s->db, "commit");
     if (rc < 0) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        /* The index saw this turn's inserts and deletes: read it again
+         * from what the table holds after the rollback (invariant 2). */
+        index_load(s, NULL);
         return rc;
     }
     s->commits++;
@@ -558,6 +808,23 @@ int fq_store_check(const char *dir, struct fq_buf *report, struct fq_err *err)
             obj = NULL;
         }
         fq_value_free(obj);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    /* Invariant (1): one row per key (schema 3 has no unique index; the
+     * store's in-memory index keeps it so). */
+    if (v >= 3 &&
+        sqlite3_prepare_v2(db,
+                           "SELECT kind, ns, name, count(*) FROM objects "
+                           "GROUP BY kind, ns, name HAVING count(*) > 1",
+                           -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            fq_buf_printf(
+                report, "problem: %s %s/%s: %d rows\n",
+                sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
+                sqlite3_column_text(st, 2), sqlite3_column_int(st, 3));
+            problems++;
+        }
     }
     for (size_t i = 0; i < ncq; i++)
         add_cq_status(&u, fq_value_path_str(cqs[i], "metadata.name", ""),

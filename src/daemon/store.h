@@ -34,7 +34,7 @@ enum fq_store_sync {
 };
 
 /* The schema version this build writes; older files are migrated. */
-#define FQ_STORE_SCHEMA_VERSION 2
+#define FQ_STORE_SCHEMA_VERSION 3
 
 /*
  * Opens (creating the directory and the file `DIR/flexq.db` when absent)
@@ -64,9 +64,9 @@ void fq_store_stats(const struct fq_store *s, uint64_t *commits,
 /*
  * Verifies a data directory without changing it: SQLite's integrity check,
  * the schema version, that every row is a known kind whose JSON parses and
- * whose name matches its key, and that every Workload holding quota names
- * an existing ClusterQueue and is reserved once. Appends a readable report
- * to `report`. Returns 0 when all is well, FQ_EIO / FQ_EINVAL otherwise.
+ * whose name matches its key, that no key has two rows, and that every
+ * Workload holding quota names an existing ClusterQueue and is reserved
+ * once. Appends a readable report to `report`. Returns 0 when all is well, FQ_EIO / FQ_EINVAL otherwise.
  */
 int fq_store_check(const char *dir, struct fq_buf *report, struct fq_err *err);
 

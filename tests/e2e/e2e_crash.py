@@ -6,11 +6,17 @@ workloads (nothing admitted twice). At least 20 rounds.
 Each round, 4 client threads create ConfigMaps and Workloads over HTTP and
 record every 201; the main thread kills flexqd when the acknowledgements
 reach a random count (an event, not a sleep), so kills land at varied
-points: mid-request, mid-commit, between turns."""
+points: mid-request, mid-commit, between turns.
+
+Last, a data directory written by an older flexqd (schema 2, built here
+with Python's sqlite3) is opened: the migration to schema 3 keeps its
+objects and event history, and writes after it survive a restart."""
 import http.client
 import json
 import os
 import random
+import shutil
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -134,6 +140,71 @@ def quota_consistent(d):
         total, len(reserved), QUOTA)
 
 
+def migration_from_schema_2():
+    """A schema-2 file (WITHOUT ROWID objects keyed by kind/ns/name, an
+    AUTOINCREMENT event history with a name index), as flexqd 2 wrote it."""
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="flexq-e2e-mig-")
+    try:
+        db = sqlite3.connect(os.path.join(tmp, "flexq.db"))
+        db.executescript("""
+            PRAGMA journal_mode=WAL;
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE objects (kind TEXT NOT NULL, ns TEXT NOT NULL,
+              name TEXT NOT NULL, rev INTEGER NOT NULL, body TEXT NOT NULL,
+              PRIMARY KEY (kind, ns, name)) WITHOUT ROWID;
+            CREATE TABLE event_history (id INTEGER PRIMARY KEY AUTOINCREMENT,
+              rev INTEGER NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
+              body TEXT NOT NULL);
+            CREATE INDEX event_history_name ON event_history (ns, name);
+            PRAGMA user_version = 2;""")
+        for i in range(3):
+            cm = configmap("old-%d" % i)
+            cm["metadata"].update({"uid": "u-%d" % i, "resourceVersion":
+                                   str(10 + i), "generation": 1,
+                                   "creationTimestamp": "2026-11-01T00:00:00Z"})
+            db.execute("INSERT INTO objects VALUES ('ConfigMap', 'default', "
+                       "?, ?, ?)", ("old-%d" % i, 10 + i, json.dumps(cm)))
+        db.execute("INSERT INTO event_history (rev, ns, name, body) VALUES "
+                   "(9, 'default', 'e', '{}')")
+        db.execute("INSERT INTO meta VALUES ('revision', '12')")
+        db.commit()
+        db.close()
+        m = Daemon(data_dir=tmp, time_scale=1).start()
+        try:
+            got = names(m, "/api/v1/namespaces/default/configmaps")
+            check(got == {"old-0", "old-1", "old-2"},
+                  "migrated objects served: %s" % got)
+            st, body, _ = m.request("POST",
+                                    "/api/v1/namespaces/default/configmaps",
+                                    configmap("new-0"))
+            check(st == 201 and int(body["metadata"]["resourceVersion"]) > 12,
+                  "a create after migration continues the revisions: %s" %
+                  body)
+            st, _, _ = m.request("DELETE",
+                                 "/api/v1/namespaces/default/configmaps/old-1")
+            check(st == 200, "delete of a migrated object")
+            m.kill()
+            m.start()
+            got = names(m, "/api/v1/namespaces/default/configmaps")
+            check(got == {"old-0", "old-2", "new-0"},
+                  "after restart: %s" % got)
+            check(m.stop() == 0, "migrated daemon stops cleanly")
+        finally:
+            m.kill()
+        p = subprocess.run([FLEXQD, "--check", tmp], capture_output=True,
+                           text=True, timeout=60)
+        check(p.returncode == 0 and "schema version: 3" in p.stdout and
+              "configmaps: 3" in p.stdout,
+              "--check after migration: %s %s" % (p.stdout, p.stderr))
+        db = sqlite3.connect(os.path.join(tmp, "flexq.db"))
+        hist = db.execute("SELECT id, rev FROM event_history").fetchall()
+        db.close()
+        check(hist == [(1, 9)], "event history migrated: %s" % hist)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 d = Daemon(time_scale=1).start()
 all_acked = []
 try:
@@ -175,4 +246,5 @@ try:
           "final --check: %s" % p.stdout)
 finally:
     d.cleanup()
+migration_from_schema_2()
 finish()

@@ -1,8 +1,10 @@
 /*
  * test_store.c - flexqd's SQLite store (store.c): group commits of change
  * logs, reload, last-write-wins within a commit, deletes, the Event
- * history, reopening (schema kept), and `--check`'s verdicts, including a
- * ClusterQueue whose recorded usage does not match its admitted workloads.
+ * history, reopening (schema kept), thousands of objects created, updated,
+ * deleted and re-created across reopenings (the key -> row index), and
+ * `--check`'s verdicts, including a ClusterQueue whose recorded usage does
+ * not match its admitted workloads.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -225,6 +227,94 @@ static void test_check_quota(void **state)
     fq_store_close(s);
 }
 
+static int count_only(void *ctx, enum fq_kind kind, struct fq_value *obj)
+{
+    size_t *n = ctx;
+    (void)kind;
+    const char *v = fq_value_path_str(obj, "data.v", "");
+    const char *name = fq_value_path_str(obj, "metadata.name", "");
+    /* Every loaded object carries its last value: "v<i>-<round>". */
+    int i = -1, round = -1;
+    if (sscanf(name, "cm-%d", &i) != 1 || sscanf(v, "v%*d-%d", &round) != 1)
+        fail_msg("unexpected object %s v=%s", name, v);
+    if (i % 3 == 0 && round != 2)
+        fail_msg("%s: re-created object should be round 2, is %d", name, round);
+    if (i % 3 != 0 && round != 1)
+        fail_msg("%s: updated object should be round 1, is %d", name, round);
+    n[0]++;
+    fq_value_free(obj);
+    return 0;
+}
+
+static struct fq_change cm_change(uint64_t rev, enum fq_change_type t, int i,
+                                  int round)
+{
+    char name[32], body[256];
+    snprintf(name, sizeof(name), "cm-%d", i);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+             "\"name\":\"%s\",\"namespace\":\"default\"},\"data\":{\"v\":"
+             "\"v%d-%d\"}}",
+             name, i, round);
+    return change(rev, t, FQ_KIND_CONFIGMAP, "default", name, body);
+}
+
+/* Thousands of creates, updates, deletes and re-creates over several
+ * commits and reopenings: the store's key -> row index (grown, shifted on
+ * delete, rebuilt at open) keeps one row per object with its last state. */
+static void test_many_objects(void **state)
+{
+    (void)state;
+
+    enum {
+        N = 3000
+    };
+    struct fq_store *s = NULL;
+    struct fq_err err = {0};
+    uint64_t rev = 1;
+    assert_int_equal(fq_store_open(dir, FQ_STORE_SYNC_NORMAL, &s, &err), 0);
+    /* round 0: create all, 500 per commit */
+    for (int base = 0; base < N; base += 500) {
+        struct fq_change *hc = fq_xcalloc(500, sizeof(*hc));
+        for (int i = 0; i < 500; i++)
+            hc[i] = cm_change(rev++, FQ_CHANGE_ADDED, base + i, 0);
+        assert_int_equal(fq_store_commit(s, hc, 500, &err), 0);
+        fq_changes_free(hc, 500);
+    }
+    fq_store_close(s);
+    /* round 1, after a reopen: update all, delete every third */
+    assert_int_equal(fq_store_open(dir, FQ_STORE_SYNC_NORMAL, &s, &err), 0);
+    for (int base = 0; base < N; base += 300) {
+        struct fq_change *hc = fq_xcalloc(600, sizeof(*hc));
+        size_t n = 0;
+        for (int i = base; i < base + 300; i++) {
+            hc[n++] = cm_change(rev++, FQ_CHANGE_MODIFIED, i, 1);
+            if (i % 3 == 0)
+                hc[n++] = cm_change(rev++, FQ_CHANGE_DELETED, i, 1);
+        }
+        assert_int_equal(fq_store_commit(s, hc, n, &err), 0);
+        fq_changes_free(hc, n);
+    }
+    /* round 2, same session: re-create the deleted ones */
+    struct fq_change *hc = fq_xcalloc(N, sizeof(*hc));
+    size_t n = 0;
+    for (int i = 0; i < N; i += 3)
+        hc[n++] = cm_change(rev++, FQ_CHANGE_ADDED, i, 2);
+    assert_int_equal(fq_store_commit(s, hc, n, &err), 0);
+    fq_changes_free(hc, n);
+    fq_store_close(s);
+
+    assert_int_equal(fq_store_open(dir, FQ_STORE_SYNC_NORMAL, &s, &err), 0);
+    size_t loaded = 0;
+    assert_int_equal(fq_store_load(s, count_only, &loaded, &err), 0);
+    assert_int_equal(loaded, N);
+    fq_store_close(s);
+    struct fq_buf report = FQ_BUF_INIT;
+    assert_int_equal(fq_store_check(dir, &report, &err), 0);
+    assert_non_null(strstr(fq_buf_str(&report), "configmaps: 3000"));
+    fq_buf_release(&report);
+}
+
 static void test_one_daemon_per_dir(void **state)
 {
     (void)state;
@@ -262,6 +352,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_commit_and_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_quota, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_objects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_daemon_per_dir, setup,
                                         teardown),
         cmocka_unit_test(test_open_errors),
