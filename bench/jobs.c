@@ -53,7 +53,8 @@
  * wakeup.
  *
  * Usage: jobs [N]  (default 500; PHASES=idle,seq,array,gang,queued picks
- * phases as bench.sh's PHASES does). Output: readable figures, then as the
+ * phases as bench.sh's PHASES does; JOBS_DIR=/dev/shm puts the pods' files
+ * on another file system than /tmp). Output: readable figures, then as the
  * last line one JSON object that ratio.py reads beside bench.sh's.
  *
  * What it does not do: a separate daemon process per node (flexq has
@@ -87,9 +88,9 @@
 struct bench {
     struct fq_engine *e;
     struct fq_runner *r;
-    char dir[64];       /* the run's temporary directory */
-    char data[128];     /* this phase's runner data directory */
-    char stamps[128];   /* this phase's stamp file */
+    char dir[96];       /* the run's temporary directory */
+    char data[160];     /* this phase's runner data directory */
+    char stamps[160];   /* this phase's stamp file */
     const char *prefix; /* Jobs named <prefix><index> are counted */
     bool *finished;     /* per index: seen Complete or Failed */
     int nfinished;
@@ -729,7 +730,7 @@ static const struct {
  */
 static char *run_phase(struct bench *b, size_t i, int n, long *rss_kb)
 {
-    char path[160];
+    char path[200];
     snprintf(path, sizeof(path), "%s/%s.json", b->dir, PHASES[i].name);
     fflush(stdout);
     pid_t pid = fork();
@@ -811,7 +812,16 @@ int main(int argc, char **argv)
     memset(&b, 0, sizeof(b));
     const char *del = getenv("JOBS_DELETE_FINISHED");
     b.delete_finished = del && *del && strcmp(del, "0");
-    snprintf(b.dir, sizeof(b.dir), "/tmp/flexq-bench-jobs-XXXXXX");
+    /* JOBS_DIR puts the pods' files on another file system (default
+     * /tmp, where bench.sh's Slurm writes its spool and job output) */
+    const char *base = getenv("JOBS_DIR");
+    if (!base || !*base)
+        base = "/tmp";
+    if ((size_t)snprintf(b.dir, sizeof(b.dir), "%s/flexq-bench-jobs-XXXXXX",
+                         base) >= sizeof(b.dir)) {
+        fprintf(stderr, "jobs: JOBS_DIR too long\n");
+        return 1;
+    }
     if (!mkdtemp(b.dir)) {
         perror("mkdtemp");
         return 1;

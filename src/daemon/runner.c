@@ -364,7 +364,8 @@ struct fq_runner {
     struct exited *exited; /* recent exits, for restart backoff */
     size_t nexited, excap;
     uint64_t gpus_used;
-    bool scanned; /* the first full scan ran */
+    bool scanned;      /* the first full scan ran */
+    char *child_stack; /* spawn's clone stack, reused (or NULL) */
 };
 
 void fq_runner_config_init(struct fq_runner_config *c)
@@ -968,6 +969,7 @@ void fq_runner_free(struct fq_runner *r)
     free(r->data_dir);
     free(r->python_path);
     free(r->node_name);
+    free(r->child_stack);
     free(r);
 }
 
@@ -1921,28 +1923,32 @@ static int child_main(void *arg)
 # endif
 #endif
 
+#define CHILD_STACK (256 * 1024)
+
 /*
  * Starts the child. fork() copies the daemon's page tables, which costs in
  * proportion to flexqd's memory (the largest cost of starting a short job
  * in bench/jobs); clone(CLONE_VM | CLONE_VFORK), as posix_spawn does,
  * shares the memory and suspends flexqd until the child has exec'd or
  * exited. The child only makes system calls on its own stack, which is
- * what makes sharing safe. Under AddressSanitizer plain fork is used.
+ * what makes sharing safe. The stack is the runner's, allocated once:
+ * only one child uses it at a time (flexqd is suspended meanwhile), and a
+ * 256 KiB malloc and free per pod made glibc consolidate its heap on every
+ * start. Under AddressSanitizer plain fork is used.
  */
-static pid_t spawn(struct child_args *a)
+static pid_t spawn(struct fq_runner *r, struct child_args *a)
 {
 #ifdef FQ_RUNNER_FORK
+    (void)r;
     pid_t pid = fork();
     if (pid == 0)
         _exit(child_main(a));
     return pid;
 #else
-    size_t size = 256 * 1024;
-    char *stack = fq_xmalloc(size);
-    pid_t pid =
-        clone(child_main, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
-    free(stack);
-    return pid;
+    if (!r->child_stack)
+        r->child_stack = fq_xmalloc(CHILD_STACK);
+    return clone(child_main, r->child_stack + CHILD_STACK,
+                 CLONE_VM | CLONE_VFORK | SIGCHLD, a);
 #endif
 }
 
@@ -2315,7 +2321,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
                             p.cg_cpu,
                             bw,
                             use_ns ? &plan : NULL};
-    pid_t pid = spawn(&ca);
+    pid_t pid = spawn(r, &ca);
     if (pid < 0) {
         ret = fq_err_set(err, FQ_EIO, "fork: %s", strerror(errno));
         close(ep[0]);
