@@ -91,6 +91,7 @@
 
 #include "capacity.h"
 #include "flexq/alloc.h"
+#include "smap.h"
 
 #define CONTROLLER_NAME "kueue.x-k8s.io/provisioning-request"
 #define ANN_WORKLOAD    "flexq.dev/workload"
@@ -116,6 +117,11 @@ struct provcheck {
      * in it; each workload is reconciled once per run, before they exist. */
     struct preq *reqs;
     size_t nreqs;
+    /* Workloads ("ns/name") to reconcile at the next run: those that
+     * changed and those whose requests changed. Every workload is looked
+     * at when `all` is set (the first run, a check or config changed). */
+    struct fq_smap dirty;
+    bool all;
 };
 
 struct prc {
@@ -816,7 +822,9 @@ static void orphans(struct provcheck *pc, struct fq_engine *e)
 static void *pc_create(struct fq_engine *e)
 {
     (void)e;
-    return fq_xcalloc(1, sizeof(struct provcheck));
+    struct provcheck *pc = fq_xcalloc(1, sizeof(struct provcheck));
+    pc->all = true;
+    return pc;
 }
 
 static void free_index(struct provcheck *pc)
@@ -834,8 +842,10 @@ static void free_index(struct provcheck *pc)
 
 static void pc_destroy(void *self)
 {
-    free_index(self);
-    free(self);
+    struct provcheck *pc = self;
+    free_index(pc);
+    fq_smap_free(&pc->dirty);
+    free(pc);
 }
 
 /* Rebuilds the index of our requests from the store. */
@@ -891,9 +901,17 @@ static bool has_our_check(struct fq_engine *e, const struct fq_value *wl)
 
 /* Only changes that can matter kick a run: a run that changes nothing
  * still costs the engine a settle round. */
+static void mark(struct provcheck *pc, const char *ns, const char *name)
+{
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    fq_smap_add(&pc->dirty, key);
+}
+
 static void pc_on_change(void *self, struct fq_engine *e,
                          const struct fq_change *c)
 {
+    struct provcheck *pc = self;
     if (c->kind == FQ_KIND_WORKLOAD) {
         bool relevant =
             c->type == FQ_CHANGE_DELETED ?
@@ -907,25 +925,68 @@ static void pc_on_change(void *self, struct fq_engine *e,
                       owns_live(self, c->ns, c->name)));
         if (!relevant)
             return;
+        mark(pc, c->ns, c->name);
+    } else if (c->kind == FQ_KIND_PROVISIONINGREQUEST) {
+        const char *w = c->obj ? ann(c->obj, ANN_WORKLOAD) : NULL;
+        if (w)
+            mark(pc, c->ns, w);
+    } else {
+        pc->all = true; /* a check or a config: any workload may change */
     }
     fq_engine_kick(e, self);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The workloads this run looks at, "ns" and "name" interleaved. */
+static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
+{
+    char **keys;
+    size_t n = 0;
+    if (pc->all) {
+        const struct fq_object **list;
+        size_t m =
+            fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
+        keys = fq_xcalloc(2 * m + 1, sizeof(*keys));
+        for (size_t i = 0; i < m; i++) {
+            keys[2 * n] = fq_xstrdup(list[i]->ns);
+            keys[2 * n + 1] = fq_xstrdup(list[i]->name);
+            n++;
+        }
+        free(list);
+    } else {
+        const char **v = fq_xcalloc(pc->dirty.n + 1, sizeof(*v));
+        size_t m = 0;
+        for (size_t i = 0; i < pc->dirty.cap; i++)
+            if (pc->dirty.t[i].key)
+                v[m++] = pc->dirty.t[i].key;
+        qsort(v, m, sizeof(*v), key_cmp);
+        keys = fq_xcalloc(2 * m + 1, sizeof(*keys));
+        for (size_t i = 0; i < m; i++) {
+            size_t l = strcspn(v[i], "/");
+            keys[2 * n] = fq_xstrndup(v[i], l);
+            keys[2 * n + 1] = fq_xstrdup(v[i][l] ? v[i] + l + 1 : "");
+            n++;
+        }
+        free(v);
+    }
+    pc->all = false;
+    fq_smap_clear(&pc->dirty);
+    *out = keys;
+    return n;
 }
 
 static void pc_run(void *self, struct fq_engine *e, int64_t now)
 {
     struct provcheck *pc = self;
     build_index(pc, e);
-    const struct fq_object **list;
-    size_t n =
-        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
     /* Names first: reconcile writes to the store, which may move the
      * borrowed objects. */
-    char **keys = fq_xcalloc(2 * n + 1, sizeof(*keys));
-    for (size_t i = 0; i < n; i++) {
-        keys[2 * i] = fq_xstrdup(list[i]->ns);
-        keys[2 * i + 1] = fq_xstrdup(list[i]->name);
-    }
-    free(list);
+    char **keys;
+    size_t n = run_keys(pc, e, &keys);
     for (size_t i = 0; i < n; i++) {
         const struct fq_object *wl = fq_objstore_get(
             fq_engine_store(e), FQ_KIND_WORKLOAD, keys[2 * i], keys[2 * i + 1]);
