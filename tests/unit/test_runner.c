@@ -18,12 +18,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -453,6 +455,43 @@ static void test_core_kill_stops_process(void **state)
     teardown_fixture(f);
 }
 
+/* A plain pod costs two new inodes (its directory and its log), and the
+ * namespace's directory is an Orlov top directory where the file system
+ * has the flag (ext2/3/4); pod.json and status.json are for Ray pods. */
+static void test_pod_files(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    put_pod(f, "plain", "[\"true\"]", NULL, NULL);
+    start(f, "plain");
+    wait_done(f, "plain");
+    assert_string_equal(phase(f, "plain"), "Succeeded");
+    char *dir = fq_runner_pod_dir(f->dir, "default", "plain");
+    char *p = fq_xasprintf("%s/log", dir);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    free(p);
+    p = fq_xasprintf("%s/pod.json", dir);
+    assert_int_not_equal(stat(p, &st), 0);
+    free(p);
+    p = fq_xasprintf("%s/status.json", dir);
+    assert_int_not_equal(stat(p, &st), 0);
+    free(p);
+    char *nsdir = fq_xasprintf("%s/pods/default", f->dir);
+    int fd = open(nsdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    int flags = 0;
+    if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0)
+        assert_true(flags & FS_TOPDIR_FL);
+    else
+        print_message("no inode flags on this file system (%s)\n",
+                      strerror(errno));
+    close(fd);
+    free(nsdir);
+    free(dir);
+    teardown_fixture(f);
+}
+
 static const char *cm_and_volume =
     "  volumes:\n  - name: script\n    configMap:\n      name: train\n";
 static const char *mount_app = "    volumeMounts:\n    - name: script\n"
@@ -612,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_gpus_handed_out),
         cmocka_unit_test(test_stop_kills_process_group),
         cmocka_unit_test(test_core_kill_stops_process),
+        cmocka_unit_test(test_pod_files),
         cmocka_unit_test(test_volume_bwrap),
         cmocka_unit_test(test_volume_unshare),
         cmocka_unit_test(test_volume_rewrite),
