@@ -74,9 +74,9 @@
 
 struct req {
     const char *ns, *name, *klass;
-    char key[512];        /* "ns/name", as nodes carry it */
-    struct fq_value *obj; /* owned copy being edited */
-    struct fq_value *status;
+    char key[512];              /* "ns/name", as nodes carry it */
+    const struct fq_value *obj; /* the stored request, read only */
+    struct fq_value *status;    /* owned copy being edited */
     int64_t created;
 };
 
@@ -564,7 +564,7 @@ static bool quiet(struct fq_capacity *st, const struct fq_object *o)
 {
     struct req r = {0};
     /* Read only: step() is what edits, on a copy. */
-    r.obj = (struct fq_value *)o->obj;
+    r.obj = o->obj;
     r.status = (struct fq_value *)fq_map_get(o->obj, "status");
     if (strcmp(fq_value_path_str(o->obj, "spec.provisioningClassName", ""),
                CLASS_QUEUED) ||
@@ -596,12 +596,16 @@ void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e)
         if (terminal(fq_map_get(list[i]->obj, "status")) || quiet(st, list[i]))
             continue;
         struct req *r = &reqs[m++];
-        r->obj = fq_value_clone(list[i]->obj);
-        r->ns = fq_value_path_str(r->obj, "metadata.namespace", "");
-        r->name = fq_value_path_str(r->obj, "metadata.name", "");
+        /* Stored entries stay put while other objects change; this one
+         * changes only by the status write after its step. */
+        r->obj = list[i]->obj;
+        r->ns = list[i]->ns;
+        r->name = list[i]->name;
         r->klass = fq_value_path_str(r->obj, "spec.provisioningClassName", "");
         snprintf(r->key, sizeof(r->key), "%s/%s", r->ns, r->name);
-        r->status = fq_map_ensure_map(r->obj, "status");
+        const struct fq_value *st0 = fq_map_get(r->obj, "status");
+        r->status =
+            st0 && st0->type == FQ_V_MAP ? fq_value_clone(st0) : fq_value_map();
         r->created = st->now;
         const char *ct =
             fq_value_path_str(r->obj, "metadata.creationTimestamp", NULL);
@@ -621,8 +625,7 @@ void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e)
         step(st, e, r);
         /* Write back only the status; the spec is immutable. */
         fq_objstore_set_status(s, FQ_KIND_PROVISIONINGREQUEST, r->ns, r->name,
-                               fq_value_clone(r->status), NULL);
-        fq_value_free(r->obj);
+                               r->status, NULL);
     }
     free(reqs);
 }
