@@ -28,7 +28,8 @@
  X(EIO, "input/output error", 500, "InternalError")               \
  X(EPROVIDER, "provider failed", 502, "ServiceUnavailable")       \
  X(EBUSY, "busy, try again", 503, "ServiceUnavailable")           \
- X(EINTERNAL, "internal error", 500, "InternalError")
+ X(EINTERNAL, "internal error", 500, "InternalError")             \
+ X(EGONE, "too old, list again", 410, "Expired")
 
 enum fq_errcode {
     FQ_OK = 0,

@@ -21,20 +21,40 @@
  * {"type":"ADDED|MODIFIED|DELETED","object":{...}}. Committed changes are
  * also kept in a ring of the last RING_SIZE, so a watch that starts from a
  * resourceVersion (what `flexq wait` does after its GET) misses nothing in
- * between; one older than the ring gets 410 Gone, as from Kubernetes.
- * Without a resourceVersion a watch starts with an ADDED line per matching
- * object.
+ * between; one older than what the ring holds (it wrapped, or flexqd
+ * restarted since) gets 410 Gone with reason Expired, as from Kubernetes,
+ * and the client lists again. Without a resourceVersion a watch starts
+ * with an ADDED line per matching object. ?timeoutSeconds=N ends the
+ * stream cleanly after N s; ?allowWatchBookmarks=true adds BOOKMARK lines
+ * (the last committed revision, nothing else) every minute and at the
+ * timeout, so a client can resume from there without a list.
+ *
+ *   GET ?watch=true&resourceVersion=R
+ *        |--- R < kept_after -------------------> 410 Expired (list again)
+ *        v
+ *   replay: ring entries after R (or, without R, ADDED per object)
+ *        v
+ *   streaming --each commit--> matching change lines
+ *        |----- every minute, with bookmarks ---> BOOKMARK
+ *        |----- timeoutSeconds -----------------> [BOOKMARK], end, freed
+ *        +----- client leaves / shutdown -------> freed
+ *
+ * Lists take ?limit=N and ?continue=TOKEN: pages in (namespace, name)
+ * order, each read from the live store (see list_objects).
  *
  * Invariants:
  *   (1) a failed write changes nothing (validation and conflict checks run
  *       before the engine is touched, and the engine checks again);
  *   (2) every request is answered exactly once (deferred reply, stream, or
  *       a module's own answer);
- *   (3) watch lines are sent in revision order, each at most once.
+ *   (3) watch lines are sent in revision order, each at most once;
+ *   (4) a BOOKMARK names the last committed (fed) revision: every matching
+ *       change up to it was sent before it.
  *
  * What it does not do: strategic merge patch (treated as a merge patch),
- * JSON patch (415), server-side apply field ownership (apply replaces the
- * object as `kubectl apply` would after its three-way merge), pagination.
+ * JSON patch (405), server-side apply field ownership (apply replaces the
+ * object as `kubectl apply` would after its three-way merge), snapshot
+ * lists (a continue token resumes after a key, not at a revision).
  */
 #include "api.h"
 
@@ -50,6 +70,11 @@
 
 #define RING_SIZE 8192
 #define MAX_SEGS  12
+/* A watch with allowWatchBookmarks gets a BOOKMARK this often (Kubernetes
+ * sends one about every minute) and one as its timeoutSeconds ends. */
+#define BOOKMARK_MS (60 * 1000)
+/* Most items one list page may ask for (?limit=). */
+#define MAX_LIMIT 100000
 
 struct route {
     char *prefix;
@@ -71,6 +96,9 @@ struct watch {
     char *ns; /* NULL: all namespaces */
     struct fq_labelsel *labels;
     struct fq_labelsel *fields;
+    int64_t deadline;      /* ?timeoutSeconds: end of the stream, or 0 */
+    bool bookmarks;        /* ?allowWatchBookmarks=true */
+    int64_t next_bookmark; /* when the next periodic BOOKMARK is due */
     struct watch *next;
 };
 
@@ -95,6 +123,10 @@ struct fq_api {
     struct ringent ring[RING_SIZE];
     size_t ring_head; /* next slot to write */
     size_t ring_n;
+    /* Every committed change with rev > kept_after is in the ring: a watch
+     * from an older resourceVersion gets 410 (it would miss changes). */
+    uint64_t kept_after;
+    uint64_t fed_rev; /* the last revision fed (committed): bookmarks */
 };
 
 /* --- small helpers ------------------------------------------------------ */
@@ -414,31 +446,178 @@ static const char *obj_ns(const struct target *t)
     return t->ns ? t->ns : "default";
 }
 
+/* Reads an optional non-negative integer query parameter; -1 if absent. */
+static int query_count(struct fq_http_req *r, const char *key, long long max,
+                       long long *out, struct fq_err *err)
+{
+    const char *v = fq_http_query(r, key);
+    *out = -1;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    if (*end || x < 0 || x > max)
+        return fq_err_set(err, FQ_EPARSE,
+                          "%s must be an integer from 0 to %lld, not \"%s\"",
+                          key, max, v);
+    *out = x;
+    return 0;
+}
+
+static bool query_true(struct fq_http_req *r, const char *key)
+{
+    const char *v = fq_http_query(r, key);
+    return v && (!strcmp(v, "true") || !strcmp(v, "1"));
+}
+
+/* --- list pages --------------------------------------------------------- */
+
+static const char B64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* base64url without padding, into b. */
+static void b64_put(struct fq_buf *b, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16;
+        if (i + 1 < n)
+            v |= (unsigned)p[i + 1] << 8;
+        if (i + 2 < n)
+            v |= p[i + 2];
+        fq_buf_putc(b, B64[v >> 18 & 63]);
+        fq_buf_putc(b, B64[v >> 12 & 63]);
+        if (i + 1 < n)
+            fq_buf_putc(b, B64[v >> 6 & 63]);
+        if (i + 2 < n)
+            fq_buf_putc(b, B64[v & 63]);
+    }
+}
+
+/* Decodes base64url (no padding) into b; -1 on a bad character. */
+static int b64_get(struct fq_buf *b, const char *s)
+{
+    unsigned v = 0;
+    int bits = 0;
+    for (; *s; s++) {
+        const char *c = strchr(B64, *s);
+        if (!c || !*c)
+            return -1;
+        v = (v << 6 | (unsigned)(c - B64)) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            fq_buf_putc(b, (char)(v >> bits & 0xff));
+        }
+    }
+    return 0;
+}
+
+/* A continue token: base64url of "1\0NS\0NAME", the key of the last item
+ * of the page. The next page starts after that key in (ns, name) order. */
+static void continue_token(struct fq_buf *out, const struct fq_object *last)
+{
+    struct fq_buf raw = FQ_BUF_INIT;
+    fq_buf_append(&raw, "1", 2);
+    fq_buf_append(&raw, last->ns, strlen(last->ns) + 1);
+    fq_buf_puts(&raw, last->name);
+    b64_put(out, (const unsigned char *)raw.data, raw.len);
+    fq_buf_release(&raw);
+}
+
+/* Index of the first object after the token's key in objs (sorted). */
+static int continue_at(const char *tok, const struct fq_object **objs, size_t n,
+                       size_t *at, struct fq_err *err)
+{
+    struct fq_buf raw = FQ_BUF_INIT;
+    int rc = 0;
+    if (strlen(tok) > 2048 || b64_get(&raw, tok) < 0 || raw.len < 3 ||
+        memcmp(raw.data, "1", 2) != 0 ||
+        !memchr(raw.data + 2, '\0', raw.len - 2)) {
+        rc = fq_err_set(err, FQ_EPARSE,
+                        "the continue token is not valid; list from the "
+                        "start again");
+        goto out;
+    }
+    const char *ns = raw.data + 2;
+    char *name = fq_xstrndup(ns + strlen(ns) + 1, raw.len - 2 - strlen(ns) - 1);
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(objs[mid]->ns, ns);
+        if (!c)
+            c = strcmp(objs[mid]->name, name);
+        if (c <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    free(name);
+    *at = lo;
+out:
+    fq_buf_release(&raw);
+    return rc;
+}
+
+/*
+ * GET on a collection. With ?limit=N at most N matching items, and when
+ * more match, metadata.continue (a token for ?continue=) and
+ * metadata.remainingItemCount. Pages are read from the live store in
+ * (namespace, name) order, each at its own resourceVersion: an object is
+ * never listed twice, and one created or deleted between two pages shows
+ * up or not according to where its key falls, as in a Kubernetes list
+ * whose continue token outlived its snapshot.
+ */
 static void list_objects(struct fq_daemon *d, struct fq_http_req *r,
                          const struct target *t, struct fq_labelsel *ls,
                          struct fq_labelsel *fs)
 {
     struct fq_objstore *os = fq_engine_store(d->engine);
+    struct fq_err e = {0};
+    long long limit;
+    int rc = query_count(r, "limit", MAX_LIMIT, &limit, &e);
     const struct fq_object **objs = NULL;
     size_t n =
         fq_objstore_list(os, t->kind, t->ki->namespaced ? t->ns : NULL, &objs);
-    struct fq_buf b = FQ_BUF_INIT;
-    fq_buf_printf(&b,
-                  "{\"apiVersion\":\"%s\",\"kind\":\"%sList\",\"metadata\":"
-                  "{\"resourceVersion\":\"%llu\"},\"items\":[",
-                  fq_kind_api_version(t->kind), t->ki->name,
-                  (unsigned long long)fq_objstore_revision(os));
-    bool first = true;
-    for (size_t i = 0; i < n; i++) {
+    size_t start = 0;
+    const char *tok = fq_http_query(r, "continue");
+    if (rc == 0 && tok && *tok)
+        rc = continue_at(tok, objs, n, &start, &e);
+    if (rc < 0) {
+        free(objs);
+        fq_api_error(d, r, rc, &e, t->ki->plural, NULL);
+        return;
+    }
+    struct fq_buf items = FQ_BUF_INIT;
+    size_t taken = 0, remaining = 0;
+    const struct fq_object *last = NULL;
+    for (size_t i = start; i < n; i++) {
         if (!fq_labelsel_match(ls, objs[i]->obj) ||
             !fq_labelsel_match(fs, objs[i]->obj))
             continue;
-        if (!first)
-            fq_buf_putc(&b, ',');
-        first = false;
-        fq_json_encode(objs[i]->obj, FQ_JSON_COMPACT, &b);
+        if (limit > 0 && taken == (size_t)limit) {
+            remaining++;
+            continue;
+        }
+        if (taken++)
+            fq_buf_putc(&items, ',');
+        fq_json_encode(objs[i]->obj, FQ_JSON_COMPACT, &items);
+        last = objs[i];
     }
+    struct fq_buf b = FQ_BUF_INIT;
+    fq_buf_printf(&b,
+                  "{\"apiVersion\":\"%s\",\"kind\":\"%sList\",\"metadata\":"
+                  "{\"resourceVersion\":\"%llu\"",
+                  fq_kind_api_version(t->kind), t->ki->name,
+                  (unsigned long long)fq_objstore_revision(os));
+    if (remaining && last) {
+        fq_buf_puts(&b, ",\"continue\":\"");
+        continue_token(&b, last);
+        fq_buf_printf(&b, "\",\"remainingItemCount\":%zu", remaining);
+    }
+    fq_buf_puts(&b, "},\"items\":[");
+    fq_buf_append(&b, items.data ? items.data : "", items.len);
     fq_buf_puts(&b, "]}");
+    fq_buf_release(&items);
     free(objs);
     reply_buf(d, r, 200, &b);
 }
@@ -496,6 +675,69 @@ static bool watch_send(struct watch *w, const char *data, size_t len)
     return true;
 }
 
+/* Unlinks a watch from the list (it stays allocated). */
+static void watch_unlink(struct watch *w)
+{
+    struct watch **pp = &w->api->watches;
+    while (*pp && *pp != w)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = w->next;
+}
+
+/* {"type":"BOOKMARK","object":{kind, apiVersion, metadata.resourceVersion}}
+ * at the last committed revision: the client has seen every change up to
+ * it and may resume from it. False if the watch was dropped. */
+static bool send_bookmark(struct watch *w)
+{
+    struct fq_buf b = FQ_BUF_INIT;
+    fq_buf_printf(&b,
+                  "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\","
+                  "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+                  "\"%llu\"}}}\n",
+                  fq_kind_info(w->kind)->name, fq_kind_api_version(w->kind),
+                  (unsigned long long)w->api->fed_rev);
+    bool dropped = watch_send(w, b.data, b.len);
+    fq_buf_release(&b);
+    return !dropped;
+}
+
+static void on_watch_timer(void *ctx, struct fq_http_req *r);
+
+/* Arms the stream's one timer for the next bookmark or the deadline. */
+static void watch_arm(struct watch *w, int64_t now)
+{
+    int64_t at = INT64_MAX;
+    if (w->deadline)
+        at = w->deadline;
+    if (w->bookmarks && w->next_bookmark < at)
+        at = w->next_bookmark;
+    if (at != INT64_MAX)
+        fq_http_stream_timer(w->r, at - now, on_watch_timer, w);
+}
+
+static void on_watch_timer(void *ctx, struct fq_http_req *r)
+{
+    struct watch *w = ctx;
+    (void)r;
+    int64_t now = fq_daemon_now(w->api->d);
+    if (w->deadline && now >= w->deadline) {
+        /* timeoutSeconds is up: a last bookmark, then a clean end. */
+        if (w->bookmarks && !send_bookmark(w))
+            return;
+        watch_unlink(w);
+        fq_http_stream_end(w->r);
+        watch_free(w);
+        return;
+    }
+    if (w->bookmarks && now >= w->next_bookmark) {
+        if (!send_bookmark(w))
+            return;
+        w->next_bookmark = now + BOOKMARK_MS;
+    }
+    watch_arm(w, now);
+}
+
 static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
                         const struct target *t, struct fq_labelsel *ls,
                         struct fq_labelsel *fs)
@@ -504,16 +746,20 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
     const char *rvs = fq_http_query(r, "resourceVersion");
     uint64_t since = rvs && *rvs ? strtoull(rvs, NULL, 10) : 0;
     struct fq_objstore *os = fq_engine_store(d->engine);
-    if (since && a->ring_n) {
-        size_t oldest = (a->ring_head + RING_SIZE - a->ring_n) % RING_SIZE;
-        if (a->ring_n == RING_SIZE && since + 1 < a->ring[oldest].rev) {
-            fail(d, r, FQ_ENOTFOUND, "too old resource version: %llu (%llu)",
-                 (unsigned long long)since,
-                 (unsigned long long)a->ring[oldest].rev);
-            fq_labelsel_free(ls);
-            fq_labelsel_free(fs);
-            return;
-        }
+    struct fq_err e = {0};
+    long long timeout_s;
+    int rc = query_count(r, "timeoutSeconds", 365LL * 86400, &timeout_s, &e);
+    if (rc == 0 && since && since < a->kept_after)
+        /* Changes after `since` are no longer all kept (the ring wrapped,
+         * or flexqd restarted since): the client must list again. */
+        rc = fq_err_set(&e, FQ_EGONE, "too old resource version: %llu (%llu)",
+                        (unsigned long long)since,
+                        (unsigned long long)a->kept_after);
+    if (rc < 0) {
+        fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+        fq_labelsel_free(ls);
+        fq_labelsel_free(fs);
+        return;
     }
     struct watch *w = fq_xcalloc(1, sizeof(*w));
     w->api = a;
@@ -522,7 +768,6 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
     w->ns = t->ki->namespaced && t->ns ? fq_xstrdup(t->ns) : NULL;
     if (t->name) {
         /* /RESOURCE/NAME?watch=true watches one object. */
-        struct fq_err e = {0};
         char *sel = fq_xasprintf("metadata.name=%s", t->name);
         fq_labelsel_free(fs);
         fs = NULL;
@@ -531,6 +776,11 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
     }
     w->labels = ls;
     w->fields = fs;
+    int64_t now = fq_daemon_now(d);
+    if (timeout_s > 0)
+        w->deadline = now + timeout_s * 1000;
+    w->bookmarks = query_true(r, "allowWatchBookmarks");
+    w->next_bookmark = now + BOOKMARK_MS;
     fq_http_stream_start(r, 200, JSON, watch_closed, w);
     w->next = a->watches;
     a->watches = w;
@@ -545,22 +795,33 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
     } else {
         for (size_t k = 0; k < a->ring_n; k++) {
             size_t i = (a->ring_head + RING_SIZE - a->ring_n + k) % RING_SIZE;
-            struct ringent *e = &a->ring[i];
-            if (e->rev > since && watch_wants(w, e->kind, e->ns, e->obj))
-                line_of(&b, e->type, e->obj);
+            struct ringent *re = &a->ring[i];
+            if (re->rev > since && watch_wants(w, re->kind, re->ns, re->obj))
+                line_of(&b, re->type, re->obj);
         }
     }
-    if (b.len)
-        watch_send(w, b.data, b.len);
+    bool dropped = b.len && watch_send(w, b.data, b.len);
     fq_buf_release(&b);
+    if (!dropped)
+        watch_arm(w, now);
+}
+
+void fq_api_history_start(struct fq_api *a, uint64_t rev)
+{
+    a->kept_after = rev;
+    a->fed_rev = rev;
 }
 
 void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct ringent *e = &a->ring[a->ring_head];
+        if (a->ring_n == RING_SIZE && e->rev > a->kept_after)
+            a->kept_after = e->rev; /* about to be forgotten */
         ring_clear(e);
         e->rev = c[i].rev;
+        if (e->rev > a->fed_rev)
+            a->fed_rev = e->rev;
         e->type = c[i].type;
         e->kind = c[i].kind;
         e->ns = fq_xstrdup(c[i].ns ? c[i].ns : "");

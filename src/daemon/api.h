@@ -10,7 +10,9 @@
  *   /api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUB]]              core group
  *   /apis/GROUP/VERSION/[namespaces/NS/]RESOURCE[/NAME[/SUB]]
  *
- * with GET (one, list with labelSelector / fieldSelector, ?watch=true),
+ * with GET (one, list with labelSelector / fieldSelector, limit and
+ * continue; ?watch=true with resourceVersion, timeoutSeconds and
+ * allowWatchBookmarks),
  * POST, PUT, PATCH (merge patch; apply patch = create or replace) and
  * DELETE. Other modules add routes of their own with fq_api_add_route
  * (a path prefix: "/api/jobs/", "/metrics", "/") and handlers for
@@ -34,6 +36,11 @@ void fq_api_handle(void *ctx, struct fq_http_req *r);
 /* Feeds a committed batch to the watch streams. May take the changes'
  * objects (sets c[i].obj to NULL) to keep them for late watchers. */
 void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n);
+
+/* Says that the watch history starts at revision `rev` (the store's
+ * revision once loaded): a watch from an older resourceVersion gets 410
+ * Gone (reason Expired), as one from a revision the ring has forgotten. */
+void fq_api_history_start(struct fq_api *a, uint64_t rev);
 
 /* Ends every watch stream (shutdown). */
 void fq_api_close_watches(struct fq_api *a);

@@ -17,6 +17,10 @@
  *                                            +--> client closes: on_close
  *                                                 --> freed
  *
+ * A stream may have one timer (fq_http_stream_timer: watch deadlines and
+ * bookmarks); it is freed with the wrapper, so it never fires for a
+ * stream that ended or whose client left.
+ *
  * Invariants: a wrapper is freed exactly once; after a stream's on_close
  * ran nobody touches it (the close callback is unhooked when a stream ends
  * normally, so a later keep-alive close does not run it).
@@ -37,10 +41,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "flexq/alloc.h"
 
 struct fq_http {
+    struct event_base *base;
     struct evhttp *http;
     struct evhttp_bound_socket *sock;
     int port;
@@ -49,6 +55,7 @@ struct fq_http {
 };
 
 struct fq_http_req {
+    struct fq_http *h;
     struct evhttp_request *req;
     struct evhttp_connection *evcon;
     char *path;
@@ -59,10 +66,15 @@ struct fq_http_req {
     bool streaming;
     fq_http_close_fn on_close;
     void *close_ctx;
+    struct event *timer; /* fq_http_stream_timer, or NULL */
+    fq_http_timer_fn timer_fn;
+    void *timer_ctx;
 };
 
 static void req_free(struct fq_http_req *r)
 {
+    if (r->timer)
+        event_free(r->timer);
     free(r->path);
     evhttp_clear_headers(&r->query);
     free(r->body);
@@ -73,6 +85,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 {
     struct fq_http *h = arg;
     struct fq_http_req *r = fq_xcalloc(1, sizeof(*r));
+    r->h = h;
     r->req = req;
     r->evcon = evhttp_request_get_connection(req);
     r->query.tqh_first = NULL;
@@ -133,6 +146,7 @@ int fq_http_new(void *base, const char *addr, fq_http_handler_fn fn, void *ctx,
         return fq_err_set(err, FQ_EINVAL, "--listen: \"%s\" is not HOST:PORT",
                           addr);
     struct fq_http *h = fq_xcalloc(1, sizeof(*h));
+    h->base = base;
     h->http = evhttp_new(base);
     h->fn = fn;
     h->ctx = ctx;
@@ -306,4 +320,27 @@ void fq_http_stream_end(struct fq_http_req *r)
         evhttp_connection_set_closecb(r->evcon, NULL, NULL);
     evhttp_send_reply_end(r->req);
     req_free(r);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct fq_http_req *r = arg;
+    (void)fd;
+    (void)what;
+    /* The callback may end the stream, which frees r and this (inactive,
+     * non-persistent) event; nothing touches either afterwards. */
+    r->timer_fn(r->timer_ctx, r);
+}
+
+void fq_http_stream_timer(struct fq_http_req *r, long long ms,
+                          fq_http_timer_fn fn, void *ctx)
+{
+    if (!r->timer)
+        r->timer = evtimer_new(r->h->base, on_timer, r);
+    r->timer_fn = fn;
+    r->timer_ctx = ctx;
+    if (ms < 0)
+        ms = 0;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000 * 1000)};
+    evtimer_add(r->timer, &tv);
 }

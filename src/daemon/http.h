@@ -70,4 +70,12 @@ int fq_http_stream_write(struct fq_http_req *r, const char *data, size_t len);
 /* Ends the stream and releases the request (not after on_close ran). */
 void fq_http_stream_end(struct fq_http_req *r);
 
+/* Runs fn(ctx, r) once, `ms` milliseconds from now, unless the stream ends
+ * or its client leaves first. One timer per stream: calling again (from fn
+ * too) re-arms it. fn may end the stream. For watch deadlines and
+ * bookmarks. */
+typedef void (*fq_http_timer_fn)(void *ctx, struct fq_http_req *r);
+void fq_http_stream_timer(struct fq_http_req *r, long long ms,
+                          fq_http_timer_fn fn, void *ctx);
+
 #endif

@@ -413,6 +413,10 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     size_t n = fq_objstore_take_changes(fq_engine_store(d->engine), &ch);
     fq_log(FQ_LOG_INFO, "store loaded", "dir=%s objects=%zu", o->data_dir, n);
     fq_changes_free(ch, n);
+    /* Watches from before this start would miss what the disk already
+     * held: they get 410 and list again. */
+    fq_api_history_start(d->api,
+                         fq_objstore_revision(fq_engine_store(d->engine)));
     for (size_t i = 0; i < cfg_objs.n; i++) {
         struct fq_err aerr = {0};
         struct fq_value *obj = cfg_objs.items[i];

@@ -1,11 +1,15 @@
 """The HTTP API without the CLI: discovery, CRUD with resourceVersion
-conflicts, merge patch, label and field selectors, watch streams, status
-subresource, and bad input (malformed JSON/YAML, limits, unknown kinds,
-invalid objects with the field path) changing nothing."""
+conflicts, merge patch, label and field selectors, list pages (limit and
+continue), watch streams (replay from a resourceVersion, timeoutSeconds,
+BOOKMARK events, 410 Expired for a resourceVersion older than the kept
+history), status subresource, and bad input (malformed JSON/YAML, limits,
+unknown kinds, invalid objects with the field path) changing nothing."""
+import base64
 import http.client
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import Daemon, check, finish, read_line  # noqa: E402
@@ -191,6 +195,58 @@ try:
     check(st == 200 and body["spec"] == spec_before,
           "status PUT ignores spec")
 
+    # --- list pages: limit and continue ----------------------------------
+    for i in range(7):
+        d.request("POST", CM, cm("p-%d" % i, {"page": "1"}))
+    PG = CM + "?labelSelector=page%3D1&limit=3"
+    st, p1, _ = d.request("GET", PG)
+    check(st == 200 and [i["metadata"]["name"] for i in p1["items"]] ==
+          ["p-0", "p-1", "p-2"], "page 1: %s" % p1)
+    tok = p1["metadata"].get("continue")
+    check(tok and p1["metadata"].get("remainingItemCount") == 4,
+          "page 1 continues, 4 left: %s" % p1["metadata"])
+    # Changes between pages: p-1 (already listed) and p-4 (not yet) go.
+    d.request("DELETE", CM + "/p-1")
+    d.request("DELETE", CM + "/p-4")
+    st, p2, _ = d.request("GET", PG + "&continue=" + tok)
+    check(st == 200 and [i["metadata"]["name"] for i in p2["items"]] ==
+          ["p-3", "p-5", "p-6"] and "continue" not in p2["metadata"],
+          "page 2 after the key of page 1, without p-4: %s" % p2)
+    st, p2, _ = d.request("GET", PG.replace("limit=3", "limit=2") +
+                          "&continue=" + tok)
+    check([i["metadata"]["name"] for i in p2["items"]] == ["p-3", "p-5"] and
+          p2["metadata"].get("remainingItemCount") == 1,
+          "limit 2 from the same token: %s" % p2)
+    st, p3, _ = d.request("GET", PG + "&continue=" + p2["metadata"]["continue"])
+    check([i["metadata"]["name"] for i in p3["items"]] == ["p-6"] and
+          "continue" not in p3["metadata"], "last page: %s" % p3)
+    st, body, _ = d.request("GET", CM + "?labelSelector=page%3D1&limit=0")
+    check(len(body["items"]) == 5 and "continue" not in body["metadata"],
+          "limit=0 is no limit")
+    st, body, _ = d.request("GET", CM + "?limit=x")
+    check(st == 400 and body["reason"] == "BadRequest", "limit=x: %s" % st)
+    bad = base64.urlsafe_b64encode(b"2\0default\0p-0").decode().rstrip("=")
+    for t in ("%%%", "!!", bad):
+        st, body, _ = d.request("GET", CM + "?limit=2&continue=" + t)
+        check(st == 400 and "continue" in body["message"],
+              "bad continue token %r: %s %s" % (t, st, body))
+    # Across namespaces, (namespace, name) order carries on.
+    d.request("POST", "/api/v1/namespaces/zz/configmaps",
+              dict(cm("p-9", {"page": "1"}), metadata={
+                  "name": "p-9", "namespace": "zz", "labels": {"page": "1"}}))
+    seen, tok = [], ""
+    while True:
+        st, pg, _ = d.request("GET", "/api/v1/configmaps?labelSelector=page"
+                              "%3D1&limit=2" + ("&continue=" + tok if tok
+                                                else ""))
+        seen += ["%s/%s" % (i["metadata"]["namespace"], i["metadata"]["name"])
+                 for i in pg["items"]]
+        tok = pg["metadata"].get("continue")
+        if not tok or len(seen) > 20:
+            break
+    check(seen == ["default/p-0", "default/p-2", "default/p-3", "default/p-5",
+                   "default/p-6", "zz/p-9"], "all pages: %s" % seen)
+
     # --- bad input changes nothing ---------------------------------------
     st, before, _ = d.request("GET", "/api/v1/configmaps")
     n_before = len(before["items"])
@@ -246,6 +302,46 @@ try:
         rest = e.partial
     check(rest == b"", "the open watch ends at shutdown: %r" % rest)
     conn.close()
+
+    # --- watch history, timeoutSeconds, bookmarks -------------------------
+    d.start()  # same data directory: the watch history starts again
+    st, body, _ = d.request("GET", CM + "?watch=true&resourceVersion=%s" % rv)
+    check(st == 410 and body["reason"] == "Expired" and body["code"] == 410,
+          "watch from before the restart: 410 Expired: %s %s" % (st, body))
+    st, lst, _ = d.request("GET", CM)
+    now_rv = lst["metadata"]["resourceVersion"]
+    t0 = time.monotonic()
+    conn, resp = d.watch(CM + "?watch=true&resourceVersion=%s&timeoutSeconds=1"
+                         "&allowWatchBookmarks=true&labelSelector=b%%3D1"
+                         % now_rv)
+    check(resp.status == 200, "watch from the listed rv: %s" % resp.status)
+    d.request("POST", CM, cm("b1", {"b": "1"}))
+    st, other, _ = d.request("POST", CM, cm("b2", {"b": "2"}))
+    lines = [json.loads(x) for x in resp.read().splitlines() if x]
+    conn.close()
+    waited = time.monotonic() - t0
+    types = [x["type"] for x in lines]
+    check(types == ["ADDED", "BOOKMARK"], "ADDED then BOOKMARK: %s" % lines)
+    if len(lines) == 2:
+        bm = lines[1]["object"]
+        check(bm["kind"] == "ConfigMap" and bm["apiVersion"] == "v1" and
+              int(bm["metadata"]["resourceVersion"]) >=
+              int(other["metadata"]["resourceVersion"]),
+              "bookmark at the last committed revision: %s" % bm)
+        # Resuming from the bookmark misses nothing and repeats nothing.
+        d.request("POST", CM, cm("b3", {"b": "1"}))
+        conn, resp = d.watch(CM + "?watch=true&labelSelector=b%%3D1"
+                             "&timeoutSeconds=1&resourceVersion=%s"
+                             % bm["metadata"]["resourceVersion"])
+        rest = [json.loads(x) for x in resp.read().splitlines() if x]
+        conn.close()
+        check([(x["type"], x["object"]["metadata"]["name"]) for x in rest] ==
+              [("ADDED", "b3")], "resume from the bookmark: %s" % rest)
+    check(0.9 <= waited < 20, "the watch ended by timeoutSeconds: %.2f s"
+          % waited)
+    st, body, _ = d.request("GET", CM + "?watch=true&timeoutSeconds=-1")
+    check(st == 400, "negative timeoutSeconds: %s" % st)
+    check(d.stop() == 0, "clean shutdown after restart")
 finally:
     d.cleanup()
 finish()
