@@ -2453,8 +2453,11 @@ static bool bwrap_failure(const char *dir, char *out, size_t size)
             hit = p;
     if (!hit)
         return false;
-    hit[strcspn(hit, "\n")] = '\0';
-    snprintf(out, size, "%s", hit);
+    size_t len = strcspn(hit, "\n");
+    if (len >= size)
+        len = size - 1; /* the message is cut, as a log line may be */
+    memcpy(out, hit, len);
+    out[len] = '\0';
     return true;
 }
 
