@@ -10,10 +10,11 @@
  *      queued with fq_daemon_defer_reply), signals, timers, child exits;
  *   2. turn hooks run (the runner reports finished pods);
  *   3. fq_engine_run(now) settles the controllers;
- *   4. the change log is committed to SQLite in one transaction (group
- *      commit);
- *   5. queued answers are sent, watch streams and change listeners get the
- *      changes;
+ *   4. unless the previous turn's commit is still being synced, the change
+ *      log is committed to SQLite in one transaction (group commit) and
+ *      the turn goes in flight (its fsync runs on the store's syncer);
+ *   5. when that commit is durable, the turn's queued answers are sent and
+ *      watch streams and change listeners get its changes;
  *   6. a timer is set for fq_engine_next_wakeup.
  *
  * So a client is answered only after everything its request caused is on
@@ -96,7 +97,7 @@ void fq_daemon_defer_reply(struct fq_daemon *d, struct fq_http_req *r,
 typedef void (*fq_turn_fn)(struct fq_daemon *d, int64_t now_ms, void *ctx);
 void fq_daemon_add_turn_hook(struct fq_daemon *d, fq_turn_fn fn, void *ctx);
 
-/* Runs after every commit with the committed changes (borrowed). */
+/* Runs once every commit is durable, with its changes (borrowed). */
 typedef void (*fq_changes_fn)(struct fq_daemon *d, const struct fq_change *c,
                               size_t n, void *ctx);
 void fq_daemon_add_change_listener(struct fq_daemon *d, fq_changes_fn fn,

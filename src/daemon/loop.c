@@ -5,21 +5,32 @@
  *
  *      +--> event_base_loop(EVLOOP_ONCE): every ready callback runs
  *      |      (HTTP requests apply writes to the engine and queue their
- *      |       answers; signals; the wakeup timer; module events)
+ *      |       answers; signals; the wakeup timer; module events; the
+ *      |       store's "sync ended" fd, which lands the turn in flight)
  *      |    turn hooks (runner: pod exits -> fq_engine_pod_update)
  *      |    fq_engine_run(now)
+ *      |    if a turn is in flight (its sync runs): stop here; what this
+ *      |      turn applied and queued joins the next commit
  *      |    changes = fq_objstore_take_changes
- *      |    fq_store_commit(changes)      one transaction = group commit
- *      |    send queued answers           only now: persist before ack
- *      |    watches + change listeners
+ *      |    fq_store_write(changes)       one transaction = group commit;
+ *      |                                  --sync full starts the WAL's
+ *      |                                  fdatasync on the store's syncer
+ *      |    the turn goes in flight: its answers and changes
  *      +--- timer := fq_engine_next_wakeup
  *
- * All requests that arrive while a turn's callbacks run share its commit,
- * so under load one fsync covers many writes. Time is the wall clock in ms,
- * clamped so the engine never sees it go backwards. --time-scale N runs
- * the control plane N times faster: the engine's time_scale, the factor its
- * control-plane delays are multiplied by, is 1/N (25: a 10-minute delay
- * lasts 24 s); the loop just asks the engine when to run next.
+ *   in flight --sync ended (or --sync normal: at once)--> landed:
+ *      send the turn's answers          only now: persist before ack
+ *      change listeners, watch streams
+ *
+ * All requests that arrive while a turn's callbacks run, or while the
+ * previous turn's sync runs, share one commit, so under load one fsync
+ * covers many writes, and the loop parses and applies requests while the
+ * disk syncs (store.c explains why that is as durable as synchronous=FULL).
+ * Time is the wall clock in ms, clamped so the engine never sees it go
+ * backwards. --time-scale N runs the control plane N times faster: the
+ * engine's time_scale, the factor its control-plane delays are multiplied
+ * by, is 1/N (25: a 10-minute delay lasts 24 s); the loop just asks the
+ * engine when to run next.
  *
  * Start-up: the store is opened, every stored object is created again in a
  * fresh engine's object store (keeping uid, creationTimestamp, status), the
@@ -30,14 +41,16 @@
  * same transaction as the admission decision.
  *
  * Invariants:
- *   (1) no answer to a client leaves before the commit of the turn that
- *       served it;
- *   (2) a failed commit stops the daemon with an error (the engine would
- *       be ahead of the disk); a restart rebuilds from the disk;
- *   (3) fq_engine_run gets non-decreasing times.
+ *   (1) no answer to a client, no watch line and no change listener call
+ *       happens before the turn that served or caused it is durable;
+ *   (2) at most one turn is in flight; the next commit waits for its sync;
+ *   (3) a failed commit or sync stops the daemon with an error, answering
+ *       500 to what was not known durable (the engine would be ahead of
+ *       the disk); a restart rebuilds from the disk;
+ *   (4) fq_engine_run gets non-decreasing times.
  *
- * What it does not do: threads. Everything, including SQLite, runs on the
- * loop; a slow disk slows every client equally.
+ * What it does not do: threads of its own. Everything but the WAL's fsync
+ * (the store's syncer thread) runs on the loop, SQLite included.
  */
 #include <event2/event.h>
 #include <signal.h>
@@ -78,10 +91,22 @@ struct sig {
     void *ctx;
 };
 
+/* A committed turn waiting for its WAL sync: answers and changes leave
+ * when it ends. */
+struct flight {
+    bool on;
+    struct pending *pend;
+    size_t npend, cappend;
+    struct fq_change *ch;
+    size_t n;
+};
+
 struct fq_loop {
     struct event_base *base;
     struct event *timer;
     struct event *wake;
+    struct event *synced; /* the store's notify fd, or NULL */
+    struct flight fl;
     struct sig **sigs;
     size_t nsigs, capsigs;
     struct pending *pend;
@@ -201,10 +226,10 @@ static void on_nothing(evutil_socket_t fd, short what, void *arg)
     (void)arg;
 }
 
-static void flush_replies(struct fq_loop *l, int fail_code)
+static void flush_replies(struct pending *pend, size_t *npend, int fail_code)
 {
-    for (size_t i = 0; i < l->npend; i++) {
-        struct pending *p = &l->pend[i];
+    for (size_t i = 0; i < *npend; i++) {
+        struct pending *p = &pend[i];
         if (fail_code) {
             static const char msg[] =
                 "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
@@ -218,7 +243,68 @@ static void flush_replies(struct fq_loop *l, int fail_code)
         }
         free(p->body);
     }
-    l->npend = 0;
+    *npend = 0;
+}
+
+/* The turn in flight is durable: answer, then notify. */
+static void land(struct fq_daemon *d)
+{
+    struct fq_loop *l = d->loop;
+    struct flight *f = &l->fl;
+    if (!f->on)
+        return;
+    f->on = false;
+    flush_replies(f->pend, &f->npend, 0);
+    for (size_t i = 0; i < l->nlisteners; i++)
+        l->listeners[i].changes(d, f->ch, f->n, l->listeners[i].ctx);
+    fq_api_feed(d->api, f->ch, f->n);
+    fq_changes_free(f->ch, f->n);
+    f->ch = NULL;
+    f->n = 0;
+}
+
+/* A commit or its sync failed: nothing of the turn in flight or of the
+ * turn at hand is known to be on disk. Answers 500 and stops. */
+static void fatal_store(struct fq_daemon *d, const struct fq_err *err)
+{
+    struct fq_loop *l = d->loop;
+    fq_log(FQ_LOG_ERROR, "commit failed, stopping", "error=\"%s\"", err->msg);
+    flush_replies(l->fl.pend, &l->fl.npend, 1);
+    fq_changes_free(l->fl.ch, l->fl.n);
+    l->fl.ch = NULL;
+    l->fl.n = 0;
+    l->fl.on = false;
+    flush_replies(l->pend, &l->npend, 1);
+    l->rc = FQ_EIO;
+    fq_daemon_stop(d);
+}
+
+/* The store's syncer ended a sync. */
+static void on_synced(evutil_socket_t fd, short what, void *arg)
+{
+    struct fq_daemon *d = arg;
+    struct fq_err err = {0};
+    (void)fd;
+    (void)what;
+    int rc = fq_store_synced(d->store, &err);
+    if (rc < 0)
+        fatal_store(d, &err);
+    else if (rc == 0)
+        land(d);
+}
+
+/* Blocks until the turn in flight is durable, then lands it. */
+static int settle_flight(struct fq_daemon *d)
+{
+    struct fq_err err = {0};
+    if (!d->loop->fl.on)
+        return 0;
+    if (fq_store_wait(d->store, &err) < 0) {
+        fatal_store(d, &err);
+        return FQ_EIO;
+    }
+    land(d);
+    return 0;
 }
 
 static void arm_timer(struct fq_daemon *d, int64_t now)
@@ -239,7 +325,12 @@ static void arm_timer(struct fq_daemon *d, int64_t now)
     evtimer_add(l->timer, &tv);
 }
 
-/* One turn after the callbacks: settle, commit, answer, notify. */
+/*
+ * One turn after the callbacks: settle, then, unless the previous turn's
+ * sync still runs, commit this turn's changes and put them in flight.
+ * While a sync runs, requests keep being applied and answers queued; they
+ * all go into the next commit (bigger groups under load).
+ */
 static void turn(struct fq_daemon *d)
 {
     struct fq_loop *l = d->loop;
@@ -247,26 +338,36 @@ static void turn(struct fq_daemon *d)
     for (size_t i = 0; i < l->nturns; i++)
         l->turns[i].turn(d, now, l->turns[i].ctx);
     fq_engine_run(d->engine, now);
+    if (l->fl.on) {
+        arm_timer(d, now);
+        return;
+    }
     struct fq_change *ch = NULL;
     size_t n = fq_objstore_take_changes(fq_engine_store(d->engine), &ch);
     struct fq_err err = {0};
-    if (fq_store_commit(d->store, ch, n, &err) < 0) {
-        fq_log(FQ_LOG_ERROR, "commit failed, stopping", "error=\"%s\"",
-               err.msg);
-        flush_replies(l, 1);
+    if (fq_store_write(d->store, ch, n, &err) < 0) {
         fq_changes_free(ch, n);
-        l->rc = FQ_EIO;
-        fq_daemon_stop(d);
+        fatal_store(d, &err);
         return;
     }
     if (n || l->npend)
         fq_log(FQ_LOG_DEBUG, "turn", "changes=%zu answers=%zu ms=%lld", n,
                l->npend, (long long)(fq_daemon_now(d) - now));
-    flush_replies(l, 0);
-    for (size_t i = 0; i < l->nlisteners; i++)
-        l->listeners[i].changes(d, ch, n, l->listeners[i].ctx);
-    fq_api_feed(d->api, ch, n);
-    fq_changes_free(ch, n);
+    /* The queued answers and the changes go in flight together. */
+    struct flight *f = &l->fl;
+    struct pending *tp = f->pend;
+    size_t tcap = f->cappend;
+    f->pend = l->pend;
+    f->npend = l->npend;
+    f->cappend = l->cappend;
+    l->pend = tp;
+    l->cappend = tcap;
+    l->npend = 0;
+    f->ch = ch;
+    f->n = n;
+    f->on = true;
+    if (!fq_store_syncing(d->store))
+        land(d); /* --sync normal, or nothing was written */
     arm_timer(d, now);
 }
 
@@ -405,6 +506,11 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         rc = fq_store_open(o->data_dir, o->sync, &d->store, err);
     if (rc < 0)
         goto fail;
+    if (fq_store_notify_fd(d->store) >= 0) {
+        l->synced = event_new(l->base, fq_store_notify_fd(d->store),
+                              EV_READ | EV_PERSIST, on_synced, d);
+        event_add(l->synced, NULL);
+    }
     d->engine = fq_engine_new(&cfg);
     rc = fq_store_load(d->store, load_one, d, err);
     if (rc < 0)
@@ -459,8 +565,12 @@ int fq_daemon_run(struct fq_daemon *d)
         turn(d);
     }
     fq_api_close_watches(d->api);
-    if (l->rc == 0)
+    /* The last turn's answers leave once it is durable; then one more
+     * turn commits what the loop applied meanwhile. */
+    if (l->rc == 0 && settle_flight(d) == 0) {
         turn(d);
+        settle_flight(d);
+    }
     /* Best effort: let the streams' last chunks and the final answers
      * leave before the sockets close. */
     for (int i = 0; i < 8; i++)
@@ -475,8 +585,14 @@ int fq_daemon_run(struct fq_daemon *d)
 void fq_daemon_release(struct fq_daemon *d)
 {
     struct fq_loop *l = d->loop;
-    if (l && l->npend)
-        flush_replies(l, 1);
+    if (l) {
+        /* Answers never known to be durable get 500. */
+        flush_replies(l->fl.pend, &l->fl.npend, 1);
+        flush_replies(l->pend, &l->npend, 1);
+        fq_changes_free(l->fl.ch, l->fl.n);
+        l->fl.ch = NULL;
+        l->fl.n = 0;
+    }
     /* The runtime's log streams and timers go before the HTTP server. */
     fq_runtime_detach(d->runtime);
     d->runtime = NULL;
@@ -496,7 +612,10 @@ void fq_daemon_release(struct fq_daemon *d)
             event_free(l->timer);
         if (l->wake)
             event_free(l->wake);
+        if (l->synced)
+            event_free(l->synced);
         free(l->pend);
+        free(l->fl.pend);
         free(l->turns);
         free(l->listeners);
         if (l->base)

@@ -4,8 +4,9 @@
  * The store keeps the last state of every object (one row per kind,
  * namespace and name, the object as JSON) and the history of Events. The
  * daemon hands it the core's change log once per loop turn
- * (fq_store_commit), which writes all of it in one transaction: that is the
- * group commit, and clients are answered only after it returns 0. On start
+ * (fq_store_write), which writes all of it in one transaction: that is the
+ * group commit, and clients are answered only after it is durable (with
+ * FQ_STORE_SYNC_FULL, after the syncer thread's fdatasync of the WAL). On start
  * the daemon reads every object back (fq_store_load) into a fresh engine.
  *
  * This is the only module that includes <sqlite3.h>.
@@ -53,9 +54,28 @@ typedef int (*fq_store_load_fn)(void *ctx, enum fq_kind kind,
 int fq_store_load(struct fq_store *s, fq_store_load_fn fn, void *ctx,
                   struct fq_err *err);
 
-/* Writes the changes (oldest first) in one transaction. */
+/* Writes the changes (oldest first) in one transaction and returns when
+ * it is durable (FULL: synced; NORMAL: in the WAL). */
 int fq_store_commit(struct fq_store *s, const struct fq_change *c, size_t n,
                     struct fq_err *err);
+
+/*
+ * The same in two steps, for the daemon's loop: fq_store_write commits the
+ * transaction and, with FQ_STORE_SYNC_FULL, starts the WAL's fdatasync on
+ * the store's syncer thread and returns at once; the transaction is
+ * durable when fq_store_syncing turns false. The loop watches
+ * fq_store_notify_fd (readable when a sync ends; -1 with NORMAL, where
+ * nothing runs) and calls fq_store_synced, which returns 0 when no sync
+ * runs any more, 1 while one does, FQ_EIO if one failed (fatal, as a
+ * failed commit). fq_store_write called while a sync runs waits for it
+ * first; fq_store_wait blocks until none runs (0 or FQ_EIO).
+ */
+int fq_store_write(struct fq_store *s, const struct fq_change *c, size_t n,
+                   struct fq_err *err);
+bool fq_store_syncing(struct fq_store *s);
+int fq_store_notify_fd(const struct fq_store *s);
+int fq_store_synced(struct fq_store *s, struct fq_err *err);
+int fq_store_wait(struct fq_store *s, struct fq_err *err);
 
 /* Number of commits and rows written since open (for logs and bench). */
 void fq_store_stats(const struct fq_store *s, uint64_t *commits,

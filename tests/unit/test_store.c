@@ -2,10 +2,12 @@
  * test_store.c - flexqd's SQLite store (store.c): group commits of change
  * logs, reload, last-write-wins within a commit, deletes, the Event
  * history, reopening (schema kept), thousands of objects created, updated,
- * deleted and re-created across reopenings (the key -> row index), and
+ * deleted and re-created across reopenings (the key -> row index), the
+ * two-step write and sync the daemon uses, and
  * `--check`'s verdicts, including a ClusterQueue whose recorded usage does
  * not match its admitted workloads.
  */
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -315,6 +317,54 @@ static void test_many_objects(void **state)
     fq_buf_release(&report);
 }
 
+/* The daemon's two-step commit: fq_store_write returns with the sync
+ * started; the notify fd says when it ended; fq_store_synced then says
+ * none runs. With NORMAL nothing runs and there is no fd. */
+static void test_write_then_sync(void **state)
+{
+    (void)state;
+    struct fq_store *s = NULL;
+    struct fq_err err = {0};
+    assert_int_equal(fq_store_open(dir, FQ_STORE_SYNC_FULL, &s, &err), 0);
+    int fd = fq_store_notify_fd(s);
+    assert_true(fd >= 0);
+    assert_false(fq_store_syncing(s));
+    for (int round = 0; round < 3; round++) {
+        struct fq_change *hc = fq_xcalloc(1, sizeof(*hc));
+        hc[0] = cm_change((uint64_t)round + 1, FQ_CHANGE_ADDED, round, 0);
+        assert_int_equal(fq_store_write(s, hc, 1, &err), 0);
+        fq_changes_free(hc, 1);
+        /* Wait for the event "sync ended", with a deadline. */
+        struct pollfd p = {fd, POLLIN, 0};
+        assert_int_equal(poll(&p, 1, 10000), 1);
+        assert_int_equal(fq_store_synced(s, &err), 0);
+        assert_false(fq_store_syncing(s));
+    }
+    /* A direct second write while a sync may run waits for it. */
+    struct fq_change *hc = fq_xcalloc(2, sizeof(*hc));
+    hc[0] = cm_change(10, FQ_CHANGE_ADDED, 10, 0);
+    hc[1] = cm_change(11, FQ_CHANGE_ADDED, 11, 0);
+    assert_int_equal(fq_store_write(s, hc, 1, &err), 0);
+    assert_int_equal(fq_store_write(s, hc + 1, 1, &err), 0);
+    fq_changes_free(hc, 2);
+    assert_int_equal(fq_store_wait(s, &err), 0);
+    assert_false(fq_store_syncing(s));
+    fq_store_close(s);
+
+    assert_int_equal(fq_store_open(dir, FQ_STORE_SYNC_NORMAL, &s, &err), 0);
+    assert_int_equal(fq_store_notify_fd(s), -1);
+    struct fq_change *hc2 = fq_xcalloc(1, sizeof(*hc2));
+    hc2[0] = cm_change(12, FQ_CHANGE_MODIFIED, 0, 1);
+    assert_int_equal(fq_store_write(s, hc2, 1, &err), 0);
+    fq_changes_free(hc2, 1);
+    assert_false(fq_store_syncing(s));
+    assert_int_equal(fq_store_synced(s, &err), 0);
+    struct loaded l = {0};
+    assert_int_equal(fq_store_load(s, collect, &l, &err), 0);
+    assert_int_equal(l.n, 5);
+    fq_store_close(s);
+}
+
 static void test_one_daemon_per_dir(void **state)
 {
     (void)state;
@@ -353,6 +403,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_events_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_objects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_then_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_daemon_per_dir, setup,
                                         teardown),
         cmocka_unit_test(test_open_errors),
