@@ -15,12 +15,13 @@
  *        store alone: no controller reacts to ConfigMaps.
  * Output: readable figures, then one JSON object as the last line.
  *
- * It runs twice: with --sync full (SQLite fsyncs the WAL at every commit,
- * which survives a power cut; throughput is bounded by the disk's fsync
+ * It runs twice: with --sync full (the WAL is fsynced after every commit,
+ * on flexqd's syncer thread, before the commit's answers leave, which
+ * survives a power cut; on a slow disk throughput is bounded by the fsync
  * time: with C clients each waiting for its own commit, at most about
  * C / (2 * fsync) creates/s) and with --sync normal (the WAL is written at
  * every commit without fsync, which survives kill -9, what the crash test
- * checks).
+ * checks). docs/benchmarks.md has the figures.
  *
  * Clients speak HTTP/1.1 over plain sockets (not libcurl) so that the
  * client side costs little of the machine's CPU next to the server.
