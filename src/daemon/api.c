@@ -48,8 +48,13 @@
  *   (2) every request is answered exactly once (deferred reply, stream, or
  *       a module's own answer);
  *   (3) watch lines are sent in revision order, each at most once;
- *   (4) a BOOKMARK names the last committed (fed) revision: every matching
- *       change up to it was sent before it.
+ *   (4) a BOOKMARK names the last durable (landed) revision: every
+ *       matching change up to it was sent before it;
+ *   (5) no watch line shows state that is not yet durable: replays come
+ *       from the ring (landed changes only), and a watch without a
+ *       resourceVersion holds its ADDED lines, taken at revision
+ *       start_rev, until start_rev has landed; changes up to start_rev are
+ *       not sent to it again.
  *
  * What it does not do: strategic merge patch (treated as a merge patch),
  * JSON patch (405), server-side apply field ownership (apply replaces the
@@ -96,6 +101,12 @@ struct watch {
     char *ns; /* NULL: all namespaces */
     struct fq_labelsel *labels;
     struct fq_labelsel *fields;
+    /* Without ?resourceVersion: the ADDED lines of the objects as of
+     * start_rev, held until start_rev is durable (fq_api_landed), so a
+     * watcher never sees what a crash could take back. */
+    bool pending;
+    uint64_t start_rev;
+    struct fq_buf initial;
     int64_t deadline;      /* ?timeoutSeconds: end of the stream, or 0 */
     bool bookmarks;        /* ?allowWatchBookmarks=true */
     int64_t next_bookmark; /* when the next periodic BOOKMARK is due */
@@ -126,7 +137,7 @@ struct fq_api {
     /* Every committed change with rev > kept_after is in the ring: a watch
      * from an older resourceVersion gets 410 (it would miss changes). */
     uint64_t kept_after;
-    uint64_t fed_rev; /* the last revision fed (committed): bookmarks */
+    uint64_t fed_rev; /* every revision up to it is durable and fed */
 };
 
 /* --- small helpers ------------------------------------------------------ */
@@ -208,6 +219,7 @@ struct fq_api *fq_api_new(struct fq_daemon *d)
 
 static void watch_free(struct watch *w)
 {
+    fq_buf_release(&w->initial);
     free(w->ns);
     fq_labelsel_free(w->labels);
     fq_labelsel_free(w->fields);
@@ -702,6 +714,17 @@ static bool send_bookmark(struct watch *w)
     return !dropped;
 }
 
+/* Sends a pending watch's initial lines; false if the watch was dropped. */
+static bool watch_go(struct watch *w)
+{
+    w->pending = false;
+    bool dropped =
+        w->initial.len && watch_send(w, w->initial.data, w->initial.len);
+    if (!dropped)
+        fq_buf_release(&w->initial);
+    return !dropped;
+}
+
 static void on_watch_timer(void *ctx, struct fq_http_req *r);
 
 /* Arms the stream's one timer for the next bookmark or the deadline. */
@@ -723,14 +746,14 @@ static void on_watch_timer(void *ctx, struct fq_http_req *r)
     int64_t now = fq_daemon_now(w->api->d);
     if (w->deadline && now >= w->deadline) {
         /* timeoutSeconds is up: a last bookmark, then a clean end. */
-        if (w->bookmarks && !send_bookmark(w))
+        if (w->bookmarks && !w->pending && !send_bookmark(w))
             return;
         watch_unlink(w);
         fq_http_stream_end(w->r);
         watch_free(w);
         return;
     }
-    if (w->bookmarks && now >= w->next_bookmark) {
+    if (w->bookmarks && now >= w->next_bookmark && !w->pending) {
         if (!send_bookmark(w))
             return;
         w->next_bookmark = now + BOOKMARK_MS;
@@ -784,21 +807,26 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
     fq_http_stream_start(r, 200, JSON, watch_closed, w);
     w->next = a->watches;
     a->watches = w;
-    struct fq_buf b = FQ_BUF_INIT;
     if (!since) {
         const struct fq_object **objs = NULL;
         size_t n = fq_objstore_list(os, t->kind, w->ns, &objs);
         for (size_t i = 0; i < n; i++)
             if (watch_wants(w, t->kind, objs[i]->ns, objs[i]->obj))
-                line_of(&b, FQ_CHANGE_ADDED, objs[i]->obj);
+                line_of(&w->initial, FQ_CHANGE_ADDED, objs[i]->obj);
         free(objs);
-    } else {
-        for (size_t k = 0; k < a->ring_n; k++) {
-            size_t i = (a->ring_head + RING_SIZE - a->ring_n + k) % RING_SIZE;
-            struct ringent *re = &a->ring[i];
-            if (re->rev > since && watch_wants(w, re->kind, re->ns, re->obj))
-                line_of(&b, re->type, re->obj);
-        }
+        w->start_rev = fq_objstore_revision(os);
+        w->pending = true;
+        if (w->start_rev <= a->fed_rev && !watch_go(w))
+            return;
+        watch_arm(w, now);
+        return;
+    }
+    struct fq_buf b = FQ_BUF_INIT;
+    for (size_t k = 0; k < a->ring_n; k++) {
+        size_t i = (a->ring_head + RING_SIZE - a->ring_n + k) % RING_SIZE;
+        struct ringent *re = &a->ring[i];
+        if (re->rev > since && watch_wants(w, re->kind, re->ns, re->obj))
+            line_of(&b, re->type, re->obj);
     }
     bool dropped = b.len && watch_send(w, b.data, b.len);
     fq_buf_release(&b);
@@ -820,8 +848,6 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
             a->kept_after = e->rev; /* about to be forgotten */
         ring_clear(e);
         e->rev = c[i].rev;
-        if (e->rev > a->fed_rev)
-            a->fed_rev = e->rev;
         e->type = c[i].type;
         e->kind = c[i].kind;
         e->ns = fq_xstrdup(c[i].ns ? c[i].ns : "");
@@ -832,6 +858,11 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
             a->ring_n++;
         for (struct watch *w = a->watches, *next; w; w = next) {
             next = w->next;
+            if (w->pending) {
+                /* Its initial lines show the objects as of start_rev. */
+                if (e->rev <= w->start_rev || !watch_go(w))
+                    continue;
+            }
             if (!watch_wants(w, e->kind, e->ns, e->obj))
                 continue;
             if (!e->line) {
@@ -842,6 +873,17 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
             }
             watch_send(w, e->line, e->len);
         }
+    }
+}
+
+void fq_api_landed(struct fq_api *a, uint64_t rev)
+{
+    if (rev > a->fed_rev)
+        a->fed_rev = rev;
+    for (struct watch *w = a->watches, *next; w; w = next) {
+        next = w->next;
+        if (w->pending && w->start_rev <= a->fed_rev)
+            watch_go(w);
     }
 }
 

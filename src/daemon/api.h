@@ -37,6 +37,11 @@ void fq_api_handle(void *ctx, struct fq_http_req *r);
  * objects (sets c[i].obj to NULL) to keep them for late watchers. */
 void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n);
 
+/* Says that every change up to revision `rev` (the store's revision when
+ * the landed turn was committed) is durable and fed: watches started
+ * since wait for it to send their initial lines, bookmarks name it. */
+void fq_api_landed(struct fq_api *a, uint64_t rev);
+
 /* Says that the watch history starts at revision `rev` (the store's
  * revision once loaded): a watch from an older resourceVersion gets 410
  * Gone (reason Expired), as one from a revision the ring has forgotten. */

@@ -99,6 +99,7 @@ struct flight {
     size_t npend, cappend;
     struct fq_change *ch;
     size_t n;
+    uint64_t rev; /* the engine store's revision when committed */
 };
 
 struct fq_loop {
@@ -258,6 +259,7 @@ static void land(struct fq_daemon *d)
     for (size_t i = 0; i < l->nlisteners; i++)
         l->listeners[i].changes(d, f->ch, f->n, l->listeners[i].ctx);
     fq_api_feed(d->api, f->ch, f->n);
+    fq_api_landed(d->api, f->rev);
     fq_changes_free(f->ch, f->n);
     f->ch = NULL;
     f->n = 0;
@@ -365,6 +367,7 @@ static void turn(struct fq_daemon *d)
     l->npend = 0;
     f->ch = ch;
     f->n = n;
+    f->rev = fq_objstore_revision(fq_engine_store(d->engine));
     f->on = true;
     if (!fq_store_syncing(d->store))
         land(d); /* --sync normal, or nothing was written */
