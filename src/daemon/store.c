@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -421,8 +422,16 @@ int fq_store_open(const char *dir, enum fq_store_sync sync,
         pthread_mutex_init(&s->sy.mu, NULL);
         pthread_cond_init(&s->sy.cv, NULL);
         s->sy.event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        if (s->sy.event_fd < 0 ||
-            pthread_create(&s->sy.th, NULL, syncer_main, &s->sy) != 0) {
+        /* The syncer starts with every signal blocked, so signals (SIGCHLD,
+         * SIGTERM) keep going to the loop's thread. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int prc = s->sy.event_fd < 0 ?
+                      -1 :
+                      pthread_create(&s->sy.th, NULL, syncer_main, &s->sy);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (prc != 0) {
             rc = fq_err_set(err, FQ_EIO, "store: cannot start the syncer: %s",
                             strerror(errno));
             fq_store_close(s);
