@@ -94,7 +94,7 @@ struct fq_store {
     int lock_fd; /* flock()ed DIR/flexqd.lock: one daemon per directory */
     char *wal_path;
     struct syncer sy;
-    sqlite3 *db;
+    sqlite3 *db = NULL;
     sqlite3_stmt *insert;
     sqlite3_stmt *update;
     sqlite3_stmt *del;
@@ -394,7 +394,7 @@ int fq_store_open(const char *dir, enum fq_store_sync sync,
                           "use another --data-dir)",
                           dir);
     }
-    sqlite3 *db;
+    sqlite3 *db = NULL;
     int rc = open_db(dir, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db, err);
     if (rc < 0) {
         close(lock_fd);
@@ -923,7 +923,7 @@ static void add_cq_status(struct usages *u, const char *cq,
 
 int fq_store_check(const char *dir, struct fq_buf *report, struct fq_err *err)
 {
-    sqlite3 *db;
+    sqlite3 *db = NULL;
     int rc = open_db(dir, SQLITE_OPEN_READONLY, &db, err);
     if (rc < 0)
         return rc;
