@@ -94,7 +94,7 @@ struct fq_store {
     int lock_fd; /* flock()ed DIR/flexqd.lock: one daemon per directory */
     char *wal_path;
     struct syncer sy;
-    sqlite3 *db = NULL;
+    sqlite3 *db;
     sqlite3_stmt *insert;
     sqlite3_stmt *update;
     sqlite3_stmt *del;
