@@ -589,6 +589,7 @@ struct wl {
     uint64_t assigned_flv; /* bit per flavor of the current admission */
     bool waiting_check;    /* reserved, a check applies, none Ready yet */
     bool done;             /* handled in this cycle */
+    bool parked;           /* in the inadmissible set (cycle only) */
     bool nom_fit;          /* nominated this cycle as a Fit */
     bool nom_borrows;      /* ... and borrowing */
     /* Elastic slice (kueue_slices.c): the Workload it replaces (owned, or
@@ -1571,6 +1572,27 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         if (ws[i].pending && ws[i].cq >= 0)
             order[no++] = &ws[i];
     qsort(order, no, sizeof(*order), wl_cmp);
+    /* Each queue's pending workloads in that order, and a cursor past
+     * those that cannot be its head any more in this cycle (handled or
+     * parked): a deep queue of parked workloads is walked once per cycle,
+     * not once per round. */
+    size_t *qstart = fq_xcalloc((size_t)s->ncq + 2, sizeof(size_t));
+    for (size_t i = 0; i < no; i++) {
+        char key[600];
+        wl_key(order[i]->ns, order[i]->name, key, sizeof(key));
+        order[i]->parked = fq_smap_has(&k->inadmissible, key);
+        qstart[order[i]->cq + 1]++;
+    }
+    for (int c = 0; c < s->ncq; c++)
+        qstart[c + 1] += qstart[c];
+    struct wl **byq = fq_xcalloc(no + 1, sizeof(*byq));
+    size_t *cur = fq_xcalloc((size_t)s->ncq + 1, sizeof(size_t));
+    for (int c = 0; c < s->ncq; c++)
+        cur[c] = qstart[c];
+    for (size_t i = 0; i < no; i++)
+        byq[cur[order[i]->cq]++] = order[i];
+    for (int c = 0; c < s->ncq; c++)
+        cur[c] = qstart[c];
     int *taken = fq_xcalloc((size_t)s->ncq + 1, sizeof(int));
     bool *blocked = fq_xcalloc((size_t)s->ncq + 1, sizeof(bool));
     bool progress = true;
@@ -1587,13 +1609,11 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 continue;
             bool strict =
                 s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO;
-            for (size_t i = 0; i < no; i++) {
-                struct wl *w = order[i];
-                if (w->cq != c || w->done)
+            for (; cur[c] < qstart[c + 1]; cur[c]++) {
+                struct wl *w = byq[cur[c]];
+                if (w->done)
                     continue;
-                char key[600];
-                wl_key(w->ns, w->name, key, sizeof(key));
-                if (fq_smap_has(&k->inadmissible, key)) {
+                if (w->parked) {
                     if (strict) {
                         /* A parked head blocks a StrictFIFO queue. */
                         blocked[c] = true;
@@ -1655,6 +1675,7 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 nhd->use_amt = w->use_amt;
                 hw[nh++] = w;
                 fq_smap_del(&k->inadmissible, key);
+                w->parked = false;
             } else if (r.mode == FQ_ADM_PREEMPT && r.ntargets > 0) {
                 int fresh = 0;
                 for (int t = 0; t < r.ntargets; t++) {
@@ -1684,6 +1705,7 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             } else {
                 set_pending(e, w, fq_adm_why_reason(r.why), r.msg, now);
                 fq_smap_add(&k->inadmissible, key);
+                w->parked = true;
                 if (strict)
                     blocked[w->cq] = true;
             }
@@ -1708,14 +1730,15 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         struct wl *w = order[i];
         if (w->done || blocked[w->cq] || !s->cqs[w->cq].active)
             continue;
-        char key[600];
-        wl_key(w->ns, w->name, key, sizeof(key));
-        if (!fq_smap_has(&k->inadmissible, key)) {
+        if (!w->parked) {
             k->need_cycle = true;
             break;
         }
     }
     free(order);
+    free(byq);
+    free(cur);
+    free(qstart);
     free(taken);
     free(blocked);
     free(hs);
