@@ -110,7 +110,12 @@ struct kueue {
                                    Finished (a superset at run time:
                                    collect() checks again) */
     bool live_ready;             /* live was filled from the store */
-    struct fq_smap inert;        /* "ns/name" of workloads out of live
+    /* live's keys sorted and split, kept while the set is unchanged (a
+     * deep queue's cycles mostly rewrite statuses, not the set). */
+    char **lk_ns, **lk_names;
+    size_t lk_n;
+    bool lk_valid;
+    struct fq_smap inert; /* "ns/name" of workloads out of live
                                    until they or the configuration change:
                                    pending with no LocalQueue (none named,
                                    or it does not exist) or deactivated,
@@ -209,9 +214,45 @@ static void cond_clear(struct fq_value *obj, const char *type,
         cond_set(obj, type, "False", reason, message, now);
 }
 
+static void live_add(struct kueue *k, const char *key)
+{
+    size_t n = k->live.n;
+    fq_smap_add(&k->live, key);
+    if (k->live.n != n)
+        k->lk_valid = false;
+}
+
+static void live_del(struct kueue *k, const char *key)
+{
+    size_t n = k->live.n;
+    fq_smap_del(&k->live, key);
+    if (k->live.n != n)
+        k->lk_valid = false;
+}
+
+static void lk_free(struct kueue *k)
+{
+    for (size_t i = 0; i < k->lk_n; i++) {
+        free(k->lk_ns[i]);
+        free(k->lk_names[i]);
+    }
+    free(k->lk_ns);
+    free(k->lk_names);
+    k->lk_ns = k->lk_names = NULL;
+    k->lk_n = 0;
+    k->lk_valid = false;
+}
+
 static void wl_key(const char *ns, const char *name, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/%s", ns, name);
+    size_t a = strlen(ns), b = strlen(name);
+    if (a + b + 2 > n) {
+        snprintf(buf, n, "%s/%s", ns, name);
+        return;
+    }
+    memcpy(buf, ns, a);
+    buf[a] = '/';
+    memcpy(buf + a + 1, name, b + 1);
 }
 
 /* Writes an edited copy back; returns true when something changed. */
@@ -590,8 +631,12 @@ struct wl {
     bool waiting_check;    /* reserved, a check applies, none Ready yet */
     bool done;             /* handled in this cycle */
     bool parked;           /* in the inadmissible set (cycle only) */
-    bool nom_fit;          /* nominated this cycle as a Fit */
-    bool nom_borrows;      /* ... and borrowing */
+    /* The decoded workload (borrowed from the cache for the run): a
+     * pending workload's podsets are built only when it becomes a head. */
+    const struct fq_workload *v;
+    bool ps_ready;
+    bool nom_fit;     /* nominated this cycle as a Fit */
+    bool nom_borrows; /* ... and borrowing */
     /* Elastic slice (kueue_slices.c): the Workload it replaces (owned, or
      * NULL) and, while that one holds quota, its flavors and counts. */
     char *replaces;
@@ -1445,6 +1490,16 @@ static void preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
 }
 
 /* Builds the adm view of a workload. */
+/* A head's podsets, built on first need (most pending workloads of a
+ * deep queue are never a head in a run). */
+static void head_podsets(struct snap *s, struct wl *w)
+{
+    if (w->ps_ready || !w->v)
+        return;
+    wl_podsets(s, w, w->v);
+    w->ps_ready = true;
+}
+
 static void adm_wl(const struct wl *w, struct fq_adm_wl *aw, bool cooldown)
 {
     memset(aw, 0, sizeof(*aw));
@@ -1629,6 +1684,7 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
          * in Kueue's order: non-borrowing first, priority, FIFO. */
         for (int h = 0; h < nheads; h++) {
             struct wl *w = heads[h];
+            head_podsets(s, w);
             struct fq_adm_wl aw;
             adm_wl(w, &aw, cooldown);
             aw.cq = s->cqs[w->cq].adm;
@@ -1904,6 +1960,7 @@ static void destroy(void *self)
     fq_smap_free(&k->cache);
     fq_smap_free(&k->dirty);
     fq_smap_free(&k->live);
+    lk_free(k);
     fq_smap_free(&k->inert);
     free(k);
 }
@@ -1927,7 +1984,7 @@ static void on_change(void *self, struct fq_engine *e,
         /* A LocalQueue may have appeared: look at them all again. */
         for (size_t i = 0; i < k->inert.cap; i++)
             if (k->inert.t[i].key)
-                fq_smap_add(&k->live, k->inert.t[i].key);
+                live_add(k, k->inert.t[i].key);
         fq_smap_clear(&k->inert);
     }
     if (c->kind == FQ_KIND_WORKLOAD) {
@@ -1936,10 +1993,10 @@ static void on_change(void *self, struct fq_engine *e,
         fq_smap_del(&k->inert, key);
         if (c->type == FQ_CHANGE_DELETED ||
             (c->obj && cond_true(c->obj, "Finished"))) {
-            fq_smap_del(&k->live, key);
+            live_del(k, key);
             fq_smap_del(&k->cache, key); /* gone or finished */
         } else if (c->obj) {
-            fq_smap_add(&k->live, key);
+            live_add(k, key);
         }
     }
     k->need_cycle = true;
@@ -2048,28 +2105,35 @@ static size_t live_keys(struct kueue *k, struct fq_objstore *st, char ***ns_out,
                 continue;
             char key[600];
             wl_key(objs[i]->ns, objs[i]->name, key, sizeof(key));
-            fq_smap_add(&k->live, key);
+            live_add(k, key);
         }
         free(objs);
         k->live_ready = true;
     }
-    char **keys = fq_xcalloc(k->live.n + 1, sizeof(char *));
-    size_t n = 0;
-    for (size_t i = 0; i < k->live.cap; i++)
-        if (k->live.t[i].key)
-            keys[n++] = k->live.t[i].key;
-    qsort(keys, n, sizeof(char *), live_cmp);
-    char **ns = fq_xcalloc(n + 1, sizeof(char *));
-    char **names = fq_xcalloc(n + 1, sizeof(char *));
-    for (size_t i = 0; i < n; i++) {
-        size_t l = strcspn(keys[i], "/");
-        ns[i] = fq_xstrndup(keys[i], l);
-        names[i] = fq_xstrdup(keys[i][l] ? keys[i] + l + 1 : "");
+    if (!k->lk_valid) {
+        lk_free(k);
+        char **keys = fq_xcalloc(k->live.n + 1, sizeof(char *));
+        size_t n = 0;
+        for (size_t i = 0; i < k->live.cap; i++)
+            if (k->live.t[i].key)
+                keys[n++] = k->live.t[i].key;
+        qsort(keys, n, sizeof(char *), live_cmp);
+        k->lk_ns = fq_xcalloc(n + 1, sizeof(char *));
+        k->lk_names = fq_xcalloc(n + 1, sizeof(char *));
+        for (size_t i = 0; i < n; i++) {
+            size_t l = strcspn(keys[i], "/");
+            k->lk_ns[i] = fq_xstrndup(keys[i], l);
+            k->lk_names[i] = fq_xstrdup(keys[i][l] ? keys[i] + l + 1 : "");
+        }
+        free(keys);
+        k->lk_n = n;
+        k->lk_valid = true;
     }
-    free(keys);
-    *ns_out = ns;
-    *names_out = names;
-    return n;
+    /* Borrowed until the next call: collect() may change the set while it
+     * walks these (which only marks them stale). */
+    *ns_out = k->lk_ns;
+    *names_out = k->lk_names;
+    return k->lk_n;
 }
 
 /* Decodes every workload not Finished, runs its lifecycle, then builds
@@ -2171,8 +2235,10 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                     ready = true;
             }
             w->waiting_check = any && !ready && !w->admitted;
-            if (w->waiting_check && due)
+            if (w->waiting_check && due) {
                 wl_podsets(s, w, &v);
+                w->ps_ready = true;
+            }
             if (v.queue_name)
                 w->lq = find_lq(s, ns[i], v.queue_name);
             continue;
@@ -2205,10 +2271,13 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                 } else {
                     w->cq = ci;
                     w->pending = true;
-                    if (due)
-                        wl_podsets(s, w, &v);
+                    w->v = &wc->v;
                     const char *old =
                         fq_kvs_get(&v.meta.annotations, FQ_SLICE_ANN_REPLACES);
+                    if (old && due) {
+                        wl_podsets(s, w, &v);
+                        w->ps_ready = true;
+                    }
                     if (old) {
                         w->replaces = fq_xstrdup(old);
                         w->is_slice =
@@ -2228,16 +2297,10 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
             so == fq_objstore_get(st, FQ_KIND_WORKLOAD, ns[i], names[i]) &&
             so->rv == wc->rv) {
             fq_smap_add(&k->inert, key);
-            fq_smap_del(&k->live, key);
+            live_del(k, key);
         }
     }
     /* Workloads gone or finished left the cache in on_change. */
-    for (size_t i = 0; i < n; i++) {
-        free(ns[i]);
-        free(names[i]);
-    }
-    free(ns);
-    free(names);
     *out = ws;
     return nw;
 }
