@@ -336,6 +336,8 @@ static void arm_timer(struct fq_daemon *d, int64_t now)
 static void turn(struct fq_daemon *d)
 {
     struct fq_loop *l = d->loop;
+    if (l->rc < 0)
+        return; /* the store failed: nothing more is written */
     int64_t now = fq_daemon_now(d);
     for (size_t i = 0; i < l->nturns; i++)
         l->turns[i].turn(d, now, l->turns[i].ctx);
