@@ -115,6 +115,17 @@ struct kueue {
     char **lk_ns, **lk_names;
     size_t lk_n;
     bool lk_valid;
+    /* The last full run's workloads and snapshot, kept for the next cycle
+     * while nothing changed but this controller's own QuotaReserved=False
+     * messages: a deep queue whose heads are tried one per cycle is then
+     * not decoded again for every head. `own` holds "ns/name" -> the
+     * revision of such a write; any other change drops the cache. */
+    struct wl *ws;
+    size_t nw;
+    void *snap; /* struct snap, owned */
+    bool ws_valid;
+    bool quota_moved; /* the running cycle reserved, preempted or moved */
+    struct fq_smap own;
     struct fq_smap inert; /* "ns/name" of workloads out of live
                                    until they or the configuration change:
                                    pending with no LocalQueue (none named,
@@ -1316,6 +1327,7 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
                     struct wl *w, const struct fq_adm_result *r, int64_t now,
                     const char *how)
 {
+    k->quota_moved = true;
     struct cq_info *c = &s->cqs[w->cq];
     struct fq_value *obj =
         fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
@@ -1444,16 +1456,22 @@ static bool cond_write(struct fq_engine *e, const char *ns, const char *name,
     return changed;
 }
 
-static void set_pending(struct fq_engine *e, struct wl *w, const char *reason,
-                        const char *msg, int64_t now)
+static void set_pending(struct kueue *k, struct fq_engine *e, struct wl *w,
+                        const char *reason, const char *msg, int64_t now)
 {
     if (w->why_msg && !strcmp(w->why_msg, msg))
         return;
     if (cond_write(e, w->ns, w->name, "QuotaReserved", "False", reason, msg,
                    now)) {
-        const struct fq_value *so = stored(e, FQ_KIND_WORKLOAD, w->ns, w->name);
-        if (so)
-            fq_engine_event(e, so, "Warning", reason, "%s", msg);
+        const struct fq_object *o = fq_objstore_get(
+            fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
+        if (o) {
+            fq_engine_event(e, o->obj, "Warning", reason, "%s", msg);
+            /* Our own message: the kept workloads stay valid (w is one). */
+            char key[600];
+            wl_key(w->ns, w->name, key, sizeof(key));
+            fq_smap_put(&k->own, key, (void *)(uintptr_t)o->rv);
+        }
     }
     free(w->why_msg);
     w->why_msg = fq_xstrdup(msg);
@@ -1462,6 +1480,7 @@ static void set_pending(struct fq_engine *e, struct wl *w, const char *reason,
 static void preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
                     const struct wl *by, int reason, int64_t now)
 {
+    k->quota_moved = true;
     struct fq_value *obj = fq_objstore_edit(
         fq_engine_store(e), FQ_KIND_WORKLOAD, victim->ns, victim->name);
     if (!obj)
@@ -1746,20 +1765,20 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 snprintf(msg, sizeof(msg),
                          "%s%sPending the preemption of %d workload(s)", r.msg,
                          r.msg[0] ? ". " : "", r.ntargets);
-                set_pending(e, w, "WaitingForPreemptedWorkloads", msg, now);
+                set_pending(k, e, w, "WaitingForPreemptedWorkloads", msg, now);
                 (void)fresh;
                 /* Stays at the head: retried next cycle. */
                 k->need_cycle = true;
                 blocked[w->cq] = true;
             } else if (w->nom_fit) {
                 /* Another head took the room first: retry next cycle. */
-                set_pending(e, w, "Pending",
+                set_pending(k, e, w, "Pending",
                             "Workload no longer fits after processing "
                             "another workload",
                             now);
                 k->need_cycle = true;
             } else {
-                set_pending(e, w, fq_adm_why_reason(r.why), r.msg, now);
+                set_pending(k, e, w, fq_adm_why_reason(r.why), r.msg, now);
                 fq_smap_add(&k->inadmissible, key);
                 w->parked = true;
                 if (strict)
@@ -1952,6 +1971,23 @@ static void *create(struct fq_engine *e)
     return k;
 }
 
+/* Forgets the kept workloads and snapshot (see struct kueue). */
+static void drop_kept(struct kueue *k)
+{
+    if (k->snap) {
+        for (size_t i = 0; i < k->nw; i++)
+            wl_release(&k->ws[i]);
+        free(k->ws);
+        snap_release(k->snap);
+        free(k->snap);
+    }
+    k->ws = NULL;
+    k->nw = 0;
+    k->snap = NULL;
+    k->ws_valid = false;
+    fq_smap_clear(&k->own);
+}
+
 static void destroy(void *self)
 {
     struct kueue *k = self;
@@ -1961,6 +1997,8 @@ static void destroy(void *self)
     fq_smap_free(&k->dirty);
     fq_smap_free(&k->live);
     lk_free(k);
+    drop_kept(k);
+    fq_smap_free(&k->own);
     fq_smap_free(&k->inert);
     free(k);
 }
@@ -1979,6 +2017,7 @@ static void on_change(void *self, struct fq_engine *e,
         if (fq_smap_has(&k->seen_gen, key))
             return;
         fq_smap_add(&k->seen_gen, key);
+        drop_kept(k); /* configuration: decode everything again */
     }
     if (c->kind != FQ_KIND_WORKLOAD && k->inert.n > 0) {
         /* A LocalQueue may have appeared: look at them all again. */
@@ -1990,6 +2029,10 @@ static void on_change(void *self, struct fq_engine *e,
     if (c->kind == FQ_KIND_WORKLOAD) {
         char key[600];
         wl_key(c->ns, c->name, key, sizeof(key));
+        uintptr_t mine = (uintptr_t)fq_smap_get(&k->own, key);
+        if (k->ws_valid &&
+            !(c->type == FQ_CHANGE_MODIFIED && mine && mine == c->rev))
+            drop_kept(k);
         fq_smap_del(&k->inert, key);
         if (c->type == FQ_CHANGE_DELETED ||
             (c->obj && cond_true(c->obj, "Finished"))) {
@@ -2252,19 +2295,19 @@ static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
                 snprintf(msg, sizeof(msg), "LocalQueue %s doesn't exist",
                          v.queue_name);
                 if (!w->why_msg || strcmp(w->why_msg, msg))
-                    set_pending(e, w, "Inadmissible", msg, now);
+                    set_pending(k, e, w, "Inadmissible", msg, now);
             } else {
                 int ci = find_cq(s, w->lq->cq);
                 if (ci < 0) {
                     snprintf(msg, sizeof(msg), "ClusterQueue %s doesn't exist",
                              w->lq->cq);
-                    set_pending(e, w, "Inadmissible", msg, now);
+                    set_pending(k, e, w, "Inadmissible", msg, now);
                 } else if (!s->cqs[ci].active) {
                     snprintf(msg, sizeof(msg), "ClusterQueue %s is inactive",
                              w->lq->cq);
-                    set_pending(e, w, "Inadmissible", msg, now);
+                    set_pending(k, e, w, "Inadmissible", msg, now);
                 } else if (!ns_matches(e, &s->cqs[ci], ns[i])) {
-                    set_pending(e, w, "Inadmissible",
+                    set_pending(k, e, w, "Inadmissible",
                                 "Workload namespace doesn't match "
                                 "ClusterQueue selector",
                                 now);
@@ -2348,6 +2391,29 @@ static void run(void *self, struct fq_engine *e, int64_t now)
             run_changed(k, e, now);
         return;
     }
+    if (k->ws_valid && !k->requeue && now < k->timer) {
+        /* Only a cycle is due and only our own messages changed. */
+        fq_smap_clear(&k->dirty);
+        fq_smap_clear(&k->own);
+        for (size_t i = 0; i < k->nw; i++)
+            k->ws[i].done = k->ws[i].nom_fit = k->ws[i].nom_borrows = false;
+        k->quota_moved = false;
+        cycle(k, e, k->snap, k->ws, k->nw, now);
+        if (k->quota_moved) {
+            /* The queue counts move with it, as after a full run. */
+            struct snap *ks = k->snap;
+            for (int i = 0; i < ks->ncq; i++)
+                ks->cqs[i].pending = ks->cqs[i].reserving =
+                    ks->cqs[i].admitted = 0;
+            for (int i = 0; i < ks->nlq; i++)
+                ks->lqs[i].pending = ks->lqs[i].reserving =
+                    ks->lqs[i].admitted = 0;
+            write_queue_status(e, ks, k->ws, k->nw);
+            drop_kept(k);
+        }
+        return;
+    }
+    drop_kept(k);
     fq_smap_clear(&k->dirty);
     struct snap s;
     k->timer = FQ_NEVER;
@@ -2364,13 +2430,19 @@ static void run(void *self, struct fq_engine *e, int64_t now)
         k->requeue = false;
         k->need_cycle = true;
     }
+    k->quota_moved = false;
     if (k->cycle_due && k->need_cycle && now >= k->last_cycle + k->cycle_ms)
         cycle(k, e, &s, ws, nw, now);
     write_queue_status(e, &s, ws, nw);
-    for (size_t i = 0; i < nw; i++)
-        wl_release(&ws[i]);
-    free(ws);
-    snap_release(&s);
+    /* Kept for the next cycle unless quota moved (then the queue counts
+     * and usage change: the next run decodes again). */
+    k->ws = ws;
+    k->nw = nw;
+    k->snap = fq_xmalloc(sizeof(s));
+    memcpy(k->snap, &s, sizeof(s));
+    k->ws_valid = !k->quota_moved;
+    if (!k->ws_valid)
+        drop_kept(k);
 }
 
 static int64_t next_wakeup(const void *self)
