@@ -2,13 +2,14 @@
 conflicts, merge patch, label and field selectors, list pages (limit and
 continue), watch streams (replay from a resourceVersion, timeoutSeconds,
 BOOKMARK events, 410 Expired for a resourceVersion older than the kept
-history), status subresource, and bad input (malformed JSON/YAML, limits,
+history: after a restart and after 8192 changes), status subresource, and bad input (malformed JSON/YAML, limits,
 unknown kinds, invalid objects with the field path) changing nothing."""
 import base64
 import http.client
 import json
 import os
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -341,7 +342,54 @@ try:
           % waited)
     st, body, _ = d.request("GET", CM + "?watch=true&timeoutSeconds=-1")
     check(st == 400, "negative timeoutSeconds: %s" % st)
+
     check(d.stop() == 0, "clean shutdown after restart")
+finally:
+    d.cleanup()
+
+# The history keeps the last 8192 changes: once more happened, a watch from
+# before them is 410 too, and one from within them replays. (--sync normal:
+# eight thousand fsyncs would only make the test slow.)
+d = Daemon(extra=["--sync", "normal"]).start()
+try:
+    st, first, _ = d.request("POST", CM, cm("first"))
+    rv0 = first["metadata"]["resourceVersion"]
+
+    def churn(k, n):
+        c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+        c.request("POST", CM, body=json.dumps(cm("churn-%d" % k)),
+                  headers={"Content-Type": "application/json"})
+        c.getresponse().read()
+        for i in range(n):
+            c.request("PATCH", CM + "/churn-%d" % k,
+                      body=json.dumps({"data": {"i": str(i)}}),
+                      headers={"Content-Type": "application/merge-patch+json"})
+            c.getresponse().read()
+        c.close()
+
+    threads = [threading.Thread(target=churn, args=(k, 1100))
+               for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    st, lst, _ = d.request("GET", CM)
+    last = int(lst["metadata"]["resourceVersion"])
+    check(last - int(rv0) > 8192, "churned past the history: %s" % last)
+    st, body, _ = d.request("GET", CM + "?watch=true&timeoutSeconds=1"
+                            "&resourceVersion=%s" % rv0)
+    check(st == 410 and body["reason"] == "Expired",
+          "watch from before the kept history: %s %s" % (st, body))
+    conn, resp = d.watch(CM + "?watch=true&timeoutSeconds=1"
+                         "&resourceVersion=%d" % (last - 100))
+    rest = [json.loads(x) for x in resp.read().splitlines() if x]
+    conn.close()
+    check(resp.status == 200 and rest and all(
+        x["type"] == "MODIFIED" and
+        int(x["object"]["metadata"]["resourceVersion"]) > last - 100
+        for x in rest) and rest[-1]["object"]["data"]["i"] == "1099",
+        "watch from within the history replays: %d lines" % len(rest))
+    check(d.stop() == 0, "clean shutdown after the churn")
 finally:
     d.cleanup()
 finish()
