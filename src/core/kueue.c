@@ -125,6 +125,11 @@ struct kueue {
     void *snap; /* struct snap, owned */
     bool ws_valid;
     bool quota_moved; /* the running cycle reserved, preempted or moved */
+    /* cycle()'s queue order over `ord_ws` (the kept workloads or this
+     * run's): pending workloads sorted, grouped by queue from qstart. */
+    struct wl **ord, **byq;
+    size_t nord, *qstart;
+    const struct wl *ord_ws;
     struct fq_smap own;
     struct fq_smap inert; /* "ns/name" of workloads out of live
                                    until they or the configuration change:
@@ -1639,32 +1644,44 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 try_migrate(k, e, s, &ws[i], hs, nh, now);
     }
 
-    /* Queues: pending workloads per CQ, in Kueue's heap order. */
-    struct wl **order = fq_xcalloc(nw + 1, sizeof(*order));
-    size_t no = 0;
-    for (size_t i = 0; i < nw; i++)
-        if (ws[i].pending && ws[i].cq >= 0)
-            order[no++] = &ws[i];
-    qsort(order, no, sizeof(*order), wl_cmp);
-    /* Each queue's pending workloads in that order, and a cursor past
-     * those that cannot be its head any more in this cycle (handled or
-     * parked): a deep queue of parked workloads is walked once per cycle,
-     * not once per round. */
-    size_t *qstart = fq_xcalloc((size_t)s->ncq + 2, sizeof(size_t));
-    for (size_t i = 0; i < no; i++) {
-        char key[600];
-        wl_key(order[i]->ns, order[i]->name, key, sizeof(key));
-        order[i]->parked = fq_smap_has(&k->inadmissible, key);
-        qstart[order[i]->cq + 1]++;
+    /* Queues: pending workloads per CQ, in Kueue's heap order, with each
+     * marked parked; kept with the workloads for the next cycle (where
+     * order and parked marks are still true: nothing else changed). */
+    if (!k->ord || k->ord_ws != ws) {
+        free(k->ord);
+        free(k->byq);
+        free(k->qstart);
+        k->ord = fq_xcalloc(nw + 1, sizeof(*k->ord));
+        k->nord = 0;
+        k->ord_ws = ws;
+        for (size_t i = 0; i < nw; i++)
+            if (ws[i].pending && ws[i].cq >= 0)
+                k->ord[k->nord++] = &ws[i];
+        qsort(k->ord, k->nord, sizeof(*k->ord), wl_cmp);
+        /* Each queue's pending workloads in that order. */
+        k->qstart = fq_xcalloc((size_t)s->ncq + 2, sizeof(size_t));
+        for (size_t i = 0; i < k->nord; i++) {
+            char key[600];
+            wl_key(k->ord[i]->ns, k->ord[i]->name, key, sizeof(key));
+            k->ord[i]->parked = fq_smap_has(&k->inadmissible, key);
+            k->qstart[k->ord[i]->cq + 1]++;
+        }
+        for (int c = 0; c < s->ncq; c++)
+            k->qstart[c + 1] += k->qstart[c];
+        k->byq = fq_xcalloc(k->nord + 1, sizeof(*k->byq));
+        size_t *at = fq_xcalloc((size_t)s->ncq + 1, sizeof(size_t));
+        for (int c = 0; c < s->ncq; c++)
+            at[c] = k->qstart[c];
+        for (size_t i = 0; i < k->nord; i++)
+            k->byq[at[k->ord[i]->cq]++] = k->ord[i];
+        free(at);
     }
-    for (int c = 0; c < s->ncq; c++)
-        qstart[c + 1] += qstart[c];
-    struct wl **byq = fq_xcalloc(no + 1, sizeof(*byq));
+    struct wl **order = k->ord, **byq = k->byq;
+    size_t no = k->nord, *qstart = k->qstart;
+    /* A cursor per queue past those that cannot be its head any more in
+     * this cycle (handled or parked): a deep queue of parked workloads is
+     * walked once per cycle, not once per round. */
     size_t *cur = fq_xcalloc((size_t)s->ncq + 1, sizeof(size_t));
-    for (int c = 0; c < s->ncq; c++)
-        cur[c] = qstart[c];
-    for (size_t i = 0; i < no; i++)
-        byq[cur[order[i]->cq]++] = order[i];
     for (int c = 0; c < s->ncq; c++)
         cur[c] = qstart[c];
     int *taken = fq_xcalloc((size_t)s->ncq + 1, sizeof(int));
@@ -1810,10 +1827,7 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             break;
         }
     }
-    free(order);
-    free(byq);
     free(cur);
-    free(qstart);
     free(taken);
     free(blocked);
     free(hs);
@@ -1985,6 +1999,13 @@ static void drop_kept(struct kueue *k)
     k->nw = 0;
     k->snap = NULL;
     k->ws_valid = false;
+    free(k->ord);
+    free(k->byq);
+    free(k->qstart);
+    k->ord = k->byq = NULL;
+    k->qstart = NULL;
+    k->nord = 0;
+    k->ord_ws = NULL;
     fq_smap_clear(&k->own);
 }
 
