@@ -89,10 +89,30 @@ static int write_file(const char *dir, const char *name, const struct fq_buf *b)
     return rc;
 }
 
+/* mkdir -p: the output directory and any parent it lacks. */
+static int make_dirs(const char *dir)
+{
+    char *p = fq_xstrdup(dir);
+    int rc = 0;
+    for (char *s = p + 1; rc == 0; s++) {
+        bool end = *s == '\0';
+        if (*s != '/' && !end)
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            rc = -1;
+        if (end)
+            break;
+        *s = '/';
+    }
+    free(p);
+    return rc;
+}
+
 static int write_outputs(const char *dir, struct fq_sim_result *const *rs,
                          size_t n)
 {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    if (make_dirs(dir) != 0) {
         fprintf(stderr, "flexq sim: cannot create %s: %s\n", dir,
                 strerror(errno));
         return -1;

@@ -90,7 +90,7 @@ static void test_invalid_fixtures(void **state)
         snprintf(path, sizeof(path), "%s/%s", INVALID_DIR, names[i]);
         snprintf(errpath, sizeof(errpath), "%s/%.*s.err", INVALID_DIR,
                  (int)(strlen(names[i]) - 5), names[i]);
-        size_t len;
+        size_t len = 0;
         char *text = testlib_slurp(path, &len);
         char *want = testlib_slurp(errpath, NULL);
         assert_non_null(text);
@@ -156,7 +156,7 @@ static void test_valid_fixtures_round_trip(void **state)
     for (size_t i = 0; i < n; i++) {
         char path[1024];
         snprintf(path, sizeof(path), "%s/%s", VALID_DIR, names[i]);
-        size_t len;
+        size_t len = 0;
         char *text = testlib_slurp(path, &len);
         assert_non_null(text);
         struct fq_docs docs = {NULL, 0, 0};
@@ -191,7 +191,7 @@ static void test_valid_fixtures_round_trip(void **state)
 static void test_seed_queue_decodes(void **state)
 {
     (void)state;
-    size_t len;
+    size_t len = 0;
     char *text = testlib_slurp(VALID_DIR "/dws-tpu-queue.yaml", &len);
     assert_non_null(text);
     struct fq_docs docs = {NULL, 0, 0};
@@ -232,7 +232,7 @@ static void test_seed_queue_decodes(void **state)
 static void test_seed_rayjob_decodes(void **state)
 {
     (void)state;
-    size_t len;
+    size_t len = 0;
     char *text = testlib_slurp(VALID_DIR "/rayjob-tpu-v6e-dws.yaml", &len);
     assert_non_null(text);
     struct fq_docs docs = {NULL, 0, 0};
