@@ -560,7 +560,7 @@ static void collect_pods(struct fq_capacity *st, struct fq_engine *e,
                          struct groups *gs)
 {
     const struct fq_object **list;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, NULL, &list);
+    size_t n = fq_capacity_unsched(st, e, &list);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *pod = list[i]->obj;
         const char *node = fq_value_path_str(pod, "spec.nodeName", "");

@@ -357,7 +357,7 @@ static int node_name_cmp(const void *a, const void *b)
  * The nodes, in the store's (name) order. Decoding a node's tree is the
  * costly part of a run in a big cluster, so an entry of the run before
  * whose resourceVersion still holds is kept as it was decoded (with pods,
- * bound pods are added on top each run, so there every node is decoded).
+ * snapshot() counts the bound pods on top afresh each run).
  */
 static void snapshot_nodes(struct fq_capacity *st, struct fq_engine *e)
 {
@@ -368,14 +368,13 @@ static void snapshot_nodes(struct fq_capacity *st, struct fq_engine *e)
     const struct fq_object **list;
     size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &list);
     struct fq_cap_node *v = fq_xcalloc(n ? n : 1, sizeof(*v));
-    bool reuse = fq_engine_config(e)->no_pods;
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
         while (j < nold && strcmp(old[j].name, list[i]->name) < 0)
             node_release(&old[j++]);
         struct fq_cap_node *was =
             j < nold && !strcmp(old[j].name, list[i]->name) ? &old[j++] : NULL;
-        if (reuse && was && !was->gone && was->rv == list[i]->rv) {
+        if (was && !was->gone && was->rv == list[i]->rv) {
             v[i] = *was;
             continue;
         }
@@ -394,6 +393,113 @@ static void snapshot_nodes(struct fq_capacity *st, struct fq_engine *e)
     st->capnodes = n ? n : 1;
 }
 
+/* --- pods (not no_pods) ----------------------------------------------- */
+
+static void pod_free(void *v)
+{
+    struct fq_cap_pod *p = v;
+    free(p->node);
+    free(p);
+}
+
+static bool cond_status_is(const struct fq_value *status, const char *type,
+                           const char *want)
+{
+    const struct fq_value *c = fq_capacity_cond(status, type);
+    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
+}
+
+/* Records a pod's new state in the bound and unschedulable sets. */
+static void pod_note(struct fq_capacity *st, const char *ns, const char *name,
+                     const struct fq_value *pod)
+{
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    const char *node = pod ? fq_value_path_str(pod, "spec.nodeName", "") : "";
+    const char *ph = pod ? fq_value_path_str(pod, "status.phase", "") : "";
+    bool done = !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
+    if (pod && *node && !done) {
+        struct fq_cap_pod *p = fq_xcalloc(1, sizeof(*p));
+        p->node = fq_xstrdup(node);
+        fq_capacity_pod_requests(pod, p->req);
+        fq_smap_put(&st->pods, key, p);
+    } else {
+        fq_smap_del(&st->pods, key);
+    }
+    bool unsched =
+        pod && !*node && (!*ph || !strcmp(ph, "Pending")) &&
+        cond_status_is(fq_map_get(pod, "status"), "PodScheduled", "False");
+    if (unsched)
+        fq_smap_add(&st->unsched, key);
+    else
+        fq_smap_del(&st->unsched, key);
+}
+
+static void pods_seed(struct fq_capacity *st, struct fq_engine *e)
+{
+    if (st->pods_seeded || fq_engine_config(e)->no_pods)
+        return;
+    st->pods_seeded = true;
+    st->pods.free_val = pod_free;
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, NULL, &list);
+    for (size_t i = 0; i < n; i++)
+        pod_note(st, list[i]->ns, list[i]->name, list[i]->obj);
+    free(list);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t fq_capacity_unsched(struct fq_capacity *st, struct fq_engine *e,
+                           const struct fq_object ***out)
+{
+    pods_seed(st, e);
+    const char **keys = fq_xcalloc(st->unsched.n + 1, sizeof(*keys));
+    size_t nk = 0;
+    for (size_t i = 0; i < st->unsched.cap; i++)
+        if (st->unsched.t[i].key)
+            keys[nk++] = st->unsched.t[i].key;
+    if (nk > 1)
+        qsort(keys, nk, sizeof(*keys), key_cmp);
+    const struct fq_object **v = fq_xcalloc(nk + 1, sizeof(*v));
+    size_t m = 0;
+    for (size_t i = 0; i < nk; i++) {
+        char key[600];
+        snprintf(key, sizeof(key), "%s", keys[i]);
+        char *slash = strchr(key, '/');
+        if (!slash)
+            continue;
+        *slash = 0;
+        const struct fq_object *o =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_POD, key, slash + 1);
+        if (o)
+            v[m++] = o;
+    }
+    free(keys);
+    *out = v;
+    return m;
+}
+
+static struct fq_cap_node *node_by_name(struct fq_capacity *st,
+                                        const char *name)
+{
+    size_t lo = 0, hi = st->nnodes;
+    while (lo < hi) { /* snapshot_nodes keeps them in name order */
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(st->nodes[mid].name, name);
+        if (c == 0)
+            return &st->nodes[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 static void snapshot(struct fq_capacity *st, struct fq_engine *e)
 {
     struct fq_objstore *s = fq_engine_store(e);
@@ -410,25 +516,23 @@ static void snapshot(struct fq_capacity *st, struct fq_engine *e)
     free(list);
     snapshot_nodes(st, e);
     if (!fq_engine_config(e)->no_pods) {
-        /* Bound, live pods make their node busy. */
-        n = fq_objstore_list(s, FQ_KIND_POD, NULL, &list);
-        for (size_t i = 0; i < n; i++) {
-            const struct fq_value *pod = list[i]->obj;
-            const char *node = fq_value_path_str(pod, "spec.nodeName", NULL);
-            const char *ph = fq_value_path_str(pod, "status.phase", "");
-            if (!node || !*node || !strcmp(ph, "Succeeded") ||
-                !strcmp(ph, "Failed"))
-                continue;
-            for (size_t k = 0; k < st->nnodes; k++)
-                if (!strcmp(st->nodes[k].name, node)) {
-                    int64_t req[FQ_R_N];
-                    fq_capacity_pod_requests(pod, req);
-                    for (int r = 0; r < FQ_R_N; r++)
-                        st->nodes[k].used[r] += req[r];
-                    st->nodes[k].busy++;
-                }
+        /* Bound, live pods make their node busy (counted afresh each run:
+         * a kept node entry holds the last run's count). */
+        pods_seed(st, e);
+        for (size_t k = 0; k < st->nnodes; k++) {
+            memset(st->nodes[k].used, 0, sizeof(st->nodes[k].used));
+            st->nodes[k].busy = 0;
         }
-        free(list);
+        for (size_t i = 0; i < st->pods.cap; i++) {
+            const struct fq_cap_pod *p = st->pods.t[i].val;
+            struct fq_cap_node *nd =
+                st->pods.t[i].key ? node_by_name(st, p->node) : NULL;
+            if (!nd)
+                continue;
+            for (int r = 0; r < FQ_R_N; r++)
+                nd->used[r] += p->req[r];
+            nd->busy++;
+        }
     }
     for (size_t i = 0; i < st->nnodes; i++) {
         struct fq_cap_pool *p = fq_capacity_pool(st, st->nodes[i].pool);
@@ -819,6 +923,8 @@ static void cap_destroy(void *self)
     fq_cost_release(st);
     fq_smap_free(&st->watch);
     fq_smap_free(&st->stopped);
+    fq_smap_free(&st->pods);
+    fq_smap_free(&st->unsched);
     free(st);
 }
 
@@ -828,6 +934,9 @@ static void cap_on_change(void *self, struct fq_engine *e,
     struct fq_capacity *st = self;
     /* A workload matters only while watched (pending ones come and go in
      * a deep queue without anything here to do). */
+    if (c->kind == FQ_KIND_POD && st->pods_seeded)
+        pod_note(st, c->ns, c->name,
+                 c->type == FQ_CHANGE_DELETED ? NULL : c->obj);
     if (c->kind == FQ_KIND_WORKLOAD && st->watch_seeded &&
         !watch_note(st, c->ns, c->name,
                     c->type == FQ_CHANGE_DELETED ? NULL : c->obj))

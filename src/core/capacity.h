@@ -80,6 +80,12 @@ struct fq_cap_node {
     int64_t charged_at; /* cost.c: placements charged up to here */
 };
 
+/* A live pod bound to a node: where, and what it asks for. */
+struct fq_cap_pod {
+    char *node;
+    int64_t req[FQ_R_N];
+};
+
 /* A watched workload: whether it is active (admitted, not finished, not
  * evicted) and whether the autoscaler found nothing left to do for it
  * (placed, ready, PodsReady=True); any change of it clears `settled`. */
@@ -120,6 +126,12 @@ struct fq_capacity {
      * unplace_all (the first run). */
     struct fq_smap stopped;
     bool unplace_all;
+    /* With pods: the live pods bound to a node ("ns/name" -> struct
+     * fq_cap_pod) and the pending ones the binder found unschedulable
+     * ("ns/name" set), kept by on_change so that a run does not walk
+     * every pod, finished ones included. */
+    struct fq_smap pods, unsched;
+    bool pods_seeded;
     /* counters, for tests and the dashboard */
     uint64_t scale_ups, scale_up_failures, scale_downs, slices_created;
 };
@@ -193,6 +205,11 @@ int64_t fq_capacity_cond_time(const struct fq_value *status, const char *type);
  */
 size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
                            bool unsettled, const struct fq_object ***out);
+
+/* The unschedulable pending pods (see struct fq_capacity) in key order.
+ * Returns the count; *out is an owned array of borrowed objects. */
+size_t fq_capacity_unsched(struct fq_capacity *st, struct fq_engine *e,
+                           const struct fq_object ***out);
 
 /* Marks a watched workload settled (see struct fq_cap_watch). */
 void fq_capacity_settled(struct fq_capacity *st, const char *ns,
