@@ -21,10 +21,10 @@
 
 #include "flexq/alloc.h"
 
-#define W          640
+#define W          760
 #define H          400
 #define L          70 /* plot area: left, right, top, bottom margins */
-#define R          150
+#define R          270
 #define T          40
 #define B          50
 #define MAX_POINTS 1500
