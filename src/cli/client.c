@@ -151,8 +151,9 @@ static int code_for(int http, const char *reason)
     case 403:
         return FQ_EFORBIDDEN;
     case 404:
-    case 410:
         return FQ_ENOTFOUND;
+    case 410:
+        return FQ_EGONE; /* a watch from before the kept history */
     case 405:
     case 415:
         return FQ_EUNSUPPORTED;
