@@ -13,7 +13,10 @@
  *   2. model       rebuild the cloud from the CapacityModel (the first by
  *                  name) when it changed; none = an unlimited cloud;
  *   3. snapshot    decode pools, list nodes with their allocatable and what
- *                  is placed or bound on them;
+ *                  is placed or bound on them (a node is decoded again only
+ *                  when its resourceVersion moved; bound pods and watched
+ *                  workloads are kept up to date by on_change, so a run
+ *                  costs what changed, not what is stored);
  *   4. boot        nodes whose boot latency has passed become Ready;
  *   5. cost        accrue node-seconds x price (cost.c);
  *   6. provreqs    move each ProvisioningRequest along (provreq.c);

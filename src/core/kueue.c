@@ -30,7 +30,11 @@
  * Invariants
  *   1. Quota is held by exactly the workloads with status.admission set,
  *      QuotaReserved=True and not Finished; usage is recomputed from them
- *      on every run, so it can never be counted twice (also after a crash).
+ *      on every full run, so it can never be counted twice (also after a
+ *      crash). A cycle may reuse the last full run's workloads and usage
+ *      only while nothing changed but this controller's own pending
+ *      messages (struct kueue's kept state; any other change, a due timer
+ *      or quota moving in a cycle drops it).
  *   2. A workload with Evicted=True and status.admission set is being
  *      evicted; the next run releases its quota (release_quota) whoever
  *      set the condition (preemption, a check, capacity, jobs).
