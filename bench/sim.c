@@ -5,9 +5,9 @@
  *                   [MAX_JOBS]]]]]
  *
  * Defaults: the first 1,000 jobs of the KTH dev trace, 8 chips per host,
- * through examples/sim/kth-100.yaml with the flexq policy (about 20 s on
- * the project's shared machine; the whole Philly trace takes hours with
- * the present controllers, too long for `make bench`). The target run is
+ * through examples/sim/kth-100.yaml with the flexq policy (about 1.2 s on
+ * the project's 2-core machine; the whole Philly trace still takes tens
+ * of minutes, too long for `make bench`). The target run is
  *
  *   build/bench/sim ../shared/traces/philly_2017/dev.csv \
  *       examples/sim/philly-100.yaml flexq 0 0
