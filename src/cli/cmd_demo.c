@@ -291,8 +291,27 @@ static int write_file(const char *path, const char *text, size_t len)
 }
 
 /* Runs a flexq command in this process, as `flexq ARGS...` would. */
+/*
+ * Interrupted (Ctrl-C, `flexq demo | head` closing the pipe, kill): the
+ * embedded flexqd runs in its own process group, so the terminal's signal
+ * does not reach it; stop it at once (unless --keep) and let the main loop
+ * end, clean up and exit non-zero.
+ */
+static volatile sig_atomic_t g_interrupted;
+static volatile pid_t g_daemon;
+static volatile sig_atomic_t g_keep;
+
+static void on_interrupt(int sig)
+{
+    g_interrupted = sig;
+    if (!g_keep && g_daemon > 0)
+        kill(g_daemon, SIGTERM);
+}
+
 static int run_cmd(const char *const *args)
 {
+    if (g_interrupted)
+        return -1;
     int argc = 0;
     while (args[argc])
         argc++;
@@ -825,6 +844,17 @@ static int count_succeeded(struct demo *d)
     return ok;
 }
 
+static void catch_interrupts(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGPIPE, &sa, NULL);
+}
+
 static int demo_main(int argc, char **argv)
 {
     struct demo d;
@@ -854,18 +884,24 @@ static int demo_main(int argc, char **argv)
     printf("flexq demo: the GKE tutorial \"Optimize AI training on TPUs with "
            "DWS and Kueue\", on this machine.\n");
     int rc = FQ_CLI_FAIL;
+    g_keep = d.keep;
+    catch_interrupts();
     if (start_daemon(&d, scale) != 0)
         goto out;
+    g_daemon = d.daemon;
+    if (g_interrupted) /* before the daemon's pid was known */
+        on_interrupt(g_interrupted);
     struct fq_cli_global g = {d.server, NULL};
     fq_cli_global_set(&g);
     printf("flexqd is up at %s (data in %s)\n", d.server, d.dir);
     if (setup(&d) != 0) {
-        fprintf(stderr, "flexq demo: setting up the tutorial failed\n");
+        if (!g_interrupted)
+            fprintf(stderr, "flexq demo: setting up the tutorial failed\n");
         goto out;
     }
     puts("\n== Timeline");
     bool jobs_done = false;
-    while (elapsed(&d) < (double)timeout) {
+    while (!g_interrupted && elapsed(&d) < (double)timeout) {
         watch_workloads(&d);
         watch_provreqs(&d);
         int done = watch_rayjobs(&d);
@@ -881,11 +917,16 @@ static int demo_main(int argc, char **argv)
         }
         pause_ms(250);
     }
+    if (g_interrupted)
+        goto out;
     if (!jobs_done)
         say(&d, "timed out after %ld s", timeout);
     summary(&d);
     rc = count_succeeded(&d) == NJOBS && jobs_done ? FQ_CLI_OK : FQ_CLI_FAIL;
 out:
+    if (g_interrupted && g_interrupted != SIGPIPE)
+        fprintf(stderr, "\nflexq demo: interrupted\n");
+    g_daemon = 0;
     if (d.keep && d.daemon > 0) {
         printf("\n--keep: flexqd (pid %d) keeps running.\n"
                "  API and dashboard: %s\n  data: %s\n"
@@ -894,7 +935,7 @@ out:
                (int)d.daemon, d.server, d.dir, d.server, (int)d.daemon);
     } else {
         stop_daemon(&d);
-        if (rc != FQ_CLI_OK)
+        if (rc != FQ_CLI_OK && !g_interrupted)
             fprintf(stderr,
                     "flexq demo: failed; the daemon's log was %s/"
                     "flexqd.log (removed)\n",
