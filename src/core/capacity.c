@@ -396,6 +396,38 @@ static void snapshot_nodes(struct fq_capacity *st, struct fq_engine *e)
     st->capnodes = n ? n : 1;
 }
 
+static bool cond_is(const struct fq_value *status, const char *type,
+                    const char *want)
+{
+    const struct fq_value *c = fq_capacity_cond(status, type);
+    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
+}
+
+/* The objects of kind `kind` named by "ns/name" keys, in their order;
+ * takes (and frees) the keys array, whose strings are borrowed. */
+static size_t objects_of(struct fq_engine *e, enum fq_kind kind,
+                         const char **keys, size_t nk,
+                         const struct fq_object ***out)
+{
+    const struct fq_object **v = fq_xcalloc(nk + 1, sizeof(*v));
+    size_t m = 0;
+    for (size_t i = 0; i < nk; i++) {
+        char key[600];
+        snprintf(key, sizeof(key), "%s", keys[i]);
+        char *slash = strchr(key, '/');
+        if (!slash)
+            continue;
+        *slash = 0;
+        const struct fq_object *o =
+            fq_objstore_get(fq_engine_store(e), kind, key, slash + 1);
+        if (o)
+            v[m++] = o;
+    }
+    free(keys);
+    *out = v;
+    return m;
+}
+
 /* --- pods (not no_pods) ----------------------------------------------- */
 
 static void pod_free(void *v)
@@ -403,13 +435,6 @@ static void pod_free(void *v)
     struct fq_cap_pod *p = v;
     free(p->node);
     free(p);
-}
-
-static bool cond_status_is(const struct fq_value *status, const char *type,
-                           const char *want)
-{
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
 }
 
 /* Records a pod's new state in the bound and unschedulable sets. */
@@ -429,9 +454,8 @@ static void pod_note(struct fq_capacity *st, const char *ns, const char *name,
     } else {
         fq_smap_del(&st->pods, key);
     }
-    bool unsched =
-        pod && !*node && (!*ph || !strcmp(ph, "Pending")) &&
-        cond_status_is(fq_map_get(pod, "status"), "PodScheduled", "False");
+    bool unsched = pod && !*node && (!*ph || !strcmp(ph, "Pending")) &&
+                   cond_is(fq_map_get(pod, "status"), "PodScheduled", "False");
     if (unsched)
         fq_smap_add(&st->unsched, key);
     else
@@ -451,39 +475,13 @@ static void pods_seed(struct fq_capacity *st, struct fq_engine *e)
     free(list);
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 size_t fq_capacity_unsched(struct fq_capacity *st, struct fq_engine *e,
                            const struct fq_object ***out)
 {
     pods_seed(st, e);
-    const char **keys = fq_xcalloc(st->unsched.n + 1, sizeof(*keys));
-    size_t nk = 0;
-    for (size_t i = 0; i < st->unsched.cap; i++)
-        if (st->unsched.t[i].key)
-            keys[nk++] = st->unsched.t[i].key;
-    if (nk > 1)
-        qsort(keys, nk, sizeof(*keys), key_cmp);
-    const struct fq_object **v = fq_xcalloc(nk + 1, sizeof(*v));
-    size_t m = 0;
-    for (size_t i = 0; i < nk; i++) {
-        char key[600];
-        snprintf(key, sizeof(key), "%s", keys[i]);
-        char *slash = strchr(key, '/');
-        if (!slash)
-            continue;
-        *slash = 0;
-        const struct fq_object *o =
-            fq_objstore_get(fq_engine_store(e), FQ_KIND_POD, key, slash + 1);
-        if (o)
-            v[m++] = o;
-    }
-    free(keys);
-    *out = v;
-    return m;
+    const char **keys;
+    size_t nk = fq_smap_sorted_keys(&st->unsched, NULL, &keys);
+    return objects_of(e, FQ_KIND_POD, keys, nk, out);
 }
 
 static struct fq_cap_node *node_by_name(struct fq_capacity *st,
@@ -788,13 +786,6 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 
 /* --- watched workloads ------------------------------------------------- */
 
-static bool cond_is(const struct fq_value *status, const char *type,
-                    const char *want)
-{
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
-}
-
 bool fq_capacity_workload_active(const struct fq_value *wl)
 {
     const struct fq_value *s = fq_map_get(wl, "status");
@@ -851,45 +842,19 @@ static void watch_seed(struct fq_capacity *st, struct fq_engine *e)
     free(all);
 }
 
-static int str_cmp(const void *a, const void *b)
+static bool unsettled(const void *val)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return !((const struct fq_cap_watch *)val)->settled;
 }
 
 size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
-                           bool unsettled, const struct fq_object ***out)
+                           bool only_unsettled, const struct fq_object ***out)
 {
-    struct fq_objstore *s = fq_engine_store(e);
     watch_seed(st, e);
-    const char **keys = fq_xcalloc(st->watch.n + 1, sizeof(*keys));
-    size_t nk = 0;
-    for (size_t i = 0; i < st->watch.cap; i++) {
-        const struct fq_smap_ent *ent = &st->watch.t[i];
-        if (!ent->key)
-            continue;
-        const struct fq_cap_watch *w = ent->val;
-        if (!unsettled || !w->settled)
-            keys[nk++] = ent->key;
-    }
-    if (nk > 1)
-        qsort(keys, nk, sizeof(*keys), str_cmp);
-    const struct fq_object **v = fq_xcalloc(nk + 1, sizeof(*v));
-    size_t m = 0;
-    for (size_t i = 0; i < nk; i++) {
-        char key[600];
-        snprintf(key, sizeof(key), "%s", keys[i]);
-        char *slash = strchr(key, '/');
-        if (!slash)
-            continue;
-        *slash = 0;
-        const struct fq_object *o =
-            fq_objstore_get(s, FQ_KIND_WORKLOAD, key, slash + 1);
-        if (o)
-            v[m++] = o;
-    }
-    free(keys);
-    *out = v;
-    return m;
+    const char **keys;
+    size_t nk = fq_smap_sorted_keys(&st->watch,
+                                    only_unsettled ? unsettled : NULL, &keys);
+    return objects_of(e, FQ_KIND_WORKLOAD, keys, nk, out);
 }
 
 void fq_capacity_settled(struct fq_capacity *st, const char *ns,

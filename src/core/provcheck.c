@@ -936,11 +936,6 @@ static void pc_on_change(void *self, struct fq_engine *e,
     fq_engine_kick(e, self);
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The workloads this run looks at, "ns" and "name" interleaved. */
 static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
 {
@@ -958,12 +953,8 @@ static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
         }
         free(list);
     } else {
-        const char **v = fq_xcalloc(pc->dirty.n + 1, sizeof(*v));
-        size_t m = 0;
-        for (size_t i = 0; i < pc->dirty.cap; i++)
-            if (pc->dirty.t[i].key)
-                v[m++] = pc->dirty.t[i].key;
-        qsort(v, m, sizeof(*v), key_cmp);
+        const char **v;
+        size_t m = fq_smap_sorted_keys(&pc->dirty, NULL, &v);
         keys = fq_xcalloc(2 * m + 1, sizeof(*keys));
         for (size_t i = 0; i < m; i++) {
             size_t l = strcspn(v[i], "/");

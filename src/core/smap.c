@@ -109,6 +109,25 @@ void fq_smap_del(struct fq_smap *s, const char *k)
     }
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t fq_smap_sorted_keys(const struct fq_smap *s,
+                           bool (*keep)(const void *val), const char ***out)
+{
+    const char **v = fq_xcalloc(s->n + 1, sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->t[i].key && (!keep || keep(s->t[i].val)))
+            v[n++] = s->t[i].key;
+    if (n > 1)
+        qsort(v, n, sizeof(*v), key_cmp);
+    *out = v;
+    return n;
+}
+
 void fq_smap_clear(struct fq_smap *s)
 {
     for (size_t i = 0; i < s->cap; i++)
