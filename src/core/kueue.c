@@ -126,14 +126,13 @@ struct kueue {
      * revision of such a write; any other change drops the cache. */
     struct wl *ws;
     size_t nw;
-    void *snap; /* struct snap, owned */
-    bool ws_valid;
+    void *snap;       /* struct snap, owned; NULL when nothing is kept */
     bool quota_moved; /* the running cycle reserved, preempted or moved */
-    /* cycle()'s queue order over `ord_ws` (the kept workloads or this
-     * run's): pending workloads sorted, grouped by queue from qstart. */
+    /* cycle()'s queue order over the kept workloads (or this run's, which
+     * become the kept ones): pending workloads sorted, grouped by queue
+     * from qstart; dropped with them. */
     struct wl **ord, **byq;
     size_t nord, *qstart;
-    const struct wl *ord_ws;
     struct fq_smap own;
     struct fq_smap inert; /* "ns/name" of workloads out of live
                                    until they or the configuration change:
@@ -1651,13 +1650,12 @@ static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     /* Queues: pending workloads per CQ, in Kueue's heap order, with each
      * marked parked; kept with the workloads for the next cycle (where
      * order and parked marks are still true: nothing else changed). */
-    if (!k->ord || k->ord_ws != ws) {
+    if (!k->ord) {
         free(k->ord);
         free(k->byq);
         free(k->qstart);
         k->ord = fq_xcalloc(nw + 1, sizeof(*k->ord));
         k->nord = 0;
-        k->ord_ws = ws;
         for (size_t i = 0; i < nw; i++)
             if (ws[i].pending && ws[i].cq >= 0)
                 k->ord[k->nord++] = &ws[i];
@@ -2002,14 +2000,12 @@ static void drop_kept(struct kueue *k)
     k->ws = NULL;
     k->nw = 0;
     k->snap = NULL;
-    k->ws_valid = false;
     free(k->ord);
     free(k->byq);
     free(k->qstart);
     k->ord = k->byq = NULL;
     k->qstart = NULL;
     k->nord = 0;
-    k->ord_ws = NULL;
     fq_smap_clear(&k->own);
 }
 
@@ -2055,7 +2051,7 @@ static void on_change(void *self, struct fq_engine *e,
         char key[600];
         wl_key(c->ns, c->name, key, sizeof(key));
         uintptr_t mine = (uintptr_t)fq_smap_get(&k->own, key);
-        if (k->ws_valid &&
+        if (k->snap &&
             !(c->type == FQ_CHANGE_MODIFIED && mine && mine == c->rev))
             drop_kept(k);
         fq_smap_del(&k->inert, key);
@@ -2416,7 +2412,7 @@ static void run(void *self, struct fq_engine *e, int64_t now)
             run_changed(k, e, now);
         return;
     }
-    if (k->ws_valid && !k->requeue && now < k->timer) {
+    if (k->snap && !k->requeue && now < k->timer) {
         /* Only a cycle is due and only our own messages changed. */
         fq_smap_clear(&k->dirty);
         fq_smap_clear(&k->own);
@@ -2465,8 +2461,7 @@ static void run(void *self, struct fq_engine *e, int64_t now)
     k->nw = nw;
     k->snap = fq_xmalloc(sizeof(s));
     memcpy(k->snap, &s, sizeof(s));
-    k->ws_valid = !k->quota_moved;
-    if (!k->ws_valid)
+    if (k->quota_moved)
         drop_kept(k);
 }
 
