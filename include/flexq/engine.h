@@ -100,6 +100,9 @@ struct fq_engine_config {
     /* When true (the simulator), pods are not created as objects: the
      * capacity and job controllers work at workload granularity. */
     bool no_pods;
+    /* When false, fq_engine_event records nothing: a simulation has nobody
+     * to read Events and would only make and purge them (default true). */
+    bool record_events;
 };
 
 void fq_engine_config_init(struct fq_engine_config *c);
@@ -159,9 +162,26 @@ void fq_engine_set_observer(struct fq_engine *e, fq_objstore_hook_fn fn,
 
 /* --- for controllers -------------------------------------------------- */
 
-/* Deterministic PRNG (xoshiro256**), seeded from the config. */
+/*
+ * Deterministic PRNG (xoshiro256**), seeded from the config, in streams
+ * that do not share draws: FQ_RAND_OBJECTS for uids and generated names
+ * of objects, FQ_RAND_CLOUD for what the simulated cloud decides (how long
+ * a flex-start request waits, the names of the nodes it hands out). So a
+ * change in how many Events or uids a run makes leaves the cloud's
+ * answers, and with them a simulation's results, as they were.
+ */
+enum fq_rand_stream {
+    FQ_RAND_OBJECTS = 0,
+    FQ_RAND_CLOUD,
+    FQ_RAND__N
+};
+
+uint64_t fq_engine_rand_in(struct fq_engine *e, enum fq_rand_stream stream);
+/* fq_engine_rand_in(e, FQ_RAND_OBJECTS). */
 uint64_t fq_engine_rand(struct fq_engine *e);
 /* A random lowercase suffix from Kubernetes' alphabet, n chars, into buf. */
+void fq_engine_rand_suffix_in(struct fq_engine *e, enum fq_rand_stream stream,
+                              char *buf, int n);
 void fq_engine_rand_suffix(struct fq_engine *e, char *buf, int n);
 /* A random version-4 UUID from the engine's PRNG, for metadata.uid
  * (37 bytes with the NUL). */

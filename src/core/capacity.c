@@ -553,7 +553,7 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         return NULL;
     fq_cost_pool_flush(st, e, pool);
     char sfx[8];
-    fq_engine_rand_suffix(e, sfx, 5);
+    fq_engine_rand_suffix_in(e, FQ_RAND_CLOUD, sfx, 5);
     char slice[300];
     snprintf(slice, sizeof(slice), "%.200s-%s", pool->name, sfx);
     int64_t boot = fq_cloud_boot_ms(st->cloud, pool->spec.machine->name,
@@ -579,7 +579,7 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
             fq_map_set(ann, FQ_ANN_NODE_PROVREQ, fq_value_str(provreq));
         char uid[40];
         snprintf(uid, sizeof(uid), "%016llx-node",
-                 (unsigned long long)fq_engine_rand(e));
+                 (unsigned long long)fq_engine_rand_in(e, FQ_RAND_CLOUD));
         if (fq_objstore_create(fq_engine_store(e), node, st->now, uid, NULL,
                                NULL) < 0)
             continue;

@@ -92,7 +92,7 @@ struct fq_engine {
     struct fq_engine_config cfg;
     struct fq_objstore *store;
     int64_t now;
-    uint64_t rng[4];
+    uint64_t rng[FQ_RAND__N][4]; /* one xoshiro256** state per stream */
     struct ctrl ctrls[NCTRL];
     size_t nctrl;
     struct notice *q; /* FIFO: [qhead, qlen) are pending */
@@ -143,6 +143,7 @@ void fq_engine_config_init(struct fq_engine_config *c)
     c->time_scale = 1.0;
     c->sim_provider = true;
     c->no_pods = false;
+    c->record_events = true;
 }
 
 /* --- PRNG: xoshiro256** seeded through splitmix64 ----------------------- */
@@ -160,9 +161,9 @@ static uint64_t rotl(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-uint64_t fq_engine_rand(struct fq_engine *e)
+uint64_t fq_engine_rand_in(struct fq_engine *e, enum fq_rand_stream stream)
 {
-    uint64_t *s = e->rng;
+    uint64_t *s = e->rng[stream];
     uint64_t result = rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
     s[2] ^= s[0];
@@ -174,13 +175,25 @@ uint64_t fq_engine_rand(struct fq_engine *e)
     return result;
 }
 
-void fq_engine_rand_suffix(struct fq_engine *e, char *buf, int n)
+uint64_t fq_engine_rand(struct fq_engine *e)
+{
+    return fq_engine_rand_in(e, FQ_RAND_OBJECTS);
+}
+
+void fq_engine_rand_suffix_in(struct fq_engine *e, enum fq_rand_stream stream,
+                              char *buf, int n)
 {
     /* Kubernetes' rand.String alphabet: no vowels, no confusable digits. */
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
     for (int i = 0; i < n; i++)
-        buf[i] = alphabet[fq_engine_rand(e) % (sizeof(alphabet) - 1)];
+        buf[i] =
+            alphabet[fq_engine_rand_in(e, stream) % (sizeof(alphabet) - 1)];
     buf[n] = '\0';
+}
+
+void fq_engine_rand_suffix(struct fq_engine *e, char *buf, int n)
+{
+    fq_engine_rand_suffix_in(e, FQ_RAND_OBJECTS, buf, n);
 }
 
 void fq_engine_new_uid(struct fq_engine *e, char *buf, size_t size)
@@ -275,9 +288,14 @@ struct fq_engine *fq_engine_new(const struct fq_engine_config *cfg)
         fq_engine_config_init(&e->cfg);
     if (e->cfg.time_scale <= 0)
         e->cfg.time_scale = 1.0;
-    uint64_t seed = e->cfg.seed;
-    for (int i = 0; i < 4; i++)
-        e->rng[i] = splitmix64(&seed);
+    /* Each stream from its own splitmix64 sequence of the seed: draws in
+     * one never shift another (an extra Event's uid does not change how
+     * long the cloud makes a flex-start request wait). */
+    for (int st = 0; st < FQ_RAND__N; st++) {
+        uint64_t seed = e->cfg.seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)st);
+        for (int i = 0; i < 4; i++)
+            e->rng[st][i] = splitmix64(&seed);
+    }
     e->store = fq_objstore_new();
     fq_objstore_set_hook(e->store, on_store_change, e);
     for (size_t i = 0; i < NCTRL; i++) {
@@ -474,6 +492,8 @@ int fq_engine_pod_update(struct fq_engine *e, const char *ns, const char *name,
 void fq_engine_event(struct fq_engine *e, const struct fq_value *involved,
                      const char *type, const char *reason, const char *fmt, ...)
 {
+    if (!e->cfg.record_events)
+        return;
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);

@@ -537,6 +537,7 @@ static int forward(const struct fq_estimate_world *w, uint64_t seed,
     cfg.time_scale = w->time_scale > 0 ? w->time_scale : 1.0;
     cfg.no_pods = true;
     cfg.sim_provider = true;
+    cfg.record_events = false;
     f.e = fq_engine_new(&cfg);
     f.store = fq_engine_store(f.e);
     fq_objstore_set_logging(f.store, false);

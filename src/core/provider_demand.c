@@ -220,7 +220,7 @@ static struct fq_value *new_request(struct fq_capacity *st, struct fq_engine *e,
     char first[300] = "";
     for (int64_t n = 0; n < hosts; n += h) {
         char sfx[8], id[300];
-        fq_engine_rand_suffix(e, sfx, 5);
+        fq_engine_rand_suffix_in(e, FQ_RAND_CLOUD, sfx, 5);
         snprintf(id, sizeof(id), "%.200s-%s", p->name, sfx);
         if (!first[0])
             snprintf(first, sizeof(first), "%s", id);

@@ -227,7 +227,8 @@ static void accept(struct fq_capacity *st, struct fq_engine *e, struct req *r)
         const char *mt = p ? p->spec.machine->name : NULL;
         const char *zone = p ? p->spec.location : NULL;
         int64_t wait =
-            fq_cloud_flex_wait_ms(st->cloud, mt, zone, fq_engine_rand(e));
+            fq_cloud_flex_wait_ms(st->cloud, mt, zone,
+                                  fq_engine_rand_in(e, FQ_RAND_CLOUD));
         int64_t eta = wait == FQ_NEVER ? FQ_NEVER : r->created + wait;
         if (eta < st->now)
             eta = st->now;

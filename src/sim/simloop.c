@@ -41,8 +41,8 @@
  * Memory is flat in the number of finished jobs: a finished workload is
  * deleted from the engine once its figures are recorded (just before the
  * next settle, so that the deletion does not cost a settle of its own),
- * Events are purged
- * as they pile up, and the store's change log is off. What grows with the
+ * the engine records no Events (nobody would read them), and the store's
+ * change log is off. What grows with the
  * trace is one compact record per job (report.h) and the state below.
  *
  * It does not: start processes, read clocks (progress reports get virtual
@@ -1093,6 +1093,7 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     cfg.policy = fq_sim_policy_engine(pol);
     cfg.no_pods = true;
     cfg.sim_provider = true;
+    cfg.record_events = false;
     s.e = fq_engine_new(&cfg);
     s.store = fq_engine_store(s.e);
     fq_objstore_set_logging(s.store, false);
@@ -1157,7 +1158,6 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
             next_sample = s.now + every;
         }
         if ((++loops & 255) == 0) {
-            fq_drive_purge_events(s.store);
             if (o->progress) {
                 struct fq_sim_progress p = {s.now,     s.njobs,   s.submitted,
                                             s.done,    s.pending, s.running,
