@@ -2028,6 +2028,7 @@ static void on_change(void *self, struct fq_engine *e,
                       const struct fq_change *c)
 {
     struct kueue *k = self;
+    bool was_live = false;
     if (c->kind != FQ_KIND_WORKLOAD && c->obj) {
         /* Status-only writes (ours) keep the generation: not a change of
          * capacity or configuration. */
@@ -2054,6 +2055,7 @@ static void on_change(void *self, struct fq_engine *e,
         if (k->snap &&
             !(c->type == FQ_CHANGE_MODIFIED && mine && mine == c->rev))
             drop_kept(k);
+        was_live = fq_smap_has(&k->live, key) || fq_smap_has(&k->inert, key);
         fq_smap_del(&k->inert, key);
         if (c->type == FQ_CHANGE_DELETED ||
             (c->obj && cond_true(c->obj, "Finished"))) {
@@ -2068,7 +2070,10 @@ static void on_change(void *self, struct fq_engine *e,
         k->requeue = true;
     } else if (c->type == FQ_CHANGE_DELETED ||
                (c->obj && cond_true(c->obj, "Finished"))) {
-        k->requeue = true;
+        /* Leaving the live set frees what it held; a finished workload
+         * being deleted, or written again, frees nothing more. */
+        if (was_live)
+            k->requeue = true;
     } else if (c->obj) {
         /* A changed workload gets a fresh chance. */
         char key[600];

@@ -1109,7 +1109,10 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     int64_t every = o->sample_ms > 0 ? o->sample_ms : last_submit / 1000;
     if (every < 60000)
         every = 60000;
-    int64_t next_sample = 0;
+    /* Samples lie on a fixed grid (0, every, 2 every, ...), taken between
+     * settles: the state then is the state the last settle left, so the
+     * series does not depend on when the engine happened to settle. */
+    int64_t next_sample = every;
     size_t next = 0;
     int stall = 0;
     uint64_t loops = 0;
@@ -1126,6 +1129,13 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
             t = tw;
         if (t == FQ_NEVER)
             break; /* nothing will ever happen again */
+        if (next_sample <= t && next_sample > s.now &&
+            !(next == tr->n && next_sample > last_submit + o->horizon_ms)) {
+            advance(&s, next_sample);
+            sample(&s);
+            next_sample += every;
+            continue;
+        }
         if (t <= s.now && ta > s.now && tf > s.now) {
             /* The engine asks for `now` again after settling: do not spin,
              * give it a second. */
@@ -1153,10 +1163,8 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
         rc = settle(&s);
         if (rc)
             goto out;
-        if (s.now >= next_sample) {
-            sample(&s);
-            next_sample = s.now + every;
-        }
+        while (next_sample <= s.now)
+            next_sample += every;
         if ((++loops & 255) == 0) {
             if (o->progress) {
                 struct fq_sim_progress p = {s.now,     s.njobs,   s.submitted,
