@@ -27,14 +27,25 @@
  *     |                                                                       |
  *     +-- finished (Finished=True, set by the job integration) <------------+
  *
+ * How a run costs what changed. Each live workload has a record (struct
+ * rec: the compact struct wl the scheduler reads), kept between runs and
+ * derived again only when on_change saw its workload change, or when the
+ * configuration did (then a new snapshot, and every record again). What
+ * a record adds to the quota tree's usage and to the queue counts is
+ * added and taken out by account() alone; its place in its ClusterQueue's
+ * pending queue (struct pq, in Kueue's heap order), among the holders
+ * (preemption candidates) and the migration candidates follows from it
+ * (rec_attach / rec_detach). lifecycle() runs for workloads that changed
+ * and those whose deadline (a min-heap) came. So a cycle looks at heads,
+ * not at every workload, and a run between cycles at what changed.
+ *
  * Invariants
  *   1. Quota is held by exactly the workloads with status.admission set,
- *      QuotaReserved=True and not Finished; usage is recomputed from them
- *      on every full run, so it can never be counted twice (also after a
- *      crash). A cycle may reuse the last full run's workloads and usage
- *      only while nothing changed but this controller's own pending
- *      messages (struct kueue's kept state; any other change, a due timer
- *      or quota moving in a cycle drops it).
+ *      QuotaReserved=True and not Finished: the snapshot's usage cells are
+ *      the sum of account() over the records that hold, and a record is
+ *      derived from its stored workload before any cycle that follows a
+ *      change of it, so usage can never be counted twice (after a crash
+ *      the records are derived from the store again).
  *   2. A workload with Evicted=True and status.admission set is being
  *      evicted; the next run releases its quota (release_quota) whoever
  *      set the condition (preemption, a check, capacity, jobs).
@@ -76,71 +87,79 @@
 
 /* --- controller state ---------------------------------------------------- */
 
-/* A decoded workload, kept while its resourceVersion holds. */
-struct wcache {
-    uint64_t rv;
-    uint64_t seen;           /* run number of the last use */
-    bool lc_known, needs_lc; /* needs_lifecycle() of this rv */
-    /* What collect() reads of the tree on every run, read once per rv. */
-    bool finished, qr_true, admitted, evicted, in_backoff;
-    const char *qr_false_msg; /* QuotaReserved=False message, or NULL */
-    int64_t created, qts, reserved_at;
-    struct fq_value *tree; /* owned copy the view borrows from */
-    struct fq_workload v;
-    bool ok;
+struct snap;
+struct rec;
+
+/* A lifecycle deadline: the workload `key` has a transition due at `t`
+ * (a backoff ending, a PodsReady timeout). Entries whose key holds
+ * another time since are stale and skipped. */
+struct timer {
+    int64_t t;
+    char *key; /* owned */
 };
 
-static void wcache_free(void *p)
-{
-    struct wcache *c = p;
-    if (c->ok)
-        fq_workload_release(&c->v);
-    fq_value_free(c->tree);
-    free(c);
-}
+/*
+ * One ClusterQueue's pending workloads in the order of Kueue's heap
+ * (wl_cmp): `act` may give the next head, `park` holds the inadmissible
+ * ones until capacity changes. Each is sorted; the live entries are
+ * act[alo..nact) and park[plo..npark), so taking the head costs nothing.
+ */
+struct pq {
+    struct rec **act, **park;
+    size_t alo, nact, capact, plo, npark, cappark;
+};
 
 struct kueue {
-    bool need_cycle;             /* something changed: run a cycle when due */
-    bool requeue;                /* capacity changed: retry inadmissible ones */
-    int64_t last_cycle;          /* engine time of the last cycle */
-    int64_t cycle_ms;            /* policy.cycle_ms */
-    int64_t timer;               /* earliest backoff / timeout deadline */
-    struct fq_smap inadmissible; /* "ns/name" of parked workloads */
-    struct fq_smap seen_gen;     /* "kind/ns/name@generation" of config */
-    struct fq_smap cache;        /* "ns/name" -> struct wcache */
-    struct fq_smap dirty;        /* "ns/name" of workloads changed since
-                                   the last run */
-    struct fq_smap live;         /* "ns/name" of every workload not
-                                   Finished (a superset at run time:
-                                   collect() checks again) */
-    bool live_ready;             /* live was filled from the store */
-    /* live's keys sorted and split, kept while the set is unchanged (a
-     * deep queue's cycles mostly rewrite statuses, not the set). */
-    char **lk_ns, **lk_names;
-    size_t lk_n;
-    bool lk_valid;
-    /* The last full run's workloads and snapshot, kept for the next cycle
-     * while nothing changed but this controller's own QuotaReserved=False
-     * messages: a deep queue whose heads are tried one per cycle is then
-     * not decoded again for every head. `own` holds "ns/name" -> the
-     * revision of such a write; any other change drops the cache. */
-    struct wl *ws;
-    size_t nw;
-    void *snap;       /* struct snap, owned; NULL when nothing is kept */
-    bool quota_moved; /* the running cycle reserved, preempted or moved */
-    /* cycle()'s queue order over the kept workloads (or this run's, which
-     * become the kept ones): pending workloads sorted, grouped by queue
-     * from qstart; dropped with them. */
-    struct wl **ord, **byq;
-    size_t nord, *qstart;
-    struct fq_smap own;
-    struct fq_smap inert; /* "ns/name" of workloads out of live
-                                   until they or the configuration change:
-                                   pending with no LocalQueue (none named,
-                                   or it does not exist) or deactivated,
-                                   with nothing for lifecycle() */
-    uint64_t runs;
-    bool cycle_due; /* collect() built podsets: the cycle may run */
+    bool need_cycle;         /* something changed: run a cycle when due */
+    bool requeue;            /* capacity changed: retry inadmissible ones */
+    int64_t last_cycle;      /* engine time of the last cycle */
+    int64_t cycle_ms;        /* policy.cycle_ms */
+    struct fq_smap seen_gen; /* "kind/ns/name@generation" of config */
+    /* The configuration (flavors, queues, quota tree), rebuilt only when
+     * configuration changes. Its usage cells hold exactly the charges of
+     * the records that hold quota (account()). */
+    struct snap *snap;
+    bool config_dirty;
+    /* Every workload not Finished that has been seen: "ns/name" -> struct
+     * rec (owned). Kept between runs and derived again only when its
+     * workload (or the configuration) changes, so a run costs what
+     * changed, not what is stored. */
+    struct fq_smap recs;
+    bool seeded;             /* recs was filled from the store once */
+    struct fq_smap live;     /* keys of workloads seen and not Finished */
+    struct fq_smap dirty;    /* keys whose record must be derived again */
+    struct fq_smap lc_dirty; /* keys whose lifecycle() must run */
+    struct fq_smap slices;   /* keys of elastic slices: derived every full
+                                run (they depend on their old slice) */
+    /* lifecycle deadlines: key -> (int64_t *) time, and a min-heap */
+    struct fq_smap timers;
+    struct timer *tq;
+    size_t ntq, captq;
+    int64_t lc_timer; /* the deadline lifecycle() asks for (one call) */
+    /* Pending queues, one per ClusterQueue of the snapshot. */
+    struct pq *pq;
+    /* The records holding quota, sorted by key, and their holder views
+     * (preemption candidates; hs[i] describes hw[i]). A cycle appends
+     * the workloads it admits and sorts them in when it ends. */
+    struct rec **hw;
+    struct fq_adm_holder *hs;
+    size_t nh, caph, nh_sorted;
+    bool in_cycle;
+    /* Reserved workloads waiting on a check, sorted by key: the ones the
+     * migrate_to_preferred_flavor switch looks at. */
+    struct rec **mig;
+    size_t nmig, capmig;
+    /* Queue counts: per ClusterQueue and LocalQueue of the snapshot,
+     * [0] pending, [1] reserving, [2] admitted; usage of admitted
+     * workloads per ClusterQueue and (flavor, resource). */
+    int (*cqn)[3];
+    int (*lqn)[3];
+    int64_t *adm_use;
+    bool counts_dirty;    /* the queues' status may differ from the stored */
+    uint64_t cycle_no;    /* records handled in cycle n carry done = n */
+    uint64_t park_gen;    /* a record is parked iff its parked == park_gen */
+    uint64_t release_gen; /* bumped whenever held quota goes down */
+    bool quota_moved;     /* the running cycle reserved, preempted or moved */
     struct fq_kueue_stats stats;
 };
 
@@ -231,35 +250,6 @@ static void cond_clear(struct fq_value *obj, const char *type,
 {
     if (cond_find(obj, type))
         cond_set(obj, type, "False", reason, message, now);
-}
-
-static void live_add(struct kueue *k, const char *key)
-{
-    size_t n = k->live.n;
-    fq_smap_add(&k->live, key);
-    if (k->live.n != n)
-        k->lk_valid = false;
-}
-
-static void live_del(struct kueue *k, const char *key)
-{
-    size_t n = k->live.n;
-    fq_smap_del(&k->live, key);
-    if (k->live.n != n)
-        k->lk_valid = false;
-}
-
-static void lk_free(struct kueue *k)
-{
-    for (size_t i = 0; i < k->lk_n; i++) {
-        free(k->lk_ns[i]);
-        free(k->lk_names[i]);
-    }
-    free(k->lk_ns);
-    free(k->lk_names);
-    k->lk_ns = k->lk_names = NULL;
-    k->lk_n = 0;
-    k->lk_valid = false;
 }
 
 static void wl_key(const char *ns, const char *name, char *buf, size_t n)
@@ -626,6 +616,8 @@ static void snap_release(struct snap *s)
 
 /* --- workloads, compact ------------------------------------------------- */
 
+/* What the scheduler needs of a workload, derived from its stored object
+ * and the snapshot (rec_derive). */
 struct wl {
     char *ns, *name, *uid; /* owned */
     int cq;                /* snapshot index, or -1 */
@@ -636,32 +628,52 @@ struct wl {
     bool admitted;
     bool pending; /* may be scheduled now */
     bool evicting;
-    int npodsets;
+    int npodsets; /* built for pending and waiting_check workloads */
     struct fq_adm_podset ps[FQ_ADM_MAX_PODSETS];
     char *psname[FQ_ADM_MAX_PODSETS];
-    int64_t *req; /* owned, npodsets * nres */
-    uint64_t avoid;
-    char *why_msg; /* the QuotaReserved=False message now stored */
+    int64_t *req;    /* owned, npodsets * nres */
+    char *avoid_ann; /* owned copy of the avoid-flavors annotation */
+    uint64_t avoid;  /* its mask, computed at the time of use */
+    char *why_msg;   /* the QuotaReserved=False message now stored */
     /* quota held */
     int nuse;
     uint16_t use_fr[FQ_ADM_MAX_FLAVORS];
     int64_t use_amt[FQ_ADM_MAX_FLAVORS];
     uint64_t assigned_flv; /* bit per flavor of the current admission */
     bool waiting_check;    /* reserved, a check applies, none Ready yet */
-    bool done;             /* handled in this cycle */
-    bool parked;           /* in the inadmissible set (cycle only) */
-    /* The decoded workload (borrowed from the cache for the run): a
-     * pending workload's podsets are built only when it becomes a head. */
-    const struct fq_workload *v;
-    bool ps_ready;
-    bool nom_fit;     /* nominated this cycle as a Fit */
-    bool nom_borrows; /* ... and borrowing */
+    bool nom_fit;          /* nominated this cycle as a Fit */
+    bool nom_borrows;      /* ... and borrowing */
     /* Elastic slice (kueue_slices.c): the Workload it replaces (owned, or
      * NULL) and, while that one holds quota, its flavors and counts. */
     char *replaces;
     bool is_slice;
     int8_t slice_flv[FQ_ADM_MAX_PODSETS];
     int32_t slice_base[FQ_ADM_MAX_PODSETS];
+};
+
+/*
+ * A live workload's record, kept between runs ("ns/name" in struct
+ * kueue's recs). Its membership of the pending queues, the holders and
+ * the migration candidates, and what it adds to usage and counts, follow
+ * from `w` and are changed only by rec_detach / rec_attach and the
+ * scheduler's own transitions (reserve, park), so they never disagree.
+ */
+struct rec {
+    struct wl w;     /* first member: a struct wl * of a record is the record */
+    char *key;       /* "ns/name", owned */
+    bool ok;         /* its workload decodes: it takes part */
+    bool accounted;  /* w's usage and counts are in the snapshot */
+    int qcq;         /* the ClusterQueue whose pending queue holds it, -1 */
+    bool in_park;    /* ... in that queue's park array, not act */
+    bool holder;     /* in hw / hs */
+    bool in_mig;     /* in mig */
+    uint64_t done;   /* == cycle_no: handled in the running cycle */
+    uint64_t parked; /* == park_gen: inadmissible until capacity changes */
+    uint64_t own_rev; /* revision of our last QuotaReserved=False message */
+    /* A migration that did not fit stays impossible until quota is
+     * released (release_gen moves) or a flavor cool-down ends. */
+    uint64_t mig_gen;
+    int64_t mig_retry;
 };
 
 static void wl_release(struct wl *w)
@@ -672,6 +684,7 @@ static void wl_release(struct wl *w)
     for (int i = 0; i < w->npodsets; i++)
         free(w->psname[i]);
     free(w->req);
+    free(w->avoid_ann);
     free(w->why_msg);
     free(w->replaces);
 }
@@ -999,8 +1012,8 @@ static void release_quota(struct kueue *k, struct fq_engine *e,
             fq_value_path_str(obj, "status.requeueState.requeueAt", NULL), 0);
         if (at > now) {
             cond_set(obj, "Requeued", "False", r, msg, now);
-            if (at < k->timer)
-                k->timer = at;
+            if (at < k->lc_timer)
+                k->lc_timer = at;
         } else {
             cond_set(obj, "Requeued", "True", "BackoffFinished",
                      "The workload backoff was finished", now);
@@ -1271,8 +1284,8 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             release_quota(k, e, s, obj, now);
             return;
         }
-        if (at + timeout < k->timer)
-            k->timer = at + timeout;
+        if (at + timeout < k->lc_timer)
+            k->lc_timer = at + timeout;
     }
 
     /* Backoff over: Requeued=True. */
@@ -1289,8 +1302,8 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 if (rs)
                     fq_map_del(rs, "requeueAt");
                 k->need_cycle = true;
-            } else if (at < k->timer) {
-                k->timer = at;
+            } else if (at < k->lc_timer) {
+                k->lc_timer = at;
             }
         }
     }
@@ -1322,6 +1335,357 @@ static int entry_cmp(const void *x, const void *y)
     return wl_cmp(x, y);
 }
 
+/* entry_cmp over an array of records. */
+static int head_cmp(const void *x, const void *y)
+{
+    const struct wl *a = &(*(struct rec *const *)x)->w;
+    const struct wl *b = &(*(struct rec *const *)y)->w;
+    return entry_cmp(&a, &b);
+}
+
+/* --- records: usage, queues, holders ------------------------------------ */
+
+/* Orders "ns/name" keys as the store lists objects: by namespace, then
+ * name (a plain strcmp would put "a-b/x" before "a/x"). */
+static int key_order(const char *a, const char *b)
+{
+    size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
+    int c = strncmp(a, b, la < lb ? la : lb);
+    if (c)
+        return c;
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return strcmp(a + la, b + lb);
+}
+
+static int key_cmp(const void *x, const void *y)
+{
+    return key_order(*(const char *const *)x, *(const char *const *)y);
+}
+
+static int rec_cmp(const struct rec *a, const struct rec *b)
+{
+    const struct wl *x = &a->w, *y = &b->w;
+    return wl_cmp(&x, &y);
+}
+
+static size_t ncell(const struct snap *s)
+{
+    return (size_t)(s->adm.nflv * s->adm.nres);
+}
+
+/*
+ * Adds (sign +1) or removes (-1) what a record contributes: its charge in
+ * the quota tree when it holds quota, and the pending / reserving /
+ * admitted counts and admitted usage of its queues. Exact inverses, as
+ * long as w does not change in between (callers detach first).
+ */
+static void account(struct kueue *k, struct rec *r, int sign)
+{
+    struct snap *s = k->snap;
+    struct wl *w = &r->w;
+    if (sign > 0 ? r->accounted : !r->accounted)
+        return;
+    r->accounted = sign > 0;
+    k->counts_dirty = true;
+    if (w->holds) {
+        fq_adm_charge(&s->adm, s->cqs[w->cq].adm, w->nuse, w->use_fr,
+                      w->use_amt, sign);
+        if (sign < 0)
+            k->release_gen++;
+    }
+    if (w->cq < 0 || !(w->holds || w->pending))
+        return;
+    int kind = w->holds ? 1 : 0;
+    int *lq = w->lq ? k->lqn[w->lq - s->lqs] : NULL;
+    k->cqn[w->cq][kind] += sign;
+    if (lq)
+        lq[kind] += sign;
+    if (!w->holds || !w->admitted)
+        return;
+    k->cqn[w->cq][2] += sign;
+    if (lq)
+        lq[2] += sign;
+    size_t nc = ncell(s);
+    for (int u = 0; u < w->nuse; u++)
+        if (w->use_fr[u] < nc)
+            k->adm_use[(size_t)w->cq * nc + w->use_fr[u]] +=
+                sign * w->use_amt[u];
+}
+
+/* The first index of v[lo..n) whose entry does not sort before r. */
+static size_t q_lower(struct rec *const *v, size_t lo, size_t n,
+                      const struct rec *r)
+{
+    while (lo < n) {
+        size_t mid = lo + (n - lo) / 2;
+        if (rec_cmp(v[mid], r) < 0)
+            lo = mid + 1;
+        else
+            n = mid;
+    }
+    return lo;
+}
+
+/* Inserts r in sorted v[lo..n); an entry that goes first reuses the slot
+ * freed by taking the head, and a dead prefix larger than what lives is
+ * reclaimed, so a queue worked from its head costs O(1) a step. */
+static void q_insert(struct rec ***v, size_t *lo, size_t *n, size_t *cap,
+                     struct rec *r)
+{
+    size_t at = q_lower(*v, *lo, *n, r);
+    if (at == *lo && *lo > 0) {
+        (*v)[--*lo] = r;
+        return;
+    }
+    if (*lo > 0 && *lo >= *n - *lo) {
+        memmove(*v, *v + *lo, (*n - *lo) * sizeof(**v));
+        at -= *lo;
+        *n -= *lo;
+        *lo = 0;
+    }
+    FQ_GROW(*v, *cap, *n + 1);
+    memmove(&(*v)[at + 1], &(*v)[at], (*n - at) * sizeof(**v));
+    (*v)[at] = r;
+    (*n)++;
+}
+
+static void q_remove(struct rec **v, size_t *lo, size_t *n, struct rec *r)
+{
+    size_t at = q_lower(v, *lo, *n, r);
+    if (at >= *n || v[at] != r)
+        return; /* not there: rec_cmp is a total order, so never */
+    if (at == *lo) {
+        if (++*lo == *n)
+            *lo = *n = 0;
+        return;
+    }
+    memmove(&v[at], &v[at + 1], (*n - at - 1) * sizeof(*v));
+    (*n)--;
+}
+
+static bool rec_parked(const struct kueue *k, const struct rec *r)
+{
+    return r->parked == k->park_gen;
+}
+
+static void pq_insert(struct kueue *k, struct rec *r)
+{
+    struct pq *q = &k->pq[r->w.cq];
+    r->qcq = r->w.cq;
+    r->in_park = rec_parked(k, r);
+    if (r->in_park)
+        q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
+    else
+        q_insert(&q->act, &q->alo, &q->nact, &q->capact, r);
+}
+
+static void pq_remove(struct kueue *k, struct rec *r)
+{
+    if (r->qcq < 0)
+        return;
+    struct pq *q = &k->pq[r->qcq];
+    if (r->in_park)
+        q_remove(q->park, &q->plo, &q->npark, r);
+    else
+        q_remove(q->act, &q->alo, &q->nact, r);
+    r->qcq = -1;
+}
+
+/* Parks r (inadmissible until capacity changes): act -> park. */
+static void pq_park(struct kueue *k, struct rec *r)
+{
+    r->parked = k->park_gen;
+    if (r->qcq < 0 || r->in_park)
+        return;
+    struct pq *q = &k->pq[r->qcq];
+    q_remove(q->act, &q->alo, &q->nact, r);
+    q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
+    r->in_park = true;
+}
+
+/* Capacity changed: every parked workload may be a head again (Kueue's
+ * QueueInadmissibleWorkloads), in order: each park array is merged back
+ * into its act array. */
+static void pq_requeue(struct kueue *k)
+{
+    k->park_gen++;
+    for (int c = 0; k->snap && c < k->snap->ncq; c++) {
+        struct pq *q = &k->pq[c];
+        size_t na = q->nact - q->alo, np = q->npark - q->plo;
+        if (np == 0)
+            continue;
+        struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
+        size_t i = q->alo, j = q->plo, o = 0;
+        while (i < q->nact || j < q->npark) {
+            bool take_a = j == q->npark ||
+                          (i < q->nact && rec_cmp(q->act[i], q->park[j]) < 0);
+            struct rec *r = take_a ? q->act[i++] : q->park[j++];
+            r->in_park = false;
+            m[o++] = r;
+        }
+        free(q->act);
+        q->act = m;
+        q->alo = 0;
+        q->nact = q->capact = na + np;
+        q->plo = q->npark = 0;
+    }
+}
+
+/* Sorted-by-key arrays of records (holders, migration candidates). */
+static size_t k_lower(struct rec *const *v, size_t n, const char *key)
+{
+    size_t lo = 0;
+    while (lo < n) {
+        size_t mid = lo + (n - lo) / 2;
+        if (key_order(v[mid]->key, key) < 0)
+            lo = mid + 1;
+        else
+            n = mid;
+    }
+    return lo;
+}
+
+static void holder_fill(struct kueue *k, size_t i)
+{
+    const struct wl *w = &k->hw[i]->w;
+    struct fq_adm_holder *h = &k->hs[i];
+    h->cq = k->snap->cqs[w->cq].adm;
+    h->priority = w->prio;
+    h->ts = w->qts;
+    h->reserved_at = w->reserved_at;
+    h->evicting = w->evicting;
+    h->nuse = w->nuse;
+    h->use_fr = w->use_fr;
+    h->use_amt = w->use_amt;
+}
+
+/* The index of a holder, or nh. Holders admitted in the running cycle sit
+ * unsorted after nh_sorted. */
+static size_t holder_at(const struct kueue *k, const struct rec *r)
+{
+    size_t i = k_lower(k->hw, k->nh_sorted, r->key);
+    if (i < k->nh_sorted && k->hw[i] == r)
+        return i;
+    for (i = k->nh_sorted; i < k->nh; i++)
+        if (k->hw[i] == r)
+            return i;
+    return k->nh;
+}
+
+static void holder_put(struct kueue *k, size_t at, struct rec *r)
+{
+    if (k->nh + 1 > k->caph) {
+        k->caph = k->caph ? 2 * k->caph : 64;
+        k->hw = fq_xrealloc(k->hw, k->caph * sizeof(*k->hw));
+        k->hs = fq_xrealloc(k->hs, k->caph * sizeof(*k->hs));
+    }
+    memmove(&k->hw[at + 1], &k->hw[at], (k->nh - at) * sizeof(*k->hw));
+    memmove(&k->hs[at + 1], &k->hs[at], (k->nh - at) * sizeof(*k->hs));
+    k->hw[at] = r;
+    k->nh++;
+    holder_fill(k, at);
+}
+
+/* A new holder: sorted in, or during a cycle appended (the cycle's later
+ * heads see it as Kueue's snapshot does: after the holders it began
+ * with) and sorted in by holders_settle. */
+static void holders_add(struct kueue *k, struct rec *r)
+{
+    r->holder = true;
+    if (k->in_cycle) {
+        holder_put(k, k->nh, r);
+        return;
+    }
+    holder_put(k, k_lower(k->hw, k->nh_sorted, r->key), r);
+    k->nh_sorted++;
+}
+
+static void holders_del(struct kueue *k, struct rec *r)
+{
+    if (!r->holder)
+        return;
+    size_t at = holder_at(k, r);
+    r->holder = false;
+    if (at == k->nh)
+        return;
+    memmove(&k->hw[at], &k->hw[at + 1], (k->nh - at - 1) * sizeof(*k->hw));
+    memmove(&k->hs[at], &k->hs[at + 1], (k->nh - at - 1) * sizeof(*k->hs));
+    k->nh--;
+    if (at < k->nh_sorted)
+        k->nh_sorted--;
+}
+
+static void holders_settle(struct kueue *k)
+{
+    k->in_cycle = false;
+    size_t n = k->nh - k->nh_sorted;
+    if (n == 0)
+        return;
+    struct rec **tail = fq_xmalloc(n * sizeof(*tail));
+    memcpy(tail, &k->hw[k->nh_sorted], n * sizeof(*tail));
+    k->nh = k->nh_sorted;
+    for (size_t i = 0; i < n; i++) {
+        holder_put(k, k_lower(k->hw, k->nh_sorted, tail[i]->key), tail[i]);
+        k->nh_sorted++;
+    }
+    free(tail);
+}
+
+static void mig_add(struct kueue *k, struct rec *r)
+{
+    size_t at = k_lower(k->mig, k->nmig, r->key);
+    FQ_GROW(k->mig, k->capmig, k->nmig + 1);
+    memmove(&k->mig[at + 1], &k->mig[at], (k->nmig - at) * sizeof(*k->mig));
+    k->mig[at] = r;
+    k->nmig++;
+    r->in_mig = true;
+}
+
+static void mig_del(struct kueue *k, struct rec *r)
+{
+    if (!r->in_mig)
+        return;
+    r->in_mig = false;
+    size_t at = k_lower(k->mig, k->nmig, r->key);
+    if (at < k->nmig && k->mig[at] == r) {
+        memmove(&k->mig[at], &k->mig[at + 1],
+                (k->nmig - at - 1) * sizeof(*k->mig));
+        k->nmig--;
+    }
+}
+
+/* Takes r out of usage, counts, queues, holders and candidates. */
+static void rec_detach(struct kueue *k, struct rec *r)
+{
+    account(k, r, -1);
+    pq_remove(k, r);
+    holders_del(k, r);
+    mig_del(k, r);
+}
+
+/* Puts r back where its w says it belongs. */
+static void rec_attach(struct kueue *k, struct rec *r)
+{
+    if (!r->ok)
+        return;
+    account(k, r, +1);
+    if (r->w.pending && r->w.cq >= 0)
+        pq_insert(k, r);
+    if (r->w.holds)
+        holders_add(k, r);
+    if (r->w.holds && r->w.waiting_check)
+        mig_add(k, r);
+}
+
+static void rec_free(void *p)
+{
+    struct rec *r = p;
+    wl_release(&r->w);
+    free(r->key);
+    free(r);
+}
+
 static void fmt_qty(const char *res, int64_t v, char *buf, size_t n)
 {
     enum fq_qformat f = FQ_QF_DECIMAL_SI;
@@ -1335,7 +1699,9 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
                     struct wl *w, const struct fq_adm_result *r, int64_t now,
                     const char *how)
 {
+    struct rec *rc = (struct rec *)w; /* every wl here is a record's */
     k->quota_moved = true;
+    account(k, rc, -1);
     struct cq_info *c = &s->cqs[w->cq];
     struct fq_value *obj =
         fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
@@ -1423,13 +1789,20 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     }
     fq_buf_release(&b);
     k->stats.reservations++;
-    /* The snapshot follows: charge the usage. */
-    fq_adm_charge(&s->adm, c->adm, r->nuse, r->use_fr, r->use_amt, +1);
+    /* The snapshot follows: it holds the usage from now on. */
+    bool new_holder = !rc->holder;
     w->holds = true;
     w->pending = false;
     w->nuse = r->nuse;
     memcpy(w->use_fr, r->use_fr, sizeof(w->use_fr));
     memcpy(w->use_amt, r->use_amt, sizeof(w->use_amt));
+    if (new_holder)
+        w->reserved_at = now;
+    account(k, rc, +1);
+    if (new_holder)
+        holders_add(k, rc);
+    else
+        holder_fill(k, holder_at(k, rc));
 }
 
 /* Writes QuotaReserved=False with a reason and message, when it changed. */
@@ -1464,8 +1837,8 @@ static bool cond_write(struct fq_engine *e, const char *ns, const char *name,
     return changed;
 }
 
-static void set_pending(struct kueue *k, struct fq_engine *e, struct wl *w,
-                        const char *reason, const char *msg, int64_t now)
+static void set_pending(struct fq_engine *e, struct wl *w, const char *reason,
+                        const char *msg, int64_t now)
 {
     if (w->why_msg && !strcmp(w->why_msg, msg))
         return;
@@ -1475,10 +1848,8 @@ static void set_pending(struct kueue *k, struct fq_engine *e, struct wl *w,
             fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
         if (o) {
             fq_engine_event(e, o->obj, "Warning", reason, "%s", msg);
-            /* Our own message: the kept workloads stay valid (w is one). */
-            char key[600];
-            wl_key(w->ns, w->name, key, sizeof(key));
-            fq_smap_put(&k->own, key, (void *)(uintptr_t)o->rv);
+            /* Our own message: the record stays true (w is one). */
+            ((struct rec *)w)->own_rev = o->rv;
         }
     }
     free(w->why_msg);
@@ -1516,17 +1887,6 @@ static void preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
     k->stats.preemptions++;
 }
 
-/* Builds the adm view of a workload. */
-/* A head's podsets, built on first need (most pending workloads of a
- * deep queue are never a head in a run). */
-static void head_podsets(struct snap *s, struct wl *w)
-{
-    if (w->ps_ready || !w->v)
-        return;
-    wl_podsets(s, w, w->v);
-    w->ps_ready = true;
-}
-
 static void adm_wl(const struct wl *w, struct fq_adm_wl *aw, bool cooldown)
 {
     memset(aw, 0, sizeof(*aw));
@@ -1543,11 +1903,17 @@ static void adm_wl(const struct wl *w, struct fq_adm_wl *aw, bool cooldown)
 }
 
 /* Policy (b): a reserved workload waiting on a check of a later flavor moves
- * to an earlier flavor that now fits. Returns true when it moved. */
-static bool try_migrate(struct kueue *k, struct fq_engine *e, struct snap *s,
-                        struct wl *w, struct fq_adm_holder *hs, int nh,
+ * to an earlier flavor that now fits. Returns true when it moved. An
+ * attempt that does not fit cannot fit later while no quota is released
+ * and no flavor cool-down of the workload ends (a fit only gets harder as
+ * usage grows), so until then the record says so and nothing is tried. */
+static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
                         int64_t now)
 {
+    struct snap *s = k->snap;
+    struct wl *w = &rc->w;
+    if (rc->mig_gen == k->release_gen && now < rc->mig_retry)
+        return false;
     struct cq_info *c = &s->cqs[w->cq];
     struct fq_adm_cq *ac = &s->adm.cqs[c->adm];
     /* Flavors at or after the latest assigned one, per group, are skipped. */
@@ -1569,20 +1935,25 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct snap *s,
     aw.cq = c->adm;
     aw.skip_flv = skip;
     /* A flavor in its failure cool-down is no better than where it is. */
+    int64_t retry = FQ_NEVER;
     if (fq_engine_config(e)->policy.flavor_failure_cooldown)
-        aw.skip_flv |= w->avoid;
-    fq_adm_charge(&s->adm, c->adm, w->nuse, w->use_fr, w->use_amt, -1);
+        aw.skip_flv |= avoid_mask(&s->adm, w->avoid_ann, now, &retry);
+    /* Its own usage does not count against the move; taking it out and
+     * putting it back is not a release. */
+    uint64_t gen = k->release_gen;
+    account(k, rc, -1);
     struct fq_adm_result r;
-    fq_adm_assign(&s->adm, &aw, hs, 0, &r);
-    (void)nh;
+    fq_adm_assign(&s->adm, &aw, NULL, 0, &r);
     bool moved = false;
     if (r.mode == FQ_ADM_FIT) {
-        w->holds = false;
         reserve(k, e, s, w, &r, now, " (moved to a preferred flavor)");
         k->stats.migrations++;
         moved = true;
     } else {
-        fq_adm_charge(&s->adm, c->adm, w->nuse, w->use_fr, w->use_amt, +1);
+        account(k, rc, +1);
+        k->release_gen = gen;
+        rc->mig_gen = gen;
+        rc->mig_retry = retry;
     }
     fq_adm_result_release(&r);
     return moved;
@@ -1612,266 +1983,327 @@ static bool ns_matches(struct fq_engine *e, const struct cq_info *c,
     return fq_selector_matches(&c->view.namespace_selector, &kvs);
 }
 
-static void cycle(struct kueue *k, struct fq_engine *e, struct snap *s,
-                  struct wl *ws, size_t nw, int64_t now)
+/*
+ * Derives a record again from its stored workload (decoded where it is
+ * stored: the view is dropped before anything is written) and the
+ * snapshot, and attaches it where it now belongs. A workload that
+ * cannot be queued (no LocalQueue, its ClusterQueue missing or inactive,
+ * its namespace not selected) gets Kueue's QuotaReserved=False message.
+ */
+static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
+                       const struct fq_value *obj, int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
+    struct snap *s = k->snap;
+    struct wl *w = &r->w;
+    rec_detach(k, r);
+    char *ns = w->ns, *name = w->name;
+    w->ns = w->name = NULL;
+    wl_release(w);
+    memset(w, 0, sizeof(*w));
+    w->ns = ns;
+    w->name = name;
+    w->cq = -1;
+    r->ok = false;
+    r->mig_gen = 0;
+    struct fq_workload v;
+    if (fq_workload_decode(obj, NULL, &v, NULL) != 0)
+        return;
+    r->ok = true;
+    const struct fq_value *qr = cond_find(obj, "QuotaReserved");
+    const char *qr_status = fq_value_path_str(qr, "status", "");
+    if (qr && !strcmp(qr_status, "False"))
+        w->why_msg = fq_xstrdup(fq_value_path_str(qr, "message", ""));
+    const struct fq_value *rq = cond_find(obj, "Requeued");
+    bool in_backoff =
+        rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
+    w->uid = fq_xstrdup(v.meta.uid ? v.meta.uid : "");
+    w->prio = priority_of(e, &v);
+    w->created = parse_time(v.meta.creation_timestamp, 0);
+    w->qts = queue_order_ts(obj, cfg);
+    const char *avoid = fq_kvs_get(&v.meta.annotations, FQ_KUEUE_AVOID_FLAVORS);
+    w->avoid_ann = avoid ? fq_xstrdup(avoid) : NULL;
+    const char *why = NULL; /* a message to write once the view is gone */
+    char msg[512];
+    if (v.has_admission && !strcmp(qr_status, "True")) {
+        w->cq = find_cq(
+            s, v.admission_cluster_queue ? v.admission_cluster_queue : "");
+        w->holds = w->cq >= 0;
+        w->admitted = cond_true(obj, "Admitted");
+        w->evicting = cond_true(obj, "Evicted");
+        w->reserved_at =
+            parse_time(fq_value_path_str(qr, "lastTransitionTime", NULL), 0);
+        wl_usage(s, w, &v);
+        /* Waiting on a check, none Ready: may migrate. */
+        bool any = false, ready = false;
+        for (size_t c = 0; c < v.n_check_states; c++) {
+            any = true;
+            if (v.check_states[c].state != FQ_CHECK_PENDING)
+                ready = true;
+        }
+        w->waiting_check = any && !ready && !w->admitted;
+        if (w->waiting_check)
+            wl_podsets(s, w, &v);
+        if (v.queue_name)
+            w->lq = find_lq(s, ns, v.queue_name);
+    } else if (v.active && !in_backoff && v.queue_name) {
+        /* Pending: admissible now? */
+        w->lq = find_lq(s, ns, v.queue_name);
+        int ci = w->lq ? find_cq(s, w->lq->cq) : -1;
+        if (!w->lq) {
+            snprintf(msg, sizeof(msg), "LocalQueue %s doesn't exist",
+                     v.queue_name);
+            why = msg;
+        } else if (ci < 0) {
+            snprintf(msg, sizeof(msg), "ClusterQueue %s doesn't exist",
+                     w->lq->cq);
+            why = msg;
+        } else if (!s->cqs[ci].active) {
+            snprintf(msg, sizeof(msg), "ClusterQueue %s is inactive",
+                     w->lq->cq);
+            why = msg;
+        } else if (!ns_matches(e, &s->cqs[ci], ns)) {
+            why = "Workload namespace doesn't match ClusterQueue selector";
+        } else {
+            w->cq = ci;
+            w->pending = true;
+            wl_podsets(s, w, &v);
+            const char *old =
+                fq_kvs_get(&v.meta.annotations, FQ_SLICE_ANN_REPLACES);
+            if (old) {
+                w->replaces = fq_xstrdup(old);
+                w->is_slice = fq_kueue_slice_prepare(
+                    &s->adm, stored(e, FQ_KIND_WORKLOAD, ns, old), w->npodsets,
+                    w->psname, w->slice_flv, w->slice_base);
+            }
+        }
+    }
+    fq_workload_release(&v);
+    rec_attach(k, r);
+    if (why)
+        set_pending(e, w, "Inadmissible", why, now);
+}
+
+/* Brings the record of workload `key` in line with the store: derived
+ * again, made, or dropped when the workload is gone or Finished. */
+static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
+                        int64_t now)
+{
+    struct rec *r = fq_smap_get(&k->recs, key);
+    size_t l = strcspn(key, "/");
+    char ns[300];
+    snprintf(ns, sizeof(ns), "%.*s", (int)l, key);
+    const struct fq_value *obj =
+        key[l] ? stored(e, FQ_KIND_WORKLOAD, ns, key + l + 1) : NULL;
+    if (!obj || cond_true(obj, "Finished")) {
+        if (r) {
+            rec_detach(k, r);
+            fq_smap_del(&k->slices, key);
+            fq_smap_del(&k->recs, key); /* frees r */
+        }
+        return;
+    }
+    if (!r) {
+        r = fq_xcalloc(1, sizeof(*r));
+        r->key = fq_xstrdup(key);
+        r->w.ns = fq_xstrdup(ns);
+        r->w.name = fq_xstrdup(key + l + 1);
+        r->qcq = -1;
+        fq_smap_put(&k->recs, key, r);
+    }
+    rec_derive(k, e, r, obj, now);
+    if (r->w.replaces)
+        fq_smap_add(&k->slices, key);
+    else
+        fq_smap_del(&k->slices, key);
+}
+
+static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
+{
+    const struct fq_engine_config *cfg = fq_engine_config(e);
+    struct snap *s = k->snap;
     int limit = cfg->policy.max_admissions_per_cq_per_cycle;
     bool cooldown = cfg->policy.flavor_failure_cooldown;
     k->need_cycle = false;
-
-    /* Holders, for preemption. */
-    struct fq_adm_holder *hs = fq_xcalloc(nw + 1, sizeof(*hs));
-    struct wl **hw = fq_xcalloc(nw + 1, sizeof(*hw));
-    int nh = 0;
-    for (size_t i = 0; i < nw; i++) {
-        if (!ws[i].holds || ws[i].cq < 0)
-            continue;
-        struct fq_adm_holder *h = &hs[nh];
-        h->cq = s->cqs[ws[i].cq].adm;
-        h->priority = ws[i].prio;
-        h->ts = ws[i].qts;
-        h->reserved_at = ws[i].reserved_at;
-        h->evicting = ws[i].evicting;
-        h->nuse = ws[i].nuse;
-        h->use_fr = ws[i].use_fr;
-        h->use_amt = ws[i].use_amt;
-        hw[nh++] = &ws[i];
-    }
+    k->cycle_no++;
+    k->in_cycle = true;
 
     /* Policy (b) first: moves free the later flavor for others. */
-    if (cfg->policy.migrate_to_preferred_flavor) {
-        for (size_t i = 0; i < nw; i++)
-            if (ws[i].holds && ws[i].waiting_check && ws[i].cq >= 0 &&
-                !ws[i].evicting && s->cqs[ws[i].cq].active)
-                try_migrate(k, e, s, &ws[i], hs, nh, now);
+    if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0) {
+        size_t n = k->nmig;
+        struct rec **v = fq_xmalloc(n * sizeof(*v));
+        memcpy(v, k->mig, n * sizeof(*v));
+        for (size_t i = 0; i < n; i++) {
+            const struct wl *w = &v[i]->w;
+            if (w->holds && w->waiting_check && w->cq >= 0 && !w->evicting &&
+                s->cqs[w->cq].active)
+                try_migrate(k, e, v[i], now);
+        }
+        free(v);
     }
 
-    /* Queues: pending workloads per CQ, in Kueue's heap order, with each
-     * marked parked; kept with the workloads for the next cycle (where
-     * order and parked marks are still true: nothing else changed). */
-    if (!k->ord) {
-        free(k->ord);
-        free(k->byq);
-        free(k->qstart);
-        k->ord = fq_xcalloc(nw + 1, sizeof(*k->ord));
-        k->nord = 0;
-        for (size_t i = 0; i < nw; i++)
-            if (ws[i].pending && ws[i].cq >= 0)
-                k->ord[k->nord++] = &ws[i];
-        qsort(k->ord, k->nord, sizeof(*k->ord), wl_cmp);
-        /* Each queue's pending workloads in that order. */
-        k->qstart = fq_xcalloc((size_t)s->ncq + 2, sizeof(size_t));
-        for (size_t i = 0; i < k->nord; i++) {
-            char key[600];
-            wl_key(k->ord[i]->ns, k->ord[i]->name, key, sizeof(key));
-            k->ord[i]->parked = fq_smap_has(&k->inadmissible, key);
-            k->qstart[k->ord[i]->cq + 1]++;
-        }
-        for (int c = 0; c < s->ncq; c++)
-            k->qstart[c + 1] += k->qstart[c];
-        k->byq = fq_xcalloc(k->nord + 1, sizeof(*k->byq));
-        size_t *at = fq_xcalloc((size_t)s->ncq + 1, sizeof(size_t));
-        for (int c = 0; c < s->ncq; c++)
-            at[c] = k->qstart[c];
-        for (size_t i = 0; i < k->nord; i++)
-            k->byq[at[k->ord[i]->cq]++] = k->ord[i];
-        free(at);
-    }
-    struct wl **order = k->ord, **byq = k->byq;
-    size_t no = k->nord, *qstart = k->qstart;
-    /* A cursor per queue past those that cannot be its head any more in
-     * this cycle (handled or parked): a deep queue of parked workloads is
-     * walked once per cycle, not once per round. */
-    size_t *cur = fq_xcalloc((size_t)s->ncq + 1, sizeof(size_t));
-    for (int c = 0; c < s->ncq; c++)
-        cur[c] = qstart[c];
-    int *taken = fq_xcalloc((size_t)s->ncq + 1, sizeof(int));
-    bool *blocked = fq_xcalloc((size_t)s->ncq + 1, sizeof(bool));
+    /* Heads come from each queue's act array, in Kueue's heap order; a
+     * cursor per queue skips those handled in this cycle. The arrays do
+     * not change during the cycle: what a head's outcome moves (admitted:
+     * out of the queue; inadmissible: to park) is applied at the end. */
+    size_t ncq = (size_t)s->ncq;
+    size_t *cur = fq_xcalloc(ncq + 1, sizeof(size_t));
+    for (size_t c = 0; c < ncq; c++)
+        cur[c] = k->pq[c].alo;
+    int *taken = fq_xcalloc(ncq + 1, sizeof(int));
+    bool *blocked = fq_xcalloc(ncq + 1, sizeof(bool));
+    struct rec **handled = NULL;
+    size_t nhandled = 0, caphandled = 0;
+    struct rec **heads = fq_xcalloc(ncq + 1, sizeof(*heads));
     bool progress = true;
     while (progress) {
         progress = false;
         /* One head per CQ per round; heads ordered as Kueue's iterator
          * does (non-borrowing first, then priority, then FIFO). */
-        struct wl **heads = fq_xcalloc((size_t)s->ncq + 1, sizeof(*heads));
         int nheads = 0;
-        for (int c = 0; c < s->ncq; c++) {
+        for (size_t c = 0; c < ncq; c++) {
             if (blocked[c] || !s->cqs[c].active)
                 continue;
             if (limit > 0 && taken[c] >= limit)
                 continue;
+            struct pq *q = &k->pq[c];
             bool strict =
                 s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO;
-            for (; cur[c] < qstart[c + 1]; cur[c]++) {
-                struct wl *w = byq[cur[c]];
-                if (w->done)
+            for (; cur[c] < q->nact; cur[c]++) {
+                struct rec *r = q->act[cur[c]];
+                if (r->done == k->cycle_no)
                     continue;
-                if (w->parked) {
-                    if (strict) {
-                        /* A parked head blocks a StrictFIFO queue. */
-                        blocked[c] = true;
-                        break;
-                    }
-                    continue;
+                /* A parked workload ahead of it blocks a StrictFIFO
+                 * queue. */
+                if (strict && q->plo < q->npark &&
+                    rec_cmp(q->park[q->plo], r) < 0) {
+                    blocked[c] = true;
+                    break;
                 }
-                heads[nheads++] = w;
+                heads[nheads++] = r;
                 break;
             }
         }
         /* Nominate every head against the snapshot, then process them
          * in Kueue's order: non-borrowing first, priority, FIFO. */
         for (int h = 0; h < nheads; h++) {
-            struct wl *w = heads[h];
-            head_podsets(s, w);
+            struct wl *w = &heads[h]->w;
+            int64_t next = FQ_NEVER;
+            w->avoid = avoid_mask(&s->adm, w->avoid_ann, now, &next);
             struct fq_adm_wl aw;
             adm_wl(w, &aw, cooldown);
             aw.cq = s->cqs[w->cq].adm;
             struct fq_adm_result r;
-            fq_adm_assign(&s->adm, &aw, hs, nh, &r);
+            fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, &r);
             w->nom_fit = r.mode == FQ_ADM_FIT;
             w->nom_borrows = r.borrows;
             fq_adm_result_release(&r);
         }
-        qsort(heads, (size_t)nheads, sizeof(*heads), entry_cmp);
+        qsort(heads, (size_t)nheads, sizeof(*heads), head_cmp);
         for (int h = 0; h < nheads; h++) {
-            struct wl *w = heads[h];
+            struct rec *rc = heads[h];
+            struct wl *w = &rc->w;
             struct cq_info *c = &s->cqs[w->cq];
             bool strict = s->adm.cqs[c->adm].strategy == FQ_ADM_STRICT_FIFO;
-            char key[600];
-            wl_key(w->ns, w->name, key, sizeof(key));
-            w->done = true;
+            rc->done = k->cycle_no;
+            FQ_GROW(handled, caphandled, nhandled + 1);
+            handled[nhandled++] = rc;
             taken[w->cq]++;
             progress = true;
             struct fq_adm_wl aw;
             adm_wl(w, &aw, cooldown);
             aw.cq = c->adm;
             struct fq_adm_result r;
-            fq_adm_assign(&s->adm, &aw, hs, nh, &r);
+            fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, &r);
             /* A slice never preempts the slice it replaces. */
             for (int t = 0;
                  w->replaces && r.mode == FQ_ADM_PREEMPT && t < r.ntargets; t++)
-                if (!strcmp(hw[r.targets[t]]->name, w->replaces) &&
-                    !strcmp(hw[r.targets[t]]->ns, w->ns))
+                if (!strcmp(k->hw[r.targets[t]]->w.name, w->replaces) &&
+                    !strcmp(k->hw[r.targets[t]]->w.ns, w->ns))
                     r.mode = FQ_ADM_NO_CANDIDATES;
             if (r.mode == FQ_ADM_FIT) {
                 reserve(k, e, s, w, &r, now, NULL);
                 if (w->replaces)
                     fq_kueue_slice_replaced(e, w->ns, w->replaces, w->name,
                                             now);
-                /* It now holds quota: a possible target for later heads. */
-                struct fq_adm_holder *nhd = &hs[nh];
-                nhd->cq = c->adm;
-                nhd->priority = w->prio;
-                nhd->ts = w->qts;
-                nhd->reserved_at = now;
-                nhd->nuse = w->nuse;
-                nhd->use_fr = w->use_fr;
-                nhd->use_amt = w->use_amt;
-                hw[nh++] = w;
-                fq_smap_del(&k->inadmissible, key);
-                w->parked = false;
+                rc->parked = 0;
             } else if (r.mode == FQ_ADM_PREEMPT && r.ntargets > 0) {
-                int fresh = 0;
                 for (int t = 0; t < r.ntargets; t++) {
-                    struct wl *v = hw[r.targets[t]];
-                    if (!v->evicting) {
-                        preempt(k, e, v, w, r.target_reason[t], now);
-                        hs[r.targets[t]].evicting = true;
-                        fresh++;
+                    struct rec *v = k->hw[r.targets[t]];
+                    if (!v->w.evicting) {
+                        preempt(k, e, &v->w, w, r.target_reason[t], now);
+                        k->hs[r.targets[t]].evicting = true;
                     }
                 }
                 char msg[FQ_ADM_MSG_MAX + 64];
                 snprintf(msg, sizeof(msg),
                          "%s%sPending the preemption of %d workload(s)", r.msg,
                          r.msg[0] ? ". " : "", r.ntargets);
-                set_pending(k, e, w, "WaitingForPreemptedWorkloads", msg, now);
-                (void)fresh;
+                set_pending(e, w, "WaitingForPreemptedWorkloads", msg, now);
                 /* Stays at the head: retried next cycle. */
                 k->need_cycle = true;
                 blocked[w->cq] = true;
             } else if (w->nom_fit) {
                 /* Another head took the room first: retry next cycle. */
-                set_pending(k, e, w, "Pending",
+                set_pending(e, w, "Pending",
                             "Workload no longer fits after processing "
                             "another workload",
                             now);
                 k->need_cycle = true;
             } else {
-                set_pending(k, e, w, fq_adm_why_reason(r.why), r.msg, now);
-                fq_smap_add(&k->inadmissible, key);
-                w->parked = true;
+                set_pending(e, w, fq_adm_why_reason(r.why), r.msg, now);
+                rc->parked = k->park_gen;
                 if (strict)
                     blocked[w->cq] = true;
             }
             fq_adm_result_release(&r);
         }
-        free(heads);
         /* Kueue: one pop per CQ per cycle. */
         if (limit == 1)
             break;
     }
     /* A cycle that tried no head took no time (Kueue's scheduler sleeps
      * until a queue has a head). */
-    bool tried = false;
-    for (size_t i = 0; i < no; i++)
-        tried |= order[i]->done;
-    if (tried) {
+    if (nhandled > 0) {
         k->stats.cycles++;
         k->last_cycle = now;
-    }
-    /* Another cycle if some queue still has a head to try. */
-    for (size_t i = 0; tried && i < no; i++) {
-        struct wl *w = order[i];
-        if (w->done || blocked[w->cq] || !s->cqs[w->cq].active)
-            continue;
-        if (!w->parked) {
-            k->need_cycle = true;
-            break;
+        /* Another cycle if some queue still has a head to try. */
+        for (size_t c = 0; c < ncq && !k->need_cycle; c++) {
+            if (blocked[c] || !s->cqs[c].active)
+                continue;
+            const struct pq *q = &k->pq[c];
+            for (size_t i = cur[c]; i < q->nact; i++)
+                if (q->act[i]->done != k->cycle_no) {
+                    k->need_cycle = true;
+                    break;
+                }
         }
     }
+    /* What the heads' outcomes moved. */
+    for (size_t i = 0; i < nhandled; i++) {
+        struct rec *rc = handled[i];
+        if (!rc->w.pending)
+            pq_remove(k, rc);
+        else if (rec_parked(k, rc))
+            pq_park(k, rc);
+    }
+    holders_settle(k);
+    free(handled);
+    free(heads);
     free(cur);
     free(taken);
     free(blocked);
-    free(hs);
-    free(hw);
 }
 
 /* --- ClusterQueue / LocalQueue status ---------------------------------- */
 
-static void write_queue_status(struct fq_engine *e, struct snap *s,
-                               struct wl *ws, size_t nw)
+/* Writes each queue's status from the counts the records keep (only when
+ * some count or the configuration moved since the last write). */
+static void write_queue_status(struct kueue *k, struct fq_engine *e)
 {
-    for (size_t i = 0; i < nw; i++) {
-        struct wl *w = &ws[i];
-        if (w->cq < 0)
-            continue;
-        struct cq_info *c = &s->cqs[w->cq];
-        if (w->holds) {
-            c->reserving++;
-            if (w->lq)
-                w->lq->reserving++;
-            if (w->admitted) {
-                c->admitted++;
-                if (w->lq)
-                    w->lq->admitted++;
-            }
-        } else if (w->pending) {
-            c->pending++;
-            if (w->lq)
-                w->lq->pending++;
-        }
-    }
-    /* Usage of admitted workloads per ClusterQueue and (flavor, resource). */
-    size_t ncell = (size_t)(s->adm.nflv * s->adm.nres);
-    int64_t *adm_use = fq_xcalloc((size_t)s->ncq * ncell + 1, sizeof(int64_t));
-    for (size_t i = 0; i < nw; i++) {
-        const struct wl *w = &ws[i];
-        if (w->cq < 0 || !w->holds || !w->admitted)
-            continue;
-        for (int u = 0; u < w->nuse; u++)
-            if (w->use_fr[u] < ncell)
-                adm_use[(size_t)w->cq * ncell + w->use_fr[u]] += w->use_amt[u];
-    }
+    struct snap *s = k->snap;
+    k->counts_dirty = false;
+    size_t nc = ncell(s);
     for (int i = 0; i < s->ncq; i++) {
         struct cq_info *c = &s->cqs[i];
         const struct fq_value *cur =
@@ -1900,9 +2332,9 @@ static void write_queue_status(struct fq_engine *e, struct snap *s,
                                             c->inactive_msg));
         fq_seq_push(conds, cd);
         fq_map_set(st, "conditions", conds);
-        fq_map_set(st, "pendingWorkloads", fq_value_int(c->pending));
-        fq_map_set(st, "reservingWorkloads", fq_value_int(c->reserving));
-        fq_map_set(st, "admittedWorkloads", fq_value_int(c->admitted));
+        fq_map_set(st, "pendingWorkloads", fq_value_int(k->cqn[i][0]));
+        fq_map_set(st, "reservingWorkloads", fq_value_int(k->cqn[i][1]));
+        fq_map_set(st, "admittedWorkloads", fq_value_int(k->cqn[i][2]));
         /* flavorsReservation (reserved) and flavorsUsage (admitted):
          * total and borrowed per flavor/resource. */
         const struct fq_adm_cq *ac = &s->adm.cqs[c->adm];
@@ -1925,9 +2357,10 @@ static void write_queue_status(struct fq_engine *e, struct snap *s,
                         fq_map_set(re, "name",
                                    fq_value_str(s->adm.res_names[r]));
                         int64_t used =
-                            kind == 0 ? cell->usage :
-                                        adm_use[(size_t)i * ncell +
-                                                (size_t)(f * s->adm.nres + r)];
+                            kind == 0 ?
+                                cell->usage :
+                                k->adm_use[(size_t)i * nc +
+                                           (size_t)(f * s->adm.nres + r)];
                         fmt_qty(s->adm.res_names[r], used, q, sizeof(q));
                         fq_map_set(re, "total", fq_value_str(q));
                         int64_t b = used - cell->nominal;
@@ -1953,7 +2386,6 @@ static void write_queue_status(struct fq_engine *e, struct snap *s,
         else
             fq_value_free(st);
     }
-    free(adm_use);
     for (int i = 0; i < s->nlq; i++) {
         struct lq_info *l = &s->lqs[i];
         const struct fq_value *cur =
@@ -1961,9 +2393,9 @@ static void write_queue_status(struct fq_engine *e, struct snap *s,
         if (!cur)
             continue;
         struct fq_value *st = fq_value_map();
-        fq_map_set(st, "pendingWorkloads", fq_value_int(l->pending));
-        fq_map_set(st, "reservingWorkloads", fq_value_int(l->reserving));
-        fq_map_set(st, "admittedWorkloads", fq_value_int(l->admitted));
+        fq_map_set(st, "pendingWorkloads", fq_value_int(k->lqn[i][0]));
+        fq_map_set(st, "reservingWorkloads", fq_value_int(k->lqn[i][1]));
+        fq_map_set(st, "admittedWorkloads", fq_value_int(k->lqn[i][2]));
         if (!fq_value_equal(st, fq_map_get(cur, "status")))
             fq_objstore_set_status(fq_engine_store(e), FQ_KIND_LOCALQUEUE,
                                    l->ns, l->name, st, NULL);
@@ -1981,46 +2413,194 @@ static void *create(struct fq_engine *e)
     if (k->cycle_ms < 0)
         k->cycle_ms = 0;
     k->last_cycle = INT64_MIN / 2;
-    k->timer = FQ_NEVER;
     k->need_cycle = true;
-    k->cache.free_val = wcache_free;
+    k->config_dirty = true;
+    k->recs.free_val = rec_free;
+    k->timers.free_val = free;
+    k->park_gen = 1;
+    k->release_gen = 1;
     return k;
 }
 
-/* Forgets the kept workloads and snapshot (see struct kueue). */
-static void drop_kept(struct kueue *k)
+/* --- lifecycle deadlines ---------------------------------------------- */
+
+static bool tq_less(const struct timer *a, const struct timer *b)
 {
+    return a->t < b->t;
+}
+
+static bool tq_valid(const struct kueue *k, const struct timer *t)
+{
+    const int64_t *at = fq_smap_get(&k->timers, t->key);
+    return at && *at == t->t;
+}
+
+static void tq_push(struct kueue *k, int64_t t, const char *key)
+{
+    FQ_GROW(k->tq, k->captq, k->ntq + 1);
+    struct timer x = {t, fq_xstrdup(key)};
+    size_t i = k->ntq++;
+    while (i > 0 && tq_less(&x, &k->tq[(i - 1) / 2])) {
+        k->tq[i] = k->tq[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    k->tq[i] = x;
+}
+
+static struct timer tq_pop(struct kueue *k)
+{
+    struct timer top = k->tq[0], last = k->tq[--k->ntq];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= k->ntq)
+            break;
+        if (c + 1 < k->ntq && tq_less(&k->tq[c + 1], &k->tq[c]))
+            c++;
+        if (!tq_less(&k->tq[c], &last))
+            break;
+        k->tq[i] = k->tq[c];
+        i = c;
+    }
+    if (k->ntq)
+        k->tq[i] = last;
+    return top;
+}
+
+/* Drops stale entries from the top, so the top is the next deadline. */
+static void tq_clean(struct kueue *k)
+{
+    while (k->ntq && !tq_valid(k, &k->tq[0]))
+        free(tq_pop(k).key);
+}
+
+static int64_t tq_next(const struct kueue *k)
+{
+    return k->ntq ? k->tq[0].t : FQ_NEVER;
+}
+
+/* The workload `key` wants lifecycle() again at t (FQ_NEVER: not). */
+static void timer_set(struct kueue *k, const char *key, int64_t t)
+{
+    int64_t *at = fq_smap_get(&k->timers, key);
+    if (t == FQ_NEVER) {
+        if (at)
+            fq_smap_del(&k->timers, key);
+        return;
+    }
+    if (at && *at == t)
+        return;
+    at = fq_xmalloc(sizeof(*at));
+    *at = t;
+    fq_smap_put(&k->timers, key, at);
+    tq_push(k, t, key);
+}
+
+/* --- configuration and seeding --------------------------------------- */
+
+static void recs_mark_all(struct kueue *k)
+{
+    for (size_t i = 0; i < k->recs.cap; i++)
+        if (k->recs.t[i].key) {
+            fq_smap_add(&k->dirty, k->recs.t[i].key);
+            fq_smap_add(&k->lc_dirty, k->recs.t[i].key);
+        }
+}
+
+static void queues_free(struct kueue *k)
+{
+    for (int c = 0; k->snap && c < k->snap->ncq; c++) {
+        free(k->pq[c].act);
+        free(k->pq[c].park);
+    }
+    free(k->pq);
+    free(k->cqn);
+    free(k->lqn);
+    free(k->adm_use);
+    free(k->hw);
+    free(k->hs);
+    free(k->mig);
+    k->pq = NULL;
+    k->cqn = k->lqn = NULL;
+    k->adm_use = NULL;
+    k->hw = NULL;
+    k->hs = NULL;
+    k->mig = NULL;
+    k->nh = k->caph = k->nh_sorted = 0;
+    k->nmig = k->capmig = 0;
+}
+
+/*
+ * The configuration changed: a new snapshot, empty queues and counts,
+ * and every record derived again (by the next full run) and its
+ * lifecycle looked at (checks may apply differently). O(workloads), but
+ * only when the configuration moves.
+ */
+static void rebuild(struct kueue *k, struct fq_engine *e)
+{
+    k->config_dirty = false;
+    queues_free(k);
     if (k->snap) {
-        for (size_t i = 0; i < k->nw; i++)
-            wl_release(&k->ws[i]);
-        free(k->ws);
         snap_release(k->snap);
         free(k->snap);
     }
-    k->ws = NULL;
-    k->nw = 0;
-    k->snap = NULL;
-    free(k->ord);
-    free(k->byq);
-    free(k->qstart);
-    k->ord = k->byq = NULL;
-    k->qstart = NULL;
-    k->nord = 0;
-    fq_smap_clear(&k->own);
+    for (size_t i = 0; i < k->recs.cap; i++) {
+        struct rec *r = k->recs.t[i].val;
+        if (!k->recs.t[i].key)
+            continue;
+        r->accounted = r->holder = r->in_mig = r->in_park = false;
+        r->qcq = -1;
+    }
+    recs_mark_all(k);
+    k->snap = fq_xmalloc(sizeof(*k->snap));
+    snap_build(k->snap, e);
+    struct snap *s = k->snap;
+    k->pq = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->pq));
+    k->cqn = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cqn));
+    k->lqn = fq_xcalloc((size_t)s->nlq + 1, sizeof(*k->lqn));
+    k->adm_use = fq_xcalloc((size_t)s->ncq * ncell(s) + 1, sizeof(*k->adm_use));
+    k->release_gen++;
+    k->counts_dirty = true;
+}
+
+/* The first run: workloads stored before the controller watched (a
+ * restart) are looked at like changed ones. */
+static void seed(struct kueue *k, struct fq_engine *e)
+{
+    k->seeded = true;
+    const struct fq_object **objs;
+    size_t n =
+        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &objs);
+    for (size_t i = 0; i < n; i++) {
+        if (cond_true(objs[i]->obj, "Finished"))
+            continue;
+        char key[600];
+        wl_key(objs[i]->ns, objs[i]->name, key, sizeof(key));
+        fq_smap_add(&k->live, key);
+        fq_smap_add(&k->dirty, key);
+        fq_smap_add(&k->lc_dirty, key);
+    }
+    free(objs);
 }
 
 static void destroy(void *self)
 {
     struct kueue *k = self;
-    fq_smap_free(&k->inadmissible);
+    queues_free(k);
+    if (k->snap) {
+        snap_release(k->snap);
+        free(k->snap);
+    }
     fq_smap_free(&k->seen_gen);
-    fq_smap_free(&k->cache);
+    fq_smap_free(&k->recs);
     fq_smap_free(&k->dirty);
+    fq_smap_free(&k->lc_dirty);
+    fq_smap_free(&k->slices);
     fq_smap_free(&k->live);
-    lk_free(k);
-    drop_kept(k);
-    fq_smap_free(&k->own);
-    fq_smap_free(&k->inert);
+    fq_smap_free(&k->timers);
+    for (size_t i = 0; i < k->ntq; i++)
+        free(k->tq[i].key);
+    free(k->tq);
     free(k);
 }
 
@@ -2028,61 +2608,57 @@ static void on_change(void *self, struct fq_engine *e,
                       const struct fq_change *c)
 {
     struct kueue *k = self;
-    bool was_live = false;
-    if (c->kind != FQ_KIND_WORKLOAD && c->obj) {
-        /* Status-only writes (ours) keep the generation: not a change of
-         * capacity or configuration. */
-        char key[700];
-        snprintf(
-            key, sizeof(key), "%d/%s/%s@%lld", (int)c->kind, c->ns, c->name,
-            (long long)fq_value_path_int(c->obj, "metadata.generation", 0));
-        if (fq_smap_has(&k->seen_gen, key))
-            return;
-        fq_smap_add(&k->seen_gen, key);
-        drop_kept(k); /* configuration: decode everything again */
-    }
-    if (c->kind != FQ_KIND_WORKLOAD && k->inert.n > 0) {
-        /* A LocalQueue may have appeared: look at them all again. */
-        for (size_t i = 0; i < k->inert.cap; i++)
-            if (k->inert.t[i].key)
-                live_add(k, k->inert.t[i].key);
-        fq_smap_clear(&k->inert);
-    }
-    if (c->kind == FQ_KIND_WORKLOAD) {
-        char key[600];
-        wl_key(c->ns, c->name, key, sizeof(key));
-        uintptr_t mine = (uintptr_t)fq_smap_get(&k->own, key);
-        if (k->snap &&
-            !(c->type == FQ_CHANGE_MODIFIED && mine && mine == c->rev))
-            drop_kept(k);
-        was_live = fq_smap_has(&k->live, key) || fq_smap_has(&k->inert, key);
-        fq_smap_del(&k->inert, key);
-        if (c->type == FQ_CHANGE_DELETED ||
-            (c->obj && cond_true(c->obj, "Finished"))) {
-            live_del(k, key);
-            fq_smap_del(&k->cache, key); /* gone or finished */
-        } else if (c->obj) {
-            live_add(k, key);
-        }
-    }
-    k->need_cycle = true;
     if (c->kind != FQ_KIND_WORKLOAD) {
+        if (c->obj) {
+            /* Status-only writes (ours) keep the generation: not a change
+             * of capacity or configuration. */
+            char key[700];
+            snprintf(
+                key, sizeof(key), "%d/%s/%s@%lld", (int)c->kind, c->ns, c->name,
+                (long long)fq_value_path_int(c->obj, "metadata.generation", 0));
+            if (fq_smap_has(&k->seen_gen, key)) {
+                /* Labels of a Namespace and a priority class's value are
+                 * no spec: records read them, so derive them again. */
+                if (c->kind == FQ_KIND_NAMESPACE ||
+                    c->kind == FQ_KIND_WORKLOADPRIORITYCLASS)
+                    for (size_t i = 0; i < k->recs.cap; i++)
+                        if (k->recs.t[i].key)
+                            fq_smap_add(&k->dirty, k->recs.t[i].key);
+                return;
+            }
+            fq_smap_add(&k->seen_gen, key);
+        }
+        k->config_dirty = true;
         k->requeue = true;
-    } else if (c->type == FQ_CHANGE_DELETED ||
-               (c->obj && cond_true(c->obj, "Finished"))) {
+        k->need_cycle = true;
+        fq_engine_kick(e, self);
+        return;
+    }
+    char key[600];
+    wl_key(c->ns, c->name, key, sizeof(key));
+    struct rec *r = fq_smap_get(&k->recs, key);
+    if (c->type == FQ_CHANGE_DELETED ||
+        (c->obj && cond_true(c->obj, "Finished"))) {
         /* Leaving the live set frees what it held; a finished workload
          * being deleted, or written again, frees nothing more. */
-        if (was_live)
+        if (fq_smap_has(&k->live, key)) {
+            fq_smap_del(&k->live, key);
             k->requeue = true;
+        }
+        fq_smap_add(&k->dirty, key);    /* its record goes */
+        fq_smap_add(&k->lc_dirty, key); /* and its deadlines */
     } else if (c->obj) {
+        fq_smap_add(&k->live, key);
+        /* Our own QuotaReserved=False message leaves the record true. */
+        if (!(r && c->type == FQ_CHANGE_MODIFIED && r->own_rev == c->rev)) {
+            fq_smap_add(&k->dirty, key);
+            fq_smap_add(&k->lc_dirty, key);
+        }
         /* A changed workload gets a fresh chance. */
-        char key[600];
-        wl_key(c->ns, c->name, key, sizeof(key));
-        fq_smap_add(&k->dirty, key);
-        if (fq_smap_has(&k->inadmissible, key) &&
-            !cond_find(c->obj, "QuotaReserved"))
-            fq_smap_del(&k->inadmissible, key);
+        if (r && rec_parked(k, r) && !cond_find(c->obj, "QuotaReserved"))
+            r->parked = 0;
     }
+    k->need_cycle = true;
     fq_engine_kick(e, self);
 }
 
@@ -2120,360 +2696,118 @@ static bool needs_lifecycle(const struct fq_value *obj,
     return rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
 }
 
-/* Reads once, at decode, what collect() needs of a workload's tree. */
-static void wcache_derive(struct wcache *wc, const struct fq_engine_config *cfg)
+/* The keys of a set in the store's order (owned copies). */
+static size_t keys_sorted(const struct fq_smap *set, char ***out)
 {
-    const struct fq_value *obj = wc->tree;
-    wc->finished = cond_true(obj, "Finished");
-    const struct fq_value *qr = cond_find(obj, "QuotaReserved");
-    if (qr && !strcmp(fq_value_path_str(qr, "status", ""), "False"))
-        wc->qr_false_msg = fq_value_path_str(qr, "message", "");
-    wc->qr_true = cond_true(obj, "QuotaReserved");
-    wc->admitted = cond_true(obj, "Admitted");
-    wc->evicted = cond_true(obj, "Evicted");
-    wc->reserved_at =
-        parse_time(fq_value_path_str(qr, "lastTransitionTime", NULL), 0);
-    const struct fq_value *rq = cond_find(obj, "Requeued");
-    wc->in_backoff =
-        rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
-    if (wc->ok)
-        wc->created = parse_time(wc->v.meta.creation_timestamp, 0);
-    wc->qts = queue_order_ts(obj, cfg);
+    char **v = fq_xcalloc(set->n + 1, sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < set->cap; i++)
+        if (set->t[i].key)
+            v[n++] = fq_xstrdup(set->t[i].key);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), key_cmp);
+    *out = v;
+    return n;
 }
 
-/* Orders "ns/name" keys as fq_objstore_list orders objects: by namespace,
- * then name. */
-static int live_cmp(const void *x, const void *y)
+static void keys_free(char **v, size_t n)
 {
-    const char *a = *(char *const *)x, *b = *(char *const *)y;
-    size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
-    int c = strncmp(a, b, la < lb ? la : lb);
-    if (c)
-        return c;
-    if (la != lb)
-        return la < lb ? -1 : 1;
-    return strcmp(a + la, b + lb);
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
 }
 
-/*
- * The namespaces and names of the workloads not Finished, in the store's
- * order (owned arrays of owned strings). Finished workloads stay in the
- * store (jobs keep them) but have nothing left to do here, so a full run
- * costs what the live ones cost, not what the history does. The first
- * call fills the set from the store (objects restored before the
- * controller watched).
- */
-static size_t live_keys(struct kueue *k, struct fq_objstore *st, char ***ns_out,
-                        char ***names_out)
-{
-    if (!k->live_ready) {
-        const struct fq_object **objs;
-        size_t n = fq_objstore_list(st, FQ_KIND_WORKLOAD, NULL, &objs);
-        for (size_t i = 0; i < n; i++) {
-            if (cond_true(objs[i]->obj, "Finished"))
-                continue;
-            char key[600];
-            wl_key(objs[i]->ns, objs[i]->name, key, sizeof(key));
-            live_add(k, key);
-        }
-        free(objs);
-        k->live_ready = true;
-    }
-    if (!k->lk_valid) {
-        lk_free(k);
-        char **keys = fq_xcalloc(k->live.n + 1, sizeof(char *));
-        size_t n = 0;
-        for (size_t i = 0; i < k->live.cap; i++)
-            if (k->live.t[i].key)
-                keys[n++] = k->live.t[i].key;
-        qsort(keys, n, sizeof(char *), live_cmp);
-        k->lk_ns = fq_xcalloc(n + 1, sizeof(char *));
-        k->lk_names = fq_xcalloc(n + 1, sizeof(char *));
-        for (size_t i = 0; i < n; i++) {
-            size_t l = strcspn(keys[i], "/");
-            k->lk_ns[i] = fq_xstrndup(keys[i], l);
-            k->lk_names[i] = fq_xstrdup(keys[i][l] ? keys[i] + l + 1 : "");
-        }
-        free(keys);
-        k->lk_n = n;
-        k->lk_valid = true;
-    }
-    /* Borrowed until the next call: collect() may change the set while it
-     * walks these (which only marks them stale). */
-    *ns_out = k->lk_ns;
-    *names_out = k->lk_names;
-    return k->lk_n;
-}
-
-/* Decodes every workload not Finished, runs its lifecycle, then builds
- * the compact list for the cycle. */
-static size_t collect(struct kueue *k, struct fq_engine *e, struct snap *s,
-                      int64_t now, struct wl **out)
+/* lifecycle() for the workloads that changed and those whose deadline
+ * came, in the store's order. */
+static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
     struct fq_objstore *st = fq_engine_store(e);
-    char **ns, **names;
-    size_t n = live_keys(k, st, &ns, &names);
-    for (size_t i = 0; i < n; i++) {
-        const struct fq_object *co =
-            fq_objstore_get(st, FQ_KIND_WORKLOAD, ns[i], names[i]);
-        if (!co)
-            continue;
-        /* needs_lifecycle() depends on the object alone: once per rv. */
-        char key[600];
-        wl_key(ns[i], names[i], key, sizeof(key));
-        const struct wcache *kc = fq_smap_get(&k->cache, key);
-        bool need = kc && kc->rv == co->rv && kc->lc_known ?
-                        kc->needs_lc :
-                        needs_lifecycle(co->obj, cfg);
-        if (!need)
-            continue;
-        struct fq_value *obj =
-            fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns[i], names[i]);
-        lifecycle(k, e, s, obj, now);
-        commit(e, obj);
+    while (k->ntq && k->tq[0].t <= now) {
+        struct timer t = tq_pop(k);
+        if (tq_valid(k, &t))
+            fq_smap_add(&k->lc_dirty, t.key);
+        free(t.key);
     }
-    struct wl *ws = fq_xcalloc(n + 1, sizeof(*ws));
-    size_t nw = 0;
-    /* Podsets (requests by resource index, flavor masks) are only needed
-     * when a cycle runs now; most runs are not cycles. */
-    bool due =
-        (k->need_cycle || k->requeue) && now >= k->last_cycle + k->cycle_ms;
-    k->cycle_due = due;
-    k->runs++;
+    if (k->lc_dirty.n == 0)
+        return;
+    char **keys;
+    size_t n = keys_sorted(&k->lc_dirty, &keys);
+    fq_smap_clear(&k->lc_dirty);
     for (size_t i = 0; i < n; i++) {
-        const struct fq_object *so =
-            fq_objstore_get(st, FQ_KIND_WORKLOAD, ns[i], names[i]);
-        if (!so)
-            continue;
-        /* Decode once per resourceVersion (decoding validates). */
-        char key[600];
-        wl_key(ns[i], names[i], key, sizeof(key));
-        struct wcache *wc = fq_smap_get(&k->cache, key);
-        if (!wc || wc->rv != so->rv) {
-            if (cond_true(so->obj, "Finished"))
-                continue;
-            wc = fq_xcalloc(1, sizeof(*wc));
-            wc->rv = so->rv;
-            wc->tree = fq_value_clone(so->obj);
-            wc->ok = fq_workload_decode(wc->tree, NULL, &wc->v, NULL) == 0;
-            wcache_derive(wc, cfg);
-            fq_smap_put(&k->cache, key, wc);
-        }
-        if (wc->finished)
-            continue;
-        wc->seen = k->runs;
-        if (!wc->ok)
-            continue;
-        if (!wc->lc_known) {
-            wc->needs_lc = needs_lifecycle(so->obj, cfg);
-            wc->lc_known = true;
-        }
-        const struct fq_workload v = wc->v;
-        struct wl *w = &ws[nw++];
-        w->ns = fq_xstrdup(ns[i]);
-        w->name = fq_xstrdup(names[i]);
-        w->uid = fq_xstrdup(v.meta.uid ? v.meta.uid : "");
-        w->cq = -1;
-        w->prio = priority_of(e, &v);
-        w->created = wc->created;
-        w->qts = wc->qts;
-        int64_t next = FQ_NEVER;
-        w->avoid = avoid_mask(
-            &s->adm, fq_kvs_get(&v.meta.annotations, FQ_KUEUE_AVOID_FLAVORS),
-            now, &next);
-        if (wc->qr_false_msg)
-            w->why_msg = fq_xstrdup(wc->qr_false_msg);
-        bool reserved = v.has_admission && wc->qr_true;
-        if (reserved) {
-            w->cq = find_cq(
-                s, v.admission_cluster_queue ? v.admission_cluster_queue : "");
-            w->holds = w->cq >= 0;
-            w->admitted = wc->admitted;
-            w->evicting = wc->evicted;
-            w->reserved_at = wc->reserved_at;
-            wl_usage(s, w, &v);
-            if (w->holds)
-                fq_adm_charge(&s->adm, s->cqs[w->cq].adm, w->nuse, w->use_fr,
-                              w->use_amt, +1);
-            /* Waiting on a check, none Ready: may migrate. */
-            bool any = false, ready = false;
-            for (size_t c = 0; c < v.n_check_states; c++) {
-                any = true;
-                if (v.check_states[c].state != FQ_CHECK_PENDING)
-                    ready = true;
-            }
-            w->waiting_check = any && !ready && !w->admitted;
-            if (w->waiting_check && due) {
-                wl_podsets(s, w, &v);
-                w->ps_ready = true;
-            }
-            if (v.queue_name)
-                w->lq = find_lq(s, ns[i], v.queue_name);
-            continue;
-        }
-        /* Pending: admissible now? */
-        bool in_backoff = wc->in_backoff;
-        if (v.active && !in_backoff && v.queue_name) {
-            w->lq = find_lq(s, ns[i], v.queue_name);
-            char msg[512];
-            if (!w->lq) {
-                snprintf(msg, sizeof(msg), "LocalQueue %s doesn't exist",
-                         v.queue_name);
-                if (!w->why_msg || strcmp(w->why_msg, msg))
-                    set_pending(k, e, w, "Inadmissible", msg, now);
-            } else {
-                int ci = find_cq(s, w->lq->cq);
-                if (ci < 0) {
-                    snprintf(msg, sizeof(msg), "ClusterQueue %s doesn't exist",
-                             w->lq->cq);
-                    set_pending(k, e, w, "Inadmissible", msg, now);
-                } else if (!s->cqs[ci].active) {
-                    snprintf(msg, sizeof(msg), "ClusterQueue %s is inactive",
-                             w->lq->cq);
-                    set_pending(k, e, w, "Inadmissible", msg, now);
-                } else if (!ns_matches(e, &s->cqs[ci], ns[i])) {
-                    set_pending(k, e, w, "Inadmissible",
-                                "Workload namespace doesn't match "
-                                "ClusterQueue selector",
-                                now);
-                } else {
-                    w->cq = ci;
-                    w->pending = true;
-                    w->v = &wc->v;
-                    const char *old =
-                        fq_kvs_get(&v.meta.annotations, FQ_SLICE_ANN_REPLACES);
-                    if (old && due) {
-                        wl_podsets(s, w, &v);
-                        w->ps_ready = true;
-                    }
-                    if (old) {
-                        w->replaces = fq_xstrdup(old);
-                        w->is_slice =
-                            due && fq_kueue_slice_prepare(
-                                       &s->adm,
-                                       stored(e, FQ_KIND_WORKLOAD, ns[i], old),
-                                       w->npodsets, w->psname, w->slice_flv,
-                                       w->slice_base);
-                    }
-                }
-            }
-        }
-        /* No LocalQueue to count it in and nothing to schedule: skip it
-         * until it or the configuration changes (set_pending above wrote
-         * a new rv when its message changed, so that is seen first). */
-        if (!w->lq && !w->pending && !w->holds && !reserved && !wc->needs_lc &&
-            so == fq_objstore_get(st, FQ_KIND_WORKLOAD, ns[i], names[i]) &&
-            so->rv == wc->rv) {
-            fq_smap_add(&k->inert, key);
-            live_del(k, key);
-        }
-    }
-    /* Workloads gone or finished left the cache in on_change. */
-    *out = ws;
-    return nw;
-}
-
-/*
- * A run between scheduling cycles: only the workloads that changed get
- * their lifecycle transitions. Queue counts and timers wait for the next
- * full run (a cycle, a due timer), which on_change has asked for.
- */
-static void run_changed(struct kueue *k, struct fq_engine *e, int64_t now)
-{
-    const struct fq_engine_config *cfg = fq_engine_config(e);
-    struct fq_objstore *st = fq_engine_store(e);
-    struct snap s;
-    snap_build(&s, e);
-    for (size_t i = 0; i < k->dirty.cap; i++) {
-        const char *key = k->dirty.t[i].key;
-        if (!key)
-            continue;
-        const char *slash = strchr(key, '/');
-        if (!slash)
-            continue;
+        size_t l = strcspn(keys[i], "/");
         char ns[300];
-        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
-        const struct fq_value *cur = stored(e, FQ_KIND_WORKLOAD, ns, slash + 1);
-        if (!cur || !needs_lifecycle(cur, cfg))
+        snprintf(ns, sizeof(ns), "%.*s", (int)l, keys[i]);
+        const char *name = keys[i][l] ? keys[i] + l + 1 : "";
+        const struct fq_value *cur = stored(e, FQ_KIND_WORKLOAD, ns, name);
+        if (!cur || !needs_lifecycle(cur, cfg)) {
+            timer_set(k, keys[i], FQ_NEVER);
             continue;
-        struct fq_value *obj =
-            fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns, slash + 1);
-        lifecycle(k, e, &s, obj, now);
+        }
+        struct fq_value *obj = fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns, name);
+        k->lc_timer = FQ_NEVER;
+        lifecycle(k, e, k->snap, obj, now);
         commit(e, obj);
+        timer_set(k, keys[i], k->lc_timer);
     }
-    fq_smap_clear(&k->dirty);
-    snap_release(&s);
+    keys_free(keys, n);
 }
 
+/* Records of the workloads that changed (and of every elastic slice),
+ * derived again in the store's order. */
+static void refresh_pass(struct kueue *k, struct fq_engine *e, int64_t now)
+{
+    for (size_t i = 0; i < k->slices.cap; i++)
+        if (k->slices.t[i].key)
+            fq_smap_add(&k->dirty, k->slices.t[i].key);
+    if (k->dirty.n == 0)
+        return;
+    char **keys;
+    size_t n = keys_sorted(&k->dirty, &keys);
+    fq_smap_clear(&k->dirty);
+    for (size_t i = 0; i < n; i++)
+        rec_refresh(k, e, keys[i], now);
+    keys_free(keys, n);
+}
+
+/*
+ * A run. Every run gives lifecycle() to what changed or came due. A full
+ * run (a cycle is due, or a deadline came) also derives the changed
+ * records, runs the scheduling cycle when its time has come, and writes
+ * the queues' status; between Kueue-paced cycles the records wait, as
+ * Kueue's queues see changes at its next cycle.
+ */
 static void run(void *self, struct fq_engine *e, int64_t now)
 {
     struct kueue *k = self;
     bool full =
         ((k->need_cycle || k->requeue) && now >= k->last_cycle + k->cycle_ms) ||
-        now >= k->timer;
-    if (!full) {
-        if (k->dirty.n > 0)
-            run_changed(k, e, now);
+        now >= tq_next(k);
+    if (k->config_dirty)
+        rebuild(k, e);
+    if (!k->seeded)
+        seed(k, e);
+    lifecycle_pass(k, e, now);
+    tq_clean(k);
+    if (!full)
         return;
-    }
-    if (k->snap && !k->requeue && now < k->timer) {
-        /* Only a cycle is due and only our own messages changed. */
-        fq_smap_clear(&k->dirty);
-        fq_smap_clear(&k->own);
-        for (size_t i = 0; i < k->nw; i++)
-            k->ws[i].done = k->ws[i].nom_fit = k->ws[i].nom_borrows = false;
-        k->quota_moved = false;
-        cycle(k, e, k->snap, k->ws, k->nw, now);
-        if (k->quota_moved) {
-            /* The queue counts move with it, as after a full run. */
-            struct snap *ks = k->snap;
-            for (int i = 0; i < ks->ncq; i++)
-                ks->cqs[i].pending = ks->cqs[i].reserving =
-                    ks->cqs[i].admitted = 0;
-            for (int i = 0; i < ks->nlq; i++)
-                ks->lqs[i].pending = ks->lqs[i].reserving =
-                    ks->lqs[i].admitted = 0;
-            write_queue_status(e, ks, k->ws, k->nw);
-            drop_kept(k);
-        }
-        return;
-    }
-    drop_kept(k);
-    fq_smap_clear(&k->dirty);
-    struct snap s;
-    k->timer = FQ_NEVER;
-    snap_build(&s, e);
     if (k->requeue) {
-        fq_smap_clear(&k->inadmissible);
+        pq_requeue(k);
         k->requeue = false;
         k->need_cycle = true;
     }
-    struct wl *ws;
-    size_t nw = collect(k, e, &s, now, &ws);
-    if (k->requeue) { /* lifecycle released quota */
-        fq_smap_clear(&k->inadmissible);
-        k->requeue = false;
-        k->need_cycle = true;
-    }
+    refresh_pass(k, e, now);
     k->quota_moved = false;
-    if (k->cycle_due && k->need_cycle && now >= k->last_cycle + k->cycle_ms)
-        cycle(k, e, &s, ws, nw, now);
-    write_queue_status(e, &s, ws, nw);
-    /* Kept for the next cycle unless quota moved (then the queue counts
-     * and usage change: the next run decodes again). */
-    k->ws = ws;
-    k->nw = nw;
-    k->snap = fq_xmalloc(sizeof(s));
-    memcpy(k->snap, &s, sizeof(s));
-    if (k->quota_moved)
-        drop_kept(k);
+    if (k->need_cycle && now >= k->last_cycle + k->cycle_ms)
+        cycle(k, e, now);
+    if (k->counts_dirty)
+        write_queue_status(k, e);
 }
 
 static int64_t next_wakeup(const void *self)
 {
     const struct kueue *k = self;
-    int64_t t = k->timer;
+    int64_t t = tq_next(k);
     if (k->need_cycle) {
         int64_t c = k->last_cycle + k->cycle_ms;
         if (c < t)
