@@ -109,6 +109,12 @@ struct pq {
     size_t alo, nact, capact, plo, npark, cappark;
 };
 
+/* A podset shape's outcome on a ClusterQueue (ff_quiet). */
+struct memo {
+    uint64_t ver;
+    int8_t mode; /* enum fq_adm_mode */
+};
+
 struct kueue {
     bool need_cycle;         /* something changed: run a cycle when due */
     bool requeue;            /* capacity changed: retry inadmissible ones */
@@ -160,6 +166,20 @@ struct kueue {
     uint64_t park_gen;    /* a record is parked iff its parked == park_gen */
     uint64_t release_gen; /* bumped whenever held quota goes down */
     bool quota_moved;     /* the running cycle reserved, preempted or moved */
+    /* Cycles ahead, with a cycle pace (ff_plan): podset shapes interned
+     * ("shape key" -> id + 1), the outcome of a shape on a ClusterQueue
+     * for the snapshot as it is (memo[shape * ncq + cq], valid while its
+     * ver is snap_ver), and the quiet cycles planned after last_cycle. */
+    struct fq_smap shapes;
+    int nshapes;
+    struct memo *memo;
+    size_t memo_cap;
+    uint64_t snap_ver; /* bumped whenever usage or configuration moves */
+    uint64_t q_ver;    /* bumped whenever a pending queue changes */
+    int64_t ff_n;      /* quiet cycles planned after last_cycle */
+    int64_t ff_at;     /* engine time the plan was made */
+    uint64_t ff_snap_ver, ff_q_ver;
+    int64_t ff_len; /* how many cycles the next plan may look ahead */
     struct fq_kueue_stats stats;
 };
 
@@ -674,6 +694,7 @@ struct rec {
      * released (release_gen moves) or a flavor cool-down ends. */
     uint64_t mig_gen;
     int64_t mig_retry;
+    int shape; /* interned podset shape of a pending record, or -1 */
 };
 
 static void wl_release(struct wl *w)
@@ -1391,6 +1412,7 @@ static void account(struct kueue *k, struct rec *r, int sign)
     if (w->holds) {
         fq_adm_charge(&s->adm, s->cqs[w->cq].adm, w->nuse, w->use_fr,
                       w->use_amt, sign);
+        k->snap_ver++;
         if (sign < 0)
             k->release_gen++;
     }
@@ -1433,7 +1455,10 @@ static size_t q_lower(struct rec *const *v, size_t lo, size_t n,
 static void q_insert(struct rec ***v, size_t *lo, size_t *n, size_t *cap,
                      struct rec *r)
 {
-    size_t at = q_lower(*v, *lo, *n, r);
+    /* Heads are parked, and workloads arrive, mostly in order: try the
+     * end first. */
+    size_t at =
+        *n > *lo && rec_cmp((*v)[*n - 1], r) < 0 ? *n : q_lower(*v, *lo, *n, r);
     if (at == *lo && *lo > 0) {
         (*v)[--*lo] = r;
         return;
@@ -1452,7 +1477,8 @@ static void q_insert(struct rec ***v, size_t *lo, size_t *n, size_t *cap,
 
 static void q_remove(struct rec **v, size_t *lo, size_t *n, struct rec *r)
 {
-    size_t at = q_lower(v, *lo, *n, r);
+    /* Mostly the head goes. */
+    size_t at = *n > *lo && v[*lo] == r ? *lo : q_lower(v, *lo, *n, r);
     if (at >= *n || v[at] != r)
         return; /* not there: rec_cmp is a total order, so never */
     if (at == *lo) {
@@ -1472,6 +1498,7 @@ static bool rec_parked(const struct kueue *k, const struct rec *r)
 static void pq_insert(struct kueue *k, struct rec *r)
 {
     struct pq *q = &k->pq[r->w.cq];
+    k->q_ver++;
     r->qcq = r->w.cq;
     r->in_park = rec_parked(k, r);
     if (r->in_park)
@@ -1485,6 +1512,7 @@ static void pq_remove(struct kueue *k, struct rec *r)
     if (r->qcq < 0)
         return;
     struct pq *q = &k->pq[r->qcq];
+    k->q_ver++;
     if (r->in_park)
         q_remove(q->park, &q->plo, &q->npark, r);
     else
@@ -1499,6 +1527,7 @@ static void pq_park(struct kueue *k, struct rec *r)
     if (r->qcq < 0 || r->in_park)
         return;
     struct pq *q = &k->pq[r->qcq];
+    k->q_ver++;
     q_remove(q->act, &q->alo, &q->nact, r);
     q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
     r->in_park = true;
@@ -1510,6 +1539,7 @@ static void pq_park(struct kueue *k, struct rec *r)
 static void pq_requeue(struct kueue *k)
 {
     k->park_gen++;
+    k->q_ver++;
     for (int c = 0; k->snap && c < k->snap->ncq; c++) {
         struct pq *q = &k->pq[c];
         size_t na = q->nact - q->alo, np = q->npark - q->plo;
@@ -1983,6 +2013,33 @@ static bool ns_matches(struct fq_engine *e, const struct cq_info *c,
     return fq_selector_matches(&c->view.namespace_selector, &kvs);
 }
 
+/* A pending workload's podsets as the assigner sees them, interned: two
+ * workloads of one shape get one outcome from fq_adm_assign on a queue
+ * that cannot preempt (ff_quiet). */
+static int shape_of(struct kueue *k, const struct wl *w)
+{
+    if (w->npodsets == 0)
+        return -1;
+    int nres = k->snap->adm.nres;
+    struct fq_buf b = FQ_BUF_INIT;
+    for (int p = 0; p < w->npodsets; p++) {
+        const struct fq_adm_podset *ps = &w->ps[p];
+        fq_buf_printf(&b, "%d,%d,%llx,%llx", (int)ps->count, (int)ps->min_count,
+                      (unsigned long long)ps->selector_ok,
+                      (unsigned long long)ps->taint_ok);
+        for (int r = 0; r < nres; r++)
+            fq_buf_printf(&b, ",%lld", (long long)ps->req[r]);
+        fq_buf_puts(&b, ";");
+    }
+    uintptr_t id = (uintptr_t)fq_smap_get(&k->shapes, fq_buf_str(&b));
+    if (!id) {
+        id = (uintptr_t)++k->nshapes;
+        fq_smap_put(&k->shapes, fq_buf_str(&b), (void *)id);
+    }
+    fq_buf_release(&b);
+    return (int)id - 1;
+}
+
 /*
  * Derives a record again from its stored workload (decoded where it is
  * stored: the view is dropped before anything is written) and the
@@ -2006,6 +2063,7 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     w->cq = -1;
     r->ok = false;
     r->mig_gen = 0;
+    r->shape = -1;
     struct fq_workload v;
     if (fq_workload_decode(obj, NULL, &v, NULL) != 0)
         return;
@@ -2068,6 +2126,7 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
             w->cq = ci;
             w->pending = true;
             wl_podsets(s, w, &v);
+            r->shape = shape_of(k, w);
             const char *old =
                 fq_kvs_get(&v.meta.annotations, FQ_SLICE_ANN_REPLACES);
             if (old) {
@@ -2295,6 +2354,163 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     free(blocked);
 }
 
+/* --- Kueue-paced cycles, ahead ----------------------------------------- */
+
+/*
+ * With a cycle pace (cycle_ms > 0: Kueue's one pop per ClusterQueue per
+ * cycle), a deep queue is tried one head per cycle after every requeue,
+ * and most of those cycles only find their head inadmissible and park it:
+ * in a replay, hundreds of millions of settles that decide nothing. So at
+ * the end of a run, ff_plan looks ahead over the next cycles, each taking
+ * the next head of each queue as cycle() would, while every such head is
+ * certainly inadmissible against the snapshot as it is now (its podset
+ * shape's outcome, ff_quiet). The controller then wakes only for the
+ * first cycle that may do more, and the next run, whenever it comes,
+ * first replays the quiet cycles that came before its own time (ff_replay:
+ * park those heads, count the cycles, move last_cycle). Nothing can change
+ * the snapshot or the queues in between without a run, and a run replays
+ * only the cycles before it, so every admission happens when it would
+ * have, cycle by cycle. What differs: a replayed cycle does not rewrite
+ * its head's QuotaReserved=False message (the head keeps its last one
+ * until a real cycle tries it again). A plan looks 1, 2, 4, ... cycles
+ * ahead, doubling while nothing else happens, so the work ahead is never
+ * more than the cycles it replaces.
+ */
+
+#define FF_MAX_AHEAD (1 << 20)
+
+/* Is this head certainly inadmissible now (NoFit or NoCandidates on a
+ * queue whose outcome depends on nothing but its podsets and usage)? */
+static bool ff_quiet(struct kueue *k, struct rec *r)
+{
+    struct snap *s = k->snap;
+    struct wl *w = &r->w;
+    if (r->shape < 0 || w->replaces || w->avoid_ann || w->cq < 0)
+        return false;
+    const struct fq_adm_cq *ac = &s->adm.cqs[s->cqs[w->cq].adm];
+    if (ac->within_cq != FQ_ADM_NEVER ||
+        ac->reclaim_within_cohort != FQ_ADM_NEVER ||
+        ac->borrow_within_cohort != FQ_ADM_NEVER)
+        return false; /* preemption: the holders matter */
+    size_t at = (size_t)r->shape * (size_t)s->ncq + (size_t)w->cq;
+    if (at >= k->memo_cap) {
+        size_t cap = k->memo_cap ? k->memo_cap : 64;
+        while (cap <= at)
+            cap *= 2;
+        k->memo = fq_xrealloc(k->memo, cap * sizeof(*k->memo));
+        memset(&k->memo[k->memo_cap], 0,
+               (cap - k->memo_cap) * sizeof(*k->memo));
+        k->memo_cap = cap;
+    }
+    struct memo *m = &k->memo[at];
+    if (m->ver != k->snap_ver) {
+        struct fq_adm_wl aw;
+        adm_wl(w, &aw, false);
+        aw.cq = s->cqs[w->cq].adm;
+        struct fq_adm_result res;
+        fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, &res);
+        m->ver = k->snap_ver;
+        m->mode = (int8_t)res.mode;
+        fq_adm_result_release(&res);
+    }
+    return m->mode == FQ_ADM_NOFIT || m->mode == FQ_ADM_NO_CANDIDATES;
+}
+
+/* The head queue c gives the next cycle when its first `skip` act
+ * entries are taken (parked) already, or NULL; a StrictFIFO queue with a
+ * parked workload ahead gives none. */
+static struct rec *ff_head(struct kueue *k, size_t c, size_t skip)
+{
+    const struct snap *s = k->snap;
+    const struct pq *q = &k->pq[c];
+    if (!s->cqs[c].active || q->alo + skip >= q->nact)
+        return NULL;
+    struct rec *r = q->act[q->alo + skip];
+    if (s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO &&
+        (skip > 0 || (q->plo < q->npark && rec_cmp(q->park[q->plo], r) < 0)))
+        return NULL;
+    return r;
+}
+
+/* Replays the planned quiet cycles whose time is before now. */
+static void ff_replay(struct kueue *k, int64_t now)
+{
+    if (k->ff_n == 0)
+        return;
+    if (k->ff_snap_ver != k->snap_ver || k->ff_q_ver != k->q_ver) {
+        k->ff_n = 0; /* cannot be: both move only in runs */
+        return;
+    }
+    int64_t due = (now - 1 - k->last_cycle) / k->cycle_ms;
+    if (due <= 0)
+        return;
+    if (due > k->ff_n)
+        due = k->ff_n;
+    size_t ncq = (size_t)k->snap->ncq;
+    for (int64_t j = 0; j < due; j++) {
+        for (size_t c = 0; c < ncq; c++) {
+            struct rec *r = ff_head(k, c, 0);
+            if (r)
+                pq_park(k, r);
+        }
+        k->stats.cycles++;
+    }
+    k->last_cycle += due * k->cycle_ms;
+    k->ff_n -= due;
+    k->ff_snap_ver = k->snap_ver;
+    k->ff_q_ver = k->q_ver;
+}
+
+/* Plans the quiet cycles after last_cycle (see above). */
+static void ff_plan(struct kueue *k, int64_t now)
+{
+    if (k->cycle_ms <= 0 || !k->snap || !k->need_cycle)
+        return;
+    /* What the next full run takes in first (records to derive, a
+     * requeue, new configuration, slices) would change the queues
+     * before the first cycle: no plan then. */
+    if (k->dirty.n > 0 || k->requeue || k->config_dirty || k->slices.n > 0) {
+        k->ff_n = 0;
+        return;
+    }
+    if (k->ff_n > 0 && k->ff_snap_ver == k->snap_ver && k->ff_q_ver == k->q_ver)
+        return; /* still true */
+    k->ff_n = 0;
+    size_t ncq = (size_t)k->snap->ncq;
+    size_t *taken = fq_xcalloc(ncq + 1, sizeof(size_t));
+    int64_t ahead = k->ff_len > 0 ? k->ff_len : 1;
+    k->ff_len = ahead * 2 < FF_MAX_AHEAD ? ahead * 2 : FF_MAX_AHEAD;
+    bool exhausted = false;
+    while (k->ff_n < ahead) {
+        bool any = false, loud = false;
+        for (size_t c = 0; c < ncq && !loud; c++) {
+            struct rec *r = ff_head(k, c, taken[c]);
+            if (!r)
+                continue;
+            any = true;
+            loud = !ff_quiet(k, r);
+        }
+        if (loud)
+            break;
+        if (!any) {
+            exhausted = true;
+            break;
+        }
+        for (size_t c = 0; c < ncq; c++)
+            if (ff_head(k, c, taken[c]))
+                taken[c]++;
+        k->ff_n++;
+    }
+    free(taken);
+    /* After the last quiet cycle no queue has a head: Kueue's scheduler
+     * would sleep until something changes. */
+    if (exhausted)
+        k->need_cycle = false;
+    k->ff_at = now;
+    k->ff_snap_ver = k->snap_ver;
+    k->ff_q_ver = k->q_ver;
+}
+
 /* --- ClusterQueue / LocalQueue status ---------------------------------- */
 
 /* Writes each queue's status from the counts the records keep (only when
@@ -2419,6 +2635,8 @@ static void *create(struct fq_engine *e)
     k->timers.free_val = free;
     k->park_gen = 1;
     k->release_gen = 1;
+    k->snap_ver = 1;
+    k->ff_len = 1;
     return k;
 }
 
@@ -2520,6 +2738,12 @@ static void queues_free(struct kueue *k)
     free(k->hw);
     free(k->hs);
     free(k->mig);
+    free(k->memo);
+    fq_smap_clear(&k->shapes);
+    k->nshapes = 0;
+    k->memo = NULL;
+    k->memo_cap = 0;
+    k->ff_n = 0;
     k->pq = NULL;
     k->cqn = k->lqn = NULL;
     k->adm_use = NULL;
@@ -2560,6 +2784,7 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
     k->lqn = fq_xcalloc((size_t)s->nlq + 1, sizeof(*k->lqn));
     k->adm_use = fq_xcalloc((size_t)s->ncq * ncell(s) + 1, sizeof(*k->adm_use));
     k->release_gen++;
+    k->snap_ver++;
     k->counts_dirty = true;
 }
 
@@ -2598,6 +2823,7 @@ static void destroy(void *self)
     fq_smap_free(&k->slices);
     fq_smap_free(&k->live);
     fq_smap_free(&k->timers);
+    fq_smap_free(&k->shapes);
     for (size_t i = 0; i < k->ntq; i++)
         free(k->tq[i].key);
     free(k->tq);
@@ -2608,6 +2834,10 @@ static void on_change(void *self, struct fq_engine *e,
                       const struct fq_change *c)
 {
     struct kueue *k = self;
+    /* A change at the instant of the plan comes before every planned
+     * cycle; one later comes after those before its time (ff_replay). */
+    if (k->ff_n > 0 && fq_engine_now(e) <= k->ff_at)
+        k->ff_n = 0;
     if (c->kind != FQ_KIND_WORKLOAD) {
         if (c->obj) {
             /* Status-only writes (ours) keep the generation: not a change
@@ -2631,6 +2861,7 @@ static void on_change(void *self, struct fq_engine *e,
         k->config_dirty = true;
         k->requeue = true;
         k->need_cycle = true;
+        k->ff_len = 1;
         fq_engine_kick(e, self);
         return;
     }
@@ -2647,12 +2878,14 @@ static void on_change(void *self, struct fq_engine *e,
         }
         fq_smap_add(&k->dirty, key);    /* its record goes */
         fq_smap_add(&k->lc_dirty, key); /* and its deadlines */
+        k->ff_len = 1;
     } else if (c->obj) {
         fq_smap_add(&k->live, key);
         /* Our own QuotaReserved=False message leaves the record true. */
         if (!(r && c->type == FQ_CHANGE_MODIFIED && r->own_rev == c->rev)) {
             fq_smap_add(&k->dirty, key);
             fq_smap_add(&k->lc_dirty, key);
+            k->ff_len = 1;
         }
         /* A changed workload gets a fresh chance. */
         if (r && rec_parked(k, r) && !cond_find(c->obj, "QuotaReserved"))
@@ -2780,6 +3013,7 @@ static void refresh_pass(struct kueue *k, struct fq_engine *e, int64_t now)
 static void run(void *self, struct fq_engine *e, int64_t now)
 {
     struct kueue *k = self;
+    ff_replay(k, now);
     bool full =
         ((k->need_cycle || k->requeue) && now >= k->last_cycle + k->cycle_ms) ||
         now >= tq_next(k);
@@ -2789,8 +3023,10 @@ static void run(void *self, struct fq_engine *e, int64_t now)
         seed(k, e);
     lifecycle_pass(k, e, now);
     tq_clean(k);
-    if (!full)
+    if (!full) {
+        ff_plan(k, now);
         return;
+    }
     if (k->requeue) {
         pq_requeue(k);
         k->requeue = false;
@@ -2802,6 +3038,7 @@ static void run(void *self, struct fq_engine *e, int64_t now)
         cycle(k, e, now);
     if (k->counts_dirty)
         write_queue_status(k, e);
+    ff_plan(k, now);
 }
 
 static int64_t next_wakeup(const void *self)
@@ -2809,7 +3046,8 @@ static int64_t next_wakeup(const void *self)
     const struct kueue *k = self;
     int64_t t = tq_next(k);
     if (k->need_cycle) {
-        int64_t c = k->last_cycle + k->cycle_ms;
+        /* After the quiet cycles planned (ff_plan), if any. */
+        int64_t c = k->last_cycle + (k->ff_n + 1) * k->cycle_ms;
         if (c < t)
             t = c;
     }
