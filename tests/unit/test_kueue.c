@@ -1,8 +1,9 @@
 /*
  * test_kueue.c - the kueue controller through the engine: many workloads
- * come and go (the controller's hash sets and decode cache must follow),
- * the queue counts in ClusterQueue status stay right, and the stats count
- * what happened.
+ * come and go (the controller's records must follow), the queue counts in
+ * ClusterQueue status stay right, the stats count what happened, and with
+ * Kueue's pace a deep queue is tried one head per cycle, to the
+ * millisecond, while the engine wakes far less often than once a cycle.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,17 +37,25 @@ static const char *queue_yaml[] = {
     "metadata: {namespace: default, name: lq}\nspec: {clusterQueue: cq}\n",
 };
 
-static void add_workload(struct fq_engine *e, int i, int64_t now)
+static void add_named(struct fq_engine *e, const char *name, int cpu,
+                      int64_t now)
 {
     char y[512];
     snprintf(y, sizeof(y),
              "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\n"
-             "metadata: {namespace: default, name: w%d}\n"
+             "metadata: {namespace: default, name: %s}\n"
              "spec:\n  queueName: lq\n  podSets:\n  - name: main\n"
              "    template: {spec: {containers: [{name: c, image: x, "
-             "resources: {requests: {cpu: \"1\"}}}]}}\n",
-             i);
+             "resources: {requests: {cpu: \"%d\"}}}]}}\n",
+             name, cpu);
     apply(e, y, now);
+}
+
+static void add_workload(struct fq_engine *e, int i, int64_t now)
+{
+    char name[16];
+    snprintf(name, sizeof(name), "w%d", i);
+    add_named(e, name, 1, now);
 }
 
 static int64_t cq_status(struct fq_engine *e, const char *field)
@@ -107,10 +116,108 @@ static void test_many_come_and_go(void **state)
     fq_engine_free(e);
 }
 
+/* When each workload got its quota (engine ms), seen by an observer. */
+struct seen {
+    struct fq_engine *e;
+    char name[32][16];
+    int64_t at[32];
+    int n;
+};
+
+static void observe(void *ctx, const struct fq_change *c)
+{
+    struct seen *s = ctx;
+    if (c->kind != FQ_KIND_WORKLOAD || !c->obj ||
+        !fq_value_path(c->obj, "status.admission"))
+        return;
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->name[i], c->name))
+            return;
+    if (s->n < 32) {
+        snprintf(s->name[s->n], sizeof(s->name[0]), "%s", c->name);
+        s->at[s->n++] = fq_engine_now(s->e);
+    }
+}
+
+static int64_t reserved_at(const struct seen *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->name[i], name))
+            return s->at[i];
+    return -1;
+}
+
+/*
+ * Kueue's pace: one head per ClusterQueue per 100 ms cycle. Quota 11:
+ * "q00-big" (6) is admitted first; then q01..q20 (6 each) cannot fit and
+ * are tried one per cycle; "q21-b" (4) fits at the 22nd cycle, t + 2.1 s.
+ * "q22-c" (1) arrives in the middle, at t + 1.05 s, and fits at the cycle
+ * after b. (Created within one second, they queue by name.)
+ * The engine is driven like the simulator, waking only when it asks to;
+ * it must ask far less often than once a cycle (the quiet cycles are
+ * planned and replayed), and still admit at the exact cycle.
+ */
+static void test_kueue_pace_deep_queue(void **state)
+{
+    (void)state;
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.policy = fq_policy_kueue();
+    cfg.sim_provider = false;
+    struct fq_engine *e = fq_engine_new(&cfg);
+    struct seen seen = {.e = e};
+    fq_engine_set_observer(e, observe, &seen);
+    int64_t t = 1767225600000; /* 2026-01-01 */
+    const char *cq11 =
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+        "metadata: {name: cq}\nspec:\n  namespaceSelector: {}\n"
+        "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+        "    - {name: default, resources: [{name: cpu, nominalQuota: 11}]}\n";
+    apply(e, queue_yaml[0], t);
+    apply(e, cq11, t);
+    apply(e, queue_yaml[2], t);
+    add_named(e, "q00-big", 6, t);
+    for (int i = 1; i <= 20; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "q%02d-a", i);
+        add_named(e, name, 6, t + i);
+    }
+    add_named(e, "q21-b", 4, t + 30);
+    int64_t now = t + 30, arrival = t + 1050;
+    int runs = 0;
+    fq_engine_run(e, now);
+    while (runs < 1000) {
+        int64_t w = fq_engine_next_wakeup(e);
+        if (arrival > 0 && arrival <= w) {
+            now = arrival;
+            add_named(e, "q22-c", 1, now);
+            arrival = -1;
+        } else if (w == FQ_NEVER) {
+            break;
+        } else {
+            now = w;
+        }
+        fq_engine_run(e, now);
+        runs++;
+    }
+    assert_int_equal(reserved_at(&seen, "q00-big"), t + 30);
+    assert_int_equal(reserved_at(&seen, "q21-b"), t + 30 + 2100);
+    assert_int_equal(reserved_at(&seen, "q22-c"), t + 30 + 2200);
+    assert_int_equal(seen.n, 3);
+    struct fq_kueue_stats st;
+    fq_kueue_get_stats(fq_engine_controller(e, "kueue"), &st);
+    assert_int_equal(st.cycles, 23);
+    assert_int_equal(st.admissions, 3);
+    assert_true(runs < 15);
+    assert_int_equal(cq_status(e, "pendingWorkloads"), 20);
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_come_and_go),
+        cmocka_unit_test(test_kueue_pace_deep_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
