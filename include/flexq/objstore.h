@@ -53,6 +53,9 @@ struct fq_change {
     char *name;           /* owned */
     struct fq_value *obj; /* owned copy of the object after (or, for
                                DELETED, just before) the change */
+    /* For controllers' on_change: made by a controller while the engine
+     * settled, not by the shell before (the store leaves it false). */
+    bool by_controller;
 };
 
 struct fq_objstore *fq_objstore_new(void);
@@ -114,6 +117,24 @@ int fq_objstore_set_status_key(struct fq_objstore *s, enum fq_kind kind,
                                const char *ns, const char *name,
                                const char *key, struct fq_value *val,
                                bool *changed, struct fq_err *err);
+
+/*
+ * A controller's copy of just the status to edit, with what status
+ * writers read beside it: returns an owned tree {metadata: {generation},
+ * status: <copy of .status, or {}>}, or NULL when absent. Hand it back
+ * with fq_objstore_put_status, which takes it. Cheaper than a whole edit
+ * when the spec is big (a Workload's pod templates).
+ */
+struct fq_value *fq_objstore_edit_status(struct fq_objstore *s,
+                                         enum fq_kind kind, const char *ns,
+                                         const char *name);
+/* Writes back the status of a fq_objstore_edit_status copy (takes it), as
+ * fq_objstore_set_status does: in place, nothing when equal. *changed
+ * (may be NULL) says whether it changed. */
+int fq_objstore_put_status(struct fq_objstore *s, enum fq_kind kind,
+                           const char *ns, const char *name,
+                           struct fq_value *shell, bool *changed,
+                           struct fq_err *err);
 
 /*
  * Gives a controller a private copy to edit: returns an owned deep copy of

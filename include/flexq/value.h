@@ -113,6 +113,8 @@ struct fq_value *fq_map_get(const struct fq_value *m, const char *key);
 void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val);
 /* Removes key; returns true if it was there. */
 bool fq_map_del(struct fq_value *m, const char *key);
+/* Removes key and returns its value (owned by the caller), or NULL. */
+struct fq_value *fq_map_take(struct fq_value *m, const char *key);
 /* Returns the child map at key, creating an empty one if absent. */
 struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key);
 

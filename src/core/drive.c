@@ -3,8 +3,9 @@
  * (drive.h), one copy for the estimator and the simulator.
  *
  * How: the run-end heap is a binary min-heap ordered by (t, job), so equal
- * times pop in job order and runs are reproducible. mark_finished edits
- * the stored Workload in place and commits it like a controller would.
+ * times pop in job order and runs are reproducible. mark_finished writes
+ * Finished into a copy of the stored Workload's status and puts the
+ * status back, as a controller would.
  *
  * Invariants: pure core code (no clock, no I/O): time comes in as an
  * argument. The heap never holds more than it was given.
@@ -72,11 +73,11 @@ void fq_drive_heap_free(struct fq_drive_heap *h)
 bool fq_drive_mark_finished(struct fq_objstore *s, const char *ns,
                             const char *name, int64_t now, const char *message)
 {
-    struct fq_value *w = fq_objstore_edit(s, FQ_KIND_WORKLOAD, ns, name);
+    struct fq_value *w = fq_objstore_edit_status(s, FQ_KIND_WORKLOAD, ns, name);
     if (!w)
         return false;
     fq_cond_put(w, "Finished", "True", "Succeeded", message, now);
-    fq_objstore_update(s, w, true, NULL, NULL, NULL);
+    fq_objstore_put_status(s, FQ_KIND_WORKLOAD, ns, name, w, NULL, NULL);
     return true;
 }
 

@@ -1490,7 +1490,8 @@ int dctx_begin(struct dctx *c, const struct fq_value *obj, const char *file,
         derr(c, obj, "an object must be a mapping, not %s", type_word(obj));
         return -1;
     }
-    scan_vars(c, obj, 0);
+    if (errs)
+        scan_vars(c, obj, 0);
     const char *av = want_str(c, obj, "apiVersion", true);
     const char *kn = want_str(c, obj, "kind", true);
     if (av && kn && fq_kind_from_gvk(av, kn) != kind)
@@ -1620,10 +1621,20 @@ int fq_object_validate(const struct fq_value *obj, const char *file,
             scan_vars(&c, obj, 0);
         return FQ_EINVAL;
     }
-    size_t start = errs ? errs->n : 0;
+    /* Validation always looks for unexpanded variables, which the
+     * decoders do only with a list to report to (dctx_begin). */
+    struct fq_errlist local;
+    fq_errlist_init(&local);
+    bool mine = !errs;
+    if (mine)
+        errs = &local;
+    c.errs = errs;
+    size_t start = errs->n;
     int rc = validate_kind(&c, obj, file, errs);
-    if (errs && errs->n > start)
+    if (errs->n > start)
         sort_errors(errs->items + start, errs->n - start);
+    if (mine)
+        fq_errlist_release(&local);
     return rc;
 }
 

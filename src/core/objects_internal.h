@@ -55,8 +55,10 @@ struct dctx {
 /*
  * Starts decoding `obj` as `kind`: zeroes nothing (the caller memsets
  * *out), checks that obj is a mapping whose apiVersion/kind name `kind`,
- * reports every unexpanded ${VAR} in the tree, and decodes metadata into
- * *meta. Returns 0 when the decoder should go on (errors may already have
+ * reports every unexpanded ${VAR} in the tree when there is a list to
+ * report to (validation; a controller decoding a stored object, which was
+ * validated when it was stored, passes none and skips the walk), and
+ * decodes metadata into *meta. Returns 0 when the decoder should go on (errors may already have
  * been recorded), -1 when obj is not even a mapping.
  */
 int dctx_begin(struct dctx *c, const struct fq_value *obj, const char *file,

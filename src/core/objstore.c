@@ -442,6 +442,44 @@ int fq_objstore_set_status_key(struct fq_objstore *s, enum fq_kind kind,
     return 0;
 }
 
+struct fq_value *fq_objstore_edit_status(struct fq_objstore *s,
+                                         enum fq_kind kind, const char *ns,
+                                         const char *name)
+{
+    struct entry *e = find(s, kind, ns, name);
+    if (!e)
+        return NULL;
+    struct fq_value *shell = fq_value_map();
+    const struct fq_value *gen =
+        fq_value_path(e->pub.obj, "metadata.generation");
+    if (gen)
+        fq_map_set(fq_map_ensure_map(shell, "metadata"), "generation",
+                   fq_value_clone(gen));
+    const struct fq_value *st = fq_map_get(e->pub.obj, "status");
+    fq_map_set(shell, "status",
+               st && st->type == FQ_V_MAP ? fq_value_clone(st) :
+                                            fq_value_map());
+    return shell;
+}
+
+int fq_objstore_put_status(struct fq_objstore *s, enum fq_kind kind,
+                           const char *ns, const char *name,
+                           struct fq_value *shell, bool *changed,
+                           struct fq_err *err)
+{
+    if (changed)
+        *changed = false;
+    struct fq_value *st = fq_map_take(shell, "status");
+    fq_value_free(shell);
+    if (!st)
+        return fq_err_set(err, FQ_EINVAL, "no status to write");
+    uint64_t rev = s->rev;
+    int rc = fq_objstore_set_status(s, kind, ns, name, st, err);
+    if (changed)
+        *changed = rc == 0 && s->rev != rev;
+    return rc;
+}
+
 struct fq_value *fq_objstore_edit(struct fq_objstore *s, enum fq_kind kind,
                                   const char *ns, const char *name)
 {

@@ -513,6 +513,17 @@ bool fq_map_del(struct fq_value *m, const char *key)
     return true;
 }
 
+struct fq_value *fq_map_take(struct fq_value *m, const char *key)
+{
+    struct fq_member *mem = find(m, key);
+    if (!mem)
+        return NULL;
+    struct fq_value *v = mem->val;
+    mem->val = NULL;
+    fq_map_del(m, key); /* frees the key; the value is out */
+    return v;
+}
+
 struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key)
 {
     struct fq_value *v = fq_map_get(m, key);
