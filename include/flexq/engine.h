@@ -103,6 +103,11 @@ struct fq_engine_config {
     /* When false, fq_engine_event records nothing: a simulation has nobody
      * to read Events and would only make and purge them (default true). */
     bool record_events;
+    /* Least engine time between two rewrites of the queues' aggregate
+     * status (ClusterQueue and LocalQueue counts and usage): 0 = whenever
+     * they change (default). The simulator, which reads none of it, uses
+     * a minute. */
+    int64_t status_every_ms;
 };
 
 void fq_engine_config_init(struct fq_engine_config *c);

@@ -80,6 +80,7 @@ struct notice {
     char *ns;
     char *name;
     struct fq_value *last; /* owned: the object as deleted (DELETED only) */
+    bool by_controller;    /* made during a settle, not by the shell */
 };
 
 struct ctrl {
@@ -220,6 +221,7 @@ static void on_store_change(void *ctx, const struct fq_change *c)
     n->ns = fq_xstrdup(c->ns);
     n->name = fq_xstrdup(c->name);
     n->last = NULL;
+    n->by_controller = e->settling;
     if (c->type == FQ_CHANGE_DELETED) {
         const struct fq_object *o =
             fq_objstore_get(e->store, c->kind, c->ns, c->name);
@@ -256,6 +258,7 @@ static bool dispatch(struct fq_engine *e)
             .kind = n.kind,
             .ns = n.ns,
             .name = n.name,
+            .by_controller = n.by_controller,
         };
         if (n.type == FQ_CHANGE_DELETED) {
             c.obj = n.last;

@@ -162,6 +162,7 @@ struct kueue {
     int (*lqn)[3];
     int64_t *adm_use;
     bool counts_dirty;    /* the queues' status may differ from the stored */
+    int64_t last_status;  /* engine time of the last write of it */
     uint64_t cycle_no;    /* records handled in cycle n carry done = n */
     uint64_t park_gen;    /* a record is parked iff its parked == park_gen */
     uint64_t release_gen; /* bumped whenever held quota goes down */
@@ -178,6 +179,9 @@ struct kueue {
     uint64_t q_ver;    /* bumped whenever a pending queue changes */
     int64_t ff_n;      /* quiet cycles planned after last_cycle */
     int64_t ff_at;     /* engine time the plan was made */
+    bool ff_incl;      /* replay the cycle at the next run's own time too */
+    bool ff_slept;     /* the plan ends with no head left: need_cycle off */
+    int64_t ran_at;    /* engine time of the last run */
     uint64_t ff_snap_ver, ff_q_ver;
     int64_t ff_len; /* how many cycles the next plan may look ahead */
     struct fq_kueue_stats stats;
@@ -695,6 +699,9 @@ struct rec {
     uint64_t mig_gen;
     int64_t mig_retry;
     int shape; /* interned podset shape of a pending record, or -1 */
+    /* What it was derived from (fingerprint()), while fp_ok. */
+    uint64_t fp;
+    bool fp_ok;
 };
 
 static void wl_release(struct wl *w)
@@ -1733,8 +1740,8 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     k->quota_moved = true;
     account(k, rc, -1);
     struct cq_info *c = &s->cqs[w->cq];
-    struct fq_value *obj =
-        fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
+    struct fq_value *obj = fq_objstore_edit_status(
+        fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
     if (!obj)
         return;
     struct fq_value *adm = fq_value_map();
@@ -1788,7 +1795,8 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     else
         cond_set(obj, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                  "The workload has not all admission checks ready", now);
-    commit(e, obj);
+    fq_objstore_put_status(fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name,
+                           obj, NULL, NULL);
     const struct fq_value *so = stored(e, FQ_KIND_WORKLOAD, w->ns, w->name);
     /* The "Flavors considered" part of Kueue's event, shortened. */
     struct fq_buf b = FQ_BUF_INIT;
@@ -1890,7 +1898,7 @@ static void preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
                     const struct wl *by, int reason, int64_t now)
 {
     k->quota_moved = true;
-    struct fq_value *obj = fq_objstore_edit(
+    struct fq_value *obj = fq_objstore_edit_status(
         fq_engine_store(e), FQ_KIND_WORKLOAD, victim->ns, victim->name);
     if (!obj)
         return;
@@ -1906,7 +1914,8 @@ static void preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
     evict(obj, "Preempted", msg, now);
     cond_set(obj, "Preempted", "True", fq_adm_preempt_reason_str(reason), msg,
              now);
-    commit(e, obj);
+    fq_objstore_put_status(fq_engine_store(e), FQ_KIND_WORKLOAD, victim->ns,
+                           victim->name, obj, NULL, NULL);
     const struct fq_value *so =
         stored(e, FQ_KIND_WORKLOAD, victim->ns, victim->name);
     if (so) {
@@ -2143,8 +2152,76 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         set_pending(e, w, "Inadmissible", why, now);
 }
 
+/* FNV-1a over a subtree: scalars' text, maps' keys in order. */
+static uint64_t fp_mix(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (h ^ 0xff) * 1099511628211ull;
+}
+
+static uint64_t fp_value(uint64_t h, const struct fq_value *v)
+{
+    if (!v)
+        return fp_mix(h, "\x01");
+    h = (h ^ (uint64_t)(v->type + 2)) * 1099511628211ull;
+    switch (v->type) {
+    case FQ_V_NULL:
+        return h;
+    case FQ_V_BOOL:
+        return fp_mix(h, v->u.b ? "t" : "f");
+    case FQ_V_NUM:
+        return fp_mix(h, v->u.num.raw);
+    case FQ_V_STR:
+        return fp_mix(h, v->u.str.s);
+    case FQ_V_SEQ:
+        for (size_t i = 0; i < v->u.seq.n; i++)
+            h = fp_value(h, v->u.seq.items[i]);
+        return h;
+    case FQ_V_MAP:
+        for (size_t i = 0; i < v->u.map.n; i++)
+            h = fp_value(fp_mix(h, v->u.map.items[i].key),
+                         v->u.map.items[i].val);
+        return h;
+    }
+    return h;
+}
+
+/*
+ * A hash of what rec_derive reads of a stored workload: generation (the
+ * spec moves it), uid, creation, annotations, status.admission, the
+ * conditions it looks at and the check states. Writes it does not read
+ * (PodsReady, cost, podSetUpdates) leave it, so they cost no decode. What
+ * a record reads from elsewhere (the snapshot, Namespaces, priority
+ * classes, an old slice) clears fp_ok instead.
+ */
+static uint64_t fingerprint(const struct fq_value *obj)
+{
+    static const char *const conds[] = {"QuotaReserved", "Admitted",
+                                        "Evicted",       "Requeued",
+                                        "Finished",      "DeactivationTarget"};
+    const struct fq_value *md = fq_map_get(obj, "metadata");
+    uint64_t h = 1469598103934665603ull;
+    h = fp_value(h, fq_map_get(md, "generation"));
+    h = fp_value(h, fq_map_get(md, "uid"));
+    h = fp_value(h, fq_map_get(md, "creationTimestamp"));
+    h = fp_value(h, fq_map_get(md, "annotations"));
+    const struct fq_value *st = fq_map_get(obj, "status");
+    h = fp_value(h, fq_map_get(st, "admission"));
+    for (size_t i = 0; i < sizeof(conds) / sizeof(conds[0]); i++)
+        h = fp_value(h, cond_find(obj, conds[i]));
+    const struct fq_value *chs = fq_map_get(st, "admissionChecks");
+    for (size_t i = 0; i < fq_value_len(chs); i++) {
+        const struct fq_value *ch = fq_seq_at(chs, i);
+        h = fp_value(h, fq_map_get(ch, "name"));
+        h = fp_value(h, fq_map_get(ch, "state"));
+    }
+    return h;
+}
+
 /* Brings the record of workload `key` in line with the store: derived
- * again, made, or dropped when the workload is gone or Finished. */
+ * again (unless nothing it reads moved), made, or dropped when the
+ * workload is gone or Finished. */
 static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
                         int64_t now)
 {
@@ -2170,7 +2247,12 @@ static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
         r->qcq = -1;
         fq_smap_put(&k->recs, key, r);
     }
+    uint64_t fp = fingerprint(obj);
+    if (r->fp_ok && r->fp == fp && !r->w.replaces)
+        return;
     rec_derive(k, e, r, obj, now);
+    r->fp = fp;
+    r->fp_ok = true;
     if (r->w.replaces)
         fq_smap_add(&k->slices, key);
     else
@@ -2441,7 +2523,8 @@ static void ff_replay(struct kueue *k, int64_t now)
         k->ff_n = 0; /* cannot be: both move only in runs */
         return;
     }
-    int64_t due = (now - 1 - k->last_cycle) / k->cycle_ms;
+    int64_t due = (now - (k->ff_incl ? 0 : 1) - k->last_cycle) / k->cycle_ms;
+    k->ff_incl = false;
     if (due <= 0)
         return;
     if (due > k->ff_n)
@@ -2457,8 +2540,42 @@ static void ff_replay(struct kueue *k, int64_t now)
     }
     k->last_cycle += due * k->cycle_ms;
     k->ff_n -= due;
+    if (k->ff_n == 0)
+        k->ff_slept = false;
     k->ff_snap_ver = k->snap_ver;
     k->ff_q_ver = k->q_ver;
+}
+
+/* Forgets the plan (a change came before its first cycle). */
+static void ff_drop(struct kueue *k)
+{
+    k->ff_n = 0;
+    if (k->ff_slept)
+        k->need_cycle = true; /* the plan had put it off */
+    k->ff_slept = false;
+}
+
+/*
+ * A change the controller sees. One at the instant of the plan comes
+ * before every planned cycle. One later comes after those before its
+ * time (ff_replay), and after the one at its time too when a controller
+ * made it in a settle before this controller ran: a cycle due then would
+ * have run first.
+ */
+static void ff_note(struct kueue *k, struct fq_engine *e,
+                    const struct fq_change *c)
+{
+    if (k->ff_n == 0)
+        return;
+    int64_t now = fq_engine_now(e);
+    if (now <= k->ff_at) {
+        ff_drop(k);
+        return;
+    }
+    if (c->by_controller && k->ran_at < now &&
+        (now - k->last_cycle) % k->cycle_ms == 0 &&
+        (now - k->last_cycle) / k->cycle_ms <= k->ff_n)
+        k->ff_incl = true;
 }
 
 /* Plans the quiet cycles after last_cycle (see above). */
@@ -2471,11 +2588,13 @@ static void ff_plan(struct kueue *k, int64_t now)
      * before the first cycle: no plan then. */
     if (k->dirty.n > 0 || k->requeue || k->config_dirty || k->slices.n > 0) {
         k->ff_n = 0;
+        k->ff_slept = false;
         return;
     }
     if (k->ff_n > 0 && k->ff_snap_ver == k->snap_ver && k->ff_q_ver == k->q_ver)
         return; /* still true */
     k->ff_n = 0;
+    k->ff_slept = false;
     size_t ncq = (size_t)k->snap->ncq;
     size_t *taken = fq_xcalloc(ncq + 1, sizeof(size_t));
     int64_t ahead = k->ff_len > 0 ? k->ff_len : 1;
@@ -2504,8 +2623,12 @@ static void ff_plan(struct kueue *k, int64_t now)
     free(taken);
     /* After the last quiet cycle no queue has a head: Kueue's scheduler
      * would sleep until something changes. */
-    if (exhausted)
+    if (exhausted && k->ff_n > 0) {
         k->need_cycle = false;
+        k->ff_slept = true;
+    } else if (exhausted) {
+        k->need_cycle = false;
+    }
     k->ff_at = now;
     k->ff_snap_ver = k->snap_ver;
     k->ff_q_ver = k->q_ver;
@@ -2637,6 +2760,8 @@ static void *create(struct fq_engine *e)
     k->release_gen = 1;
     k->snap_ver = 1;
     k->ff_len = 1;
+    k->last_status = INT64_MIN / 2;
+    k->ran_at = INT64_MIN / 2;
     return k;
 }
 
@@ -2773,6 +2898,7 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
         if (!k->recs.t[i].key)
             continue;
         r->accounted = r->holder = r->in_mig = r->in_park = false;
+        r->fp_ok = false;
         r->qcq = -1;
     }
     recs_mark_all(k);
@@ -2834,10 +2960,6 @@ static void on_change(void *self, struct fq_engine *e,
                       const struct fq_change *c)
 {
     struct kueue *k = self;
-    /* A change at the instant of the plan comes before every planned
-     * cycle; one later comes after those before its time (ff_replay). */
-    if (k->ff_n > 0 && fq_engine_now(e) <= k->ff_at)
-        k->ff_n = 0;
     if (c->kind != FQ_KIND_WORKLOAD) {
         if (c->obj) {
             /* Status-only writes (ours) keep the generation: not a change
@@ -2851,13 +2973,20 @@ static void on_change(void *self, struct fq_engine *e,
                  * no spec: records read them, so derive them again. */
                 if (c->kind == FQ_KIND_NAMESPACE ||
                     c->kind == FQ_KIND_WORKLOADPRIORITYCLASS)
+                    ff_note(k, e, c);
+                if (c->kind == FQ_KIND_NAMESPACE ||
+                    c->kind == FQ_KIND_WORKLOADPRIORITYCLASS)
                     for (size_t i = 0; i < k->recs.cap; i++)
-                        if (k->recs.t[i].key)
+                        if (k->recs.t[i].key) {
+                            struct rec *r = k->recs.t[i].val;
+                            r->fp_ok = false;
                             fq_smap_add(&k->dirty, k->recs.t[i].key);
+                        }
                 return;
             }
             fq_smap_add(&k->seen_gen, key);
         }
+        ff_note(k, e, c);
         k->config_dirty = true;
         k->requeue = true;
         k->need_cycle = true;
@@ -2865,6 +2994,7 @@ static void on_change(void *self, struct fq_engine *e,
         fq_engine_kick(e, self);
         return;
     }
+    ff_note(k, e, c);
     char key[600];
     wl_key(c->ns, c->name, key, sizeof(key));
     struct rec *r = fq_smap_get(&k->recs, key);
@@ -3014,6 +3144,8 @@ static void run(void *self, struct fq_engine *e, int64_t now)
 {
     struct kueue *k = self;
     ff_replay(k, now);
+    k->ff_incl = false;
+    k->ran_at = now;
     bool full =
         ((k->need_cycle || k->requeue) && now >= k->last_cycle + k->cycle_ms) ||
         now >= tq_next(k);
@@ -3036,8 +3168,11 @@ static void run(void *self, struct fq_engine *e, int64_t now)
     k->quota_moved = false;
     if (k->need_cycle && now >= k->last_cycle + k->cycle_ms)
         cycle(k, e, now);
-    if (k->counts_dirty)
+    if (k->counts_dirty &&
+        now >= k->last_status + fq_engine_config(e)->status_every_ms) {
         write_queue_status(k, e);
+        k->last_status = now;
+    }
     ff_plan(k, now);
 }
 

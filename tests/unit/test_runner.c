@@ -338,9 +338,13 @@ static void test_deleted_pod_files_go(void **state)
     assert_int_equal(stat(dir, &st), 0);
     fq_objstore_delete(fq_engine_store(f->e), FQ_KIND_POD, "default", "gone",
                        NULL);
-    struct fq_change c = {
-        0,   FQ_CHANGE_DELETED, FQ_KIND_POD, (char *)"default", (char *)"gone",
-        NULL};
+    struct fq_change c = {0,
+                          FQ_CHANGE_DELETED,
+                          FQ_KIND_POD,
+                          (char *)"default",
+                          (char *)"gone",
+                          NULL,
+                          false};
     fq_runner_on_change(f->r, &c, f->now);
     assert_int_equal(stat(dir, &st), 0); /* still running: kept until exit */
     wait_done(f, "gone");
@@ -445,7 +449,8 @@ static void test_core_kill_stops_process(void **state)
                           FQ_KIND_POD,
                           (char *)"default",
                           (char *)"ended",
-                          (struct fq_value *)pod(f, "ended")};
+                          (struct fq_value *)pod(f, "ended"),
+                          false};
     fq_runner_on_change(f->r, &c, f->now);
     wait_done(f, "ended"); /* SIGTERM ends sleep at once */
     assert_int_equal(fq_runner_running(f->r), 0);

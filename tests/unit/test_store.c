@@ -64,7 +64,8 @@ static struct fq_change change(uint64_t rev, enum fq_change_type t,
                                const char *obj)
 {
     struct fq_change c = {
-        rev, t, k, fq_xstrdup(ns), fq_xstrdup(name), obj ? json(obj) : NULL};
+        rev,  t, k, fq_xstrdup(ns), fq_xstrdup(name), obj ? json(obj) : NULL,
+        false};
     return c;
 }
 
