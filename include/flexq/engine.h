@@ -129,6 +129,15 @@ const struct fq_engine_config *fq_engine_config(const struct fq_engine *e);
 int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
                     bool *created, bool *changed, struct fq_err *err);
 
+/*
+ * Creates an object that the shell built itself from input it checked
+ * (the simulator's Workloads, made from trace rows): like creating with
+ * fq_engine_apply, without validating it again. Takes `obj`. FQ_EEXIST
+ * if it exists.
+ */
+int fq_engine_create(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
+                     struct fq_err *err);
+
 int fq_engine_delete(struct fq_engine *e, enum fq_kind kind, const char *ns,
                      const char *name, int64_t now_ms, struct fq_err *err);
 

@@ -465,6 +465,16 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
     return rc;
 }
 
+int fq_engine_create(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
+                     struct fq_err *err)
+{
+    if (now_ms > e->now)
+        e->now = now_ms;
+    char uid[40];
+    fq_engine_new_uid(e, uid, sizeof(uid));
+    return fq_objstore_create(e->store, obj, e->now, uid, NULL, err);
+}
+
 int fq_engine_delete(struct fq_engine *e, enum fq_kind kind, const char *ns,
                      const char *name, int64_t now_ms, struct fq_err *err)
 {
