@@ -161,12 +161,13 @@ struct kueue {
     int (*cqn)[3];
     int (*lqn)[3];
     int64_t *adm_use;
-    bool counts_dirty;    /* the queues' status may differ from the stored */
-    int64_t last_status;  /* engine time of the last write of it */
-    uint64_t cycle_no;    /* records handled in cycle n carry done = n */
-    uint64_t park_gen;    /* a record is parked iff its parked == park_gen */
-    uint64_t release_gen; /* bumped whenever held quota goes down */
-    bool quota_moved;     /* the running cycle reserved, preempted or moved */
+    bool counts_dirty;   /* the queues' status may differ from the stored */
+    int64_t last_status; /* engine time of the last write of it */
+    uint64_t cycle_no;   /* records handled in cycle n carry done = n */
+    uint64_t park_gen;   /* a record is parked iff its parked == park_gen */
+    /* Per flavor, bumped whenever held quota on it goes down. */
+    uint64_t rel_flv[FQ_ADM_MAX_FLAVORS];
+    bool quota_moved; /* the running cycle reserved, preempted or moved */
     /* Cycles ahead, with a cycle pace (ff_plan): podset shapes interned
      * ("shape key" -> id + 1), the outcome of a shape on a ClusterQueue
      * for the snapshot as it is (memo[shape * ncq + cq], valid while its
@@ -695,8 +696,10 @@ struct rec {
     uint64_t parked; /* == park_gen: inadmissible until capacity changes */
     uint64_t own_rev; /* revision of our last QuotaReserved=False message */
     /* A migration that did not fit stays impossible until quota is
-     * released (release_gen moves) or a flavor cool-down ends. */
-    uint64_t mig_gen;
+     * released on a flavor it may move to (the sum of their rel_flv
+     * moves) or a flavor cool-down ends. */
+    bool mig_valid;
+    uint64_t mig_sum;
     int64_t mig_retry;
     int shape; /* interned podset shape of a pending record, or -1 */
     /* What it was derived from (fingerprint()), while fp_ok. */
@@ -1420,8 +1423,8 @@ static void account(struct kueue *k, struct rec *r, int sign)
         fq_adm_charge(&s->adm, s->cqs[w->cq].adm, w->nuse, w->use_fr,
                       w->use_amt, sign);
         k->snap_ver++;
-        if (sign < 0)
-            k->release_gen++;
+        for (int u = 0; sign < 0 && u < w->nuse && s->adm.nres > 0; u++)
+            k->rel_flv[(w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS]++;
     }
     if (w->cq < 0 || !(w->holds || w->pending))
         return;
@@ -1944,15 +1947,14 @@ static void adm_wl(const struct wl *w, struct fq_adm_wl *aw, bool cooldown)
 /* Policy (b): a reserved workload waiting on a check of a later flavor moves
  * to an earlier flavor that now fits. Returns true when it moved. An
  * attempt that does not fit cannot fit later while no quota is released
- * and no flavor cool-down of the workload ends (a fit only gets harder as
- * usage grows), so until then the record says so and nothing is tried. */
+ * on a flavor it may move to and no flavor cool-down of it ends (a
+ * flavor's room depends on that flavor's usage alone, and shrinks as it
+ * grows), so until then the record says so and nothing is tried. */
 static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
                         int64_t now)
 {
     struct snap *s = k->snap;
     struct wl *w = &rc->w;
-    if (rc->mig_gen == k->release_gen && now < rc->mig_retry)
-        return false;
     struct cq_info *c = &s->cqs[w->cq];
     struct fq_adm_cq *ac = &s->adm.cqs[c->adm];
     /* Flavors at or after the latest assigned one, per group, are skipped. */
@@ -1977,9 +1979,16 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     int64_t retry = FQ_NEVER;
     if (fq_engine_config(e)->policy.flavor_failure_cooldown)
         aw.skip_flv |= avoid_mask(&s->adm, w->avoid_ann, now, &retry);
+    uint64_t sum = 0;
+    for (int f = 0; f < s->adm.nflv; f++)
+        if (!((aw.skip_flv >> f) & 1))
+            sum += k->rel_flv[f];
+    if (rc->mig_valid && rc->mig_sum == sum && now < rc->mig_retry)
+        return false;
     /* Its own usage does not count against the move; taking it out and
      * putting it back is not a release. */
-    uint64_t gen = k->release_gen;
+    uint64_t rel[FQ_ADM_MAX_FLAVORS];
+    memcpy(rel, k->rel_flv, sizeof(rel));
     account(k, rc, -1);
     struct fq_adm_result r;
     fq_adm_assign(&s->adm, &aw, NULL, 0, &r);
@@ -1990,8 +1999,9 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
         moved = true;
     } else {
         account(k, rc, +1);
-        k->release_gen = gen;
-        rc->mig_gen = gen;
+        memcpy(k->rel_flv, rel, sizeof(rel));
+        rc->mig_valid = true;
+        rc->mig_sum = sum;
         rc->mig_retry = retry;
     }
     fq_adm_result_release(&r);
@@ -2071,7 +2081,7 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     w->name = name;
     w->cq = -1;
     r->ok = false;
-    r->mig_gen = 0;
+    r->mig_valid = false;
     r->shape = -1;
     struct fq_workload v;
     if (fq_workload_decode(obj, NULL, &v, NULL) != 0)
@@ -2757,7 +2767,6 @@ static void *create(struct fq_engine *e)
     k->recs.free_val = rec_free;
     k->timers.free_val = free;
     k->park_gen = 1;
-    k->release_gen = 1;
     k->snap_ver = 1;
     k->ff_len = 1;
     k->last_status = INT64_MIN / 2;
@@ -2909,7 +2918,6 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
     k->cqn = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cqn));
     k->lqn = fq_xcalloc((size_t)s->nlq + 1, sizeof(*k->lqn));
     k->adm_use = fq_xcalloc((size_t)s->ncq * ncell(s) + 1, sizeof(*k->adm_use));
-    k->release_gen++;
     k->snap_ver++;
     k->counts_dirty = true;
 }
