@@ -464,13 +464,31 @@ bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
 
 /* --- mappings ----------------------------------------------------------- */
 
+/* Maps are small (a few keys): a linear scan, the first byte compared
+ * before the call. */
 static struct fq_member *find(const struct fq_value *m, const char *key)
 {
     if (!m || m->type != FQ_V_MAP || !key)
         return NULL;
-    for (size_t i = 0; i < m->u.map.n; i++)
-        if (!strcmp(m->u.map.items[i].key, key))
+    for (size_t i = 0; i < m->u.map.n; i++) {
+        const char *k = m->u.map.items[i].key;
+        if (k[0] == key[0] && !strcmp(k, key))
             return &m->u.map.items[i];
+    }
+    return NULL;
+}
+
+/* find() for a key given as its first n bytes. */
+static struct fq_member *find_n(const struct fq_value *m, const char *key,
+                                size_t n)
+{
+    if (!m || m->type != FQ_V_MAP)
+        return NULL;
+    for (size_t i = 0; i < m->u.map.n; i++) {
+        const char *k = m->u.map.items[i].key;
+        if ((n == 0 || k[0] == key[0]) && !strncmp(k, key, n) && k[n] == '\0')
+            return &m->u.map.items[i];
+    }
     return NULL;
 }
 
@@ -574,13 +592,8 @@ struct fq_value *fq_value_path(const struct fq_value *v, const char *path)
     while (v) {
         const char *dot = strchr(p, '.');
         size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        char stackkey[128];
-        char *key = n < sizeof(stackkey) ? stackkey : fq_xmalloc(n + 1);
-        memcpy(key, p, n);
-        key[n] = '\0';
-        v = fq_map_get(v, key);
-        if (key != stackkey)
-            free(key);
+        struct fq_member *mem = find_n(v, p, n);
+        v = mem ? mem->val : NULL;
         if (!dot)
             return (struct fq_value *)v;
         p = dot + 1;
