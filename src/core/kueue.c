@@ -654,16 +654,16 @@ struct wl {
     bool pending; /* may be scheduled now */
     bool evicting;
     int npodsets; /* built for pending and waiting_check workloads */
-    struct fq_adm_podset ps[FQ_ADM_MAX_PODSETS];
-    char *psname[FQ_ADM_MAX_PODSETS];
-    int64_t *req;    /* owned, npodsets * nres */
-    char *avoid_ann; /* owned copy of the avoid-flavors annotation */
-    uint64_t avoid;  /* its mask, computed at the time of use */
-    char *why_msg;   /* the QuotaReserved=False message now stored */
-    /* quota held */
+    struct fq_adm_podset *ps; /* owned, npodsets */
+    char **psname;            /* owned, npodsets */
+    int64_t *req;             /* owned, npodsets * nres */
+    char *avoid_ann;          /* owned copy of the avoid-flavors annotation */
+    uint64_t avoid;           /* its mask, computed at the time of use */
+    char *why_msg;            /* the QuotaReserved=False message now stored */
+    /* quota held: nuse (flavor * nres + resource, amount) pairs, owned */
     int nuse;
-    uint16_t use_fr[FQ_ADM_MAX_FLAVORS];
-    int64_t use_amt[FQ_ADM_MAX_FLAVORS];
+    uint16_t *use_fr;
+    int64_t *use_amt;
     uint64_t assigned_flv; /* bit per flavor of the current admission */
     bool waiting_check;    /* reserved, a check applies, none Ready yet */
     bool nom_fit;          /* nominated this cycle as a Fit */
@@ -714,7 +714,11 @@ static void wl_release(struct wl *w)
     free(w->uid);
     for (int i = 0; i < w->npodsets; i++)
         free(w->psname[i]);
+    free(w->psname);
+    free(w->ps);
     free(w->req);
+    free(w->use_fr);
+    free(w->use_amt);
     free(w->avoid_ann);
     free(w->why_msg);
     free(w->replaces);
@@ -865,6 +869,8 @@ static void wl_podsets(struct snap *s, struct wl *w,
     w->npodsets = (int)(v->n_podsets < FQ_ADM_MAX_PODSETS ? v->n_podsets :
                                                             FQ_ADM_MAX_PODSETS);
     w->req = fq_xcalloc((size_t)w->npodsets * (size_t)nres, sizeof(int64_t));
+    w->ps = fq_xcalloc((size_t)w->npodsets + 1, sizeof(*w->ps));
+    w->psname = fq_xcalloc((size_t)w->npodsets + 1, sizeof(*w->psname));
     for (int p = 0; p < w->npodsets; p++) {
         const struct fq_podset *ps = &v->podsets[p];
         struct fq_adm_podset *ap = &w->ps[p];
@@ -905,10 +911,25 @@ static void wl_podsets(struct snap *s, struct wl *w,
     }
 }
 
+/* Sets the usage w holds (copies n pairs). */
+static void wl_set_use(struct wl *w, int n, const uint16_t *fr,
+                       const int64_t *amt)
+{
+    free(w->use_fr);
+    free(w->use_amt);
+    w->nuse = n;
+    w->use_fr = fq_xmalloc(((size_t)n + 1) * sizeof(*w->use_fr));
+    w->use_amt = fq_xmalloc(((size_t)n + 1) * sizeof(*w->use_amt));
+    memcpy(w->use_fr, fr, (size_t)n * sizeof(*fr));
+    memcpy(w->use_amt, amt, (size_t)n * sizeof(*amt));
+}
+
 /* Usage held by an admitted workload, from status.admission. */
 static void wl_usage(struct snap *s, struct wl *w, const struct fq_workload *v)
 {
-    w->nuse = 0;
+    uint16_t use_fr[FQ_ADM_MAX_FLAVORS];
+    int64_t use_amt[FQ_ADM_MAX_FLAVORS];
+    int nuse = 0;
     w->assigned_flv = 0;
     for (size_t p = 0; p < v->n_assignments; p++) {
         const struct fq_podset_assignment *pa = &v->assignments[p];
@@ -922,17 +943,18 @@ static void wl_usage(struct snap *s, struct wl *w, const struct fq_workload *v)
             w->assigned_flv |= 1ull << fi;
             uint16_t fr = (uint16_t)(fi * s->adm.nres + ri);
             int k = 0;
-            while (k < w->nuse && w->use_fr[k] != fr)
+            while (k < nuse && use_fr[k] != fr)
                 k++;
-            if (k == w->nuse) {
-                if (w->nuse >= FQ_ADM_MAX_FLAVORS)
+            if (k == nuse) {
+                if (nuse >= FQ_ADM_MAX_FLAVORS)
                     continue;
-                w->use_fr[w->nuse] = fr;
-                w->use_amt[w->nuse++] = 0;
+                use_fr[nuse] = fr;
+                use_amt[nuse++] = 0;
             }
-            w->use_amt[k] += pa->resource_usage.items[r].value;
+            use_amt[k] += pa->resource_usage.items[r].value;
         }
     }
+    wl_set_use(w, nuse, use_fr, use_amt);
 }
 
 /* --- transitions --------------------------------------------------------- */
@@ -1834,9 +1856,7 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     bool new_holder = !rc->holder;
     w->holds = true;
     w->pending = false;
-    w->nuse = r->nuse;
-    memcpy(w->use_fr, r->use_fr, sizeof(w->use_fr));
-    memcpy(w->use_amt, r->use_amt, sizeof(w->use_amt));
+    wl_set_use(w, r->nuse, r->use_fr, r->use_amt);
     if (new_holder)
         w->reserved_at = now;
     account(k, rc, +1);
@@ -2218,8 +2238,22 @@ static uint64_t fingerprint(const struct fq_value *obj)
     h = fp_value(h, fq_map_get(md, "annotations"));
     const struct fq_value *st = fq_map_get(obj, "status");
     h = fp_value(h, fq_map_get(st, "admission"));
-    for (size_t i = 0; i < sizeof(conds) / sizeof(conds[0]); i++)
-        h = fp_value(h, cond_find(obj, conds[i]));
+
+    /* The first entry of each type, as cond_find reads them, in one pass. */
+    enum {
+        NC = sizeof(conds) / sizeof(conds[0])
+    };
+    const struct fq_value *found[NC] = {0};
+    const struct fq_value *cs = fq_map_get(st, "conditions");
+    for (size_t i = 0; i < fq_value_len(cs); i++) {
+        const struct fq_value *x = fq_seq_at(cs, i);
+        const char *type = fq_value_as_str(fq_map_get(x, "type"));
+        for (size_t j = 0; type && j < NC; j++)
+            if (!found[j] && !strcmp(type, conds[j]))
+                found[j] = x;
+    }
+    for (size_t j = 0; j < NC; j++)
+        h = fp_value(h, found[j]);
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         const struct fq_value *ch = fq_seq_at(chs, i);
