@@ -4,8 +4,8 @@
  *
  * How: the run-end heap is a binary min-heap ordered by (t, job), so equal
  * times pop in job order and runs are reproducible. mark_finished writes
- * Finished into a copy of the stored Workload's status and puts the
- * status back, as a controller would.
+ * Finished into the stored Workload's status in place and tells the store,
+ * as a controller would.
  *
  * Invariants: pure core code (no clock, no I/O): time comes in as an
  * argument. The heap never holds more than it was given.
@@ -73,11 +73,12 @@ void fq_drive_heap_free(struct fq_drive_heap *h)
 bool fq_drive_mark_finished(struct fq_objstore *s, const char *ns,
                             const char *name, int64_t now, const char *message)
 {
-    struct fq_value *w = fq_objstore_edit_status(s, FQ_KIND_WORKLOAD, ns, name);
+    struct fq_value *w =
+        fq_objstore_edit_in_place(s, FQ_KIND_WORKLOAD, ns, name);
     if (!w)
         return false;
     fq_cond_put(w, "Finished", "True", "Succeeded", message, now);
-    fq_objstore_put_status(s, FQ_KIND_WORKLOAD, ns, name, w, NULL, NULL);
+    fq_objstore_edited(s, FQ_KIND_WORKLOAD, ns, name);
     return true;
 }
 

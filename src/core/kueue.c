@@ -240,9 +240,24 @@ static const char *cond_reason(const struct fq_value *obj, const char *type)
  * Sets a condition as Kubernetes' meta.SetStatusCondition does: the
  * transition time changes only when the status does.
  */
-static void cond_set(struct fq_value *obj, const char *type, const char *status,
+/* Sets member key of map m to the string v unless it holds it already;
+ * true when it changed. */
+static bool put_str(struct fq_value *m, const char *key, const char *v)
+{
+    const char *old = fq_value_as_str(fq_map_get(m, key));
+    if (old && !strcmp(old, v))
+        return false;
+    fq_map_set(m, key, fq_value_str(v));
+    return true;
+}
+
+/* ... and returns true when anything changed (callers that edit in place
+ * say so to the store only then). */
+static bool cond_set(struct fq_value *obj, const char *type, const char *status,
                      const char *reason, const char *message, int64_t now)
 {
+    const struct fq_value *had = fq_value_path(obj, "status.conditions");
+    bool changed = !had || had->type != FQ_V_SEQ;
     struct fq_value *conds = conds_of(obj);
     struct fq_value *c = NULL;
     for (size_t i = 0; i < fq_value_len(conds); i++) {
@@ -250,23 +265,30 @@ static void cond_set(struct fq_value *obj, const char *type, const char *status,
         if (!strcmp(fq_value_path_str(x, "type", ""), type))
             c = x;
     }
-    char ts[40];
-    fmt_time(now, ts, sizeof(ts));
     if (!c) {
         c = fq_value_map();
         fq_map_set(c, "type", fq_value_str(type));
         fq_seq_push(conds, c);
+        changed = true;
     }
     if (strcmp(fq_value_path_str(c, "status", ""), status) ||
         !fq_map_get(c, "lastTransitionTime")) {
+        char ts[40];
+        fmt_time(now, ts, sizeof(ts));
         fq_map_set(c, "status", fq_value_str(status));
         fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+        changed = true;
     }
-    fq_map_set(c, "reason", fq_value_str(reason));
-    fq_map_set(c, "message", fq_value_str(message));
+    changed |= put_str(c, "reason", reason);
+    changed |= put_str(c, "message", message);
     int64_t gen = fq_value_path_int(obj, "metadata.generation", 0);
-    if (gen > 0)
+    const struct fq_value *og = fq_map_get(c, "observedGeneration");
+    if (gen > 0 && !(og && og->type == FQ_V_NUM && og->u.num.is_int &&
+                     og->u.num.i == gen)) {
         fq_map_set(c, "observedGeneration", fq_value_int(gen));
+        changed = true;
+    }
+    return changed;
 }
 
 /* Sets an existing condition False (no-op when absent). */
@@ -1765,7 +1787,8 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     k->quota_moved = true;
     account(k, rc, -1);
     struct cq_info *c = &s->cqs[w->cq];
-    struct fq_value *obj = fq_objstore_edit_status(
+    /* Only status changes, and it does: in place. */
+    struct fq_value *obj = fq_objstore_edit_in_place(
         fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
     if (!obj)
         return;
@@ -1820,9 +1843,8 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     else
         cond_set(obj, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                  "The workload has not all admission checks ready", now);
-    fq_objstore_put_status(fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name,
-                           obj, NULL, NULL);
-    const struct fq_value *so = stored(e, FQ_KIND_WORKLOAD, w->ns, w->name);
+    fq_objstore_edited(fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
+    const struct fq_value *so = obj;
     /* The "Flavors considered" part of Kueue's event, shortened. */
     struct fq_buf b = FQ_BUF_INIT;
     for (int p = 0; p < w->npodsets; p++) {
@@ -1868,34 +1890,20 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
 
 /* Writes QuotaReserved=False with a reason and message, when it changed. */
 /*
- * cond_set() on a stored workload, writing status.conditions alone (no
- * copy of the whole object); true when it changed.
+ * cond_set() on a stored workload, in place (nothing copied); true when
+ * it changed.
  */
 static bool cond_write(struct fq_engine *e, const char *ns, const char *name,
                        const char *type, const char *status, const char *reason,
                        const char *msg, int64_t now)
 {
     struct fq_objstore *st = fq_engine_store(e);
-    const struct fq_object *o = fq_objstore_get(st, FQ_KIND_WORKLOAD, ns, name);
-    if (!o)
+    struct fq_value *obj =
+        fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
+    if (!obj || !cond_set(obj, type, status, reason, msg, now))
         return false;
-    struct fq_value *shell = fq_value_map();
-    const struct fq_value *gen = fq_value_path(o->obj, "metadata.generation");
-    if (gen)
-        fq_map_set(fq_map_ensure_map(shell, "metadata"), "generation",
-                   fq_value_clone(gen));
-    const struct fq_value *oc = fq_value_path(o->obj, "status.conditions");
-    if (oc)
-        fq_map_set(fq_map_ensure_map(shell, "status"), "conditions",
-                   fq_value_clone(oc));
-    cond_set(shell, type, status, reason, msg, now);
-    bool changed = false;
-    fq_objstore_set_status_key(
-        st, FQ_KIND_WORKLOAD, ns, name, "conditions",
-        fq_value_clone(fq_value_path(shell, "status.conditions")), &changed,
-        NULL);
-    fq_value_free(shell);
-    return changed;
+    fq_objstore_edited(st, FQ_KIND_WORKLOAD, ns, name);
+    return true;
 }
 
 static void set_pending(struct fq_engine *e, struct wl *w, const char *reason,

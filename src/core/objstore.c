@@ -442,6 +442,26 @@ int fq_objstore_set_status_key(struct fq_objstore *s, enum fq_kind kind,
     return 0;
 }
 
+struct fq_value *fq_objstore_edit_in_place(struct fq_objstore *s,
+                                           enum fq_kind kind, const char *ns,
+                                           const char *name)
+{
+    struct entry *e = find(s, kind, ns, name);
+    return e ? e->pub.obj : NULL;
+}
+
+void fq_objstore_edited(struct fq_objstore *s, enum fq_kind kind,
+                        const char *ns, const char *name)
+{
+    struct entry *e = find(s, kind, ns, name);
+    if (!e)
+        return;
+    s->rev++;
+    set_rv(e->pub.obj, s->rev);
+    e->pub.rv = s->rev;
+    record(s, FQ_CHANGE_MODIFIED, e, e->pub.obj);
+}
+
 struct fq_value *fq_objstore_edit_status(struct fq_objstore *s,
                                          enum fq_kind kind, const char *ns,
                                          const char *name)
