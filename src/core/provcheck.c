@@ -767,6 +767,9 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     struct keep *keep = fq_xcalloc(fq_value_len(chs) + 1, sizeof(*keep));
     size_t nkeep = 0;
+    /* A copy of status.admissionChecks alone, written back in place: the
+     * rest of the workload (its podsets' templates above all) is neither
+     * copied nor compared. */
     struct fq_value *edit = NULL;
     bool changed = false;
     for (size_t i = 0; i < fq_value_len(chs); i++) {
@@ -775,10 +778,8 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         if (!resolve(e, check, &prc))
             continue;
         if (!edit)
-            edit = fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
-                                    wl->ns, wl->name);
-        struct fq_value *ch =
-            fq_seq_at(fq_value_path(edit, "status.admissionChecks"), i);
+            edit = fq_value_clone(chs);
+        struct fq_value *ch = fq_seq_at(edit, i);
         if (!prc.obj) {
             changed |= set_state(e, wl->obj, ch, "Pending",
                                  "the check is not active", now);
@@ -838,7 +839,9 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         free(keep[i].check);
     free(keep);
     if (edit && changed)
-        fq_objstore_update(fq_engine_store(e), edit, true, NULL, NULL, NULL);
+        fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, wl->ns,
+                                   wl->name, "admissionChecks", edit, NULL,
+                                   NULL);
     else
         fq_value_free(edit);
 }
