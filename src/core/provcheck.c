@@ -459,8 +459,12 @@ static int64_t free_attempt(struct fq_engine *e, const char *ns, const char *wl,
  * request may name any workload): release it with key_done. */
 static char *key_of(char *buf, size_t n, const char *ns, const char *name)
 {
-    int len = snprintf(buf, n, "%s/%s", ns, name);
-    return len >= 0 && (size_t)len < n ? buf : fq_xasprintf("%s/%s", ns, name);
+    size_t a = strlen(ns), b = strlen(name);
+    char *key = a + b + 2 <= n ? buf : fq_xmalloc(a + b + 2);
+    memcpy(key, ns, a);
+    key[a] = '/';
+    memcpy(key + a + 1, name, b + 1);
+    return key;
 }
 
 static void key_done(char *key, const char *buf)
