@@ -84,18 +84,21 @@
  * record the request as stored, DELETED forgets it). Orphans, requests
  * naming a workload that does not exist, are looked for only among the
  * workloads deleted, or named by a request while absent, since the last
- * run. The first run builds the index from the store and looks at every
- * workload it names, as objects may have been restored before the
- * controller watched.
+ * run. Which request names Nodes still carry, asked when a request is
+ * created, comes from a count kept the same way from the Nodes'
+ * notices, which start no run. The first run builds both from the store
+ * and looks at every workload a request names, as objects may have been
+ * restored before the controller watched.
  *
  * Invariants of the index:
  *  4. At a run's start it holds exactly the stored requests that carry
- *     flexq.dev/workload: the engine dispatches every notice before a
- *     run. During a run only `gone` changes (set by each delete; the
- *     DELETED notice removes the entry after the run); the requests a
- *     run creates enter with their ADDED notice, after it, which is
- *     right because each workload is reconciled once per run, before
- *     its new requests exist.
+ *     flexq.dev/workload, and the node count exactly the stored Nodes'
+ *     annotations: the engine dispatches every notice before a run.
+ *     During a run only `gone` changes (set by each delete; the DELETED
+ *     notice removes the entry after the run); the requests a run
+ *     creates enter with their ADDED notice, after it, which is right
+ *     because each workload is reconciled once per run, before its new
+ *     requests exist, and a run changes no Node.
  *  5. After a run, every request in the index names an existing workload
  *     unless that workload is among those the next run looks at for
  *     orphans.
@@ -153,6 +156,11 @@ struct provcheck {
     /* Workloads ("ns/name") whose requests may have lost them: those
      * deleted and those a request names while absent (invariant 5). */
     struct fq_smap orphans;
+    /* The request each Node is annotated with (node -> "ns/request",
+     * owned) and how many nodes carry each ("ns/request" -> count), kept
+     * from the Nodes' notices like the index: free_attempt asks one
+     * question per attempt instead of reading every Node. */
+    struct fq_smap node_req, req_nodes;
     /* Workloads ("ns/name") to reconcile at the next run: those that
      * changed and those whose requests changed. Every workload is looked
      * at when `all` is set (the first run, a check or config changed). */
@@ -425,36 +433,6 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
     }
 }
 
-/*
- * The first attempt from `from` whose request name no Node carries in its
- * provisioning-request annotation. A request deleted while its nodes boot
- * or sit unneeded leaves them annotated with its name; a new request of
- * the same name would count them as its own (wrong pool, or capacity
- * that is about to go).
- */
-static int64_t free_attempt(struct fq_engine *e, const char *ns, const char *wl,
-                            const char *check, int64_t from)
-{
-    const struct fq_object **list;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &list);
-    int64_t a = from;
-    for (bool used = true; used && n > 0;) {
-        char name[300];
-        request_name(wl, check, a, name, sizeof(name));
-        char *key = fq_xasprintf("%s/%s", ns, name);
-        used = false;
-        for (size_t i = 0; i < n && !used; i++) {
-            const char *v = ann(list[i]->obj, FQ_ANN_NODE_PROVREQ);
-            used = v && !strcmp(v, key);
-        }
-        free(key);
-        if (used)
-            a++;
-    }
-    free(list);
-    return a;
-}
-
 /* "ns/name" into buf, or into an allocation when it does not fit (a
  * request may name any workload): release it with key_done. */
 static char *key_of(char *buf, size_t n, const char *ns, const char *name)
@@ -471,6 +449,27 @@ static void key_done(char *key, const char *buf)
 {
     if (key != buf)
         free(key);
+}
+
+/*
+ * The first attempt from `from` whose request name no Node carries in its
+ * provisioning-request annotation. A request deleted while its nodes boot
+ * or sit unneeded leaves them annotated with its name; a new request of
+ * the same name would count them as its own (wrong pool, or capacity
+ * that is about to go).
+ */
+static int64_t free_attempt(struct provcheck *pc, const char *ns,
+                            const char *wl, const char *check, int64_t from)
+{
+    for (int64_t a = from;; a++) {
+        char name[300], buf[600];
+        request_name(wl, check, a, name, sizeof(name));
+        char *key = key_of(buf, sizeof(buf), ns, name);
+        bool used = fq_smap_get(&pc->req_nodes, key) != NULL;
+        key_done(key, buf);
+        if (!used)
+            return a;
+    }
 }
 
 /* The requests that name workload ns/wl, or NULL when none does. */
@@ -828,7 +827,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
             int64_t rc = fq_value_path_int(ch, "retryCount", 0);
             if (rc + 1 > next)
                 next = rc + 1;
-            next = free_attempt(e, wl->ns, wl->name, check, next);
+            next = free_attempt(pc, wl->ns, wl->name, check, next);
             keep[nkeep++].attempt = next;
             create_request(pc, e, wl, check, &prc, next, now);
             changed |= set_state(e, wl->obj, ch, "Pending", "", now);
@@ -902,6 +901,7 @@ static void *pc_create(struct fq_engine *e)
     (void)e;
     struct provcheck *pc = fq_xcalloc(1, sizeof(struct provcheck));
     pc->by_wl.free_val = free_wlreqs;
+    pc->node_req.free_val = free;
     pc->all = true;
     return pc;
 }
@@ -912,6 +912,8 @@ static void pc_destroy(void *self)
     fq_smap_free(&pc->by_name);
     fq_smap_free(&pc->by_wl);
     fq_smap_free(&pc->orphans);
+    fq_smap_free(&pc->node_req);
+    fq_smap_free(&pc->req_nodes);
     fq_smap_free(&pc->dirty);
     free(pc);
 }
@@ -999,9 +1001,32 @@ static void index_put(struct provcheck *pc, const char *ns, const char *name,
     key_done(key, buf);
 }
 
-/* Builds the index from the store, at the first run: objects restored
- * before the controller watched came with no notice. Every workload a
- * request names is then looked at for orphans. */
+/* Node `node` now carries provisioning-request annotation `v` (NULL:
+ * none, or deleted). */
+static void node_seen(struct provcheck *pc, const char *node, const char *v)
+{
+    const char *old = fq_smap_get(&pc->node_req, node);
+    if (old == v || (old && v && !strcmp(old, v)))
+        return;
+    if (old) {
+        uintptr_t n = (uintptr_t)fq_smap_get(&pc->req_nodes, old);
+        if (n > 1)
+            fq_smap_put(&pc->req_nodes, old, (void *)(n - 1));
+        else
+            fq_smap_del(&pc->req_nodes, old);
+    }
+    if (v) {
+        uintptr_t n = (uintptr_t)fq_smap_get(&pc->req_nodes, v);
+        fq_smap_put(&pc->req_nodes, v, (void *)(n + 1));
+        fq_smap_put(&pc->node_req, node, fq_xstrdup(v)); /* frees old */
+    } else {
+        fq_smap_del(&pc->node_req, node);
+    }
+}
+
+/* Builds the index of requests and nodes from the store, at the first
+ * run: objects restored before the controller watched came with no
+ * notice. Every workload a request names is then looked at for orphans. */
 static void build_index(struct provcheck *pc, struct fq_engine *e)
 {
     fq_smap_clear(&pc->by_name);
@@ -1011,6 +1036,12 @@ static void build_index(struct provcheck *pc, struct fq_engine *e)
                                 NULL, &list);
     for (size_t i = 0; i < n; i++)
         index_put(pc, list[i]->ns, list[i]->name, list[i]->obj);
+    free(list);
+    fq_smap_clear(&pc->node_req);
+    fq_smap_clear(&pc->req_nodes);
+    n = fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &list);
+    for (size_t i = 0; i < n; i++)
+        node_seen(pc, list[i]->name, ann(list[i]->obj, FQ_ANN_NODE_PROVREQ));
     free(list);
     for (size_t i = 0; i < pc->by_wl.cap; i++)
         if (pc->by_wl.t[i].key)
@@ -1097,6 +1128,13 @@ static void pc_on_change(void *self, struct fq_engine *e,
                                  w))
                 maybe_orphaned(pc, c->ns, w);
         }
+    } else if (c->kind == FQ_KIND_NODE) {
+        /* Read only when a request is created: no run for it. */
+        node_seen(pc, c->name,
+                  c->type == FQ_CHANGE_DELETED ?
+                      NULL :
+                      ann(c->obj, FQ_ANN_NODE_PROVREQ));
+        return;
     } else {
         pc->all = true; /* a check or a config: any workload may change */
     }
@@ -1170,7 +1208,7 @@ const struct fq_controller_ops fq_provcheck_controller = {
     .name = "provcheck",
     .watch = FQ_KIND_BIT(FQ_KIND_WORKLOAD) |
              FQ_KIND_BIT(FQ_KIND_PROVISIONINGREQUEST) |
-             FQ_KIND_BIT(FQ_KIND_ADMISSIONCHECK) |
+             FQ_KIND_BIT(FQ_KIND_NODE) | FQ_KIND_BIT(FQ_KIND_ADMISSIONCHECK) |
              FQ_KIND_BIT(FQ_KIND_PROVISIONINGREQUESTCONFIG),
     .create = pc_create,
     .destroy = pc_destroy,
