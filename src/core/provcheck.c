@@ -165,6 +165,11 @@ struct provcheck {
      * changed and those whose requests changed. Every workload is looked
      * at when `all` is set (the first run, a check or config changed). */
     struct fq_smap dirty;
+    /* The same keys (owned) in the order they were marked: a run sorts
+     * and clears these, at a cost of what was marked rather than of the
+     * set's table, which keeps the size of the busiest run. */
+    char **marked;
+    size_t nmarked, capmarked;
     bool all;
 };
 
@@ -914,6 +919,9 @@ static void pc_destroy(void *self)
     fq_smap_free(&pc->orphans);
     fq_smap_free(&pc->node_req);
     fq_smap_free(&pc->req_nodes);
+    for (size_t i = 0; i < pc->nmarked; i++)
+        free(pc->marked[i]);
+    free(pc->marked);
     fq_smap_free(&pc->dirty);
     free(pc);
 }
@@ -1081,7 +1089,11 @@ static void mark(struct provcheck *pc, const char *ns, const char *name)
 {
     char buf[600];
     char *key = key_of(buf, sizeof(buf), ns, name);
-    fq_smap_add(&pc->dirty, key);
+    if (!fq_smap_has(&pc->dirty, key)) {
+        fq_smap_add(&pc->dirty, key);
+        FQ_GROW(pc->marked, pc->capmarked, pc->nmarked + 1);
+        pc->marked[pc->nmarked++] = fq_xstrdup(key);
+    }
     key_done(key, buf);
 }
 
@@ -1141,6 +1153,11 @@ static void pc_on_change(void *self, struct fq_engine *e,
     fq_engine_kick(e, self);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* The workloads this run looks at, "ns" and "name" interleaved. */
 static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
 {
@@ -1158,8 +1175,10 @@ static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
         }
         free(list);
     } else {
-        const char **v;
-        size_t m = fq_smap_sorted_keys(&pc->dirty, NULL, &v);
+        char **v = pc->marked;
+        size_t m = pc->nmarked;
+        if (m > 1)
+            qsort(v, m, sizeof(*v), cmp_str);
         keys = fq_xcalloc(2 * m + 1, sizeof(*keys));
         for (size_t i = 0; i < m; i++) {
             size_t l = strcspn(v[i], "/");
@@ -1167,10 +1186,13 @@ static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
             keys[2 * n + 1] = fq_xstrdup(v[i][l] ? v[i] + l + 1 : "");
             n++;
         }
-        free(v);
     }
     pc->all = false;
-    fq_smap_clear(&pc->dirty);
+    for (size_t i = 0; i < pc->nmarked; i++) {
+        fq_smap_del(&pc->dirty, pc->marked[i]);
+        free(pc->marked[i]);
+    }
+    pc->nmarked = 0;
     *out = keys;
     return n;
 }
