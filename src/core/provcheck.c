@@ -1090,7 +1090,7 @@ static void mark(struct provcheck *pc, const char *ns, const char *name)
     char buf[600];
     char *key = key_of(buf, sizeof(buf), ns, name);
     if (!fq_smap_has(&pc->dirty, key)) {
-        fq_smap_add(&pc->dirty, key);
+        fq_smap_put(&pc->dirty, key, NULL);
         FQ_GROW(pc->marked, pc->capmarked, pc->nmarked + 1);
         pc->marked[pc->nmarked++] = fq_xstrdup(key);
     }
