@@ -74,6 +74,35 @@
  *     podSetUpdates of our checks are written; conditions, quota and
  *     eviction belong to the kueue controller.
  *
+ * What a run costs. A run reconciles only the workloads marked since the
+ * last one (they, or one of their requests, changed), in the order of
+ * their "ns/name" keys, or, after an AdmissionCheck or
+ * ProvisioningRequestConfig changed, every workload by namespace then
+ * name. It finds a workload's requests in an index kept between runs:
+ * workload -> its requests (check, attempt, name, live), which on_change
+ * updates from every ProvisioningRequest notice (ADDED and MODIFIED
+ * record the request as stored, DELETED forgets it). Orphans, requests
+ * naming a workload that does not exist, are looked for only among the
+ * workloads deleted, or named by a request while absent, since the last
+ * run. Which request names Nodes still carry, asked when a request is
+ * created, comes from a count kept the same way from the Nodes'
+ * notices, which start no run. The first run builds both from the store
+ * and looks at every workload a request names, as objects may have been
+ * restored before the controller watched.
+ *
+ * Invariants of the index:
+ *  4. At a run's start it holds exactly the stored requests that carry
+ *     flexq.dev/workload, and the node count exactly the stored Nodes'
+ *     annotations: the engine dispatches every notice before a run.
+ *     During a run only `gone` changes (set by each delete; the DELETED
+ *     notice removes the entry after the run); the requests a run
+ *     creates enter with their ADDED notice, after it, which is right
+ *     because each workload is reconciled once per run, before its new
+ *     requests exist, and a run changes no Node.
+ *  5. After a run, every request in the index names an existing workload
+ *     unless that workload is among those the next run looks at for
+ *     orphans.
+ *
  * podSetUpdates on Ready, per podset of the request: annotations
  * autoscaling.x-k8s.io/consume-provisioning-request=<request> and
  * autoscaling.x-k8s.io/provisioning-class-name=<class>, plus the config's
@@ -100,27 +129,47 @@
 #define ANN_REPORTED    "flexq.dev/failure-reported"
 #define PARAM_PREFIX    "provreq.kueue.x-k8s.io/"
 
-/* One request of ours (it carries flexq.dev/workload), as a run sees it. */
+/* One request of ours (it carries flexq.dev/workload), as the index
+ * keeps it. */
 struct preq {
-    char *ns, *wl, *check, *name; /* owned */
+    char *check, *name; /* owned */
     int64_t attempt;
     bool live; /* not Failed, BookingExpired or CapacityRevoked */
-    bool gone; /* deleted during this run */
+    bool gone; /* deleted by the current run */
+};
+
+/* The requests that name one workload, sorted by check, attempt and
+ * name. */
+struct wlreqs {
+    char *ns, *wl; /* owned */
+    struct preq *v;
+    size_t n, cap;
 };
 
 struct provcheck {
     uint64_t created, deleted; /* counters for tests */
-    /* The index of our requests, sorted by namespace, workload, check and
-     * attempt, rebuilt at the start of every run (any request change kicks
-     * one): a workload's requests are a bsearch away instead of a walk
-     * over every request of its namespace. Requests a run creates are not
-     * in it; each workload is reconciled once per run, before they exist. */
-    struct preq *reqs;
-    size_t nreqs;
+    /* The index of our requests (invariant 4): "ns/workload" -> struct
+     * wlreqs (owned), and each request's "ns/name" -> the struct wlreqs
+     * it is in (borrowed). `indexed` once the first run built it. */
+    struct fq_smap by_wl, by_name;
+    bool indexed;
+    /* Workloads ("ns/name") whose requests may have lost them: those
+     * deleted and those a request names while absent (invariant 5). */
+    struct fq_smap orphans;
+    /* The request each Node is annotated with (node -> "ns/request",
+     * owned) and how many nodes carry each ("ns/request" -> count), kept
+     * from the Nodes' notices like the index: free_attempt asks one
+     * question per attempt instead of reading every Node. */
+    struct fq_smap node_req, req_nodes;
     /* Workloads ("ns/name") to reconcile at the next run: those that
      * changed and those whose requests changed. Every workload is looked
      * at when `all` is set (the first run, a check or config changed). */
     struct fq_smap dirty;
+    /* The same keys (owned) in the order they were marked: a run sorts
+     * and clears these, at a cost of what was marked rather than of the
+     * set's table, which keeps the size of the busiest run. */
+    char **marked;
+    size_t nmarked, capmarked;
     bool all;
 };
 
@@ -389,6 +438,24 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
     }
 }
 
+/* "ns/name" into buf, or into an allocation when it does not fit (a
+ * request may name any workload): release it with key_done. */
+static char *key_of(char *buf, size_t n, const char *ns, const char *name)
+{
+    size_t a = strlen(ns), b = strlen(name);
+    char *key = a + b + 2 <= n ? buf : fq_xmalloc(a + b + 2);
+    memcpy(key, ns, a);
+    key[a] = '/';
+    memcpy(key + a + 1, name, b + 1);
+    return key;
+}
+
+static void key_done(char *key, const char *buf)
+{
+    if (key != buf)
+        free(key);
+}
+
 /*
  * The first attempt from `from` whose request name no Node carries in its
  * provisioning-request annotation. A request deleted while its nodes boot
@@ -396,65 +463,39 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
  * the same name would count them as its own (wrong pool, or capacity
  * that is about to go).
  */
-static int64_t free_attempt(struct fq_engine *e, const char *ns, const char *wl,
-                            const char *check, int64_t from)
+static int64_t free_attempt(struct provcheck *pc, const char *ns,
+                            const char *wl, const char *check, int64_t from)
 {
-    const struct fq_object **list;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &list);
-    int64_t a = from;
-    for (bool used = true; used && n > 0;) {
-        char name[300];
+    for (int64_t a = from;; a++) {
+        char name[300], buf[600];
         request_name(wl, check, a, name, sizeof(name));
-        char *key = fq_xasprintf("%s/%s", ns, name);
-        used = false;
-        for (size_t i = 0; i < n && !used; i++) {
-            const char *v = ann(list[i]->obj, FQ_ANN_NODE_PROVREQ);
-            used = v && !strcmp(v, key);
-        }
-        free(key);
-        if (used)
-            a++;
+        char *key = key_of(buf, sizeof(buf), ns, name);
+        bool used = fq_smap_get(&pc->req_nodes, key) != NULL;
+        key_done(key, buf);
+        if (!used)
+            return a;
     }
-    free(list);
-    return a;
 }
 
-static int cmp_preq(const void *a, const void *b)
+/* The requests that name workload ns/wl, or NULL when none does. */
+static struct wlreqs *requests_of(const struct provcheck *pc, const char *ns,
+                                  const char *wl)
 {
-    const struct preq *x = a, *y = b;
-    int c = strcmp(x->ns, y->ns);
-    if (!c)
-        c = strcmp(x->wl, y->wl);
-    if (!c)
-        c = strcmp(x->check, y->check);
-    if (!c)
-        c = (x->attempt > y->attempt) - (x->attempt < y->attempt);
-    return c ? c : strcmp(x->name, y->name);
+    char buf[600];
+    char *key = key_of(buf, sizeof(buf), ns, wl);
+    struct wlreqs *g = fq_smap_get(&pc->by_wl, key);
+    key_done(key, buf);
+    return g;
 }
 
-/* The first index entry of workload ns/wl (or where it would be). */
-static size_t first_of(const struct provcheck *pc, const char *ns,
-                       const char *wl)
+/* Orders a workload's requests by check, attempt, then name. */
+static int cmp_preq(const struct preq *x, const char *check, int64_t attempt,
+                    const char *name)
 {
-    size_t lo = 0, hi = pc->nreqs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(pc->reqs[mid].ns, ns);
-        if (!c)
-            c = strcmp(pc->reqs[mid].wl, wl);
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static bool is_of(const struct provcheck *pc, size_t i, const char *ns,
-                  const char *wl)
-{
-    return i < pc->nreqs && !strcmp(pc->reqs[i].ns, ns) &&
-           !strcmp(pc->reqs[i].wl, wl);
+    int c = strcmp(x->check, check);
+    if (!c)
+        c = (x->attempt > attempt) - (x->attempt < attempt);
+    return c ? c : strcmp(x->name, name);
 }
 
 /* The latest request of (workload, check) still there, and its attempt
@@ -465,8 +506,9 @@ static struct preq *latest_request(struct provcheck *pc, const char *ns,
 {
     struct preq *best = NULL;
     *attempt = 0;
-    for (size_t i = first_of(pc, ns, wl); is_of(pc, i, ns, wl); i++) {
-        struct preq *r = &pc->reqs[i];
+    struct wlreqs *g = requests_of(pc, ns, wl);
+    for (size_t i = 0; g && i < g->n; i++) {
+        struct preq *r = &g->v[i];
         if (r->gone || strcmp(r->check, check) || r->attempt < *attempt)
             continue;
         *attempt = r->attempt;
@@ -475,10 +517,13 @@ static struct preq *latest_request(struct provcheck *pc, const char *ns,
     return best;
 }
 
-static void drop(struct provcheck *pc, struct fq_engine *e, struct preq *r)
+/* Deletes a request of namespace ns. Its entry stays, `gone`, until the
+ * DELETED notice removes it after the run. */
+static void drop(struct provcheck *pc, struct fq_engine *e, const char *ns,
+                 struct preq *r)
 {
-    if (fq_objstore_delete(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
-                           r->ns, r->name, NULL) == 0)
+    if (fq_objstore_delete(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST, ns,
+                           r->name, NULL) == 0)
         pc->deleted++;
     r->gone = true;
 }
@@ -646,11 +691,12 @@ static void delete_requests(struct provcheck *pc, struct fq_engine *e,
                             const char *ns, const char *wl, bool only_live,
                             const struct keep *keep, size_t nkeep)
 {
-    for (size_t i = first_of(pc, ns, wl); is_of(pc, i, ns, wl); i++) {
-        struct preq *r = &pc->reqs[i];
+    struct wlreqs *g = requests_of(pc, ns, wl);
+    for (size_t i = 0; g && i < g->n; i++) {
+        struct preq *r = &g->v[i];
         if (r->gone || (only_live && (!r->live || kept(r, keep, nkeep))))
             continue;
-        drop(pc, e, r);
+        drop(pc, e, ns, r);
     }
 }
 
@@ -729,6 +775,9 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     struct keep *keep = fq_xcalloc(fq_value_len(chs) + 1, sizeof(*keep));
     size_t nkeep = 0;
+    /* A copy of status.admissionChecks alone, written back in place: the
+     * rest of the workload (its podsets' templates above all) is neither
+     * copied nor compared. */
     struct fq_value *edit = NULL;
     bool changed = false;
     for (size_t i = 0; i < fq_value_len(chs); i++) {
@@ -737,10 +786,8 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         if (!resolve(e, check, &prc))
             continue;
         if (!edit)
-            edit = fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
-                                    wl->ns, wl->name);
-        struct fq_value *ch =
-            fq_seq_at(fq_value_path(edit, "status.admissionChecks"), i);
+            edit = fq_value_clone(chs);
+        struct fq_value *ch = fq_seq_at(edit, i);
         if (!prc.obj) {
             changed |= set_state(e, wl->obj, ch, "Pending",
                                  "the check is not active", now);
@@ -765,16 +812,16 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         const struct fq_object *req =
             pr ?
                 fq_objstore_get(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
-                                pr->ns, pr->name) :
+                                wl->ns, pr->name) :
                 NULL;
         const char *state = fq_value_path_str(ch, "state", "Pending");
         if (req && pr->live && strcmp(state, "Ready") &&
             !request_matches(e, wl->obj, req->obj, &prc)) {
             /* Made for an earlier reservation: replaced below. */
-            drop(pc, e, pr);
+            drop(pc, e, wl->ns, pr);
             pr = latest_request(pc, wl->ns, wl->name, check, &attempt);
             req = pr ? fq_objstore_get(fq_engine_store(e),
-                                       FQ_KIND_PROVISIONINGREQUEST, pr->ns,
+                                       FQ_KIND_PROVISIONINGREQUEST, wl->ns,
                                        pr->name) :
                        NULL;
         }
@@ -785,7 +832,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
             int64_t rc = fq_value_path_int(ch, "retryCount", 0);
             if (rc + 1 > next)
                 next = rc + 1;
-            next = free_attempt(e, wl->ns, wl->name, check, next);
+            next = free_attempt(pc, wl->ns, wl->name, check, next);
             keep[nkeep++].attempt = next;
             create_request(pc, e, wl, check, &prc, next, now);
             changed |= set_state(e, wl->obj, ch, "Pending", "", now);
@@ -800,86 +847,223 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         free(keep[i].check);
     free(keep);
     if (edit && changed)
-        fq_objstore_update(fq_engine_store(e), edit, true, NULL, NULL, NULL);
+        fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, wl->ns,
+                                   wl->name, "admissionChecks", edit, NULL,
+                                   NULL);
     else
         fq_value_free(edit);
 }
 
-/* Requests whose workload is gone are deleted. */
+static int cmp_wlreqs(const void *a, const void *b)
+{
+    const struct wlreqs *x = *(const struct wlreqs *const *)a;
+    const struct wlreqs *y = *(const struct wlreqs *const *)b;
+    int c = strcmp(x->ns, y->ns);
+    return c ? c : strcmp(x->wl, y->wl);
+}
+
+/* Requests whose workload is gone are deleted, workload by workload in
+ * namespace then name order, as a walk over every request would. Only
+ * the workloads in pc->orphans can be missing (invariant 5). */
 static void orphans(struct provcheck *pc, struct fq_engine *e)
 {
-    bool missing = false;
-    for (size_t i = 0; i < pc->nreqs; i++) {
-        struct preq *r = &pc->reqs[i];
-        if (i == 0 || !is_of(pc, i - 1, r->ns, r->wl))
-            missing = !fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD,
-                                       r->ns, r->wl);
-        if (missing && !r->gone)
-            drop(pc, e, r);
+    if (pc->orphans.n == 0)
+        return;
+    struct wlreqs **gs = fq_xcalloc(pc->orphans.n, sizeof(*gs));
+    size_t n = 0;
+    for (size_t i = 0; i < pc->orphans.cap; i++) {
+        const char *key = pc->orphans.t[i].key;
+        struct wlreqs *g = key ? fq_smap_get(&pc->by_wl, key) : NULL;
+        if (g && !fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, g->ns,
+                                  g->wl))
+            gs[n++] = g;
     }
+    if (n > 1)
+        qsort(gs, n, sizeof(*gs), cmp_wlreqs);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < gs[i]->n; k++)
+            if (!gs[i]->v[k].gone)
+                drop(pc, e, gs[i]->ns, &gs[i]->v[k]);
+    free(gs);
+    fq_smap_clear(&pc->orphans);
+}
+
+static void free_wlreqs(void *p)
+{
+    struct wlreqs *g = p;
+    for (size_t i = 0; i < g->n; i++) {
+        free(g->v[i].check);
+        free(g->v[i].name);
+    }
+    free(g->v);
+    free(g->ns);
+    free(g->wl);
+    free(g);
 }
 
 static void *pc_create(struct fq_engine *e)
 {
     (void)e;
     struct provcheck *pc = fq_xcalloc(1, sizeof(struct provcheck));
+    pc->by_wl.free_val = free_wlreqs;
+    pc->node_req.free_val = free;
     pc->all = true;
     return pc;
-}
-
-static void free_index(struct provcheck *pc)
-{
-    for (size_t i = 0; i < pc->nreqs; i++) {
-        free(pc->reqs[i].ns);
-        free(pc->reqs[i].wl);
-        free(pc->reqs[i].check);
-        free(pc->reqs[i].name);
-    }
-    free(pc->reqs);
-    pc->reqs = NULL;
-    pc->nreqs = 0;
 }
 
 static void pc_destroy(void *self)
 {
     struct provcheck *pc = self;
-    free_index(pc);
+    fq_smap_free(&pc->by_name);
+    fq_smap_free(&pc->by_wl);
+    fq_smap_free(&pc->orphans);
+    fq_smap_free(&pc->node_req);
+    fq_smap_free(&pc->req_nodes);
+    for (size_t i = 0; i < pc->nmarked; i++)
+        free(pc->marked[i]);
+    free(pc->marked);
     fq_smap_free(&pc->dirty);
     free(pc);
 }
 
-/* Rebuilds the index of our requests from the store. */
+/* Forgets request ns/name, and its workload's entry when it was the last
+ * request naming it. */
+static void index_del(struct provcheck *pc, const char *ns, const char *name)
+{
+    char buf[600];
+    char *key = key_of(buf, sizeof(buf), ns, name);
+    struct wlreqs *g = fq_smap_get(&pc->by_name, key);
+    if (g) {
+        fq_smap_del(&pc->by_name, key);
+        for (size_t i = 0; i < g->n; i++) {
+            if (strcmp(g->v[i].name, name))
+                continue;
+            free(g->v[i].check);
+            free(g->v[i].name);
+            memmove(&g->v[i], &g->v[i + 1], (g->n - i - 1) * sizeof(*g->v));
+            g->n--;
+            break;
+        }
+        if (g->n == 0) {
+            char gbuf[600];
+            char *gkey = key_of(gbuf, sizeof(gbuf), g->ns, g->wl);
+            fq_smap_del(&pc->by_wl, gkey); /* frees g */
+            key_done(gkey, gbuf);
+        }
+    }
+    key_done(key, buf);
+}
+
+/* Records request ns/name as `obj` (the stored tree) has it, replacing
+ * what the index knew of it. A status change, the common case, only
+ * updates `live`. */
+static void index_put(struct provcheck *pc, const char *ns, const char *name,
+                      const struct fq_value *obj)
+{
+    const char *w = ann(obj, ANN_WORKLOAD);
+    const char *check = ann(obj, ANN_CHECK), *a = ann(obj, ANN_ATTEMPT);
+    if (!check)
+        check = "";
+    int64_t attempt = a ? atoll(a) : 0;
+    bool live = !terminal(fq_map_get(obj, "status"));
+    char buf[600];
+    char *key = key_of(buf, sizeof(buf), ns, name);
+    struct wlreqs *g = fq_smap_get(&pc->by_name, key);
+    for (size_t i = 0; g && w && !strcmp(g->wl, w) && i < g->n; i++) {
+        struct preq *r = &g->v[i];
+        if (strcmp(r->name, name))
+            continue;
+        if (strcmp(r->check, check) || r->attempt != attempt)
+            break;
+        r->live = live;
+        r->gone = false;
+        key_done(key, buf);
+        return;
+    }
+    index_del(pc, ns, name);
+    if (w) {
+        char gbuf[600];
+        char *gkey = key_of(gbuf, sizeof(gbuf), ns, w);
+        g = fq_smap_get(&pc->by_wl, gkey);
+        if (!g) {
+            g = fq_xcalloc(1, sizeof(*g));
+            g->ns = fq_xstrdup(ns);
+            g->wl = fq_xstrdup(w);
+            fq_smap_put(&pc->by_wl, gkey, g);
+        }
+        key_done(gkey, gbuf);
+        size_t at = 0;
+        while (at < g->n && cmp_preq(&g->v[at], check, attempt, name) < 0)
+            at++;
+        FQ_GROW(g->v, g->cap, g->n + 1);
+        memmove(&g->v[at + 1], &g->v[at], (g->n - at) * sizeof(*g->v));
+        g->v[at] = (struct preq){
+            .check = fq_xstrdup(check),
+            .name = fq_xstrdup(name),
+            .attempt = attempt,
+            .live = live,
+        };
+        g->n++;
+        fq_smap_put(&pc->by_name, key, g);
+    }
+    key_done(key, buf);
+}
+
+/* Node `node` now carries provisioning-request annotation `v` (NULL:
+ * none, or deleted). */
+static void node_seen(struct provcheck *pc, const char *node, const char *v)
+{
+    const char *old = fq_smap_get(&pc->node_req, node);
+    if (old == v || (old && v && !strcmp(old, v)))
+        return;
+    if (old) {
+        uintptr_t n = (uintptr_t)fq_smap_get(&pc->req_nodes, old);
+        if (n > 1)
+            fq_smap_put(&pc->req_nodes, old, (void *)(n - 1));
+        else
+            fq_smap_del(&pc->req_nodes, old);
+    }
+    if (v) {
+        uintptr_t n = (uintptr_t)fq_smap_get(&pc->req_nodes, v);
+        fq_smap_put(&pc->req_nodes, v, (void *)(n + 1));
+        fq_smap_put(&pc->node_req, node, fq_xstrdup(v)); /* frees old */
+    } else {
+        fq_smap_del(&pc->node_req, node);
+    }
+}
+
+/* Builds the index of requests and nodes from the store, at the first
+ * run: objects restored before the controller watched came with no
+ * notice. Every workload a request names is then looked at for orphans. */
 static void build_index(struct provcheck *pc, struct fq_engine *e)
 {
-    free_index(pc);
+    fq_smap_clear(&pc->by_name);
+    fq_smap_clear(&pc->by_wl);
     const struct fq_object **list;
     size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
                                 NULL, &list);
-    pc->reqs = fq_xcalloc(n + 1, sizeof(*pc->reqs));
-    for (size_t i = 0; i < n; i++) {
-        const struct fq_value *o = list[i]->obj;
-        const char *w = ann(o, ANN_WORKLOAD);
-        if (!w)
-            continue;
-        const char *c = ann(o, ANN_CHECK), *a = ann(o, ANN_ATTEMPT);
-        struct preq *r = &pc->reqs[pc->nreqs++];
-        r->ns = fq_xstrdup(list[i]->ns);
-        r->wl = fq_xstrdup(w);
-        r->check = fq_xstrdup(c ? c : "");
-        r->name = fq_xstrdup(list[i]->name);
-        r->attempt = a ? atoll(a) : 0;
-        r->live = !terminal(fq_map_get(o, "status"));
-    }
+    for (size_t i = 0; i < n; i++)
+        index_put(pc, list[i]->ns, list[i]->name, list[i]->obj);
     free(list);
-    qsort(pc->reqs, pc->nreqs, sizeof(*pc->reqs), cmp_preq);
+    fq_smap_clear(&pc->node_req);
+    fq_smap_clear(&pc->req_nodes);
+    n = fq_objstore_list(fq_engine_store(e), FQ_KIND_NODE, NULL, &list);
+    for (size_t i = 0; i < n; i++)
+        node_seen(pc, list[i]->name, ann(list[i]->obj, FQ_ANN_NODE_PROVREQ));
+    free(list);
+    for (size_t i = 0; i < pc->by_wl.cap; i++)
+        if (pc->by_wl.t[i].key)
+            fq_smap_add(&pc->orphans, pc->by_wl.t[i].key);
+    pc->indexed = true;
 }
 
-/* Does the workload own a live request (as of the last run's start)? */
+/* Does the workload own a live request? */
 static bool owns_live(const struct provcheck *pc, const char *ns,
                       const char *name)
 {
-    for (size_t i = first_of(pc, ns, name); is_of(pc, i, ns, name); i++)
-        if (pc->reqs[i].live && !pc->reqs[i].gone)
+    const struct wlreqs *g = requests_of(pc, ns, name);
+    for (size_t i = 0; g && i < g->n; i++)
+        if (g->v[i].live && !g->v[i].gone)
             return true;
     return false;
 }
@@ -903,9 +1087,24 @@ static bool has_our_check(struct fq_engine *e, const struct fq_value *wl)
  * still costs the engine a settle round. */
 static void mark(struct provcheck *pc, const char *ns, const char *name)
 {
-    char key[600];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
-    fq_smap_add(&pc->dirty, key);
+    char buf[600];
+    char *key = key_of(buf, sizeof(buf), ns, name);
+    if (!fq_smap_has(&pc->dirty, key)) {
+        fq_smap_put(&pc->dirty, key, NULL);
+        FQ_GROW(pc->marked, pc->capmarked, pc->nmarked + 1);
+        pc->marked[pc->nmarked++] = fq_xstrdup(key);
+    }
+    key_done(key, buf);
+}
+
+/* A workload whose requests may have lost it (see struct provcheck). */
+static void maybe_orphaned(struct provcheck *pc, const char *ns,
+                           const char *name)
+{
+    char buf[600];
+    char *key = key_of(buf, sizeof(buf), ns, name);
+    fq_smap_add(&pc->orphans, key);
+    key_done(key, buf);
 }
 
 static void pc_on_change(void *self, struct fq_engine *e,
@@ -913,6 +1112,8 @@ static void pc_on_change(void *self, struct fq_engine *e,
 {
     struct provcheck *pc = self;
     if (c->kind == FQ_KIND_WORKLOAD) {
+        if (c->type == FQ_CHANGE_DELETED && requests_of(pc, c->ns, c->name))
+            maybe_orphaned(pc, c->ns, c->name);
         bool relevant =
             c->type == FQ_CHANGE_DELETED ?
                 fq_objstore_count(fq_engine_store(e),
@@ -927,13 +1128,34 @@ static void pc_on_change(void *self, struct fq_engine *e,
             return;
         mark(pc, c->ns, c->name);
     } else if (c->kind == FQ_KIND_PROVISIONINGREQUEST) {
+        if (c->type == FQ_CHANGE_DELETED)
+            index_del(pc, c->ns, c->name);
+        else
+            index_put(pc, c->ns, c->name, c->obj);
         const char *w = c->obj ? ann(c->obj, ANN_WORKLOAD) : NULL;
-        if (w)
+        if (w) {
             mark(pc, c->ns, w);
+            if (c->type != FQ_CHANGE_DELETED &&
+                !fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, c->ns,
+                                 w))
+                maybe_orphaned(pc, c->ns, w);
+        }
+    } else if (c->kind == FQ_KIND_NODE) {
+        /* Read only when a request is created: no run for it. */
+        node_seen(pc, c->name,
+                  c->type == FQ_CHANGE_DELETED ?
+                      NULL :
+                      ann(c->obj, FQ_ANN_NODE_PROVREQ));
+        return;
     } else {
         pc->all = true; /* a check or a config: any workload may change */
     }
     fq_engine_kick(e, self);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The workloads this run looks at, "ns" and "name" interleaved. */
@@ -953,8 +1175,10 @@ static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
         }
         free(list);
     } else {
-        const char **v;
-        size_t m = fq_smap_sorted_keys(&pc->dirty, NULL, &v);
+        char **v = pc->marked;
+        size_t m = pc->nmarked;
+        if (m > 1)
+            qsort(v, m, sizeof(*v), cmp_str);
         keys = fq_xcalloc(2 * m + 1, sizeof(*keys));
         for (size_t i = 0; i < m; i++) {
             size_t l = strcspn(v[i], "/");
@@ -962,10 +1186,13 @@ static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
             keys[2 * n + 1] = fq_xstrdup(v[i][l] ? v[i] + l + 1 : "");
             n++;
         }
-        free(v);
     }
     pc->all = false;
-    fq_smap_clear(&pc->dirty);
+    for (size_t i = 0; i < pc->nmarked; i++) {
+        fq_smap_del(&pc->dirty, pc->marked[i]);
+        free(pc->marked[i]);
+    }
+    pc->nmarked = 0;
     *out = keys;
     return n;
 }
@@ -973,7 +1200,8 @@ static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
 static void pc_run(void *self, struct fq_engine *e, int64_t now)
 {
     struct provcheck *pc = self;
-    build_index(pc, e);
+    if (!pc->indexed)
+        build_index(pc, e);
     /* Names first: reconcile writes to the store, which may move the
      * borrowed objects. */
     char **keys;
@@ -1002,7 +1230,7 @@ const struct fq_controller_ops fq_provcheck_controller = {
     .name = "provcheck",
     .watch = FQ_KIND_BIT(FQ_KIND_WORKLOAD) |
              FQ_KIND_BIT(FQ_KIND_PROVISIONINGREQUEST) |
-             FQ_KIND_BIT(FQ_KIND_ADMISSIONCHECK) |
+             FQ_KIND_BIT(FQ_KIND_NODE) | FQ_KIND_BIT(FQ_KIND_ADMISSIONCHECK) |
              FQ_KIND_BIT(FQ_KIND_PROVISIONINGREQUESTCONFIG),
     .create = pc_create,
     .destroy = pc_destroy,

@@ -10,7 +10,9 @@
  * longer needs (its check dropped when it moved off the checked flavor)
  * is deleted while finished attempts stay; a request made for an earlier
  * reservation (moved to another flavor with the same check) is replaced
- * under a name no node still carries.
+ * under a name no node still carries. After a restart, a request
+ * restored without its workload is deleted, and so is one created later
+ * for a workload that does not exist.
  */
 #include "capacity_testlib.h"
 
@@ -422,6 +424,70 @@ static void test_moved_reservation_replaces_request(void **state)
     fq_engine_free(e);
 }
 
+/* A copy of engine e's stored objects, as flexqd restores them after a
+ * restart, but for the workload `skip`. */
+static struct fq_engine *restart(struct fq_engine *e, const char *skip)
+{
+    struct fq_engine *e2 = ct_engine(true, true);
+    for (int k = FQ_KIND_NONE + 1; k < FQ_KIND__COUNT; k++) {
+        const struct fq_object **list;
+        size_t n =
+            fq_objstore_list(fq_engine_store(e), (enum fq_kind)k, NULL, &list);
+        for (size_t i = 0; i < n; i++) {
+            if (k == FQ_KIND_WORKLOAD && !strcmp(list[i]->name, skip))
+                continue;
+            assert_int_equal(fq_objstore_restore(fq_engine_store(e2),
+                                                 fq_value_clone(list[i]->obj),
+                                                 NULL, NULL),
+                             0);
+        }
+        free(list);
+    }
+    return e2;
+}
+
+static void test_orphans_after_restart(void **state)
+{
+    (void)state;
+    struct fq_engine *e = start("60");
+    workload(e, "kept", "", CT0);
+    workload(e, "lost", "", CT0);
+    ct_run_to(e, CT0 + 1 * SEC);
+    assert_non_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "kept-dws-prov-1"));
+    assert_non_null(
+        ct_get(e, FQ_KIND_PROVISIONINGREQUEST, "default", "lost-dws-prov-1"));
+    /* restored without its workload: the first run deletes the request,
+     * and only that one */
+    struct fq_engine *e2 = restart(e, "lost");
+    fq_engine_free(e);
+    ct_run_to(e2, CT0 + 2 * SEC);
+    assert_null(
+        ct_get(e2, FQ_KIND_PROVISIONINGREQUEST, "default", "lost-dws-prov-1"));
+    assert_non_null(
+        ct_get(e2, FQ_KIND_PROVISIONINGREQUEST, "default", "kept-dws-prov-1"));
+    assert_int_equal(
+        fq_objstore_count(fq_engine_store(e2), FQ_KIND_PROVISIONINGREQUEST), 1);
+    /* later, a request naming a workload that does not exist goes too */
+    struct fq_value *o = fq_value_clone(
+        ct_get(e2, FQ_KIND_PROVISIONINGREQUEST, "default", "kept-dws-prov-1"));
+    struct fq_value *md = fq_map_get(o, "metadata");
+    fq_map_set(md, "name", fq_value_str("ghost-dws-prov-1"));
+    fq_map_del(md, "uid");
+    fq_map_del(md, "resourceVersion");
+    fq_map_set(fq_map_get(md, "annotations"), "flexq.dev/workload",
+               fq_value_str("ghost"));
+    assert_int_equal(fq_objstore_create(fq_engine_store(e2), o, CT0 + 3 * SEC,
+                                        "ghost-uid", NULL, NULL),
+                     0);
+    ct_run_to(e2, CT0 + 4 * SEC);
+    assert_null(
+        ct_get(e2, FQ_KIND_PROVISIONINGREQUEST, "default", "ghost-dws-prov-1"));
+    assert_non_null(
+        ct_get(e2, FQ_KIND_PROVISIONINGREQUEST, "default", "kept-dws-prov-1"));
+    fq_engine_free(e2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_no_retry_and_cleanup),
         cmocka_unit_test(test_migration_deletes_unneeded_request),
         cmocka_unit_test(test_moved_reservation_replaces_request),
+        cmocka_unit_test(test_orphans_after_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
