@@ -137,18 +137,20 @@ int fq_objstore_put_status(struct fq_objstore *s, enum fq_kind kind,
                            struct fq_err *err);
 
 /*
- * For a controller that changes a few members under an object's .status
- * and knows whether it did: returns the stored tree itself (borrowed) to
- * change in place, only under .status, or NULL when absent. When it
- * changed something it calls fq_objstore_edited, which gives the object
- * the next revision and records the change (hook, log). Nothing is copied
- * or compared; a caller that changed nothing calls nothing.
+ * For a controller that changes a few members of an object and knows
+ * whether it did: returns the stored tree itself (borrowed) to change in
+ * place (status, annotations, spec; never what the store owns: name,
+ * namespace, uid, resourceVersion, generation, creationTimestamp), or
+ * NULL when absent. When it changed something it calls fq_objstore_edited,
+ * which gives the object the next revision (and generation when `spec`
+ * says the spec changed) and records the change (hook, log). Nothing is
+ * copied or compared; a caller that changed nothing calls nothing.
  */
 struct fq_value *fq_objstore_edit_in_place(struct fq_objstore *s,
                                            enum fq_kind kind, const char *ns,
                                            const char *name);
 void fq_objstore_edited(struct fq_objstore *s, enum fq_kind kind,
-                        const char *ns, const char *name);
+                        const char *ns, const char *name, bool spec);
 
 /*
  * Gives a controller a private copy to edit: returns an owned deep copy of

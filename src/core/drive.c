@@ -78,7 +78,7 @@ bool fq_drive_mark_finished(struct fq_objstore *s, const char *ns,
     if (!w)
         return false;
     fq_cond_put(w, "Finished", "True", "Succeeded", message, now);
-    fq_objstore_edited(s, FQ_KIND_WORKLOAD, ns, name);
+    fq_objstore_edited(s, FQ_KIND_WORKLOAD, ns, name, false);
     return true;
 }
 

@@ -141,7 +141,8 @@ struct kueue {
     struct fq_smap timers;
     struct timer *tq;
     size_t ntq, captq;
-    int64_t lc_timer; /* the deadline lifecycle() asks for (one call) */
+    int64_t lc_timer;         /* the deadline lifecycle() asks for (one call) */
+    bool lc_changed, lc_spec; /* what that call changed (anything; spec) */
     /* Pending queues, one per ClusterQueue of the snapshot. */
     struct pq *pq;
     /* The records holding quota, sorted by key, and their holder views
@@ -291,12 +292,13 @@ static bool cond_set(struct fq_value *obj, const char *type, const char *status,
     return changed;
 }
 
-/* Sets an existing condition False (no-op when absent). */
-static void cond_clear(struct fq_value *obj, const char *type,
+/* Sets an existing condition False (no-op when absent); true when it
+ * changed. */
+static bool cond_clear(struct fq_value *obj, const char *type,
                        const char *reason, const char *message, int64_t now)
 {
-    if (cond_find(obj, type))
-        cond_set(obj, type, "False", reason, message, now);
+    return cond_find(obj, type) &&
+           cond_set(obj, type, "False", reason, message, now);
 }
 
 static void wl_key(const char *ns, const char *name, char *buf, size_t n)
@@ -309,17 +311,6 @@ static void wl_key(const char *ns, const char *name, char *buf, size_t n)
     memcpy(buf, ns, a);
     buf[a] = '/';
     memcpy(buf + a + 1, name, b + 1);
-}
-
-/* Writes an edited copy back; returns true when something changed. */
-static bool commit(struct fq_engine *e, struct fq_value *obj)
-{
-    bool changed = false;
-    struct fq_err err;
-    if (fq_objstore_update(fq_engine_store(e), obj, true, &changed, NULL,
-                           &err) != 0)
-        return false;
-    return changed;
 }
 
 static const struct fq_value *stored(struct fq_engine *e, enum fq_kind k,
@@ -997,26 +988,43 @@ static bool check_applies(const struct snap *s, const struct cq_info *c,
  * Brings status.admissionChecks in line with the checks that apply: new
  * ones Pending, ones that no longer apply removed.
  */
-static void sync_checks(const struct snap *s, const struct cq_info *c,
+static bool sync_checks(const struct snap *s, const struct cq_info *c,
                         struct fq_value *obj, uint64_t flv, int64_t now)
 {
-    struct fq_value *st = fq_map_ensure_map(obj, "status");
-    struct fq_value *old = fq_map_get(st, "admissionChecks");
-    struct fq_value *nw = fq_value_seq();
-    char ts[40];
-    fmt_time(now, ts, sizeof(ts));
-    for (int k = 0; c && k < c->nchecks; k++) {
+    const struct fq_value *old = fq_value_path(obj, "status.admissionChecks");
+    /* The entries it should have, in the ClusterQueue's order: the
+     * (last) one of that name kept, or a new Pending one (NULL). */
+    int n = c ? c->nchecks : 0, nwant = 0;
+    const struct fq_value **want = fq_xcalloc((size_t)n + 1, sizeof(*want));
+    bool same = true;
+    for (int k = 0; k < n; k++) {
         if (!check_applies(s, c, &c->checks[k], flv))
             continue;
-        struct fq_value *found = NULL;
+        const struct fq_value *found = NULL;
         for (size_t i = 0; i < fq_value_len(old); i++)
             if (!strcmp(fq_value_path_str(fq_seq_at(old, i), "name", ""),
                         c->checks[k].name))
                 found = fq_seq_at(old, i);
-        if (found) {
-            fq_seq_push(nw, fq_value_clone(found));
+        same &= found && fq_seq_at(old, (size_t)nwant) == found;
+        want[nwant++] = found;
+    }
+    same &= old && old->type == FQ_V_SEQ && fq_value_len(old) == (size_t)nwant;
+    if ((nwant == 0 && !old) || same) {
+        free(want);
+        return false; /* as it is */
+    }
+    struct fq_value *nw = fq_value_seq();
+    char ts[40];
+    fmt_time(now, ts, sizeof(ts));
+    for (int i = 0; i < nwant; i++) {
+        if (want[i]) {
+            fq_seq_push(nw, fq_value_clone(want[i]));
             continue;
         }
+        int k = 0; /* the i-th applicable check */
+        for (int seen = -1; k < n; k++)
+            if (check_applies(s, c, &c->checks[k], flv) && ++seen == i)
+                break;
         struct fq_value *ch = fq_value_map();
         fq_map_set(ch, "name", fq_value_str(c->checks[k].name));
         fq_map_set(ch, "state", fq_value_str("Pending"));
@@ -1024,24 +1032,24 @@ static void sync_checks(const struct snap *s, const struct cq_info *c,
         fq_map_set(ch, "message", fq_value_str(""));
         fq_seq_push(nw, ch);
     }
-    if (fq_value_len(nw) == 0 && !old) {
-        fq_value_free(nw);
-        return;
-    }
-    fq_map_set(st, "admissionChecks", nw);
+    free(want);
+    fq_map_set(fq_map_ensure_map(obj, "status"), "admissionChecks", nw);
+    return true;
 }
 
 /* Resets every non-Pending check to Pending, as Kueue does on eviction. */
-static void reset_checks(struct fq_value *obj, int64_t now)
+static bool reset_checks(struct fq_value *obj, int64_t now)
 {
     struct fq_value *chs = fq_value_path(obj, "status.admissionChecks");
     char ts[40];
     fmt_time(now, ts, sizeof(ts));
+    bool changed = false;
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         struct fq_value *ch = fq_seq_at(chs, i);
         const char *state = fq_value_path_str(ch, "state", "Pending");
         if (!strcmp(state, "Pending"))
             continue;
+        changed = true;
         char msg[160];
         snprintf(msg, sizeof(msg),
                  "Reset to Pending after eviction. Previously: %s", state);
@@ -1054,6 +1062,7 @@ static void reset_checks(struct fq_value *obj, int64_t now)
         fq_map_set(ch, "message", fq_value_str(msg));
         fq_map_del(ch, "podSetUpdates");
     }
+    return changed;
 }
 
 /*
@@ -1100,25 +1109,33 @@ static void release_quota(struct kueue *k, struct fq_engine *e,
     (void)cfg;
     k->requeue = true;
     k->stats.evictions++;
+    k->lc_changed = true; /* the admission went */
     free(r);
     free(msg);
 }
 
-/* Marks a workload for eviction (Evicted=True) with a reason. */
-static void evict(struct fq_value *obj, const char *reason, const char *msg,
+/* Marks a workload for eviction (Evicted=True) with a reason; true when
+ * it changed. */
+static bool evict(struct fq_value *obj, const char *reason, const char *msg,
                   int64_t now)
 {
-    cond_set(obj, "Evicted", "True", reason, msg, now);
+    return cond_set(obj, "Evicted", "True", reason, msg, now);
 }
 
-static void deactivate(struct fq_value *obj, const char *cause, const char *msg,
-                       int64_t now)
+/* Sets spec.active=false with the conditions that say why (lifecycle();
+ * a change of spec). */
+static void deactivate(struct kueue *k, struct fq_value *obj, const char *cause,
+                       const char *msg, int64_t now)
 {
-    fq_value_set_path(obj, "spec.active", fq_value_bool(false));
+    if (fq_value_path_bool(obj, "spec.active", true)) {
+        fq_value_set_path(obj, "spec.active", fq_value_bool(false));
+        k->lc_spec = true;
+    }
     char reason[96];
     snprintf(reason, sizeof(reason), "DeactivatedDueTo%s", cause);
     cond_set(obj, "DeactivationTarget", "True", reason, msg, now);
     cond_set(obj, "Evicted", "True", reason, msg, now);
+    k->lc_changed = true;
 }
 
 static int64_t backoff_ms(const struct fq_pods_ready_config *c, int64_t count)
@@ -1131,7 +1148,9 @@ static int64_t backoff_ms(const struct fq_pods_ready_config *c, int64_t count)
 
 /*
  * One workload's non-scheduling transitions (checks, eviction, backoff,
- * PodsReady timeout, deactivation). Edits obj; the caller commits.
+ * PodsReady timeout, deactivation). Edits obj, the stored tree, in place,
+ * and says what it changed in k->lc_changed (anything) and k->lc_spec
+ * (spec.active): the caller tells the store.
  */
 static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                       struct fq_value *obj, int64_t now)
@@ -1149,24 +1168,26 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     if (!active && !cond_true(obj, "Evicted") &&
         (has_adm || !cond_true(obj, "DeactivationTarget"))) {
         if (!cond_find(obj, "DeactivationTarget"))
-            cond_set(obj, "Evicted", "True", "Deactivated",
-                     "The workload is deactivated", now);
+            k->lc_changed |= cond_set(obj, "Evicted", "True", "Deactivated",
+                                      "The workload is deactivated", now);
         else
-            cond_set(obj, "Evicted", "True",
-                     cond_reason(obj, "DeactivationTarget"),
-                     fq_value_path_str(cond_find(obj, "DeactivationTarget"),
-                                       "message", ""),
-                     now);
+            k->lc_changed |= cond_set(
+                obj, "Evicted", "True", cond_reason(obj, "DeactivationTarget"),
+                fq_value_path_str(cond_find(obj, "DeactivationTarget"),
+                                  "message", ""),
+                now);
     }
     if (active && cond_true(obj, "DeactivationTarget")) {
         /* A user set active=true again: Kueue's reactivation. */
-        cond_set(obj, "DeactivationTarget", "False", "Reactivated",
-                 "The workload was reactivated", now);
-        cond_set(obj, "Requeued", "True", "Reactivated",
-                 "The workload was reactivated", now);
-        cond_clear(obj, "Evicted", "Reactivated",
-                   "The workload was reactivated", now);
-        fq_map_del(fq_map_ensure_map(obj, "status"), "requeueState");
+        k->lc_changed |=
+            cond_set(obj, "DeactivationTarget", "False", "Reactivated",
+                     "The workload was reactivated", now);
+        k->lc_changed |= cond_set(obj, "Requeued", "True", "Reactivated",
+                                  "The workload was reactivated", now);
+        k->lc_changed |= cond_clear(obj, "Evicted", "Reactivated",
+                                    "The workload was reactivated", now);
+        k->lc_changed |=
+            fq_map_del(fq_map_ensure_map(obj, "status"), "requeueState");
         k->need_cycle = true;
     }
 
@@ -1192,7 +1213,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                     flv |= 1ull << f;
             }
         }
-        sync_checks(s, c, obj, flv, now);
+        k->lc_changed |= sync_checks(s, c, obj, flv, now);
         /* Read the states. */
         struct fq_value *chs = fq_value_path(obj, "status.admissionChecks");
         bool all_ready = true, retry = false, rejected = false;
@@ -1229,7 +1250,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                      rname, rmsg);
             char *m = fq_xstrdup(msg);
             char *n = fq_xstrdup(rname);
-            deactivate(obj, "AdmissionCheck", m, now);
+            deactivate(k, obj, "AdmissionCheck", m, now);
             fq_engine_event(e, obj, "Warning", "AdmissionCheckRejected",
                             "Deactivating workload because AdmissionCheck for "
                             "%s was Rejected: %s",
@@ -1252,6 +1273,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 struct fq_value *rs = fq_map_ensure_map(
                     fq_map_ensure_map(obj, "status"), "requeueState");
                 fq_map_set(rs, "requeueAt", fq_value_str(ts));
+                k->lc_changed = true;
             }
             if (cfg->policy.flavor_failure_cooldown) {
                 /* Remember the flavors the failed check was on. */
@@ -1287,8 +1309,9 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                            FQ_KUEUE_AVOID_FLAVORS,
                            fq_value_str(fq_buf_str(&b)));
                 fq_buf_release(&b);
+                k->lc_changed = true;
             }
-            evict(obj, "AdmissionCheck", m, now);
+            k->lc_changed |= evict(obj, "AdmissionCheck", m, now);
             fq_engine_event(e, obj, "Normal", "EvictedDueToAdmissionCheck",
                             "%s", m);
             release_quota(k, e, s, obj, now);
@@ -1296,8 +1319,8 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             return;
         }
         if (all_ready && !cond_true(obj, "Admitted")) {
-            cond_set(obj, "Admitted", "True", "Admitted",
-                     "The workload is admitted", now);
+            k->lc_changed |= cond_set(obj, "Admitted", "True", "Admitted",
+                                      "The workload is admitted", now);
             int64_t rt =
                 parse_time(fq_value_path_str(cond_find(obj, "QuotaReserved"),
                                              "lastTransitionTime", NULL),
@@ -1308,8 +1331,9 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                             cqname, (long long)((now - rt) / 1000));
             k->stats.admissions++;
         } else if (!all_ready) {
-            cond_set(obj, "Admitted", "False", "UnsatisfiedAdmissionChecks",
-                     "The workload has not all admission checks ready", now);
+            k->lc_changed |= cond_set(
+                obj, "Admitted", "False", "UnsatisfiedAdmissionChecks",
+                "The workload has not all admission checks ready", now);
         }
     }
 
@@ -1328,8 +1352,9 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             timeout = cfg->pods_ready.recovery_timeout_ms;
         }
         if (!pr)
-            cond_set(obj, "PodsReady", "False", "WaitForStart",
-                     "Not all pods are ready or succeeded", now);
+            k->lc_changed |=
+                cond_set(obj, "PodsReady", "False", "WaitForStart",
+                         "Not all pods are ready or succeeded", now);
         if (now >= at + timeout) {
             int64_t count =
                 fq_value_path_int(obj, "status.requeueState.count", 0) + 1;
@@ -1340,10 +1365,11 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             struct fq_value *rs = fq_map_ensure_map(
                 fq_map_ensure_map(obj, "status"), "requeueState");
             fq_map_set(rs, "count", fq_value_int(count));
+            k->lc_changed = true;
             int lim = cfg->pods_ready.backoff_limit_count;
             if (lim >= 0 && count > lim) {
                 fq_map_del(rs, "requeueAt");
-                deactivate(obj, "RequeuingLimitExceeded",
+                deactivate(k, obj, "RequeuingLimitExceeded",
                            "The workload is deactivated due to exceeding the "
                            "maximum number of re-queuing retries",
                            now);
@@ -1352,7 +1378,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 fmt_time(now + backoff_ms(&cfg->pods_ready, count), ts,
                          sizeof(ts));
                 fq_map_set(rs, "requeueAt", fq_value_str(ts));
-                evict(obj, "PodsReadyTimeout", msg, now);
+                k->lc_changed |= evict(obj, "PodsReadyTimeout", msg, now);
             }
             fq_engine_event(e, obj, "Normal", "EvictedDueToPodsReadyTimeout",
                             "%s", msg);
@@ -1371,11 +1397,12 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 fq_value_path_str(obj, "status.requeueState.requeueAt", NULL),
                 0);
             if (at <= now) {
-                cond_set(obj, "Requeued", "True", "BackoffFinished",
-                         "The workload backoff was finished", now);
+                k->lc_changed |=
+                    cond_set(obj, "Requeued", "True", "BackoffFinished",
+                             "The workload backoff was finished", now);
                 struct fq_value *rs = fq_value_path(obj, "status.requeueState");
                 if (rs)
-                    fq_map_del(rs, "requeueAt");
+                    k->lc_changed |= fq_map_del(rs, "requeueAt");
                 k->need_cycle = true;
             } else if (at < k->lc_timer) {
                 k->lc_timer = at;
@@ -1843,7 +1870,8 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     else
         cond_set(obj, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                  "The workload has not all admission checks ready", now);
-    fq_objstore_edited(fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
+    fq_objstore_edited(fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name,
+                       false);
     const struct fq_value *so = obj;
     /* The "Flavors considered" part of Kueue's event, shortened. */
     struct fq_buf b = FQ_BUF_INIT;
@@ -1902,7 +1930,7 @@ static bool cond_write(struct fq_engine *e, const char *ns, const char *name,
         fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
     if (!obj || !cond_set(obj, type, status, reason, msg, now))
         return false;
-    fq_objstore_edited(st, FQ_KIND_WORKLOAD, ns, name);
+    fq_objstore_edited(st, FQ_KIND_WORKLOAD, ns, name, false);
     return true;
 }
 
@@ -3157,10 +3185,13 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
             timer_set(k, keys[i], FQ_NEVER);
             continue;
         }
-        struct fq_value *obj = fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns, name);
+        struct fq_value *obj =
+            fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
         k->lc_timer = FQ_NEVER;
+        k->lc_changed = k->lc_spec = false;
         lifecycle(k, e, k->snap, obj, now);
-        commit(e, obj);
+        if (k->lc_changed)
+            fq_objstore_edited(st, FQ_KIND_WORKLOAD, ns, name, k->lc_spec);
         timer_set(k, keys[i], k->lc_timer);
     }
     keys_free(keys, n);

@@ -451,11 +451,16 @@ struct fq_value *fq_objstore_edit_in_place(struct fq_objstore *s,
 }
 
 void fq_objstore_edited(struct fq_objstore *s, enum fq_kind kind,
-                        const char *ns, const char *name)
+                        const char *ns, const char *name, bool spec)
 {
     struct entry *e = find(s, kind, ns, name);
     if (!e)
         return;
+    if (spec) {
+        int64_t gen = fq_value_path_int(e->pub.obj, "metadata.generation", 1);
+        fq_map_set(fq_map_ensure_map(e->pub.obj, "metadata"), "generation",
+                   fq_value_int(gen + 1));
+    }
     s->rev++;
     set_rv(e->pub.obj, s->rev);
     e->pub.rv = s->rev;
