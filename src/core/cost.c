@@ -92,6 +92,20 @@ void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
     }
     write_cost(status, usd, node_s, st->now, price);
     fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+    pool->cost_as_of = st->now;
+}
+
+/* Charges are made run by run (charge_workloads), so there is nothing to
+ * accrue when placements change. */
+void fq_cost_accrue(struct fq_capacity *st, struct fq_cap_wl *w)
+{
+    (void)st;
+    (void)w;
+}
+
+void fq_cost_accrue_all(struct fq_capacity *st)
+{
+    (void)st;
 }
 
 /* In-memory workload charges, written out now and then. */
@@ -235,11 +249,11 @@ static void flush_workload(struct fq_capacity *st, struct fq_engine *e,
 static void charge_workloads(struct fq_capacity *st, struct wcharges *c,
                              int64_t dt)
 {
-    for (size_t i = 0; i < st->nnodes; i++) {
-        const struct fq_cap_node *nd = &st->nodes[i];
+    for (size_t i = 0; i < st->sorted.n; i++) {
+        const struct fq_cap_node *nd = st->sorted.v[i];
         if (nd->gone || nd->busy == 0)
             continue;
-        struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
+        struct fq_cap_pool *p = nd->p;
         if (!p)
             continue;
         double price = pool_price(st, p);
@@ -363,11 +377,8 @@ static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
         const char *ph = fq_value_path_str(pod, "status.phase", "");
         if (!*node || !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"))
             continue;
-        const struct fq_cap_node *nd = NULL;
-        for (size_t k = 0; k < st->nnodes && !nd; k++)
-            if (!strcmp(st->nodes[k].name, node))
-                nd = &st->nodes[k];
-        struct fq_cap_pool *p = nd ? fq_capacity_pool(st, nd->pool) : NULL;
+        const struct fq_cap_node *nd = fq_capacity_node(st, node);
+        struct fq_cap_pool *p = nd ? nd->p : NULL;
         char key[600];
         if (!p || !pod_workload(e, pod, wls, nwl, &ix, key, sizeof(key)))
             continue;
@@ -396,8 +407,7 @@ void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
     int64_t flush = fq_capacity_scaled(e, FLUSH_MS);
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
-        int64_t as_of =
-            fq_value_path_int(p->obj, "status.cost.asOfMs", INT64_MIN);
+        int64_t as_of = p->cost_as_of;
         if (as_of == INT64_MIN || st->now - as_of >= flush)
             fq_cost_pool_flush(st, e, p);
     }

@@ -180,38 +180,38 @@ static struct fq_cap_pool *pick_pool(struct fq_capacity *st,
 static int req_nodes(struct fq_capacity *st, const char *key, int *ready,
                      int *busy)
 {
-    int n = 0;
     *ready = *busy = 0;
-    for (size_t i = 0; i < st->nnodes; i++) {
-        const struct fq_cap_node *nd = &st->nodes[i];
-        if (nd->gone || !nd->provreq || strcmp(nd->provreq, key))
-            continue;
-        n++;
-        *ready += nd->ready;
-        *busy += nd->busy > 0;
+    const struct fq_cap_nodes *s = fq_smap_get(&st->by_provreq, key);
+    for (size_t i = 0; s && i < s->n; i++) {
+        *ready += s->v[i]->ready;
+        *busy += s->v[i]->busy > 0;
     }
-    return n;
+    return s ? (int)s->n : 0;
 }
 
 static void delete_req_nodes(struct fq_capacity *st, struct fq_engine *e,
                              const char *key, bool only_unused, const char *why)
 {
-    for (size_t i = 0; i < st->nnodes; i++) {
-        struct fq_cap_node *nd = &st->nodes[i];
-        if (nd->gone || !nd->provreq || strcmp(nd->provreq, key))
+    struct fq_cap_node **v;
+    size_t n = fq_capacity_provreq_nodes(st, key, &v);
+    for (size_t i = 0; i < n; i++) {
+        struct fq_cap_node *nd = v[i];
+        if (nd->gone)
             continue;
         if (only_unused) {
             /* a slice is kept whole if any of its nodes is used */
+            struct fq_cap_node **sl;
+            size_t ns = fq_capacity_slice_nodes(st, nd->slice, &sl);
             bool used = false;
-            for (size_t k = 0; k < st->nnodes; k++)
-                used |= !st->nodes[k].gone &&
-                        !strcmp(st->nodes[k].slice, nd->slice) &&
-                        st->nodes[k].busy > 0;
+            for (size_t k = 0; k < ns; k++)
+                used |= sl[k]->busy > 0;
+            free(sl);
             if (used)
                 continue;
         }
         fq_capacity_delete_slice(st, e, nd->slice, why);
     }
+    free(v);
 }
 
 /* --- transitions -------------------------------------------------------- */
@@ -226,9 +226,8 @@ static void accept(struct fq_capacity *st, struct fq_engine *e, struct req *r)
         struct fq_cap_pool *p = pick_pool(st, r, true);
         const char *mt = p ? p->spec.machine->name : NULL;
         const char *zone = p ? p->spec.location : NULL;
-        int64_t wait =
-            fq_cloud_flex_wait_ms(st->cloud, mt, zone,
-                                  fq_engine_rand_in(e, FQ_RAND_CLOUD));
+        int64_t wait = fq_cloud_flex_wait_ms(
+            st->cloud, mt, zone, fq_engine_rand_in(e, FQ_RAND_CLOUD));
         int64_t eta = wait == FQ_NEVER ? FQ_NEVER : r->created + wait;
         if (eta < st->now)
             eta = st->now;
@@ -429,10 +428,12 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
         return;
     /* Free room on Ready nodes matching the template, first fit. */
     const struct fq_value *ps = fq_value_path(r->obj, "spec.podSets");
-    int64_t(*room)[FQ_R_N] = fq_xcalloc(st->nnodes + 1, sizeof(*room));
-    for (size_t i = 0; i < st->nnodes; i++)
+    struct fq_cap_node **nodes;
+    size_t nn = fq_capacity_all_nodes(st, &nodes);
+    int64_t(*room)[FQ_R_N] = fq_xcalloc(nn + 1, sizeof(*room));
+    for (size_t i = 0; i < nn; i++)
         for (int k = 0; k < FQ_R_N; k++)
-            room[i][k] = st->nodes[i].alloc[k] - st->nodes[i].used[k];
+            room[i][k] = nodes[i]->alloc[k] - nodes[i]->used[k];
     bool fits = true;
     for (size_t s = 0; fits && s < fq_value_len(ps); s++) {
         const struct fq_value *set = fq_seq_at(ps, s);
@@ -441,9 +442,9 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
         int64_t req[FQ_R_N];
         fq_capacity_pod_requests(tmpl, req);
         int64_t left = fq_value_path_int(set, "count", 1);
-        for (size_t i = 0; left > 0 && i < st->nnodes; i++) {
-            struct fq_cap_node *nd = &st->nodes[i];
-            struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
+        for (size_t i = 0; left > 0 && i < nn; i++) {
+            struct fq_cap_node *nd = nodes[i];
+            struct fq_cap_pool *p = nd->p;
             if (nd->gone || !nd->ready || !p || !p->ok ||
                 !fq_capacity_pool_matches(p, sel))
                 continue;
@@ -456,6 +457,7 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
         fits = left == 0;
     }
     free(room);
+    free(nodes);
     if (fits) {
         provisioned(st, r, "CapacityIsFound",
                     "Capacity is found in the "
@@ -629,4 +631,32 @@ void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e)
                                r->status, NULL);
     }
     free(reqs);
+}
+
+/* Every request is stepped on every run: nothing to note between runs. */
+void fq_provreq_note(struct fq_capacity *st, const struct fq_change *c)
+{
+    (void)st;
+    (void)c;
+}
+
+void fq_provreq_nodes_changed(struct fq_capacity *st, const char *key)
+{
+    (void)st;
+    (void)key;
+}
+
+void fq_provreq_counts_changed(struct fq_capacity *st)
+{
+    (void)st;
+}
+
+void fq_provreq_all_changed(struct fq_capacity *st)
+{
+    (void)st;
+}
+
+void fq_provreq_release(struct fq_capacity *st)
+{
+    (void)st;
 }
