@@ -640,6 +640,7 @@ void fq_capacity_sd_mark(struct fq_capacity *st, struct fq_cap_node *n)
 static void wl_free(void *v)
 {
     struct fq_cap_wl *w = v;
+    free(w->key);
     free(w->refs);
     free(w->cq);
     free(w);
@@ -672,6 +673,7 @@ static void refs_add(struct fq_capacity *st, struct fq_cap_node *n)
         struct fq_cap_wl *w = fq_smap_get(&st->wls, n->pl[k].wl);
         if (!w) {
             w = fq_xcalloc(1, sizeof(*w));
+            w->key = fq_xstrdup(n->pl[k].wl);
             w->since = INT64_MIN;
             fq_smap_put(&st->wls, n->pl[k].wl, w);
         }

@@ -142,6 +142,7 @@ struct fq_cap_ref {
 /* A workload with placements, or with charges not yet written (no_pods):
  * "ns/name" -> this, in fq_capacity.wls. */
 struct fq_cap_wl {
+    char *key; /* owned: "ns/name" */
     struct fq_cap_ref *refs;
     size_t nrefs, caprefs;
     /* cost.c */
