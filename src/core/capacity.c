@@ -875,6 +875,11 @@ static void pools_load(struct fq_capacity *st, struct fq_engine *e)
     fq_provreq_all_changed(st);
 }
 
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
 /* Brings a node entry in step with the store (see the top comment). */
 static void node_refresh(struct fq_capacity *st, struct fq_engine *e,
                          const char *name)
@@ -884,10 +889,38 @@ static void node_refresh(struct fq_capacity *st, struct fq_engine *e,
     struct fq_cap_node *n = fq_smap_get(&st->node_by_name, name);
     if (n && o && !n->gone && n->rv == o->rv)
         return;
+    struct fq_cap_node *d = o ? node_decode(st, o) : NULL;
+    if (n && d && same_str(n->pool, d->pool) && same_str(n->slice, d->slice) &&
+        same_str(n->provreq, d->provreq) && n->ready == d->ready) {
+        /* Most often the node only had its placements or annotations
+         * written: it keeps its place in every list, and only what hangs
+         * on its placements and times follows. */
+        bool was_busy = n->busy > 0;
+        refs_remove(st, n);
+        places_free(n->pl, n->npl);
+        n->pl = d->pl;
+        n->npl = d->npl;
+        d->pl = NULL;
+        d->npl = 0;
+        n->rv = d->rv;
+        n->ready_at = d->ready_at;
+        n->unneeded_since = d->unneeded_since;
+        memcpy(n->alloc, d->alloc, sizeof(n->alloc));
+        memcpy(n->used, d->used, sizeof(n->used));
+        n->busy = d->busy;
+        node_free(d);
+        refs_add(st, n);
+        if (!n->ready && n->ready_at != FQ_NEVER)
+            fq_capacity_heap_push(&st->boot_heap, n->ready_at, n->name, 0);
+        fq_capacity_sd_mark(st, n);
+        if (was_busy != (n->busy > 0))
+            provreq_touch(st, n);
+        return;
+    }
     if (n)
         node_unlink(st, n);
-    if (o)
-        node_link(st, node_decode(st, o));
+    if (d)
+        node_link(st, d);
 }
 
 static void pods_seed(struct fq_capacity *st, struct fq_engine *e);
