@@ -483,12 +483,13 @@ static void place_group(struct fq_capacity *st, struct fq_engine *e,
         return;
     }
     bool queued = g->pool->spec.queued;
-    const struct fq_cap_nodes *up = &g->pool->up;
-    for (size_t i = 0; i < up->n && g->placed < g->want; i++) {
-        struct fq_cap_node *nd = up->v[i];
-        if (nd->ready && !nd->gone && !(queued && nd->provreq))
-            place_at(st, e, nd, g);
-    }
+    /* The Ready nodes with room, by the pool's first-fit tree: the nodes
+     * a walk would find nothing on are not visited. */
+    struct fq_cap_pool *p = g->pool;
+    for (size_t i = fq_capacity_first_fit(p, 0, g->req);
+         i < p->up.n && g->placed < g->want;
+         i = fq_capacity_first_fit(p, i + 1, g->req))
+        place_at(st, e, p->up.v[i], g);
     for (size_t i = 0; i < st->created.n && g->placed < g->want; i++) {
         struct fq_cap_node *nd = st->created.v[i];
         if (nd->ready && !nd->gone && nd->p == g->pool &&

@@ -45,6 +45,9 @@
  *                 (time, name) (stale entries are dropped at the top);
  *   wls           (no_pods) workload -> every placement of it on a node
  *                 not gone;
+ *   pool fit      unless fit_stale, a segment tree over `up` whose
+ *                 leaves are the free room of the nodes groups may use
+ *                 (first fit without visiting full nodes);
  *   gone          nodes deleted during this run (they stay in the lists
  *                 above, marked, until the next run).
  *
@@ -390,6 +393,111 @@ static void sorted_remove(struct fq_cap_nodes *s, const struct fq_cap_node *n)
         }
 }
 
+/* A pool's Ready / booting lists (kept by name); `up` changing makes its
+ * first-fit tree stale. */
+static void pool_list_insert(struct fq_cap_node *n)
+{
+    sorted_insert(n->ready ? &n->p->up : &n->p->booting, n);
+    if (n->ready)
+        n->p->fit_stale = true;
+}
+
+static void pool_list_remove(struct fq_cap_node *n)
+{
+    size_t before = n->p->up.n;
+    sorted_remove(&n->p->up, n);
+    sorted_remove(&n->p->booting, n);
+    if (n->p->up.n != before)
+        n->p->fit_stale = true;
+}
+
+/* --- first fit ---------------------------------------------------------- */
+
+/* A leaf: the node's free room, or nothing for a node groups cannot use. */
+static void fit_leaf(const struct fq_cap_pool *p, const struct fq_cap_node *n,
+                     int64_t out[FQ_R_N + 1])
+{
+    bool usable = n && n->ready && !n->gone && !(p->spec.queued && n->provreq);
+    for (int k = 0; k < FQ_R_N; k++)
+        out[k] = usable ? n->alloc[k] - n->used[k] : -1;
+    out[FQ_R_N] = usable;
+}
+
+static void fit_pull(struct fq_cap_pool *p, size_t x)
+{
+    for (int k = 0; k <= FQ_R_N; k++) {
+        int64_t a = p->fit[2 * x][k], b = p->fit[2 * x + 1][k];
+        p->fit[x][k] = a > b ? a : b;
+    }
+}
+
+static void fit_build(struct fq_cap_pool *p)
+{
+    size_t size = 1;
+    while (size < p->up.n)
+        size *= 2;
+    free(p->fit);
+    p->fit = fq_xcalloc(2 * size, sizeof(*p->fit));
+    p->fit_size = size;
+    for (size_t i = 0; i < size; i++)
+        fit_leaf(p, i < p->up.n ? p->up.v[i] : NULL, p->fit[size + i]);
+    for (size_t x = size - 1; x >= 1; x--)
+        fit_pull(p, x);
+    p->fit_stale = false;
+}
+
+/* A node's room or usability changed: its leaf follows. */
+static void fit_touch(struct fq_cap_node *n)
+{
+    struct fq_cap_pool *p = n->p;
+    if (!p || n->born || p->fit_stale || !p->fit)
+        return;
+    size_t at = sorted_at(&p->up, n->name);
+    while (at < p->up.n && p->up.v[at] != n &&
+           !strcmp(p->up.v[at]->name, n->name))
+        at++;
+    if (at >= p->up.n || p->up.v[at] != n)
+        return; /* not Ready: not in `up` */
+    size_t x = p->fit_size + at;
+    fit_leaf(p, n, p->fit[x]);
+    for (x /= 2; x >= 1; x /= 2)
+        fit_pull(p, x);
+}
+
+/* Whether some node below tree node x may have room for one pod. */
+static bool fit_may(const int64_t v[FQ_R_N + 1], const int64_t req[FQ_R_N])
+{
+    if (v[FQ_R_N] < 1)
+        return false;
+    for (int k = 0; k < FQ_R_N; k++)
+        if (req[k] > 0 && v[k] < req[k])
+            return false;
+    return true;
+}
+
+static size_t fit_find(const struct fq_cap_pool *p, size_t x, size_t lo,
+                       size_t hi, size_t from, const int64_t req[FQ_R_N])
+{
+    if (hi <= from || !fit_may(p->fit[x], req))
+        return SIZE_MAX;
+    if (hi - lo == 1)
+        return lo; /* a leaf: the test is exact */
+    size_t mid = lo + (hi - lo) / 2;
+    size_t r = fit_find(p, 2 * x, lo, mid, from, req);
+    return r != SIZE_MAX ? r : fit_find(p, 2 * x + 1, mid, hi, from, req);
+}
+
+size_t fq_capacity_first_fit(struct fq_cap_pool *p, size_t from,
+                             const int64_t req[FQ_R_N])
+{
+    if (p->fit_stale || !p->fit)
+        fit_build(p);
+    if (from >= p->up.n)
+        return p->up.n;
+    size_t r = fit_find(p, 1, 0, p->fit_size, from, req);
+    return r < p->up.n ? r : p->up.n;
+}
+
 static int hent_less(const struct fq_cap_hent *a, const struct fq_cap_hent *b)
 {
     if (a->t != b->t)
@@ -733,7 +841,7 @@ static void node_link(struct fq_capacity *st, struct fq_cap_node *n)
     fq_smap_put(&st->node_by_name, n->name, n);
     sorted_insert(&st->sorted, n);
     if (n->p)
-        sorted_insert(n->ready ? &n->p->up : &n->p->booting, n);
+        pool_list_insert(n);
     node_attach(st, n);
 }
 
@@ -744,10 +852,8 @@ static void node_unlink(struct fq_capacity *st, struct fq_cap_node *n)
     if (!n->gone)
         node_detach(st, n);
     sorted_remove(&st->sorted, n);
-    if (n->p) {
-        sorted_remove(&n->p->up, n);
-        sorted_remove(&n->p->booting, n);
-    }
+    if (n->p)
+        pool_list_remove(n);
     if (fq_smap_get(&st->node_by_name, n->name) == n)
         fq_smap_del(&st->node_by_name, n->name);
     if (n->sd_listed)
@@ -765,6 +871,7 @@ static void node_gone(struct fq_capacity *st, struct fq_cap_node *n)
         return;
     node_detach(st, n);
     n->gone = true;
+    fit_touch(n);
     fq_capacity_nodes_add(&st->gone, n);
 }
 
@@ -774,6 +881,7 @@ void fq_capacity_node_usage(struct fq_capacity *st, struct fq_cap_node *n,
     bool was_busy = n->busy > 0;
     refs_remove(st, n);
     decode_places(n, placements);
+    fit_touch(n);
     refs_add(st, n);
     fq_capacity_sd_mark(st, n);
     if (was_busy != (n->busy > 0))
@@ -806,8 +914,8 @@ static void node_ready(struct fq_capacity *st, struct fq_cap_node *n)
     if (n->p) {
         n->p->ready++;
         if (!n->born) {
-            sorted_remove(&n->p->booting, n);
-            sorted_insert(&n->p->up, n);
+            pool_list_remove(n);
+            pool_list_insert(n);
         }
     }
     fq_capacity_sd_mark(st, n);
@@ -823,6 +931,7 @@ static void pool_release(struct fq_cap_pool *p)
     fq_value_free(p->labels);
     free(p->up.v);
     free(p->booting.v);
+    free(p->fit);
 }
 
 static void pools_free(struct fq_capacity *st)
@@ -909,6 +1018,7 @@ static void node_refresh(struct fq_capacity *st, struct fq_engine *e,
         memcpy(n->used, d->used, sizeof(n->used));
         n->busy = d->busy;
         node_free(d);
+        fit_touch(n);
         refs_add(st, n);
         if (!n->ready && n->ready_at != FQ_NEVER)
             fq_capacity_heap_push(&st->boot_heap, n->ready_at, n->name, 0);
@@ -936,7 +1046,7 @@ static void refresh(struct fq_capacity *st, struct fq_engine *e)
         n->born = 0;
         sorted_insert(&st->sorted, n);
         if (n->p)
-            sorted_insert(n->ready ? &n->p->up : &n->p->booting, n);
+            pool_list_insert(n);
     }
     st->created.n = 0;
     st->nborn = 0;
@@ -997,6 +1107,7 @@ static void podsum_add(struct fq_capacity *st, const struct fq_cap_pod *p,
         return;
     bool was_busy = n->busy > 0;
     pods_usage(st, n);
+    fit_touch(n);
     fq_capacity_sd_mark(st, n);
     if (was_busy != (n->busy > 0))
         provreq_touch(st, n);

@@ -86,6 +86,14 @@ struct fq_cap_pool {
     /* Nodes that were there when the run started, by name: Ready ones
      * and the others (booting). Gone ones stay until the next run. */
     struct fq_cap_nodes up, booting;
+    /* First fit over `up` (fq_capacity_first_fit): a segment tree of the
+     * free room of the nodes a group without a request may use, per
+     * resource the largest below each tree node (slot FQ_R_N: 1 when any
+     * such node is below); rebuilt when `up` changes (fit_stale), kept up
+     * to date leaf by leaf when a node's room changes. */
+    int64_t (*fit)[FQ_R_N + 1];
+    size_t fit_size; /* leaves: a power of two >= up.n */
+    bool fit_stale;
     int64_t cost_as_of;    /* status.cost.asOfMs, INT64_MIN when none */
     bool failed_scale_up;  /* this run: the last scale-up was refused */
     char fail_reason[256]; /* its message */
@@ -317,6 +325,15 @@ void fq_capacity_node_unneeded(struct fq_capacity *st, struct fq_cap_node *n,
  * not decode it again. */
 void fq_capacity_node_stored(struct fq_capacity *st, struct fq_engine *e,
                              struct fq_cap_node *n);
+
+/*
+ * First fit: the first index >= `from` in p->up of a node a group with
+ * per-pod requests `req` and no ProvisioningRequest may use (Ready, not
+ * gone, not a request's node of a queued pool) with room for at least one
+ * pod, or p->up.n when there is none.
+ */
+size_t fq_capacity_first_fit(struct fq_cap_pool *p, size_t from,
+                             const int64_t req[FQ_R_N]);
 
 /* Marks a node for the scale-down step of this run or the next. */
 void fq_capacity_sd_mark(struct fq_capacity *st, struct fq_cap_node *n);
