@@ -49,7 +49,9 @@
  *
  * What a run visits. The steps above read like walks over every node and
  * every workload; a run visits only what can have moved since the last:
- * the watched workloads not settled (capacity.c's unsettled list), their
+ * the watched workloads not settled (capacity.c's unsettled list), each
+ * decoded once per resourceVersion (struct fq_cap_wldec: a workload
+ * waiting for its nodes is visited run after run), their
  * placements through the placements index (struct fq_cap_wl) instead of
  * the nodes, the nodes of a group's pool (pool->up, ->booting, and this
  * run's `created`, each in node order, so first fit picks the node a walk
@@ -498,6 +500,41 @@ static void place_group(struct fq_capacity *st, struct fq_engine *e,
     }
 }
 
+/* Decodes what collect_workloads reads of a workload (its podsets as
+ * admitted, their pools and requests). */
+static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
+                                      struct fq_engine *e,
+                                      const struct fq_object *o,
+                                      struct fmemo *memo)
+{
+    const struct fq_value *wl = o->obj;
+    const struct fq_value *ws = fq_map_get(wl, "status");
+    struct fq_cap_wldec *d = fq_xcalloc(1, sizeof(*d));
+    d->rv = o->rv;
+    d->gen = st->decode_gen;
+    d->active = fq_capacity_workload_active(wl);
+    d->pods_ready = cond_is(ws, "PodsReady", "True");
+    d->finished = cond_is(ws, "Finished", "True");
+    const struct fq_value *psas =
+        fq_value_path(wl, "status.admission.podSetAssignments");
+    d->nps = fq_value_len(psas);
+    d->ps = d->nps ? fq_xcalloc(d->nps, sizeof(*d->ps)) : NULL;
+    for (size_t k = 0; k < d->nps; k++) {
+        const struct fq_value *psa = fq_seq_at(psas, k);
+        struct fq_cap_wlpodset *x = &d->ps[k];
+        x->name = fq_xstrdup(fq_value_path_str(psa, "name", ""));
+        const struct fq_value *ps = find_podset(wl, x->name);
+        x->want =
+            fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
+        x->pool = flavor_pool_memo(st, e, assignment_flavor(psa), ps, memo);
+        fq_capacity_pod_requests(fq_map_get(ps, "template"), x->req);
+        const char *pr = consumed_provreq(wl, x->name);
+        if (pr)
+            x->provreq = fq_xasprintf("%s/%s", o->ns, pr);
+    }
+    return d;
+}
+
 static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                               struct groups *gs)
 {
@@ -505,12 +542,22 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
     size_t n = fq_capacity_watched(st, e, true, &list);
     struct fmemo memo = {0};
     for (size_t i = 0; i < n; i++) {
-        const struct fq_value *wl = list[i]->obj;
-        const struct fq_value *ws = fq_map_get(wl, "status");
-        if (!fq_capacity_workload_active(wl)) {
+        char key[512];
+        snprintf(key, sizeof(key), "%s/%s", list[i]->ns, list[i]->name);
+        /* A workload waits here run after run (its nodes boot): decode
+         * it again only when it, the pools or the flavors changed. */
+        struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
+        if (!w)
+            continue;
+        if (!w->dec || w->dec->rv != list[i]->rv ||
+            w->dec->gen != st->decode_gen) {
+            fq_capacity_wldec_free(w->dec);
+            w->dec = wl_decode(st, e, list[i], &memo);
+        }
+        const struct fq_cap_wldec *d = w->dec;
+        if (!d->active) {
             /* Its pods are gone (evicted, not finished): not ready. */
-            if (cond_is(ws, "PodsReady", "True") &&
-                !cond_is(ws, "Finished", "True")) {
+            if (d->pods_ready && !d->finished) {
                 fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, list[i]->ns,
                                             list[i]->name, "PodsReady", "False",
                                             "WaitForStart",
@@ -522,45 +569,33 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             }
             continue;
         }
-        char key[512];
-        snprintf(key, sizeof(key), "%s/%s", list[i]->ns, list[i]->name);
-        const struct fq_value *psas =
-            fq_value_path(wl, "status.admission.podSetAssignments");
         bool all = true, all_ready = true;
-        for (size_t k = 0; k < fq_value_len(psas); k++) {
-            const struct fq_value *psa = fq_seq_at(psas, k);
-            const char *name = fq_value_path_str(psa, "name", "");
-            const struct fq_value *ps = find_podset(wl, name);
-            int64_t want = fq_value_path_int(psa, "count",
-                                             fq_value_path_int(ps, "count", 1));
-            struct fq_cap_pool *pool =
-                flavor_pool_memo(st, e, assignment_flavor(psa), ps, &memo);
-            if (want <= 0)
+        for (size_t k = 0; k < d->nps; k++) {
+            const struct fq_cap_wlpodset *x = &d->ps[k];
+            if (x->want <= 0)
                 continue;
-            int64_t placed = placed_count(st, key, name, &all_ready);
-            if (placed >= want)
+            int64_t placed = placed_count(st, key, x->name, &all_ready);
+            if (placed >= x->want)
                 continue;
             all = false;
-            if (!pool)
+            if (!x->pool)
                 continue;
             FQ_GROW(gs->g, gs->cap, gs->n + 1);
             struct group *g = &gs->g[gs->n++];
             memset(g, 0, sizeof(*g));
-            g->pool = pool;
-            fq_capacity_pod_requests(fq_map_get(ps, "template"), g->req);
-            g->want = want - placed;
-            const char *pr = consumed_provreq(wl, name);
-            if (pr) {
-                g->provreq = fq_xasprintf("%s/%s", list[i]->ns, pr);
-            }
+            g->pool = x->pool;
+            memcpy(g->req, x->req, sizeof(g->req));
+            g->want = x->want - placed;
+            if (x->provreq)
+                g->provreq = fq_xstrdup(x->provreq);
             g->wl = fq_xstrdup(key);
-            g->podset = fq_xstrdup(name);
+            g->podset = fq_xstrdup(x->name);
             set_about(g, FQ_KIND_WORKLOAD, list[i]->ns, list[i]->name);
         }
-        if (all && all_ready && cond_is(ws, "PodsReady", "True")) {
+        if (all && all_ready && d->pods_ready) {
             /* Nothing left to do until it or one of its nodes changes. */
             fq_capacity_settled(st, list[i]->ns, list[i]->name);
-        } else if (all && fq_value_len(psas) > 0 && all_ready) {
+        } else if (all && d->nps > 0 && all_ready) {
             fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, list[i]->ns,
                                         list[i]->name, "PodsReady", "True",
                                         "Started",

@@ -968,6 +968,7 @@ static void pools_load(struct fq_capacity *st, struct fq_engine *e)
     free(list);
     st->pools_dirty = false;
     st->pools_seen = true;
+    st->decode_gen++;
     st->orphans.n = 0;
     for (size_t i = 0; i < st->sorted.n; i++) {
         struct fq_cap_node *nd = st->sorted.v[i];
@@ -1517,12 +1518,30 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
     return true;
 }
 
+void fq_capacity_wldec_free(struct fq_cap_wldec *d)
+{
+    for (size_t i = 0; d && i < d->nps; i++) {
+        free(d->ps[i].name);
+        free(d->ps[i].provreq);
+    }
+    if (d)
+        free(d->ps);
+    free(d);
+}
+
+static void watch_free(void *v)
+{
+    struct fq_cap_watch *w = v;
+    fq_capacity_wldec_free(w->dec);
+    free(w);
+}
+
 static void watch_seed(struct fq_capacity *st, struct fq_engine *e)
 {
     if (st->watch_seeded)
         return;
     st->watch_seeded = true;
-    st->watch.free_val = free;
+    st->watch.free_val = watch_free;
     st->unplace_all = true;
     const struct fq_object **all;
     size_t n =
@@ -1674,6 +1693,9 @@ static void cap_on_change(void *self, struct fq_engine *e,
         break;
     case FQ_KIND_CAPACITYMODEL:
         st->model_dirty = true;
+        break;
+    case FQ_KIND_RESOURCEFLAVOR:
+        st->decode_gen++; /* which pool a flavor's nodes come from */
         break;
     case FQ_KIND_PROVISIONINGREQUEST: {
         fq_provreq_note(st, c);

@@ -167,13 +167,33 @@ struct fq_cap_pod {
     int64_t req[FQ_R_N];
 };
 
+/* One podset of a workload's admission, decoded (autoscaler.c). */
+struct fq_cap_wlpodset {
+    char *name;               /* owned */
+    int64_t want;             /* pods admitted */
+    struct fq_cap_pool *pool; /* its flavor's pool, or NULL */
+    int64_t req[FQ_R_N];      /* per pod */
+    char *provreq;            /* owned: consumed request "ns/name", or NULL */
+};
+
+/* What the autoscaler reads of a watched workload (no_pods), decoded from
+ * the object of resourceVersion `rv` with pools and flavors of
+ * fq_capacity.decode_gen; decoded again when either moved. */
+struct fq_cap_wldec {
+    uint64_t rv, gen;
+    bool active, pods_ready, finished;
+    struct fq_cap_wlpodset *ps;
+    size_t nps;
+};
+
 /* A watched workload: whether it is active (admitted, not finished, not
  * evicted) and whether the autoscaler found nothing left to do for it
  * (placed, ready, PodsReady=True); any change of it clears `settled`. */
 struct fq_cap_watch {
     bool active, settled;
-    bool listed;   /* its key is in fq_capacity.unsettled */
-    uint64_t seen; /* the last pass over that list that kept it */
+    struct fq_cap_wldec *dec; /* owned, or NULL */
+    bool listed;              /* its key is in fq_capacity.unsettled */
+    uint64_t seen;            /* the last pass over that list that kept it */
 };
 
 struct fq_cap_backoff {
@@ -191,9 +211,10 @@ struct fq_capacity {
     size_t nbo, capbo;
     int64_t wake; /* earliest wanted run, FQ_NEVER when none */
     int64_t now;
-    uint64_t run_id; /* counts runs, from 1 */
-    uint64_t pass;   /* counts passes that list nodes once (node.seen) */
-    bool no_pods;    /* the engine's config */
+    uint64_t run_id;     /* counts runs, from 1 */
+    uint64_t pass;       /* counts passes that list nodes once (node.seen) */
+    uint64_t decode_gen; /* moves when pools or ResourceFlavors change */
+    bool no_pods;        /* the engine's config */
     /* Pools by name, decoded again only when one is added, deleted or
      * its spec changes (pools_dirty). */
     struct fq_cap_pool *pools;
@@ -407,6 +428,8 @@ size_t fq_capacity_unsched(struct fq_capacity *st, struct fq_engine *e,
 void fq_capacity_settled(struct fq_capacity *st, const char *ns,
                          const char *name);
 void fq_capacity_unsettle(struct fq_capacity *st, const char *key);
+
+void fq_capacity_wldec_free(struct fq_cap_wldec *d);
 
 /* Admitted, with an admission, not finished, not being evicted. */
 bool fq_capacity_workload_active(const struct fq_value *wl);
