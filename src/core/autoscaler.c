@@ -336,13 +336,17 @@ static void place_on(struct fq_capacity *st, struct fq_engine *e,
         }
     }
     struct fq_value *entry = NULL;
+    size_t at = 0;
     for (size_t k = 0; k < fq_value_len(pl); k++) {
         struct fq_value *p = fq_seq_at(pl, k);
         if (!strcmp(fq_value_path_str(p, "workload", ""), g->wl) &&
-            !strcmp(fq_value_path_str(p, "podSet", ""), g->podset))
+            !strcmp(fq_value_path_str(p, "podSet", ""), g->podset)) {
             entry = p;
+            at = k;
+        }
     }
     if (!entry) {
+        at = fq_value_len(pl);
         entry = fq_value_map();
         fq_map_set(entry, "workload", fq_value_str(g->wl));
         fq_map_set(entry, "podSet", fq_value_str(g->podset));
@@ -356,13 +360,13 @@ static void place_on(struct fq_capacity *st, struct fq_engine *e,
     if (in_place) {
         fq_objstore_set_status_key(s, FQ_KIND_NODE, "", nd->name, "placements",
                                    pl, NULL, NULL);
-        fq_capacity_node_usage(st, nd,
-                               fq_value_path(cur->obj, "status.placements"));
+        pl = fq_value_path(cur->obj, "status.placements");
+        fq_capacity_node_place(st, nd, at, fq_seq_at(pl, at), pl);
     } else {
         fq_map_del(
             fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
             FQ_ANN_UNNEEDED);
-        fq_capacity_node_usage(st, nd, pl);
+        fq_capacity_node_place(st, nd, at, entry, pl);
         fq_objstore_update(s, o, true, NULL, NULL, NULL);
     }
     fq_capacity_node_unneeded(st, nd, FQ_NEVER, true);
@@ -432,17 +436,18 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         for (size_t k = 0; k < fq_value_len(pl) && k < nd->npl; k++)
             if (!gone[k])
                 fq_seq_push(keep, fq_value_clone(fq_seq_at(pl, k)));
-        free(gone);
         if (!no) {
-            fq_capacity_node_usage(st, nd, keep);
+            fq_capacity_node_drop(st, nd, gone, keep);
             fq_value_free(keep);
+            free(gone);
             continue;
         }
         /* Only status.placements changes: written in place. */
         fq_objstore_set_status_key(s, FQ_KIND_NODE, "", nd->name, "placements",
                                    keep, NULL, NULL);
-        fq_capacity_node_usage(st, nd,
-                               fq_value_path(no->obj, "status.placements"));
+        fq_capacity_node_drop(st, nd, gone,
+                              fq_value_path(no->obj, "status.placements"));
+        free(gone);
         fq_capacity_node_stored(st, e, nd);
     }
     free(todo.v);

@@ -888,6 +888,97 @@ void fq_capacity_node_usage(struct fq_capacity *st, struct fq_cap_node *n,
         provreq_touch(st, n);
 }
 
+/* One placement from its stored entry, as decode_places reads it. */
+static void decode_place(struct fq_cap_place *x, const struct fq_value *p)
+{
+    memset(x, 0, sizeof(*x));
+    x->wl = fq_xstrdup(fq_value_path_str(p, "workload", ""));
+    x->podset = fq_xstrdup(fq_value_path_str(p, "podSet", ""));
+    x->count = fq_value_path_int(p, "count", 0);
+    add_resources(fq_map_get(p, "requests"), x->req);
+}
+
+/* used and busy from pl, as decode_places sums them. */
+static void sum_places(struct fq_cap_node *n)
+{
+    memset(n->used, 0, sizeof(n->used));
+    n->busy = 0;
+    for (size_t i = 0; i < n->npl; i++) {
+        const struct fq_cap_place *x = &n->pl[i];
+        for (int k = 0; k < FQ_R_N; k++)
+            n->used[k] += x->req[k] * x->count;
+        n->used[FQ_R_PODS] += x->count;
+        n->busy += (int)x->count;
+    }
+}
+
+void fq_capacity_node_place(struct fq_capacity *st, struct fq_cap_node *n,
+                            size_t k, const struct fq_value *entry,
+                            const struct fq_value *placements)
+{
+    /* Nothing held before: placements of others may start being charged,
+     * so everything follows the long way (as it does when the decoded
+     * placements and the stored ones do not line up). */
+    const char *wl = fq_value_path_str(entry, "workload", "");
+    if (n->busy <= 0 || k > n->npl ||
+        fq_value_len(placements) != n->npl + (k == n->npl) ||
+        (k < n->npl &&
+         (strcmp(n->pl[k].wl, wl) ||
+          strcmp(n->pl[k].podset, fq_value_path_str(entry, "podSet", ""))))) {
+        fq_capacity_node_usage(st, n, placements);
+        return;
+    }
+    struct fq_cap_wl *w = st->no_pods ? fq_smap_get(&st->wls, wl) : NULL;
+    if (w)
+        fq_cost_accrue(st, w); /* at the share it had */
+    if (k < n->npl) {
+        n->pl[k].count = fq_value_path_int(entry, "count", 0);
+    } else {
+        n->pl = fq_xrealloc(n->pl, (n->npl + 1) * sizeof(*n->pl));
+        decode_place(&n->pl[k], entry);
+        n->npl = k + 1;
+        refs_remove(st, n);
+        refs_add(st, n);
+    }
+    sum_places(n);
+    fit_touch(n);
+    fq_capacity_sd_mark(st, n);
+}
+
+void fq_capacity_node_drop(struct fq_capacity *st, struct fq_cap_node *n,
+                           const bool *drop, const struct fq_value *placements)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < n->npl; k++)
+        kept += !drop[k];
+    if (fq_value_len(placements) != kept) {
+        fq_capacity_node_usage(st, n, placements);
+        return;
+    }
+    bool was_busy = n->busy > 0;
+    refs_remove(st, n);
+    size_t m = 0;
+    for (size_t k = 0; k < n->npl; k++) {
+        if (drop[k]) {
+            free(n->pl[k].wl);
+            free(n->pl[k].podset);
+        } else {
+            n->pl[m++] = n->pl[k];
+        }
+    }
+    n->npl = m;
+    if (m == 0) {
+        free(n->pl);
+        n->pl = NULL;
+    }
+    sum_places(n);
+    fit_touch(n);
+    refs_add(st, n);
+    fq_capacity_sd_mark(st, n);
+    if (was_busy != (n->busy > 0))
+        provreq_touch(st, n);
+}
+
 void fq_capacity_node_unneeded(struct fq_capacity *st, struct fq_cap_node *n,
                                int64_t t, bool look_again)
 {

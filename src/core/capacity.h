@@ -336,6 +336,20 @@ bool fq_capacity_provreq_has_nodes(struct fq_capacity *st, const char *key);
 void fq_capacity_node_usage(struct fq_capacity *st, struct fq_cap_node *n,
                             const struct fq_value *placements);
 
+/*
+ * The same for the usual changes, without decoding the other placements:
+ * `entry` (borrowed) is status.placements[k] after the caller added pods
+ * to it (k == n->npl: a new last entry); `drop` says which placements
+ * the caller removed (n->npl flags). Each falls back to decoding
+ * `placements` (the whole sequence after the change) when the node held
+ * nothing before or the shapes disagree.
+ */
+void fq_capacity_node_place(struct fq_capacity *st, struct fq_cap_node *n,
+                            size_t k, const struct fq_value *entry,
+                            const struct fq_value *placements);
+void fq_capacity_node_drop(struct fq_capacity *st, struct fq_cap_node *n,
+                           const bool *drop, const struct fq_value *placements);
+
 /* Sets a node's unneeded-since time (the stored annotation is the
  * caller's); `look_again` marks it for scale-down. */
 void fq_capacity_node_unneeded(struct fq_capacity *st, struct fq_cap_node *n,
