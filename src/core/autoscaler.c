@@ -547,8 +547,8 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
     size_t n = fq_capacity_watched(st, e, true, &list);
     struct fmemo memo = {0};
     for (size_t i = 0; i < n; i++) {
-        char key[512];
-        snprintf(key, sizeof(key), "%s/%s", list[i]->ns, list[i]->name);
+        char key[600];
+        fq_capacity_key(list[i]->ns, list[i]->name, key, sizeof(key));
         /* A workload waits here run after run (its nodes boot): decode
          * it again only when it, the pools or the flavors changed. */
         struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
@@ -569,6 +569,9 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                                             "Not all pods are ready or "
                                             "succeeded",
                                             st->now);
+                /* What changed is what we wrote: the decode still holds. */
+                w->dec->rv = list[i]->rv;
+                w->dec->pods_ready = false;
             } else {
                 fq_capacity_settled(st, list[i]->ns, list[i]->name);
             }
@@ -607,6 +610,8 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                                         "All pods reached readiness and the "
                                         "workload is running",
                                         st->now);
+            w->dec->rv = list[i]->rv;
+            w->dec->pods_ready = true;
         }
     }
     free(list);

@@ -1248,6 +1248,23 @@ static void pods_seed(struct fq_capacity *st, struct fq_engine *e)
     free(list);
 }
 
+void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n)
+{
+    size_t a = strlen(ns), b = strlen(name);
+    if (n == 0)
+        return;
+    if (a > n - 1)
+        a = n - 1;
+    memcpy(buf, ns, a);
+    size_t at = a;
+    if (at < n - 1)
+        buf[at++] = '/';
+    if (b > n - 1 - at)
+        b = n - 1 - at;
+    memcpy(buf + at, name, b);
+    buf[at + b] = 0;
+}
+
 /* The objects of kind `kind` named by "ns/name" keys, in their order;
  * takes (and frees) the keys array, whose strings are borrowed. */
 static size_t objects_of(struct fq_engine *e, enum fq_kind kind,
@@ -1257,14 +1274,15 @@ static size_t objects_of(struct fq_engine *e, enum fq_kind kind,
     const struct fq_object **v = fq_xcalloc(nk + 1, sizeof(*v));
     size_t m = 0;
     for (size_t i = 0; i < nk; i++) {
-        char key[600];
-        snprintf(key, sizeof(key), "%s", keys[i]);
-        char *slash = strchr(key, '/');
-        if (!slash)
+        const char *slash = strchr(keys[i], '/');
+        size_t l = slash ? (size_t)(slash - keys[i]) : 0;
+        char ns[300];
+        if (!slash || l >= sizeof(ns))
             continue;
-        *slash = 0;
+        memcpy(ns, keys[i], l);
+        ns[l] = 0;
         const struct fq_object *o =
-            fq_objstore_get(fq_engine_store(e), kind, key, slash + 1);
+            fq_objstore_get(fq_engine_store(e), kind, ns, slash + 1);
         if (o)
             v[m++] = o;
     }
@@ -1502,6 +1520,16 @@ static void orphans(struct fq_capacity *st, struct fq_engine *e)
     free(v.v);
 }
 
+/* The pool's stored status holds what pool_status would write. */
+static void pool_shown(struct fq_cap_pool *p, const struct fq_object *o)
+{
+    p->shown_rv = o->rv;
+    p->shown_nodes = p->nodes;
+    p->shown_ready = p->ready;
+    p->shown_failed = p->failed_scale_up;
+    snprintf(p->shown_reason, sizeof(p->shown_reason), "%s", p->fail_reason);
+}
+
 static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 {
     for (size_t i = 0; i < st->npools; i++) {
@@ -1510,7 +1538,13 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
             fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (!cur)
             continue;
-        /* Most runs change nothing here: compare before copying. */
+        /* Most runs change nothing here: skip what was found equal or
+         * written already, else compare before copying. */
+        if (cur->rv == p->shown_rv && p->shown_nodes == p->nodes &&
+            p->shown_ready == p->ready &&
+            p->shown_failed == p->failed_scale_up &&
+            !strcmp(p->shown_reason, p->fail_reason))
+            continue;
         const struct fq_value *cs = fq_map_get(cur->obj, "status");
         const struct fq_value *cond = fq_capacity_cond(cs, "ScaleUp");
         const char *cst = fq_value_path_str(cond, "status", "");
@@ -1526,8 +1560,10 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
         if (cond_ok && fq_value_path_int(cs, "nodeCount", -1) == p->nodes &&
             fq_value_path_int(cs, "readyNodeCount", -1) == p->ready &&
             fq_value_path_bool(cs, "initialized", false) == p->ok &&
-            !strcmp(fq_value_path_str(cs, "phase", ""), phase))
+            !strcmp(fq_value_path_str(cs, "phase", ""), phase)) {
+            pool_shown(p, cur);
             continue;
+        }
         struct fq_value *o =
             fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (!o)
@@ -1549,7 +1585,10 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
                 fq_capacity_cond_set(s, "ScaleUp", "True", "Ok",
                                      "scale-up possible", st->now);
         }
-        fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+        const struct fq_object *now = NULL;
+        fq_objstore_update(fq_engine_store(e), o, true, NULL, &now, NULL);
+        if (now)
+            pool_shown(p, now);
     }
 }
 

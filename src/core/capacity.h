@@ -94,7 +94,13 @@ struct fq_cap_pool {
     int64_t (*fit)[FQ_R_N + 1];
     size_t fit_size; /* leaves: a power of two >= up.n */
     bool fit_stale;
-    int64_t cost_as_of;    /* status.cost.asOfMs, INT64_MIN when none */
+    int64_t cost_as_of; /* status.cost.asOfMs, INT64_MIN when none */
+    /* What pool_status last found stored (or wrote): the resourceVersion
+     * and the counts and condition it held then. */
+    uint64_t shown_rv;
+    int64_t shown_nodes, shown_ready;
+    bool shown_failed;
+    char shown_reason[256];
     bool failed_scale_up;  /* this run: the last scale-up was refused */
     char fail_reason[256]; /* its message */
 };
@@ -444,6 +450,9 @@ void fq_capacity_settled(struct fq_capacity *st, const char *ns,
 void fq_capacity_unsettle(struct fq_capacity *st, const char *key);
 
 void fq_capacity_wldec_free(struct fq_cap_wldec *d);
+
+/* "ns/name" into buf (cut at n - 1 bytes). */
+void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n);
 
 /* Admitted, with an admission, not finished, not being evicted. */
 bool fq_capacity_workload_active(const struct fq_value *wl);
