@@ -53,7 +53,8 @@
  * decoded once per resourceVersion (struct fq_cap_wldec: a workload
  * waiting for its nodes is visited run after run), their
  * placements through the placements index (struct fq_cap_wl) instead of
- * the nodes, the nodes of a group's pool (pool->up, ->booting, and this
+ * the nodes, the nodes of a group's pool (pool->up through its first-fit
+ * tree, which skips nodes without room for one pod, ->booting, and this
  * run's `created`, each in node order, so first fit picks the node a walk
  * over all nodes by name would), the nodes of a stopped workload for
  * unplacing, and for scale-down the nodes marked since (st->sd_dirty),
