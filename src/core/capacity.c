@@ -10,13 +10,15 @@
  *                  and no Node at all) create `default-pool` (n2-standard-16,
  *                  one node, autoscaling 1..3), like a new GKE cluster, so
  *                  the tutorial's Ray head has somewhere to run;
- *   2. model       rebuild the cloud from the CapacityModel (the first by
- *                  name) when it changed; none = an unlimited cloud;
- *   3. refresh     bring the node table up to date: nodes deleted in the
+ *   2. refresh     bring the node table up to date: nodes deleted in the
  *                  last run leave, nodes it created take their place in
  *                  name order, pools are decoded again if one changed, and
  *                  each Node on_change named is compared with the store
- *                  and decoded again if its resourceVersion moved;
+ *                  and decoded again if its resourceVersion moved (charges
+ *                  are accrued first when pools or prices change);
+ *   3. model       rebuild the cloud from the CapacityModel (the first by
+ *                  name) when it changed; none = an unlimited cloud; then
+ *                  every node and request is looked at again;
  *   4. boot        nodes whose boot latency has passed become Ready;
  *   5. cost        accrue node-seconds x price (cost.c);
  *   6. provreqs    move ProvisioningRequests along (provreq.c);
@@ -743,6 +745,13 @@ void fq_capacity_sd_mark(struct fq_capacity *st, struct fq_cap_node *n)
         return;
     n->sd_listed = true;
     fq_capacity_nodes_add(&st->sd_dirty, n);
+}
+
+void fq_capacity_provreq_written(struct fq_capacity *st, const char *key)
+{
+    const struct fq_cap_nodes *s = fq_smap_get(&st->by_provreq, key);
+    for (size_t i = 0; s && i < s->n; i++)
+        fq_capacity_sd_mark(st, s->v[i]);
 }
 
 static void wl_free(void *v)
@@ -1829,12 +1838,9 @@ static void cap_on_change(void *self, struct fq_engine *e,
         break;
     case FQ_KIND_PROVISIONINGREQUEST: {
         fq_provreq_note(st, c);
-        /* Whether its nodes are booked may have changed. */
         char key[600];
-        snprintf(key, sizeof(key), "%s/%s", c->ns, c->name);
-        const struct fq_cap_nodes *s = fq_smap_get(&st->by_provreq, key);
-        for (size_t i = 0; s && i < s->n; i++)
-            fq_capacity_sd_mark(st, s->v[i]);
+        fq_capacity_key(c->ns, c->name, key, sizeof(key));
+        fq_capacity_provreq_written(st, key);
         break;
     }
     default:

@@ -379,6 +379,10 @@ size_t fq_capacity_first_fit(struct fq_cap_pool *p, size_t from,
 /* Marks a node for the scale-down step of this run or the next. */
 void fq_capacity_sd_mark(struct fq_capacity *st, struct fq_cap_node *n);
 
+/* A ProvisioningRequest ("ns/name") changed in the store (by anyone, now
+ * or since the last run): whether its nodes are booked may have too. */
+void fq_capacity_provreq_written(struct fq_capacity *st, const char *key);
+
 /* The heap (capacity.c). push copies key. top returns NULL when empty. */
 void fq_capacity_heap_push(struct fq_cap_heap *h, int64_t t, const char *key,
                            uint64_t stamp);

@@ -141,6 +141,7 @@ static void provision_failed(struct fq_capacity *st, struct fq_engine *e,
                          msg, st->now);
     fq_engine_event(e, o, "Warning", "FailedToProvision", "%s", msg);
     fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+    fq_capacity_provreq_written(st, key); /* this run's scale-down */
 }
 
 static void answered(struct fq_capacity *st, struct fq_engine *e,

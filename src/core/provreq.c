@@ -934,11 +934,14 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
     step(st, e, &r);
     bool changed = !fq_value_equal(st0, r.status);
     /* Write back only the status; the spec is immutable. */
-    if (changed)
+    if (changed) {
         fq_objstore_set_status(s, FQ_KIND_PROVISIONINGREQUEST, pr->ns, pr->name,
                                r.status, NULL);
-    else
+        /* This run's scale-down reads whether its nodes are booked. */
+        fq_capacity_provreq_written(st, pr->key);
+    } else {
         fq_value_free(r.status);
+    }
     settle(st, t, pr, changed || r.never_clean, r.until, r.wake, r.counts);
 }
 
