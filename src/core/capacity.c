@@ -1002,7 +1002,10 @@ void fq_capacity_node_stored(struct fq_capacity *st, struct fq_engine *e,
     (void)st;
     const struct fq_object *o =
         fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", n->name);
-    if (o)
+    /* Times the store holds in seconds may differ from the exact ones in
+     * memory: then the next run decodes the node, as it always did. */
+    if (o && ann_time(o->obj, FQ_ANN_UNNEEDED) == n->unneeded_since &&
+        (n->ready || ann_time(o->obj, FQ_ANN_READY_AT) == n->ready_at))
         n->rv = o->rv;
 }
 
