@@ -47,6 +47,29 @@
  * placed, PodsReady=True. When job 1 finishes, the placements go, the 4
  * nodes are unneeded, and 10 min later the slice is deleted: 0 nodes.
  *
+ * What a run visits. The steps above read like walks over every node and
+ * every workload; a run visits only what can have moved since the last:
+ * the watched workloads not settled (capacity.c's unsettled list), each
+ * decoded once per resourceVersion (struct fq_cap_wldec: a workload
+ * waiting for its nodes is visited run after run), their
+ * placements through the placements index (struct fq_cap_wl) instead of
+ * the nodes, the nodes of a group's pool (pool->up through its first-fit
+ * tree, which skips nodes without room for one pod, ->booting, and this
+ * run's `created`, each in node order, so first fit picks the node a walk
+ * over all nodes by name would), the nodes of a stopped workload for
+ * unplacing, and for scale-down the nodes marked since (st->sd_dirty),
+ * those whose unneeded time came (st->idle_heap) and those unneeded long
+ * enough (st->sd_due). Invariants of the scale-down sets, between runs,
+ * for every Ready node not gone and not marked:
+ *  - busy (placed, bound, or booked by its request): no unneeded-since
+ *    time, FQ_SD_BUSY;
+ *  - idle, its unneeded time not up: FQ_SD_WAIT, with an idle-heap entry
+ *    (unneeded-since + unneeded time, name);
+ *  - idle long enough: FQ_SD_DUE, in sd_due.
+ * Anything that can move a node out of its state marks it (capacity.c:
+ * decoded, Ready, placements or pods changed, its ProvisioningRequest
+ * changed, the cloud model changed).
+ *
  * Invariants:
  *  1. A placement never exceeds a node's allocatable.
  *  2. A scale-up creates whole slices and never passes maxNodeCount.
@@ -69,10 +92,14 @@ struct group {
     struct fq_cap_pool *pool;
     int64_t req[FQ_R_N];
     int64_t want, placed;
-    char *provreq;          /* consume key "ns/name" or NULL */
-    char *wl;               /* "ns/name" (no_pods) or NULL */
-    char *podset;           /* no_pods */
-    struct fq_value *about; /* owned copy of the object for events */
+    char *provreq; /* consume key "ns/name" or NULL */
+    char *wl;      /* "ns/name" (no_pods) or NULL */
+    char *podset;  /* no_pods */
+    /* The object events are about (a Workload or a Pod), looked up when
+     * an event is made: a copy for each group would cost more than the
+     * events, which a simulation does not even record. */
+    enum fq_kind about_kind;
+    char *about_ns, *about_name;
 };
 
 struct groups {
@@ -86,9 +113,28 @@ static void groups_release(struct groups *gs)
         free(gs->g[i].provreq);
         free(gs->g[i].wl);
         free(gs->g[i].podset);
-        fq_value_free(gs->g[i].about);
+        free(gs->g[i].about_ns);
+        free(gs->g[i].about_name);
     }
     free(gs->g);
+}
+
+static void set_about(struct group *g, enum fq_kind kind, const char *ns,
+                      const char *name)
+{
+    g->about_kind = kind;
+    g->about_ns = fq_xstrdup(ns);
+    g->about_name = fq_xstrdup(name);
+}
+
+/* The object a group's events are about (borrowed), or NULL. */
+static const struct fq_value *about(struct fq_engine *e, const struct group *g)
+{
+    if (!g || !g->about_name)
+        return NULL;
+    const struct fq_object *o = fq_objstore_get(
+        fq_engine_store(e), g->about_kind, g->about_ns, g->about_name);
+    return o ? o->obj : NULL;
 }
 
 struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
@@ -219,69 +265,22 @@ static const char *consumed_provreq(const struct fq_value *wl,
 }
 
 /*
- * An index of every placement (workload, podset) -> count, built once per
- * pass so that looking up a workload's podsets does not scan every node
- * (the simulator runs thousands of workloads on thousands of nodes). The
- * strings borrow from the decoded nodes, which the pass does not modify
- * (placing adds to nodes after the index is used).
+ * How many pods of a workload's podset are placed, from the placements
+ * index (struct fq_cap_wl): those on nodes not gone with anything placed,
+ * and whether all their nodes are Ready.
  */
-struct pentry {
-    const char *wl, *podset;
-    int64_t count;
-    bool ready;
-};
-
-struct pindex {
-    struct pentry *v;
-    size_t n, cap;
-};
-
-static int pentry_cmp(const void *a, const void *b)
-{
-    const struct pentry *x = a, *y = b;
-    int c = strcmp(x->wl, y->wl);
-    return c ? c : strcmp(x->podset, y->podset);
-}
-
-static void pindex_build(struct fq_capacity *st, const struct fq_smap *want,
-                         struct pindex *ix)
-{
-    memset(ix, 0, sizeof(*ix));
-    for (size_t i = 0; i < st->nnodes; i++) {
-        const struct fq_cap_node *nd = &st->nodes[i];
-        if (nd->gone || nd->busy == 0)
-            continue;
-        for (size_t k = 0; k < nd->npl; k++) {
-            if (!fq_smap_has(want, nd->pl[k].wl))
-                continue;
-            FQ_GROW(ix->v, ix->cap, ix->n + 1);
-            struct pentry *x = &ix->v[ix->n++];
-            x->wl = nd->pl[k].wl;
-            x->podset = nd->pl[k].podset;
-            x->count = nd->pl[k].count;
-            x->ready = nd->ready;
-        }
-    }
-    if (ix->n > 1)
-        qsort(ix->v, ix->n, sizeof(*ix->v), pentry_cmp);
-}
-
-static int64_t placed_count(const struct pindex *ix, const char *wl,
+static int64_t placed_count(struct fq_capacity *st, const char *wl,
                             const char *podset, bool *all_ready)
 {
-    struct pentry key = {wl, podset, 0, false};
-    size_t lo = 0, hi = ix->n;
-    while (lo < hi) { /* the first entry >= key */
-        size_t mid = lo + (hi - lo) / 2;
-        if (pentry_cmp(&ix->v[mid], &key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    const struct fq_cap_wl *w = fq_smap_get(&st->wls, wl);
     int64_t n = 0;
-    for (size_t i = lo; i < ix->n && pentry_cmp(&ix->v[i], &key) == 0; i++) {
-        n += ix->v[i].count;
-        if (!ix->v[i].ready)
+    for (size_t i = 0; w && i < w->nrefs; i++) {
+        const struct fq_cap_node *nd = w->refs[i].node;
+        const struct fq_cap_place *x = &nd->pl[w->refs[i].k];
+        if (nd->gone || nd->busy == 0 || strcmp(x->podset, podset))
+            continue;
+        n += x->count;
+        if (!nd->ready)
             *all_ready = false;
     }
     return n;
@@ -309,24 +308,46 @@ static struct fq_value *requests_map(const int64_t req[FQ_R_N])
 static void place_on(struct fq_capacity *st, struct fq_engine *e,
                      struct fq_cap_node *nd, struct group *g, int64_t n)
 {
-    struct fq_value *o =
-        fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
-    if (!o)
+    struct fq_objstore *s = fq_engine_store(e);
+    const struct fq_object *cur =
+        fq_objstore_get(s, FQ_KIND_NODE, "", nd->name);
+    if (!cur)
         return;
-    struct fq_value *status = fq_map_ensure_map(o, "status");
-    struct fq_value *pl = fq_map_get(status, "placements");
-    if (!pl || pl->type != FQ_V_SEQ) {
-        pl = fq_value_seq();
-        fq_map_set(status, "placements", pl);
+    /* A busy node has no unneeded-since annotation to drop: then only
+     * status.placements changes, written in place instead of copying the
+     * node (the same tree either way). */
+    const struct fq_value *ann =
+        fq_value_path(cur->obj, "metadata.annotations");
+    bool in_place =
+        ann && ann->type == FQ_V_MAP && !fq_map_get(ann, FQ_ANN_UNNEEDED);
+    struct fq_value *o = NULL, *pl;
+    if (in_place) {
+        pl = fq_value_clone(fq_value_path(cur->obj, "status.placements"));
+        if (!pl || pl->type != FQ_V_SEQ) {
+            fq_value_free(pl);
+            pl = fq_value_seq();
+        }
+    } else {
+        o = fq_objstore_edit(s, FQ_KIND_NODE, "", nd->name);
+        struct fq_value *status = fq_map_ensure_map(o, "status");
+        pl = fq_map_get(status, "placements");
+        if (!pl || pl->type != FQ_V_SEQ) {
+            pl = fq_value_seq();
+            fq_map_set(status, "placements", pl);
+        }
     }
     struct fq_value *entry = NULL;
+    size_t at = 0;
     for (size_t k = 0; k < fq_value_len(pl); k++) {
         struct fq_value *p = fq_seq_at(pl, k);
         if (!strcmp(fq_value_path_str(p, "workload", ""), g->wl) &&
-            !strcmp(fq_value_path_str(p, "podSet", ""), g->podset))
+            !strcmp(fq_value_path_str(p, "podSet", ""), g->podset)) {
             entry = p;
+            at = k;
+        }
     }
     if (!entry) {
+        at = fq_value_len(pl);
         entry = fq_value_map();
         fq_map_set(entry, "workload", fq_value_str(g->wl));
         fq_map_set(entry, "podSet", fq_value_str(g->podset));
@@ -336,30 +357,58 @@ static void place_on(struct fq_capacity *st, struct fq_engine *e,
     }
     fq_map_set(entry, "count",
                fq_value_int(fq_value_path_int(entry, "count", 0) + n));
-    fq_map_del(
-        fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
-        FQ_ANN_UNNEEDED);
     /* The run goes on with this node: its decoded view follows. */
-    fq_capacity_node_usage(nd, pl);
-    fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
-    nd->unneeded_since = FQ_NEVER;
-    (void)st;
+    if (in_place) {
+        fq_objstore_set_status_key(s, FQ_KIND_NODE, "", nd->name, "placements",
+                                   pl, NULL, NULL);
+        pl = fq_value_path(cur->obj, "status.placements");
+        fq_capacity_node_place(st, nd, at, fq_seq_at(pl, at), pl);
+    } else {
+        fq_map_del(
+            fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
+            FQ_ANN_UNNEEDED);
+        fq_capacity_node_place(st, nd, at, entry, pl);
+        fq_objstore_update(s, o, true, NULL, NULL, NULL);
+    }
+    fq_capacity_node_unneeded(st, nd, FQ_NEVER, true);
+    fq_capacity_node_stored(st, e, nd);
 }
 
 /* Removes every placement of workloads that are no longer active. */
 static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
 {
     /* Only placements of workloads that stopped being active since the
-     * last run (all of them at the first run) can go. */
+     * last run (all of them at the first run) can go: visit the nodes
+     * they are on, in node order. */
     if (!st->unplace_all && st->stopped.n == 0)
         return;
     struct fq_objstore *s = fq_engine_store(e);
-    for (size_t i = 0; i < st->nnodes; i++) {
-        struct fq_cap_node *nd = &st->nodes[i];
+    struct fq_cap_nodes todo = {0};
+    if (st->unplace_all) {
+        todo.n = fq_capacity_all_nodes(st, &todo.v);
+    } else {
+        uint64_t pass = ++st->pass;
+        for (size_t i = 0; i < st->stopped.cap; i++) {
+            const struct fq_cap_wl *w =
+                st->stopped.t[i].key ?
+                    fq_smap_get(&st->wls, st->stopped.t[i].key) :
+                    NULL;
+            for (size_t r = 0; w && r < w->nrefs; r++) {
+                struct fq_cap_node *nd = w->refs[r].node;
+                if (nd->seen == pass)
+                    continue; /* listed already */
+                nd->seen = pass;
+                fq_capacity_nodes_add(&todo, nd);
+            }
+        }
+        fq_capacity_nodes_sort(&todo);
+    }
+    for (size_t i = 0; i < todo.n; i++) {
+        struct fq_cap_node *nd = todo.v[i];
         if (nd->gone || nd->busy == 0)
             continue;
         /* Most runs drop nothing: look at the decoded placements first,
-         * copy the stored node only when one goes. */
+         * copy the stored node's placements only when one goes. */
         bool *gone = fq_xcalloc(nd->npl + 1, sizeof(bool));
         bool dropped = false;
         for (size_t k = 0; k < nd->npl; k++) {
@@ -388,48 +437,108 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         for (size_t k = 0; k < fq_value_len(pl) && k < nd->npl; k++)
             if (!gone[k])
                 fq_seq_push(keep, fq_value_clone(fq_seq_at(pl, k)));
-        free(gone);
-        fq_capacity_node_usage(nd, keep);
-        struct fq_value *o = fq_objstore_edit(s, FQ_KIND_NODE, "", nd->name);
-        if (!o) {
+        if (!no) {
+            fq_capacity_node_drop(st, nd, gone, keep);
             fq_value_free(keep);
+            free(gone);
             continue;
         }
-        fq_map_set(fq_map_ensure_map(o, "status"), "placements", keep);
-        fq_objstore_update(s, o, true, NULL, NULL, NULL);
+        /* Only status.placements changes: written in place. */
+        fq_objstore_set_status_key(s, FQ_KIND_NODE, "", nd->name, "placements",
+                                   keep, NULL, NULL);
+        fq_capacity_node_drop(st, nd, gone,
+                              fq_value_path(no->obj, "status.placements"));
+        free(gone);
+        fq_capacity_node_stored(st, e, nd);
     }
+    free(todo.v);
     st->unplace_all = false;
     fq_smap_clear(&st->stopped);
 }
 
-static bool node_allowed(const struct fq_cap_node *nd, const struct group *g)
+/* Places what fits of a group on node `nd`, first fit. */
+static void place_at(struct fq_capacity *st, struct fq_engine *e,
+                     struct fq_cap_node *nd, struct group *g)
 {
-    if (nd->gone || strcmp(nd->pool, g->pool->name))
-        return false;
-    if (g->provreq)
-        return nd->provreq && !strcmp(nd->provreq, g->provreq);
-    /* Nodes of a queued pool belong to their requests. */
-    return !(g->pool->spec.queued && nd->provreq);
+    int64_t free_[FQ_R_N];
+    for (int k = 0; k < FQ_R_N; k++)
+        free_[k] = nd->alloc[k] - nd->used[k];
+    int64_t n = fq_capacity_fits(free_, g->req);
+    if (n == INT64_MAX || n > g->want - g->placed)
+        n = g->want - g->placed;
+    if (n > 0) {
+        place_on(st, e, nd, g, n);
+        g->placed += n;
+    }
 }
 
+/*
+ * First fit on the Ready nodes a group may use, in node order: a group
+ * that consumes a ProvisioningRequest only that request's nodes (of its
+ * pool), any other group its pool's nodes, except those of a queued pool
+ * that belong to a request.
+ */
 static void place_group(struct fq_capacity *st, struct fq_engine *e,
                         struct group *g)
 {
-    for (size_t i = 0; i < st->nnodes && g->placed < g->want; i++) {
-        struct fq_cap_node *nd = &st->nodes[i];
-        if (!nd->ready || !node_allowed(nd, g))
-            continue;
-        int64_t free_[FQ_R_N];
-        for (int k = 0; k < FQ_R_N; k++)
-            free_[k] = nd->alloc[k] - nd->used[k];
-        int64_t n = fq_capacity_fits(free_, g->req);
-        if (n == INT64_MAX || n > g->want - g->placed)
-            n = g->want - g->placed;
-        if (n > 0) {
-            place_on(st, e, nd, g, n);
-            g->placed += n;
-        }
+    if (g->provreq) {
+        struct fq_cap_node **v;
+        size_t n = fq_capacity_provreq_nodes(st, g->provreq, &v);
+        for (size_t i = 0; i < n && g->placed < g->want; i++)
+            if (v[i]->ready && !v[i]->gone && v[i]->p == g->pool)
+                place_at(st, e, v[i], g);
+        free(v);
+        return;
     }
+    bool queued = g->pool->spec.queued;
+    /* The Ready nodes with room, by the pool's first-fit tree: the nodes
+     * a walk would find nothing on are not visited. */
+    struct fq_cap_pool *p = g->pool;
+    for (size_t i = fq_capacity_first_fit(p, 0, g->req);
+         i < p->up.n && g->placed < g->want;
+         i = fq_capacity_first_fit(p, i + 1, g->req))
+        place_at(st, e, p->up.v[i], g);
+    for (size_t i = 0; i < st->created.n && g->placed < g->want; i++) {
+        struct fq_cap_node *nd = st->created.v[i];
+        if (nd->ready && !nd->gone && nd->p == g->pool &&
+            !(queued && nd->provreq))
+            place_at(st, e, nd, g);
+    }
+}
+
+/* Decodes what collect_workloads reads of a workload (its podsets as
+ * admitted, their pools and requests). */
+static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
+                                      struct fq_engine *e,
+                                      const struct fq_object *o,
+                                      struct fmemo *memo)
+{
+    const struct fq_value *wl = o->obj;
+    const struct fq_value *ws = fq_map_get(wl, "status");
+    struct fq_cap_wldec *d = fq_xcalloc(1, sizeof(*d));
+    d->rv = o->rv;
+    d->gen = st->decode_gen;
+    d->active = fq_capacity_workload_active(wl);
+    d->pods_ready = cond_is(ws, "PodsReady", "True");
+    d->finished = cond_is(ws, "Finished", "True");
+    const struct fq_value *psas =
+        fq_value_path(wl, "status.admission.podSetAssignments");
+    d->nps = fq_value_len(psas);
+    d->ps = d->nps ? fq_xcalloc(d->nps, sizeof(*d->ps)) : NULL;
+    for (size_t k = 0; k < d->nps; k++) {
+        const struct fq_value *psa = fq_seq_at(psas, k);
+        struct fq_cap_wlpodset *x = &d->ps[k];
+        x->name = fq_xstrdup(fq_value_path_str(psa, "name", ""));
+        const struct fq_value *ps = find_podset(wl, x->name);
+        x->want =
+            fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
+        x->pool = flavor_pool_memo(st, e, assignment_flavor(psa), ps, memo);
+        fq_capacity_pod_requests(fq_map_get(ps, "template"), x->req);
+        const char *pr = consumed_provreq(wl, x->name);
+        if (pr)
+            x->provreq = fq_xasprintf("%s/%s", o->ns, pr);
+    }
+    return d;
 }
 
 static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
@@ -437,92 +546,76 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
 {
     const struct fq_object **list;
     size_t n = fq_capacity_watched(st, e, true, &list);
-    struct fq_smap looked = {0};
-    for (size_t i = 0; i < n; i++) {
-        char key[512];
-        snprintf(key, sizeof(key), "%s/%s", list[i]->ns, list[i]->name);
-        fq_smap_add(&looked, key);
-    }
-    struct pindex ix;
-    pindex_build(st, &looked, &ix);
-    fq_smap_free(&looked);
     struct fmemo memo = {0};
     for (size_t i = 0; i < n; i++) {
-        const struct fq_value *wl = list[i]->obj;
-        const struct fq_value *ws = fq_map_get(wl, "status");
-        if (!fq_capacity_workload_active(wl)) {
+        char key[600];
+        fq_capacity_key(list[i]->ns, list[i]->name, key, sizeof(key));
+        /* A workload waits here run after run (its nodes boot): decode
+         * it again only when it, the pools or the flavors changed. */
+        struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
+        if (!w)
+            continue;
+        if (!w->dec || w->dec->rv != list[i]->rv ||
+            w->dec->gen != st->decode_gen) {
+            fq_capacity_wldec_free(w->dec);
+            w->dec = wl_decode(st, e, list[i], &memo);
+        }
+        const struct fq_cap_wldec *d = w->dec;
+        if (!d->active) {
             /* Its pods are gone (evicted, not finished): not ready. */
-            if (cond_is(ws, "PodsReady", "True") &&
-                !cond_is(ws, "Finished", "True")) {
-                struct fq_value *o =
-                    fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
-                                     list[i]->ns, list[i]->name);
-                fq_capacity_cond_set(fq_map_ensure_map(o, "status"),
-                                     "PodsReady", "False", "WaitForStart",
-                                     "Not all pods are ready or succeeded",
-                                     st->now);
-                fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL,
-                                   NULL);
+            if (d->pods_ready && !d->finished) {
+                fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, list[i]->ns,
+                                            list[i]->name, "PodsReady", "False",
+                                            "WaitForStart",
+                                            "Not all pods are ready or "
+                                            "succeeded",
+                                            st->now);
+                /* What changed is what we wrote: the decode still holds. */
+                w->dec->rv = list[i]->rv;
+                w->dec->pods_ready = false;
             } else {
                 fq_capacity_settled(st, list[i]->ns, list[i]->name);
             }
             continue;
         }
-        char key[512];
-        snprintf(key, sizeof(key), "%s/%s", list[i]->ns, list[i]->name);
-        const struct fq_value *psas =
-            fq_value_path(wl, "status.admission.podSetAssignments");
         bool all = true, all_ready = true;
-        for (size_t k = 0; k < fq_value_len(psas); k++) {
-            const struct fq_value *psa = fq_seq_at(psas, k);
-            const char *name = fq_value_path_str(psa, "name", "");
-            const struct fq_value *ps = find_podset(wl, name);
-            int64_t want = fq_value_path_int(psa, "count",
-                                             fq_value_path_int(ps, "count", 1));
-            struct fq_cap_pool *pool =
-                flavor_pool_memo(st, e, assignment_flavor(psa), ps, &memo);
-            if (want <= 0)
+        for (size_t k = 0; k < d->nps; k++) {
+            const struct fq_cap_wlpodset *x = &d->ps[k];
+            if (x->want <= 0)
                 continue;
-            int64_t placed = placed_count(&ix, key, name, &all_ready);
-            if (placed >= want)
+            int64_t placed = placed_count(st, key, x->name, &all_ready);
+            if (placed >= x->want)
                 continue;
             all = false;
-            if (!pool)
+            if (!x->pool)
                 continue;
             FQ_GROW(gs->g, gs->cap, gs->n + 1);
             struct group *g = &gs->g[gs->n++];
             memset(g, 0, sizeof(*g));
-            g->pool = pool;
-            fq_capacity_pod_requests(fq_map_get(ps, "template"), g->req);
-            g->want = want - placed;
-            const char *pr = consumed_provreq(wl, name);
-            if (pr) {
-                g->provreq = fq_xasprintf("%s/%s", list[i]->ns, pr);
-            }
+            g->pool = x->pool;
+            memcpy(g->req, x->req, sizeof(g->req));
+            g->want = x->want - placed;
+            if (x->provreq)
+                g->provreq = fq_xstrdup(x->provreq);
             g->wl = fq_xstrdup(key);
-            g->podset = fq_xstrdup(name);
-            g->about = fq_value_clone(wl);
+            g->podset = fq_xstrdup(x->name);
+            set_about(g, FQ_KIND_WORKLOAD, list[i]->ns, list[i]->name);
         }
-        if (all && all_ready && cond_is(ws, "PodsReady", "True")) {
+        if (all && all_ready && d->pods_ready) {
             /* Nothing left to do until it or one of its nodes changes. */
             fq_capacity_settled(st, list[i]->ns, list[i]->name);
-        } else if (all && fq_value_len(psas) > 0 && all_ready) {
-            struct fq_value *o =
-                fq_objstore_edit(fq_engine_store(e), FQ_KIND_WORKLOAD,
-                                 list[i]->ns, list[i]->name);
-            if (o) {
-                fq_capacity_cond_set(fq_map_ensure_map(o, "status"),
-                                     "PodsReady", "True", "Started",
-                                     "All pods reached readiness and the "
-                                     "workload is running",
-                                     st->now);
-                fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL,
-                                   NULL);
-            }
+        } else if (all && d->nps > 0 && all_ready) {
+            fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, list[i]->ns,
+                                        list[i]->name, "PodsReady", "True",
+                                        "Started",
+                                        "All pods reached readiness and the "
+                                        "workload is running",
+                                        st->now);
+            w->dec->rv = list[i]->rv;
+            w->dec->pods_ready = true;
         }
     }
     free(list);
-    free(ix.v);
 }
 
 /* --- pods: pending pods as demand ----------------------------------------- */
@@ -600,7 +693,7 @@ static void collect_pods(struct fq_capacity *st, struct fq_engine *e,
             memset(g, 0, sizeof(*g));
             g->pool = pool;
             memcpy(g->req, req, sizeof(req));
-            g->about = fq_value_clone(pod);
+            set_about(g, FQ_KIND_POD, list[i]->ns, list[i]->name);
         }
         g->want++;
     }
@@ -696,31 +789,44 @@ static void scale_up(struct fq_capacity *st, struct fq_engine *e,
                         (long long)p->spec.max_nodes);
 }
 
+/* Takes a group's pods off the room left on a booting node (this pass). */
+static void take_room(struct fq_capacity *st, struct fq_cap_node *nd,
+                      const struct group *g, int64_t *left)
+{
+    if (nd->room_pass != st->run_id) {
+        nd->room_pass = st->run_id;
+        for (int k = 0; k < FQ_R_N; k++)
+            nd->room[k] = nd->alloc[k] - nd->used[k];
+    }
+    int64_t n = fq_capacity_fits(nd->room, g->req);
+    if (n == INT64_MAX || n > *left)
+        n = *left;
+    for (int k = 0; k < FQ_R_N; k++)
+        nd->room[k] -= g->req[k] * n;
+    *left -= n;
+}
+
 /* Room on booting nodes counts as coming capacity; the rest scales up. */
 static void scale_for_groups(struct fq_capacity *st, struct fq_engine *e,
                              struct groups *gs)
 {
-    int64_t(*room)[FQ_R_N] = fq_xcalloc(st->nnodes + 1, sizeof(*room));
-    for (size_t i = 0; i < st->nnodes; i++)
-        for (int k = 0; k < FQ_R_N; k++)
-            room[i][k] = st->nodes[i].alloc[k] - st->nodes[i].used[k];
     int64_t *need = fq_xcalloc(st->npools + 1, sizeof(*need));
-    const struct fq_value **about = fq_xcalloc(st->npools + 1, sizeof(*about));
+    const struct group **first = fq_xcalloc(st->npools + 1, sizeof(*first));
     for (size_t gi = 0; gi < gs->n; gi++) {
         struct group *g = &gs->g[gi];
         int64_t left = g->want - g->placed;
         if (left <= 0 || g->provreq || g->pool->spec.queued)
             continue;
-        for (size_t i = 0; left > 0 && i < st->nnodes; i++) {
-            struct fq_cap_node *nd = &st->nodes[i];
-            if (nd->ready || !node_allowed(nd, g))
-                continue;
-            int64_t n = fq_capacity_fits(room[i], g->req);
-            if (n == INT64_MAX || n > left)
-                n = left;
-            for (int k = 0; k < FQ_R_N; k++)
-                room[i][k] -= g->req[k] * n;
-            left -= n;
+        /* The pool's booting nodes, in node order (not a queued pool:
+         * all of them may take the group). */
+        const struct fq_cap_nodes *bn = &g->pool->booting;
+        for (size_t i = 0; left > 0 && i < bn->n; i++)
+            if (!bn->v[i]->ready && !bn->v[i]->gone)
+                take_room(st, bn->v[i], g, &left);
+        for (size_t i = 0; left > 0 && i < st->created.n; i++) {
+            struct fq_cap_node *nd = st->created.v[i];
+            if (!nd->ready && !nd->gone && nd->p == g->pool)
+                take_room(st, nd, g, &left);
         }
         if (left <= 0)
             continue;
@@ -736,8 +842,9 @@ static void scale_for_groups(struct fq_capacity *st, struct fq_engine *e,
         full[FQ_R_PODS] = 110;
         per = fq_capacity_fits(full, g->req);
         if (per <= 0) {
-            if (g->about)
-                fq_engine_event(e, g->about, "Normal", "NotTriggerScaleUp",
+            const struct fq_value *a = about(e, g);
+            if (a)
+                fq_engine_event(e, a, "Normal", "NotTriggerScaleUp",
                                 "pod didn't trigger scale-up: 1 node(s) of "
                                 "%s would not fit it",
                                 g->pool->name);
@@ -747,15 +854,14 @@ static void scale_for_groups(struct fq_capacity *st, struct fq_engine *e,
             per = left;
         size_t pi = (size_t)(g->pool - st->pools);
         need[pi] += (left + per - 1) / per;
-        if (!about[pi])
-            about[pi] = g->about;
+        if (!first[pi] && g->about_name)
+            first[pi] = g;
     }
     for (size_t pi = 0; pi < st->npools; pi++)
         if (need[pi] > 0)
-            scale_up(st, e, &st->pools[pi], need[pi], about[pi]);
-    free(about);
+            scale_up(st, e, &st->pools[pi], need[pi], about(e, first[pi]));
+    free(first);
     free(need);
-    free(room);
 }
 
 /* Pools at least at their minimum (and initialNodeCount when new). */
@@ -894,7 +1000,8 @@ static bool booked(struct fq_engine *e, const struct fq_cap_node *nd)
                        "flexq.dev/consumed");
 }
 
-static void set_unneeded(struct fq_engine *e, struct fq_cap_node *nd, int64_t t)
+static void set_unneeded(struct fq_capacity *st, struct fq_engine *e,
+                         struct fq_cap_node *nd, int64_t t)
 {
     struct fq_value *o =
         fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
@@ -910,41 +1017,114 @@ static void set_unneeded(struct fq_engine *e, struct fq_cap_node *nd, int64_t t)
         fq_map_set(ann, FQ_ANN_UNNEEDED, fq_value_str(ts));
     }
     fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
-    nd->unneeded_since = t;
+    /* This run goes on with the exact time; the next decodes the stored
+     * one (seconds). */
+    fq_capacity_node_unneeded(st, nd, t, false);
 }
 
+static void sd_set(struct fq_capacity *st, struct fq_cap_node *nd, int sd)
+{
+    nd->sd = sd;
+    if (sd == FQ_SD_DUE && !nd->sd_in_due) {
+        nd->sd_in_due = true;
+        fq_capacity_nodes_add(&st->sd_due, nd);
+    } else if (sd != FQ_SD_DUE && nd->sd_in_due) {
+        nd->sd_in_due = false;
+        fq_capacity_nodes_remove(&st->sd_due, nd);
+    }
+}
+
+/* An idle-heap entry still stands for its node's unneeded time. */
+static bool idle_valid(struct fq_capacity *st, const struct fq_cap_hent *h,
+                       int64_t unneeded)
+{
+    const struct fq_cap_node *nd = fq_capacity_node(st, h->key);
+    return nd && !nd->gone && nd->sd == FQ_SD_WAIT &&
+           nd->unneeded_since + unneeded == h->t;
+}
+
+/*
+ * Scale-down. Each Ready node is, between runs, in one of three steady
+ * states: busy (placed, bound or booked) with no unneeded-since time;
+ * unneeded with a time not up yet (in the idle heap); unneeded long
+ * enough (in the due set). A walk over every node would write nothing
+ * for a node in a steady state; so this looks at the nodes marked since
+ * (sd_dirty: new, decoded again, Ready now, placements or pods changed,
+ * their request changed), in node order, as that walk would, then at the
+ * heap's nodes whose time came, then at the due set as the candidates.
+ */
 static void scale_down(struct fq_capacity *st, struct fq_engine *e)
 {
     int64_t unneeded = fq_cloud_unneeded_ms(st->cloud);
-    bool *cand = fq_xcalloc(st->nnodes + 1, sizeof(*cand));
-    for (size_t i = 0; i < st->nnodes; i++) {
-        struct fq_cap_node *nd = &st->nodes[i];
-        if (nd->gone || !nd->ready)
+    struct fq_cap_nodes dirty = st->sd_dirty;
+    memset(&st->sd_dirty, 0, sizeof(st->sd_dirty));
+    fq_capacity_nodes_sort(&dirty);
+    for (size_t i = 0; i < dirty.n; i++) {
+        struct fq_cap_node *nd = dirty.v[i];
+        nd->sd_listed = false;
+        if (nd->gone)
             continue;
+        if (!nd->ready) {
+            sd_set(st, nd, FQ_SD_NONE);
+            continue;
+        }
         if (nd->busy > 0 || booked(e, nd)) {
             if (nd->unneeded_since != FQ_NEVER)
-                set_unneeded(e, nd, FQ_NEVER);
+                set_unneeded(st, e, nd, FQ_NEVER);
+            sd_set(st, nd, FQ_SD_BUSY);
             continue;
         }
         if (nd->unneeded_since == FQ_NEVER)
-            set_unneeded(e, nd, st->now);
-        if (st->now >= nd->unneeded_since + unneeded)
-            cand[i] = true;
-        else
-            fq_capacity_wake(st, nd->unneeded_since + unneeded);
+            set_unneeded(st, e, nd, st->now);
+        if (st->now >= nd->unneeded_since + unneeded) {
+            sd_set(st, nd, FQ_SD_DUE);
+        } else {
+            sd_set(st, nd, FQ_SD_WAIT);
+            fq_capacity_heap_push(&st->idle_heap, nd->unneeded_since + unneeded,
+                                  nd->name, 0);
+        }
     }
-    for (size_t i = 0; i < st->nnodes; i++) {
-        struct fq_cap_node *nd = &st->nodes[i];
-        if (!cand[i] || nd->gone)
+    free(dirty.v);
+    const struct fq_cap_hent *h;
+    while ((h = fq_capacity_heap_top(&st->idle_heap)) && h->t <= st->now) {
+        if (idle_valid(st, h, unneeded))
+            sd_set(st, fq_capacity_node(st, h->key), FQ_SD_DUE);
+        fq_capacity_heap_pop(&st->idle_heap);
+    }
+    while ((h = fq_capacity_heap_top(&st->idle_heap))) {
+        if (idle_valid(st, h, unneeded)) {
+            fq_capacity_wake(st, h->t);
+            break;
+        }
+        fq_capacity_heap_pop(&st->idle_heap);
+    }
+    /* The candidates, in node order; a slice goes when all its nodes are
+     * candidates. */
+    struct fq_cap_nodes cand = {0};
+    size_t m = 0;
+    for (size_t i = 0; i < st->sd_due.n; i++) {
+        struct fq_cap_node *nd = st->sd_due.v[i];
+        if (nd->gone) {
+            nd->sd_in_due = false;
             continue;
-        struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
-        int64_t size = 0;
+        }
+        st->sd_due.v[m++] = nd;
+        nd->cand_run = st->run_id;
+        fq_capacity_nodes_add(&cand, nd);
+    }
+    st->sd_due.n = m;
+    fq_capacity_nodes_sort(&cand);
+    for (size_t i = 0; i < cand.n; i++) {
+        struct fq_cap_node *nd = cand.v[i];
+        if (nd->gone)
+            continue;
+        struct fq_cap_pool *p = nd->p;
+        struct fq_cap_node **sl;
+        int64_t size = (int64_t)fq_capacity_slice_nodes(st, nd->slice, &sl);
         bool all = true;
-        for (size_t k = 0; k < st->nnodes; k++)
-            if (!st->nodes[k].gone && !strcmp(st->nodes[k].slice, nd->slice)) {
-                size++;
-                all &= cand[k];
-            }
+        for (int64_t k = 0; k < size; k++)
+            all &= sl[k]->cand_run == st->run_id;
+        free(sl);
         if (!all || !p)
             continue;
         if (p->ok && !nd->provreq && p->nodes - size < p->spec.min_nodes)
@@ -959,7 +1139,7 @@ static void scale_down(struct fq_capacity *st, struct fq_engine *e)
             fq_capacity_delete_slice(st, e, nd->slice, why);
         st->scale_downs++;
     }
-    free(cand);
+    free(cand.v);
 }
 
 void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e)

@@ -10,25 +10,53 @@
  *   every interval is charged at the count that held during it.
  *   Price: the CapacityModel's price for the machine type and way of
  *   buying (on-demand, flex-start, Spot), else the catalog's.
+ *   In no_pods mode (the simulator, which counts cost from the nodes it
+ *   sees come and go) the once-a-minute write is not made: the flush
+ *   before each change of the count keeps the total exact as of that
+ *   change. What the write used to cause is kept: a pool write kicks this
+ *   controller, so another run followed at the same instant, and that run
+ *   reads back the Nodes the first one wrote, whose unneeded-since times
+ *   the store holds in seconds; when the idle time of a node ends depends
+ *   on that. So where the write would have been made, the controller
+ *   kicks itself instead, and simulations keep their results.
  *
- *   Workloads: each run charges the time since the previous run to the
- *   workloads on each node (no_pods: its placements; with pods: the bound
- *   live pods, mapped to the workload of the job they come from), each
- *   with its share
- *   of the node (the largest fraction of any allocatable resource its pods
- *   take; a 4-TPU pod on a 4-TPU host is the whole host). Shares are
- *   accumulated in memory and written to status.cost {usd, nodeSeconds}
- *   every five minutes of engine time and when the workload stops
- *   running (in no_pods mode, where a simulation runs thousands of
- *   workloads at once, only then); each ClusterQueue's status.cost is the sum of its workloads'
- *   charges, written once per run.
+ *   Workloads: each placement is charged, for the time it is there, its
+ *   share of the node (the largest fraction of any allocatable resource
+ *   its pods take; a 4-TPU pod on a 4-TPU host is the whole host) at the
+ *   node's price. Charges are accumulated in memory and written to
+ *   status.cost {usd, nodeSeconds}; each ClusterQueue's status.cost is the
+ *   sum of its workloads' charges, written once per run.
+ *
+ *   With pods: each run charges the time since the previous run to the
+ *   bound live pods' workloads (the workload of the job a pod comes
+ *   from), and writes a workload every five minutes of engine time and
+ *   when it stops running.
+ *
+ *   no_pods (the simulator: thousands of workloads at once): a charge is
+ *   accrued only when something it depends on changes (its placements,
+ *   their nodes, the pools or the prices; capacity.c calls fq_cost_accrue
+ *   first), for the time since the last accrual, up to the charging clock
+ *   (the time of the last run that moved time on, as if each such run
+ *   had charged everything; changes made before the cost step of a run
+ *   count from that clock, as when a run charged its whole interval from
+ *   the nodes it had decoded). A workload is written once, at the first
+ *   run that moves time on after its last placement went. The workloads
+ *   written and their order are those of the run-by-run charging: a
+ *   workload's entry is numbered (seq) at the first run that would have
+ *   charged it, in the order that charging met its placements (node
+ *   name, placement index), and entries are written in that order.
+ *   The sums themselves add the same terms over longer intervals, so they
+ *   can differ from run-by-run sums in the last bits of a double.
  *
  * Example: on-demand-pool, ct6e-standard-4t at USD 10.80 per node-hour,
  * 4 nodes for 30 minutes: nodeSeconds 7200, usd 21.60.
  *
  * Invariants: charges only grow; a charge is made once (asOf moves with
- * it). What it does not do: charge pods of no workload (they count in
- * their pool only), discounts for commitments, or the control plane.
+ * it; no_pods: a workload's `since` moves with each accrual, and every
+ * workload with placements charged is in `wls` with since <= the
+ * charging clock). What it does not do: charge pods of no workload (they
+ * count in their pool only), discounts for commitments, or the control
+ * plane.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,12 +103,12 @@ static void write_cost(struct fq_value *status, double usd, double node_s,
 void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
                         struct fq_cap_pool *pool)
 {
-    struct fq_value *o =
-        fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODEPOOL, "", pool->name);
+    struct fq_objstore *s = fq_engine_store(e);
+    const struct fq_object *o =
+        fq_objstore_get(s, FQ_KIND_NODEPOOL, "", pool->name);
     if (!o)
         return;
-    struct fq_value *status = fq_map_ensure_map(o, "status");
-    const struct fq_value *c = fq_map_get(status, "cost");
+    const struct fq_value *c = fq_value_path(o->obj, "status.cost");
     int64_t as_of = fq_value_path_int(c, "asOfMs", st->now);
     double usd = num(fq_map_get(c, "usd"));
     double node_s = num(fq_map_get(c, "nodeSeconds"));
@@ -90,8 +118,17 @@ void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
         node_s += secs;
         usd += secs / 3600.0 * price;
     }
-    write_cost(status, usd, node_s, st->now, price);
-    fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+    /* Only status.cost changes: write that member alone instead of
+     * copying the pool. */
+    struct fq_value *tmp = fq_value_map();
+    if (c)
+        fq_map_set(tmp, "cost", fq_value_clone(c));
+    write_cost(tmp, usd, node_s, st->now, price);
+    fq_objstore_set_status_key(s, FQ_KIND_NODEPOOL, "", pool->name, "cost",
+                               fq_value_clone(fq_map_get(tmp, "cost")), NULL,
+                               NULL);
+    fq_value_free(tmp);
+    pool->cost_as_of = st->now;
 }
 
 /* In-memory workload charges, written out now and then. */
@@ -104,10 +141,18 @@ struct wcharge {
 };
 
 struct wcharges {
+    /* with pods */
     struct wcharge *w;
     size_t n, cap;
     struct fq_smap at; /* key -> index in w, plus one (0 = none) */
+    /* The time of the last run that moved time on (-1: none yet); no_pods:
+     * the charging clock. */
     int64_t last_run;
+    /* no_pods: workloads accrued since the last charging run (each once,
+     * struct fq_cap_wl.listed), and the last entry number given. */
+    struct fq_cap_wl **changed;
+    size_t nchanged, capchanged;
+    uint64_t seq;
 };
 
 /* The charges live beside the controller state; one per engine. */
@@ -132,6 +177,7 @@ void fq_cost_release(struct fq_capacity *st)
     }
     free(c->w);
     fq_smap_free(&c->at);
+    free(c->changed);
     free(c);
     st->cost_state = NULL;
 }
@@ -193,11 +239,14 @@ static void queues_write(struct fq_capacity *st, struct fq_engine *e,
     free(qs->v);
 }
 
-static void flush_workload(struct fq_capacity *st, struct fq_engine *e,
-                           struct wcharge *w, struct qsums *qs)
+/* Writes a workload's unwritten charges into its status.cost and adds
+ * them to its queue's sum; *cq is its ClusterQueue (owned, updated). */
+static void write_workload(struct fq_capacity *st, struct fq_engine *e,
+                           const char *wl, double usd, double node_s, char **cq,
+                           struct qsums *qs)
 {
     char key[512];
-    snprintf(key, sizeof(key), "%s", w->key);
+    snprintf(key, sizeof(key), "%s", wl);
     char *slash = strchr(key, '/');
     if (!slash)
         return;
@@ -212,57 +261,180 @@ static void flush_workload(struct fq_capacity *st, struct fq_engine *e,
         struct fq_value *tmp = fq_value_map();
         if (c)
             fq_map_set(tmp, "cost", fq_value_clone(c));
-        write_cost(tmp, num(fq_map_get(c, "usd")) + w->usd,
-                   num(fq_map_get(c, "nodeSeconds")) + w->node_s, st->now, -1);
-        const char *cq =
+        write_cost(tmp, num(fq_map_get(c, "usd")) + usd,
+                   num(fq_map_get(c, "nodeSeconds")) + node_s, st->now, -1);
+        const char *q =
             fq_value_path_str(o->obj, "status.admission.clusterQueue", NULL);
-        if (cq) {
-            free(w->cq);
-            w->cq = fq_xstrdup(cq);
+        if (q) {
+            free(*cq);
+            *cq = fq_xstrdup(q);
         }
         fq_objstore_set_status_key(s, FQ_KIND_WORKLOAD, key, slash + 1, "cost",
                                    fq_value_clone(fq_map_get(tmp, "cost")),
                                    NULL, NULL);
         fq_value_free(tmp);
     }
-    if (w->cq)
-        queue_add(qs, w->cq, w->usd, w->node_s);
+    if (*cq)
+        queue_add(qs, *cq, usd, node_s);
+}
+
+static void flush_workload(struct fq_capacity *st, struct fq_engine *e,
+                           struct wcharge *w, struct qsums *qs)
+{
+    write_workload(st, e, w->key, w->usd, w->node_s, &w->cq, qs);
     w->usd = 0;
     w->node_s = 0;
     w->written_at = st->now;
 }
 
-static void charge_workloads(struct fq_capacity *st, struct wcharges *c,
-                             int64_t dt)
+/* A placement's share of its node. */
+static double share_of(const struct fq_cap_node *nd,
+                       const struct fq_cap_place *x)
 {
-    for (size_t i = 0; i < st->nnodes; i++) {
-        const struct fq_cap_node *nd = &st->nodes[i];
-        if (nd->gone || nd->busy == 0)
-            continue;
-        struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
-        if (!p)
-            continue;
-        double price = pool_price(st, p);
-        for (size_t k = 0; k < nd->npl; k++) {
-            const struct fq_cap_place *x = &nd->pl[k];
-            double share = 0;
-            for (int r = 0; r < FQ_R_PODS; r++) {
-                double f = nd->alloc[r] > 0 ? (double)(x->req[r] * x->count) /
-                                                  (double)nd->alloc[r] :
-                                              0;
-                if (f > share)
-                    share = f;
-            }
-            if (share > 1)
-                share = 1;
-            struct wcharge *w = charge_of(c, x->wl);
-            double secs = (double)dt / 1000.0 * share;
+    double share = 0;
+    for (int r = 0; r < FQ_R_PODS; r++) {
+        double f = nd->alloc[r] > 0 ?
+                       (double)(x->req[r] * x->count) / (double)nd->alloc[r] :
+                       0;
+        if (f > share)
+            share = f;
+    }
+    return share > 1 ? 1 : share;
+}
+
+/* --- no_pods: charges accrued when they change --------------------------- */
+
+/* A placement is charged while its node is there, busy, in a pool. */
+static bool charged(const struct fq_cap_ref *r)
+{
+    return !r->node->gone && r->node->busy > 0 && r->node->p;
+}
+
+void fq_cost_accrue(struct fq_capacity *st, struct fq_cap_wl *w)
+{
+    if (!st->no_pods)
+        return;
+    struct wcharges *c = charges(st);
+    int64_t to = c->last_run;
+    if (w->since != INT64_MIN && to > w->since) {
+        for (size_t i = 0; i < w->nrefs; i++) {
+            const struct fq_cap_ref *r = &w->refs[i];
+            if (!charged(r))
+                continue;
+            double secs = (double)(to - w->since) / 1000.0 *
+                          share_of(r->node, &r->node->pl[r->k]);
             w->node_s += secs;
-            w->usd += secs / 3600.0 * price;
-            w->touched = st->now;
+            w->usd += secs / 3600.0 * pool_price(st, r->node->p);
         }
     }
+    if (w->since == INT64_MIN || to > w->since)
+        w->since = to;
+    if (!w->listed) {
+        w->listed = true;
+        FQ_GROW(c->changed, c->capchanged, c->nchanged + 1);
+        c->changed[c->nchanged++] = w;
+    }
 }
+
+void fq_cost_accrue_all(struct fq_capacity *st)
+{
+    for (size_t i = 0; st->no_pods && i < st->wls.cap; i++)
+        if (st->wls.t[i].key)
+            fq_cost_accrue(st, st->wls.t[i].val);
+}
+
+static size_t ncharged(const struct fq_cap_wl *w)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < w->nrefs; i++)
+        n += charged(&w->refs[i]);
+    return n;
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+    const struct fq_cap_wl *x = *(struct fq_cap_wl *const *)a,
+                           *y = *(struct fq_cap_wl *const *)b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Where run-by-run charging met a workload first: its charged placement
+ * earliest in node order, then in the node's placements. */
+static const struct fq_cap_ref *first_ref(const struct fq_cap_wl *w)
+{
+    const struct fq_cap_ref *best = NULL;
+    for (size_t i = 0; i < w->nrefs; i++) {
+        const struct fq_cap_ref *r = &w->refs[i];
+        if (!charged(r))
+            continue;
+        int c = best ? fq_capacity_node_order(r->node, best->node) : -1;
+        if (c < 0 || (c == 0 && r->k < best->k))
+            best = r;
+    }
+    return best;
+}
+
+static int first_cmp(const void *a, const void *b)
+{
+    const struct fq_cap_ref *x = first_ref(*(struct fq_cap_wl *const *)a),
+                            *y = first_ref(*(struct fq_cap_wl *const *)b);
+    int c = fq_capacity_node_order(x->node, y->node);
+    return c ? c : (x->k < y->k ? -1 : x->k > y->k);
+}
+
+/*
+ * A run that moves time on: what run-by-run charging would do with the
+ * workloads whose charges changed. Those with an entry and nothing
+ * charged now are written (entry order) and lose the entry; those with
+ * no entry and something charged get one (in the order charging would
+ * meet them); workloads with nothing left to remember go.
+ */
+static void charge_changed(struct fq_capacity *st, struct fq_engine *e,
+                           struct wcharges *c)
+{
+    struct fq_cap_wl **flush = fq_xcalloc(c->nchanged + 1, sizeof(*flush));
+    struct fq_cap_wl **fresh = fq_xcalloc(c->nchanged + 1, sizeof(*fresh));
+    size_t nflush = 0, nfresh = 0;
+    for (size_t i = 0; i < c->nchanged; i++) {
+        struct fq_cap_wl *w = c->changed[i];
+        size_t n = ncharged(w);
+        if (w->seq && n == 0)
+            flush[nflush++] = w;
+        else if (!w->seq && n > 0)
+            fresh[nfresh++] = w;
+    }
+    if (nflush > 1)
+        qsort(flush, nflush, sizeof(*flush), seq_cmp);
+    struct qsums qs = {0};
+    for (size_t i = 0; i < nflush; i++) {
+        struct fq_cap_wl *w = flush[i];
+        if (w->usd > 0 || w->node_s > 0)
+            write_workload(st, e, w->key, w->usd, w->node_s, &w->cq, &qs);
+        w->usd = 0;
+        w->node_s = 0;
+        w->seq = 0;
+    }
+    /* Queue names borrow from the workloads: write before any goes. */
+    queues_write(st, e, &qs);
+    if (nfresh > 1)
+        qsort(fresh, nfresh, sizeof(*fresh), first_cmp);
+    for (size_t i = 0; i < nfresh; i++)
+        fresh[i]->seq = ++c->seq;
+    for (size_t i = 0; i < c->nchanged; i++) {
+        struct fq_cap_wl *w = c->changed[i];
+        w->listed = false;
+        if (w->nrefs == 0 && !w->seq && w->usd <= 0 && w->node_s <= 0) {
+            char key[600];
+            snprintf(key, sizeof(key), "%s", w->key);
+            fq_smap_del(&st->wls, key);
+        }
+    }
+    c->nchanged = 0;
+    free(flush);
+    free(fresh);
+}
+
+/* --- with pods: charged run by run ----------------------------------------- */
 
 /*
  * With pods as objects: a pod's workload is the one owned by the job the
@@ -363,11 +535,8 @@ static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
         const char *ph = fq_value_path_str(pod, "status.phase", "");
         if (!*node || !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"))
             continue;
-        const struct fq_cap_node *nd = NULL;
-        for (size_t k = 0; k < st->nnodes && !nd; k++)
-            if (!strcmp(st->nodes[k].name, node))
-                nd = &st->nodes[k];
-        struct fq_cap_pool *p = nd ? fq_capacity_pool(st, nd->pool) : NULL;
+        const struct fq_cap_node *nd = fq_capacity_node(st, node);
+        struct fq_cap_pool *p = nd ? nd->p : NULL;
         char key[600];
         if (!p || !pod_workload(e, pod, wls, nwl, &ix, key, sizeof(key)))
             continue;
@@ -394,33 +563,45 @@ static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
 void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
 {
     int64_t flush = fq_capacity_scaled(e, FLUSH_MS);
+    bool again = false;
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
-        int64_t as_of =
-            fq_value_path_int(p->obj, "status.cost.asOfMs", INT64_MIN);
-        if (as_of == INT64_MIN || st->now - as_of >= flush)
+        int64_t as_of = p->cost_as_of;
+        if (as_of != INT64_MIN && st->now - as_of >= flush && st->no_pods) {
+            /* See the top comment: no write, the same runs. */
+            p->cost_as_of = st->now;
+            again = true;
+        } else if (as_of == INT64_MIN || st->now - as_of >= flush) {
             fq_cost_pool_flush(st, e, p);
+        }
     }
+    if (again)
+        fq_engine_kick(e, st);
     struct wcharges *c = charges(st);
-    struct qsums qs = {0};
-    if (c->last_run >= 0 && st->now > c->last_run) {
-        if (fq_engine_config(e)->no_pods)
-            charge_workloads(st, c, st->now - c->last_run);
-        else
-            charge_pods(st, e, c, st->now - c->last_run);
+    if (st->no_pods) {
+        if (c->last_run < 0) {
+            /* Nothing was charged before the first run. */
+            for (size_t i = 0; i < st->wls.cap; i++)
+                if (st->wls.t[i].key)
+                    ((struct fq_cap_wl *)st->wls.t[i].val)->since = st->now;
+        } else if (st->now > c->last_run) {
+            c->last_run = st->now;
+            charge_changed(st, e, c);
+        }
+        c->last_run = st->now;
+        return;
     }
+    struct qsums qs = {0};
+    if (c->last_run >= 0 && st->now > c->last_run)
+        charge_pods(st, e, c, st->now - c->last_run);
     c->last_run = st->now;
     for (size_t i = 0; i < c->n; i++) {
         struct wcharge *w = &c->w[i];
         if (w->usd <= 0 && w->node_s <= 0)
             continue;
-        /* Write every few minutes, and at once when it stopped running
-         * (the simulator, where nobody reads a running workload's cost
-         * and thousands run at once: only then). */
-        bool periodic =
-            !fq_engine_config(e)->no_pods &&
-            (w->written_at < 0 || st->now - w->written_at >= 5 * flush);
-        if (periodic || w->touched != st->now)
+        /* Write every few minutes, and at once when it stopped running. */
+        if (w->written_at < 0 || st->now - w->written_at >= 5 * flush ||
+            w->touched != st->now)
             flush_workload(st, e, w, &qs);
     }
     /* Queue names borrow from charges: write before any is freed. */

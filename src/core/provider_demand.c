@@ -58,6 +58,17 @@ static const struct fq_value *stored_requests(struct fq_engine *e,
     return o ? fq_value_path(o->obj, "status." FQ_PROVREQS_KEY) : NULL;
 }
 
+/* A string of the stored pool's status ("" when none). */
+static const char *stored_status_str(struct fq_engine *e, const char *pool,
+                                     const char *key)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", pool);
+    const char *v = fq_value_as_str(
+        fq_map_get(o ? fq_map_get(o->obj, "status") : NULL, key));
+    return v ? v : "";
+}
+
 static int64_t pending_hosts(const struct fq_value *reqs, int *deletes)
 {
     int64_t n = 0;
@@ -98,9 +109,9 @@ static void restart_unneeded(struct fq_capacity *st, struct fq_engine *e,
                 NULL;
         if (!o)
             continue;
-        for (size_t k = 0; k < st->nnodes; k++) /* this run's view too */
-            if (!strcmp(st->nodes[k].name, n))
-                st->nodes[k].unneeded_since = st->now;
+        struct fq_cap_node *nd = fq_capacity_node(st, n);
+        if (nd) /* this run's view too */
+            fq_capacity_node_unneeded(st, nd, st->now, true);
         fq_map_set(
             fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
             FQ_ANN_UNNEEDED, fq_value_str(ts));
@@ -130,6 +141,7 @@ static void provision_failed(struct fq_capacity *st, struct fq_engine *e,
                          msg, st->now);
     fq_engine_event(e, o, "Warning", "FailedToProvision", "%s", msg);
     fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+    fq_capacity_provreq_written(st, key); /* this run's scale-down */
 }
 
 static void answered(struct fq_capacity *st, struct fq_engine *e,
@@ -184,9 +196,8 @@ void fq_provider_demand_reconcile(struct fq_capacity *st, struct fq_engine *e)
         struct fq_cap_pool *p = &st->pools[i];
         if (fq_capacity_backoff(st, p->name)->until > st->now &&
             !p->fail_reason[0])
-            snprintf(
-                p->fail_reason, sizeof(p->fail_reason), "%s",
-                fq_value_path_str(p->obj, "status." FQ_LAST_FAILURE_KEY, ""));
+            snprintf(p->fail_reason, sizeof(p->fail_reason), "%s",
+                     stored_status_str(e, p->name, FQ_LAST_FAILURE_KEY));
         const struct fq_value *reqs = stored_requests(e, p->name);
         bool any = false;
         for (size_t k = 0; k < fq_value_len(reqs) && !any; k++)
@@ -305,13 +316,13 @@ void fq_provider_demand_delete(struct fq_capacity *st, struct fq_engine *e,
 {
     struct fq_cap_pool *p = NULL;
     struct fq_value *names = fq_value_seq();
-    for (size_t i = 0; i < st->nnodes; i++) {
-        struct fq_cap_node *nd = &st->nodes[i];
-        if (nd->gone || strcmp(nd->slice, slice))
-            continue;
-        p = fq_capacity_pool(st, nd->pool);
-        fq_seq_push(names, fq_value_str(nd->name));
+    struct fq_cap_node **v;
+    size_t n = fq_capacity_slice_nodes(st, slice, &v);
+    for (size_t i = 0; i < n; i++) {
+        p = fq_capacity_pool(st, v[i]->pool);
+        fq_seq_push(names, fq_value_str(v[i]->name));
     }
+    free(v);
     const struct fq_value *cur = p ? stored_requests(e, p->name) : NULL;
     for (size_t i = 0; p && i < fq_value_len(cur); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(cur, i), "slice", ""), slice) &&
@@ -351,10 +362,8 @@ bool fq_provider_demand_provision(struct fq_capacity *st, struct fq_engine *e,
                                   const char *key,
                                   const struct fq_value *provreq)
 {
-    for (size_t i = 0; i < st->nnodes; i++)
-        if (!st->nodes[i].gone && st->nodes[i].provreq &&
-            !strcmp(st->nodes[i].provreq, key))
-            return true;
+    if (fq_capacity_provreq_has_nodes(st, key))
+        return true;
     const struct fq_value *cur = stored_requests(e, p->name);
     for (size_t i = 0; i < fq_value_len(cur); i++)
         if (!strcmp(

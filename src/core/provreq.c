@@ -49,6 +49,14 @@
  *
  * Deadlines live in the request's status (conditions' lastTransitionTime,
  * provisioningClassDetails "flexq.dev/eta"), so a restart resumes them.
+ *
+ * Which requests a run steps: a request table kept between runs (see
+ * "the request table" below) holds, for each request, whether its last
+ * step changed anything and, if not, until when and on what its outcome
+ * depends; a run steps only the requests whose step can do something new
+ * (changed, their nodes changed, a deadline came, the pools' sizes moved
+ * for a request waiting on them), in the order a pass over all of them
+ * would, and asks for the earliest wake-up of the others.
  * The request's pods are described by spec.podSets[].count and, as flexq
  * has no PodTemplate kind, by the template provcheck.c inlines beside
  * podTemplateRef (spec.podSets[].template).
@@ -78,7 +86,32 @@ struct req {
     const struct fq_value *obj; /* the stored request, read only */
     struct fq_value *status;    /* owned copy being edited */
     int64_t created;
+    /* What the step depended on, for a step that changes nothing: it
+     * would change nothing again until `until` (a time it compared now
+     * with), unless the request, its nodes, the pools or the cloud change
+     * or, with `counts`, the pools' sizes; `wake` is the earliest wake it
+     * asked for. never_clean: the step read something else (an outside
+     * provider's state, or now as the creation time). */
+    int64_t until, wake;
+    bool counts, never_clean;
 };
+
+/* Asks for a run at t, remembering that the step's outcome moves then. */
+static void req_wake(struct fq_capacity *st, struct req *r, int64_t t)
+{
+    fq_capacity_wake(st, t);
+    if (t < r->wake)
+        r->wake = t;
+    if (t < r->until)
+        r->until = t;
+}
+
+/* The step's outcome moves at t (no run asked for). */
+static void req_until(struct req *r, int64_t t)
+{
+    if (t < r->until)
+        r->until = t;
+}
 
 static bool terminal(const struct fq_value *status)
 {
@@ -180,38 +213,38 @@ static struct fq_cap_pool *pick_pool(struct fq_capacity *st,
 static int req_nodes(struct fq_capacity *st, const char *key, int *ready,
                      int *busy)
 {
-    int n = 0;
     *ready = *busy = 0;
-    for (size_t i = 0; i < st->nnodes; i++) {
-        const struct fq_cap_node *nd = &st->nodes[i];
-        if (nd->gone || !nd->provreq || strcmp(nd->provreq, key))
-            continue;
-        n++;
-        *ready += nd->ready;
-        *busy += nd->busy > 0;
+    const struct fq_cap_nodes *s = fq_smap_get(&st->by_provreq, key);
+    for (size_t i = 0; s && i < s->n; i++) {
+        *ready += s->v[i]->ready;
+        *busy += s->v[i]->busy > 0;
     }
-    return n;
+    return s ? (int)s->n : 0;
 }
 
 static void delete_req_nodes(struct fq_capacity *st, struct fq_engine *e,
                              const char *key, bool only_unused, const char *why)
 {
-    for (size_t i = 0; i < st->nnodes; i++) {
-        struct fq_cap_node *nd = &st->nodes[i];
-        if (nd->gone || !nd->provreq || strcmp(nd->provreq, key))
+    struct fq_cap_node **v;
+    size_t n = fq_capacity_provreq_nodes(st, key, &v);
+    for (size_t i = 0; i < n; i++) {
+        struct fq_cap_node *nd = v[i];
+        if (nd->gone)
             continue;
         if (only_unused) {
             /* a slice is kept whole if any of its nodes is used */
+            struct fq_cap_node **sl;
+            size_t ns = fq_capacity_slice_nodes(st, nd->slice, &sl);
             bool used = false;
-            for (size_t k = 0; k < st->nnodes; k++)
-                used |= !st->nodes[k].gone &&
-                        !strcmp(st->nodes[k].slice, nd->slice) &&
-                        st->nodes[k].busy > 0;
+            for (size_t k = 0; k < ns; k++)
+                used |= sl[k]->busy > 0;
+            free(sl);
             if (used)
                 continue;
         }
         fq_capacity_delete_slice(st, e, nd->slice, why);
     }
+    free(v);
 }
 
 /* --- transitions -------------------------------------------------------- */
@@ -226,9 +259,8 @@ static void accept(struct fq_capacity *st, struct fq_engine *e, struct req *r)
         struct fq_cap_pool *p = pick_pool(st, r, true);
         const char *mt = p ? p->spec.machine->name : NULL;
         const char *zone = p ? p->spec.location : NULL;
-        int64_t wait =
-            fq_cloud_flex_wait_ms(st->cloud, mt, zone,
-                                  fq_engine_rand_in(e, FQ_RAND_CLOUD));
+        int64_t wait = fq_cloud_flex_wait_ms(
+            st->cloud, mt, zone, fq_engine_rand_in(e, FQ_RAND_CLOUD));
         int64_t eta = wait == FQ_NEVER ? FQ_NEVER : r->created + wait;
         if (eta < st->now)
             eta = st->now;
@@ -306,6 +338,7 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
         return;
     }
     if (fq_provider_demand_on(e)) { /* the provider's cloud decides */
+        r->never_clean = true;
         if (fq_provider_demand_provision(st, e, p, need, r->key, r->obj))
             set_detail_time(r, DETAIL_GRANT, st->now);
         else
@@ -321,7 +354,7 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
         char ts[40] = "indefinite";
         if (eta >= 0) {
             fq_time_format(eta, ts, sizeof(ts));
-            fq_capacity_wake(st, eta);
+            req_wake(st, r, eta);
         }
         snprintf(msg, sizeof(msg),
                  "Waiting for capacity in %s; expected provisioning time: %s",
@@ -330,6 +363,7 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
                              "NotProvisioned", msg, st->now);
         return;
     }
+    r->counts = true; /* the pool's size and the hosts in use from here */
     if (p->nodes + need > p->spec.max_nodes) {
         snprintf(msg, sizeof(msg),
                  "Max nodepool size reached: %s has %lld of %lld nodes, the "
@@ -346,7 +380,7 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
     if (stock != FQ_CLOUD_UNLIMITED && used + need > stock) {
         int64_t next = fq_cloud_flex_next_arrival(
             st->cloud, p->spec.machine->name, p->spec.location, st->now);
-        fq_capacity_wake(st, next);
+        req_wake(st, r, next);
         snprintf(msg, sizeof(msg),
                  "Waiting for capacity: %lld x %s in %s not available yet "
                  "(ResourcePoolExhausted)",
@@ -372,8 +406,11 @@ static bool retry_due(struct fq_capacity *st, struct fq_engine *e,
                       struct req *r, bool failed_now)
 {
     int64_t at = detail_time(r, DETAIL_RETRY);
-    if (!failed_now)
+    if (!failed_now) {
+        if (at > st->now)
+            req_until(r, at);
         return at < 0 || at <= st->now;
+    }
     const char *tries = detail(r, DETAIL_TRIES);
     int n = tries ? atoi(tries) : 0;
     int64_t delay = fq_capacity_scaled(e, n == 0 ? 60 * 1000 : 600 * 1000);
@@ -381,7 +418,7 @@ static bool retry_due(struct fq_capacity *st, struct fq_engine *e,
     snprintf(buf, sizeof(buf), "%d", n + 1);
     set_detail(r, DETAIL_TRIES, buf);
     set_detail_time(r, DETAIL_RETRY, st->now + delay);
-    fq_capacity_wake(st, st->now + delay);
+    req_wake(st, r, st->now + delay);
     return false;
 }
 
@@ -391,6 +428,7 @@ static void try_grant_atomic(struct fq_capacity *st, struct fq_engine *e,
     if (!retry_due(st, e, r, false))
         return;
     if (fq_provider_demand_on(e)) { /* not carried to providers yet */
+        r->never_clean = true;
         fq_capacity_cond_set(r->status, "Provisioned", "False",
                              "CapacityIsNotFound",
                              "best-effort-atomic-scale-up needs the sim "
@@ -401,6 +439,7 @@ static void try_grant_atomic(struct fq_capacity *st, struct fq_engine *e,
     struct fq_cap_pool *p = pick_pool(st, r, false);
     int64_t need = p ? nodes_needed(r, p) : -1;
     int64_t until = FQ_NEVER;
+    r->counts = true;
     bool ok = p && need >= 0 && p->nodes + need <= p->spec.max_nodes &&
               fq_cloud_ondemand_ok(
                   st->cloud, p->spec.machine->name, p->spec.location, st->now,
@@ -429,10 +468,12 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
         return;
     /* Free room on Ready nodes matching the template, first fit. */
     const struct fq_value *ps = fq_value_path(r->obj, "spec.podSets");
-    int64_t(*room)[FQ_R_N] = fq_xcalloc(st->nnodes + 1, sizeof(*room));
-    for (size_t i = 0; i < st->nnodes; i++)
+    struct fq_cap_node **nodes;
+    size_t nn = fq_capacity_all_nodes(st, &nodes);
+    int64_t(*room)[FQ_R_N] = fq_xcalloc(nn + 1, sizeof(*room));
+    for (size_t i = 0; i < nn; i++)
         for (int k = 0; k < FQ_R_N; k++)
-            room[i][k] = st->nodes[i].alloc[k] - st->nodes[i].used[k];
+            room[i][k] = nodes[i]->alloc[k] - nodes[i]->used[k];
     bool fits = true;
     for (size_t s = 0; fits && s < fq_value_len(ps); s++) {
         const struct fq_value *set = fq_seq_at(ps, s);
@@ -441,9 +482,9 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
         int64_t req[FQ_R_N];
         fq_capacity_pod_requests(tmpl, req);
         int64_t left = fq_value_path_int(set, "count", 1);
-        for (size_t i = 0; left > 0 && i < st->nnodes; i++) {
-            struct fq_cap_node *nd = &st->nodes[i];
-            struct fq_cap_pool *p = fq_capacity_pool(st, nd->pool);
+        for (size_t i = 0; left > 0 && i < nn; i++) {
+            struct fq_cap_node *nd = nodes[i];
+            struct fq_cap_pool *p = nd->p;
             if (nd->gone || !nd->ready || !p || !p->ok ||
                 !fq_capacity_pool_matches(p, sel))
                 continue;
@@ -456,6 +497,7 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
         fits = left == 0;
     }
     free(room);
+    free(nodes);
     if (fits) {
         provisioned(st, r, "CapacityIsFound",
                     "Capacity is found in the "
@@ -510,7 +552,7 @@ static void step(struct fq_capacity *st, struct fq_engine *e, struct req *r)
                 revoke(st, e, r, end - at);
                 return;
             }
-            fq_capacity_wake(st, end);
+            req_wake(st, r, end);
         }
         int64_t booking = fq_cloud_booking_ms(st->cloud, mt, zone);
         if (busy == 0 && !detail(r, "flexq.dev/consumed")) {
@@ -518,7 +560,7 @@ static void step(struct fq_capacity *st, struct fq_engine *e, struct req *r)
                 booking_expired(st, e, r);
                 return;
             }
-            fq_capacity_wake(st, at + booking);
+            req_wake(st, r, at + booking);
         } else if (!detail(r, "flexq.dev/consumed")) {
             set_detail_time(r, "flexq.dev/consumed", st->now);
         }
@@ -535,7 +577,7 @@ static void step(struct fq_capacity *st, struct fq_engine *e, struct req *r)
         fail(st, e, r, "Expired", msg);
         return;
     }
-    fq_capacity_wake(st, r->created + max_wait);
+    req_wake(st, r, r->created + max_wait);
     if (queued) {
         if (!detail(r, DETAIL_GRANT)) {
             try_grant_queued(st, e, r);
@@ -558,10 +600,10 @@ static void step(struct fq_capacity *st, struct fq_engine *e, struct req *r)
 /*
  * A queued request whose nodes are provisioned and in use has nothing to
  * do until its maximum run time ends (step() would only ask for a wake-up
- * then): that is most live requests of a busy Plan B, so look at them in
- * place instead of copying each on every run.
+ * then): look at it in place instead of copying it. Returns that end, or
+ * -1 when the request is not quiet.
  */
-static bool quiet(struct fq_capacity *st, const struct fq_object *o)
+static int64_t quiet(struct fq_capacity *st, const struct fq_object *o)
 {
     struct req r = {0};
     /* Read only: step() is what edits, on a copy. */
@@ -571,62 +613,380 @@ static bool quiet(struct fq_capacity *st, const struct fq_object *o)
                CLASS_QUEUED) ||
         !detail(&r, "flexq.dev/consumed") ||
         !fq_capacity_cond_true(r.status, "Provisioned") || terminal(r.status))
-        return false;
+        return -1;
     int64_t end =
         fq_capacity_cond_time(r.status, "Provisioned") + max_run_ms(st, &r);
     if (st->now >= end)
-        return false;
+        return -1;
     fq_capacity_wake(st, end);
-    return true;
+    return end;
+}
+
+/* --- the request table ---------------------------------------------------- */
+
+/*
+ * Requests between runs. A run steps a request only when the step can do
+ * something a step at the last run did not: the request is dirty (new,
+ * changed in the store, stepped with a change last time, one of its
+ * nodes came, went, became Ready or busy or idle, the pools or the cloud
+ * model changed, or its step read the pools' sizes and they changed), or
+ * a time its last step compared `now` with has come (until). A clean
+ * request's step would change nothing and ask for the same wake-ups, so
+ * its earliest wake-up is kept (wake) and asked for in its stead.
+ *
+ * Invariants, between runs: every stored request of a class handled here
+ * and not terminal is `live` in the table; a live request is dirty (and
+ * listed) or clean with entries (until, stamp) in until_h and (wake,
+ * stamp) in wake_h when those are not FQ_NEVER, and, if `counts`, in
+ * cdeps. Heap entries whose stamp is not the request's are stale.
+ *
+ * Order: a run steps its dirty requests oldest first, then by namespace
+ * and name, as a pass over all of them would. A request dirtied during
+ * the run (pool sizes changed by a grant) is stepped in the same run if
+ * it comes later in that order, else at the next run, as the pass would
+ * have met it before the change.
+ */
+struct preq {
+    char *key, *ns, *name; /* owned; key "ns/name" */
+    int64_t created;       /* metadata.creationTimestamp */
+    bool has_created;
+    bool live, dirty;
+    bool listed, in_run, in_cdeps;
+    bool counts;
+    int64_t until, wake;
+    int64_t order_t; /* this run's sort time */
+    uint64_t stamp;
+};
+
+struct preqs {
+    struct fq_smap by_key; /* "ns/name" -> struct preq (owned) */
+    struct preq **dirty;   /* listed: to be stepped at the next run */
+    size_t ndirty, capdirty;
+    struct preq **cdeps; /* clean with `counts` */
+    size_t ncdeps, capcdeps;
+    struct fq_cap_heap until_h, wake_h;
+    bool seeded, all;
+    /* during a run: the requests still to step (a min-heap in step
+     * order) and the one being stepped */
+    struct preq **q;
+    size_t nq, capq;
+    const struct preq *cur;
+    bool running;
+};
+
+static void preq_free(void *v)
+{
+    struct preq *r = v;
+    free(r->key);
+    free(r->ns);
+    free(r->name);
+    free(r);
+}
+
+static struct preqs *table(struct fq_capacity *st)
+{
+    if (!st->provreq_state) {
+        struct preqs *t = fq_xcalloc(1, sizeof(*t));
+        t->by_key.free_val = preq_free;
+        st->provreq_state = t;
+    }
+    return st->provreq_state;
+}
+
+void fq_provreq_release(struct fq_capacity *st)
+{
+    struct preqs *t = st->provreq_state;
+    if (!t)
+        return;
+    fq_smap_free(&t->by_key);
+    free(t->dirty);
+    free(t->cdeps);
+    free(t->q);
+    fq_capacity_heap_free(&t->until_h);
+    fq_capacity_heap_free(&t->wake_h);
+    free(t);
+    st->provreq_state = NULL;
+}
+
+static int preq_cmp(const struct preq *a, const struct preq *b)
+{
+    if (a->order_t != b->order_t)
+        return a->order_t < b->order_t ? -1 : 1;
+    int c = strcmp(a->ns, b->ns);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+static void q_push(struct preqs *t, struct preq *r, int64_t now)
+{
+    r->order_t = r->has_created ? r->created : now;
+    r->in_run = true;
+    FQ_GROW(t->q, t->capq, t->nq + 1);
+    size_t i = t->nq++;
+    t->q[i] = r;
+    while (i > 0 && preq_cmp(t->q[i], t->q[(i - 1) / 2]) < 0) {
+        struct preq *x = t->q[i];
+        t->q[i] = t->q[(i - 1) / 2];
+        t->q[(i - 1) / 2] = x;
+        i = (i - 1) / 2;
+    }
+}
+
+static struct preq *q_pop(struct preqs *t)
+{
+    struct preq *top = t->q[0];
+    t->q[0] = t->q[--t->nq];
+    for (size_t i = 0;;) {
+        size_t l = 2 * i + 1, rr = l + 1, m = i;
+        if (l < t->nq && preq_cmp(t->q[l], t->q[m]) < 0)
+            m = l;
+        if (rr < t->nq && preq_cmp(t->q[rr], t->q[m]) < 0)
+            m = rr;
+        if (m == i)
+            break;
+        struct preq *x = t->q[i];
+        t->q[i] = t->q[m];
+        t->q[m] = x;
+        i = m;
+    }
+    top->in_run = false;
+    return top;
+}
+
+static void list_add(struct preq ***v, size_t *n, size_t *cap, struct preq *r)
+{
+    FQ_GROW(*v, *cap, *n + 1);
+    (*v)[(*n)++] = r;
+}
+
+static void list_remove(struct preq **v, size_t *n, const struct preq *r)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (v[i] == r) {
+            v[i] = v[--*n];
+            return;
+        }
+}
+
+/* The request must be stepped: in this run if it comes after the one
+ * being stepped, else at the next. */
+static void mark(struct fq_capacity *st, struct preqs *t, struct preq *r)
+{
+    if (!r->live || r->dirty)
+        return;
+    r->dirty = true;
+    r->order_t = r->has_created ? r->created : st->now;
+    if (t->running && (!t->cur || preq_cmp(t->cur, r) < 0)) {
+        q_push(t, r, st->now);
+    } else if (!r->listed) {
+        r->listed = true;
+        list_add(&t->dirty, &t->ndirty, &t->capdirty, r);
+    }
+}
+
+static bool handled_class(const char *klass)
+{
+    return !strcmp(klass, CLASS_QUEUED) || !strcmp(klass, CLASS_ATOMIC) ||
+           !strcmp(klass, CLASS_CHECK);
+}
+
+/* Takes the stored request's news: live or not, and dirty. */
+static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
+                     const char *name, const struct fq_value *obj)
+{
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    struct preq *r = fq_smap_get(&t->by_key, key);
+    if (!obj) {
+        if (!r)
+            return;
+        if (r->listed)
+            list_remove(t->dirty, &t->ndirty, r);
+        if (r->in_cdeps)
+            list_remove(t->cdeps, &t->ncdeps, r);
+        fq_smap_del(&t->by_key, key);
+        return;
+    }
+    if (!r) {
+        r = fq_xcalloc(1, sizeof(*r));
+        r->key = fq_xstrdup(key);
+        r->ns = fq_xstrdup(ns);
+        r->name = fq_xstrdup(name);
+        const char *ct =
+            fq_value_path_str(obj, "metadata.creationTimestamp", NULL);
+        r->has_created = ct && fq_time_parse(ct, &r->created) == 0;
+        fq_smap_put(&t->by_key, key, r);
+    }
+    r->live = handled_class(
+                  fq_value_path_str(obj, "spec.provisioningClassName", "")) &&
+              !terminal(fq_map_get(obj, "status"));
+    r->stamp++; /* what it said before is stale */
+    r->dirty = false;
+    mark(st, t, r);
+}
+
+void fq_provreq_note(struct fq_capacity *st, const struct fq_change *c)
+{
+    struct preqs *t = table(st);
+    if (!t->seeded)
+        return; /* the first run lists them all */
+    note_obj(st, t, c->ns, c->name,
+             c->type == FQ_CHANGE_DELETED ? NULL : c->obj);
+}
+
+void fq_provreq_nodes_changed(struct fq_capacity *st, const char *key)
+{
+    struct preqs *t = table(st);
+    struct preq *r = fq_smap_get(&t->by_key, key);
+    if (r)
+        mark(st, t, r);
+}
+
+void fq_provreq_counts_changed(struct fq_capacity *st)
+{
+    struct preqs *t = table(st);
+    size_t n = t->ncdeps;
+    struct preq **v = t->cdeps;
+    t->cdeps = NULL;
+    t->ncdeps = t->capcdeps = 0;
+    for (size_t i = 0; i < n; i++) {
+        v[i]->in_cdeps = false;
+        if (v[i]->counts)
+            mark(st, t, v[i]);
+    }
+    free(v);
+}
+
+void fq_provreq_all_changed(struct fq_capacity *st)
+{
+    table(st)->all = true;
+}
+
+static void seed(struct fq_capacity *st, struct fq_engine *e, struct preqs *t)
+{
+    t->seeded = true;
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
+                                NULL, &list);
+    for (size_t i = 0; i < n; i++)
+        note_obj(st, t, list[i]->ns, list[i]->name, list[i]->obj);
+    free(list);
+}
+
+/* After a step: clean (with what it depended on) or dirty again. */
+static void settle(struct fq_capacity *st, struct preqs *t, struct preq *r,
+                   bool dirty, int64_t until, int64_t wake, bool counts)
+{
+    r->stamp++;
+    if (dirty || r->dirty) {
+        r->dirty = false;
+        mark(st, t, r);
+        return;
+    }
+    r->until = until;
+    r->wake = wake;
+    r->counts = counts;
+    if (until != FQ_NEVER)
+        fq_capacity_heap_push(&t->until_h, until, r->key, r->stamp);
+    if (wake != FQ_NEVER)
+        fq_capacity_heap_push(&t->wake_h, wake, r->key, r->stamp);
+    if (counts && !r->in_cdeps) {
+        r->in_cdeps = true;
+        list_add(&t->cdeps, &t->ncdeps, &t->capcdeps, r);
+    }
+}
+
+/* A heap entry that still speaks for a clean request. */
+static struct preq *entry_req(struct preqs *t, const struct fq_cap_hent *h)
+{
+    struct preq *r = fq_smap_get(&t->by_key, h->key);
+    return r && r->live && r->stamp == h->stamp ? r : NULL;
+}
+
+static void step_one(struct fq_capacity *st, struct fq_engine *e,
+                     struct preqs *t, struct preq *pr)
+{
+    struct fq_objstore *s = fq_engine_store(e);
+    const struct fq_object *o =
+        fq_objstore_get(s, FQ_KIND_PROVISIONINGREQUEST, pr->ns, pr->name);
+    pr->dirty = false;
+    if (!o)
+        return; /* its DELETED notice follows */
+    int64_t end = quiet(st, o);
+    if (end >= 0) {
+        settle(st, t, pr, false, end, end, false);
+        return;
+    }
+    struct req r = {0};
+    /* Stored entries stay put while other objects change; this one
+     * changes only by the status write after its step. */
+    r.obj = o->obj;
+    r.ns = pr->ns;
+    r.name = pr->name;
+    r.klass = fq_value_path_str(r.obj, "spec.provisioningClassName", "");
+    snprintf(r.key, sizeof(r.key), "%s", pr->key);
+    const struct fq_value *st0 = fq_map_get(r.obj, "status");
+    r.status =
+        st0 && st0->type == FQ_V_MAP ? fq_value_clone(st0) : fq_value_map();
+    r.created = pr->has_created ? pr->created : st->now;
+    r.until = FQ_NEVER;
+    r.wake = FQ_NEVER;
+    r.never_clean = !pr->has_created;
+    step(st, e, &r);
+    bool changed = !fq_value_equal(st0, r.status);
+    /* Write back only the status; the spec is immutable. */
+    if (changed) {
+        fq_objstore_set_status(s, FQ_KIND_PROVISIONINGREQUEST, pr->ns, pr->name,
+                               r.status, NULL);
+        /* This run's scale-down reads whether its nodes are booked. */
+        fq_capacity_provreq_written(st, pr->key);
+    } else {
+        fq_value_free(r.status);
+    }
+    settle(st, t, pr, changed || r.never_clean, r.until, r.wake, r.counts);
 }
 
 void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e)
 {
-    struct fq_objstore *s = fq_engine_store(e);
-    const struct fq_object **list;
-    size_t n = fq_objstore_list(s, FQ_KIND_PROVISIONINGREQUEST, NULL, &list);
+    struct preqs *t = table(st);
+    if (!t->seeded)
+        seed(st, e, t);
+    if (t->all) {
+        t->all = false;
+        for (size_t i = 0; i < t->by_key.cap; i++)
+            if (t->by_key.t[i].key)
+                mark(st, t, t->by_key.t[i].val);
+    }
+    /* Clean requests whose time came. */
+    const struct fq_cap_hent *h;
+    while ((h = fq_capacity_heap_top(&t->until_h)) && h->t <= st->now) {
+        struct preq *r = entry_req(t, h);
+        if (r && !r->dirty)
+            mark(st, t, r);
+        fq_capacity_heap_pop(&t->until_h);
+    }
+    t->running = true;
+    t->cur = NULL;
+    for (size_t i = 0; i < t->ndirty; i++) {
+        struct preq *r = t->dirty[i];
+        r->listed = false;
+        if (r->live && r->dirty)
+            q_push(t, r, st->now);
+    }
+    t->ndirty = 0;
     /* Oldest first (the DWS queue is FIFO), then by name. */
-    struct req *reqs = fq_xcalloc(n ? n : 1, sizeof(*reqs));
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *klass =
-            fq_value_path_str(list[i]->obj, "spec.provisioningClassName", "");
-        if (strcmp(klass, CLASS_QUEUED) && strcmp(klass, CLASS_ATOMIC) &&
-            strcmp(klass, CLASS_CHECK))
-            continue;
-        if (terminal(fq_map_get(list[i]->obj, "status")) || quiet(st, list[i]))
-            continue;
-        struct req *r = &reqs[m++];
-        /* Stored entries stay put while other objects change; this one
-         * changes only by the status write after its step. */
-        r->obj = list[i]->obj;
-        r->ns = list[i]->ns;
-        r->name = list[i]->name;
-        r->klass = fq_value_path_str(r->obj, "spec.provisioningClassName", "");
-        snprintf(r->key, sizeof(r->key), "%s/%s", r->ns, r->name);
-        const struct fq_value *st0 = fq_map_get(r->obj, "status");
-        r->status =
-            st0 && st0->type == FQ_V_MAP ? fq_value_clone(st0) : fq_value_map();
-        r->created = st->now;
-        const char *ct =
-            fq_value_path_str(r->obj, "metadata.creationTimestamp", NULL);
-        if (ct)
-            fq_time_parse(ct, &r->created);
+    while (t->nq > 0) {
+        struct preq *r = q_pop(t);
+        t->cur = r;
+        step_one(st, e, t, r);
     }
-    free(list);
-    for (size_t i = 1; i < m; i++)
-        for (size_t j = i; j > 0 && reqs[j - 1].created > reqs[j].created;
-             j--) {
-            struct req t = reqs[j];
-            reqs[j] = reqs[j - 1];
-            reqs[j - 1] = t;
+    t->running = false;
+    t->cur = NULL;
+    /* The clean requests' wake-ups, as their steps would ask. */
+    while ((h = fq_capacity_heap_top(&t->wake_h))) {
+        if (entry_req(t, h)) {
+            fq_capacity_wake(st, h->t);
+            break;
         }
-    for (size_t i = 0; i < m; i++) {
-        struct req *r = &reqs[i];
-        step(st, e, r);
-        /* Write back only the status; the spec is immutable. */
-        fq_objstore_set_status(s, FQ_KIND_PROVISIONINGREQUEST, r->ns, r->name,
-                               r->status, NULL);
+        fq_capacity_heap_pop(&t->wake_h);
     }
-    free(reqs);
 }
