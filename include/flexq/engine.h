@@ -232,6 +232,10 @@ void *fq_engine_controller(struct fq_engine *e, const char *name);
 
 /* Time helpers: RFC 3339 "2026-11-29T15:44:00Z" from ms since the epoch. */
 void fq_time_format(int64_t ms, char *buf, unsigned long size);
+/* The same with milliseconds when the time is not a whole second
+ * ("2026-11-29T15:44:00.250Z"), for flexq's own annotations that hold a
+ * deadline: what is stored is then what was meant. */
+void fq_time_format_ms(int64_t ms, char *buf, unsigned long size);
 int fq_time_parse(const char *s, int64_t *ms);
 
 #endif

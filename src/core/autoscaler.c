@@ -1013,12 +1013,11 @@ static void set_unneeded(struct fq_capacity *st, struct fq_engine *e,
         fq_map_del(ann, FQ_ANN_UNNEEDED);
     } else {
         char ts[40];
-        fq_time_format(t, ts, sizeof(ts));
+        fq_time_format_ms(t, ts, sizeof(ts));
         fq_map_set(ann, FQ_ANN_UNNEEDED, fq_value_str(ts));
     }
     fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
-    /* This run goes on with the exact time; the next decodes the stored
-     * one (seconds). */
+    /* The store keeps the exact time (milliseconds) too. */
     fq_capacity_node_unneeded(st, nd, t, false);
 }
 

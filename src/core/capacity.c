@@ -1002,8 +1002,9 @@ void fq_capacity_node_stored(struct fq_capacity *st, struct fq_engine *e,
     (void)st;
     const struct fq_object *o =
         fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", n->name);
-    /* Times the store holds in seconds may differ from the exact ones in
-     * memory: then the next run decodes the node, as it always did. */
+    /* Stored times keep their milliseconds (fq_time_format_ms); a node
+     * whose stored times still differ from the decoded ones (one written
+     * before they did) is decoded again by the next run. */
     if (o && ann_time(o->obj, FQ_ANN_UNNEEDED) == n->unneeded_since &&
         (n->ready || ann_time(o->obj, FQ_ANN_READY_AT) == n->ready_at))
         n->rv = o->rv;
@@ -1328,7 +1329,7 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
                                     pool->spec.location);
     int64_t ready_at = st->now + boot;
     char ts[40];
-    fq_time_format(ready_at, ts, sizeof(ts));
+    fq_time_format_ms(ready_at, ts, sizeof(ts));
     const char *id = NULL;
     for (int i = 0; i < pool->spec.slice_hosts; i++) {
         char name[320];

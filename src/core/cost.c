@@ -13,12 +13,7 @@
  *   In no_pods mode (the simulator, which counts cost from the nodes it
  *   sees come and go) the once-a-minute write is not made: the flush
  *   before each change of the count keeps the total exact as of that
- *   change. What the write used to cause is kept: a pool write kicks this
- *   controller, so another run followed at the same instant, and that run
- *   reads back the Nodes the first one wrote, whose unneeded-since times
- *   the store holds in seconds; when the idle time of a node ends depends
- *   on that. So where the write would have been made, the controller
- *   kicks itself instead, and simulations keep their results.
+ *   change.
  *
  *   Workloads: each placement is charged, for the time it is there, its
  *   share of the node (the largest fraction of any allocatable resource
@@ -563,20 +558,12 @@ static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
 void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
 {
     int64_t flush = fq_capacity_scaled(e, FLUSH_MS);
-    bool again = false;
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
         int64_t as_of = p->cost_as_of;
-        if (as_of != INT64_MIN && st->now - as_of >= flush && st->no_pods) {
-            /* See the top comment: no write, the same runs. */
-            p->cost_as_of = st->now;
-            again = true;
-        } else if (as_of == INT64_MIN || st->now - as_of >= flush) {
+        if (as_of == INT64_MIN || (st->now - as_of >= flush && !st->no_pods))
             fq_cost_pool_flush(st, e, p);
-        }
     }
-    if (again)
-        fq_engine_kick(e, st);
     struct wcharges *c = charges(st);
     if (st->no_pods) {
         if (c->last_run < 0) {

@@ -101,7 +101,7 @@ static void restart_unneeded(struct fq_capacity *st, struct fq_engine *e,
                              const struct fq_value *names)
 {
     char ts[40];
-    fq_time_format(st->now, ts, sizeof(ts));
+    fq_time_format_ms(st->now, ts, sizeof(ts));
     for (size_t i = 0; i < fq_value_len(names); i++) {
         const char *n = fq_value_as_str(fq_seq_at(names, i));
         struct fq_value *o =

@@ -3,7 +3,8 @@
  *
  * Kubernetes writes timestamps in UTC with second precision
  * ("2026-11-29T15:44:00Z"); flexq does the same so that objects look like
- * the ones kubectl shows. Parsing also accepts fractional seconds and
+ * the ones kubectl shows, but for its own deadlines in annotations, which
+ * keep milliseconds when they have them. Parsing also accepts fractional seconds and
  * numeric offsets. Pure arithmetic (days-from-civil), no libc time zone
  * state, so the core stays free of globals.
  */
@@ -46,6 +47,16 @@ void fq_time_format(int64_t ms, char *buf, unsigned long size)
     civil_from_days(days, &y, &m, &d);
     snprintf(buf, size, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, m, d,
              (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+}
+
+void fq_time_format_ms(int64_t ms, char *buf, unsigned long size)
+{
+    int64_t frac = ((ms % 1000) + 1000) % 1000;
+    fq_time_format(ms, buf, size);
+    size_t n = strlen(buf);
+    if (frac == 0 || n < 1 || n + 5 > size)
+        return;
+    snprintf(buf + n - 1, size - (n - 1), ".%03dZ", (int)frac);
 }
 
 static int digits(const char **p, int n, int *out)
