@@ -210,15 +210,29 @@ static void json_str(struct fq_buf *b, const char *s)
     fq_buf_putc(b, '"');
 }
 
-/* A double as JSON: fixed precision, and never nan/inf. */
+/* A double as JSON: never nan/inf, never an exponent for the sizes a
+ * summary holds (a cost of 2,710,935.42 USD keeps its cents), six
+ * decimals at most, trailing zeros dropped. */
 static void json_num(struct fq_buf *b, double d)
 {
     if (!isfinite(d))
         d = 0;
-    if (d == floor(d) && fabs(d) < 1e15)
+    if (d == floor(d) && fabs(d) < 1e15) {
         fq_buf_printf(b, "%.0f", d);
-    else
+        return;
+    }
+    if (fabs(d) < 1e-3 || fabs(d) >= 1e15) {
         fq_buf_printf(b, "%.6g", d);
+        return;
+    }
+    char s[64];
+    snprintf(s, sizeof(s), "%.6f", d);
+    size_t n = strlen(s);
+    while (n > 0 && s[n - 1] == '0')
+        s[--n] = '\0';
+    if (n > 0 && s[n - 1] == '.')
+        s[--n] = '\0';
+    fq_buf_puts(b, s);
 }
 
 static void summary_json(const struct fq_sim_result *r, struct fq_buf *b,
