@@ -165,8 +165,13 @@ static void rehash(struct fq_objstore *s)
 
 static void set_rv(struct fq_value *obj, uint64_t rv)
 {
+    char d[24], *p = d + sizeof(d);
+    *--p = '\0';
+    do
+        *--p = (char)('0' + rv % 10);
+    while ((rv /= 10) > 0);
     fq_map_set(fq_map_ensure_map(obj, "metadata"), "resourceVersion",
-               fq_value_strf("%llu", (unsigned long long)rv));
+               fq_value_str(p));
 }
 
 static void record(struct fq_objstore *s, enum fq_change_type type,
