@@ -1873,9 +1873,11 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     fq_objstore_edited(fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name,
                        false);
     const struct fq_value *so = obj;
-    /* The "Flavors considered" part of Kueue's event, shortened. */
+    /* The "Flavors considered" part of Kueue's event, shortened (made
+     * only when Events are). */
     struct fq_buf b = FQ_BUF_INIT;
-    for (int p = 0; p < w->npodsets; p++) {
+    bool events = fq_engine_config(e)->record_events;
+    for (int p = 0; events && p < w->npodsets; p++) {
         fq_buf_printf(&b, "%s%s: ", p ? ", " : "", w->psname[p]);
         bool first = true;
         for (int res = 0; res < s->adm.nres; res++) {
@@ -2000,6 +2002,48 @@ static void adm_wl(const struct wl *w, struct fq_adm_wl *aw, bool cooldown)
     }
 }
 
+/*
+ * Can w fit at all, with the flavors in `skip` left out? A necessary
+ * condition of a Fit, and cheap: each podset, at its smallest count, must
+ * find in each resource group it asks of a flavor it may use with room
+ * for each of those resources (the room fq_adm_assign compares with).
+ */
+static bool might_fit(const struct snap *s, int cq, const struct wl *w,
+                      uint64_t skip)
+{
+    const struct fq_adm_cq *ac = &s->adm.cqs[cq];
+    int nres = s->adm.nres;
+    for (int p = 0; p < w->npodsets; p++) {
+        const struct fq_adm_podset *ps = &w->ps[p];
+        uint32_t asked = 0;
+        for (int r = 0; r < nres; r++)
+            if (ps->req[r] > 0)
+                asked |= 1u << r;
+        for (int g = 0; g < ac->ngroups; g++) {
+            const struct fq_adm_group *grp = &ac->groups[g];
+            uint32_t need = grp->res_mask & asked;
+            if (!need)
+                continue;
+            bool room = false;
+            for (int i = 0; i < grp->nflv && !room; i++) {
+                int f = grp->flv[i];
+                uint64_t bit = 1ull << f;
+                if ((skip & bit) || !(ps->selector_ok & bit) ||
+                    !(ps->taint_ok & bit))
+                    continue;
+                room = true;
+                for (int r = 0; r < nres && room; r++)
+                    if ((need >> r) & 1)
+                        room = ps->req[r] * ps->min_count <=
+                               fq_adm_available(&s->adm, cq, f * nres + r);
+            }
+            if (!room)
+                return false;
+        }
+    }
+    return true;
+}
+
 /* Policy (b): a reserved workload waiting on a check of a later flavor moves
  * to an earlier flavor that now fits. Returns true when it moved. An
  * attempt that does not fit cannot fit later while no quota is released
@@ -2047,7 +2091,10 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     memcpy(rel, k->rel_flv, sizeof(rel));
     account(k, rc, -1);
     struct fq_adm_result r;
-    fq_adm_assign(&s->adm, &aw, NULL, 0, &r);
+    if (w->is_slice || might_fit(s, c->adm, w, aw.skip_flv))
+        fq_adm_assign(&s->adm, &aw, NULL, 0, &r);
+    else
+        r = (struct fq_adm_result){.mode = FQ_ADM_NOFIT};
     bool moved = false;
     if (r.mode == FQ_ADM_FIT) {
         reserve(k, e, s, w, &r, now, " (moved to a preferred flavor)");
