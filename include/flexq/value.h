@@ -120,6 +120,8 @@ struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key);
 
 /* Sequences. */
 void fq_seq_push(struct fq_value *s, struct fq_value *val); /* takes val */
+/* Frees item i and closes the gap (nothing when out of range). */
+void fq_seq_remove(struct fq_value *s, size_t i);
 size_t fq_value_len(const struct fq_value *v); /* items of seq/map, else 0 */
 struct fq_value *fq_seq_at(const struct fq_value *s, size_t i); /* borrowed */
 

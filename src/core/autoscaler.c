@@ -309,32 +309,17 @@ static void place_on(struct fq_capacity *st, struct fq_engine *e,
                      struct fq_cap_node *nd, struct group *g, int64_t n)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const struct fq_object *cur =
-        fq_objstore_get(s, FQ_KIND_NODE, "", nd->name);
-    if (!cur)
+    /* The placement goes into the stored node in place, with its
+     * unneeded-since annotation gone: nothing is copied. */
+    struct fq_value *o =
+        fq_objstore_edit_in_place(s, FQ_KIND_NODE, "", nd->name);
+    if (!o)
         return;
-    /* A busy node has no unneeded-since annotation to drop: then only
-     * status.placements changes, written in place instead of copying the
-     * node (the same tree either way). */
-    const struct fq_value *ann =
-        fq_value_path(cur->obj, "metadata.annotations");
-    bool in_place =
-        ann && ann->type == FQ_V_MAP && !fq_map_get(ann, FQ_ANN_UNNEEDED);
-    struct fq_value *o = NULL, *pl;
-    if (in_place) {
-        pl = fq_value_clone(fq_value_path(cur->obj, "status.placements"));
-        if (!pl || pl->type != FQ_V_SEQ) {
-            fq_value_free(pl);
-            pl = fq_value_seq();
-        }
-    } else {
-        o = fq_objstore_edit(s, FQ_KIND_NODE, "", nd->name);
-        struct fq_value *status = fq_map_ensure_map(o, "status");
-        pl = fq_map_get(status, "placements");
-        if (!pl || pl->type != FQ_V_SEQ) {
-            pl = fq_value_seq();
-            fq_map_set(status, "placements", pl);
-        }
+    struct fq_value *status = fq_map_ensure_map(o, "status");
+    struct fq_value *pl = fq_map_get(status, "placements");
+    if (!pl || pl->type != FQ_V_SEQ) {
+        pl = fq_value_seq();
+        fq_map_set(status, "placements", pl);
     }
     struct fq_value *entry = NULL;
     size_t at = 0;
@@ -357,19 +342,12 @@ static void place_on(struct fq_capacity *st, struct fq_engine *e,
     }
     fq_map_set(entry, "count",
                fq_value_int(fq_value_path_int(entry, "count", 0) + n));
+    fq_map_del(
+        fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
+        FQ_ANN_UNNEEDED);
     /* The run goes on with this node: its decoded view follows. */
-    if (in_place) {
-        fq_objstore_set_status_key(s, FQ_KIND_NODE, "", nd->name, "placements",
-                                   pl, NULL, NULL);
-        pl = fq_value_path(cur->obj, "status.placements");
-        fq_capacity_node_place(st, nd, at, fq_seq_at(pl, at), pl);
-    } else {
-        fq_map_del(
-            fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
-            FQ_ANN_UNNEEDED);
-        fq_capacity_node_place(st, nd, at, entry, pl);
-        fq_objstore_update(s, o, true, NULL, NULL, NULL);
-    }
+    fq_capacity_node_place(st, nd, at, entry, pl);
+    fq_objstore_edited(s, FQ_KIND_NODE, "", nd->name, false);
     fq_capacity_node_unneeded(st, nd, FQ_NEVER, true);
     fq_capacity_node_stored(st, e, nd);
 }
@@ -429,25 +407,27 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
             free(gone);
             continue;
         }
-        const struct fq_object *no =
-            fq_objstore_get(s, FQ_KIND_NODE, "", nd->name);
-        const struct fq_value *pl =
-            no ? fq_value_path(no->obj, "status.placements") : NULL;
-        struct fq_value *keep = fq_value_seq();
-        for (size_t k = 0; k < fq_value_len(pl) && k < nd->npl; k++)
-            if (!gone[k])
-                fq_seq_push(keep, fq_value_clone(fq_seq_at(pl, k)));
-        if (!no) {
-            fq_capacity_node_drop(st, nd, gone, keep);
-            fq_value_free(keep);
+        /* Only status.placements changes: the entries that go are taken
+         * out of the stored node in place. */
+        struct fq_value *no =
+            fq_objstore_edit_in_place(s, FQ_KIND_NODE, "", nd->name);
+        struct fq_value *pl =
+            no ? fq_value_path(no, "status.placements") : NULL;
+        if (!no || !pl || pl->type != FQ_V_SEQ) {
+            struct fq_value *none = fq_value_seq();
+            fq_capacity_node_drop(st, nd, gone, none);
+            fq_value_free(none);
             free(gone);
             continue;
         }
-        /* Only status.placements changes: written in place. */
-        fq_objstore_set_status_key(s, FQ_KIND_NODE, "", nd->name, "placements",
-                                   keep, NULL, NULL);
-        fq_capacity_node_drop(st, nd, gone,
-                              fq_value_path(no->obj, "status.placements"));
+        size_t m = fq_value_len(pl) < nd->npl ? fq_value_len(pl) : nd->npl;
+        while (fq_value_len(pl) > m) /* entries the decoded view lacks */
+            fq_seq_remove(pl, fq_value_len(pl) - 1);
+        for (size_t k = m; k-- > 0;)
+            if (gone[k])
+                fq_seq_remove(pl, k);
+        fq_objstore_edited(s, FQ_KIND_NODE, "", nd->name, false);
+        fq_capacity_node_drop(st, nd, gone, pl);
         free(gone);
         fq_capacity_node_stored(st, e, nd);
     }

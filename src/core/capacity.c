@@ -213,20 +213,15 @@ void fq_capacity_set_cond_stored(struct fq_engine *e, enum fq_kind kind,
                                  int64_t now)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const struct fq_object *o = fq_objstore_get(s, kind, ns, name);
-    if (!o)
+    /* Only the condition changes, in place (nothing copied or compared). */
+    struct fq_value *obj = fq_objstore_edit_in_place(s, kind, ns, name);
+    if (!obj)
         return;
-    /* Only the conditions change: copy and write that member alone (a
-     * missing one is appended to status, as on a copy of the object). */
-    const struct fq_value *conds = fq_value_path(o->obj, "status.conditions");
-    struct fq_value *tmp = fq_value_map();
-    if (conds)
-        fq_map_set(tmp, "conditions", fq_value_clone(conds));
-    if (fq_capacity_cond_set(tmp, type, cstatus, reason, message, now))
-        fq_objstore_set_status_key(
-            s, kind, ns, name, "conditions",
-            fq_value_clone(fq_map_get(tmp, "conditions")), NULL, NULL);
-    fq_value_free(tmp);
+    bool made = !fq_map_get(obj, "status");
+    if (fq_capacity_cond_set(fq_map_ensure_map(obj, "status"), type, cstatus,
+                             reason, message, now) ||
+        made)
+        fq_objstore_edited(s, kind, ns, name, false);
 }
 
 /* --- resources ------------------------------------------------------------ */

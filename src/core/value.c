@@ -564,6 +564,16 @@ void fq_seq_push(struct fq_value *s, struct fq_value *val)
     s->u.seq.items[s->u.seq.n++] = val;
 }
 
+void fq_seq_remove(struct fq_value *s, size_t i)
+{
+    if (!s || s->type != FQ_V_SEQ || i >= s->u.seq.n)
+        return;
+    fq_value_free(s->u.seq.items[i]);
+    memmove(&s->u.seq.items[i], &s->u.seq.items[i + 1],
+            (s->u.seq.n - i - 1) * sizeof(*s->u.seq.items));
+    s->u.seq.n--;
+}
+
 size_t fq_value_len(const struct fq_value *v)
 {
     if (!v)
