@@ -715,6 +715,15 @@ FQ_OBJECT_KINDS(FQ_OBJECT_DECLARE)
 #undef FQ_OBJECT_DECLARE
 /* clang-format on */
 
+/*
+ * A Workload's status alone (admission, check states, conditions, requeue
+ * state), decoded as fq_workload_decode decodes it; everything else in
+ * *out is zero. For a controller that has the spec's view already and
+ * sees only the status move. Release with fq_workload_release.
+ */
+int fq_workload_status_decode(const struct fq_value *obj,
+                              struct fq_workload *out);
+
 /* --- whole objects ---------------------------------------------------------- */
 
 /*

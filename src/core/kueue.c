@@ -354,6 +354,10 @@ struct flv_info {
 
 struct snap {
     struct fq_adm adm;
+    /* Some ClusterQueue may preempt: only then are the workloads holding
+     * quota kept as candidates (with none, fq_adm_assign never looks at
+     * them). */
+    bool preempts;
     struct cq_info *cqs;
     int ncq;
     struct lq_info *lqs;
@@ -565,6 +569,9 @@ static void snap_build(struct snap *s, struct fq_engine *e)
             map_policy(v->preemption.reclaim_within_cohort);
         ac->borrow_within_cohort =
             map_policy(v->preemption.borrow_within_cohort);
+        s->preempts |= ac->within_cq != FQ_ADM_NEVER ||
+                       ac->reclaim_within_cohort != FQ_ADM_NEVER ||
+                       ac->borrow_within_cohort != FQ_ADM_NEVER;
         ac->has_borrow_threshold = v->preemption.has_max_priority_threshold;
         ac->borrow_threshold = (int32_t)v->preemption.max_priority_threshold;
         ac->can_borrow_try_next =
@@ -714,7 +721,12 @@ struct rec {
     bool mig_valid;
     uint64_t mig_sum;
     int64_t mig_retry;
-    int shape; /* interned podset shape of a pending record, or -1 */
+    int shape; /* interned shape of its podsets, or -1 */
+    /* From the spec, kept while spec_ok and the generation is spec_gen
+     * (rec_derive decodes only the status then). */
+    bool spec_ok, active;
+    int64_t spec_gen;
+    char *queue_name; /* owned, or NULL */
     /* What it was derived from (fingerprint()), while fp_ok. */
     uint64_t fp;
     bool fp_ok;
@@ -1703,6 +1715,8 @@ static void holder_put(struct kueue *k, size_t at, struct rec *r)
  * with) and sorted in by holders_settle. */
 static void holders_add(struct kueue *k, struct rec *r)
 {
+    if (!k->snap->preempts)
+        return; /* nobody can be a target: no list to keep */
     r->holder = true;
     if (k->in_cycle) {
         holder_put(k, k->nh, r);
@@ -1793,6 +1807,7 @@ static void rec_free(void *p)
 {
     struct rec *r = p;
     wl_release(&r->w);
+    free(r->queue_name);
     free(r->key);
     free(r);
 }
@@ -1905,14 +1920,14 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     fq_buf_release(&b);
     k->stats.reservations++;
     /* The snapshot follows: it holds the usage from now on. */
-    bool new_holder = !rc->holder;
+    bool new_holder = !w->holds; /* not a migration */
     w->holds = true;
     w->pending = false;
     wl_set_use(w, r->nuse, r->use_fr, r->use_amt);
     if (new_holder)
         w->reserved_at = now;
     account(k, rc, +1);
-    if (new_holder)
+    if (!rc->holder)
         holders_add(k, rc);
     else
         holder_fill(k, holder_at(k, rc));
@@ -2165,9 +2180,12 @@ static int shape_of(struct kueue *k, const struct wl *w)
 /*
  * Derives a record again from its stored workload (decoded where it is
  * stored: the view is dropped before anything is written) and the
- * snapshot, and attaches it where it now belongs. A workload that
- * cannot be queued (no LocalQueue, its ClusterQueue missing or inactive,
- * its namespace not selected) gets Kueue's QuotaReserved=False message.
+ * snapshot, and attaches it where it now belongs. What comes from the
+ * spec (podsets, priority, queue, uid) is kept while the generation and
+ * the snapshot hold (spec_ok): then only the status is decoded. A
+ * workload that cannot be queued (no LocalQueue, its ClusterQueue missing
+ * or inactive, its namespace not selected) gets Kueue's
+ * QuotaReserved=False message.
  */
 static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
                        const struct fq_value *obj, int64_t now)
@@ -2176,20 +2194,54 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     struct snap *s = k->snap;
     struct wl *w = &r->w;
     rec_detach(k, r);
-    char *ns = w->ns, *name = w->name;
-    w->ns = w->name = NULL;
-    wl_release(w);
-    memset(w, 0, sizeof(*w));
-    w->ns = ns;
-    w->name = name;
-    w->cq = -1;
-    r->ok = false;
-    r->mig_valid = false;
-    r->shape = -1;
+    int64_t gen = fq_value_path_int(obj, "metadata.generation", 0);
     struct fq_workload v;
-    if (fq_workload_decode(obj, NULL, &v, NULL) != 0)
-        return;
-    r->ok = true;
+    bool light = r->spec_ok && r->spec_gen == gen &&
+                 fq_workload_status_decode(obj, &v) == 0;
+    r->mig_valid = false;
+    if (light) {
+        /* The status-derived part goes; the spec's stays. */
+        free(w->why_msg);
+        free(w->avoid_ann);
+        free(w->replaces);
+        free(w->use_fr);
+        free(w->use_amt);
+        w->why_msg = w->avoid_ann = w->replaces = NULL;
+        w->use_fr = NULL;
+        w->use_amt = NULL;
+        w->nuse = 0;
+        w->cq = -1;
+        w->lq = NULL;
+        w->holds = w->admitted = w->pending = w->evicting = false;
+        w->reserved_at = 0;
+        w->assigned_flv = 0;
+        w->waiting_check = w->is_slice = false;
+    } else {
+        char *ns = w->ns, *name = w->name;
+        w->ns = w->name = NULL;
+        wl_release(w);
+        free(r->queue_name);
+        r->queue_name = NULL;
+        memset(w, 0, sizeof(*w));
+        w->ns = ns;
+        w->name = name;
+        w->cq = -1;
+        r->ok = r->spec_ok = false;
+        r->shape = -1;
+        if (fq_workload_decode(obj, NULL, &v, NULL) != 0)
+            return;
+        r->ok = r->spec_ok = true;
+        r->spec_gen = gen;
+        w->uid = fq_xstrdup(v.meta.uid ? v.meta.uid : "");
+        w->prio = priority_of(e, &v);
+        w->created = parse_time(v.meta.creation_timestamp, 0);
+        r->queue_name = v.queue_name ? fq_xstrdup(v.queue_name) : NULL;
+        r->active = v.active;
+        wl_podsets(s, w, &v);
+        r->shape = shape_of(k, w);
+    }
+    const char *ns = w->ns;
+    const struct fq_value *ann = fq_value_path(obj, "metadata.annotations");
     const struct fq_value *qr = cond_find(obj, "QuotaReserved");
     const char *qr_status = fq_value_path_str(qr, "status", "");
     if (qr && !strcmp(qr_status, "False"))
@@ -2197,14 +2249,13 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     const struct fq_value *rq = cond_find(obj, "Requeued");
     bool in_backoff =
         rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
-    w->uid = fq_xstrdup(v.meta.uid ? v.meta.uid : "");
-    w->prio = priority_of(e, &v);
-    w->created = parse_time(v.meta.creation_timestamp, 0);
     w->qts = queue_order_ts(obj, cfg);
-    const char *avoid = fq_kvs_get(&v.meta.annotations, FQ_KUEUE_AVOID_FLAVORS);
+    const char *avoid =
+        fq_value_as_str(fq_map_get(ann, FQ_KUEUE_AVOID_FLAVORS));
     w->avoid_ann = avoid ? fq_xstrdup(avoid) : NULL;
     const char *why = NULL; /* a message to write once the view is gone */
     char msg[512];
+    const char *queue = r->queue_name;
     if (v.has_admission && !strcmp(qr_status, "True")) {
         w->cq = find_cq(
             s, v.admission_cluster_queue ? v.admission_cluster_queue : "");
@@ -2222,17 +2273,14 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
                 ready = true;
         }
         w->waiting_check = any && !ready && !w->admitted;
-        if (w->waiting_check)
-            wl_podsets(s, w, &v);
-        if (v.queue_name)
-            w->lq = find_lq(s, ns, v.queue_name);
-    } else if (v.active && !in_backoff && v.queue_name) {
+        if (queue)
+            w->lq = find_lq(s, ns, queue);
+    } else if (r->active && !in_backoff && queue) {
         /* Pending: admissible now? */
-        w->lq = find_lq(s, ns, v.queue_name);
+        w->lq = find_lq(s, ns, queue);
         int ci = w->lq ? find_cq(s, w->lq->cq) : -1;
         if (!w->lq) {
-            snprintf(msg, sizeof(msg), "LocalQueue %s doesn't exist",
-                     v.queue_name);
+            snprintf(msg, sizeof(msg), "LocalQueue %s doesn't exist", queue);
             why = msg;
         } else if (ci < 0) {
             snprintf(msg, sizeof(msg), "ClusterQueue %s doesn't exist",
@@ -2247,10 +2295,8 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         } else {
             w->cq = ci;
             w->pending = true;
-            wl_podsets(s, w, &v);
-            r->shape = shape_of(k, w);
             const char *old =
-                fq_kvs_get(&v.meta.annotations, FQ_SLICE_ANN_REPLACES);
+                fq_value_as_str(fq_map_get(ann, FQ_SLICE_ANN_REPLACES));
             if (old) {
                 w->replaces = fq_xstrdup(old);
                 w->is_slice = fq_kueue_slice_prepare(
@@ -3024,7 +3070,7 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
         if (!k->recs.t[i].key)
             continue;
         r->accounted = r->holder = r->in_mig = r->in_park = false;
-        r->fp_ok = false;
+        r->fp_ok = r->spec_ok = false;
         r->qcq = -1;
     }
     recs_mark_all(k);
@@ -3104,7 +3150,7 @@ static void on_change(void *self, struct fq_engine *e,
                     for (size_t i = 0; i < k->recs.cap; i++)
                         if (k->recs.t[i].key) {
                             struct rec *r = k->recs.t[i].val;
-                            r->fp_ok = false;
+                            r->fp_ok = r->spec_ok = false;
                             fq_smap_add(&k->dirty, k->recs.t[i].key);
                         }
                 return;

@@ -705,6 +705,21 @@ int fq_workload_decode(const struct fq_value *obj, const char *file,
     return dctx_end(&c, out, sizeof(*out), &out->mem);
 }
 
+int fq_workload_status_decode(const struct fq_value *obj,
+                              struct fq_workload *out)
+{
+    struct dctx c;
+    memset(out, 0, sizeof(*out));
+    memset(&c, 0, sizeof(c));
+    c.mem = &out->mem;
+    c.obj = obj;
+    c.kind = FQ_KIND_WORKLOAD;
+    const struct fq_value *st = fq_map_get(obj, "status");
+    if (st && st->type == FQ_V_MAP)
+        decode_workload_status(&c, st, out);
+    return dctx_end(&c, out, sizeof(*out), &out->mem);
+}
+
 void fq_workload_release(struct fq_workload *v)
 {
     objmem_free(&v->mem);
