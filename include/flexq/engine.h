@@ -106,7 +106,7 @@ struct fq_engine_config {
     /* Least engine time between two rewrites of the queues' aggregate
      * status (ClusterQueue and LocalQueue counts and usage): 0 = whenever
      * they change (default). The simulator, which reads none of it, uses
-     * a minute. */
+     * an hour. */
     int64_t status_every_ms;
 };
 

@@ -195,6 +195,10 @@ void fq_changes_free(struct fq_change *c, size_t n);
 typedef void (*fq_objstore_hook_fn)(void *ctx, const struct fq_change *c);
 void fq_objstore_set_hook(struct fq_objstore *s, fq_objstore_hook_fn fn,
                           void *ctx);
+/* Inside the hook of a DELETED change: takes the deleted object's tree
+ * (owned by the caller now) instead of copying it; NULL elsewhere. The
+ * change log, when on, has its copy already. */
+struct fq_value *fq_objstore_take_deleted(struct fq_objstore *s);
 
 /* When false (the default is true), changes are not logged: the simulator
  * turns the log off to keep memory flat. */

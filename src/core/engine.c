@@ -222,11 +222,8 @@ static void on_store_change(void *ctx, const struct fq_change *c)
     n->name = fq_xstrdup(c->name);
     n->last = NULL;
     n->by_controller = e->settling;
-    if (c->type == FQ_CHANGE_DELETED) {
-        const struct fq_object *o =
-            fq_objstore_get(e->store, c->kind, c->ns, c->name);
-        n->last = o ? fq_value_clone(o->obj) : NULL;
-    }
+    if (c->type == FQ_CHANGE_DELETED) /* the store frees it otherwise */
+        n->last = fq_objstore_take_deleted(e->store);
     if (e->observer)
         e->observer(e->observer_ctx, c);
 }

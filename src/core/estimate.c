@@ -538,7 +538,7 @@ static int forward(const struct fq_estimate_world *w, uint64_t seed,
     cfg.no_pods = true;
     cfg.sim_provider = true;
     cfg.record_events = false;
-    cfg.status_every_ms = 60 * 1000;
+    cfg.status_every_ms = 3600 * 1000;
     f.e = fq_engine_new(&cfg);
     f.store = fq_engine_store(f.e);
     fq_objstore_set_logging(f.store, false);

@@ -57,6 +57,7 @@ struct fq_objstore {
     size_t nlog, caplog;
     fq_objstore_hook_fn hook;
     void *hook_ctx;
+    struct entry *deleting; /* the entry being deleted, during its hook */
 };
 
 static uint64_t key_hash(enum fq_kind kind, const char *ns, const char *name)
@@ -185,16 +186,18 @@ static void record(struct fq_objstore *s, enum fq_change_type type,
         .name = e->name,
         .obj = type == FQ_CHANGE_DELETED ? NULL : e->pub.obj,
     };
+    /* The log copies first: the hook of a deletion may take the tree
+     * (fq_objstore_take_deleted). */
+    if (s->logging) {
+        FQ_GROW(s->log, s->caplog, s->nlog + 1);
+        struct fq_change *l = &s->log[s->nlog++];
+        *l = c;
+        l->ns = fq_xstrdup(e->ns);
+        l->name = fq_xstrdup(e->name);
+        l->obj = fq_value_clone(obj);
+    }
     if (s->hook)
         s->hook(s->hook_ctx, &c);
-    if (!s->logging)
-        return;
-    FQ_GROW(s->log, s->caplog, s->nlog + 1);
-    struct fq_change *l = &s->log[s->nlog++];
-    *l = c;
-    l->ns = fq_xstrdup(e->ns);
-    l->name = fq_xstrdup(e->name);
-    l->obj = fq_value_clone(obj);
 }
 
 /* Reads kind and name from obj; fills *kind, *ns, *name (borrowed). */
@@ -536,12 +539,23 @@ int fq_objstore_delete(struct fq_objstore *s, enum fq_kind kind, const char *ns,
         kl->n--;
         s->count--;
         s->rev++;
+        s->deleting = e;
         record(s, FQ_CHANGE_DELETED, e, e->pub.obj);
+        s->deleting = NULL;
         entry_free(e);
         return 0;
     }
     return fq_err_set(err, FQ_ENOTFOUND, "%s \"%s\" not found",
                       fq_kind_info(kind)->plural, name);
+}
+
+struct fq_value *fq_objstore_take_deleted(struct fq_objstore *s)
+{
+    if (!s->deleting)
+        return NULL;
+    struct fq_value *v = s->deleting->pub.obj;
+    s->deleting->pub.obj = NULL;
+    return v;
 }
 
 const struct fq_object *fq_objstore_get(const struct fq_objstore *s,

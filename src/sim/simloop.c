@@ -1102,7 +1102,7 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     cfg.no_pods = true;
     cfg.sim_provider = true;
     cfg.record_events = false;
-    cfg.status_every_ms = 60 * 1000;
+    cfg.status_every_ms = 3600 * 1000;
     s.e = fq_engine_new(&cfg);
     s.store = fq_engine_store(s.e);
     fq_objstore_set_logging(s.store, false);
