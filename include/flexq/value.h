@@ -61,8 +61,10 @@ struct fq_value {
         } num;
 
         struct {
-            char *s; /* owned; NUL-terminated, may contain no NUL */
+            char *s; /* NUL-terminated, may contain no NUL; owned, or
+                        pointing at buf (a short string) */
             size_t len;
+            char buf[16]; /* short strings live in the node itself */
         } str;
 
         struct {

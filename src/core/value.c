@@ -229,11 +229,28 @@ make:;
     return v;
 }
 
+/* Sets a string node's text (a copy of n bytes, cut at a NUL): short
+ * ones in the node, saving an allocation for most of an object's
+ * strings ("True", names, reasons). */
+static void set_str(struct fq_value *v, const char *s, size_t n)
+{
+    const char *nul = s ? memchr(s, '\0', n) : NULL;
+    if (!s)
+        n = 0;
+    else if (nul)
+        n = (size_t)(nul - s);
+    char *d = n < sizeof(v->u.str.buf) ? v->u.str.buf : fq_xmalloc(n + 1);
+    if (n)
+        memcpy(d, s, n);
+    d[n] = '\0';
+    v->u.str.s = d;
+    v->u.str.len = n;
+}
+
 struct fq_value *fq_value_strn(const char *s, size_t len)
 {
     struct fq_value *v = node(FQ_V_STR);
-    v->u.str.s = fq_xstrndup(s ? s : "", s ? len : 0);
-    v->u.str.len = strlen(v->u.str.s);
+    set_str(v, s, len);
     return v;
 }
 
@@ -250,8 +267,8 @@ struct fq_value *fq_value_strf(const char *fmt, ...)
     fq_buf_vprintf(&b, fmt, ap);
     va_end(ap);
     struct fq_value *v = node(FQ_V_STR);
-    v->u.str.len = b.len;
-    v->u.str.s = fq_buf_detach(&b);
+    set_str(v, b.data ? b.data : "", b.len);
+    fq_buf_release(&b);
     return v;
 }
 
@@ -276,7 +293,8 @@ void fq_value_free(struct fq_value *v)
         free(v->u.num.raw);
         break;
     case FQ_V_STR:
-        free(v->u.str.s);
+        if (v->u.str.s != v->u.str.buf)
+            free(v->u.str.s);
         break;
     case FQ_V_SEQ:
         for (size_t i = 0; i < v->u.seq.n; i++)
@@ -315,8 +333,7 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         c->u.num.raw = fq_xstrdup(v->u.num.raw);
         break;
     case FQ_V_STR:
-        c->u.str.s = fq_xstrndup(v->u.str.s, v->u.str.len);
-        c->u.str.len = v->u.str.len;
+        set_str(c, v->u.str.s, v->u.str.len);
         break;
     case FQ_V_SEQ:
         if (v->u.seq.n) {
