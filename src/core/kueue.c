@@ -156,6 +156,11 @@ struct kueue {
      * migrate_to_preferred_flavor switch looks at. */
     struct rec **mig;
     size_t nmig, capmig;
+    /* Whether a pass over them may move one: a candidate came (or was
+     * derived again), quota was released, or a cool-down ends by
+     * mig_retry; otherwise every one of them would find what it found. */
+    bool mig_dirty;
+    int64_t mig_retry;
     /* Queue counts: per ClusterQueue and LocalQueue of the snapshot,
      * [0] pending, [1] reserving, [2] admitted; usage of admitted
      * workloads per ClusterQueue and (flavor, resource). */
@@ -1508,6 +1513,8 @@ static void account(struct kueue *k, struct rec *r, int sign)
         k->snap_ver++;
         for (int u = 0; sign < 0 && u < w->nuse && s->adm.nres > 0; u++)
             k->rel_flv[(w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS]++;
+        if (sign < 0)
+            k->mig_dirty = true;
     }
     if (w->cq < 0 || !(w->holds || w->pending))
         return;
@@ -1765,6 +1772,7 @@ static void mig_add(struct kueue *k, struct rec *r)
     k->mig[at] = r;
     k->nmig++;
     r->in_mig = true;
+    k->mig_dirty = true;
 }
 
 static void mig_del(struct kueue *k, struct rec *r)
@@ -2443,15 +2451,19 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     k->in_cycle = true;
 
     /* Policy (b) first: moves free the later flavor for others. */
-    if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0) {
+    if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0 &&
+        (k->mig_dirty || now >= k->mig_retry)) {
         size_t n = k->nmig;
         struct rec **v = fq_xmalloc(n * sizeof(*v));
         memcpy(v, k->mig, n * sizeof(*v));
+        k->mig_dirty = false; /* a release during the pass sets it again */
+        k->mig_retry = FQ_NEVER;
         for (size_t i = 0; i < n; i++) {
             const struct wl *w = &v[i]->w;
             if (w->holds && w->waiting_check && w->cq >= 0 && !w->evicting &&
-                s->cqs[w->cq].active)
-                try_migrate(k, e, v[i], now);
+                s->cqs[w->cq].active && !try_migrate(k, e, v[i], now) &&
+                v[i]->mig_valid && v[i]->mig_retry < k->mig_retry)
+                k->mig_retry = v[i]->mig_retry;
         }
         free(v);
     }
@@ -3083,6 +3095,7 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
     k->adm_use = fq_xcalloc((size_t)s->ncq * ncell(s) + 1, sizeof(*k->adm_use));
     k->snap_ver++;
     k->counts_dirty = true;
+    k->mig_dirty = true;
 }
 
 /* The first run: workloads stored before the controller watched (a
