@@ -983,20 +983,28 @@ static bool booked(struct fq_engine *e, const struct fq_cap_node *nd)
 static void set_unneeded(struct fq_capacity *st, struct fq_engine *e,
                          struct fq_cap_node *nd, int64_t t)
 {
-    struct fq_value *o =
-        fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
+    /* In place: only one annotation of a big tree changes. */
+    struct fq_objstore *s = fq_engine_store(e);
+    struct fq_value *o = fq_objstore_edit_in_place(s, FQ_KIND_NODE, "", nd->name);
     if (!o)
         return;
-    struct fq_value *ann =
-        fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations");
+    struct fq_value *md = fq_map_ensure_map(o, "metadata");
+    bool changed = !fq_map_get(md, "annotations");
+    struct fq_value *ann = fq_map_ensure_map(md, "annotations");
+    const char *cur = fq_value_as_str(fq_map_get(ann, FQ_ANN_UNNEEDED));
     if (t == FQ_NEVER) {
+        changed |= fq_map_get(ann, FQ_ANN_UNNEEDED) != NULL;
         fq_map_del(ann, FQ_ANN_UNNEEDED);
     } else {
         char ts[40];
         fq_time_format_ms(t, ts, sizeof(ts));
-        fq_map_set(ann, FQ_ANN_UNNEEDED, fq_value_str(ts));
+        if (!cur || strcmp(cur, ts)) {
+            fq_map_set(ann, FQ_ANN_UNNEEDED, fq_value_str(ts));
+            changed = true;
+        }
     }
-    fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+    if (changed)
+        fq_objstore_edited(s, FQ_KIND_NODE, "", nd->name, false);
     /* The store keeps the exact time (milliseconds) too. */
     fq_capacity_node_unneeded(st, nd, t, false);
 }

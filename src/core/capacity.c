@@ -1486,17 +1486,26 @@ static void boot_nodes(struct fq_capacity *st, struct fq_engine *e)
         struct fq_cap_node *nd = due.v[i];
         if (nd->ready) /* listed twice */
             continue;
+        /* In place: a node is a big tree, and only its Ready condition
+         * and one annotation change. */
+        struct fq_objstore *s = fq_engine_store(e);
         struct fq_value *o =
-            fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
+            fq_objstore_edit_in_place(s, FQ_KIND_NODE, "", nd->name);
         if (!o)
             continue;
-        struct fq_value *status = fq_map_ensure_map(o, "status");
-        fq_capacity_cond_set(status, "Ready", "True", "KubeletReady",
-                             "kubelet is posting ready status", st->now);
-        fq_map_del(
-            fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
-            FQ_ANN_READY_AT);
-        fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
+        bool changed = !fq_map_get(o, "status");
+        changed |= fq_capacity_cond_set(
+            fq_map_ensure_map(o, "status"), "Ready", "True", "KubeletReady",
+            "kubelet is posting ready status", st->now);
+        struct fq_value *md = fq_map_ensure_map(o, "metadata");
+        struct fq_value *ann = fq_map_get(md, "annotations");
+        if (!ann)
+            changed = true;
+        else if (fq_map_get(ann, FQ_ANN_READY_AT))
+            changed = true;
+        fq_map_del(fq_map_ensure_map(md, "annotations"), FQ_ANN_READY_AT);
+        if (changed)
+            fq_objstore_edited(s, FQ_KIND_NODE, "", nd->name, false);
         node_ready(st, nd);
         fq_capacity_node_stored(st, e, nd);
     }
@@ -1572,8 +1581,10 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
             pool_shown(p, cur);
             continue;
         }
-        struct fq_value *o =
-            fq_objstore_edit(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
+        /* Only the status, not the pool's spec, is copied. */
+        struct fq_value *o = fq_objstore_edit_status(fq_engine_store(e),
+                                                     FQ_KIND_NODEPOOL, "",
+                                                     p->name);
         if (!o)
             continue;
         struct fq_value *s = fq_map_ensure_map(o, "status");
@@ -1593,8 +1604,10 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
                 fq_capacity_cond_set(s, "ScaleUp", "True", "Ok",
                                      "scale-up possible", st->now);
         }
-        const struct fq_object *now = NULL;
-        fq_objstore_update(fq_engine_store(e), o, true, NULL, &now, NULL);
+        fq_objstore_put_status(fq_engine_store(e), FQ_KIND_NODEPOOL, "",
+                               p->name, o, NULL, NULL);
+        const struct fq_object *now =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (now)
             pool_shown(p, now);
     }
