@@ -985,7 +985,8 @@ static void set_unneeded(struct fq_capacity *st, struct fq_engine *e,
 {
     /* In place: only one annotation of a big tree changes. */
     struct fq_objstore *s = fq_engine_store(e);
-    struct fq_value *o = fq_objstore_edit_in_place(s, FQ_KIND_NODE, "", nd->name);
+    struct fq_value *o =
+        fq_objstore_edit_in_place(s, FQ_KIND_NODE, "", nd->name);
     if (!o)
         return;
     struct fq_value *md = fq_map_ensure_map(o, "metadata");

@@ -1582,9 +1582,8 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
             continue;
         }
         /* Only the status, not the pool's spec, is copied. */
-        struct fq_value *o = fq_objstore_edit_status(fq_engine_store(e),
-                                                     FQ_KIND_NODEPOOL, "",
-                                                     p->name);
+        struct fq_value *o = fq_objstore_edit_status(
+            fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (!o)
             continue;
         struct fq_value *s = fq_map_ensure_map(o, "status");

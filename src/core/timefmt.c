@@ -52,8 +52,9 @@ void fq_time_format(int64_t ms, char *buf, unsigned long size)
     }
     /* By hand: every condition and annotation write formats a time, and
      * snprintf was a visible share of a replay. */
-    int f[6] = {(int)y, (int)m, (int)d, (int)(rem / 3600), (int)(rem / 60 % 60),
-                (int)(rem % 60)};
+    int f[6] = {
+        (int)y,         (int)m, (int)d, (int)(rem / 3600), (int)(rem / 60 % 60),
+        (int)(rem % 60)};
     char *p = buf;
     *p++ = (char)('0' + f[0] / 1000);
     *p++ = (char)('0' + f[0] / 100 % 10);
