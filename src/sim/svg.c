@@ -3,8 +3,9 @@
  *
  * How it works: the chart finds the data range of all series, widens it to
  * "nice" tick steps (1, 2 or 5 times a power of ten; decades on a log
- * axis), maps data to a 640 x 400 canvas with a fixed plot area, and writes
- * one <polyline> per series with a legend. Series with many points are
+ * axis; 1 s, 10 s, 1 min, ... 1 d, 10 d on a log axis of seconds), maps
+ * data to a 760 x 400 canvas with a fixed plot area (the legend to its
+ * right), and writes one <polyline> per series with a legend. Series with many points are
  * thinned to at most MAX_POINTS by keeping every k-th point (and the last),
  * so a 71,000-job CDF stays a small file. Numbers are printed with fixed
  * precision so the same data gives the same bytes.
@@ -54,11 +55,37 @@ static void tick_label(char *buf, size_t size, double v)
         snprintf(buf, size, "%g", v);
 }
 
+/*
+ * Landmarks of a log axis of seconds: people read "10 min" or "1 d" more
+ * easily than 600 or 1e+05, so such an axis is ticked there rather than at
+ * decades.
+ */
+static const struct {
+    double s;
+    const char *label;
+} time_ticks[] = {
+    {1, "1 s"},       {10, "10 s"},       {60, "1 min"},
+    {600, "10 min"},  {3600, "1 h"},      {86400, "1 d"},
+    {864000, "10 d"}, {8640000, "100 d"}, {86400000, "1000 d"},
+};
+
+#define NTIME_TICKS (sizeof(time_ticks) / sizeof(time_ticks[0]))
+
+/* Index of the last landmark at or below log10 value v (0 if none). */
+static size_t time_tick_below(double v)
+{
+    size_t i = 0;
+    while (i + 1 < NTIME_TICKS && log10(time_ticks[i + 1].s) <= v + 1e-9)
+        i++;
+    return i;
+}
+
 void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
                   const char *ylabel, const struct fq_svg_series *s, size_t ns,
                   int flags)
 {
-    bool logx = flags & FQ_SVG_LOGX;
+    bool logt = flags & FQ_SVG_LOGX_SECONDS;
+    bool logx = logt || (flags & FQ_SVG_LOGX);
     double x0 = INFINITY, x1 = -INFINITY, y0 = 0, y1 = -INFINITY;
     for (size_t k = 0; k < ns; k++) {
         for (size_t i = 0; i < s[k].n; i++) {
@@ -83,10 +110,22 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
         y1 = y0 + 1;
     double xs = logx ? 1 : nice_step(x1 - x0);
     double ys = nice_step(y1 - y0);
-    x0 = floor(x0 / xs) * xs;
-    x1 = ceil(x1 / xs) * xs;
-    if (x1 <= x0)
-        x1 = x0 + xs;
+    size_t t0 = 0, t1 = 0; /* the landmarks an axis of seconds spans */
+    if (logt) {
+        t0 = time_tick_below(x0);
+        t1 = time_tick_below(x1);
+        if (t1 + 1 < NTIME_TICKS && log10(time_ticks[t1].s) < x1 - 1e-9)
+            t1++;
+        if (t1 <= t0 && t0 + 1 < NTIME_TICKS)
+            t1 = t0 + 1;
+        x0 = log10(time_ticks[t0].s);
+        x1 = log10(time_ticks[t1].s);
+    } else {
+        x0 = floor(x0 / xs) * xs;
+        x1 = ceil(x1 / xs) * xs;
+        if (x1 <= x0)
+            x1 = x0 + xs;
+    }
     y0 = floor(y0 / ys) * ys;
     y1 = ceil(y1 / ys) * ys;
     double pw = W - L - R, ph = H - T - B;
@@ -112,12 +151,20 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
                       "text-anchor=\"end\">%s</text>\n",
                       L, PY(v), L + pw, PY(v), L - 5, PY(v) + 4, lab);
     }
-    for (double v = x0; v <= x1 + xs / 2; v += xs) {
+    size_t nx = logt ? t1 - t0 + 1 : (size_t)floor((x1 - x0) / xs + 0.5) + 1;
+    for (size_t i = 0; i < nx; i++) {
         char lab[32];
-        if (logx)
-            tick_label(lab, sizeof(lab), pow(10, v));
-        else
-            tick_label(lab, sizeof(lab), fabs(v) < xs / 1e6 ? 0 : v);
+        double v;
+        if (logt) {
+            v = log10(time_ticks[t0 + i].s);
+            snprintf(lab, sizeof(lab), "%s", time_ticks[t0 + i].label);
+        } else {
+            v = x0 + (double)i * xs;
+            if (logx)
+                tick_label(lab, sizeof(lab), pow(10, v));
+            else
+                tick_label(lab, sizeof(lab), fabs(v) < xs / 1e6 ? 0 : v);
+        }
         fq_buf_printf(out,
                       "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" "
                       "stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%.1f\" "
@@ -204,8 +251,8 @@ void fq_sim_plot_wait_cdf(const struct fq_sim_result *const *rs, size_t n,
         s[k] = (struct fq_svg_series){r->policy, xs[k], ys[k], m, true};
     }
     fq_svg_chart(out, "Wait time CDF (finished jobs)",
-                 "wait until running (s, log scale; under 1 s shown at 1 s)",
-                 "share of jobs", s, n, FQ_SVG_LOGX);
+                 "wait until running (log scale; under 1 s shown at 1 s)",
+                 "share of jobs", s, n, FQ_SVG_LOGX_SECONDS);
     for (size_t k = 0; k < n; k++) {
         free(xs[k]);
         free(ys[k]);

@@ -24,9 +24,11 @@ struct fq_svg_series {
 
 enum {
     FQ_SVG_LOGX = 1 << 0, /* log10 x axis (values <= 0 are clamped) */
+    /* log10 x axis of seconds, ticked at 1 s, 10 s, 1 min, ..., 1 d, 10 d */
+    FQ_SVG_LOGX_SECONDS = 1 << 1,
 };
 
-/* Appends a complete SVG document (640 x 400) to `out`. */
+/* Appends a complete SVG document (760 x 400) to `out`. */
 void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
                   const char *ylabel, const struct fq_svg_series *s, size_t ns,
                   int flags);

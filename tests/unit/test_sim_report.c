@@ -260,6 +260,25 @@ static void test_svg_escapes_and_empty(void **state)
     fq_buf_release(&b);
 }
 
+/* A log axis of seconds is ticked at landmarks that span the data. */
+static void test_svg_time_axis(void **state)
+{
+    (void)state;
+    struct fq_buf b = FQ_BUF_INIT;
+    const double x[] = {30, 600, 7200}, y[] = {0.2, 0.5, 1};
+    struct fq_svg_series s = {"w", x, y, 3, true};
+    fq_svg_chart(&b, "t", "x", "y", &s, 1, FQ_SVG_LOGX_SECONDS);
+    const char *svg = fq_buf_str(&b);
+    assert_non_null(strstr(svg, ">10 s</text>"));
+    assert_non_null(strstr(svg, ">1 min</text>"));
+    assert_non_null(strstr(svg, ">1 h</text>"));
+    assert_non_null(strstr(svg, ">1 d</text>"));
+    assert_null(strstr(svg, ">1 s</text>"));  /* below the data's decade */
+    assert_null(strstr(svg, ">10 d</text>")); /* above the axis end */
+    assert_null(strstr(svg, "e+"));           /* no exponents */
+    fq_buf_release(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_figures),
         cmocka_unit_test(test_writers),
         cmocka_unit_test(test_svg_escapes_and_empty),
+        cmocka_unit_test(test_svg_time_axis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
