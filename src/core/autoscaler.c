@@ -84,6 +84,7 @@
 #include <string.h>
 
 #include "capacity.h"
+#include "conditions.h"
 #include "flexq/alloc.h"
 #include "flexq/quantity.h"
 #include "provider_demand.h"
@@ -154,8 +155,7 @@ struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
 static bool cond_is(const struct fq_value *status, const char *type,
                     const char *want)
 {
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
+    return fq_cond_status_is(fq_capacity_cond(status, type), want);
 }
 
 static const struct fq_value *find_podset(const struct fq_value *wl,
@@ -494,13 +494,14 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
                                       struct fmemo *memo)
 {
     const struct fq_value *wl = o->obj;
-    const struct fq_value *ws = fq_map_get(wl, "status");
     struct fq_cap_wldec *d = fq_xcalloc(1, sizeof(*d));
     d->rv = o->rv;
     d->gen = st->decode_gen;
-    d->active = fq_capacity_workload_active(wl);
-    d->pods_ready = cond_is(ws, "PodsReady", "True");
-    d->finished = cond_is(ws, "Finished", "True");
+    struct fq_cap_wlconds conds;
+    fq_capacity_wlconds(wl, &conds);
+    d->active = fq_capacity_wlconds_active(&conds);
+    d->pods_ready = conds.pods_ready;
+    d->finished = conds.finished;
     const struct fq_value *psas =
         fq_value_path(wl, "status.admission.podSetAssignments");
     d->nps = fq_value_len(psas);
@@ -972,9 +973,7 @@ static bool booked(struct fq_engine *e, const struct fq_cap_node *nd)
     if (!pr)
         return false;
     const struct fq_value *s = fq_map_get(pr->obj, "status");
-    if (fq_capacity_cond_true(s, "Failed") ||
-        fq_capacity_cond_true(s, "BookingExpired") ||
-        fq_capacity_cond_true(s, "CapacityRevoked"))
+    if (fq_capacity_provreq_terminal(s))
         return false;
     return !fq_map_get(fq_map_get(s, "provisioningClassDetails"),
                        "flexq.dev/consumed");

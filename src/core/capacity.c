@@ -82,6 +82,7 @@
  * sim_provider is false; then this controller creates none).
  */
 #include "capacity.h"
+#include "conditions.h"
 #include "provider_demand.h"
 
 #include <math.h>
@@ -134,33 +135,35 @@ bool fq_capacity_pool_matches(const struct fq_cap_pool *p,
 const struct fq_value *fq_capacity_cond(const struct fq_value *status,
                                         const char *type)
 {
-    const struct fq_value *conds = fq_map_get(status, "conditions");
-    for (size_t i = 0; i < fq_value_len(conds); i++) {
-        const struct fq_value *c = fq_seq_at(conds, i);
-        if (!strcmp(fq_value_path_str(c, "type", ""), type))
-            return c;
-    }
-    return NULL;
+    return fq_cond_in_status(status, type);
 }
 
 bool fq_capacity_cond_true(const struct fq_value *status, const char *type)
 {
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
+    return fq_cond_status_is(fq_cond_in_status(status, type), "True");
 }
 
 static bool cond_is(const struct fq_value *status, const char *type,
                     const char *want)
 {
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
+    return fq_cond_status_is(fq_cond_in_status(status, type), want);
+}
+
+bool fq_capacity_provreq_terminal(const struct fq_value *status)
+{
+    static const char *const types[] = {"Failed", "BookingExpired",
+                                        "CapacityRevoked"};
+    const struct fq_value *c[3];
+    fq_conds_in_status(status, 3, types, c);
+    return fq_cond_status_is(c[0], "True") || fq_cond_status_is(c[1], "True") ||
+           fq_cond_status_is(c[2], "True");
 }
 
 int64_t fq_capacity_cond_time(const struct fq_value *status, const char *type)
 {
     const struct fq_value *c = fq_capacity_cond(status, type);
     int64_t t;
-    const char *s = fq_value_path_str(c, "lastTransitionTime", NULL);
+    const char *s = fq_value_as_str(fq_map_get(c, "lastTransitionTime"));
     if (!s || fq_time_parse(s, &t) < 0)
         return -1;
     return t;
@@ -184,10 +187,13 @@ bool fq_capacity_cond_set(struct fq_value *status, const char *type,
         conds = fq_value_seq();
         fq_map_set(status, "conditions", conds);
     }
-    struct fq_value *c = NULL;
-    for (size_t i = 0; i < fq_value_len(conds); i++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""), type))
-            c = fq_seq_at(conds, i);
+    struct fq_value *c = NULL; /* the last of that type */
+    for (size_t i = 0; i < conds->u.seq.n; i++) {
+        const char *t =
+            fq_value_as_str(fq_map_get(conds->u.seq.items[i], "type"));
+        if (!strcmp(t ? t : "", type))
+            c = conds->u.seq.items[i];
+    }
     bool changed = false;
     if (!c) {
         c = fq_value_map();
@@ -1614,20 +1620,38 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 
 /* --- watched workloads ------------------------------------------------- */
 
-bool fq_capacity_workload_active(const struct fq_value *wl)
+void fq_capacity_wlconds(const struct fq_value *wl, struct fq_cap_wlconds *out)
 {
+    static const char *const types[] = {"Admitted", "Finished", "Evicted",
+                                        "PodsReady"};
     const struct fq_value *s = fq_map_get(wl, "status");
-    /* The cheap test first: most workloads of a deep queue are pending. */
-    return fq_map_get(s, "admission") && cond_is(s, "Admitted", "True") &&
-           !cond_is(s, "Finished", "True") && !cond_is(s, "Evicted", "True");
+    const struct fq_value *c[4];
+    fq_conds_in_status(s, 4, types, c);
+    out->admission = fq_map_get(s, "admission") != NULL;
+    out->admitted = fq_cond_status_is(c[0], "True");
+    out->finished = fq_cond_status_is(c[1], "True");
+    out->evicted = fq_cond_status_is(c[2], "True");
+    out->pods_ready = fq_cond_status_is(c[3], "True");
 }
 
-static bool watch_wanted(const struct fq_value *wl)
+bool fq_capacity_wlconds_active(const struct fq_cap_wlconds *c)
 {
-    const struct fq_value *s = fq_map_get(wl, "status");
-    return (fq_map_get(s, "admission") ||
-            fq_capacity_cond_true(s, "PodsReady")) &&
-           !fq_capacity_cond_true(s, "Finished");
+    return c->admission && c->admitted && !c->finished && !c->evicted;
+}
+
+bool fq_capacity_workload_active(const struct fq_value *wl)
+{
+    /* The cheap test first: most workloads of a deep queue are pending. */
+    if (!fq_map_get(fq_map_get(wl, "status"), "admission"))
+        return false;
+    struct fq_cap_wlconds c;
+    fq_capacity_wlconds(wl, &c);
+    return fq_capacity_wlconds_active(&c);
+}
+
+static bool watch_wanted(const struct fq_cap_wlconds *c)
+{
+    return (c->admission || c->pods_ready) && !c->finished;
 }
 
 void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
@@ -1650,7 +1674,10 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
     char key[600];
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
-    if (!wl || !watch_wanted(wl)) {
+    struct fq_cap_wlconds conds = {0};
+    if (wl)
+        fq_capacity_wlconds(wl, &conds);
+    if (!wl || !watch_wanted(&conds)) {
         if (!w)
             return false;
         fq_smap_del(&st->watch, key);
@@ -1661,7 +1688,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
         w = fq_xcalloc(1, sizeof(*w));
         fq_smap_put(&st->watch, key, w);
     }
-    w->active = fq_capacity_workload_active(wl);
+    w->active = fq_capacity_wlconds_active(&conds);
     fq_capacity_unsettle(st, key);
     if (!w->active)
         fq_smap_add(&st->stopped, key);

@@ -422,6 +422,9 @@ struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
 bool fq_capacity_cond_set(struct fq_value *status, const char *type,
                           const char *cstatus, const char *reason,
                           const char *message, int64_t now);
+/* Is a ProvisioningRequest with this status in a terminal state (Failed,
+ * BookingExpired or CapacityRevoked True)? */
+bool fq_capacity_provreq_terminal(const struct fq_value *status);
 /* lastTransitionTime of a condition in ms, or -1. */
 int64_t fq_capacity_cond_time(const struct fq_value *status, const char *type);
 
@@ -460,6 +463,19 @@ void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n);
 
 /* Admitted, with an admission, not finished, not being evicted. */
 bool fq_capacity_workload_active(const struct fq_value *wl);
+
+/* What the controller reads of a workload's status, its conditions found
+ * in one pass over the list (each flag: that condition is "True"): a
+ * workload changes a dozen times in its life, and each change is looked
+ * at here. */
+struct fq_cap_wlconds {
+    bool admission; /* status.admission is set */
+    bool admitted, finished, evicted, pods_ready;
+};
+
+void fq_capacity_wlconds(const struct fq_value *wl, struct fq_cap_wlconds *out);
+/* fq_capacity_workload_active from what fq_capacity_wlconds read. */
+bool fq_capacity_wlconds_active(const struct fq_cap_wlconds *c);
 
 /* --- the parts (one file each) ----------------------------------------- */
 

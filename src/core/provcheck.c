@@ -119,6 +119,7 @@
 #include "provcheck.h"
 
 #include "capacity.h"
+#include "conditions.h"
 #include "flexq/alloc.h"
 #include "smap.h"
 
@@ -183,8 +184,7 @@ struct prc {
 static bool cond_is(const struct fq_value *status, const char *type,
                     const char *want)
 {
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
+    return fq_cond_status_is(fq_capacity_cond(status, type), want);
 }
 
 static const char *ann(const struct fq_value *obj, const char *key)
@@ -528,13 +528,6 @@ static void drop(struct provcheck *pc, struct fq_engine *e, const char *ns,
     r->gone = true;
 }
 
-static bool terminal(const struct fq_value *status)
-{
-    return fq_capacity_cond_true(status, "Failed") ||
-           fq_capacity_cond_true(status, "BookingExpired") ||
-           fq_capacity_cond_true(status, "CapacityRevoked");
-}
-
 /* Sets a check's state; returns true when anything changed. */
 static bool set_state(struct fq_engine *e, const struct fq_value *wl,
                       struct fq_value *ch, const char *state, const char *msg,
@@ -615,19 +608,25 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
                        int64_t attempt, const struct prc *prc, bool admitted,
                        int64_t now)
 {
-    const struct fq_value *rs = fq_map_get(req->obj, "status");
-    const struct fq_value *prov = fq_capacity_cond(rs, "Provisioned");
+    /* The request's conditions, found in one pass over its list. */
+    static const char *const types[] = {"Provisioned", "Failed",
+                                        "BookingExpired", "CapacityRevoked",
+                                        "Accepted"};
+    const struct fq_value *c[5];
+    fq_conds_in_status(fq_map_get(req->obj, "status"), 5, types, c);
+    const struct fq_value *prov = c[0], *failed_c = c[1], *expired_c = c[2],
+                          *revoked_c = c[3], *accepted_c = c[4];
     const char *pmsg = fq_value_path_str(prov, "message", "");
     bool reported = ann(req->obj, ANN_REPORTED) != NULL;
-    bool failed = fq_capacity_cond_true(rs, "Failed");
-    bool expired = fq_capacity_cond_true(rs, "BookingExpired") && !admitted;
+    bool failed = fq_cond_status_is(failed_c, "True");
+    bool booking_expired = fq_cond_status_is(expired_c, "True");
+    bool expired = booking_expired && !admitted;
     char msg[1024];
     if (failed || expired) {
         if (reported)
             return false; /* handled; a new attempt comes after requeue */
-        const struct fq_value *c =
-            fq_capacity_cond(rs, failed ? "Failed" : "BookingExpired");
-        const char *m = fq_value_path_str(c, "message", "");
+        const char *m =
+            fq_value_path_str(failed ? failed_c : expired_c, "message", "");
         bool changed;
         if (attempt <= prc->limit) {
             snprintf(msg, sizeof(msg), "Retrying after %s: %s",
@@ -646,14 +645,13 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
         (void)changed;
         return true;
     }
-    if (fq_capacity_cond_true(rs, "CapacityRevoked")) {
-        const char *m = fq_value_path_str(
-            fq_capacity_cond(rs, "CapacityRevoked"), "message", "");
+    if (fq_cond_status_is(revoked_c, "True")) {
+        const char *m = fq_value_path_str(revoked_c, "message", "");
         return set_state(e, wl, ch, "Rejected", m, now);
     }
-    if (fq_capacity_cond_true(rs, "BookingExpired"))
+    if (booking_expired)
         return false; /* admitted: ignored, the workload keeps running */
-    if (fq_capacity_cond_true(rs, "Provisioned")) {
+    if (fq_cond_status_is(prov, "True")) {
         bool changed = set_state(e, wl, ch, "Ready", pmsg, now);
         struct fq_value *ups = pod_set_updates(req->obj, prc);
         if (!fq_value_equal(fq_map_get(ch, "podSetUpdates"), ups)) {
@@ -666,7 +664,7 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
     }
     if (!strcmp(fq_value_path_str(ch, "state", "Pending"), "Ready"))
         return false; /* stays Ready */
-    if (fq_capacity_cond_true(rs, "Accepted") && prov)
+    if (fq_cond_status_is(accepted_c, "True") && prov)
         return set_state(e, wl, ch, "Pending", pmsg, now);
     return set_state(e, wl, ch, "Pending", "", now);
 }
@@ -760,18 +758,25 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                       const struct fq_object *wl, int64_t now)
 {
     const struct fq_value *st = fq_map_get(wl->obj, "status");
-    if (cond_is(st, "Finished", "True")) {
+    /* The workload's conditions, found in one pass over its list. */
+    static const char *const types[] = {"Finished", "QuotaReserved", "Evicted",
+                                        "Admitted"};
+    const struct fq_value *c[4];
+    fq_conds_in_status(st, 4, types, c);
+    const struct fq_value *finished = c[0], *reserved_c = c[1], *evicted = c[2],
+                          *admitted_c = c[3];
+    if (fq_cond_status_is(finished, "True")) {
         delete_requests(pc, e, wl->ns, wl->name, false, NULL, 0);
         return;
     }
-    bool reserved = cond_is(st, "QuotaReserved", "True") &&
+    bool reserved = fq_cond_status_is(reserved_c, "True") &&
                     fq_map_get(st, "admission") &&
-                    !cond_is(st, "Evicted", "True");
+                    !fq_cond_status_is(evicted, "True");
     if (!reserved) {
         delete_requests(pc, e, wl->ns, wl->name, true, NULL, 0);
         return;
     }
-    bool admitted = cond_is(st, "Admitted", "True");
+    bool admitted = fq_cond_status_is(admitted_c, "True");
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     struct keep *keep = fq_xcalloc(fq_value_len(chs) + 1, sizeof(*keep));
     size_t nkeep = 0;
@@ -965,7 +970,7 @@ static void index_put(struct provcheck *pc, const char *ns, const char *name,
     if (!check)
         check = "";
     int64_t attempt = a ? atoll(a) : 0;
-    bool live = !terminal(fq_map_get(obj, "status"));
+    bool live = !fq_capacity_provreq_terminal(fq_map_get(obj, "status"));
     char buf[600];
     char *key = key_of(buf, sizeof(buf), ns, name);
     struct wlreqs *g = fq_smap_get(&pc->by_name, key);

@@ -113,13 +113,6 @@ static void req_until(struct req *r, int64_t t)
         r->until = t;
 }
 
-static bool terminal(const struct fq_value *status)
-{
-    return fq_capacity_cond_true(status, "Failed") ||
-           fq_capacity_cond_true(status, "BookingExpired") ||
-           fq_capacity_cond_true(status, "CapacityRevoked");
-}
-
 static const char *detail(const struct req *r, const char *key)
 {
     return fq_value_as_str(
@@ -612,7 +605,8 @@ static int64_t quiet(struct fq_capacity *st, const struct fq_object *o)
     if (strcmp(fq_value_path_str(o->obj, "spec.provisioningClassName", ""),
                CLASS_QUEUED) ||
         !detail(&r, "flexq.dev/consumed") ||
-        !fq_capacity_cond_true(r.status, "Provisioned") || terminal(r.status))
+        !fq_capacity_cond_true(r.status, "Provisioned") ||
+        fq_capacity_provreq_terminal(r.status))
         return -1;
     int64_t end =
         fq_capacity_cond_time(r.status, "Provisioned") + max_run_ms(st, &r);
@@ -818,7 +812,7 @@ static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
     }
     r->live = handled_class(
                   fq_value_path_str(obj, "spec.provisioningClassName", "")) &&
-              !terminal(fq_map_get(obj, "status"));
+              !fq_capacity_provreq_terminal(fq_map_get(obj, "status"));
     r->stamp++; /* what it said before is stale */
     r->dirty = false;
     mark(st, t, r);

@@ -840,15 +840,32 @@ static void start_run(struct sim *s, size_t idx, const struct fq_value *wl)
         &s->heap, (struct fq_drive_fin){s->now + len, (uint32_t)idx, j->gen});
 }
 
-/* Running per invariant 1. */
-static bool wl_running(const struct fq_value *wl)
+/* The conditions a review reads, each the first of its type (as
+ * fq_cond_find finds it), from one pass over the list: every change of a
+ * workload is reviewed, and a pass per condition read cost more than the
+ * rest of the review. */
+struct wl_conds {
+    const struct fq_value *finished, *evicted, *admitted, *pods_ready;
+};
+
+static void wl_conds_of(const struct fq_value *wl, struct wl_conds *out)
 {
-    if (!fq_value_path_bool(wl, "spec.active", true) ||
-        fq_cond_true(wl, "Finished") || fq_cond_true(wl, "Evicted") ||
-        !fq_cond_true(wl, "Admitted") || !fq_cond_true(wl, "PodsReady"))
+    static const char *const types[] = {"Finished", "Evicted", "Admitted",
+                                        "PodsReady"};
+    const struct fq_value *c[4];
+    fq_conds_in_status(fq_map_get(wl, "status"), 4, types, c);
+    *out = (struct wl_conds){c[0], c[1], c[2], c[3]};
+}
+
+/* Running per invariant 1 (active: spec.active). */
+static bool wl_running(bool active, const struct wl_conds *c)
+{
+    if (!active || fq_cond_status_is(c->finished, "True") ||
+        fq_cond_status_is(c->evicted, "True") ||
+        !fq_cond_status_is(c->admitted, "True") ||
+        !fq_cond_status_is(c->pods_ready, "True"))
         return false;
-    return cond_time(fq_cond_find(wl, "PodsReady")) >=
-           cond_time(fq_cond_find(wl, "Admitted"));
+    return cond_time(c->pods_ready) >= cond_time(c->admitted);
 }
 
 /* Looks at one touched workload after a settle. */
@@ -864,9 +881,11 @@ static int review(struct sim *s, size_t idx)
     if (!o)
         return 0;
     const struct fq_value *wl = o->obj;
-    bool finished = fq_cond_true(wl, "Finished");
+    struct wl_conds conds;
+    wl_conds_of(wl, &conds);
+    bool finished = fq_cond_status_is(conds.finished, "True");
     bool active = fq_value_path_bool(wl, "spec.active", true);
-    bool running = wl_running(wl);
+    bool running = wl_running(active, &conds);
 
     if (j->phase == PH_RUNNING && finished && j->marked) {
         /* The run we ended: the work of this segment is done. */
