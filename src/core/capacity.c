@@ -439,8 +439,14 @@ static void fit_build(struct fq_cap_pool *p)
     size_t size = 1;
     while (size < p->up.n)
         size *= 2;
-    free(p->fit);
-    p->fit = fq_xcalloc(2 * size, sizeof(*p->fit));
+    /* Every entry of the tree is written below, so the array is kept
+     * from one build to the next: a fresh zeroed one, each time a node
+     * became Ready or went, cost more than the build itself. */
+    if (size > p->fit_cap) {
+        free(p->fit);
+        p->fit = fq_xcalloc(2 * size, sizeof(*p->fit));
+        p->fit_cap = size;
+    }
     p->fit_size = size;
     for (size_t i = 0; i < size; i++)
         fit_leaf(p, i < p->up.n ? p->up.v[i] : NULL, p->fit[size + i]);

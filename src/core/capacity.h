@@ -93,6 +93,7 @@ struct fq_cap_pool {
      * to date leaf by leaf when a node's room changes. */
     int64_t (*fit)[FQ_R_N + 1];
     size_t fit_size; /* leaves: a power of two >= up.n */
+    size_t fit_cap;  /* leaves `fit` has room for (it only grows) */
     bool fit_stale;
     int64_t cost_as_of; /* status.cost.asOfMs, INT64_MIN when none */
     /* What pool_status last found stored (or wrote): the resourceVersion
