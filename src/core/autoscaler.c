@@ -392,14 +392,8 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         for (size_t k = 0; k < nd->npl; k++) {
             if (!st->unplace_all && !fq_smap_has(&st->stopped, nd->pl[k].wl))
                 continue;
-            char key[512];
-            snprintf(key, sizeof(key), "%s", nd->pl[k].wl);
-            char *slash = strchr(key, '/');
-            const struct fq_object *wl = NULL;
-            if (slash) {
-                *slash = 0;
-                wl = fq_objstore_get(s, FQ_KIND_WORKLOAD, key, slash + 1);
-            }
+            const struct fq_object *wl =
+                fq_capacity_keyed(e, FQ_KIND_WORKLOAD, nd->pl[k].wl);
             if (!wl || !fq_capacity_workload_active(wl->obj))
                 dropped = gone[k] = true;
         }
@@ -555,7 +549,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                 w->dec->rv = list[i]->rv;
                 w->dec->pods_ready = false;
             } else {
-                fq_capacity_settled(st, list[i]->ns, list[i]->name);
+                w->settled = true;
             }
             continue;
         }
@@ -584,7 +578,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
         }
         if (all && all_ready && d->pods_ready) {
             /* Nothing left to do until it or one of its nodes changes. */
-            fq_capacity_settled(st, list[i]->ns, list[i]->name);
+            w->settled = true;
         } else if (all && d->nps > 0 && all_ready) {
             fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, list[i]->ns,
                                         list[i]->name, "PodsReady", "True",
@@ -962,14 +956,8 @@ static bool booked(struct fq_engine *e, const struct fq_cap_node *nd)
 {
     if (!nd->provreq)
         return false;
-    char key[512];
-    snprintf(key, sizeof(key), "%s", nd->provreq);
-    char *slash = strchr(key, '/');
-    if (!slash)
-        return false;
-    *slash = 0;
-    const struct fq_object *pr = fq_objstore_get(
-        fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST, key, slash + 1);
+    const struct fq_object *pr =
+        fq_capacity_keyed(e, FQ_KIND_PROVISIONINGREQUEST, nd->provreq);
     if (!pr)
         return false;
     const struct fq_value *s = fq_map_get(pr->obj, "status");

@@ -1230,7 +1230,7 @@ static void pod_note(struct fq_capacity *st, const char *ns, const char *name,
                      const struct fq_value *pod)
 {
     char key[600];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    fq_capacity_key(ns, name, key, sizeof(key));
     const char *node = pod ? fq_value_path_str(pod, "spec.nodeName", "") : "";
     const char *ph = pod ? fq_value_path_str(pod, "status.phase", "") : "";
     bool done = !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
@@ -1285,6 +1285,19 @@ void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n)
     buf[at + b] = 0;
 }
 
+const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
+                                          enum fq_kind kind, const char *key)
+{
+    const char *slash = strchr(key, '/');
+    size_t l = slash ? (size_t)(slash - key) : 0;
+    char ns[300];
+    if (!slash || l >= sizeof(ns))
+        return NULL;
+    memcpy(ns, key, l);
+    ns[l] = 0;
+    return fq_objstore_get(fq_engine_store(e), kind, ns, slash + 1);
+}
+
 /* The objects of kind `kind` named by "ns/name" keys, in their order;
  * takes (and frees) the keys array, whose strings are borrowed. */
 static size_t objects_of(struct fq_engine *e, enum fq_kind kind,
@@ -1294,15 +1307,7 @@ static size_t objects_of(struct fq_engine *e, enum fq_kind kind,
     const struct fq_object **v = fq_xcalloc(nk + 1, sizeof(*v));
     size_t m = 0;
     for (size_t i = 0; i < nk; i++) {
-        const char *slash = strchr(keys[i], '/');
-        size_t l = slash ? (size_t)(slash - keys[i]) : 0;
-        char ns[300];
-        if (!slash || l >= sizeof(ns))
-            continue;
-        memcpy(ns, keys[i], l);
-        ns[l] = 0;
-        const struct fq_object *o =
-            fq_objstore_get(fq_engine_store(e), kind, ns, slash + 1);
+        const struct fq_object *o = fq_capacity_keyed(e, kind, keys[i]);
         if (o)
             v[m++] = o;
     }
@@ -1678,7 +1683,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
                        const struct fq_value *wl)
 {
     char key[600];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    fq_capacity_key(ns, name, key, sizeof(key));
     struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
     struct fq_cap_wlconds conds = {0};
     if (wl)
@@ -1773,16 +1778,6 @@ size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
     size_t nk = only_unsettled ? unsettled_keys(st, &keys) :
                                  fq_smap_sorted_keys(&st->watch, NULL, &keys);
     return objects_of(e, FQ_KIND_WORKLOAD, keys, nk, out);
-}
-
-void fq_capacity_settled(struct fq_capacity *st, const char *ns,
-                         const char *name)
-{
-    char key[600];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
-    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
-    if (w)
-        w->settled = true;
 }
 
 /* --- controller ops --------------------------------------------------------- */

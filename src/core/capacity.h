@@ -451,16 +451,18 @@ size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
 size_t fq_capacity_unsched(struct fq_capacity *st, struct fq_engine *e,
                            const struct fq_object ***out);
 
-/* Marks a watched workload settled, or not (see struct fq_cap_watch);
- * `key` is "ns/name". */
-void fq_capacity_settled(struct fq_capacity *st, const char *ns,
-                         const char *name);
+/* Marks a watched workload not settled (see struct fq_cap_watch); `key`
+ * is "ns/name". */
 void fq_capacity_unsettle(struct fq_capacity *st, const char *key);
 
 void fq_capacity_wldec_free(struct fq_cap_wldec *d);
 
 /* "ns/name" into buf (cut at n - 1 bytes). */
 void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n);
+
+/* The stored object of `kind` named by key "ns/name", or NULL. */
+const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
+                                          enum fq_kind kind, const char *key);
 
 /* Admitted, with an admission, not finished, not being evicted. */
 bool fq_capacity_workload_active(const struct fq_value *wl);

@@ -178,9 +178,32 @@ static int64_t to_abs(int64_t rel)
     return FQ_SIM_EPOCH_MS + rel;
 }
 
-static void wl_name(char *buf, size_t size, size_t job, unsigned seg)
+/* Room for a workload name: "sim-", two decimals and a dash. */
+#define WL_NAME_SIZE 48
+
+/* Writes v in decimal at p; returns the end. */
+static char *put_dec(char *p, unsigned long long v)
 {
-    snprintf(buf, size, "sim-%zu-%u", job, seg);
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n > 0)
+        *p++ = digits[--n];
+    return p;
+}
+
+/* "sim-<job>-<seg>". Built by hand: a name is made for every review,
+ * submit, finish and delete, and snprintf cost as much as the review. */
+static void wl_name(char buf[WL_NAME_SIZE], size_t job, unsigned seg)
+{
+    memcpy(buf, "sim-", 4);
+    char *p = put_dec(buf + 4, job);
+    *p++ = '-';
+    p = put_dec(p, seg);
+    *p = '\0';
 }
 
 /* The job index of a simulator workload name, or -1. */
@@ -666,8 +689,8 @@ static struct fq_value *make_workload(struct sim *s, size_t idx,
     struct jstate *j = &s->js[idx];
     int64_t hosts, per;
     fq_trace_shape(&s->o->map, tj, &hosts, &per);
-    char name[64];
-    wl_name(name, sizeof(name), idx, j->seg);
+    char name[WL_NAME_SIZE];
+    wl_name(name, idx, j->seg);
 
     struct fq_value *w = fq_value_map();
     fq_map_set(w, "apiVersion", fq_value_str("kueue.x-k8s.io/v1beta1"));
@@ -783,8 +806,8 @@ static void delete_workload(struct sim *s, size_t idx, unsigned seg)
 static void flush_deletes(struct sim *s)
 {
     for (size_t i = 0; i < s->ndels; i++) {
-        char name[64];
-        wl_name(name, sizeof(name), s->dels[i].job, s->dels[i].seg);
+        char name[WL_NAME_SIZE];
+        wl_name(name, s->dels[i].job, s->dels[i].seg);
         fq_engine_delete(s->e, FQ_KIND_WORKLOAD, s->ns, name, to_abs(s->now),
                          NULL);
     }
@@ -874,8 +897,8 @@ static int review(struct sim *s, size_t idx)
     struct jstate *j = &s->js[idx];
     if (j->phase != PH_WAITING && j->phase != PH_RUNNING)
         return 0;
-    char name[64];
-    wl_name(name, sizeof(name), idx, j->seg);
+    char name[WL_NAME_SIZE];
+    wl_name(name, idx, j->seg);
     const struct fq_object *o =
         fq_objstore_get(s->store, FQ_KIND_WORKLOAD, s->ns, name);
     if (!o)
@@ -927,8 +950,8 @@ static int review(struct sim *s, size_t idx)
 static void mark_finished(struct sim *s, size_t idx)
 {
     struct jstate *j = &s->js[idx];
-    char name[64];
-    wl_name(name, sizeof(name), idx, j->seg);
+    char name[WL_NAME_SIZE];
+    wl_name(name, idx, j->seg);
     if (fq_drive_mark_finished(s->store, s->ns, name, to_abs(s->now),
                                "Job finished successfully"))
         j->marked = true;
