@@ -178,6 +178,40 @@ static bool set_str(struct fq_value *m, const char *key, const char *v)
     return true;
 }
 
+/* The last condition of `type` in a conditions sequence (the one
+ * fq_capacity_cond_set writes), or NULL. */
+static struct fq_value *cond_last(const struct fq_value *conds,
+                                  const char *type)
+{
+    struct fq_value *c = NULL;
+    for (size_t i = 0; i < conds->u.seq.n; i++) {
+        const char *t =
+            fq_value_as_str(fq_map_get(conds->u.seq.items[i], "type"));
+        if (!strcmp(t ? t : "", type))
+            c = conds->u.seq.items[i];
+    }
+    return c;
+}
+
+static bool str_is(const struct fq_value *m, const char *key, const char *v)
+{
+    const char *have = fq_value_as_str(fq_map_get(m, key));
+    return have && !strcmp(have, v);
+}
+
+bool fq_capacity_cond_differs(const struct fq_value *status, const char *type,
+                              const char *cstatus, const char *reason,
+                              const char *message)
+{
+    const struct fq_value *conds = fq_map_get(status, "conditions");
+    if (!conds || conds->type != FQ_V_SEQ)
+        return true;
+    const struct fq_value *c = cond_last(conds, type);
+    return !c || !str_is(c, "status", cstatus) ||
+           !str_is(c, "reason", reason) ||
+           !str_is(c, "message", message ? message : "");
+}
+
 bool fq_capacity_cond_set(struct fq_value *status, const char *type,
                           const char *cstatus, const char *reason,
                           const char *message, int64_t now)
@@ -187,13 +221,7 @@ bool fq_capacity_cond_set(struct fq_value *status, const char *type,
         conds = fq_value_seq();
         fq_map_set(status, "conditions", conds);
     }
-    struct fq_value *c = NULL; /* the last of that type */
-    for (size_t i = 0; i < conds->u.seq.n; i++) {
-        const char *t =
-            fq_value_as_str(fq_map_get(conds->u.seq.items[i], "type"));
-        if (!strcmp(t ? t : "", type))
-            c = conds->u.seq.items[i];
-    }
+    struct fq_value *c = cond_last(conds, type);
     bool changed = false;
     if (!c) {
         c = fq_value_map();

@@ -423,6 +423,11 @@ struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
 bool fq_capacity_cond_set(struct fq_value *status, const char *type,
                           const char *cstatus, const char *reason,
                           const char *message, int64_t now);
+/* Would fq_capacity_cond_set change anything? (A writer that works on a
+ * copy checks first, to copy only when something changes.) */
+bool fq_capacity_cond_differs(const struct fq_value *status, const char *type,
+                              const char *cstatus, const char *reason,
+                              const char *message);
 /* Is a ProvisioningRequest with this status in a terminal state (Failed,
  * BookingExpired or CapacityRevoked True)? */
 bool fq_capacity_provreq_terminal(const struct fq_value *status);
