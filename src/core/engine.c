@@ -77,8 +77,8 @@ struct notice {
     uint64_t rev;
     enum fq_change_type type;
     enum fq_kind kind;
-    char *ns;
-    char *name;
+    char *ns;              /* owned: one allocation holds ns and name */
+    char *name;            /* points into it */
     struct fq_value *last; /* owned: the object as deleted (DELETED only) */
     bool by_controller;    /* made during a settle, not by the shell */
 };
@@ -246,8 +246,13 @@ static void on_store_change(void *ctx, const struct fq_change *c)
     n->rev = c->rev;
     n->type = c->type;
     n->kind = c->kind;
-    n->ns = fq_xstrdup(c->ns);
-    n->name = fq_xstrdup(c->name);
+    /* Copies, as the object may be gone by dispatch; in one allocation,
+     * as every stored change makes a notice. */
+    size_t lns = strlen(c->ns), lname = strlen(c->name);
+    n->ns = fq_xmalloc(lns + lname + 2);
+    memcpy(n->ns, c->ns, lns + 1);
+    n->name = n->ns + lns + 1;
+    memcpy(n->name, c->name, lname + 1);
     n->last = NULL;
     n->by_controller = e->settling;
     if (c->type == FQ_CHANGE_DELETED) /* the store frees it otherwise */
@@ -265,8 +270,7 @@ void fq_engine_set_observer(struct fq_engine *e, fq_objstore_hook_fn fn,
 
 static void notice_release(struct notice *n)
 {
-    free(n->ns);
-    free(n->name);
+    free(n->ns); /* and the name */
     fq_value_free(n->last);
 }
 
