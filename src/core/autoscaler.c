@@ -336,12 +336,13 @@ static void place_on(struct fq_capacity *st, struct fq_engine *e,
         entry = fq_value_map();
         fq_map_set(entry, "workload", fq_value_str(g->wl));
         fq_map_set(entry, "podSet", fq_value_str(g->podset));
-        fq_map_set(entry, "count", fq_value_int(0));
+        fq_map_set(entry, "count", fq_value_int(n));
         fq_map_set(entry, "requests", requests_map(g->req));
         fq_seq_push(pl, entry);
+    } else {
+        fq_map_set(entry, "count",
+                   fq_value_int(fq_value_path_int(entry, "count", 0) + n));
     }
-    fq_map_set(entry, "count",
-               fq_value_int(fq_value_path_int(entry, "count", 0) + n));
     fq_map_del(
         fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
         FQ_ANN_UNNEEDED);
@@ -1094,12 +1095,11 @@ static void scale_down(struct fq_capacity *st, struct fq_engine *e)
         if (nd->gone)
             continue;
         struct fq_cap_pool *p = nd->p;
-        struct fq_cap_node **sl;
-        int64_t size = (int64_t)fq_capacity_slice_nodes(st, nd->slice, &sl);
+        const struct fq_cap_nodes *sl = fq_capacity_slice(st, nd->slice);
+        int64_t size = sl ? (int64_t)sl->n : 0;
         bool all = true;
         for (int64_t k = 0; k < size; k++)
-            all &= sl[k]->cand_run == st->run_id;
-        free(sl);
+            all &= sl->v[k]->cand_run == st->run_id;
         if (!all || !p)
             continue;
         if (p->ok && !nd->provreq && p->nodes - size < p->spec.min_nodes)

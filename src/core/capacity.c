@@ -743,6 +743,12 @@ size_t fq_capacity_slice_nodes(struct fq_capacity *st, const char *slice,
     return index_nodes(&st->by_slice, slice, out);
 }
 
+const struct fq_cap_nodes *fq_capacity_slice(struct fq_capacity *st,
+                                             const char *slice)
+{
+    return slice ? fq_smap_get(&st->by_slice, slice) : NULL;
+}
+
 size_t fq_capacity_provreq_nodes(struct fq_capacity *st, const char *key,
                                  struct fq_cap_node ***out)
 {

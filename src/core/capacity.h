@@ -331,6 +331,11 @@ size_t fq_capacity_slice_nodes(struct fq_capacity *st, const char *slice,
                                struct fq_cap_node ***out);
 size_t fq_capacity_provreq_nodes(struct fq_capacity *st, const char *key,
                                  struct fq_cap_node ***out);
+/* The nodes (not gone) of a slice as the index holds them, in no order
+ * (borrowed), or NULL when it has none: for a question about all of
+ * them, without the sorted copy. */
+const struct fq_cap_nodes *fq_capacity_slice(struct fq_capacity *st,
+                                             const char *slice);
 size_t fq_capacity_all_nodes(struct fq_capacity *st, struct fq_cap_node ***out);
 /* Whether a ProvisioningRequest has a node that is not gone. */
 bool fq_capacity_provreq_has_nodes(struct fq_capacity *st, const char *key);

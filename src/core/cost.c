@@ -120,8 +120,7 @@ void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
         fq_map_set(tmp, "cost", fq_value_clone(c));
     write_cost(tmp, usd, node_s, st->now, price);
     fq_objstore_set_status_key(s, FQ_KIND_NODEPOOL, "", pool->name, "cost",
-                               fq_value_clone(fq_map_get(tmp, "cost")), NULL,
-                               NULL);
+                               fq_map_take(tmp, "cost"), NULL, NULL);
     fq_value_free(tmp);
     pool->cost_as_of = st->now;
 }
@@ -265,8 +264,7 @@ static void write_workload(struct fq_capacity *st, struct fq_engine *e,
             *cq = fq_xstrdup(q);
         }
         fq_objstore_set_status_key(s, FQ_KIND_WORKLOAD, key, slash + 1, "cost",
-                                   fq_value_clone(fq_map_get(tmp, "cost")),
-                                   NULL, NULL);
+                                   fq_map_take(tmp, "cost"), NULL, NULL);
         fq_value_free(tmp);
     }
     if (*cq)

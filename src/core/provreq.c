@@ -82,7 +82,7 @@
 
 struct req {
     const char *ns, *name, *klass;
-    char key[512];              /* "ns/name", as nodes carry it */
+    const char *key;            /* "ns/name", as nodes carry it */
     const struct fq_value *obj; /* the stored request, read only */
     /* Its status as the step has it: the stored one until the step first
      * changes something, then `copy` (owned), which is written back. */
@@ -809,7 +809,7 @@ static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
                      const char *name, const struct fq_value *obj)
 {
     char key[600];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    fq_capacity_key(ns, name, key, sizeof(key));
     struct preq *r = fq_smap_get(&t->by_key, key);
     if (!obj) {
         if (!r)
@@ -938,7 +938,7 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
     r.ns = pr->ns;
     r.name = pr->name;
     r.klass = fq_value_path_str(r.obj, "spec.provisioningClassName", "");
-    snprintf(r.key, sizeof(r.key), "%s", pr->key);
+    r.key = pr->key;
     const struct fq_value *st0 = fq_map_get(r.obj, "status");
     if (st0 && st0->type == FQ_V_MAP)
         r.status = st0;

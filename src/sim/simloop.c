@@ -719,10 +719,11 @@ static struct fq_value *make_workload(struct sim *s, size_t idx,
     fq_map_set(c, "image", fq_value_str("flexq/sim"));
     /* Extended resources (GPUs, TPUs) need limits equal to requests. */
     struct fq_value *rsrc = fq_map_ensure_map(c, "resources");
+    char per_s[24];
+    snprintf(per_s, sizeof(per_s), "%lld", (long long)per);
     fq_map_set(fq_map_ensure_map(rsrc, "requests"), s->res,
-               fq_value_strf("%lld", (long long)per));
-    fq_map_set(fq_map_ensure_map(rsrc, "limits"), s->res,
-               fq_value_strf("%lld", (long long)per));
+               fq_value_str(per_s));
+    fq_map_set(fq_map_ensure_map(rsrc, "limits"), s->res, fq_value_str(per_s));
     fq_seq_push(ctrs, c);
     fq_map_set(pod, "containers", ctrs);
     /* Tolerate every taint (accelerator and queued-pool taints), as the
