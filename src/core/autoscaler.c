@@ -205,27 +205,22 @@ static struct fq_cap_pool *flavor_pool(struct fq_capacity *st,
 }
 
 /*
- * flavor_pool() for one pass over many workloads: a flavor with nodeLabels
- * maps to the same pool whatever the podset, so that answer is kept for
- * the pass (flavors and pools do not change during it).
+ * flavor_pool() for the workloads a run decodes: a flavor with nodeLabels
+ * maps to the same pool whatever the podset, so that answer is kept
+ * (st->fmemo) until the pools or the flavors change (decode_gen moves).
  */
-struct fmemo {
-    struct {
-        char flavor[128];
-        struct fq_cap_pool *pool;
-    } v[16];
-
-    size_t n;
-};
-
 static struct fq_cap_pool *flavor_pool_memo(struct fq_capacity *st,
                                             struct fq_engine *e,
                                             const char *flavor,
-                                            const struct fq_value *podset,
-                                            struct fmemo *m)
+                                            const struct fq_value *podset)
 {
     if (!flavor)
         return flavor_pool(st, e, flavor, podset);
+    struct fq_cap_fmemo *m = &st->fmemo;
+    if (m->gen != st->decode_gen) {
+        m->n = 0;
+        m->gen = st->decode_gen;
+    }
     for (size_t i = 0; i < m->n; i++)
         if (!strcmp(m->v[i].flavor, flavor))
             return m->v[i].pool;
@@ -234,9 +229,10 @@ static struct fq_cap_pool *flavor_pool_memo(struct fq_capacity *st,
     const struct fq_value *labels =
         rf ? fq_value_path(rf->obj, "spec.nodeLabels") : NULL;
     struct fq_cap_pool *p = flavor_pool(st, e, flavor, podset);
-    if (labels && fq_value_len(labels) > 0 && m->n < 16 &&
-        strlen(flavor) < sizeof(m->v[0].flavor)) {
-        snprintf(m->v[m->n].flavor, sizeof(m->v[0].flavor), "%s", flavor);
+    size_t len = strlen(flavor);
+    if (labels && fq_value_len(labels) > 0 &&
+        m->n < sizeof(m->v) / sizeof(m->v[0]) && len < sizeof(m->v[0].flavor)) {
+        memcpy(m->v[m->n].flavor, flavor, len + 1);
         m->v[m->n].pool = p;
         m->n++;
     }
@@ -485,8 +481,7 @@ static void place_group(struct fq_capacity *st, struct fq_engine *e,
  * admitted, their pools and requests). */
 static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
                                       struct fq_engine *e,
-                                      const struct fq_object *o,
-                                      struct fmemo *memo)
+                                      const struct fq_object *o)
 {
     const struct fq_value *wl = o->obj;
     struct fq_cap_wldec *d = fq_xcalloc(1, sizeof(*d));
@@ -508,7 +503,7 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
         const struct fq_value *ps = find_podset(wl, x->name);
         x->want =
             fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
-        x->pool = flavor_pool_memo(st, e, assignment_flavor(psa), ps, memo);
+        x->pool = flavor_pool_memo(st, e, assignment_flavor(psa), ps);
         fq_capacity_pod_requests(fq_map_get(ps, "template"), x->req);
         const char *pr = consumed_provreq(wl, x->name);
         if (pr)
@@ -522,7 +517,6 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
 {
     const struct fq_object **list;
     size_t n = fq_capacity_watched(st, e, true, &list);
-    struct fmemo memo = {0};
     for (size_t i = 0; i < n; i++) {
         char key[600];
         fq_capacity_key(list[i]->ns, list[i]->name, key, sizeof(key));
@@ -534,7 +528,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
         if (!w->dec || w->dec->rv != list[i]->rv ||
             w->dec->gen != st->decode_gen) {
             fq_capacity_wldec_free(w->dec);
-            w->dec = wl_decode(st, e, list[i], &memo);
+            w->dec = wl_decode(st, e, list[i]);
         }
         const struct fq_cap_wldec *d = w->dec;
         if (!d->active) {

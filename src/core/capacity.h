@@ -222,6 +222,18 @@ struct fq_capacity {
     uint64_t pass;       /* counts passes that list nodes once (node.seen) */
     uint64_t decode_gen; /* moves when pools or ResourceFlavors change */
     bool no_pods;        /* the engine's config */
+
+    /* The pool of each flavor with nodeLabels (autoscaler.c), good while
+     * decode_gen is `gen`. */
+    struct fq_cap_fmemo {
+        struct {
+            char flavor[128];
+            struct fq_cap_pool *pool;
+        } v[16];
+
+        size_t n;
+        uint64_t gen;
+    } fmemo;
     /* Pools by name, decoded again only when one is added, deleted or
      * its spec changes (pools_dirty). */
     struct fq_cap_pool *pools;
