@@ -1598,6 +1598,36 @@ static void pool_shown(struct fq_cap_pool *p, const struct fq_object *o)
     snprintf(p->shown_reason, sizeof(p->shown_reason), "%s", p->fail_reason);
 }
 
+/* An integer member equal to n, as fq_value_equal compares it with
+ * fq_value_int(n) (for counts, far below 2^53). */
+static bool int_is(const struct fq_value *v, int64_t n)
+{
+    return v && v->type == FQ_V_NUM && v->u.num.is_int && v->u.num.i == n;
+}
+
+/* Would pool_status's writes change the stored status cs (which
+ * members they set and how, compared as fq_value_equal would)? */
+static bool pool_status_differs(const struct fq_value *cs,
+                                const struct fq_cap_pool *p, const char *phase)
+{
+    if (!cs || cs->type != FQ_V_MAP ||
+        !int_is(fq_map_get(cs, "nodeCount"), p->nodes) ||
+        !int_is(fq_map_get(cs, "readyNodeCount"), p->ready) ||
+        !str_is(cs, "phase", phase))
+        return true;
+    if (!p->ok)
+        return false;
+    const struct fq_value *init = fq_map_get(cs, "initialized");
+    if (!init || init->type != FQ_V_BOOL || !init->u.b)
+        return true;
+    if (p->failed_scale_up)
+        return fq_capacity_cond_differs(cs, "ScaleUp", "False", "GCE_STOCKOUT",
+                                        p->fail_reason);
+    return fq_capacity_cond(cs, "ScaleUp") &&
+           fq_capacity_cond_differs(cs, "ScaleUp", "True", "Ok",
+                                    "scale-up possible");
+}
+
 static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 {
     for (size_t i = 0; i < st->npools; i++) {
@@ -1607,7 +1637,7 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
         if (!cur)
             continue;
         /* Most runs change nothing here: skip what was found equal or
-         * written already, else compare before copying. */
+         * written already, else compare before writing. */
         if (cur->rv == p->shown_rv && p->shown_nodes == p->nodes &&
             p->shown_ready == p->ready &&
             p->shown_failed == p->failed_scale_up &&
@@ -1632,30 +1662,29 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
             pool_shown(p, cur);
             continue;
         }
-        /* Only the status, not the pool's spec, is copied. */
-        struct fq_value *o = fq_objstore_edit_status(
-            fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
-        if (!o)
-            continue;
-        struct fq_value *s = fq_map_ensure_map(o, "status");
-        fq_map_set(s, "nodeCount", fq_value_int(p->nodes));
-        if (p->ok)
-            fq_map_set(s, "initialized", fq_value_bool(true));
-        fq_map_set(s, "readyNodeCount", fq_value_int(p->ready));
-        fq_map_set(s, "phase",
-                   fq_value_str(!p->ok               ? "Error" :
-                                p->nodes == p->ready ? "Running" :
-                                                       "Reconciling"));
-        if (p->ok) {
-            if (p->failed_scale_up)
-                fq_capacity_cond_set(s, "ScaleUp", "False", "GCE_STOCKOUT",
-                                     p->fail_reason, st->now);
-            else if (fq_capacity_cond(s, "ScaleUp"))
-                fq_capacity_cond_set(s, "ScaleUp", "True", "Ok",
-                                     "scale-up possible", st->now);
+        /* The members below are written in place (the pool is there:
+         * `cur`), without copying or comparing the whole status, when
+         * they change it. */
+        if (pool_status_differs(cs, p, phase)) {
+            struct fq_objstore *store = fq_engine_store(e);
+            struct fq_value *o =
+                fq_objstore_edit_in_place(store, FQ_KIND_NODEPOOL, "", p->name);
+            struct fq_value *s = fq_map_ensure_map(o, "status");
+            fq_map_set(s, "nodeCount", fq_value_int(p->nodes));
+            if (p->ok)
+                fq_map_set(s, "initialized", fq_value_bool(true));
+            fq_map_set(s, "readyNodeCount", fq_value_int(p->ready));
+            fq_map_set(s, "phase", fq_value_str(phase));
+            if (p->ok) {
+                if (p->failed_scale_up)
+                    fq_capacity_cond_set(s, "ScaleUp", "False", "GCE_STOCKOUT",
+                                         p->fail_reason, st->now);
+                else if (fq_capacity_cond(s, "ScaleUp"))
+                    fq_capacity_cond_set(s, "ScaleUp", "True", "Ok",
+                                         "scale-up possible", st->now);
+            }
+            fq_objstore_edited(store, FQ_KIND_NODEPOOL, "", p->name, false);
         }
-        fq_objstore_put_status(fq_engine_store(e), FQ_KIND_NODEPOOL, "",
-                               p->name, o, NULL, NULL);
         const struct fq_object *now =
             fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (now)
