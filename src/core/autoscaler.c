@@ -515,33 +515,30 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
 static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                               struct groups *gs)
 {
-    const struct fq_object **list;
-    size_t n = fq_capacity_watched(st, e, true, &list);
+    struct fq_cap_unsettled *list;
+    size_t n = fq_capacity_unsettled(st, e, &list);
     for (size_t i = 0; i < n; i++) {
-        char key[600];
-        fq_capacity_key(list[i]->ns, list[i]->name, key, sizeof(key));
+        const struct fq_object *o = list[i].obj;
+        const char *key = list[i].key;
+        struct fq_cap_watch *w = list[i].w;
         /* A workload waits here run after run (its nodes boot): decode
          * it again only when it, the pools or the flavors changed. */
-        struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
-        if (!w)
-            continue;
-        if (!w->dec || w->dec->rv != list[i]->rv ||
-            w->dec->gen != st->decode_gen) {
+        if (!w->dec || w->dec->rv != o->rv || w->dec->gen != st->decode_gen) {
             fq_capacity_wldec_free(w->dec);
-            w->dec = wl_decode(st, e, list[i]);
+            w->dec = wl_decode(st, e, o);
         }
         const struct fq_cap_wldec *d = w->dec;
         if (!d->active) {
             /* Its pods are gone (evicted, not finished): not ready. */
             if (d->pods_ready && !d->finished) {
-                fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, list[i]->ns,
-                                            list[i]->name, "PodsReady", "False",
+                fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, o->ns, o->name,
+                                            "PodsReady", "False",
                                             "WaitForStart",
                                             "Not all pods are ready or "
                                             "succeeded",
                                             st->now);
                 /* What changed is what we wrote: the decode still holds. */
-                w->dec->rv = list[i]->rv;
+                w->dec->rv = o->rv;
                 w->dec->pods_ready = false;
             } else {
                 w->settled = true;
@@ -569,19 +566,18 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                 g->provreq = fq_xstrdup(x->provreq);
             g->wl = fq_xstrdup(key);
             g->podset = fq_xstrdup(x->name);
-            set_about(g, FQ_KIND_WORKLOAD, list[i]->ns, list[i]->name);
+            set_about(g, FQ_KIND_WORKLOAD, o->ns, o->name);
         }
         if (all && all_ready && d->pods_ready) {
             /* Nothing left to do until it or one of its nodes changes. */
             w->settled = true;
         } else if (all && d->nps > 0 && all_ready) {
-            fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, list[i]->ns,
-                                        list[i]->name, "PodsReady", "True",
-                                        "Started",
+            fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, o->ns, o->name,
+                                        "PodsReady", "True", "Started",
                                         "All pods reached readiness and the "
                                         "workload is running",
                                         st->now);
-            w->dec->rv = list[i]->rv;
+            w->dec->rv = o->rv;
             w->dec->pods_ready = true;
         }
     }
@@ -895,7 +891,7 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
     if (!any_failed)
         return;
     const struct fq_object **list;
-    size_t n = fq_capacity_watched(st, e, false, &list);
+    size_t n = fq_capacity_watched(st, e, &list);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *wl = list[i]->obj;
         const struct fq_value *s = fq_map_get(wl, "status");

@@ -1802,10 +1802,18 @@ static void watch_seed(struct fq_capacity *st, struct fq_engine *e)
     free(all);
 }
 
-/* The keys of unsettled watched workloads, in key order: the list drops
- * those that settled or left (and repeats) on the way. */
-static size_t unsettled_keys(struct fq_capacity *st, const char ***out)
+static int unsettled_cmp(const void *a, const void *b)
 {
+    return strcmp(((const struct fq_cap_unsettled *)a)->key,
+                  ((const struct fq_cap_unsettled *)b)->key);
+}
+
+/* The list drops those that settled or left (and repeats) on the way. */
+size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
+                             struct fq_cap_unsettled **out)
+{
+    watch_seed(st, e);
+    struct fq_cap_unsettled *v = fq_xcalloc(st->nunsettled + 1, sizeof(*v));
     size_t m = 0;
     uint64_t pass = ++st->unsettled_pass;
     for (size_t i = 0; i < st->nunsettled; i++) {
@@ -1821,25 +1829,28 @@ static size_t unsettled_keys(struct fq_capacity *st, const char ***out)
          * twice: keep one. */
         w->seen = pass;
         w->listed = true;
-        st->unsettled[m++] = k;
+        st->unsettled[m] = k;
+        v[m++] = (struct fq_cap_unsettled){NULL, k, w};
     }
     st->nunsettled = m;
-    const char **v = fq_xcalloc(m + 1, sizeof(*v));
-    for (size_t i = 0; i < m; i++)
-        v[i] = st->unsettled[i];
     if (m > 1)
-        qsort(v, m, sizeof(*v), str_ptr_cmp);
+        qsort(v, m, sizeof(*v), unsettled_cmp);
+    size_t n = 0;
+    for (size_t i = 0; i < m; i++) {
+        v[i].obj = fq_capacity_keyed(e, FQ_KIND_WORKLOAD, v[i].key);
+        if (v[i].obj)
+            v[n++] = v[i];
+    }
     *out = v;
-    return m;
+    return n;
 }
 
 size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
-                           bool only_unsettled, const struct fq_object ***out)
+                           const struct fq_object ***out)
 {
     watch_seed(st, e);
     const char **keys;
-    size_t nk = only_unsettled ? unsettled_keys(st, &keys) :
-                                 fq_smap_sorted_keys(&st->watch, NULL, &keys);
+    size_t nk = fq_smap_sorted_keys(&st->watch, NULL, &keys);
     return objects_of(e, FQ_KIND_WORKLOAD, keys, nk, out);
 }
 

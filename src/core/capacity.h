@@ -460,13 +460,23 @@ void fq_capacity_set_cond_stored(struct fq_engine *e, enum fq_kind kind,
                                  const char *reason, const char *message,
                                  int64_t now);
 
-/*
- * The watched workloads (see struct fq_capacity) in key order, only those
- * not settled when `unsettled` is set. Returns the count; *out is an
- * owned array of borrowed objects.
- */
+/* The watched workloads (see struct fq_capacity) in key order. Returns
+ * the count; *out is an owned array of borrowed objects. */
 size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
-                           bool unsettled, const struct fq_object ***out);
+                           const struct fq_object ***out);
+
+/* A watched workload not settled, with what its caller looks up next. */
+struct fq_cap_unsettled {
+    const struct fq_object *obj; /* the stored workload */
+    const char *key;             /* "ns/name" */
+    struct fq_cap_watch *w;      /* its watch entry */
+};
+
+/* The watched workloads not settled, in key order. Returns the count;
+ * *out is an owned array whose members borrow: good during the run, until
+ * the next call. */
+size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
+                             struct fq_cap_unsettled **out);
 
 /* The unschedulable pending pods (see struct fq_capacity) in key order.
  * Returns the count; *out is an owned array of borrowed objects. */
