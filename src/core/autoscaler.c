@@ -84,6 +84,7 @@
 #include <string.h>
 
 #include "capacity.h"
+#include "conditions.h"
 #include "flexq/alloc.h"
 #include "flexq/quantity.h"
 #include "provider_demand.h"
@@ -154,8 +155,7 @@ struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
 static bool cond_is(const struct fq_value *status, const char *type,
                     const char *want)
 {
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
+    return fq_cond_status_is(fq_capacity_cond(status, type), want);
 }
 
 static const struct fq_value *find_podset(const struct fq_value *wl,
@@ -205,27 +205,22 @@ static struct fq_cap_pool *flavor_pool(struct fq_capacity *st,
 }
 
 /*
- * flavor_pool() for one pass over many workloads: a flavor with nodeLabels
- * maps to the same pool whatever the podset, so that answer is kept for
- * the pass (flavors and pools do not change during it).
+ * flavor_pool() for the workloads a run decodes: a flavor with nodeLabels
+ * maps to the same pool whatever the podset, so that answer is kept
+ * (st->fmemo) until the pools or the flavors change (decode_gen moves).
  */
-struct fmemo {
-    struct {
-        char flavor[128];
-        struct fq_cap_pool *pool;
-    } v[16];
-
-    size_t n;
-};
-
 static struct fq_cap_pool *flavor_pool_memo(struct fq_capacity *st,
                                             struct fq_engine *e,
                                             const char *flavor,
-                                            const struct fq_value *podset,
-                                            struct fmemo *m)
+                                            const struct fq_value *podset)
 {
     if (!flavor)
         return flavor_pool(st, e, flavor, podset);
+    struct fq_cap_fmemo *m = &st->fmemo;
+    if (m->gen != st->decode_gen) {
+        m->n = 0;
+        m->gen = st->decode_gen;
+    }
     for (size_t i = 0; i < m->n; i++)
         if (!strcmp(m->v[i].flavor, flavor))
             return m->v[i].pool;
@@ -234,9 +229,10 @@ static struct fq_cap_pool *flavor_pool_memo(struct fq_capacity *st,
     const struct fq_value *labels =
         rf ? fq_value_path(rf->obj, "spec.nodeLabels") : NULL;
     struct fq_cap_pool *p = flavor_pool(st, e, flavor, podset);
-    if (labels && fq_value_len(labels) > 0 && m->n < 16 &&
-        strlen(flavor) < sizeof(m->v[0].flavor)) {
-        snprintf(m->v[m->n].flavor, sizeof(m->v[0].flavor), "%s", flavor);
+    size_t len = strlen(flavor);
+    if (labels && fq_value_len(labels) > 0 &&
+        m->n < sizeof(m->v) / sizeof(m->v[0]) && len < sizeof(m->v[0].flavor)) {
+        memcpy(m->v[m->n].flavor, flavor, len + 1);
         m->v[m->n].pool = p;
         m->n++;
     }
@@ -336,12 +332,13 @@ static void place_on(struct fq_capacity *st, struct fq_engine *e,
         entry = fq_value_map();
         fq_map_set(entry, "workload", fq_value_str(g->wl));
         fq_map_set(entry, "podSet", fq_value_str(g->podset));
-        fq_map_set(entry, "count", fq_value_int(0));
+        fq_map_set(entry, "count", fq_value_int(n));
         fq_map_set(entry, "requests", requests_map(g->req));
         fq_seq_push(pl, entry);
+    } else {
+        fq_map_set(entry, "count",
+                   fq_value_int(fq_value_path_int(entry, "count", 0) + n));
     }
-    fq_map_set(entry, "count",
-               fq_value_int(fq_value_path_int(entry, "count", 0) + n));
     fq_map_del(
         fq_map_ensure_map(fq_map_ensure_map(o, "metadata"), "annotations"),
         FQ_ANN_UNNEEDED);
@@ -392,14 +389,8 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         for (size_t k = 0; k < nd->npl; k++) {
             if (!st->unplace_all && !fq_smap_has(&st->stopped, nd->pl[k].wl))
                 continue;
-            char key[512];
-            snprintf(key, sizeof(key), "%s", nd->pl[k].wl);
-            char *slash = strchr(key, '/');
-            const struct fq_object *wl = NULL;
-            if (slash) {
-                *slash = 0;
-                wl = fq_objstore_get(s, FQ_KIND_WORKLOAD, key, slash + 1);
-            }
+            const struct fq_object *wl =
+                fq_capacity_keyed(e, FQ_KIND_WORKLOAD, nd->pl[k].wl);
             if (!wl || !fq_capacity_workload_active(wl->obj))
                 dropped = gone[k] = true;
         }
@@ -490,17 +481,17 @@ static void place_group(struct fq_capacity *st, struct fq_engine *e,
  * admitted, their pools and requests). */
 static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
                                       struct fq_engine *e,
-                                      const struct fq_object *o,
-                                      struct fmemo *memo)
+                                      const struct fq_object *o)
 {
     const struct fq_value *wl = o->obj;
-    const struct fq_value *ws = fq_map_get(wl, "status");
     struct fq_cap_wldec *d = fq_xcalloc(1, sizeof(*d));
     d->rv = o->rv;
     d->gen = st->decode_gen;
-    d->active = fq_capacity_workload_active(wl);
-    d->pods_ready = cond_is(ws, "PodsReady", "True");
-    d->finished = cond_is(ws, "Finished", "True");
+    struct fq_cap_wlconds conds;
+    fq_capacity_wlconds(wl, &conds);
+    d->active = fq_capacity_wlconds_active(&conds);
+    d->pods_ready = conds.pods_ready;
+    d->finished = conds.finished;
     const struct fq_value *psas =
         fq_value_path(wl, "status.admission.podSetAssignments");
     d->nps = fq_value_len(psas);
@@ -512,7 +503,7 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
         const struct fq_value *ps = find_podset(wl, x->name);
         x->want =
             fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
-        x->pool = flavor_pool_memo(st, e, assignment_flavor(psa), ps, memo);
+        x->pool = flavor_pool_memo(st, e, assignment_flavor(psa), ps);
         fq_capacity_pod_requests(fq_map_get(ps, "template"), x->req);
         const char *pr = consumed_provreq(wl, x->name);
         if (pr)
@@ -524,37 +515,33 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
 static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                               struct groups *gs)
 {
-    const struct fq_object **list;
-    size_t n = fq_capacity_watched(st, e, true, &list);
-    struct fmemo memo = {0};
+    struct fq_cap_unsettled *list;
+    size_t n = fq_capacity_unsettled(st, e, &list);
     for (size_t i = 0; i < n; i++) {
-        char key[600];
-        fq_capacity_key(list[i]->ns, list[i]->name, key, sizeof(key));
+        const struct fq_object *o = list[i].obj;
+        const char *key = list[i].key;
+        struct fq_cap_watch *w = list[i].w;
         /* A workload waits here run after run (its nodes boot): decode
          * it again only when it, the pools or the flavors changed. */
-        struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
-        if (!w)
-            continue;
-        if (!w->dec || w->dec->rv != list[i]->rv ||
-            w->dec->gen != st->decode_gen) {
+        if (!w->dec || w->dec->rv != o->rv || w->dec->gen != st->decode_gen) {
             fq_capacity_wldec_free(w->dec);
-            w->dec = wl_decode(st, e, list[i], &memo);
+            w->dec = wl_decode(st, e, o);
         }
         const struct fq_cap_wldec *d = w->dec;
         if (!d->active) {
             /* Its pods are gone (evicted, not finished): not ready. */
             if (d->pods_ready && !d->finished) {
-                fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, list[i]->ns,
-                                            list[i]->name, "PodsReady", "False",
+                fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, o->ns, o->name,
+                                            "PodsReady", "False",
                                             "WaitForStart",
                                             "Not all pods are ready or "
                                             "succeeded",
                                             st->now);
                 /* What changed is what we wrote: the decode still holds. */
-                w->dec->rv = list[i]->rv;
+                w->dec->rv = o->rv;
                 w->dec->pods_ready = false;
             } else {
-                fq_capacity_settled(st, list[i]->ns, list[i]->name);
+                w->settled = true;
             }
             continue;
         }
@@ -579,19 +566,18 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                 g->provreq = fq_xstrdup(x->provreq);
             g->wl = fq_xstrdup(key);
             g->podset = fq_xstrdup(x->name);
-            set_about(g, FQ_KIND_WORKLOAD, list[i]->ns, list[i]->name);
+            set_about(g, FQ_KIND_WORKLOAD, o->ns, o->name);
         }
         if (all && all_ready && d->pods_ready) {
             /* Nothing left to do until it or one of its nodes changes. */
-            fq_capacity_settled(st, list[i]->ns, list[i]->name);
+            w->settled = true;
         } else if (all && d->nps > 0 && all_ready) {
-            fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, list[i]->ns,
-                                        list[i]->name, "PodsReady", "True",
-                                        "Started",
+            fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, o->ns, o->name,
+                                        "PodsReady", "True", "Started",
                                         "All pods reached readiness and the "
                                         "workload is running",
                                         st->now);
-            w->dec->rv = list[i]->rv;
+            w->dec->rv = o->rv;
             w->dec->pods_ready = true;
         }
     }
@@ -905,7 +891,7 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
     if (!any_failed)
         return;
     const struct fq_object **list;
-    size_t n = fq_capacity_watched(st, e, false, &list);
+    size_t n = fq_capacity_watched(st, e, &list);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *wl = list[i]->obj;
         const struct fq_value *s = fq_map_get(wl, "status");
@@ -961,20 +947,12 @@ static bool booked(struct fq_engine *e, const struct fq_cap_node *nd)
 {
     if (!nd->provreq)
         return false;
-    char key[512];
-    snprintf(key, sizeof(key), "%s", nd->provreq);
-    char *slash = strchr(key, '/');
-    if (!slash)
-        return false;
-    *slash = 0;
-    const struct fq_object *pr = fq_objstore_get(
-        fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST, key, slash + 1);
+    const struct fq_object *pr =
+        fq_capacity_keyed(e, FQ_KIND_PROVISIONINGREQUEST, nd->provreq);
     if (!pr)
         return false;
     const struct fq_value *s = fq_map_get(pr->obj, "status");
-    if (fq_capacity_cond_true(s, "Failed") ||
-        fq_capacity_cond_true(s, "BookingExpired") ||
-        fq_capacity_cond_true(s, "CapacityRevoked"))
+    if (fq_capacity_provreq_terminal(s))
         return false;
     return !fq_map_get(fq_map_get(s, "provisioningClassDetails"),
                        "flexq.dev/consumed");
@@ -1107,12 +1085,11 @@ static void scale_down(struct fq_capacity *st, struct fq_engine *e)
         if (nd->gone)
             continue;
         struct fq_cap_pool *p = nd->p;
-        struct fq_cap_node **sl;
-        int64_t size = (int64_t)fq_capacity_slice_nodes(st, nd->slice, &sl);
+        const struct fq_cap_nodes *sl = fq_capacity_slice(st, nd->slice);
+        int64_t size = sl ? (int64_t)sl->n : 0;
         bool all = true;
         for (int64_t k = 0; k < size; k++)
-            all &= sl[k]->cand_run == st->run_id;
-        free(sl);
+            all &= sl->v[k]->cand_run == st->run_id;
         if (!all || !p)
             continue;
         if (p->ok && !nd->provreq && p->nodes - size < p->spec.min_nodes)

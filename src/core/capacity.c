@@ -82,6 +82,7 @@
  * sim_provider is false; then this controller creates none).
  */
 #include "capacity.h"
+#include "conditions.h"
 #include "provider_demand.h"
 
 #include <math.h>
@@ -134,33 +135,35 @@ bool fq_capacity_pool_matches(const struct fq_cap_pool *p,
 const struct fq_value *fq_capacity_cond(const struct fq_value *status,
                                         const char *type)
 {
-    const struct fq_value *conds = fq_map_get(status, "conditions");
-    for (size_t i = 0; i < fq_value_len(conds); i++) {
-        const struct fq_value *c = fq_seq_at(conds, i);
-        if (!strcmp(fq_value_path_str(c, "type", ""), type))
-            return c;
-    }
-    return NULL;
+    return fq_cond_in_status(status, type);
 }
 
 bool fq_capacity_cond_true(const struct fq_value *status, const char *type)
 {
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
+    return fq_cond_status_is(fq_cond_in_status(status, type), "True");
 }
 
 static bool cond_is(const struct fq_value *status, const char *type,
                     const char *want)
 {
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
+    return fq_cond_status_is(fq_cond_in_status(status, type), want);
+}
+
+bool fq_capacity_provreq_terminal(const struct fq_value *status)
+{
+    static const char *const types[] = {"Failed", "BookingExpired",
+                                        "CapacityRevoked"};
+    const struct fq_value *c[3];
+    fq_conds_in_status(status, 3, types, c);
+    return fq_cond_status_is(c[0], "True") || fq_cond_status_is(c[1], "True") ||
+           fq_cond_status_is(c[2], "True");
 }
 
 int64_t fq_capacity_cond_time(const struct fq_value *status, const char *type)
 {
     const struct fq_value *c = fq_capacity_cond(status, type);
     int64_t t;
-    const char *s = fq_value_path_str(c, "lastTransitionTime", NULL);
+    const char *s = fq_value_as_str(fq_map_get(c, "lastTransitionTime"));
     if (!s || fq_time_parse(s, &t) < 0)
         return -1;
     return t;
@@ -175,6 +178,40 @@ static bool set_str(struct fq_value *m, const char *key, const char *v)
     return true;
 }
 
+/* The last condition of `type` in a conditions sequence (the one
+ * fq_capacity_cond_set writes), or NULL. */
+static struct fq_value *cond_last(const struct fq_value *conds,
+                                  const char *type)
+{
+    struct fq_value *c = NULL;
+    for (size_t i = 0; i < conds->u.seq.n; i++) {
+        const char *t =
+            fq_value_as_str(fq_map_get(conds->u.seq.items[i], "type"));
+        if (!strcmp(t ? t : "", type))
+            c = conds->u.seq.items[i];
+    }
+    return c;
+}
+
+static bool str_is(const struct fq_value *m, const char *key, const char *v)
+{
+    const char *have = fq_value_as_str(fq_map_get(m, key));
+    return have && !strcmp(have, v);
+}
+
+bool fq_capacity_cond_differs(const struct fq_value *status, const char *type,
+                              const char *cstatus, const char *reason,
+                              const char *message)
+{
+    const struct fq_value *conds = fq_map_get(status, "conditions");
+    if (!conds || conds->type != FQ_V_SEQ)
+        return true;
+    const struct fq_value *c = cond_last(conds, type);
+    return !c || !str_is(c, "status", cstatus) ||
+           !str_is(c, "reason", reason) ||
+           !str_is(c, "message", message ? message : "");
+}
+
 bool fq_capacity_cond_set(struct fq_value *status, const char *type,
                           const char *cstatus, const char *reason,
                           const char *message, int64_t now)
@@ -184,10 +221,7 @@ bool fq_capacity_cond_set(struct fq_value *status, const char *type,
         conds = fq_value_seq();
         fq_map_set(status, "conditions", conds);
     }
-    struct fq_value *c = NULL;
-    for (size_t i = 0; i < fq_value_len(conds); i++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""), type))
-            c = fq_seq_at(conds, i);
+    struct fq_value *c = cond_last(conds, type);
     bool changed = false;
     if (!c) {
         c = fq_value_map();
@@ -433,8 +467,14 @@ static void fit_build(struct fq_cap_pool *p)
     size_t size = 1;
     while (size < p->up.n)
         size *= 2;
-    free(p->fit);
-    p->fit = fq_xcalloc(2 * size, sizeof(*p->fit));
+    /* Every entry of the tree is written below, so the array is kept
+     * from one build to the next: a fresh zeroed one, each time a node
+     * became Ready or went, cost more than the build itself. */
+    if (size > p->fit_cap) {
+        free(p->fit);
+        p->fit = fq_xcalloc(2 * size, sizeof(*p->fit));
+        p->fit_cap = size;
+    }
     p->fit_size = size;
     for (size_t i = 0; i < size; i++)
         fit_leaf(p, i < p->up.n ? p->up.v[i] : NULL, p->fit[size + i]);
@@ -701,6 +741,12 @@ size_t fq_capacity_slice_nodes(struct fq_capacity *st, const char *slice,
                                struct fq_cap_node ***out)
 {
     return index_nodes(&st->by_slice, slice, out);
+}
+
+const struct fq_cap_nodes *fq_capacity_slice(struct fq_capacity *st,
+                                             const char *slice)
+{
+    return slice ? fq_smap_get(&st->by_slice, slice) : NULL;
 }
 
 size_t fq_capacity_provreq_nodes(struct fq_capacity *st, const char *key,
@@ -1218,7 +1264,7 @@ static void pod_note(struct fq_capacity *st, const char *ns, const char *name,
                      const struct fq_value *pod)
 {
     char key[600];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    fq_capacity_key(ns, name, key, sizeof(key));
     const char *node = pod ? fq_value_path_str(pod, "spec.nodeName", "") : "";
     const char *ph = pod ? fq_value_path_str(pod, "status.phase", "") : "";
     bool done = !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
@@ -1273,6 +1319,19 @@ void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n)
     buf[at + b] = 0;
 }
 
+const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
+                                          enum fq_kind kind, const char *key)
+{
+    const char *slash = strchr(key, '/');
+    size_t l = slash ? (size_t)(slash - key) : 0;
+    char ns[300];
+    if (!slash || l >= sizeof(ns))
+        return NULL;
+    memcpy(ns, key, l);
+    ns[l] = 0;
+    return fq_objstore_get(fq_engine_store(e), kind, ns, slash + 1);
+}
+
 /* The objects of kind `kind` named by "ns/name" keys, in their order;
  * takes (and frees) the keys array, whose strings are borrowed. */
 static size_t objects_of(struct fq_engine *e, enum fq_kind kind,
@@ -1282,15 +1341,7 @@ static size_t objects_of(struct fq_engine *e, enum fq_kind kind,
     const struct fq_object **v = fq_xcalloc(nk + 1, sizeof(*v));
     size_t m = 0;
     for (size_t i = 0; i < nk; i++) {
-        const char *slash = strchr(keys[i], '/');
-        size_t l = slash ? (size_t)(slash - keys[i]) : 0;
-        char ns[300];
-        if (!slash || l >= sizeof(ns))
-            continue;
-        memcpy(ns, keys[i], l);
-        ns[l] = 0;
-        const struct fq_object *o =
-            fq_objstore_get(fq_engine_store(e), kind, ns, slash + 1);
+        const struct fq_object *o = fq_capacity_keyed(e, kind, keys[i]);
         if (o)
             v[m++] = o;
     }
@@ -1547,6 +1598,36 @@ static void pool_shown(struct fq_cap_pool *p, const struct fq_object *o)
     snprintf(p->shown_reason, sizeof(p->shown_reason), "%s", p->fail_reason);
 }
 
+/* An integer member equal to n, as fq_value_equal compares it with
+ * fq_value_int(n) (for counts, far below 2^53). */
+static bool int_is(const struct fq_value *v, int64_t n)
+{
+    return v && v->type == FQ_V_NUM && v->u.num.is_int && v->u.num.i == n;
+}
+
+/* Would pool_status's writes change the stored status cs (which
+ * members they set and how, compared as fq_value_equal would)? */
+static bool pool_status_differs(const struct fq_value *cs,
+                                const struct fq_cap_pool *p, const char *phase)
+{
+    if (!cs || cs->type != FQ_V_MAP ||
+        !int_is(fq_map_get(cs, "nodeCount"), p->nodes) ||
+        !int_is(fq_map_get(cs, "readyNodeCount"), p->ready) ||
+        !str_is(cs, "phase", phase))
+        return true;
+    if (!p->ok)
+        return false;
+    const struct fq_value *init = fq_map_get(cs, "initialized");
+    if (!init || init->type != FQ_V_BOOL || !init->u.b)
+        return true;
+    if (p->failed_scale_up)
+        return fq_capacity_cond_differs(cs, "ScaleUp", "False", "GCE_STOCKOUT",
+                                        p->fail_reason);
+    return fq_capacity_cond(cs, "ScaleUp") &&
+           fq_capacity_cond_differs(cs, "ScaleUp", "True", "Ok",
+                                    "scale-up possible");
+}
+
 static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 {
     for (size_t i = 0; i < st->npools; i++) {
@@ -1556,7 +1637,7 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
         if (!cur)
             continue;
         /* Most runs change nothing here: skip what was found equal or
-         * written already, else compare before copying. */
+         * written already, else compare before writing. */
         if (cur->rv == p->shown_rv && p->shown_nodes == p->nodes &&
             p->shown_ready == p->ready &&
             p->shown_failed == p->failed_scale_up &&
@@ -1581,30 +1662,29 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
             pool_shown(p, cur);
             continue;
         }
-        /* Only the status, not the pool's spec, is copied. */
-        struct fq_value *o = fq_objstore_edit_status(
-            fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
-        if (!o)
-            continue;
-        struct fq_value *s = fq_map_ensure_map(o, "status");
-        fq_map_set(s, "nodeCount", fq_value_int(p->nodes));
-        if (p->ok)
-            fq_map_set(s, "initialized", fq_value_bool(true));
-        fq_map_set(s, "readyNodeCount", fq_value_int(p->ready));
-        fq_map_set(s, "phase",
-                   fq_value_str(!p->ok               ? "Error" :
-                                p->nodes == p->ready ? "Running" :
-                                                       "Reconciling"));
-        if (p->ok) {
-            if (p->failed_scale_up)
-                fq_capacity_cond_set(s, "ScaleUp", "False", "GCE_STOCKOUT",
-                                     p->fail_reason, st->now);
-            else if (fq_capacity_cond(s, "ScaleUp"))
-                fq_capacity_cond_set(s, "ScaleUp", "True", "Ok",
-                                     "scale-up possible", st->now);
+        /* The members below are written in place (the pool is there:
+         * `cur`), without copying or comparing the whole status, when
+         * they change it. */
+        if (pool_status_differs(cs, p, phase)) {
+            struct fq_objstore *store = fq_engine_store(e);
+            struct fq_value *o =
+                fq_objstore_edit_in_place(store, FQ_KIND_NODEPOOL, "", p->name);
+            struct fq_value *s = fq_map_ensure_map(o, "status");
+            fq_map_set(s, "nodeCount", fq_value_int(p->nodes));
+            if (p->ok)
+                fq_map_set(s, "initialized", fq_value_bool(true));
+            fq_map_set(s, "readyNodeCount", fq_value_int(p->ready));
+            fq_map_set(s, "phase", fq_value_str(phase));
+            if (p->ok) {
+                if (p->failed_scale_up)
+                    fq_capacity_cond_set(s, "ScaleUp", "False", "GCE_STOCKOUT",
+                                         p->fail_reason, st->now);
+                else if (fq_capacity_cond(s, "ScaleUp"))
+                    fq_capacity_cond_set(s, "ScaleUp", "True", "Ok",
+                                         "scale-up possible", st->now);
+            }
+            fq_objstore_edited(store, FQ_KIND_NODEPOOL, "", p->name, false);
         }
-        fq_objstore_put_status(fq_engine_store(e), FQ_KIND_NODEPOOL, "",
-                               p->name, o, NULL, NULL);
         const struct fq_object *now =
             fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (now)
@@ -1614,20 +1694,38 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 
 /* --- watched workloads ------------------------------------------------- */
 
-bool fq_capacity_workload_active(const struct fq_value *wl)
+void fq_capacity_wlconds(const struct fq_value *wl, struct fq_cap_wlconds *out)
 {
+    static const char *const types[] = {"Admitted", "Finished", "Evicted",
+                                        "PodsReady"};
     const struct fq_value *s = fq_map_get(wl, "status");
-    /* The cheap test first: most workloads of a deep queue are pending. */
-    return fq_map_get(s, "admission") && cond_is(s, "Admitted", "True") &&
-           !cond_is(s, "Finished", "True") && !cond_is(s, "Evicted", "True");
+    const struct fq_value *c[4];
+    fq_conds_in_status(s, 4, types, c);
+    out->admission = fq_map_get(s, "admission") != NULL;
+    out->admitted = fq_cond_status_is(c[0], "True");
+    out->finished = fq_cond_status_is(c[1], "True");
+    out->evicted = fq_cond_status_is(c[2], "True");
+    out->pods_ready = fq_cond_status_is(c[3], "True");
 }
 
-static bool watch_wanted(const struct fq_value *wl)
+bool fq_capacity_wlconds_active(const struct fq_cap_wlconds *c)
 {
-    const struct fq_value *s = fq_map_get(wl, "status");
-    return (fq_map_get(s, "admission") ||
-            fq_capacity_cond_true(s, "PodsReady")) &&
-           !fq_capacity_cond_true(s, "Finished");
+    return c->admission && c->admitted && !c->finished && !c->evicted;
+}
+
+bool fq_capacity_workload_active(const struct fq_value *wl)
+{
+    /* The cheap test first: most workloads of a deep queue are pending. */
+    if (!fq_map_get(fq_map_get(wl, "status"), "admission"))
+        return false;
+    struct fq_cap_wlconds c;
+    fq_capacity_wlconds(wl, &c);
+    return fq_capacity_wlconds_active(&c);
+}
+
+static bool watch_wanted(const struct fq_cap_wlconds *c)
+{
+    return (c->admission || c->pods_ready) && !c->finished;
 }
 
 void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
@@ -1648,9 +1746,12 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
                        const struct fq_value *wl)
 {
     char key[600];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    fq_capacity_key(ns, name, key, sizeof(key));
     struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
-    if (!wl || !watch_wanted(wl)) {
+    struct fq_cap_wlconds conds = {0};
+    if (wl)
+        fq_capacity_wlconds(wl, &conds);
+    if (!wl || !watch_wanted(&conds)) {
         if (!w)
             return false;
         fq_smap_del(&st->watch, key);
@@ -1661,7 +1762,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
         w = fq_xcalloc(1, sizeof(*w));
         fq_smap_put(&st->watch, key, w);
     }
-    w->active = fq_capacity_workload_active(wl);
+    w->active = fq_capacity_wlconds_active(&conds);
     fq_capacity_unsettle(st, key);
     if (!w->active)
         fq_smap_add(&st->stopped, key);
@@ -1701,10 +1802,18 @@ static void watch_seed(struct fq_capacity *st, struct fq_engine *e)
     free(all);
 }
 
-/* The keys of unsettled watched workloads, in key order: the list drops
- * those that settled or left (and repeats) on the way. */
-static size_t unsettled_keys(struct fq_capacity *st, const char ***out)
+static int unsettled_cmp(const void *a, const void *b)
 {
+    return strcmp(((const struct fq_cap_unsettled *)a)->key,
+                  ((const struct fq_cap_unsettled *)b)->key);
+}
+
+/* The list drops those that settled or left (and repeats) on the way. */
+size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
+                             struct fq_cap_unsettled **out)
+{
+    watch_seed(st, e);
+    struct fq_cap_unsettled *v = fq_xcalloc(st->nunsettled + 1, sizeof(*v));
     size_t m = 0;
     uint64_t pass = ++st->unsettled_pass;
     for (size_t i = 0; i < st->nunsettled; i++) {
@@ -1720,36 +1829,29 @@ static size_t unsettled_keys(struct fq_capacity *st, const char ***out)
          * twice: keep one. */
         w->seen = pass;
         w->listed = true;
-        st->unsettled[m++] = k;
+        st->unsettled[m] = k;
+        v[m++] = (struct fq_cap_unsettled){NULL, k, w};
     }
     st->nunsettled = m;
-    const char **v = fq_xcalloc(m + 1, sizeof(*v));
-    for (size_t i = 0; i < m; i++)
-        v[i] = st->unsettled[i];
     if (m > 1)
-        qsort(v, m, sizeof(*v), str_ptr_cmp);
+        qsort(v, m, sizeof(*v), unsettled_cmp);
+    size_t n = 0;
+    for (size_t i = 0; i < m; i++) {
+        v[i].obj = fq_capacity_keyed(e, FQ_KIND_WORKLOAD, v[i].key);
+        if (v[i].obj)
+            v[n++] = v[i];
+    }
     *out = v;
-    return m;
+    return n;
 }
 
 size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
-                           bool only_unsettled, const struct fq_object ***out)
+                           const struct fq_object ***out)
 {
     watch_seed(st, e);
     const char **keys;
-    size_t nk = only_unsettled ? unsettled_keys(st, &keys) :
-                                 fq_smap_sorted_keys(&st->watch, NULL, &keys);
+    size_t nk = fq_smap_sorted_keys(&st->watch, NULL, &keys);
     return objects_of(e, FQ_KIND_WORKLOAD, keys, nk, out);
-}
-
-void fq_capacity_settled(struct fq_capacity *st, const char *ns,
-                         const char *name)
-{
-    char key[600];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
-    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
-    if (w)
-        w->settled = true;
 }
 
 /* --- controller ops --------------------------------------------------------- */

@@ -93,6 +93,7 @@ struct fq_cap_pool {
      * to date leaf by leaf when a node's room changes. */
     int64_t (*fit)[FQ_R_N + 1];
     size_t fit_size; /* leaves: a power of two >= up.n */
+    size_t fit_cap;  /* leaves `fit` has room for (it only grows) */
     bool fit_stale;
     int64_t cost_as_of; /* status.cost.asOfMs, INT64_MIN when none */
     /* What pool_status last found stored (or wrote): the resourceVersion
@@ -221,6 +222,18 @@ struct fq_capacity {
     uint64_t pass;       /* counts passes that list nodes once (node.seen) */
     uint64_t decode_gen; /* moves when pools or ResourceFlavors change */
     bool no_pods;        /* the engine's config */
+
+    /* The pool of each flavor with nodeLabels (autoscaler.c), good while
+     * decode_gen is `gen`. */
+    struct fq_cap_fmemo {
+        struct {
+            char flavor[128];
+            struct fq_cap_pool *pool;
+        } v[16];
+
+        size_t n;
+        uint64_t gen;
+    } fmemo;
     /* Pools by name, decoded again only when one is added, deleted or
      * its spec changes (pools_dirty). */
     struct fq_cap_pool *pools;
@@ -330,6 +343,11 @@ size_t fq_capacity_slice_nodes(struct fq_capacity *st, const char *slice,
                                struct fq_cap_node ***out);
 size_t fq_capacity_provreq_nodes(struct fq_capacity *st, const char *key,
                                  struct fq_cap_node ***out);
+/* The nodes (not gone) of a slice as the index holds them, in no order
+ * (borrowed), or NULL when it has none: for a question about all of
+ * them, without the sorted copy. */
+const struct fq_cap_nodes *fq_capacity_slice(struct fq_capacity *st,
+                                             const char *slice);
 size_t fq_capacity_all_nodes(struct fq_capacity *st, struct fq_cap_node ***out);
 /* Whether a ProvisioningRequest has a node that is not gone. */
 bool fq_capacity_provreq_has_nodes(struct fq_capacity *st, const char *key);
@@ -422,6 +440,14 @@ struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
 bool fq_capacity_cond_set(struct fq_value *status, const char *type,
                           const char *cstatus, const char *reason,
                           const char *message, int64_t now);
+/* Would fq_capacity_cond_set change anything? (A writer that works on a
+ * copy checks first, to copy only when something changes.) */
+bool fq_capacity_cond_differs(const struct fq_value *status, const char *type,
+                              const char *cstatus, const char *reason,
+                              const char *message);
+/* Is a ProvisioningRequest with this status in a terminal state (Failed,
+ * BookingExpired or CapacityRevoked True)? */
+bool fq_capacity_provreq_terminal(const struct fq_value *status);
 /* lastTransitionTime of a condition in ms, or -1. */
 int64_t fq_capacity_cond_time(const struct fq_value *status, const char *type);
 
@@ -434,23 +460,31 @@ void fq_capacity_set_cond_stored(struct fq_engine *e, enum fq_kind kind,
                                  const char *reason, const char *message,
                                  int64_t now);
 
-/*
- * The watched workloads (see struct fq_capacity) in key order, only those
- * not settled when `unsettled` is set. Returns the count; *out is an
- * owned array of borrowed objects.
- */
+/* The watched workloads (see struct fq_capacity) in key order. Returns
+ * the count; *out is an owned array of borrowed objects. */
 size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
-                           bool unsettled, const struct fq_object ***out);
+                           const struct fq_object ***out);
+
+/* A watched workload not settled, with what its caller looks up next. */
+struct fq_cap_unsettled {
+    const struct fq_object *obj; /* the stored workload */
+    const char *key;             /* "ns/name" */
+    struct fq_cap_watch *w;      /* its watch entry */
+};
+
+/* The watched workloads not settled, in key order. Returns the count;
+ * *out is an owned array whose members borrow: good during the run, until
+ * the next call. */
+size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
+                             struct fq_cap_unsettled **out);
 
 /* The unschedulable pending pods (see struct fq_capacity) in key order.
  * Returns the count; *out is an owned array of borrowed objects. */
 size_t fq_capacity_unsched(struct fq_capacity *st, struct fq_engine *e,
                            const struct fq_object ***out);
 
-/* Marks a watched workload settled, or not (see struct fq_cap_watch);
- * `key` is "ns/name". */
-void fq_capacity_settled(struct fq_capacity *st, const char *ns,
-                         const char *name);
+/* Marks a watched workload not settled (see struct fq_cap_watch); `key`
+ * is "ns/name". */
 void fq_capacity_unsettle(struct fq_capacity *st, const char *key);
 
 void fq_capacity_wldec_free(struct fq_cap_wldec *d);
@@ -458,8 +492,25 @@ void fq_capacity_wldec_free(struct fq_cap_wldec *d);
 /* "ns/name" into buf (cut at n - 1 bytes). */
 void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n);
 
+/* The stored object of `kind` named by key "ns/name", or NULL. */
+const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
+                                          enum fq_kind kind, const char *key);
+
 /* Admitted, with an admission, not finished, not being evicted. */
 bool fq_capacity_workload_active(const struct fq_value *wl);
+
+/* What the controller reads of a workload's status, its conditions found
+ * in one pass over the list (each flag: that condition is "True"): a
+ * workload changes a dozen times in its life, and each change is looked
+ * at here. */
+struct fq_cap_wlconds {
+    bool admission; /* status.admission is set */
+    bool admitted, finished, evicted, pods_ready;
+};
+
+void fq_capacity_wlconds(const struct fq_value *wl, struct fq_cap_wlconds *out);
+/* fq_capacity_workload_active from what fq_capacity_wlconds read. */
+bool fq_capacity_wlconds_active(const struct fq_cap_wlconds *c);
 
 /* --- the parts (one file each) ----------------------------------------- */
 

@@ -3,6 +3,9 @@
  * controllers and readers (conditions.h).
  *
  * How: a linear scan of the conditions list; objects carry a handful.
+ * These lookups run for nearly every stored change (hundreds of
+ * thousands in a long simulation), so they read members with
+ * fq_map_get rather than parse dotted paths.
  * Invariants: pure reads of the borrowed tree; a missing or malformed list
  * reads as "no such condition".
  * Writers: fq_cond_put stamps lastTransitionTime always (one-way
@@ -15,22 +18,60 @@
 
 #include "flexq/engine.h"
 
-const struct fq_value *fq_cond_find(const struct fq_value *obj,
-                                    const char *type)
+/* A member's string, or "" when it is missing or not a string (what
+ * fq_value_path_str(v, key, "") reads, without parsing a path). */
+static const char *member_str(const struct fq_value *v, const char *key)
 {
-    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
-    for (size_t i = 0; i < fq_value_len(cs); i++) {
-        const struct fq_value *c = fq_seq_at(cs, i);
-        if (!strcmp(fq_value_path_str(c, "type", ""), type))
+    const char *s = fq_value_as_str(fq_map_get(v, key));
+    return s ? s : "";
+}
+
+const struct fq_value *fq_cond_in_status(const struct fq_value *status,
+                                         const char *type)
+{
+    const struct fq_value *cs = fq_map_get(status, "conditions");
+    if (!cs || cs->type != FQ_V_SEQ)
+        return NULL;
+    for (size_t i = 0; i < cs->u.seq.n; i++) {
+        const struct fq_value *c = cs->u.seq.items[i];
+        if (!strcmp(member_str(c, "type"), type))
             return c;
     }
     return NULL;
 }
 
+void fq_conds_in_status(const struct fq_value *status, size_t n,
+                        const char *const types[],
+                        const struct fq_value *found[])
+{
+    for (size_t k = 0; k < n; k++)
+        found[k] = NULL;
+    const struct fq_value *cs = fq_map_get(status, "conditions");
+    if (!cs || cs->type != FQ_V_SEQ)
+        return;
+    for (size_t i = 0; i < cs->u.seq.n; i++) {
+        const struct fq_value *c = cs->u.seq.items[i];
+        const char *t = member_str(c, "type");
+        for (size_t k = 0; k < n; k++)
+            if (!found[k] && t[0] == types[k][0] && !strcmp(t, types[k]))
+                found[k] = c;
+    }
+}
+
+bool fq_cond_status_is(const struct fq_value *c, const char *status)
+{
+    return c && !strcmp(member_str(c, "status"), status);
+}
+
+const struct fq_value *fq_cond_find(const struct fq_value *obj,
+                                    const char *type)
+{
+    return fq_cond_in_status(fq_map_get(obj, "status"), type);
+}
+
 bool fq_cond_true(const struct fq_value *obj, const char *type)
 {
-    const struct fq_value *c = fq_cond_find(obj, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
+    return fq_cond_status_is(fq_cond_find(obj, type), "True");
 }
 
 /* The entry of `type` in obj's status.conditions (the last one when there

@@ -4,8 +4,9 @@
  * "True"/"False"/"Unknown", reason, message, lastTransitionTime).
  *
  * One copy for every reader that takes the whole object (core
- * controllers, the daemon's store and web UI, the simulator, the CLI);
- * pods.h and capacity.h keep their variants that take the status map.
+ * controllers, the daemon's store and web UI, the simulator, the CLI)
+ * and, through fq_cond_in_status, for those that hold the status map
+ * (capacity.h's helpers); pods.h keeps its own variant.
  */
 #ifndef FLEXQ_CONDITIONS_H
 #define FLEXQ_CONDITIONS_H
@@ -22,6 +23,21 @@ const struct fq_value *fq_cond_find(const struct fq_value *obj,
 
 /* Does obj carry condition `type` with status "True"? */
 bool fq_cond_true(const struct fq_value *obj, const char *type);
+
+/* fq_cond_find over a status map (obj's "status") rather than the whole
+ * object. */
+const struct fq_value *fq_cond_in_status(const struct fq_value *status,
+                                         const char *type);
+
+/* fq_cond_in_status for several types in one pass over the list:
+ * found[k] is the first condition of types[k], or NULL. For readers that
+ * look at a few conditions of one object. */
+void fq_conds_in_status(const struct fq_value *status, size_t n,
+                        const char *const types[],
+                        const struct fq_value *found[]);
+
+/* Is condition c (NULL: none) there with this status ("True", ...)? */
+bool fq_cond_status_is(const struct fq_value *c, const char *status);
 
 /*
  * Sets condition `type` of obj (status.conditions made when missing; the

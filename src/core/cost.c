@@ -81,14 +81,26 @@ static double num(const struct fq_value *v)
     return s ? strtod(s, NULL) : 0;
 }
 
+/* A "%.4f" string value, formatted once into a buffer (fq_value_strf
+ * formats twice, to size then to fill, and a double's digits are what a
+ * cost write spends most on). */
+static struct fq_value *fixed4(double v)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof(buf), "%.4f", v);
+    if (n < 0 || (size_t)n >= sizeof(buf))
+        return fq_value_strf("%.4f", v); /* beyond any price or bill */
+    return fq_value_str(buf);
+}
+
 static void write_cost(struct fq_value *status, double usd, double node_s,
                        int64_t as_of, double price)
 {
     struct fq_value *c = fq_map_ensure_map(status, "cost");
-    fq_map_set(c, "usd", fq_value_strf("%.4f", usd));
+    fq_map_set(c, "usd", fixed4(usd));
     fq_map_set(c, "nodeSeconds", fq_value_int((int64_t)(node_s + 0.5)));
     if (price >= 0)
-        fq_map_set(c, "pricePerNodeHour", fq_value_strf("%.4f", price));
+        fq_map_set(c, "pricePerNodeHour", fixed4(price));
     char ts[40];
     fq_time_format(as_of, ts, sizeof(ts));
     fq_map_set(c, "asOf", fq_value_str(ts));
@@ -120,8 +132,7 @@ void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
         fq_map_set(tmp, "cost", fq_value_clone(c));
     write_cost(tmp, usd, node_s, st->now, price);
     fq_objstore_set_status_key(s, FQ_KIND_NODEPOOL, "", pool->name, "cost",
-                               fq_value_clone(fq_map_get(tmp, "cost")), NULL,
-                               NULL);
+                               fq_map_take(tmp, "cost"), NULL, NULL);
     fq_value_free(tmp);
     pool->cost_as_of = st->now;
 }
@@ -265,8 +276,7 @@ static void write_workload(struct fq_capacity *st, struct fq_engine *e,
             *cq = fq_xstrdup(q);
         }
         fq_objstore_set_status_key(s, FQ_KIND_WORKLOAD, key, slash + 1, "cost",
-                                   fq_value_clone(fq_map_get(tmp, "cost")),
-                                   NULL, NULL);
+                                   fq_map_take(tmp, "cost"), NULL, NULL);
         fq_value_free(tmp);
     }
     if (*cq)

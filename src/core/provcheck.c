@@ -119,6 +119,7 @@
 #include "provcheck.h"
 
 #include "capacity.h"
+#include "conditions.h"
 #include "flexq/alloc.h"
 #include "smap.h"
 
@@ -183,8 +184,7 @@ struct prc {
 static bool cond_is(const struct fq_value *status, const char *type,
                     const char *want)
 {
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), want);
+    return fq_cond_status_is(fq_capacity_cond(status, type), want);
 }
 
 static const char *ann(const struct fq_value *obj, const char *key)
@@ -528,19 +528,40 @@ static void drop(struct provcheck *pc, struct fq_engine *e, const char *ns,
     r->gone = true;
 }
 
-static bool terminal(const struct fq_value *status)
+/*
+ * One entry of a workload's status.admissionChecks under reconcile. It is
+ * read from the stored list, and the list (what gets written back) is
+ * copied only when the entry is about to change: most reconciles change
+ * nothing, and the copy cost more than the rest of them. The stored list
+ * stays put meanwhile (a run changes other objects, and this workload
+ * only by the write after its reconcile).
+ */
+struct check_edit {
+    const struct fq_value *stored; /* status.admissionChecks, borrowed */
+    struct fq_value *copy;         /* owned; NULL until the first change */
+    size_t i;                      /* the entry */
+};
+
+/* The entry as it stands: the copy's once there is one. */
+static const struct fq_value *ck_get(const struct check_edit *ed)
 {
-    return fq_capacity_cond_true(status, "Failed") ||
-           fq_capacity_cond_true(status, "BookingExpired") ||
-           fq_capacity_cond_true(status, "CapacityRevoked");
+    return fq_seq_at(ed->copy ? ed->copy : ed->stored, ed->i);
+}
+
+/* The entry, to change. */
+static struct fq_value *ck_edit(struct check_edit *ed)
+{
+    if (!ed->copy)
+        ed->copy = fq_value_clone(ed->stored);
+    return fq_seq_at(ed->copy, ed->i);
 }
 
 /* Sets a check's state; returns true when anything changed. */
 static bool set_state(struct fq_engine *e, const struct fq_value *wl,
-                      struct fq_value *ch, const char *state, const char *msg,
+                      struct check_edit *ed, const char *state, const char *msg,
                       int64_t now)
 {
-    const char *old = fq_value_path_str(ch, "state", "Pending");
+    const char *old = fq_value_path_str(ck_get(ed), "state", "Pending");
     bool changed = false;
     if (strcmp(old, state)) {
         char ts[40];
@@ -548,13 +569,15 @@ static bool set_state(struct fq_engine *e, const struct fq_value *wl,
         fq_engine_event(e, wl, "Normal", "AdmissionCheckUpdated",
                         "Admission check %s updated state from %s to %s with "
                         "message: %s",
-                        fq_value_path_str(ch, "name", ""), old, state, msg);
+                        fq_value_path_str(ck_get(ed), "name", ""), old, state,
+                        msg);
+        struct fq_value *ch = ck_edit(ed);
         fq_map_set(ch, "state", fq_value_str(state));
         fq_map_set(ch, "lastTransitionTime", fq_value_str(ts));
         changed = true;
     }
-    if (strcmp(fq_value_path_str(ch, "message", ""), msg)) {
-        fq_map_set(ch, "message", fq_value_str(msg));
+    if (strcmp(fq_value_path_str(ck_get(ed), "message", ""), msg)) {
+        fq_map_set(ck_edit(ed), "message", fq_value_str(msg));
         changed = true;
     }
     return changed;
@@ -611,23 +634,29 @@ static void mark_reported(struct fq_engine *e, const struct fq_object *req)
 /* Maps the latest request onto the check (the table at the top). Returns
  * true when the workload's status changed. */
 static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
-                       struct fq_value *ch, const struct fq_object *req,
+                       struct check_edit *ch, const struct fq_object *req,
                        int64_t attempt, const struct prc *prc, bool admitted,
                        int64_t now)
 {
-    const struct fq_value *rs = fq_map_get(req->obj, "status");
-    const struct fq_value *prov = fq_capacity_cond(rs, "Provisioned");
+    /* The request's conditions, found in one pass over its list. */
+    static const char *const types[] = {"Provisioned", "Failed",
+                                        "BookingExpired", "CapacityRevoked",
+                                        "Accepted"};
+    const struct fq_value *c[5];
+    fq_conds_in_status(fq_map_get(req->obj, "status"), 5, types, c);
+    const struct fq_value *prov = c[0], *failed_c = c[1], *expired_c = c[2],
+                          *revoked_c = c[3], *accepted_c = c[4];
     const char *pmsg = fq_value_path_str(prov, "message", "");
     bool reported = ann(req->obj, ANN_REPORTED) != NULL;
-    bool failed = fq_capacity_cond_true(rs, "Failed");
-    bool expired = fq_capacity_cond_true(rs, "BookingExpired") && !admitted;
+    bool failed = fq_cond_status_is(failed_c, "True");
+    bool booking_expired = fq_cond_status_is(expired_c, "True");
+    bool expired = booking_expired && !admitted;
     char msg[1024];
     if (failed || expired) {
         if (reported)
             return false; /* handled; a new attempt comes after requeue */
-        const struct fq_value *c =
-            fq_capacity_cond(rs, failed ? "Failed" : "BookingExpired");
-        const char *m = fq_value_path_str(c, "message", "");
+        const char *m =
+            fq_value_path_str(failed ? failed_c : expired_c, "message", "");
         bool changed;
         if (attempt <= prc->limit) {
             snprintf(msg, sizeof(msg), "Retrying after %s: %s",
@@ -638,7 +667,7 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
                 after *= 2;
             if (after > prc->max_s)
                 after = prc->max_s;
-            fq_map_set(ch, "requeueAfterSeconds", fq_value_int(after));
+            fq_map_set(ck_edit(ch), "requeueAfterSeconds", fq_value_int(after));
         } else {
             changed = set_state(e, wl, ch, "Rejected", m, now);
         }
@@ -646,27 +675,26 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
         (void)changed;
         return true;
     }
-    if (fq_capacity_cond_true(rs, "CapacityRevoked")) {
-        const char *m = fq_value_path_str(
-            fq_capacity_cond(rs, "CapacityRevoked"), "message", "");
+    if (fq_cond_status_is(revoked_c, "True")) {
+        const char *m = fq_value_path_str(revoked_c, "message", "");
         return set_state(e, wl, ch, "Rejected", m, now);
     }
-    if (fq_capacity_cond_true(rs, "BookingExpired"))
+    if (booking_expired)
         return false; /* admitted: ignored, the workload keeps running */
-    if (fq_capacity_cond_true(rs, "Provisioned")) {
+    if (fq_cond_status_is(prov, "True")) {
         bool changed = set_state(e, wl, ch, "Ready", pmsg, now);
         struct fq_value *ups = pod_set_updates(req->obj, prc);
-        if (!fq_value_equal(fq_map_get(ch, "podSetUpdates"), ups)) {
-            fq_map_set(ch, "podSetUpdates", ups);
+        if (!fq_value_equal(fq_map_get(ck_get(ch), "podSetUpdates"), ups)) {
+            fq_map_set(ck_edit(ch), "podSetUpdates", ups);
             changed = true;
         } else {
             fq_value_free(ups);
         }
         return changed;
     }
-    if (!strcmp(fq_value_path_str(ch, "state", "Pending"), "Ready"))
+    if (!strcmp(fq_value_path_str(ck_get(ch), "state", "Pending"), "Ready"))
         return false; /* stays Ready */
-    if (fq_capacity_cond_true(rs, "Accepted") && prov)
+    if (fq_cond_status_is(accepted_c, "True") && prov)
         return set_state(e, wl, ch, "Pending", pmsg, now);
     return set_state(e, wl, ch, "Pending", "", now);
 }
@@ -760,36 +788,41 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                       const struct fq_object *wl, int64_t now)
 {
     const struct fq_value *st = fq_map_get(wl->obj, "status");
-    if (cond_is(st, "Finished", "True")) {
+    /* The workload's conditions, found in one pass over its list. */
+    static const char *const types[] = {"Finished", "QuotaReserved", "Evicted",
+                                        "Admitted"};
+    const struct fq_value *c[4];
+    fq_conds_in_status(st, 4, types, c);
+    const struct fq_value *finished = c[0], *reserved_c = c[1], *evicted = c[2],
+                          *admitted_c = c[3];
+    if (fq_cond_status_is(finished, "True")) {
         delete_requests(pc, e, wl->ns, wl->name, false, NULL, 0);
         return;
     }
-    bool reserved = cond_is(st, "QuotaReserved", "True") &&
+    bool reserved = fq_cond_status_is(reserved_c, "True") &&
                     fq_map_get(st, "admission") &&
-                    !cond_is(st, "Evicted", "True");
+                    !fq_cond_status_is(evicted, "True");
     if (!reserved) {
         delete_requests(pc, e, wl->ns, wl->name, true, NULL, 0);
         return;
     }
-    bool admitted = cond_is(st, "Admitted", "True");
+    bool admitted = fq_cond_status_is(admitted_c, "True");
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     struct keep *keep = fq_xcalloc(fq_value_len(chs) + 1, sizeof(*keep));
     size_t nkeep = 0;
     /* A copy of status.admissionChecks alone, written back in place: the
      * rest of the workload (its podsets' templates above all) is neither
      * copied nor compared. */
-    struct fq_value *edit = NULL;
+    struct check_edit ch = {.stored = chs};
     bool changed = false;
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         const char *check = fq_value_path_str(fq_seq_at(chs, i), "name", "");
         struct prc prc;
         if (!resolve(e, check, &prc))
             continue;
-        if (!edit)
-            edit = fq_value_clone(chs);
-        struct fq_value *ch = fq_seq_at(edit, i);
+        ch.i = i;
         if (!prc.obj) {
-            changed |= set_state(e, wl->obj, ch, "Pending",
+            changed |= set_state(e, wl->obj, &ch, "Pending",
                                  "the check is not active", now);
             continue;
         }
@@ -803,7 +836,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                 podset_needs(wl->obj, fq_seq_at(psas, k), &prc, &ps, &count);
         }
         if (!needed) {
-            changed |= set_state(e, wl->obj, ch, "Ready",
+            changed |= set_state(e, wl->obj, &ch, "Ready",
                                  "ProvisioningRequest is not needed", now);
             continue;
         }
@@ -814,7 +847,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                 fq_objstore_get(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
                                 wl->ns, pr->name) :
                 NULL;
-        const char *state = fq_value_path_str(ch, "state", "Pending");
+        const char *state = fq_value_path_str(ck_get(&ch), "state", "Pending");
         if (req && pr->live && strcmp(state, "Ready") &&
             !request_matches(e, wl->obj, req->obj, &prc)) {
             /* Made for an earlier reservation: replaced below. */
@@ -829,29 +862,29 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         keep[nkeep].check = fq_xstrdup(check);
         if (!req || (reported && !strcmp(state, "Pending"))) {
             int64_t next = attempt + 1;
-            int64_t rc = fq_value_path_int(ch, "retryCount", 0);
+            int64_t rc = fq_value_path_int(ck_get(&ch), "retryCount", 0);
             if (rc + 1 > next)
                 next = rc + 1;
             next = free_attempt(pc, wl->ns, wl->name, check, next);
             keep[nkeep++].attempt = next;
             create_request(pc, e, wl, check, &prc, next, now);
-            changed |= set_state(e, wl->obj, ch, "Pending", "", now);
+            changed |= set_state(e, wl->obj, &ch, "Pending", "", now);
             continue;
         }
         keep[nkeep++].attempt = attempt;
         changed |=
-            sync_state(e, wl->obj, ch, req, attempt, &prc, admitted, now);
+            sync_state(e, wl->obj, &ch, req, attempt, &prc, admitted, now);
     }
     delete_requests(pc, e, wl->ns, wl->name, true, keep, nkeep);
     for (size_t i = 0; i < nkeep; i++)
         free(keep[i].check);
     free(keep);
-    if (edit && changed)
+    if (ch.copy && changed)
         fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, wl->ns,
-                                   wl->name, "admissionChecks", edit, NULL,
+                                   wl->name, "admissionChecks", ch.copy, NULL,
                                    NULL);
     else
-        fq_value_free(edit);
+        fq_value_free(ch.copy);
 }
 
 static int cmp_wlreqs(const void *a, const void *b)
@@ -965,7 +998,7 @@ static void index_put(struct provcheck *pc, const char *ns, const char *name,
     if (!check)
         check = "";
     int64_t attempt = a ? atoll(a) : 0;
-    bool live = !terminal(fq_map_get(obj, "status"));
+    bool live = !fq_capacity_provreq_terminal(fq_map_get(obj, "status"));
     char buf[600];
     char *key = key_of(buf, sizeof(buf), ns, name);
     struct wlreqs *g = fq_smap_get(&pc->by_name, key);

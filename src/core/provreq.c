@@ -82,9 +82,12 @@
 
 struct req {
     const char *ns, *name, *klass;
-    char key[512];              /* "ns/name", as nodes carry it */
+    const char *key;            /* "ns/name", as nodes carry it */
     const struct fq_value *obj; /* the stored request, read only */
-    struct fq_value *status;    /* owned copy being edited */
+    /* Its status as the step has it: the stored one until the step first
+     * changes something, then `copy` (owned), which is written back. */
+    const struct fq_value *status;
+    struct fq_value *copy;
     int64_t created;
     /* What the step depended on, for a step that changes nothing: it
      * would change nothing again until `until` (a time it compared now
@@ -113,11 +116,25 @@ static void req_until(struct req *r, int64_t t)
         r->until = t;
 }
 
-static bool terminal(const struct fq_value *status)
+/* The status to change: the stored one is copied at the first change, as
+ * most steps change nothing and the copy cost more than the step. */
+static struct fq_value *edit_status(struct req *r)
 {
-    return fq_capacity_cond_true(status, "Failed") ||
-           fq_capacity_cond_true(status, "BookingExpired") ||
-           fq_capacity_cond_true(status, "CapacityRevoked");
+    if (!r->copy) {
+        r->copy = fq_value_clone(r->status);
+        r->status = r->copy;
+    }
+    return r->copy;
+}
+
+/* fq_capacity_cond_set on the request's status, copying it only when the
+ * condition changes. */
+static void set_cond(struct req *r, const char *type, const char *cstatus,
+                     const char *reason, const char *message, int64_t now)
+{
+    if (fq_capacity_cond_differs(r->status, type, cstatus, reason, message))
+        fq_capacity_cond_set(edit_status(r), type, cstatus, reason, message,
+                             now);
 }
 
 static const char *detail(const struct req *r, const char *key)
@@ -126,14 +143,23 @@ static const char *detail(const struct req *r, const char *key)
         fq_map_get(fq_map_get(r->status, "provisioningClassDetails"), key));
 }
 
+/* Sets (v) or removes (NULL) a detail; the details map is made when
+ * missing, even to remove one. */
 static void set_detail(struct req *r, const char *key, const char *v)
 {
-    struct fq_value *d =
-        fq_map_ensure_map(r->status, "provisioningClassDetails");
+    const struct fq_value *d =
+        fq_map_get(r->status, "provisioningClassDetails");
+    const char *have = fq_value_as_str(fq_map_get(d, key));
+    bool same = d && d->type == FQ_V_MAP &&
+                (v ? have && !strcmp(have, v) : !fq_map_get(d, key));
+    if (same)
+        return;
+    struct fq_value *m =
+        fq_map_ensure_map(edit_status(r), "provisioningClassDetails");
     if (v)
-        fq_map_set(d, key, fq_value_str(v));
+        fq_map_set(m, key, fq_value_str(v));
     else
-        fq_map_del(d, key);
+        fq_map_del(m, key);
 }
 
 static int64_t detail_time(const struct req *r, const char *key)
@@ -251,10 +277,10 @@ static void delete_req_nodes(struct fq_capacity *st, struct fq_engine *e,
 
 static void accept(struct fq_capacity *st, struct fq_engine *e, struct req *r)
 {
-    fq_capacity_cond_set(r->status, "Accepted", "True", "Accepted",
-                         "ProvisioningRequest is accepted by "
-                         "ClusterAutoscaler",
-                         st->now);
+    set_cond(r, "Accepted", "True", "Accepted",
+             "ProvisioningRequest is accepted by "
+             "ClusterAutoscaler",
+             st->now);
     if (!strcmp(r->klass, CLASS_QUEUED)) {
         struct fq_cap_pool *p = pick_pool(st, r, true);
         const char *mt = p ? p->spec.machine->name : NULL;
@@ -267,18 +293,17 @@ static void accept(struct fq_capacity *st, struct fq_engine *e, struct req *r)
         if (eta != FQ_NEVER)
             set_detail_time(r, DETAIL_ETA, eta);
     }
-    fq_capacity_cond_set(r->status, "Provisioned", "False",
-                         !strcmp(r->klass, CLASS_QUEUED) ? "NotProvisioned" :
-                                                           "CapacityIsNotFound",
-                         "Waiting for capacity", st->now);
+    set_cond(r, "Provisioned", "False",
+             !strcmp(r->klass, CLASS_QUEUED) ? "NotProvisioned" :
+                                               "CapacityIsNotFound",
+             "Waiting for capacity", st->now);
 }
 
 static void fail(struct fq_capacity *st, struct fq_engine *e, struct req *r,
                  const char *reason, const char *msg)
 {
-    fq_capacity_cond_set(r->status, "Failed", "True", reason, msg, st->now);
-    fq_capacity_cond_set(r->status, "Provisioned", "False", reason, msg,
-                         st->now);
+    set_cond(r, "Failed", "True", reason, msg, st->now);
+    set_cond(r, "Provisioned", "False", reason, msg, st->now);
     delete_req_nodes(st, e, r->key, true,
                      "ProvisioningRequest failed: node removed");
 }
@@ -286,17 +311,15 @@ static void fail(struct fq_capacity *st, struct fq_engine *e, struct req *r,
 static void provisioned(struct fq_capacity *st, struct req *r,
                         const char *reason, const char *msg)
 {
-    fq_capacity_cond_set(r->status, "Provisioned", "True", reason, msg,
-                         st->now);
+    set_cond(r, "Provisioned", "True", reason, msg, st->now);
     set_detail(r, DETAIL_RETRY, NULL);
 }
 
 static void booking_expired(struct fq_capacity *st, struct fq_engine *e,
                             struct req *r)
 {
-    fq_capacity_cond_set(r->status, "BookingExpired", "True",
-                         "CapacityReservationTimeExpired",
-                         "Capacity reservation time expired", st->now);
+    set_cond(r, "BookingExpired", "True", "CapacityReservationTimeExpired",
+             "Capacity reservation time expired", st->now);
     if (!strcmp(r->klass, CLASS_QUEUED))
         delete_req_nodes(st, e, r->key, true,
                          "booking of the ProvisioningRequest expired: "
@@ -311,8 +334,8 @@ static void revoke(struct fq_capacity *st, struct fq_engine *e, struct req *r,
     snprintf(msg, sizeof(msg),
              "The nodes reached maxRunDurationSeconds (%s) and were deleted",
              d);
-    fq_capacity_cond_set(r->status, "CapacityRevoked", "True",
-                         "MaxRunDurationReached", msg, st->now);
+    set_cond(r, "CapacityRevoked", "True", "MaxRunDurationReached", msg,
+             st->now);
     delete_req_nodes(st, e, r->key, false,
                      "flex-start node reached its maximum run duration");
 }
@@ -324,11 +347,10 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
     struct fq_cap_pool *p = pick_pool(st, r, true);
     char msg[512];
     if (!p) {
-        fq_capacity_cond_set(r->status, "Provisioned", "False",
-                             "NotProvisioned",
-                             "No node pool with queued provisioning matches "
-                             "the pod template",
-                             st->now);
+        set_cond(r, "Provisioned", "False", "NotProvisioned",
+                 "No node pool with queued provisioning matches "
+                 "the pod template",
+                 st->now);
         return;
     }
     int64_t need = nodes_needed(r, p);
@@ -342,11 +364,10 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
         if (fq_provider_demand_provision(st, e, p, need, r->key, r->obj))
             set_detail_time(r, DETAIL_GRANT, st->now);
         else
-            fq_capacity_cond_set(r->status, "Provisioned", "False",
-                                 "NotProvisioned",
-                                 "Waiting for capacity: provision requested "
-                                 "from the provider",
-                                 st->now);
+            set_cond(r, "Provisioned", "False", "NotProvisioned",
+                     "Waiting for capacity: provision requested "
+                     "from the provider",
+                     st->now);
         return;
     }
     int64_t eta = detail_time(r, DETAIL_ETA);
@@ -359,8 +380,7 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
         snprintf(msg, sizeof(msg),
                  "Waiting for capacity in %s; expected provisioning time: %s",
                  p->spec.location, ts);
-        fq_capacity_cond_set(r->status, "Provisioned", "False",
-                             "NotProvisioned", msg, st->now);
+        set_cond(r, "Provisioned", "False", "NotProvisioned", msg, st->now);
         return;
     }
     r->counts = true; /* the pool's size and the hosts in use from here */
@@ -370,8 +390,7 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
                  "request needs %lld",
                  p->name, (long long)p->nodes, (long long)p->spec.max_nodes,
                  (long long)need);
-        fq_capacity_cond_set(r->status, "Provisioned", "False",
-                             "NotProvisioned", msg, st->now);
+        set_cond(r, "Provisioned", "False", "NotProvisioned", msg, st->now);
         return;
     }
     int64_t stock = fq_cloud_flex_stock(st->cloud, p->spec.machine->name,
@@ -385,16 +404,15 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
                  "Waiting for capacity: %lld x %s in %s not available yet "
                  "(ResourcePoolExhausted)",
                  (long long)need, p->spec.machine->name, p->spec.location);
-        fq_capacity_cond_set(r->status, "Provisioned", "False",
-                             "NotProvisioned", msg, st->now);
+        set_cond(r, "Provisioned", "False", "NotProvisioned", msg, st->now);
         return;
     }
     /* All slices in this one call: the request's nodes come together. */
     for (int64_t n = 0; n < need; n += p->spec.slice_hosts)
         fq_capacity_add_slice(st, e, p, r->key);
     set_detail_time(r, DETAIL_GRANT, st->now);
-    fq_capacity_cond_set(r->status, "Provisioned", "False", "NotProvisioned",
-                         "Capacity found; nodes are being created", st->now);
+    set_cond(r, "Provisioned", "False", "NotProvisioned",
+             "Capacity found; nodes are being created", st->now);
     fq_engine_event(e, r->obj, "Normal", "TriggeredScaleUp",
                     "pod triggered scale-up: [{%s %lld->%lld (max: %lld)}]",
                     p->name, (long long)(p->nodes - need), (long long)p->nodes,
@@ -429,11 +447,10 @@ static void try_grant_atomic(struct fq_capacity *st, struct fq_engine *e,
         return;
     if (fq_provider_demand_on(e)) { /* not carried to providers yet */
         r->never_clean = true;
-        fq_capacity_cond_set(r->status, "Provisioned", "False",
-                             "CapacityIsNotFound",
-                             "best-effort-atomic-scale-up needs the sim "
-                             "provider in flexq",
-                             st->now);
+        set_cond(r, "Provisioned", "False", "CapacityIsNotFound",
+                 "best-effort-atomic-scale-up needs the sim "
+                 "provider in flexq",
+                 st->now);
         return;
     }
     struct fq_cap_pool *p = pick_pool(st, r, false);
@@ -446,11 +463,10 @@ static void try_grant_atomic(struct fq_capacity *st, struct fq_engine *e,
                   fq_capacity_hosts_in_use(st, p->spec.machine->name, false),
                   need, &until);
     if (!ok) {
-        fq_capacity_cond_set(r->status, "Provisioned", "False",
-                             "CapacityIsNotFound",
-                             "Capacity is not found, CA will try to find it "
-                             "later.",
-                             st->now);
+        set_cond(r, "Provisioned", "False", "CapacityIsNotFound",
+                 "Capacity is not found, CA will try to find it "
+                 "later.",
+                 st->now);
         retry_due(st, e, r, true);
         return;
     }
@@ -511,11 +527,10 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
              "Capacity is not found and noRetry is set");
         return;
     }
-    fq_capacity_cond_set(r->status, "Provisioned", "False",
-                         "CapacityIsNotFound",
-                         "Capacity is not found, CA will try to find it "
-                         "later.",
-                         st->now);
+    set_cond(r, "Provisioned", "False", "CapacityIsNotFound",
+             "Capacity is not found, CA will try to find it "
+             "later.",
+             st->now);
     retry_due(st, e, r, true);
 }
 
@@ -606,13 +621,13 @@ static void step(struct fq_capacity *st, struct fq_engine *e, struct req *r)
 static int64_t quiet(struct fq_capacity *st, const struct fq_object *o)
 {
     struct req r = {0};
-    /* Read only: step() is what edits, on a copy. */
     r.obj = o->obj;
-    r.status = (struct fq_value *)fq_map_get(o->obj, "status");
+    r.status = fq_map_get(o->obj, "status");
     if (strcmp(fq_value_path_str(o->obj, "spec.provisioningClassName", ""),
                CLASS_QUEUED) ||
         !detail(&r, "flexq.dev/consumed") ||
-        !fq_capacity_cond_true(r.status, "Provisioned") || terminal(r.status))
+        !fq_capacity_cond_true(r.status, "Provisioned") ||
+        fq_capacity_provreq_terminal(r.status))
         return -1;
     int64_t end =
         fq_capacity_cond_time(r.status, "Provisioned") + max_run_ms(st, &r);
@@ -794,7 +809,7 @@ static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
                      const char *name, const struct fq_value *obj)
 {
     char key[600];
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    fq_capacity_key(ns, name, key, sizeof(key));
     struct preq *r = fq_smap_get(&t->by_key, key);
     if (!obj) {
         if (!r)
@@ -818,7 +833,7 @@ static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
     }
     r->live = handled_class(
                   fq_value_path_str(obj, "spec.provisioningClassName", "")) &&
-              !terminal(fq_map_get(obj, "status"));
+              !fq_capacity_provreq_terminal(fq_map_get(obj, "status"));
     r->stamp++; /* what it said before is stale */
     r->dirty = false;
     mark(st, t, r);
@@ -923,24 +938,28 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
     r.ns = pr->ns;
     r.name = pr->name;
     r.klass = fq_value_path_str(r.obj, "spec.provisioningClassName", "");
-    snprintf(r.key, sizeof(r.key), "%s", pr->key);
+    r.key = pr->key;
     const struct fq_value *st0 = fq_map_get(r.obj, "status");
-    r.status =
-        st0 && st0->type == FQ_V_MAP ? fq_value_clone(st0) : fq_value_map();
+    if (st0 && st0->type == FQ_V_MAP)
+        r.status = st0;
+    else
+        r.status = r.copy = fq_value_map();
     r.created = pr->has_created ? pr->created : st->now;
     r.until = FQ_NEVER;
     r.wake = FQ_NEVER;
     r.never_clean = !pr->has_created;
     step(st, e, &r);
-    bool changed = !fq_value_equal(st0, r.status);
+    /* A step that changed nothing made no copy (one that changed
+     * something may have set it back). */
+    bool changed = r.copy && !fq_value_equal(st0, r.copy);
     /* Write back only the status; the spec is immutable. */
     if (changed) {
         fq_objstore_set_status(s, FQ_KIND_PROVISIONINGREQUEST, pr->ns, pr->name,
-                               r.status, NULL);
+                               r.copy, NULL);
         /* This run's scale-down reads whether its nodes are booked. */
         fq_capacity_provreq_written(st, pr->key);
     } else {
-        fq_value_free(r.status);
+        fq_value_free(r.copy);
     }
     settle(st, t, pr, changed || r.never_clean, r.until, r.wake, r.counts);
 }

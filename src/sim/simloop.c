@@ -178,9 +178,32 @@ static int64_t to_abs(int64_t rel)
     return FQ_SIM_EPOCH_MS + rel;
 }
 
-static void wl_name(char *buf, size_t size, size_t job, unsigned seg)
+/* Room for a workload name: "sim-", two decimals and a dash. */
+#define WL_NAME_SIZE 48
+
+/* Writes v in decimal at p; returns the end. */
+static char *put_dec(char *p, unsigned long long v)
 {
-    snprintf(buf, size, "sim-%zu-%u", job, seg);
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n > 0)
+        *p++ = digits[--n];
+    return p;
+}
+
+/* "sim-<job>-<seg>". Built by hand: a name is made for every review,
+ * submit, finish and delete, and snprintf cost as much as the review. */
+static void wl_name(char buf[WL_NAME_SIZE], size_t job, unsigned seg)
+{
+    memcpy(buf, "sim-", 4);
+    char *p = put_dec(buf + 4, job);
+    *p++ = '-';
+    p = put_dec(p, seg);
+    *p = '\0';
 }
 
 /* The job index of a simulator workload name, or -1. */
@@ -666,8 +689,8 @@ static struct fq_value *make_workload(struct sim *s, size_t idx,
     struct jstate *j = &s->js[idx];
     int64_t hosts, per;
     fq_trace_shape(&s->o->map, tj, &hosts, &per);
-    char name[64];
-    wl_name(name, sizeof(name), idx, j->seg);
+    char name[WL_NAME_SIZE];
+    wl_name(name, idx, j->seg);
 
     struct fq_value *w = fq_value_map();
     fq_map_set(w, "apiVersion", fq_value_str("kueue.x-k8s.io/v1beta1"));
@@ -696,10 +719,11 @@ static struct fq_value *make_workload(struct sim *s, size_t idx,
     fq_map_set(c, "image", fq_value_str("flexq/sim"));
     /* Extended resources (GPUs, TPUs) need limits equal to requests. */
     struct fq_value *rsrc = fq_map_ensure_map(c, "resources");
+    char per_s[24];
+    snprintf(per_s, sizeof(per_s), "%lld", (long long)per);
     fq_map_set(fq_map_ensure_map(rsrc, "requests"), s->res,
-               fq_value_strf("%lld", (long long)per));
-    fq_map_set(fq_map_ensure_map(rsrc, "limits"), s->res,
-               fq_value_strf("%lld", (long long)per));
+               fq_value_str(per_s));
+    fq_map_set(fq_map_ensure_map(rsrc, "limits"), s->res, fq_value_str(per_s));
     fq_seq_push(ctrs, c);
     fq_map_set(pod, "containers", ctrs);
     /* Tolerate every taint (accelerator and queued-pool taints), as the
@@ -783,8 +807,8 @@ static void delete_workload(struct sim *s, size_t idx, unsigned seg)
 static void flush_deletes(struct sim *s)
 {
     for (size_t i = 0; i < s->ndels; i++) {
-        char name[64];
-        wl_name(name, sizeof(name), s->dels[i].job, s->dels[i].seg);
+        char name[WL_NAME_SIZE];
+        wl_name(name, s->dels[i].job, s->dels[i].seg);
         fq_engine_delete(s->e, FQ_KIND_WORKLOAD, s->ns, name, to_abs(s->now),
                          NULL);
     }
@@ -840,15 +864,32 @@ static void start_run(struct sim *s, size_t idx, const struct fq_value *wl)
         &s->heap, (struct fq_drive_fin){s->now + len, (uint32_t)idx, j->gen});
 }
 
-/* Running per invariant 1. */
-static bool wl_running(const struct fq_value *wl)
+/* The conditions a review reads, each the first of its type (as
+ * fq_cond_find finds it), from one pass over the list: every change of a
+ * workload is reviewed, and a pass per condition read cost more than the
+ * rest of the review. */
+struct wl_conds {
+    const struct fq_value *finished, *evicted, *admitted, *pods_ready;
+};
+
+static void wl_conds_of(const struct fq_value *wl, struct wl_conds *out)
 {
-    if (!fq_value_path_bool(wl, "spec.active", true) ||
-        fq_cond_true(wl, "Finished") || fq_cond_true(wl, "Evicted") ||
-        !fq_cond_true(wl, "Admitted") || !fq_cond_true(wl, "PodsReady"))
+    static const char *const types[] = {"Finished", "Evicted", "Admitted",
+                                        "PodsReady"};
+    const struct fq_value *c[4];
+    fq_conds_in_status(fq_map_get(wl, "status"), 4, types, c);
+    *out = (struct wl_conds){c[0], c[1], c[2], c[3]};
+}
+
+/* Running per invariant 1 (active: spec.active). */
+static bool wl_running(bool active, const struct wl_conds *c)
+{
+    if (!active || fq_cond_status_is(c->finished, "True") ||
+        fq_cond_status_is(c->evicted, "True") ||
+        !fq_cond_status_is(c->admitted, "True") ||
+        !fq_cond_status_is(c->pods_ready, "True"))
         return false;
-    return cond_time(fq_cond_find(wl, "PodsReady")) >=
-           cond_time(fq_cond_find(wl, "Admitted"));
+    return cond_time(c->pods_ready) >= cond_time(c->admitted);
 }
 
 /* Looks at one touched workload after a settle. */
@@ -857,16 +898,18 @@ static int review(struct sim *s, size_t idx)
     struct jstate *j = &s->js[idx];
     if (j->phase != PH_WAITING && j->phase != PH_RUNNING)
         return 0;
-    char name[64];
-    wl_name(name, sizeof(name), idx, j->seg);
+    char name[WL_NAME_SIZE];
+    wl_name(name, idx, j->seg);
     const struct fq_object *o =
         fq_objstore_get(s->store, FQ_KIND_WORKLOAD, s->ns, name);
     if (!o)
         return 0;
     const struct fq_value *wl = o->obj;
-    bool finished = fq_cond_true(wl, "Finished");
+    struct wl_conds conds;
+    wl_conds_of(wl, &conds);
+    bool finished = fq_cond_status_is(conds.finished, "True");
     bool active = fq_value_path_bool(wl, "spec.active", true);
-    bool running = wl_running(wl);
+    bool running = wl_running(active, &conds);
 
     if (j->phase == PH_RUNNING && finished && j->marked) {
         /* The run we ended: the work of this segment is done. */
@@ -908,8 +951,8 @@ static int review(struct sim *s, size_t idx)
 static void mark_finished(struct sim *s, size_t idx)
 {
     struct jstate *j = &s->js[idx];
-    char name[64];
-    wl_name(name, sizeof(name), idx, j->seg);
+    char name[WL_NAME_SIZE];
+    wl_name(name, idx, j->seg);
     if (fq_drive_mark_finished(s->store, s->ns, name, to_abs(s->now),
                                "Job finished successfully"))
         j->marked = true;
