@@ -77,10 +77,27 @@ struct fq_value *fq_value_bool(bool b)
     return v;
 }
 
+/* The decimal text of i, as "%lld" writes it. By hand: the controllers
+ * make an integer node for every generation, count and observed
+ * generation they write, and vsnprintf cost over a thousand instructions
+ * each (2.6% of a Philly replay). */
+static char *int_text(int64_t i)
+{
+    char d[24], *p = d + sizeof(d);
+    uint64_t mag = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+    *--p = '\0';
+    do
+        *--p = (char)('0' + mag % 10);
+    while ((mag /= 10) > 0);
+    if (i < 0)
+        *--p = '-';
+    return fq_xstrndup(p, (size_t)(d + sizeof(d) - 1 - p));
+}
+
 struct fq_value *fq_value_int(int64_t i)
 {
     struct fq_value *v = node(FQ_V_NUM);
-    v->u.num.raw = fq_xasprintf("%lld", (long long)i);
+    v->u.num.raw = int_text(i);
     v->u.num.i = i;
     v->u.num.d = (double)i;
     v->u.num.is_int = true;

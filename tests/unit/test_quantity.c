@@ -258,6 +258,14 @@ static void test_format_table(void **state)
             fail_msg("format case %zu: got \"%s\" want \"%s\"", i, buf,
                      c->want);
     }
+    /* A short buffer cuts the text as snprintf does. */
+    char small[4] = "xxx";
+    fq_quantity_format(-1500, M, DEC, small, sizeof(small));
+    assert_string_equal(small, "-15");
+    fq_quantity_format(2048, U, BIN, small, 3);
+    assert_string_equal(small, "2K");
+    fq_quantity_format(5, U, DEC, small, 0);
+    assert_string_equal(small, "2K"); /* size 0: nothing written */
 }
 
 static void test_scale_for(void **state)
