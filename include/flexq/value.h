@@ -44,6 +44,11 @@ struct fq_member {
     char *key; /* owned */
     uint32_t line, col;
     struct fq_value *val; /* owned */
+    /* Kept by value.c for dotted paths (fq_value_path): strlen(key) (keys
+     * are shorter than 4 GiB), and whether the key holds a '.' (a path's
+     * segment never does). */
+    uint32_t klen;
+    bool dotted;
 };
 
 struct fq_value {

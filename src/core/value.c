@@ -6,10 +6,15 @@
  * growable arrays (fq_grow doubles, so n appends cost O(n)). Mappings keep
  * members in insertion order and are searched linearly: Kubernetes objects
  * have a handful of keys per level, and a scan over a few cache lines beats
- * a hash table at that size. The parsers never call fq_map_set while they
- * build (that would be quadratic on hostile input); they append directly
- * and check duplicate keys with a sort. For the same reason equality and
- * merge patch switch to sorted comparisons beyond 16 keys.
+ * a hash table at that size. A scan compares a key's first byte (or its
+ * length) before its bytes. Each member records its key's length and whether
+ * the key holds a '.', so that a dotted path (the controllers' most common
+ * lookup, such as a condition's "type") is matched segment by segment
+ * without first measuring the segment: see find_segment. The parsers
+ * never call fq_map_set while they build (that would be quadratic on
+ * hostile input); they append (fq_value_map_append) and check duplicate
+ * keys with a sort. For the same reason equality and merge patch switch to
+ * sorted comparisons beyond 16 keys.
  *
  * Numbers. fq_value_num_raw recognises the YAML 1.2 core schema's numbers,
  * which include every JSON number:
@@ -28,6 +33,9 @@
  *  2. Mapping keys are unique when built through fq_map_set (the parsers
  *     reject duplicates).
  *  3. STR nodes hold a NUL-terminated copy; `len` is strlen(s).
+ *  4. A member's klen is strlen(key) and dotted says whether the key holds
+ *     a '.'; members are made only here (fq_value_map_append), never by
+ *     the callers, which read keys but do not write them.
  *
  * What it does not do: no sequence indexing in paths, no JSON/YAML text
  * (json.c, yaml.c), no schema knowledge (kinds.c).
@@ -368,9 +376,8 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         }
         for (size_t i = 0; i < v->u.map.n; i++) {
             const struct fq_member *m = &v->u.map.items[i];
-            c->u.map.items[i].key = fq_xstrdup(m->key);
-            c->u.map.items[i].line = m->line;
-            c->u.map.items[i].col = m->col;
+            c->u.map.items[i] = *m; /* position, klen, dotted */
+            c->u.map.items[i].key = fq_xstrndup(m->key, m->klen);
             c->u.map.items[i].val = fq_value_clone(m->val);
         }
         c->u.map.n = v->u.map.n;
@@ -441,7 +448,7 @@ static bool map_equal(const struct fq_value *a, const struct fq_value *b)
     for (i = 0; i < n; i++) {
         const struct fq_member *x = &a->u.map.items[i];
         const struct fq_member *y = &b->u.map.items[i];
-        if (strcmp(x->key, y->key))
+        if (x->klen != y->klen || memcmp(x->key, y->key, x->klen))
             break;
         if (!fq_value_equal(x->val, y->val))
             return false;
@@ -499,7 +506,8 @@ bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
 /* --- mappings ----------------------------------------------------------- */
 
 /* Maps are small (a few keys): a linear scan, the first byte compared
- * before the call. */
+ * before the call. Looked-up keys are mostly there, and measuring the key
+ * first (for find_n) cost more than it saved. */
 static struct fq_member *find(const struct fq_value *m, const char *key)
 {
     if (!m || m->type != FQ_V_MAP || !key)
@@ -512,18 +520,63 @@ static struct fq_member *find(const struct fq_value *m, const char *key)
     return NULL;
 }
 
-/* find() for a key given as its first n bytes. */
+/* find() for a key whose length n is known: lengths are compared first,
+ * then bytes. fq_map_set's keys are often absent (a whole scan) and need
+ * their length to be appended anyway, so this is cheaper there. */
 static struct fq_member *find_n(const struct fq_value *m, const char *key,
                                 size_t n)
+{
+    for (size_t i = 0; i < m->u.map.n; i++) {
+        const struct fq_member *mem = &m->u.map.items[i];
+        if (mem->klen == n && (n == 0 || mem->key[0] == key[0]) &&
+            !memcmp(mem->key, key, n))
+            return &m->u.map.items[i];
+    }
+    return NULL;
+}
+
+/*
+ * The member of map m whose key is the path segment at p (which ends at
+ * a '.' or the NUL), or NULL. The segment's length need not be known:
+ * strncmp over a candidate key's length stops at the path's NUL, and
+ * then the byte after it says whether the segment ends there. So a path
+ * is read once, by the compares, and not first by strchr and strlen.
+ * Inline: fq_value_path's loop is the hottest lookup of a replay.
+ */
+static inline struct fq_member *find_segment(const struct fq_value *m,
+                                             const char *p)
 {
     if (!m || m->type != FQ_V_MAP)
         return NULL;
     for (size_t i = 0; i < m->u.map.n; i++) {
-        const char *k = m->u.map.items[i].key;
-        if ((n == 0 || k[0] == key[0]) && !strncmp(k, key, n) && k[n] == '\0')
+        const struct fq_member *mem = &m->u.map.items[i];
+        if (mem->key[0] == p[0] && !mem->dotted &&
+            !strncmp(mem->key, p, mem->klen) &&
+            (p[mem->klen] == '\0' || p[mem->klen] == '.'))
             return &m->u.map.items[i];
     }
+    /* An empty segment: p[0] is its '.', and the empty key's first byte is
+     * its NUL. */
+    if (p[0] == '.')
+        return find(m, "");
     return NULL;
+}
+
+struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
+                                      size_t klen, struct fq_value *val)
+{
+    if (klen > UINT32_MAX) { /* like running out of memory: see alloc.h */
+        fprintf(stderr, "flexq: a mapping key of %zu bytes\n", klen);
+        abort();
+    }
+    FQ_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
+    struct fq_member *mem = &m->u.map.items[m->u.map.n++];
+    mem->key = fq_xstrndup(key, klen);
+    mem->line = mem->col = 0;
+    mem->val = val;
+    mem->klen = (uint32_t)klen;
+    mem->dotted = memchr(key, '.', klen) != NULL;
+    return mem;
 }
 
 struct fq_value *fq_map_get(const struct fq_value *m, const char *key)
@@ -538,17 +591,14 @@ void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val)
         fq_value_free(val);
         return;
     }
-    struct fq_member *mem = find(m, key);
+    size_t n = strlen(key); /* needed to append, and a cheaper scan */
+    struct fq_member *mem = find_n(m, key, n);
     if (mem) {
         fq_value_free(mem->val);
         mem->val = val;
         return;
     }
-    FQ_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
-    mem = &m->u.map.items[m->u.map.n++];
-    mem->key = fq_xstrdup(key);
-    mem->line = mem->col = 0;
-    mem->val = val;
+    fq_value_map_append(m, key, n, val);
 }
 
 bool fq_map_del(struct fq_value *m, const char *key)
@@ -578,11 +628,16 @@ struct fq_value *fq_map_take(struct fq_value *m, const char *key)
 
 struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key)
 {
-    struct fq_value *v = fq_map_get(m, key);
-    if (v && v->type == FQ_V_MAP)
-        return v;
-    v = fq_value_map();
-    fq_map_set(m, key, v); /* replaces a non-map value */
+    struct fq_member *mem = find(m, key);
+    if (mem && mem->val && mem->val->type == FQ_V_MAP)
+        return mem->val;
+    struct fq_value *v = fq_value_map();
+    if (mem) { /* replaces a non-map value */
+        fq_value_free(mem->val);
+        mem->val = v;
+    } else {
+        fq_map_set(m, key, v);
+    }
     return v;
 }
 
@@ -630,19 +685,18 @@ struct fq_value *fq_seq_at(const struct fq_value *s, size_t i)
 
 struct fq_value *fq_value_path(const struct fq_value *v, const char *path)
 {
-    if (!v || !path)
+    if (!path)
         return NULL;
-    const char *p = path;
-    while (v) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        struct fq_member *mem = find_n(v, p, n);
-        v = mem ? mem->val : NULL;
-        if (!dot)
+    for (const char *p = path;;) {
+        const struct fq_member *mem = find_segment(v, p);
+        if (!mem)
+            return NULL;
+        v = mem->val;
+        p += mem->klen;
+        if (!*p)
             return (struct fq_value *)v;
-        p = dot + 1;
+        p++; /* the dot */
     }
-    return NULL;
 }
 
 const char *fq_value_path_str(const struct fq_value *v, const char *path,
@@ -669,6 +723,19 @@ bool fq_value_path_bool(const struct fq_value *v, const char *path, bool def)
     return def;
 }
 
+/* Gives the member of the n-byte key in map m the value val: mem, the
+ * key's member when it is there (its old value freed), else a new one.
+ * Returns the member. */
+static struct fq_member *put(struct fq_value *m, struct fq_member *mem,
+                             const char *key, size_t n, struct fq_value *val)
+{
+    if (!mem)
+        return fq_value_map_append(m, key, n, val);
+    fq_value_free(mem->val);
+    mem->val = val;
+    return mem;
+}
+
 void fq_value_set_path(struct fq_value *v, const char *path,
                        struct fq_value *val)
 {
@@ -676,18 +743,17 @@ void fq_value_set_path(struct fq_value *v, const char *path,
         fq_value_free(val);
         return;
     }
-    const char *p = path;
-    for (;;) {
-        const char *dot = strchr(p, '.');
-        char *key = fq_xstrndup(p, dot ? (size_t)(dot - p) : strlen(p));
-        if (!dot) {
-            fq_map_set(v, key, val);
-            free(key);
+    for (const char *p = path;;) {
+        size_t n = strcspn(p, ".");
+        struct fq_member *mem = find_segment(v, p);
+        if (!p[n]) {
+            put(v, mem, p, n, val);
             return;
         }
-        v = fq_map_ensure_map(v, key);
-        free(key);
-        p = dot + 1;
+        if (!mem || !mem->val || mem->val->type != FQ_V_MAP) /* replaced */
+            mem = put(v, mem, p, n, fq_value_map());
+        v = mem->val;
+        p += n + 1;
     }
 }
 
@@ -762,11 +828,7 @@ static void merge_members(struct fq_value *t, const struct fq_value *patch)
         struct fq_value *nv = NULL;
         fq_value_merge_patch(&nv, pm->val); /* drops nested nulls */
         if (big) {
-            FQ_GROW(t->u.map.items, t->u.map.cap, t->u.map.n + 1);
-            struct fq_member *mem = &t->u.map.items[t->u.map.n++];
-            mem->key = fq_xstrdup(pm->key);
-            mem->line = mem->col = 0;
-            mem->val = nv;
+            fq_value_map_append(t, pm->key, pm->klen, nv);
         } else {
             fq_map_set(t, pm->key, nv);
         }
