@@ -14,7 +14,10 @@
  *
  * Ownership: a tree owns its children. fq_value_free frees a whole subtree.
  * Functions that take a `struct fq_value *child` "to set/push" take ownership
- * of it. Getters return borrowed pointers.
+ * of it. Getters return borrowed pointers. A tree's pieces (nodes, keys,
+ * texts, arrays) are small blocks (alloc.h), not malloc's: callers may
+ * read the fields below, and replace a member's or item's value, but
+ * never free, realloc or re-point a key, text or array.
  *
  * Parsers (yaml.h, json.h) take a struct fq_limits so that no input can make
  * flexq use unbounded memory or stack.

@@ -347,9 +347,8 @@ static int parse_array(struct parser *ps, size_t depth, struct fq_value **out)
         return 0;
     }
     for (;;) {
-        FQ_GROW(s->u.seq.items, s->u.seq.cap, s->u.seq.n + 1);
-        struct fq_value **slot = &s->u.seq.items[s->u.seq.n++];
-        *slot = NULL;
+        fq_seq_push(s, NULL); /* the slot parse_value fills */
+        struct fq_value **slot = &s->u.seq.items[s->u.seq.n - 1];
         int rc = parse_value(ps, depth, slot);
         if (rc) {
             if (!*slot)

@@ -36,6 +36,10 @@
  *  4. A member's klen is strlen(key) and dotted says whether the key holds
  *     a '.'; members are made only here (fq_value_map_append), never by
  *     the callers, which read keys but do not write them.
+ *  5. Nodes, keys, number texts, long strings and item arrays are small
+ *     blocks (alloc.h), each freed with the size it was allocated with:
+ *     sizeof(struct fq_value), klen + 1, strlen(raw) + 1, len + 1, and
+ *     cap times the element's size. (Sanitizer builds check the sizes.)
  *
  * What it does not do: no sequence indexing in paths, no JSON/YAML text
  * (json.c, yaml.c), no schema knowledge (kinds.c).
@@ -66,11 +70,30 @@ struct fq_limits fq_limits_default(void)
 
 /* --- constructors ------------------------------------------------------ */
 
+/* Nodes, and the texts and arrays they own, are small blocks (alloc.h):
+ * a tree is built and freed piece by piece, and the small-block cache
+ * makes each piece a few instructions instead of a trip through malloc. */
 static struct fq_value *node(enum fq_vtype t)
 {
-    struct fq_value *v = fq_xcalloc(1, sizeof(*v));
+    struct fq_value *v = fq_small_alloc(sizeof(*v));
+    memset(v, 0, sizeof(*v));
     v->type = t;
     return v;
+}
+
+/* A NUL-terminated copy of the n bytes at s: keys, number texts and
+ * long strings, freed with free_text(copy, n). */
+static char *dup_text(const char *s, size_t n)
+{
+    char *d = fq_small_alloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+static void free_text(char *s, size_t n)
+{
+    fq_small_free(s, n + 1);
 }
 
 struct fq_value *fq_value_null(void)
@@ -99,7 +122,7 @@ static char *int_text(int64_t i)
     while ((mag /= 10) > 0);
     if (i < 0)
         *--p = '-';
-    return fq_xstrndup(p, (size_t)(d + sizeof(d) - 1 - p));
+    return dup_text(p, (size_t)(d + sizeof(d) - 1 - p));
 }
 
 struct fq_value *fq_value_int(int64_t i)
@@ -116,16 +139,16 @@ struct fq_value *fq_value_int(int64_t i)
 static char *double_text(double d)
 {
     if (isnan(d))
-        return fq_xstrdup(".nan");
+        return dup_text(".nan", 4);
     if (isinf(d))
-        return fq_xstrdup(d > 0 ? ".inf" : "-.inf");
+        return d > 0 ? dup_text(".inf", 4) : dup_text("-.inf", 5);
+    char s[32]; /* "%.17g" needs at most 24 */
     for (int prec = 15; prec <= 17; prec++) {
-        char *s = fq_xasprintf("%.*g", prec, d);
-        if (prec == 17 || strtod(s, NULL) == d)
-            return s;
-        free(s);
+        snprintf(s, sizeof(s), "%.*g", prec, d);
+        if (strtod(s, NULL) == d)
+            break;
     }
-    return NULL; /* not reached */
+    return dup_text(s, strlen(s));
 }
 
 /* Sets is_int/i for a float literal that denotes a whole number. */
@@ -243,7 +266,7 @@ struct fq_value *fq_value_num_raw(const char *raw)
     d = strtod(raw, NULL);
 make:;
     struct fq_value *v = node(FQ_V_NUM);
-    v->u.num.raw = fq_xstrdup(raw);
+    v->u.num.raw = dup_text(raw, strlen(raw));
     v->u.num.d = d;
     if (is_int) {
         v->u.num.is_int = true;
@@ -264,7 +287,7 @@ static void set_str(struct fq_value *v, const char *s, size_t n)
         n = 0;
     else if (nul)
         n = (size_t)(nul - s);
-    char *d = n < sizeof(v->u.str.buf) ? v->u.str.buf : fq_xmalloc(n + 1);
+    char *d = n < sizeof(v->u.str.buf) ? v->u.str.buf : fq_small_alloc(n + 1);
     if (n)
         memcpy(d, s, n);
     d[n] = '\0';
@@ -315,29 +338,30 @@ void fq_value_free(struct fq_value *v)
         return;
     switch (v->type) {
     case FQ_V_NUM:
-        free(v->u.num.raw);
+        if (v->u.num.raw)
+            free_text(v->u.num.raw, strlen(v->u.num.raw));
         break;
     case FQ_V_STR:
         if (v->u.str.s != v->u.str.buf)
-            free(v->u.str.s);
+            free_text(v->u.str.s, v->u.str.len);
         break;
     case FQ_V_SEQ:
         for (size_t i = 0; i < v->u.seq.n; i++)
             fq_value_free(v->u.seq.items[i]);
-        free(v->u.seq.items);
+        fq_small_free(v->u.seq.items, v->u.seq.cap * sizeof(*v->u.seq.items));
         break;
     case FQ_V_MAP:
         for (size_t i = 0; i < v->u.map.n; i++) {
-            free(v->u.map.items[i].key);
+            free_text(v->u.map.items[i].key, v->u.map.items[i].klen);
             fq_value_free(v->u.map.items[i].val);
         }
-        free(v->u.map.items);
+        fq_small_free(v->u.map.items, v->u.map.cap * sizeof(*v->u.map.items));
         break;
     case FQ_V_NULL:
     case FQ_V_BOOL:
         break;
     }
-    free(v);
+    fq_small_free(v, sizeof(*v));
 }
 
 struct fq_value *fq_value_clone(const struct fq_value *v)
@@ -355,14 +379,15 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         break;
     case FQ_V_NUM:
         c->u.num = v->u.num;
-        c->u.num.raw = fq_xstrdup(v->u.num.raw);
+        c->u.num.raw = dup_text(v->u.num.raw, strlen(v->u.num.raw));
         break;
     case FQ_V_STR:
         set_str(c, v->u.str.s, v->u.str.len);
         break;
     case FQ_V_SEQ:
         if (v->u.seq.n) {
-            c->u.seq.items = fq_xmalloc(v->u.seq.n * sizeof(*c->u.seq.items));
+            c->u.seq.items =
+                fq_small_alloc(v->u.seq.n * sizeof(*c->u.seq.items));
             c->u.seq.cap = v->u.seq.n;
         }
         for (size_t i = 0; i < v->u.seq.n; i++)
@@ -371,13 +396,14 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         break;
     case FQ_V_MAP:
         if (v->u.map.n) {
-            c->u.map.items = fq_xmalloc(v->u.map.n * sizeof(*c->u.map.items));
+            c->u.map.items =
+                fq_small_alloc(v->u.map.n * sizeof(*c->u.map.items));
             c->u.map.cap = v->u.map.n;
         }
         for (size_t i = 0; i < v->u.map.n; i++) {
             const struct fq_member *m = &v->u.map.items[i];
             c->u.map.items[i] = *m; /* position, klen, dotted */
-            c->u.map.items[i].key = fq_xstrndup(m->key, m->klen);
+            c->u.map.items[i].key = dup_text(m->key, m->klen);
             c->u.map.items[i].val = fq_value_clone(m->val);
         }
         c->u.map.n = v->u.map.n;
@@ -569,9 +595,9 @@ struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
         fprintf(stderr, "flexq: a mapping key of %zu bytes\n", klen);
         abort();
     }
-    FQ_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
+    FQ_SMALL_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
     struct fq_member *mem = &m->u.map.items[m->u.map.n++];
-    mem->key = fq_xstrndup(key, klen);
+    mem->key = dup_text(key, klen);
     mem->line = mem->col = 0;
     mem->val = val;
     mem->klen = (uint32_t)klen;
@@ -607,7 +633,7 @@ bool fq_map_del(struct fq_value *m, const char *key)
     if (!mem)
         return false;
     size_t i = (size_t)(mem - m->u.map.items);
-    free(mem->key);
+    free_text(mem->key, mem->klen);
     fq_value_free(mem->val);
     memmove(&m->u.map.items[i], &m->u.map.items[i + 1],
             (m->u.map.n - i - 1) * sizeof(*mem));
@@ -649,7 +675,7 @@ void fq_seq_push(struct fq_value *s, struct fq_value *val)
         fq_value_free(val);
         return;
     }
-    FQ_GROW(s->u.seq.items, s->u.seq.cap, s->u.seq.n + 1);
+    FQ_SMALL_GROW(s->u.seq.items, s->u.seq.cap, s->u.seq.n + 1);
     s->u.seq.items[s->u.seq.n++] = val;
 }
 
@@ -837,7 +863,7 @@ static void merge_members(struct fq_value *t, const struct fq_value *patch)
         size_t w = 0;
         for (size_t r = 0; r < t->u.map.n; r++) {
             if (!t->u.map.items[r].val) {
-                free(t->u.map.items[r].key);
+                free_text(t->u.map.items[r].key, t->u.map.items[r].klen);
                 continue;
             }
             t->u.map.items[w++] = t->u.map.items[r];
