@@ -277,9 +277,20 @@ make:;
     return v;
 }
 
-/* Sets a string node's text (a copy of n bytes, cut at a NUL): short
- * ones in the node, saving an allocation for most of an object's
- * strings ("True", names, reasons). */
+/* Sets a string node's text to a copy of the n bytes at s, which hold
+ * no NUL: short ones in the node, saving an allocation for most of an
+ * object's strings ("True", names, reasons). */
+static void set_text(struct fq_value *v, const char *s, size_t n)
+{
+    char *d = n < sizeof(v->u.str.buf) ? v->u.str.buf : fq_small_alloc(n + 1);
+    if (n)
+        memcpy(d, s, n);
+    d[n] = '\0';
+    v->u.str.s = d;
+    v->u.str.len = n;
+}
+
+/* set_text for n bytes that may hold a NUL: the text is cut there. */
 static void set_str(struct fq_value *v, const char *s, size_t n)
 {
     const char *nul = s ? memchr(s, '\0', n) : NULL;
@@ -287,12 +298,7 @@ static void set_str(struct fq_value *v, const char *s, size_t n)
         n = 0;
     else if (nul)
         n = (size_t)(nul - s);
-    char *d = n < sizeof(v->u.str.buf) ? v->u.str.buf : fq_small_alloc(n + 1);
-    if (n)
-        memcpy(d, s, n);
-    d[n] = '\0';
-    v->u.str.s = d;
-    v->u.str.len = n;
+    set_text(v, s, n);
 }
 
 struct fq_value *fq_value_strn(const char *s, size_t len)
@@ -304,19 +310,34 @@ struct fq_value *fq_value_strn(const char *s, size_t len)
 
 struct fq_value *fq_value_str(const char *s)
 {
-    return fq_value_strn(s, s ? strlen(s) : 0);
+    struct fq_value *v = node(FQ_V_STR);
+    set_text(v, s ? s : "", s ? strlen(s) : 0);
+    return v;
 }
 
 struct fq_value *fq_value_strf(const char *fmt, ...)
 {
-    struct fq_buf b = FQ_BUF_INIT;
-    va_list ap;
+    /* Formatted once, on the stack, when it fits a line (most do; the
+     * sizing pass of fq_buf_printf doubled the cost of each), else again
+     * at its size. */
+    char line[128];
+    va_list ap, again;
     va_start(ap, fmt);
-    fq_buf_vprintf(&b, fmt, ap);
+    va_copy(again, ap);
+    int n = vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     struct fq_value *v = node(FQ_V_STR);
-    set_str(v, b.data ? b.data : "", b.len);
-    fq_buf_release(&b);
+    if (n <= 0) {
+        set_text(v, "", 0);
+    } else if ((size_t)n < sizeof(line)) {
+        set_str(v, line, (size_t)n);
+    } else {
+        char *big = fq_xmalloc((size_t)n + 1);
+        vsnprintf(big, (size_t)n + 1, fmt, again);
+        set_str(v, big, (size_t)n);
+        free(big);
+    }
+    va_end(again);
     return v;
 }
 
@@ -382,7 +403,7 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         c->u.num.raw = dup_text(v->u.num.raw, strlen(v->u.num.raw));
         break;
     case FQ_V_STR:
-        set_str(c, v->u.str.s, v->u.str.len);
+        set_text(c, v->u.str.s, v->u.str.len);
         break;
     case FQ_V_SEQ:
         if (v->u.seq.n) {
@@ -709,7 +730,9 @@ struct fq_value *fq_seq_at(const struct fq_value *s, size_t i)
 
 /* --- dotted paths ------------------------------------------------------- */
 
-struct fq_value *fq_value_path(const struct fq_value *v, const char *path)
+/* fq_value_path, inlined into the typed getters too: fq_value_path_str
+ * alone is called over a million times a replay. */
+static inline struct fq_value *walk(const struct fq_value *v, const char *path)
 {
     if (!path)
         return NULL;
@@ -725,17 +748,23 @@ struct fq_value *fq_value_path(const struct fq_value *v, const char *path)
     }
 }
 
+struct fq_value *fq_value_path(const struct fq_value *v, const char *path)
+{
+    return walk(v, path);
+}
+
 const char *fq_value_path_str(const struct fq_value *v, const char *path,
                               const char *def)
 {
-    const char *s = fq_value_as_str(fq_value_path(v, path));
+    const struct fq_value *n = walk(v, path);
+    const char *s = n && n->type == FQ_V_STR ? n->u.str.s : NULL;
     return s ? s : def;
 }
 
 int64_t fq_value_path_int(const struct fq_value *v, const char *path,
                           int64_t def)
 {
-    const struct fq_value *n = fq_value_path(v, path);
+    const struct fq_value *n = walk(v, path);
     if (n && n->type == FQ_V_NUM && n->u.num.is_int)
         return n->u.num.i;
     return def;
@@ -743,7 +772,7 @@ int64_t fq_value_path_int(const struct fq_value *v, const char *path,
 
 bool fq_value_path_bool(const struct fq_value *v, const char *path, bool def)
 {
-    const struct fq_value *n = fq_value_path(v, path);
+    const struct fq_value *n = walk(v, path);
     if (n && n->type == FQ_V_BOOL)
         return n->u.b;
     return def;

@@ -73,6 +73,21 @@ static void test_constructors(void **state)
     assert_string_equal(v->u.str.s, "job-7");
     assert_int_equal(v->u.str.len, 5);
     fq_value_free(v);
+    /* Past the stack line strf formats into first; cut at a NUL. */
+    char big[301];
+    memset(big, 'x', 300);
+    big[300] = '\0';
+    v = fq_value_strf("<%s>", big);
+    assert_int_equal(v->u.str.len, 302);
+    assert_int_equal(v->u.str.s[301], '>');
+    fq_value_free(v);
+    v = fq_value_strf("a%cb", 0);
+    assert_string_equal(v->u.str.s, "a");
+    assert_int_equal(v->u.str.len, 1);
+    fq_value_free(v);
+    v = fq_value_strf("%s", "");
+    assert_string_equal(v->u.str.s, "");
+    fq_value_free(v);
     v = fq_value_strn("abcdef", 3);
     assert_string_equal(fq_value_as_str(v), "abc");
     fq_value_free(v);
