@@ -154,9 +154,16 @@ int fq_quantity_parse(const char *s, enum fq_qscale scale, int64_t *out,
     }
     exp10 += (long)scale;
 
-    /* Digits "ip..ip+ni" then "fp..fp+nf"; the point sits after ni. */
+    /* Digits "ip..ip+ni" then "fp..fp+nf"; the point sits after ni. The
+     * array has room for every later step at once: up to 19 zeros in front
+     * (point > -20) or an integer part padded to point (< 20), and 4 more
+     * digits for each multiplication by 1024. Quantities are short, so
+     * it is almost always on the stack (this runs for every resource
+     * request a controller reads). */
     size_t n = ni + nf;
-    unsigned char *d = fq_xmalloc(n + 8);
+    size_t room = n + 20 + 4 * 6;
+    unsigned char stack[128];
+    unsigned char *d = room <= sizeof(stack) ? stack : fq_xmalloc(room);
     for (size_t i = 0; i < ni; i++)
         d[i] = (unsigned char)(ip[i] - '0');
     for (size_t i = 0; i < nf; i++)
@@ -188,7 +195,6 @@ int fq_quantity_parse(const char *s, enum fq_qscale scale, int64_t *out,
     }
     if (point < 0) { /* make the integer part explicit: 0.00ddd */
         size_t z = (size_t)-point;
-        d = fq_xrealloc(d, n + z + 8);
         memmove(d + z, d, n);
         memset(d, 0, z);
         n += z;
@@ -196,11 +202,9 @@ int fq_quantity_parse(const char *s, enum fq_qscale scale, int64_t *out,
     }
     if ((long)n < point) { /* trailing zeros of the integer part */
         size_t z = (size_t)point - n;
-        d = fq_xrealloc(d, (size_t)point + 8);
         memset(d + n, 0, z);
         n = (size_t)point;
     }
-    d = fq_xrealloc(d, n + 8 + (size_t)bin * 4);
     for (int i = 0; i < bin; i++)
         mul1024(d, &n, &point);
 
@@ -225,7 +229,8 @@ int fq_quantity_parse(const char *s, enum fq_qscale scale, int64_t *out,
     }
     result = neg ? (int64_t)(0 - mag) : (int64_t)mag;
 done:
-    free(d);
+    if (d != stack)
+        free(d);
     if (rc == 0) {
         *out = result;
         if (fmt)
