@@ -710,24 +710,6 @@ void fq_seq_remove(struct fq_value *s, size_t i)
     s->u.seq.n--;
 }
 
-size_t fq_value_len(const struct fq_value *v)
-{
-    if (!v)
-        return 0;
-    if (v->type == FQ_V_SEQ)
-        return v->u.seq.n;
-    if (v->type == FQ_V_MAP)
-        return v->u.map.n;
-    return 0;
-}
-
-struct fq_value *fq_seq_at(const struct fq_value *s, size_t i)
-{
-    if (!s || s->type != FQ_V_SEQ || i >= s->u.seq.n)
-        return NULL;
-    return s->u.seq.items[i];
-}
-
 /* --- dotted paths ------------------------------------------------------- */
 
 /* fq_value_path, inlined into the typed getters too: fq_value_path_str
@@ -810,11 +792,6 @@ void fq_value_set_path(struct fq_value *v, const char *path,
         v = mem->val;
         p += n + 1;
     }
-}
-
-const char *fq_value_as_str(const struct fq_value *v)
-{
-    return v && v->type == FQ_V_STR ? v->u.str.s : NULL;
 }
 
 /* --- RFC 7386 merge patch --------------------------------------------- */
