@@ -36,9 +36,13 @@ void fq_small_free(void *p, size_t n);
 void fq_grow(void **items, size_t *cap, size_t need, size_t size);
 #define FQ_GROW(arr, cap, need) \
  fq_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
-/* fq_grow for an array of fq_small_alloc blocks (its size is cap * size). */
+/* fq_grow for an array of fq_small_alloc blocks (its size is cap * size).
+ * The macro calls it only when the array is full (appends are mostly to
+ * an array with room), so it evaluates cap and need twice. */
 void fq_small_grow(void **items, size_t *cap, size_t need, size_t size);
-#define FQ_SMALL_GROW(arr, cap, need) \
- fq_small_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+#define FQ_SMALL_GROW(arr, cap, need)                                  \
+ ((need) > (cap) ?                                                     \
+      fq_small_grow((void **)&(arr), &(cap), (need), sizeof(*(arr))) : \
+      (void)0)
 
 #endif
