@@ -143,14 +143,21 @@ static _Thread_local struct {
     size_t bytes;              /* held, all classes together */
 } cache;
 
+/* malloc for a cache miss, kept out of line so that the hit path of
+ * fq_small_alloc needs no stack frame. */
+__attribute__((noinline)) static void *miss(size_t n)
+{
+    return fq_xmalloc(n);
+}
+
 void *fq_small_alloc(size_t n)
 {
     if (n > FQ_SMALL_MAX)
-        return fq_xmalloc(n);
+        return miss(n);
     size_t c = n ? (n - 1) / SMALL_STEP : 0;
     void *p = cache.free[c];
     if (!p)
-        return fq_xmalloc((c + 1) * SMALL_STEP);
+        return miss((c + 1) * SMALL_STEP);
     cache.free[c] = *(void **)p;
     cache.bytes -= (c + 1) * SMALL_STEP;
     return p;
