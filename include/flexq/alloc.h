@@ -19,9 +19,30 @@ char *fq_xstrndup(const char *s, size_t n); /* returns owned, NUL-ended */
 char *fq_xasprintf(const char *fmt, ...)    /* returns owned */
     __attribute__((format(printf, 1, 2)));
 
+/*
+ * Blocks freed with their size, for the many small, short-lived pieces of
+ * the value tree (nodes, keys, short texts, member and item arrays): a
+ * block of up to FQ_SMALL_MAX bytes is recycled through a per-thread cache
+ * of free blocks (see alloc.c), which costs a few instructions where
+ * malloc and free cost about a hundred each. fq_small_free must be given
+ * the size the block was allocated with (and frees NULL as a no-op).
+ * Never mix with free: a block from one is not the other's.
+ */
+#define FQ_SMALL_MAX 512
+void *fq_small_alloc(size_t n); /* returns owned, not zeroed */
+void fq_small_free(void *p, size_t n);
+
 /* Grows *items (of *cap elements of `size` bytes) to hold at least `need`. */
 void fq_grow(void **items, size_t *cap, size_t need, size_t size);
 #define FQ_GROW(arr, cap, need) \
  fq_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+/* fq_grow for an array of fq_small_alloc blocks (its size is cap * size).
+ * The macro calls it only when the array is full (appends are mostly to
+ * an array with room), so it evaluates cap and need twice. */
+void fq_small_grow(void **items, size_t *cap, size_t need, size_t size);
+#define FQ_SMALL_GROW(arr, cap, need)                                  \
+ ((need) > (cap) ?                                                     \
+      fq_small_grow((void **)&(arr), &(cap), (need), sizeof(*(arr))) : \
+      (void)0)
 
 #endif

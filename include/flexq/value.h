@@ -14,7 +14,10 @@
  *
  * Ownership: a tree owns its children. fq_value_free frees a whole subtree.
  * Functions that take a `struct fq_value *child` "to set/push" take ownership
- * of it. Getters return borrowed pointers.
+ * of it. Getters return borrowed pointers. A tree's pieces (nodes, keys,
+ * texts, arrays) are small blocks (alloc.h), not malloc's: callers may
+ * read the fields below, and replace a member's or item's value, but
+ * never free, realloc or re-point a key, text or array.
  *
  * Parsers (yaml.h, json.h) take a struct fq_limits so that no input can make
  * flexq use unbounded memory or stack.
@@ -44,6 +47,11 @@ struct fq_member {
     char *key; /* owned */
     uint32_t line, col;
     struct fq_value *val; /* owned */
+    /* Kept by value.c for dotted paths (fq_value_path): strlen(key) (keys
+     * are shorter than 4 GiB), and whether the key holds a '.' (a path's
+     * segment never does). */
+    uint32_t klen;
+    bool dotted;
 };
 
 struct fq_value {
@@ -124,8 +132,28 @@ struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key);
 void fq_seq_push(struct fq_value *s, struct fq_value *val); /* takes val */
 /* Frees item i and closes the gap (nothing when out of range). */
 void fq_seq_remove(struct fq_value *s, size_t i);
-size_t fq_value_len(const struct fq_value *v); /* items of seq/map, else 0 */
-struct fq_value *fq_seq_at(const struct fq_value *s, size_t i); /* borrowed */
+
+/* Items of seq/map, else 0. (This, fq_seq_at and fq_value_as_str are
+ * inline: controllers call them in their inner loops, over a million
+ * times in a replay.) */
+static inline size_t fq_value_len(const struct fq_value *v)
+{
+    if (!v)
+        return 0;
+    if (v->type == FQ_V_SEQ)
+        return v->u.seq.n;
+    if (v->type == FQ_V_MAP)
+        return v->u.map.n;
+    return 0;
+}
+
+/* Item i of a sequence (borrowed), or NULL. */
+static inline struct fq_value *fq_seq_at(const struct fq_value *s, size_t i)
+{
+    if (!s || s->type != FQ_V_SEQ || i >= s->u.seq.n)
+        return NULL;
+    return s->u.seq.items[i];
+}
 
 /*
  * Walks a dotted path of map keys: fq_value_path(obj, "metadata.name").
@@ -143,7 +171,10 @@ void fq_value_set_path(struct fq_value *v, const char *path,
                        struct fq_value *val); /* takes val */
 
 /* Scalar helpers: the string of a STR node, else NULL. */
-const char *fq_value_as_str(const struct fq_value *v);
+static inline const char *fq_value_as_str(const struct fq_value *v)
+{
+    return v && v->type == FQ_V_STR ? v->u.str.s : NULL;
+}
 
 /*
  * RFC 7386 JSON merge patch: applies `patch` to `*target` in place (a null in

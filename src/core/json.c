@@ -301,12 +301,10 @@ static int parse_object(struct parser *ps, size_t depth, struct fq_value **out)
             rc = parse_string(ps);
         if (rc)
             return rc;
-        FQ_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
-        struct fq_member *mem = &m->u.map.items[m->u.map.n++];
-        mem->key = fq_xstrdup(fq_buf_str(&ps->tmp));
+        const char *key = fq_buf_str(&ps->tmp); /* cut at a \u0000 */
+        struct fq_member *mem = fq_value_map_append(m, key, strlen(key), NULL);
         mem->line = (uint32_t)kline;
         mem->col = (uint32_t)kcol;
-        mem->val = NULL;
         skip_ws(ps);
         if (ps->p >= ps->end || *ps->p != ':')
             return fail_at(ps, FQ_EPARSE, ps->p, "expected ':' after key");
@@ -349,9 +347,8 @@ static int parse_array(struct parser *ps, size_t depth, struct fq_value **out)
         return 0;
     }
     for (;;) {
-        FQ_GROW(s->u.seq.items, s->u.seq.cap, s->u.seq.n + 1);
-        struct fq_value **slot = &s->u.seq.items[s->u.seq.n++];
-        *slot = NULL;
+        fq_seq_push(s, NULL); /* the slot parse_value fills */
+        struct fq_value **slot = &s->u.seq.items[s->u.seq.n - 1];
         int rc = parse_value(ps, depth, slot);
         if (rc) {
             if (!*slot)

@@ -32,8 +32,12 @@
  * family) while the division is exact, up to E / Ei. Binary-family values
  * below 1024 in magnitude print in the decimal family, as Kubernetes does.
  *
+ * Formatting writes the digits by hand rather than through snprintf (a
+ * visible cost when every controller write formats quantities), with
+ * snprintf's truncation: at most size - 1 bytes and a NUL.
+ *
  * Invariants: parse never wraps and never writes *out on error; format
- * never overflows `buf` (snprintf).
+ * never overflows `buf`.
  *
  * What it does not do: no arithmetic on differently scaled values, no
  * DecimalExponent output form ("1e3" reads fine but prints as "1k").
@@ -41,7 +45,6 @@
 #include "flexq/quantity.h"
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,9 +154,16 @@ int fq_quantity_parse(const char *s, enum fq_qscale scale, int64_t *out,
     }
     exp10 += (long)scale;
 
-    /* Digits "ip..ip+ni" then "fp..fp+nf"; the point sits after ni. */
+    /* Digits "ip..ip+ni" then "fp..fp+nf"; the point sits after ni. The
+     * array has room for every later step at once: up to 19 zeros in front
+     * (point > -20) or an integer part padded to point (< 20), and 4 more
+     * digits for each multiplication by 1024. Quantities are short, so
+     * it is almost always on the stack (this runs for every resource
+     * request a controller reads). */
     size_t n = ni + nf;
-    unsigned char *d = fq_xmalloc(n + 8);
+    size_t room = n + 20 + 4 * 6;
+    unsigned char stack[128];
+    unsigned char *d = room <= sizeof(stack) ? stack : fq_xmalloc(room);
     for (size_t i = 0; i < ni; i++)
         d[i] = (unsigned char)(ip[i] - '0');
     for (size_t i = 0; i < nf; i++)
@@ -185,7 +195,6 @@ int fq_quantity_parse(const char *s, enum fq_qscale scale, int64_t *out,
     }
     if (point < 0) { /* make the integer part explicit: 0.00ddd */
         size_t z = (size_t)-point;
-        d = fq_xrealloc(d, n + z + 8);
         memmove(d + z, d, n);
         memset(d, 0, z);
         n += z;
@@ -193,11 +202,9 @@ int fq_quantity_parse(const char *s, enum fq_qscale scale, int64_t *out,
     }
     if ((long)n < point) { /* trailing zeros of the integer part */
         size_t z = (size_t)point - n;
-        d = fq_xrealloc(d, (size_t)point + 8);
         memset(d + n, 0, z);
         n = (size_t)point;
     }
-    d = fq_xrealloc(d, n + 8 + (size_t)bin * 4);
     for (int i = 0; i < bin; i++)
         mul1024(d, &n, &point);
 
@@ -222,7 +229,8 @@ int fq_quantity_parse(const char *s, enum fq_qscale scale, int64_t *out,
     }
     result = neg ? (int64_t)(0 - mag) : (int64_t)mag;
 done:
-    free(d);
+    if (d != stack)
+        free(d);
     if (rc == 0) {
         *out = result;
         if (fmt)
@@ -236,6 +244,30 @@ enum fq_qscale fq_quantity_scale_for(const char *resource)
     return resource && !strcmp(resource, "cpu") ? FQ_Q_MILLI : FQ_Q_UNIT;
 }
 
+/* Writes "-"?, the digits of mag and sfx into buf as snprintf would (cut
+ * to size - 1 bytes). By hand: the controllers format a quantity for every
+ * resource they write, and snprintf cost about a thousand instructions a
+ * call. */
+static void put_text(char *buf, unsigned long size, bool neg, uint64_t mag,
+                     const char *sfx)
+{
+    char t[32], *p = t + 24; /* 20 digits, a sign; sfx is at most 2 bytes */
+    size_t ns = strlen(sfx);
+    memcpy(p, sfx, ns + 1);
+    do
+        *--p = (char)('0' + mag % 10);
+    while ((mag /= 10) > 0);
+    if (neg)
+        *--p = '-';
+    if (size == 0)
+        return;
+    size_t n = (size_t)(t + 24 + ns - p);
+    if (n > size - 1)
+        n = size - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+}
+
 char *fq_quantity_format(int64_t v, enum fq_qscale scale, enum fq_qformat fmt,
                          char *buf, unsigned long size)
 {
@@ -244,11 +276,10 @@ char *fq_quantity_format(int64_t v, enum fq_qscale scale, enum fq_qformat fmt,
                                          "Ti", "Pi", "Ei"};
     bool neg = v < 0;
     uint64_t mag = neg ? 0 - (uint64_t)v : (uint64_t)v;
-    const char *sign = neg ? "-" : "";
 
     if (scale == FQ_Q_MILLI) {
         if (mag % 1000) {
-            snprintf(buf, size, "%s%llum", sign, (unsigned long long)mag);
+            put_text(buf, size, neg, mag, "m");
             return buf;
         }
         mag /= 1000;
@@ -259,15 +290,14 @@ char *fq_quantity_format(int64_t v, enum fq_qscale scale, enum fq_qformat fmt,
             mag /= 1024;
             step++;
         }
-        snprintf(buf, size, "%s%llu%s", sign, (unsigned long long)mag,
-                 binsfx[step]);
+        put_text(buf, size, neg, mag, binsfx[step]);
         return buf;
     }
     while (step < 6 && mag && mag % 1000 == 0) {
         mag /= 1000;
         step++;
     }
-    snprintf(buf, size, "%s%llu%s", sign, (unsigned long long)mag, dec[step]);
+    put_text(buf, size, neg, mag, dec[step]);
     return buf;
 }
 

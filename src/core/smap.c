@@ -2,6 +2,14 @@
  * smap.c - the string-keyed hash map of smap.h (FNV-1a hashes, a table
  * at most half full, doubled when it would pass that).
  *
+ * Hashing a key is most of what an operation costs (keys are "ns/name",
+ * a few dozen bytes at a few instructions each), so each operation hashes
+ * its key once, and the hash is kept in the slot for growing and for
+ * deletion's shifts. The hash function stays FNV-1a: iteration follows
+ * it, and callers that walk the table (smap.h) must see the same order
+ * run after run and release after release. Keys are small blocks
+ * (alloc.h) of strlen + 1 bytes.
+ *
  * Invariant: every key sits in the probe run that starts at its hash's
  * home slot, with no empty slot in between (deletion shifts later entries
  * of the run back into the hole instead of leaving tombstones).
@@ -21,11 +29,12 @@ static uint64_t hash_str(const char *k)
     return h;
 }
 
-static struct fq_smap_ent *find(const struct fq_smap *s, const char *k)
+/* The entry of k, whose hash is h, or NULL. */
+static struct fq_smap_ent *find_h(const struct fq_smap *s, const char *k,
+                                  uint64_t h)
 {
     if (!s->cap)
         return NULL;
-    uint64_t h = hash_str(k);
     for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
         struct fq_smap_ent *e = &s->t[i];
         if (!e->key)
@@ -33,6 +42,22 @@ static struct fq_smap_ent *find(const struct fq_smap *s, const char *k)
         if (e->hash == h && !strcmp(e->key, k))
             return e;
     }
+}
+
+static struct fq_smap_ent *find(const struct fq_smap *s, const char *k)
+{
+    return s->cap ? find_h(s, k, hash_str(k)) : NULL;
+}
+
+static char *key_dup(const char *k)
+{
+    size_t n = strlen(k) + 1;
+    return memcpy(fq_small_alloc(n), k, n);
+}
+
+static void key_free(char *k)
+{
+    fq_small_free(k, strlen(k) + 1);
 }
 
 static void insert_raw(struct fq_smap *s, char *key, uint64_t h, void *val)
@@ -47,15 +72,10 @@ static void insert_raw(struct fq_smap *s, char *key, uint64_t h, void *val)
         }
 }
 
-void fq_smap_put(struct fq_smap *s, const char *k, void *val)
+/* Adds k (absent; its hash is h), doubling the table first when it would
+ * be more than half full. */
+static void put_new(struct fq_smap *s, const char *k, uint64_t h, void *val)
 {
-    struct fq_smap_ent *e = find(s, k);
-    if (e) {
-        if (s->free_val && e->val && e->val != val)
-            s->free_val(e->val);
-        e->val = val;
-        return;
-    }
     if ((s->n + 1) * 2 > s->cap) {
         size_t ocap = s->cap;
         struct fq_smap_ent *old = s->t;
@@ -67,7 +87,20 @@ void fq_smap_put(struct fq_smap *s, const char *k, void *val)
                 insert_raw(s, old[i].key, old[i].hash, old[i].val);
         free(old);
     }
-    insert_raw(s, fq_xstrdup(k), hash_str(k), val);
+    insert_raw(s, key_dup(k), h, val);
+}
+
+void fq_smap_put(struct fq_smap *s, const char *k, void *val)
+{
+    uint64_t h = hash_str(k);
+    struct fq_smap_ent *e = find_h(s, k, h);
+    if (e) {
+        if (s->free_val && e->val && e->val != val)
+            s->free_val(e->val);
+        e->val = val;
+        return;
+    }
+    put_new(s, k, h, val);
 }
 
 void *fq_smap_get(const struct fq_smap *s, const char *k)
@@ -83,8 +116,9 @@ bool fq_smap_has(const struct fq_smap *s, const char *k)
 
 void fq_smap_add(struct fq_smap *s, const char *k)
 {
-    if (!fq_smap_has(s, k))
-        fq_smap_put(s, k, NULL);
+    uint64_t h = hash_str(k);
+    if (!find_h(s, k, h))
+        put_new(s, k, h, NULL);
 }
 
 void fq_smap_del(struct fq_smap *s, const char *k)
@@ -93,7 +127,7 @@ void fq_smap_del(struct fq_smap *s, const char *k)
     if (!e)
         return;
     size_t mask = s->cap - 1, i = (size_t)(e - s->t);
-    free(e->key);
+    key_free(e->key);
     if (s->free_val && e->val)
         s->free_val(e->val);
     e->key = NULL;
@@ -130,14 +164,16 @@ size_t fq_smap_sorted_keys(const struct fq_smap *s,
 
 void fq_smap_clear(struct fq_smap *s)
 {
-    for (size_t i = 0; i < s->cap; i++)
+    /* Stops at the last entry: the sets cleared after each run hold a few
+     * keys in a table sized for their busiest run. */
+    for (size_t i = 0; i < s->cap && s->n; i++)
         if (s->t[i].key) {
-            free(s->t[i].key);
+            key_free(s->t[i].key);
             if (s->free_val && s->t[i].val)
                 s->free_val(s->t[i].val);
             s->t[i].key = NULL;
+            s->n--;
         }
-    s->n = 0;
 }
 
 void fq_smap_free(struct fq_smap *s)

@@ -6,10 +6,15 @@
  * growable arrays (fq_grow doubles, so n appends cost O(n)). Mappings keep
  * members in insertion order and are searched linearly: Kubernetes objects
  * have a handful of keys per level, and a scan over a few cache lines beats
- * a hash table at that size. The parsers never call fq_map_set while they
- * build (that would be quadratic on hostile input); they append directly
- * and check duplicate keys with a sort. For the same reason equality and
- * merge patch switch to sorted comparisons beyond 16 keys.
+ * a hash table at that size. A scan compares a key's first byte (or its
+ * length) before its bytes. Each member records its key's length and whether
+ * the key holds a '.', so that a dotted path (the controllers' most common
+ * lookup, such as a condition's "type") is matched segment by segment
+ * without first measuring the segment: see find_segment. The parsers
+ * never call fq_map_set while they build (that would be quadratic on
+ * hostile input); they append (fq_value_map_append) and check duplicate
+ * keys with a sort. For the same reason equality and merge patch switch to
+ * sorted comparisons beyond 16 keys.
  *
  * Numbers. fq_value_num_raw recognises the YAML 1.2 core schema's numbers,
  * which include every JSON number:
@@ -28,6 +33,13 @@
  *  2. Mapping keys are unique when built through fq_map_set (the parsers
  *     reject duplicates).
  *  3. STR nodes hold a NUL-terminated copy; `len` is strlen(s).
+ *  4. A member's klen is strlen(key) and dotted says whether the key holds
+ *     a '.'; members are made only here (fq_value_map_append), never by
+ *     the callers, which read keys but do not write them.
+ *  5. Nodes, keys, number texts, long strings and item arrays are small
+ *     blocks (alloc.h), each freed with the size it was allocated with:
+ *     sizeof(struct fq_value), klen + 1, strlen(raw) + 1, len + 1, and
+ *     cap times the element's size. (Sanitizer builds check the sizes.)
  *
  * What it does not do: no sequence indexing in paths, no JSON/YAML text
  * (json.c, yaml.c), no schema knowledge (kinds.c).
@@ -58,11 +70,30 @@ struct fq_limits fq_limits_default(void)
 
 /* --- constructors ------------------------------------------------------ */
 
+/* Nodes, and the texts and arrays they own, are small blocks (alloc.h):
+ * a tree is built and freed piece by piece, and the small-block cache
+ * makes each piece a few instructions instead of a trip through malloc. */
 static struct fq_value *node(enum fq_vtype t)
 {
-    struct fq_value *v = fq_xcalloc(1, sizeof(*v));
+    struct fq_value *v = fq_small_alloc(sizeof(*v));
+    memset(v, 0, sizeof(*v));
     v->type = t;
     return v;
+}
+
+/* A NUL-terminated copy of the n bytes at s: keys, number texts and
+ * long strings, freed with free_text(copy, n). */
+static char *dup_text(const char *s, size_t n)
+{
+    char *d = fq_small_alloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+static void free_text(char *s, size_t n)
+{
+    fq_small_free(s, n + 1);
 }
 
 struct fq_value *fq_value_null(void)
@@ -77,10 +108,27 @@ struct fq_value *fq_value_bool(bool b)
     return v;
 }
 
+/* The decimal text of i, as "%lld" writes it. By hand: the controllers
+ * make an integer node for every generation, count and observed
+ * generation they write, and vsnprintf cost over a thousand instructions
+ * each (2.6% of a Philly replay). */
+static char *int_text(int64_t i)
+{
+    char d[24], *p = d + sizeof(d);
+    uint64_t mag = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+    *--p = '\0';
+    do
+        *--p = (char)('0' + mag % 10);
+    while ((mag /= 10) > 0);
+    if (i < 0)
+        *--p = '-';
+    return dup_text(p, (size_t)(d + sizeof(d) - 1 - p));
+}
+
 struct fq_value *fq_value_int(int64_t i)
 {
     struct fq_value *v = node(FQ_V_NUM);
-    v->u.num.raw = fq_xasprintf("%lld", (long long)i);
+    v->u.num.raw = int_text(i);
     v->u.num.i = i;
     v->u.num.d = (double)i;
     v->u.num.is_int = true;
@@ -91,16 +139,16 @@ struct fq_value *fq_value_int(int64_t i)
 static char *double_text(double d)
 {
     if (isnan(d))
-        return fq_xstrdup(".nan");
+        return dup_text(".nan", 4);
     if (isinf(d))
-        return fq_xstrdup(d > 0 ? ".inf" : "-.inf");
+        return d > 0 ? dup_text(".inf", 4) : dup_text("-.inf", 5);
+    char s[32]; /* "%.17g" needs at most 24 */
     for (int prec = 15; prec <= 17; prec++) {
-        char *s = fq_xasprintf("%.*g", prec, d);
-        if (prec == 17 || strtod(s, NULL) == d)
-            return s;
-        free(s);
+        snprintf(s, sizeof(s), "%.*g", prec, d);
+        if (strtod(s, NULL) == d)
+            break;
     }
-    return NULL; /* not reached */
+    return dup_text(s, strlen(s));
 }
 
 /* Sets is_int/i for a float literal that denotes a whole number. */
@@ -218,7 +266,7 @@ struct fq_value *fq_value_num_raw(const char *raw)
     d = strtod(raw, NULL);
 make:;
     struct fq_value *v = node(FQ_V_NUM);
-    v->u.num.raw = fq_xstrdup(raw);
+    v->u.num.raw = dup_text(raw, strlen(raw));
     v->u.num.d = d;
     if (is_int) {
         v->u.num.is_int = true;
@@ -229,9 +277,20 @@ make:;
     return v;
 }
 
-/* Sets a string node's text (a copy of n bytes, cut at a NUL): short
- * ones in the node, saving an allocation for most of an object's
- * strings ("True", names, reasons). */
+/* Sets a string node's text to a copy of the n bytes at s, which hold
+ * no NUL: short ones in the node, saving an allocation for most of an
+ * object's strings ("True", names, reasons). */
+static void set_text(struct fq_value *v, const char *s, size_t n)
+{
+    char *d = n < sizeof(v->u.str.buf) ? v->u.str.buf : fq_small_alloc(n + 1);
+    if (n)
+        memcpy(d, s, n);
+    d[n] = '\0';
+    v->u.str.s = d;
+    v->u.str.len = n;
+}
+
+/* set_text for n bytes that may hold a NUL: the text is cut there. */
 static void set_str(struct fq_value *v, const char *s, size_t n)
 {
     const char *nul = s ? memchr(s, '\0', n) : NULL;
@@ -239,12 +298,7 @@ static void set_str(struct fq_value *v, const char *s, size_t n)
         n = 0;
     else if (nul)
         n = (size_t)(nul - s);
-    char *d = n < sizeof(v->u.str.buf) ? v->u.str.buf : fq_xmalloc(n + 1);
-    if (n)
-        memcpy(d, s, n);
-    d[n] = '\0';
-    v->u.str.s = d;
-    v->u.str.len = n;
+    set_text(v, s, n);
 }
 
 struct fq_value *fq_value_strn(const char *s, size_t len)
@@ -256,19 +310,34 @@ struct fq_value *fq_value_strn(const char *s, size_t len)
 
 struct fq_value *fq_value_str(const char *s)
 {
-    return fq_value_strn(s, s ? strlen(s) : 0);
+    struct fq_value *v = node(FQ_V_STR);
+    set_text(v, s ? s : "", s ? strlen(s) : 0);
+    return v;
 }
 
 struct fq_value *fq_value_strf(const char *fmt, ...)
 {
-    struct fq_buf b = FQ_BUF_INIT;
-    va_list ap;
+    /* Formatted once, on the stack, when it fits a line (most do; the
+     * sizing pass of fq_buf_printf doubled the cost of each), else again
+     * at its size. */
+    char line[128];
+    va_list ap, again;
     va_start(ap, fmt);
-    fq_buf_vprintf(&b, fmt, ap);
+    va_copy(again, ap);
+    int n = vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     struct fq_value *v = node(FQ_V_STR);
-    set_str(v, b.data ? b.data : "", b.len);
-    fq_buf_release(&b);
+    if (n <= 0) {
+        set_text(v, "", 0);
+    } else if ((size_t)n < sizeof(line)) {
+        set_str(v, line, (size_t)n);
+    } else {
+        char *big = fq_xmalloc((size_t)n + 1);
+        vsnprintf(big, (size_t)n + 1, fmt, again);
+        set_str(v, big, (size_t)n);
+        free(big);
+    }
+    va_end(again);
     return v;
 }
 
@@ -290,29 +359,30 @@ void fq_value_free(struct fq_value *v)
         return;
     switch (v->type) {
     case FQ_V_NUM:
-        free(v->u.num.raw);
+        if (v->u.num.raw)
+            free_text(v->u.num.raw, strlen(v->u.num.raw));
         break;
     case FQ_V_STR:
         if (v->u.str.s != v->u.str.buf)
-            free(v->u.str.s);
+            free_text(v->u.str.s, v->u.str.len);
         break;
     case FQ_V_SEQ:
         for (size_t i = 0; i < v->u.seq.n; i++)
             fq_value_free(v->u.seq.items[i]);
-        free(v->u.seq.items);
+        fq_small_free(v->u.seq.items, v->u.seq.cap * sizeof(*v->u.seq.items));
         break;
     case FQ_V_MAP:
         for (size_t i = 0; i < v->u.map.n; i++) {
-            free(v->u.map.items[i].key);
+            free_text(v->u.map.items[i].key, v->u.map.items[i].klen);
             fq_value_free(v->u.map.items[i].val);
         }
-        free(v->u.map.items);
+        fq_small_free(v->u.map.items, v->u.map.cap * sizeof(*v->u.map.items));
         break;
     case FQ_V_NULL:
     case FQ_V_BOOL:
         break;
     }
-    free(v);
+    fq_small_free(v, sizeof(*v));
 }
 
 struct fq_value *fq_value_clone(const struct fq_value *v)
@@ -330,14 +400,15 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         break;
     case FQ_V_NUM:
         c->u.num = v->u.num;
-        c->u.num.raw = fq_xstrdup(v->u.num.raw);
+        c->u.num.raw = dup_text(v->u.num.raw, strlen(v->u.num.raw));
         break;
     case FQ_V_STR:
-        set_str(c, v->u.str.s, v->u.str.len);
+        set_text(c, v->u.str.s, v->u.str.len);
         break;
     case FQ_V_SEQ:
         if (v->u.seq.n) {
-            c->u.seq.items = fq_xmalloc(v->u.seq.n * sizeof(*c->u.seq.items));
+            c->u.seq.items =
+                fq_small_alloc(v->u.seq.n * sizeof(*c->u.seq.items));
             c->u.seq.cap = v->u.seq.n;
         }
         for (size_t i = 0; i < v->u.seq.n; i++)
@@ -346,14 +417,14 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         break;
     case FQ_V_MAP:
         if (v->u.map.n) {
-            c->u.map.items = fq_xmalloc(v->u.map.n * sizeof(*c->u.map.items));
+            c->u.map.items =
+                fq_small_alloc(v->u.map.n * sizeof(*c->u.map.items));
             c->u.map.cap = v->u.map.n;
         }
         for (size_t i = 0; i < v->u.map.n; i++) {
             const struct fq_member *m = &v->u.map.items[i];
-            c->u.map.items[i].key = fq_xstrdup(m->key);
-            c->u.map.items[i].line = m->line;
-            c->u.map.items[i].col = m->col;
+            c->u.map.items[i] = *m; /* position, klen, dotted */
+            c->u.map.items[i].key = dup_text(m->key, m->klen);
             c->u.map.items[i].val = fq_value_clone(m->val);
         }
         c->u.map.n = v->u.map.n;
@@ -424,7 +495,7 @@ static bool map_equal(const struct fq_value *a, const struct fq_value *b)
     for (i = 0; i < n; i++) {
         const struct fq_member *x = &a->u.map.items[i];
         const struct fq_member *y = &b->u.map.items[i];
-        if (strcmp(x->key, y->key))
+        if (x->klen != y->klen || memcmp(x->key, y->key, x->klen))
             break;
         if (!fq_value_equal(x->val, y->val))
             return false;
@@ -482,8 +553,10 @@ bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
 /* --- mappings ----------------------------------------------------------- */
 
 /* Maps are small (a few keys): a linear scan, the first byte compared
- * before the call. */
-static struct fq_member *find(const struct fq_value *m, const char *key)
+ * before the call. Looked-up keys are mostly there, and measuring the key
+ * first (for find_n) cost more than it saved. Inline, so that
+ * fq_map_get (over a million calls a replay) is one call, not two. */
+static inline struct fq_member *find(const struct fq_value *m, const char *key)
 {
     if (!m || m->type != FQ_V_MAP || !key)
         return NULL;
@@ -495,18 +568,63 @@ static struct fq_member *find(const struct fq_value *m, const char *key)
     return NULL;
 }
 
-/* find() for a key given as its first n bytes. */
+/* find() for a key whose length n is known: lengths are compared first,
+ * then bytes. fq_map_set's keys are often absent (a whole scan) and need
+ * their length to be appended anyway, so this is cheaper there. */
 static struct fq_member *find_n(const struct fq_value *m, const char *key,
                                 size_t n)
+{
+    for (size_t i = 0; i < m->u.map.n; i++) {
+        const struct fq_member *mem = &m->u.map.items[i];
+        if (mem->klen == n && (n == 0 || mem->key[0] == key[0]) &&
+            !memcmp(mem->key, key, n))
+            return &m->u.map.items[i];
+    }
+    return NULL;
+}
+
+/*
+ * The member of map m whose key is the path segment at p (which ends at
+ * a '.' or the NUL), or NULL. The segment's length need not be known:
+ * strncmp over a candidate key's length stops at the path's NUL, and
+ * then the byte after it says whether the segment ends there. So a path
+ * is read once, by the compares, and not first by strchr and strlen.
+ * Inline: fq_value_path's loop is the hottest lookup of a replay.
+ */
+static inline struct fq_member *find_segment(const struct fq_value *m,
+                                             const char *p)
 {
     if (!m || m->type != FQ_V_MAP)
         return NULL;
     for (size_t i = 0; i < m->u.map.n; i++) {
-        const char *k = m->u.map.items[i].key;
-        if ((n == 0 || k[0] == key[0]) && !strncmp(k, key, n) && k[n] == '\0')
+        const struct fq_member *mem = &m->u.map.items[i];
+        if (mem->key[0] == p[0] && !mem->dotted &&
+            !strncmp(mem->key, p, mem->klen) &&
+            (p[mem->klen] == '\0' || p[mem->klen] == '.'))
             return &m->u.map.items[i];
     }
+    /* An empty segment: p[0] is its '.', and the empty key's first byte is
+     * its NUL. */
+    if (p[0] == '.')
+        return find(m, "");
     return NULL;
+}
+
+struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
+                                      size_t klen, struct fq_value *val)
+{
+    if (klen > UINT32_MAX) { /* like running out of memory: see alloc.h */
+        fprintf(stderr, "flexq: a mapping key of %zu bytes\n", klen);
+        abort();
+    }
+    FQ_SMALL_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
+    struct fq_member *mem = &m->u.map.items[m->u.map.n++];
+    mem->key = dup_text(key, klen);
+    mem->line = mem->col = 0;
+    mem->val = val;
+    mem->klen = (uint32_t)klen;
+    mem->dotted = memchr(key, '.', klen) != NULL;
+    return mem;
 }
 
 struct fq_value *fq_map_get(const struct fq_value *m, const char *key)
@@ -521,17 +639,14 @@ void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val)
         fq_value_free(val);
         return;
     }
-    struct fq_member *mem = find(m, key);
+    size_t n = strlen(key); /* needed to append, and a cheaper scan */
+    struct fq_member *mem = find_n(m, key, n);
     if (mem) {
         fq_value_free(mem->val);
         mem->val = val;
         return;
     }
-    FQ_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
-    mem = &m->u.map.items[m->u.map.n++];
-    mem->key = fq_xstrdup(key);
-    mem->line = mem->col = 0;
-    mem->val = val;
+    fq_value_map_append(m, key, n, val);
 }
 
 bool fq_map_del(struct fq_value *m, const char *key)
@@ -540,7 +655,7 @@ bool fq_map_del(struct fq_value *m, const char *key)
     if (!mem)
         return false;
     size_t i = (size_t)(mem - m->u.map.items);
-    free(mem->key);
+    free_text(mem->key, mem->klen);
     fq_value_free(mem->val);
     memmove(&m->u.map.items[i], &m->u.map.items[i + 1],
             (m->u.map.n - i - 1) * sizeof(*mem));
@@ -561,11 +676,16 @@ struct fq_value *fq_map_take(struct fq_value *m, const char *key)
 
 struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key)
 {
-    struct fq_value *v = fq_map_get(m, key);
-    if (v && v->type == FQ_V_MAP)
-        return v;
-    v = fq_value_map();
-    fq_map_set(m, key, v); /* replaces a non-map value */
+    struct fq_member *mem = find(m, key);
+    if (mem && mem->val && mem->val->type == FQ_V_MAP)
+        return mem->val;
+    struct fq_value *v = fq_value_map();
+    if (mem) { /* replaces a non-map value */
+        fq_value_free(mem->val);
+        mem->val = v;
+    } else {
+        fq_map_set(m, key, v);
+    }
     return v;
 }
 
@@ -577,7 +697,7 @@ void fq_seq_push(struct fq_value *s, struct fq_value *val)
         fq_value_free(val);
         return;
     }
-    FQ_GROW(s->u.seq.items, s->u.seq.cap, s->u.seq.n + 1);
+    FQ_SMALL_GROW(s->u.seq.items, s->u.seq.cap, s->u.seq.n + 1);
     s->u.seq.items[s->u.seq.n++] = val;
 }
 
@@ -591,54 +711,43 @@ void fq_seq_remove(struct fq_value *s, size_t i)
     s->u.seq.n--;
 }
 
-size_t fq_value_len(const struct fq_value *v)
-{
-    if (!v)
-        return 0;
-    if (v->type == FQ_V_SEQ)
-        return v->u.seq.n;
-    if (v->type == FQ_V_MAP)
-        return v->u.map.n;
-    return 0;
-}
-
-struct fq_value *fq_seq_at(const struct fq_value *s, size_t i)
-{
-    if (!s || s->type != FQ_V_SEQ || i >= s->u.seq.n)
-        return NULL;
-    return s->u.seq.items[i];
-}
-
 /* --- dotted paths ------------------------------------------------------- */
+
+/* fq_value_path, inlined into the typed getters too: fq_value_path_str
+ * alone is called over a million times a replay. */
+static inline struct fq_value *walk(const struct fq_value *v, const char *path)
+{
+    if (!path)
+        return NULL;
+    for (const char *p = path;;) {
+        const struct fq_member *mem = find_segment(v, p);
+        if (!mem)
+            return NULL;
+        v = mem->val;
+        p += mem->klen;
+        if (!*p)
+            return (struct fq_value *)v;
+        p++; /* the dot */
+    }
+}
 
 struct fq_value *fq_value_path(const struct fq_value *v, const char *path)
 {
-    if (!v || !path)
-        return NULL;
-    const char *p = path;
-    while (v) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        struct fq_member *mem = find_n(v, p, n);
-        v = mem ? mem->val : NULL;
-        if (!dot)
-            return (struct fq_value *)v;
-        p = dot + 1;
-    }
-    return NULL;
+    return walk(v, path);
 }
 
 const char *fq_value_path_str(const struct fq_value *v, const char *path,
                               const char *def)
 {
-    const char *s = fq_value_as_str(fq_value_path(v, path));
+    const struct fq_value *n = walk(v, path);
+    const char *s = n && n->type == FQ_V_STR ? n->u.str.s : NULL;
     return s ? s : def;
 }
 
 int64_t fq_value_path_int(const struct fq_value *v, const char *path,
                           int64_t def)
 {
-    const struct fq_value *n = fq_value_path(v, path);
+    const struct fq_value *n = walk(v, path);
     if (n && n->type == FQ_V_NUM && n->u.num.is_int)
         return n->u.num.i;
     return def;
@@ -646,10 +755,23 @@ int64_t fq_value_path_int(const struct fq_value *v, const char *path,
 
 bool fq_value_path_bool(const struct fq_value *v, const char *path, bool def)
 {
-    const struct fq_value *n = fq_value_path(v, path);
+    const struct fq_value *n = walk(v, path);
     if (n && n->type == FQ_V_BOOL)
         return n->u.b;
     return def;
+}
+
+/* Gives the member of the n-byte key in map m the value val: mem, the
+ * key's member when it is there (its old value freed), else a new one.
+ * Returns the member. */
+static struct fq_member *put(struct fq_value *m, struct fq_member *mem,
+                             const char *key, size_t n, struct fq_value *val)
+{
+    if (!mem)
+        return fq_value_map_append(m, key, n, val);
+    fq_value_free(mem->val);
+    mem->val = val;
+    return mem;
 }
 
 void fq_value_set_path(struct fq_value *v, const char *path,
@@ -659,24 +781,18 @@ void fq_value_set_path(struct fq_value *v, const char *path,
         fq_value_free(val);
         return;
     }
-    const char *p = path;
-    for (;;) {
-        const char *dot = strchr(p, '.');
-        char *key = fq_xstrndup(p, dot ? (size_t)(dot - p) : strlen(p));
-        if (!dot) {
-            fq_map_set(v, key, val);
-            free(key);
+    for (const char *p = path;;) {
+        size_t n = strcspn(p, ".");
+        struct fq_member *mem = find_segment(v, p);
+        if (!p[n]) {
+            put(v, mem, p, n, val);
             return;
         }
-        v = fq_map_ensure_map(v, key);
-        free(key);
-        p = dot + 1;
+        if (!mem || !mem->val || mem->val->type != FQ_V_MAP) /* replaced */
+            mem = put(v, mem, p, n, fq_value_map());
+        v = mem->val;
+        p += n + 1;
     }
-}
-
-const char *fq_value_as_str(const struct fq_value *v)
-{
-    return v && v->type == FQ_V_STR ? v->u.str.s : NULL;
 }
 
 /* --- RFC 7386 merge patch --------------------------------------------- */
@@ -745,11 +861,7 @@ static void merge_members(struct fq_value *t, const struct fq_value *patch)
         struct fq_value *nv = NULL;
         fq_value_merge_patch(&nv, pm->val); /* drops nested nulls */
         if (big) {
-            FQ_GROW(t->u.map.items, t->u.map.cap, t->u.map.n + 1);
-            struct fq_member *mem = &t->u.map.items[t->u.map.n++];
-            mem->key = fq_xstrdup(pm->key);
-            mem->line = mem->col = 0;
-            mem->val = nv;
+            fq_value_map_append(t, pm->key, pm->klen, nv);
         } else {
             fq_map_set(t, pm->key, nv);
         }
@@ -758,7 +870,7 @@ static void merge_members(struct fq_value *t, const struct fq_value *patch)
         size_t w = 0;
         for (size_t r = 0; r < t->u.map.n; r++) {
             if (!t->u.map.items[r].val) {
-                free(t->u.map.items[r].key);
+                free_text(t->u.map.items[r].key, t->u.map.items[r].klen);
                 continue;
             }
             t->u.map.items[w++] = t->u.map.items[r];

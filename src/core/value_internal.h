@@ -10,6 +10,16 @@
 #include "flexq/value.h"
 
 /*
+ * Appends a member (a copy of the key's klen bytes, then val, owned) to
+ * map m without looking for the key: the readers append every member and
+ * check duplicates once per map (fq_value_map_find_duplicate), since a
+ * lookup per member would be quadratic on hostile input. Returns the new
+ * member (valid until m grows).
+ */
+struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
+                                      size_t klen, struct fq_value *val);
+
+/*
  * Index of the first key of map m (in source order) that repeats an
  * earlier key, or m->u.map.n when all keys differ. Pairwise for small
  * maps, a sort of (key, index) otherwise: O(n log n) on hostile input.

@@ -185,12 +185,10 @@ static void attach(struct reader *r, struct fq_value *v, size_t h)
         return;
     }
     struct fq_value *m = f->v;
-    FQ_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
-    struct fq_member *mem = &m->u.map.items[m->u.map.n++];
-    mem->key = f->key;
+    struct fq_member *mem = fq_value_map_append(m, f->key, strlen(f->key), v);
     mem->line = f->kline;
     mem->col = f->kcol;
-    mem->val = v;
+    free(f->key);
     f->key = NULL;
 }
 

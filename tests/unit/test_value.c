@@ -47,6 +47,16 @@ static void test_constructors(void **state)
     assert_string_equal(v->u.num.raw, "-9223372036854775808");
     assert_true(v->u.num.is_int);
     fq_value_free(v);
+    /* fq_value_int formats by hand: the same text as "%lld". */
+    static const int64_t ints[] = {0, 7, -1, 10, -100, 1234567890, INT64_MAX};
+    for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++) {
+        char want[24];
+        snprintf(want, sizeof(want), "%lld", (long long)ints[k]);
+        v = fq_value_int(ints[k]);
+        assert_string_equal(v->u.num.raw, want);
+        assert_int_equal(v->u.num.i, ints[k]);
+        fq_value_free(v);
+    }
     v = fq_value_double(0.1);
     assert_string_equal(v->u.num.raw, "0.1");
     assert_false(v->u.num.is_int);
@@ -62,6 +72,21 @@ static void test_constructors(void **state)
     v = fq_value_strf("%s-%d", "job", 7);
     assert_string_equal(v->u.str.s, "job-7");
     assert_int_equal(v->u.str.len, 5);
+    fq_value_free(v);
+    /* Past the stack line strf formats into first; cut at a NUL. */
+    char big[301];
+    memset(big, 'x', 300);
+    big[300] = '\0';
+    v = fq_value_strf("<%s>", big);
+    assert_int_equal(v->u.str.len, 302);
+    assert_int_equal(v->u.str.s[301], '>');
+    fq_value_free(v);
+    v = fq_value_strf("a%cb", 0);
+    assert_string_equal(v->u.str.s, "a");
+    assert_int_equal(v->u.str.len, 1);
+    fq_value_free(v);
+    v = fq_value_strf("%s", "");
+    assert_string_equal(v->u.str.s, "");
     fq_value_free(v);
     v = fq_value_strn("abcdef", 3);
     assert_string_equal(fq_value_as_str(v), "abc");
@@ -224,6 +249,45 @@ static void test_paths(void **state)
     strcpy(path + 300, ".b");
     fq_value_set_path(v, path, fq_value_int(1));
     assert_int_equal(fq_value_path_int(v, path, 0), 1);
+    fq_value_free(v);
+
+    /* Empty segments name the empty key; keys that share a prefix, a
+     * first byte or a length with a segment do not match it. */
+    v = J("{\"\":{\"x\":1},\"a\":{\"\":{\"b\":2}},\"ab\":3,\"ba\":4,"
+          "\"abc\":{\"d\":5}}");
+    assert_int_equal(fq_value_path_int(v, ".x", 0), 1);
+    assert_int_equal(fq_value_path_int(v, "a..b", 0), 2);
+    assert_ptr_equal(fq_value_path(v, ""), fq_map_get(v, ""));
+    assert_int_equal(fq_value_path_int(v, "ab", 0), 3);
+    assert_int_equal(fq_value_path_int(v, "ba", 0), 4);
+    assert_int_equal(fq_value_path_int(v, "abc.d", 0), 5);
+    assert_null(fq_value_path(v, "ab."));
+    assert_null(fq_value_path(v, "abcd"));
+    assert_null(fq_value_path(v, "ab."));
+    assert_null(fq_value_path(v, "ab.c"));
+    fq_value_set_path(v, "a..c", fq_value_int(6));
+    assert_int_equal(fq_value_path_int(v, "a..c", 0), 6);
+    assert_int_equal(fq_value_len(fq_value_path(v, "a.")), 2);
+    /* A dotted path never reaches a key with a dot, even one that spells
+     * the path out: its dots separate keys. */
+    fq_map_set(v, "x.y", fq_value_int(7));
+    fq_map_set(v, ".y", fq_value_int(8));
+    assert_null(fq_value_path(v, "x.y"));
+    assert_null(fq_value_path(v, ".y"));
+    fq_value_set_path(v, "x.y", fq_value_int(9));
+    assert_int_equal(fq_value_path_int(v, "x.y", 0), 9);
+    assert_int_equal(fq_map_get(v, "x.y")->u.num.i, 7);
+    assert_int_equal(fq_map_get(v, ".y")->u.num.i, 8);
+    /* A member's klen is its key's length, whoever made it. */
+    struct fq_value *c = fq_value_clone(v);
+    fq_map_set(c, "new", fq_value_null());
+    for (size_t i = 0; i < c->u.map.n; i++) {
+        const struct fq_member *mem = &c->u.map.items[i];
+        assert_int_equal(mem->klen, strlen(mem->key));
+        assert_int_equal(mem->dotted, strchr(mem->key, '.') != NULL);
+    }
+    assert_true(fq_value_equal(fq_map_get(c, "a"), fq_map_get(v, "a")));
+    fq_value_free(c);
     fq_value_free(v);
 }
 

@@ -1,0 +1,142 @@
+/*
+ * test_smap.c - the core's string-keyed hash map: put/get/has/add/del
+ * through growth and deletion's backward shifts, owned values, clear and
+ * reuse, sorted keys, and an iteration order that is FNV-1a's (callers
+ * walk the table, so it must not change from release to release).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../src/core/smap.h"
+
+static int freed;
+
+static void count_free(void *v)
+{
+    freed++;
+    free(v);
+}
+
+static void test_ops(void **state)
+{
+    (void)state;
+    struct fq_smap m = {0};
+    char k[64];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(k, sizeof(k), "default/job-%d", i);
+        fq_smap_put(&m, k, (void *)(intptr_t)(i + 1));
+    }
+    assert_int_equal(m.n, 1000);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(k, sizeof(k), "default/job-%d", i);
+        assert_int_equal((intptr_t)fq_smap_get(&m, k), i + 1);
+    }
+    assert_null(fq_smap_get(&m, "default/job-1000"));
+    assert_false(fq_smap_has(&m, ""));
+    /* Deleting every other key keeps the rest reachable (the shifts). */
+    for (int i = 0; i < 1000; i += 2) {
+        snprintf(k, sizeof(k), "default/job-%d", i);
+        fq_smap_del(&m, k);
+    }
+    fq_smap_del(&m, "absent");
+    assert_int_equal(m.n, 500);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(k, sizeof(k), "default/job-%d", i);
+        assert_int_equal(fq_smap_has(&m, k), i % 2 == 1);
+    }
+    /* add keeps a present key's value; put replaces it. */
+    fq_smap_add(&m, "default/job-1");
+    assert_int_equal((intptr_t)fq_smap_get(&m, "default/job-1"), 2);
+    fq_smap_add(&m, "new");
+    assert_true(fq_smap_has(&m, "new"));
+    assert_null(fq_smap_get(&m, "new"));
+    fq_smap_put(&m, "new", (void *)7);
+    assert_int_equal((intptr_t)fq_smap_get(&m, "new"), 7);
+    fq_smap_put(&m, "", (void *)8);
+    assert_int_equal((intptr_t)fq_smap_get(&m, ""), 8);
+    size_t cap = m.cap;
+    fq_smap_clear(&m);
+    assert_int_equal(m.n, 0);
+    assert_int_equal(m.cap, cap); /* the table stays */
+    for (size_t i = 0; i < m.cap; i++)
+        assert_null(m.t[i].key);
+    fq_smap_put(&m, "again", (void *)9);
+    assert_int_equal((intptr_t)fq_smap_get(&m, "again"), 9);
+    fq_smap_free(&m);
+    assert_int_equal(m.cap, 0);
+    assert_null(fq_smap_get(&m, "again"));
+}
+
+static void test_owned_values(void **state)
+{
+    (void)state;
+    struct fq_smap m = {.free_val = count_free};
+    freed = 0;
+    fq_smap_put(&m, "a", malloc(4));
+    fq_smap_put(&m, "b", malloc(4));
+    fq_smap_put(&m, "c", malloc(4));
+    fq_smap_put(&m, "a", malloc(4)); /* the old value is freed */
+    assert_int_equal(freed, 1);
+    fq_smap_del(&m, "b");
+    assert_int_equal(freed, 2);
+    fq_smap_clear(&m);
+    assert_int_equal(freed, 4);
+    fq_smap_free(&m);
+    assert_int_equal(freed, 4);
+}
+
+static bool odd(const void *val)
+{
+    return (intptr_t)val % 2 == 1;
+}
+
+static void test_sorted_and_order(void **state)
+{
+    (void)state;
+    struct fq_smap m = {0};
+    const char *words[] = {"pear", "apple", "fig", "kiwi", "date", "lime"};
+    for (int i = 0; i < 6; i++)
+        fq_smap_put(&m, words[i], (void *)(intptr_t)i);
+    const char **keys;
+    size_t n = fq_smap_sorted_keys(&m, NULL, &keys);
+    assert_int_equal(n, 6);
+    const char *want[] = {"apple", "date", "fig", "kiwi", "lime", "pear"};
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(keys[i], want[i]);
+    free(keys);
+    n = fq_smap_sorted_keys(&m, odd, &keys);
+    assert_int_equal(n, 3); /* apple 1, kiwi 3, lime 5 */
+    assert_string_equal(keys[0], "apple");
+    assert_string_equal(keys[2], "lime");
+    free(keys);
+    /* Each key sits at (or just after) its FNV-1a home slot in a table of
+     * 64: the order in which callers walk it. */
+    for (int i = 0; i < 6; i++) {
+        uint64_t h = 1469598103934665603ull;
+        for (const char *p = words[i]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        size_t home = h & 63, at = home;
+        while (strcmp(m.t[at].key ? m.t[at].key : "", words[i]))
+            at = (at + 1) & 63;
+        assert_true(at == home || m.t[home].key);
+        assert_int_equal(m.t[at].hash, h);
+    }
+    fq_smap_free(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ops),
+        cmocka_unit_test(test_owned_values),
+        cmocka_unit_test(test_sorted_and_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
