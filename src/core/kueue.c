@@ -220,21 +220,80 @@ static struct fq_value *conds_of(struct fq_value *obj)
     return c;
 }
 
+/* Member `key` of map m as a string, or def (fq_value_path_str for one
+ * key, without parsing a path: these run for every change). */
+static const char *str_at(const struct fq_value *m, const char *key,
+                          const char *def)
+{
+    const char *s = fq_value_as_str(fq_map_get(m, key));
+    return s ? s : def;
+}
+
+static const struct fq_value *conds_get(const struct fq_value *obj)
+{
+    return fq_map_get(fq_map_get(obj, "status"), "conditions");
+}
+
+/* The first condition of a type (status.conditions[].type), or NULL. */
 static struct fq_value *cond_find(const struct fq_value *obj, const char *type)
 {
-    const struct fq_value *c = fq_value_path(obj, "status.conditions");
+    const struct fq_value *c = conds_get(obj);
     for (size_t i = 0; i < fq_value_len(c); i++) {
         struct fq_value *x = fq_seq_at(c, i);
-        if (!strcmp(fq_value_path_str(x, "type", ""), type))
+        if (!strcmp(str_at(x, "type", ""), type))
             return x;
     }
     return NULL;
 }
 
+/* Is this condition (NULL: absent) True? */
+static bool cond_is_true(const struct fq_value *c)
+{
+    return c && !strcmp(str_at(c, "status", ""), "True");
+}
+
 static bool cond_true(const struct fq_value *obj, const char *type)
 {
-    const struct fq_value *c = cond_find(obj, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
+    return cond_is_true(cond_find(obj, type));
+}
+
+/* The condition types the controller reads of a Workload, for cond_scan. */
+enum cond_type {
+    C_QUOTA_RESERVED,
+    C_ADMITTED,
+    C_EVICTED,
+    C_REQUEUED,
+    C_FINISHED,
+    C_DEACTIVATION_TARGET,
+    C_PODS_READY,
+    NCOND
+};
+
+static const char *const cond_names[NCOND] = {
+    "QuotaReserved", "Admitted",           "Evicted",  "Requeued",
+    "Finished",      "DeactivationTarget", "PodsReady"};
+
+/*
+ * The first condition of each type of enum cond_type (as cond_find would
+ * give it), in one pass over status.conditions: what is read of every
+ * changed workload reads its conditions once, not once per type.
+ */
+static void cond_scan(const struct fq_value *obj,
+                      const struct fq_value *found[NCOND])
+{
+    for (int t = 0; t < NCOND; t++)
+        found[t] = NULL;
+    const struct fq_value *c = conds_get(obj);
+    for (size_t i = 0; i < fq_value_len(c); i++) {
+        const struct fq_value *x = fq_seq_at(c, i);
+        const char *type = str_at(x, "type", "");
+        for (int t = 0; t < NCOND; t++)
+            if (type[0] == cond_names[t][0] && !strcmp(type, cond_names[t])) {
+                if (!found[t])
+                    found[t] = x;
+                break;
+            }
+    }
 }
 
 static const char *cond_reason(const struct fq_value *obj, const char *type)
@@ -316,6 +375,17 @@ static void wl_key(const char *ns, const char *name, char *buf, size_t n)
     memcpy(buf, ns, a);
     buf[a] = '/';
     memcpy(buf + a + 1, name, b + 1);
+}
+
+/* The namespace of an "ns/name" key into ns (cut to n - 1 bytes, as
+ * snprintf would); returns the name, or NULL when the key has no '/'. */
+static const char *key_split(const char *key, char *ns, size_t n)
+{
+    size_t l = strcspn(key, "/");
+    size_t c = l < n ? l : n - 1;
+    memcpy(ns, key, c);
+    ns[c] = '\0';
+    return key[l] ? key + l + 1 : NULL;
 }
 
 static const struct fq_value *stored(struct fq_engine *e, enum fq_kind k,
@@ -726,7 +796,8 @@ struct rec {
     bool mig_valid;
     uint64_t mig_sum;
     int64_t mig_retry;
-    int shape; /* interned shape of its podsets, or -1 */
+    int shape;      /* interned shape of its podsets, or -1 */
+    bool in_slices; /* its key is in struct kueue's slices */
     /* From the spec, kept while spec_ok and the generation is spec_gen
      * (rec_derive decodes only the status then). */
     bool spec_ok, active;
@@ -854,19 +925,21 @@ static uint64_t avoid_mask(const struct fq_adm *a, const char *ann, int64_t now,
     return m;
 }
 
+/* The time a workload is queued by: its creation, or the time it was
+ * evicted by a check or (timestampEviction) a PodsReady timeout; `ev` is
+ * its Evicted condition, or NULL. */
 static int64_t queue_order_ts(const struct fq_value *obj,
+                              const struct fq_value *ev,
                               const struct fq_engine_config *cfg)
 {
     int64_t created = parse_time(
         fq_value_path_str(obj, "metadata.creationTimestamp", NULL), 0);
-    const struct fq_value *ev = cond_find(obj, "Evicted");
-    if (ev && !strcmp(fq_value_path_str(ev, "status", ""), "True")) {
-        const char *r = fq_value_path_str(ev, "reason", "");
+    if (cond_is_true(ev)) {
+        const char *r = str_at(ev, "reason", "");
         if (!strcmp(r, "AdmissionCheck") ||
             (!strcmp(r, "PodsReadyTimeout") &&
              cfg->pods_ready.timestamp_eviction))
-            return parse_time(fq_value_path_str(ev, "lastTransitionTime", NULL),
-                              created);
+            return parse_time(str_at(ev, "lastTransitionTime", NULL), created);
     }
     return created;
 }
@@ -875,7 +948,7 @@ static int64_t queue_order_ts(const struct fq_value *obj,
 int64_t fq_kueue_queue_order_ts(const struct fq_value *wl,
                                 const struct fq_engine_config *cfg)
 {
-    return queue_order_ts(wl, cfg);
+    return queue_order_ts(wl, cond_find(wl, "Evicted"), cfg);
 }
 
 static int32_t priority_of(struct fq_engine *e, const struct fq_workload *v)
@@ -2193,10 +2266,11 @@ static int shape_of(struct kueue *k, const struct wl *w)
  * the snapshot hold (spec_ok): then only the status is decoded. A
  * workload that cannot be queued (no LocalQueue, its ClusterQueue missing
  * or inactive, its namespace not selected) gets Kueue's
- * QuotaReserved=False message.
+ * QuotaReserved=False message. `cond` is obj's cond_scan.
  */
 static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
-                       const struct fq_value *obj, int64_t now)
+                       const struct fq_value *obj,
+                       const struct fq_value *const cond[NCOND], int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
     struct snap *s = k->snap;
@@ -2250,14 +2324,13 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     }
     const char *ns = w->ns;
     const struct fq_value *ann = fq_value_path(obj, "metadata.annotations");
-    const struct fq_value *qr = cond_find(obj, "QuotaReserved");
-    const char *qr_status = fq_value_path_str(qr, "status", "");
+    const struct fq_value *qr = cond[C_QUOTA_RESERVED];
+    const char *qr_status = str_at(qr, "status", "");
     if (qr && !strcmp(qr_status, "False"))
-        w->why_msg = fq_xstrdup(fq_value_path_str(qr, "message", ""));
-    const struct fq_value *rq = cond_find(obj, "Requeued");
-    bool in_backoff =
-        rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
-    w->qts = queue_order_ts(obj, cfg);
+        w->why_msg = fq_xstrdup(str_at(qr, "message", ""));
+    const struct fq_value *rq = cond[C_REQUEUED];
+    bool in_backoff = rq && !strcmp(str_at(rq, "status", ""), "False");
+    w->qts = queue_order_ts(obj, cond[C_EVICTED], cfg);
     const char *avoid =
         fq_value_as_str(fq_map_get(ann, FQ_KUEUE_AVOID_FLAVORS));
     w->avoid_ann = avoid ? fq_xstrdup(avoid) : NULL;
@@ -2268,10 +2341,9 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         w->cq = find_cq(
             s, v.admission_cluster_queue ? v.admission_cluster_queue : "");
         w->holds = w->cq >= 0;
-        w->admitted = cond_true(obj, "Admitted");
-        w->evicting = cond_true(obj, "Evicted");
-        w->reserved_at =
-            parse_time(fq_value_path_str(qr, "lastTransitionTime", NULL), 0);
+        w->admitted = cond_is_true(cond[C_ADMITTED]);
+        w->evicting = cond_is_true(cond[C_EVICTED]);
+        w->reserved_at = parse_time(str_at(qr, "lastTransitionTime", NULL), 0);
         wl_usage(s, w, &v);
         /* Waiting on a check, none Ready: may migrate. */
         bool any = false, ready = false;
@@ -2362,11 +2434,9 @@ static uint64_t fp_value(uint64_t h, const struct fq_value *v)
  * a record reads from elsewhere (the snapshot, Namespaces, priority
  * classes, an old slice) clears fp_ok instead.
  */
-static uint64_t fingerprint(const struct fq_value *obj)
+static uint64_t fingerprint(const struct fq_value *obj,
+                            const struct fq_value *const found[NCOND])
 {
-    static const char *const conds[] = {"QuotaReserved", "Admitted",
-                                        "Evicted",       "Requeued",
-                                        "Finished",      "DeactivationTarget"};
     const struct fq_value *md = fq_map_get(obj, "metadata");
     uint64_t h = 1469598103934665603ull;
     h = fp_value(h, fq_map_get(md, "generation"));
@@ -2376,21 +2446,10 @@ static uint64_t fingerprint(const struct fq_value *obj)
     const struct fq_value *st = fq_map_get(obj, "status");
     h = fp_value(h, fq_map_get(st, "admission"));
 
-    /* The first entry of each type, as cond_find reads them, in one pass. */
-    enum {
-        NC = sizeof(conds) / sizeof(conds[0])
-    };
-    const struct fq_value *found[NC] = {0};
-    const struct fq_value *cs = fq_map_get(st, "conditions");
-    for (size_t i = 0; i < fq_value_len(cs); i++) {
-        const struct fq_value *x = fq_seq_at(cs, i);
-        const char *type = fq_value_as_str(fq_map_get(x, "type"));
-        for (size_t j = 0; type && j < NC; j++)
-            if (!found[j] && !strcmp(type, conds[j]))
-                found[j] = x;
-    }
-    for (size_t j = 0; j < NC; j++)
-        h = fp_value(h, found[j]);
+    /* The first entry of each type, as cond_find reads them. */
+    for (int t = 0; t < NCOND; t++)
+        if (t != C_PODS_READY) /* rec_derive does not read it */
+            h = fp_value(h, found[t]);
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         const struct fq_value *ch = fq_seq_at(chs, i);
@@ -2407,15 +2466,17 @@ static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
                         int64_t now)
 {
     struct rec *r = fq_smap_get(&k->recs, key);
-    size_t l = strcspn(key, "/");
     char ns[300];
-    snprintf(ns, sizeof(ns), "%.*s", (int)l, key);
+    const char *name = key_split(key, ns, sizeof(ns));
     const struct fq_value *obj =
-        key[l] ? stored(e, FQ_KIND_WORKLOAD, ns, key + l + 1) : NULL;
-    if (!obj || cond_true(obj, "Finished")) {
+        name ? stored(e, FQ_KIND_WORKLOAD, ns, name) : NULL;
+    const struct fq_value *cond[NCOND];
+    cond_scan(obj, cond);
+    if (!obj || cond_is_true(cond[C_FINISHED])) {
         if (r) {
             rec_detach(k, r);
-            fq_smap_del(&k->slices, key);
+            if (r->in_slices)
+                fq_smap_del(&k->slices, key);
             fq_smap_del(&k->recs, key); /* frees r */
         }
         return;
@@ -2424,20 +2485,21 @@ static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
         r = fq_xcalloc(1, sizeof(*r));
         r->key = fq_xstrdup(key);
         r->w.ns = fq_xstrdup(ns);
-        r->w.name = fq_xstrdup(key + l + 1);
+        r->w.name = fq_xstrdup(name);
         r->qcq = -1;
         fq_smap_put(&k->recs, key, r);
     }
-    uint64_t fp = fingerprint(obj);
+    uint64_t fp = fingerprint(obj, cond);
     if (r->fp_ok && r->fp == fp && !r->w.replaces)
         return;
-    rec_derive(k, e, r, obj, now);
+    rec_derive(k, e, r, obj, cond, now);
     r->fp = fp;
     r->fp_ok = true;
-    if (r->w.replaces)
+    if (r->w.replaces && !r->in_slices)
         fq_smap_add(&k->slices, key);
-    else
+    else if (!r->w.replaces && r->in_slices)
         fq_smap_del(&k->slices, key);
+    r->in_slices = r->w.replaces != NULL;
 }
 
 static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
@@ -3182,8 +3244,9 @@ static void on_change(void *self, struct fq_engine *e,
     char key[600];
     wl_key(c->ns, c->name, key, sizeof(key));
     struct rec *r = fq_smap_get(&k->recs, key);
-    if (c->type == FQ_CHANGE_DELETED ||
-        (c->obj && cond_true(c->obj, "Finished"))) {
+    const struct fq_value *cond[NCOND];
+    cond_scan(c->obj, cond);
+    if (c->type == FQ_CHANGE_DELETED || cond_is_true(cond[C_FINISHED])) {
         /* Leaving the live set frees what it held; a finished workload
          * being deleted, or written again, frees nothing more. */
         if (fq_smap_has(&k->live, key)) {
@@ -3202,7 +3265,7 @@ static void on_change(void *self, struct fq_engine *e,
             k->ff_len = 1;
         }
         /* A changed workload gets a fresh chance. */
-        if (r && rec_parked(k, r) && !cond_find(c->obj, "QuotaReserved"))
+        if (r && rec_parked(k, r) && !cond[C_QUOTA_RESERVED])
             r->parked = 0;
     }
     k->need_cycle = true;
@@ -3217,30 +3280,31 @@ static void on_change(void *self, struct fq_engine *e,
 static bool needs_lifecycle(const struct fq_value *obj,
                             const struct fq_engine_config *cfg)
 {
-    if (cond_true(obj, "Finished"))
+    const struct fq_value *cond[NCOND];
+    cond_scan(obj, cond);
+    if (cond_is_true(cond[C_FINISHED]))
         return false;
+    const struct fq_value *st = fq_map_get(obj, "status");
     bool active = fq_value_path_bool(obj, "spec.active", true);
-    bool has_adm = fq_value_path(obj, "status.admission") != NULL;
-    bool evicted = cond_true(obj, "Evicted");
+    bool has_adm = fq_map_get(st, "admission") != NULL;
+    bool evicted = cond_is_true(cond[C_EVICTED]);
     if (!active)
         return has_adm || !evicted;
-    if (cond_true(obj, "DeactivationTarget"))
+    if (cond_is_true(cond[C_DEACTIVATION_TARGET]))
         return true;
     if (has_adm) {
-        if (evicted || !cond_true(obj, "Admitted"))
+        if (evicted || !cond_is_true(cond[C_ADMITTED]))
             return true;
-        if (cfg->pods_ready.enable && !cond_true(obj, "PodsReady"))
+        if (cfg->pods_ready.enable && !cond_is_true(cond[C_PODS_READY]))
             return true;
-        const struct fq_value *chs =
-            fq_value_path(obj, "status.admissionChecks");
+        const struct fq_value *chs = fq_map_get(st, "admissionChecks");
         for (size_t i = 0; i < fq_value_len(chs); i++)
-            if (strcmp(fq_value_path_str(fq_seq_at(chs, i), "state", ""),
-                       "Ready"))
+            if (strcmp(str_at(fq_seq_at(chs, i), "state", ""), "Ready"))
                 return true;
         return false;
     }
-    const struct fq_value *rq = cond_find(obj, "Requeued");
-    return rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
+    const struct fq_value *rq = cond[C_REQUEUED];
+    return rq && !strcmp(str_at(rq, "status", ""), "False");
 }
 
 /* The keys of a set in the store's order (owned copies). */
@@ -3282,10 +3346,10 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
     size_t n = keys_sorted(&k->lc_dirty, &keys);
     fq_smap_clear(&k->lc_dirty);
     for (size_t i = 0; i < n; i++) {
-        size_t l = strcspn(keys[i], "/");
         char ns[300];
-        snprintf(ns, sizeof(ns), "%.*s", (int)l, keys[i]);
-        const char *name = keys[i][l] ? keys[i] + l + 1 : "";
+        const char *name = key_split(keys[i], ns, sizeof(ns));
+        if (!name)
+            name = "";
         const struct fq_value *cur = stored(e, FQ_KIND_WORKLOAD, ns, name);
         if (!cur || !needs_lifecycle(cur, cfg)) {
             timer_set(k, keys[i], FQ_NEVER);
