@@ -109,6 +109,21 @@ struct pq {
     size_t alo, nact, capact, plo, npark, cappark;
 };
 
+/*
+ * Keys ("ns/name") to look at in the next pass: appended as changes come,
+ * duplicates and all, into one buffer, and read back sorted in the
+ * store's order, each once (kl_sorted). A change costs an append, not a
+ * hash set's lookup, copy and later clearing; the memory is kept between
+ * passes. Nothing adds to a list while a pass reads it (on_change is
+ * never called during a run).
+ */
+struct keylist {
+    struct fq_buf bytes;    /* the keys, each NUL-terminated */
+    size_t *off, n, capoff; /* where each starts in bytes */
+    const char **sorted;    /* kl_sorted's answer, into bytes */
+    size_t capsorted;
+};
+
 /* A podset shape's outcome on a ClusterQueue (ff_quiet). */
 struct memo {
     uint64_t ver;
@@ -133,8 +148,8 @@ struct kueue {
     struct fq_smap recs;
     bool seeded;             /* recs was filled from the store once */
     struct fq_smap live;     /* keys of workloads seen and not Finished */
-    struct fq_smap dirty;    /* keys whose record must be derived again */
-    struct fq_smap lc_dirty; /* keys whose lifecycle() must run */
+    struct keylist dirty;    /* keys whose record must be derived again */
+    struct keylist lc_dirty; /* keys whose lifecycle() must run */
     struct fq_smap slices;   /* keys of elastic slices: derived every full
                                 run (they depend on their old slice) */
     /* lifecycle deadlines: key -> (int64_t *) time, and a min-heap */
@@ -1553,6 +1568,43 @@ static int key_order(const char *a, const char *b)
 static int key_cmp(const void *x, const void *y)
 {
     return key_order(*(const char *const *)x, *(const char *const *)y);
+}
+
+static void kl_add(struct keylist *l, const char *key)
+{
+    FQ_GROW(l->off, l->capoff, l->n + 1);
+    l->off[l->n++] = l->bytes.len;
+    fq_buf_append(&l->bytes, key, strlen(key) + 1);
+}
+
+/* The keys of the list, sorted by key_order, each once (borrowed: valid
+ * until kl_clear). */
+static size_t kl_sorted(struct keylist *l, const char *const **out)
+{
+    FQ_GROW(l->sorted, l->capsorted, l->n + 1);
+    for (size_t i = 0; i < l->n; i++)
+        l->sorted[i] = l->bytes.data + l->off[i];
+    if (l->n > 1)
+        qsort(l->sorted, l->n, sizeof(*l->sorted), key_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (m == 0 || strcmp(l->sorted[m - 1], l->sorted[i]))
+            l->sorted[m++] = l->sorted[i];
+    *out = l->sorted;
+    return m;
+}
+
+static void kl_clear(struct keylist *l)
+{
+    fq_buf_reset(&l->bytes);
+    l->n = 0;
+}
+
+static void kl_free(struct keylist *l)
+{
+    fq_buf_release(&l->bytes);
+    free(l->off);
+    free(l->sorted);
 }
 
 static int rec_cmp(const struct rec *a, const struct rec *b)
@@ -3091,8 +3143,8 @@ static void recs_mark_all(struct kueue *k)
 {
     for (size_t i = 0; i < k->recs.cap; i++)
         if (k->recs.t[i].key) {
-            fq_smap_add(&k->dirty, k->recs.t[i].key);
-            fq_smap_add(&k->lc_dirty, k->recs.t[i].key);
+            kl_add(&k->dirty, k->recs.t[i].key);
+            kl_add(&k->lc_dirty, k->recs.t[i].key);
         }
 }
 
@@ -3174,8 +3226,8 @@ static void seed(struct kueue *k, struct fq_engine *e)
         char key[600];
         wl_key(objs[i]->ns, objs[i]->name, key, sizeof(key));
         fq_smap_add(&k->live, key);
-        fq_smap_add(&k->dirty, key);
-        fq_smap_add(&k->lc_dirty, key);
+        kl_add(&k->dirty, key);
+        kl_add(&k->lc_dirty, key);
     }
     free(objs);
 }
@@ -3190,8 +3242,8 @@ static void destroy(void *self)
     }
     fq_smap_free(&k->seen_gen);
     fq_smap_free(&k->recs);
-    fq_smap_free(&k->dirty);
-    fq_smap_free(&k->lc_dirty);
+    kl_free(&k->dirty);
+    kl_free(&k->lc_dirty);
     fq_smap_free(&k->slices);
     fq_smap_free(&k->live);
     fq_smap_free(&k->timers);
@@ -3226,7 +3278,7 @@ static void on_change(void *self, struct fq_engine *e,
                         if (k->recs.t[i].key) {
                             struct rec *r = k->recs.t[i].val;
                             r->fp_ok = r->spec_ok = false;
-                            fq_smap_add(&k->dirty, k->recs.t[i].key);
+                            kl_add(&k->dirty, k->recs.t[i].key);
                         }
                 return;
             }
@@ -3253,15 +3305,15 @@ static void on_change(void *self, struct fq_engine *e,
             fq_smap_del(&k->live, key);
             k->requeue = true;
         }
-        fq_smap_add(&k->dirty, key);    /* its record goes */
-        fq_smap_add(&k->lc_dirty, key); /* and its deadlines */
+        kl_add(&k->dirty, key);    /* its record goes */
+        kl_add(&k->lc_dirty, key); /* and its deadlines */
         k->ff_len = 1;
     } else if (c->obj) {
         fq_smap_add(&k->live, key);
         /* Our own QuotaReserved=False message leaves the record true. */
         if (!(r && c->type == FQ_CHANGE_MODIFIED && r->own_rev == c->rev)) {
-            fq_smap_add(&k->dirty, key);
-            fq_smap_add(&k->lc_dirty, key);
+            kl_add(&k->dirty, key);
+            kl_add(&k->lc_dirty, key);
             k->ff_len = 1;
         }
         /* A changed workload gets a fresh chance. */
@@ -3307,27 +3359,6 @@ static bool needs_lifecycle(const struct fq_value *obj,
     return rq && !strcmp(str_at(rq, "status", ""), "False");
 }
 
-/* The keys of a set in the store's order (owned copies). */
-static size_t keys_sorted(const struct fq_smap *set, char ***out)
-{
-    char **v = fq_xcalloc(set->n + 1, sizeof(*v));
-    size_t n = 0;
-    for (size_t i = 0; i < set->cap; i++)
-        if (set->t[i].key)
-            v[n++] = fq_xstrdup(set->t[i].key);
-    if (n > 1)
-        qsort(v, n, sizeof(*v), key_cmp);
-    *out = v;
-    return n;
-}
-
-static void keys_free(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
 /* lifecycle() for the workloads that changed and those whose deadline
  * came, in the store's order. */
 static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
@@ -3337,14 +3368,13 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
     while (k->ntq && k->tq[0].t <= now) {
         struct timer t = tq_pop(k);
         if (tq_valid(k, &t))
-            fq_smap_add(&k->lc_dirty, t.key);
+            kl_add(&k->lc_dirty, t.key);
         free(t.key);
     }
     if (k->lc_dirty.n == 0)
         return;
-    char **keys;
-    size_t n = keys_sorted(&k->lc_dirty, &keys);
-    fq_smap_clear(&k->lc_dirty);
+    const char *const *keys;
+    size_t n = kl_sorted(&k->lc_dirty, &keys);
     for (size_t i = 0; i < n; i++) {
         char ns[300];
         const char *name = key_split(keys[i], ns, sizeof(ns));
@@ -3364,7 +3394,7 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
             fq_objstore_edited(st, FQ_KIND_WORKLOAD, ns, name, k->lc_spec);
         timer_set(k, keys[i], k->lc_timer);
     }
-    keys_free(keys, n);
+    kl_clear(&k->lc_dirty);
 }
 
 /* Records of the workloads that changed (and of every elastic slice),
@@ -3373,15 +3403,14 @@ static void refresh_pass(struct kueue *k, struct fq_engine *e, int64_t now)
 {
     for (size_t i = 0; i < k->slices.cap; i++)
         if (k->slices.t[i].key)
-            fq_smap_add(&k->dirty, k->slices.t[i].key);
+            kl_add(&k->dirty, k->slices.t[i].key);
     if (k->dirty.n == 0)
         return;
-    char **keys;
-    size_t n = keys_sorted(&k->dirty, &keys);
-    fq_smap_clear(&k->dirty);
+    const char *const *keys;
+    size_t n = kl_sorted(&k->dirty, &keys);
     for (size_t i = 0; i < n; i++)
         rec_refresh(k, e, keys[i], now);
-    keys_free(keys, n);
+    kl_clear(&k->dirty);
 }
 
 /*
