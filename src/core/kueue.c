@@ -160,6 +160,18 @@ struct kueue {
     bool lc_changed, lc_spec; /* what that call changed (anything; spec) */
     /* Pending queues, one per ClusterQueue of the snapshot. */
     struct pq *pq;
+    /* A cycle's scratch, one entry per ClusterQueue of the snapshot
+     * (sized by rebuild and kept, so that a cycle allocates nothing): the
+     * cursor into each act array (ff_plan: the heads it took), the heads
+     * taken, whether the queue is blocked, and a round's heads. The heads
+     * a cycle handled and the migration pass's copy of mig grow as
+     * needed and are kept too. */
+    size_t *cq_cur;
+    int *cq_taken;
+    bool *cq_blocked;
+    struct rec **heads;
+    struct rec **handled, **mig_copy;
+    size_t caphandled, capmig_copy;
     /* The records holding quota, sorted by key, and their holder views
      * (preemption candidates; hs[i] describes hw[i]). A cycle appends
      * the workloads it admits and sorts them in when it ends. */
@@ -2568,7 +2580,8 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0 &&
         (k->mig_dirty || now >= k->mig_retry)) {
         size_t n = k->nmig;
-        struct rec **v = fq_xmalloc(n * sizeof(*v));
+        FQ_GROW(k->mig_copy, k->capmig_copy, n);
+        struct rec **v = k->mig_copy;
         memcpy(v, k->mig, n * sizeof(*v));
         k->mig_dirty = false; /* a release during the pass sets it again */
         k->mig_retry = FQ_NEVER;
@@ -2579,7 +2592,6 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
                 v[i]->mig_valid && v[i]->mig_retry < k->mig_retry)
                 k->mig_retry = v[i]->mig_retry;
         }
-        free(v);
     }
 
     /* Heads come from each queue's act array, in Kueue's heap order; a
@@ -2587,14 +2599,16 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
      * not change during the cycle: what a head's outcome moves (admitted:
      * out of the queue; inadmissible: to park) is applied at the end. */
     size_t ncq = (size_t)s->ncq;
-    size_t *cur = fq_xcalloc(ncq + 1, sizeof(size_t));
-    for (size_t c = 0; c < ncq; c++)
+    size_t *cur = k->cq_cur;
+    int *taken = k->cq_taken;
+    bool *blocked = k->cq_blocked;
+    struct rec **heads = k->heads;
+    for (size_t c = 0; c < ncq; c++) {
         cur[c] = k->pq[c].alo;
-    int *taken = fq_xcalloc(ncq + 1, sizeof(int));
-    bool *blocked = fq_xcalloc(ncq + 1, sizeof(bool));
-    struct rec **handled = NULL;
-    size_t nhandled = 0, caphandled = 0;
-    struct rec **heads = fq_xcalloc(ncq + 1, sizeof(*heads));
+        taken[c] = 0;
+        blocked[c] = false;
+    }
+    size_t nhandled = 0;
     bool progress = true;
     while (progress) {
         progress = false;
@@ -2646,8 +2660,8 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
             struct cq_info *c = &s->cqs[w->cq];
             bool strict = s->adm.cqs[c->adm].strategy == FQ_ADM_STRICT_FIFO;
             rc->done = k->cycle_no;
-            FQ_GROW(handled, caphandled, nhandled + 1);
-            handled[nhandled++] = rc;
+            FQ_GROW(k->handled, k->caphandled, nhandled + 1);
+            k->handled[nhandled++] = rc;
             taken[w->cq]++;
             progress = true;
             struct fq_adm_wl aw;
@@ -2721,18 +2735,13 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     }
     /* What the heads' outcomes moved. */
     for (size_t i = 0; i < nhandled; i++) {
-        struct rec *rc = handled[i];
+        struct rec *rc = k->handled[i];
         if (!rc->w.pending)
             pq_remove(k, rc);
         else if (rec_parked(k, rc))
             pq_park(k, rc);
     }
     holders_settle(k);
-    free(handled);
-    free(heads);
-    free(cur);
-    free(taken);
-    free(blocked);
 }
 
 /* --- Kueue-paced cycles, ahead ----------------------------------------- */
@@ -2895,7 +2904,8 @@ static void ff_plan(struct kueue *k, int64_t now)
     k->ff_n = 0;
     k->ff_slept = false;
     size_t ncq = (size_t)k->snap->ncq;
-    size_t *taken = fq_xcalloc(ncq + 1, sizeof(size_t));
+    size_t *taken = k->cq_cur; /* cycle()'s scratch: no cycle runs now */
+    memset(taken, 0, ncq * sizeof(*taken));
     int64_t ahead = k->ff_len > 0 ? k->ff_len : 1;
     k->ff_len = ahead * 2 < FF_MAX_AHEAD ? ahead * 2 : FF_MAX_AHEAD;
     bool exhausted = false;
@@ -2919,7 +2929,6 @@ static void ff_plan(struct kueue *k, int64_t now)
                 taken[c]++;
         k->ff_n++;
     }
-    free(taken);
     /* After the last quiet cycle no queue has a head: Kueue's scheduler
      * would sleep until something changes. */
     if (exhausted && k->ff_n > 0) {
@@ -3161,6 +3170,14 @@ static void queues_free(struct kueue *k)
     free(k->hw);
     free(k->hs);
     free(k->mig);
+    free(k->cq_cur);
+    free(k->cq_taken);
+    free(k->cq_blocked);
+    free(k->heads);
+    k->cq_cur = NULL;
+    k->cq_taken = NULL;
+    k->cq_blocked = NULL;
+    k->heads = NULL;
     free(k->memo);
     fq_smap_clear(&k->shapes);
     k->nshapes = 0;
@@ -3207,6 +3224,10 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
     k->cqn = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cqn));
     k->lqn = fq_xcalloc((size_t)s->nlq + 1, sizeof(*k->lqn));
     k->adm_use = fq_xcalloc((size_t)s->ncq * ncell(s) + 1, sizeof(*k->adm_use));
+    k->cq_cur = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_cur));
+    k->cq_taken = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_taken));
+    k->cq_blocked = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_blocked));
+    k->heads = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->heads));
     k->snap_ver++;
     k->counts_dirty = true;
     k->mig_dirty = true;
@@ -3251,6 +3272,8 @@ static void destroy(void *self)
     for (size_t i = 0; i < k->ntq; i++)
         free(k->tq[i].key);
     free(k->tq);
+    free(k->handled);
+    free(k->mig_copy);
     free(k);
 }
 
