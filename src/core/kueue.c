@@ -2246,28 +2246,32 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     if (rc->mig_valid && rc->mig_sum == sum && now < rc->mig_retry)
         return false;
     /* Its own usage does not count against the move; taking it out and
-     * putting it back is not a release. */
+     * putting it back is not a release (neither the release counts nor
+     * mig_dirty keep a trace of it: otherwise every attempt would make
+     * the next cycle look at every candidate again, for nothing). */
     uint64_t rel[FQ_ADM_MAX_FLAVORS];
-    memcpy(rel, k->rel_flv, sizeof(rel));
+    size_t nrel = (size_t)s->adm.nflv * sizeof(rel[0]);
+    memcpy(rel, k->rel_flv, nrel);
+    bool mig_dirty = k->mig_dirty;
     account(k, rc, -1);
     struct fq_adm_result r;
-    if (w->is_slice || might_fit(s, c->adm, w, aw.skip_flv))
+    bool fits = w->is_slice || might_fit(s, c->adm, w, aw.skip_flv);
+    if (fits)
         fq_adm_assign(&s->adm, &aw, NULL, 0, &r);
-    else
-        r = (struct fq_adm_result){.mode = FQ_ADM_NOFIT};
-    bool moved = false;
-    if (r.mode == FQ_ADM_FIT) {
+    bool moved = fits && r.mode == FQ_ADM_FIT;
+    if (moved) {
         reserve(k, e, s, w, &r, now, " (moved to a preferred flavor)");
         k->stats.migrations++;
-        moved = true;
     } else {
         account(k, rc, +1);
-        memcpy(k->rel_flv, rel, sizeof(rel));
+        memcpy(k->rel_flv, rel, nrel);
+        k->mig_dirty = mig_dirty;
         rc->mig_valid = true;
         rc->mig_sum = sum;
         rc->mig_retry = retry;
     }
-    fq_adm_result_release(&r);
+    if (fits)
+        fq_adm_result_release(&r);
     return moved;
 }
 
