@@ -163,13 +163,15 @@ struct kueue {
     /* A cycle's scratch, one entry per ClusterQueue of the snapshot
      * (sized by rebuild and kept, so that a cycle allocates nothing): the
      * cursor into each act array (ff_plan: the heads it took), the heads
-     * taken, whether the queue is blocked, and a round's heads. The heads
+     * taken, whether the queue is blocked, a round's heads and their
+     * nominations (fq_adm_assign's results, indexed by queue). The heads
      * a cycle handled and the migration pass's copy of mig grow as
      * needed and are kept too. */
     size_t *cq_cur;
     int *cq_taken;
     bool *cq_blocked;
     struct rec **heads;
+    struct fq_adm_result *nom; /* a round's nomination of each queue's head */
     struct rec **handled, **mig_copy;
     size_t caphandled, capmig_copy;
     /* The records holding quota, sorted by key, and their holder views
@@ -2643,7 +2645,10 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
             }
         }
         /* Nominate every head against the snapshot, then process them
-         * in Kueue's order: non-borrowing first, priority, FIFO. */
+         * in Kueue's order: non-borrowing first, priority, FIFO. A head
+         * is assigned again when it is processed only if an earlier one
+         * reserved or preempted (fq_adm_assign reads nothing else that
+         * processing moves): until then its nomination is its outcome. */
         for (int h = 0; h < nheads; h++) {
             struct wl *w = &heads[h]->w;
             int64_t next = FQ_NEVER;
@@ -2651,13 +2656,13 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
             struct fq_adm_wl aw;
             adm_wl(w, &aw, cooldown);
             aw.cq = s->cqs[w->cq].adm;
-            struct fq_adm_result r;
-            fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, &r);
-            w->nom_fit = r.mode == FQ_ADM_FIT;
-            w->nom_borrows = r.borrows;
-            fq_adm_result_release(&r);
+            struct fq_adm_result *r = &k->nom[w->cq];
+            fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, r);
+            w->nom_fit = r->mode == FQ_ADM_FIT;
+            w->nom_borrows = r->borrows;
         }
         qsort(heads, (size_t)nheads, sizeof(*heads), head_cmp);
+        bool moved = false; /* quota or holders moved since nominating */
         for (int h = 0; h < nheads; h++) {
             struct rec *rc = heads[h];
             struct wl *w = &rc->w;
@@ -2668,35 +2673,41 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
             k->handled[nhandled++] = rc;
             taken[w->cq]++;
             progress = true;
-            struct fq_adm_wl aw;
-            adm_wl(w, &aw, cooldown);
-            aw.cq = c->adm;
-            struct fq_adm_result r;
-            fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, &r);
+            struct fq_adm_result *r = &k->nom[w->cq];
+            if (moved) {
+                struct fq_adm_wl aw;
+                adm_wl(w, &aw, cooldown);
+                aw.cq = c->adm;
+                fq_adm_result_release(r);
+                fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, r);
+            }
             /* A slice never preempts the slice it replaces. */
             for (int t = 0;
-                 w->replaces && r.mode == FQ_ADM_PREEMPT && t < r.ntargets; t++)
-                if (!strcmp(k->hw[r.targets[t]]->w.name, w->replaces) &&
-                    !strcmp(k->hw[r.targets[t]]->w.ns, w->ns))
-                    r.mode = FQ_ADM_NO_CANDIDATES;
-            if (r.mode == FQ_ADM_FIT) {
-                reserve(k, e, s, w, &r, now, NULL);
+                 w->replaces && r->mode == FQ_ADM_PREEMPT && t < r->ntargets;
+                 t++)
+                if (!strcmp(k->hw[r->targets[t]]->w.name, w->replaces) &&
+                    !strcmp(k->hw[r->targets[t]]->w.ns, w->ns))
+                    r->mode = FQ_ADM_NO_CANDIDATES;
+            if (r->mode == FQ_ADM_FIT) {
+                reserve(k, e, s, w, r, now, NULL);
                 if (w->replaces)
                     fq_kueue_slice_replaced(e, w->ns, w->replaces, w->name,
                                             now);
                 rc->parked = 0;
-            } else if (r.mode == FQ_ADM_PREEMPT && r.ntargets > 0) {
-                for (int t = 0; t < r.ntargets; t++) {
-                    struct rec *v = k->hw[r.targets[t]];
+                moved = true;
+            } else if (r->mode == FQ_ADM_PREEMPT && r->ntargets > 0) {
+                for (int t = 0; t < r->ntargets; t++) {
+                    struct rec *v = k->hw[r->targets[t]];
                     if (!v->w.evicting) {
-                        preempt(k, e, &v->w, w, r.target_reason[t], now);
-                        k->hs[r.targets[t]].evicting = true;
+                        preempt(k, e, &v->w, w, r->target_reason[t], now);
+                        k->hs[r->targets[t]].evicting = true;
                     }
                 }
+                moved = true;
                 char msg[FQ_ADM_MSG_MAX + 64];
                 snprintf(msg, sizeof(msg),
-                         "%s%sPending the preemption of %d workload(s)", r.msg,
-                         r.msg[0] ? ". " : "", r.ntargets);
+                         "%s%sPending the preemption of %d workload(s)", r->msg,
+                         r->msg[0] ? ". " : "", r->ntargets);
                 set_pending(e, w, "WaitingForPreemptedWorkloads", msg, now);
                 /* Stays at the head: retried next cycle. */
                 k->need_cycle = true;
@@ -2709,12 +2720,12 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
                             now);
                 k->need_cycle = true;
             } else {
-                set_pending(e, w, fq_adm_why_reason(r.why), r.msg, now);
+                set_pending(e, w, fq_adm_why_reason(r->why), r->msg, now);
                 rc->parked = k->park_gen;
                 if (strict)
                     blocked[w->cq] = true;
             }
-            fq_adm_result_release(&r);
+            fq_adm_result_release(r);
         }
         /* Kueue: one pop per CQ per cycle. */
         if (limit == 1)
@@ -3178,6 +3189,8 @@ static void queues_free(struct kueue *k)
     free(k->cq_taken);
     free(k->cq_blocked);
     free(k->heads);
+    free(k->nom);
+    k->nom = NULL;
     k->cq_cur = NULL;
     k->cq_taken = NULL;
     k->cq_blocked = NULL;
@@ -3232,6 +3245,7 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
     k->cq_taken = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_taken));
     k->cq_blocked = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_blocked));
     k->heads = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->heads));
+    k->nom = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->nom));
     k->snap_ver++;
     k->counts_dirty = true;
     k->mig_dirty = true;
