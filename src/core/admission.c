@@ -519,13 +519,16 @@ static int select_targets(struct fq_adm *a, const struct fq_adm_wl *w,
 static void msg_add(char *buf, size_t size, bool *first, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Appends a reason to a message (buf NULL: no message is made). */
 static void msg_add(char *buf, size_t size, bool *first, const char *fmt, ...)
 {
+    if (!buf)
+        return;
     size_t len = strlen(buf);
     if (len + 4 >= size)
         return;
     if (!*first) {
-        snprintf(buf + len, size - len, ", ");
+        memcpy(buf + len, ", ", 3);
         len += 2;
     }
     *first = false;
@@ -594,7 +597,7 @@ static int64_t mul_sat(int64_t x, int64_t y)
 
 /*
  * Tries flavor f for podset ps (count pods) and group g: the mode, whether
- * it borrows, and reasons appended to msg.
+ * it borrows, and reasons appended to msg (unless msg is NULL).
  */
 static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
                                    const struct fq_adm_podset *ps,
@@ -616,12 +619,13 @@ static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
         int64_t val = sat_add(acc_get(acc, fr), mul_sat(ps->req[r], count));
         int64_t pot = fq_adm_potential(a, w->cq, fr);
         if (val > pot) {
-            msg_add(msg, msize, first,
-                    "insufficient quota for %s in flavor %s, request > "
-                    "maximum capacity (%s > %s)",
-                    a->res_names[r], a->flv_names[f],
-                    qfmt(a, r, val, b1, sizeof(b1)),
-                    qfmt(a, r, pot, b2, sizeof(b2)));
+            if (msg)
+                msg_add(msg, msize, first,
+                        "insufficient quota for %s in flavor %s, request > "
+                        "maximum capacity (%s > %s)",
+                        a->res_names[r], a->flv_names[f],
+                        qfmt(a, r, val, b1, sizeof(b1)),
+                        qfmt(a, r, pot, b2, sizeof(b2)));
             if (*why == FQ_ADM_WHY_NONE ||
                 *why == FQ_ADM_WHY_NO_MATCHING_FLAVOR)
                 *why = FQ_ADM_WHY_EXCEEDS_MAX_QUOTA;
@@ -633,10 +637,12 @@ static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
                 *borrow = true;
             continue;
         }
-        msg_add(msg, msize, first,
-                "insufficient unused quota for %s in flavor %s, %s more needed",
-                a->res_names[r], a->flv_names[f],
-                qfmt(a, r, val - (av > 0 ? av : 0), b1, sizeof(b1)));
+        if (msg)
+            msg_add(msg, msize, first,
+                    "insufficient unused quota for %s in flavor %s, %s more "
+                    "needed",
+                    a->res_names[r], a->flv_names[f],
+                    qfmt(a, r, val - (av > 0 ? av : 0), b1, sizeof(b1)));
         *why = FQ_ADM_WHY_WAITING_FOR_QUOTA;
         bool in_cohort = node->parent >= 0;
         bool possible =
@@ -684,7 +690,9 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
             count -= w->base_count[p];
         if (count < 0)
             count = 0;
-        char psmsg[FQ_ADM_MSG_MAX] = "";
+        char buf[FQ_ADM_MSG_MAX];
+        char *psmsg = w->no_msg ? NULL : buf; /* this podset's reasons */
+        buf[0] = '\0';
         bool first = true;
         enum fq_adm_mode psmode = FQ_ADM_FIT;
         uint32_t wanted = 0;
@@ -696,7 +704,7 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
             covered |= cq->groups[g].res_mask;
         for (int res = 0; res < a->nres; res++)
             if ((wanted & (1u << res)) && !(covered & (1u << res))) {
-                msg_add(psmsg, sizeof(psmsg), &first,
+                msg_add(psmsg, sizeof(buf), &first,
                         "resource %s unavailable in ClusterQueue",
                         a->res_names[res]);
                 psmode = FQ_ADM_NOFIT;
@@ -727,14 +735,14 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
                     continue;
                 if (w->forced_flv && w->forced_flv[p] >= 0 &&
                     w->forced_flv[p] != f) {
-                    msg_add(psmsg, sizeof(psmsg), &first,
+                    msg_add(psmsg, sizeof(buf), &first,
                             "could not assign %s flavor since the original "
                             "workload is assigned: %s",
                             a->flv_names[f], a->flv_names[w->forced_flv[p]]);
                     continue;
                 }
                 if (!(ps->selector_ok & bit)) {
-                    msg_add(psmsg, sizeof(psmsg), &first,
+                    msg_add(psmsg, sizeof(buf), &first,
                             "flavor %s doesn't match node affinity",
                             a->flv_names[f]);
                     if (r->why == FQ_ADM_WHY_NONE)
@@ -742,7 +750,7 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
                     continue;
                 }
                 if (!(ps->taint_ok & bit)) {
-                    msg_add(psmsg, sizeof(psmsg), &first,
+                    msg_add(psmsg, sizeof(buf), &first,
                             "untolerated taint in flavor %s", a->flv_names[f]);
                     if (r->why == FQ_ADM_WHY_NONE)
                         r->why = FQ_ADM_WHY_NO_MATCHING_FLAVOR;
@@ -751,7 +759,7 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
                 bool borrow = false;
                 enum fq_adm_mode m =
                     try_flavor(a, w, ps, count, rmask, f, &acc, h, nh, &borrow,
-                               &r->why, psmsg, sizeof(psmsg), &first);
+                               &r->why, psmsg, sizeof(buf), &first);
                 int rk = rank(cq, m, borrow);
                 if (rk > bestrank) {
                     bestrank = rk;
@@ -789,7 +797,7 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
         }
         if (psmode < r->mode)
             r->mode = psmode;
-        if (psmode != FQ_ADM_FIT) {
+        if (psmode != FQ_ADM_FIT && psmsg) {
             size_t len = strlen(r->msg);
             snprintf(r->msg + len, sizeof(r->msg) - len,
                      "%scouldn't assign flavors to pod set %s: %s",

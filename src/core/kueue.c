@@ -2237,6 +2237,7 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     adm_wl(w, &aw, false);
     aw.cq = c->adm;
     aw.skip_flv = skip;
+    aw.no_msg = true; /* a move is a Fit or nothing */
     /* A flavor in its failure cool-down is no better than where it is. */
     int64_t retry = FQ_NEVER;
     if (fq_engine_config(e)->policy.flavor_failure_cooldown)
@@ -2812,6 +2813,7 @@ static bool ff_quiet(struct kueue *k, struct rec *r)
         struct fq_adm_wl aw;
         adm_wl(w, &aw, false);
         aw.cq = s->cqs[w->cq].adm;
+        aw.no_msg = true;
         struct fq_adm_result res;
         fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, &res);
         m->ver = k->snap_ver;
