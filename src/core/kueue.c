@@ -1688,6 +1688,19 @@ static size_t q_lower(struct rec *const *v, size_t lo, size_t n,
     return lo;
 }
 
+/* Moves the live entries v[lo..n) to the front when the dead prefix is
+ * larger than they are; returns by how much they moved. */
+static size_t q_compact(struct rec **v, size_t *lo, size_t *n)
+{
+    size_t by = *lo;
+    if (by == 0 || by < *n - by)
+        return 0;
+    memmove(v, v + by, (*n - by) * sizeof(*v));
+    *n -= by;
+    *lo = 0;
+    return by;
+}
+
 /* Inserts r in sorted v[lo..n); an entry that goes first reuses the slot
  * freed by taking the head, and a dead prefix larger than what lives is
  * reclaimed, so a queue worked from its head costs O(1) a step. */
@@ -1702,12 +1715,7 @@ static void q_insert(struct rec ***v, size_t *lo, size_t *n, size_t *cap,
         (*v)[--*lo] = r;
         return;
     }
-    if (*lo > 0 && *lo >= *n - *lo) {
-        memmove(*v, *v + *lo, (*n - *lo) * sizeof(**v));
-        at -= *lo;
-        *n -= *lo;
-        *lo = 0;
-    }
+    at -= q_compact(*v, lo, n);
     FQ_GROW(*v, *cap, *n + 1);
     memmove(&(*v)[at + 1], &(*v)[at], (*n - at) * sizeof(**v));
     (*v)[at] = r;
@@ -1770,6 +1778,35 @@ static void pq_park(struct kueue *k, struct rec *r)
     q_remove(q->act, &q->alo, &q->nact, r);
     q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
     r->in_park = true;
+}
+
+/* Parks the first m entries of queue c's act array at once, as m
+ * pq_park calls on its head would (ff_replay). They sort after every
+ * parked entry when heads were parked in order since the last requeue:
+ * then the run is appended. */
+static void pq_park_first(struct kueue *k, size_t c, size_t m)
+{
+    struct pq *q = &k->pq[c];
+    struct rec **run = &q->act[q->alo];
+    if (m == 0)
+        return;
+    k->q_ver++;
+    for (size_t i = 0; i < m; i++) {
+        run[i]->parked = k->park_gen;
+        run[i]->in_park = true;
+    }
+    if (q->plo == q->npark || rec_cmp(q->park[q->npark - 1], run[0]) < 0) {
+        q_compact(q->park, &q->plo, &q->npark);
+        FQ_GROW(q->park, q->cappark, q->npark + m);
+        memcpy(&q->park[q->npark], run, m * sizeof(*run));
+        q->npark += m;
+    } else {
+        for (size_t i = 0; i < m; i++)
+            q_insert(&q->park, &q->plo, &q->npark, &q->cappark, run[i]);
+    }
+    q->alo += m;
+    if (q->alo == q->nact)
+        q->alo = q->nact = 0;
 }
 
 /* Capacity changed: every parked workload may be a head again (Kueue's
@@ -2854,15 +2891,22 @@ static void ff_replay(struct kueue *k, int64_t now)
         return;
     if (due > k->ff_n)
         due = k->ff_n;
+    /* Each of the `due` cycles parks the head of each queue: the first
+     * `due` act entries of a queue, or one of a StrictFIFO queue (that
+     * head, parked, blocks it from then on). */
     size_t ncq = (size_t)k->snap->ncq;
-    for (int64_t j = 0; j < due; j++) {
-        for (size_t c = 0; c < ncq; c++) {
-            struct rec *r = ff_head(k, c, 0);
-            if (r)
-                pq_park(k, r);
-        }
-        k->stats.cycles++;
+    for (size_t c = 0; c < ncq; c++) {
+        if (!ff_head(k, c, 0))
+            continue;
+        const struct pq *q = &k->pq[c];
+        const struct snap *s = k->snap;
+        size_t live = q->nact - q->alo;
+        size_t m = (uint64_t)due < live ? (size_t)due : live;
+        if (s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO)
+            m = 1;
+        pq_park_first(k, c, m);
     }
+    k->stats.cycles += (uint64_t)due;
     k->last_cycle += due * k->cycle_ms;
     k->ff_n -= due;
     if (k->ff_n == 0)
