@@ -825,7 +825,10 @@ struct rec {
     bool mig_valid;
     uint64_t mig_sum;
     int64_t mig_retry;
-    int shape;      /* interned shape of its podsets, or -1 */
+    /* Interned shape of its podsets (shape_of), -1 when it has none, or
+     * SHAPE_UNKNOWN until ff_quiet first asks (a replay at the flexq
+     * policy's pace never does). */
+    int shape;
     bool in_slices; /* its key is in struct kueue's slices */
     /* From the spec, kept while spec_ok and the generation is spec_gen
      * (rec_derive decodes only the status then). */
@@ -2339,6 +2342,8 @@ static bool ns_matches(struct fq_engine *e, const struct cq_info *c,
     return fq_selector_matches(&c->view.namespace_selector, &kvs);
 }
 
+#define SHAPE_UNKNOWN (-2)
+
 /* A pending workload's podsets as the assigner sees them, interned: two
  * workloads of one shape get one outcome from fq_adm_assign on a queue
  * that cannot preempt (ff_quiet). */
@@ -2428,7 +2433,7 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         r->queue_name = v.queue_name ? fq_xstrdup(v.queue_name) : NULL;
         r->active = v.active;
         wl_podsets(s, w, &v);
-        r->shape = shape_of(k, w);
+        r->shape = SHAPE_UNKNOWN;
     }
     const char *ns = w->ns;
     const struct fq_value *ann = fq_value_path(obj, "metadata.annotations");
@@ -2828,6 +2833,8 @@ static bool ff_quiet(struct kueue *k, struct rec *r)
 {
     struct snap *s = k->snap;
     struct wl *w = &r->w;
+    if (r->shape == SHAPE_UNKNOWN)
+        r->shape = shape_of(k, w);
     if (r->shape < 0 || w->replaces || w->avoid_ann || w->cq < 0)
         return false;
     const struct fq_adm_cq *ac = &s->adm.cqs[s->cqs[w->cq].adm];
@@ -3278,6 +3285,7 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
         r->accounted = r->holder = r->in_mig = r->in_park = false;
         r->fp_ok = r->spec_ok = false;
         r->qcq = -1;
+        r->shape = SHAPE_UNKNOWN; /* queues_free forgot the shapes */
     }
     recs_mark_all(k);
     k->snap = fq_xmalloc(sizeof(*k->snap));
