@@ -2977,14 +2977,15 @@ static void ff_plan(struct kueue *k, int64_t now)
     int64_t ahead = k->ff_len > 0 ? k->ff_len : 1;
     k->ff_len = ahead * 2 < FF_MAX_AHEAD ? ahead * 2 : FF_MAX_AHEAD;
     bool exhausted = false;
+    struct rec **heads = k->heads; /* cycle()'s scratch too */
     while (k->ff_n < ahead) {
         bool any = false, loud = false;
         for (size_t c = 0; c < ncq && !loud; c++) {
-            struct rec *r = ff_head(k, c, taken[c]);
-            if (!r)
+            heads[c] = ff_head(k, c, taken[c]);
+            if (!heads[c])
                 continue;
             any = true;
-            loud = !ff_quiet(k, r);
+            loud = !ff_quiet(k, heads[c]);
         }
         if (loud)
             break;
@@ -2993,7 +2994,7 @@ static void ff_plan(struct kueue *k, int64_t now)
             break;
         }
         for (size_t c = 0; c < ncq; c++)
-            if (ff_head(k, c, taken[c]))
+            if (heads[c])
                 taken[c]++;
         k->ff_n++;
     }
