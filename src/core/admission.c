@@ -62,7 +62,6 @@
 #include "admission.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -516,11 +515,43 @@ static int select_targets(struct fq_adm *a, const struct fq_adm_wl *w,
 
 /* --- flavor assignment ------------------------------------------------ */
 
-static void msg_add(char *buf, size_t size, bool *first, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/*
+ * Messages are pieced together from strings only (names and formatted
+ * quantities), so they are concatenated rather than printed: printf's
+ * set-up was most of a NoFit's cost. msg_catv appends the strings of ap,
+ * up to a NULL, to the text of length len < size in buf, cut at size - 1
+ * bytes as snprintf would cut it.
+ */
+static void msg_catv(char *buf, size_t size, size_t len, va_list ap)
+{
+    for (const char *s = va_arg(ap, const char *); s;
+         s = va_arg(ap, const char *)) {
+        size_t n = strlen(s);
+        if (n > size - 1 - len)
+            n = size - 1 - len;
+        memcpy(buf + len, s, n);
+        len += n;
+    }
+    buf[len] = '\0';
+}
 
-/* Appends a reason to a message (buf NULL: no message is made). */
-static void msg_add(char *buf, size_t size, bool *first, const char *fmt, ...)
+static void msg_cat(char *buf, size_t size, size_t len, ...)
+    __attribute__((sentinel));
+
+static void msg_cat(char *buf, size_t size, size_t len, ...)
+{
+    va_list ap;
+    va_start(ap, len);
+    msg_catv(buf, size, len, ap);
+    va_end(ap);
+}
+
+static void msg_add(char *buf, size_t size, bool *first, ...)
+    __attribute__((sentinel));
+
+/* Appends a reason (strings up to a NULL) to a message, after ", " unless
+ * it is the first (buf NULL: no message is made). */
+static void msg_add(char *buf, size_t size, bool *first, ...)
 {
     if (!buf)
         return;
@@ -533,8 +564,8 @@ static void msg_add(char *buf, size_t size, bool *first, const char *fmt, ...)
     }
     *first = false;
     va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, size - len, fmt, ap);
+    va_start(ap, first);
+    msg_catv(buf, size, len, ap);
     va_end(ap);
 }
 
@@ -620,12 +651,11 @@ static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
         int64_t pot = fq_adm_potential(a, w->cq, fr);
         if (val > pot) {
             if (msg)
-                msg_add(msg, msize, first,
-                        "insufficient quota for %s in flavor %s, request > "
-                        "maximum capacity (%s > %s)",
-                        a->res_names[r], a->flv_names[f],
-                        qfmt(a, r, val, b1, sizeof(b1)),
-                        qfmt(a, r, pot, b2, sizeof(b2)));
+                msg_add(msg, msize, first, "insufficient quota for ",
+                        a->res_names[r], " in flavor ", a->flv_names[f],
+                        ", request > maximum capacity (",
+                        qfmt(a, r, val, b1, sizeof(b1)), " > ",
+                        qfmt(a, r, pot, b2, sizeof(b2)), ")", NULL);
             if (*why == FQ_ADM_WHY_NONE ||
                 *why == FQ_ADM_WHY_NO_MATCHING_FLAVOR)
                 *why = FQ_ADM_WHY_EXCEEDS_MAX_QUOTA;
@@ -638,11 +668,10 @@ static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
             continue;
         }
         if (msg)
-            msg_add(msg, msize, first,
-                    "insufficient unused quota for %s in flavor %s, %s more "
-                    "needed",
-                    a->res_names[r], a->flv_names[f],
-                    qfmt(a, r, val - (av > 0 ? av : 0), b1, sizeof(b1)));
+            msg_add(msg, msize, first, "insufficient unused quota for ",
+                    a->res_names[r], " in flavor ", a->flv_names[f], ", ",
+                    qfmt(a, r, val - (av > 0 ? av : 0), b1, sizeof(b1)),
+                    " more needed", NULL);
         *why = FQ_ADM_WHY_WAITING_FOR_QUOTA;
         bool in_cohort = node->parent >= 0;
         bool possible =
@@ -704,9 +733,9 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
             covered |= cq->groups[g].res_mask;
         for (int res = 0; res < a->nres; res++)
             if ((wanted & (1u << res)) && !(covered & (1u << res))) {
-                msg_add(psmsg, sizeof(buf), &first,
-                        "resource %s unavailable in ClusterQueue",
-                        a->res_names[res]);
+                msg_add(psmsg, sizeof(buf), &first, "resource ",
+                        a->res_names[res], " unavailable in ClusterQueue",
+                        NULL);
                 psmode = FQ_ADM_NOFIT;
                 if (r->why == FQ_ADM_WHY_NONE)
                     r->why = FQ_ADM_WHY_NO_MATCHING_FLAVOR;
@@ -735,23 +764,25 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
                     continue;
                 if (w->forced_flv && w->forced_flv[p] >= 0 &&
                     w->forced_flv[p] != f) {
-                    msg_add(psmsg, sizeof(buf), &first,
-                            "could not assign %s flavor since the original "
-                            "workload is assigned: %s",
-                            a->flv_names[f], a->flv_names[w->forced_flv[p]]);
+                    msg_add(psmsg, sizeof(buf), &first, "could not assign ",
+                            a->flv_names[f],
+                            " flavor since the original workload is "
+                            "assigned: ",
+                            a->flv_names[w->forced_flv[p]], NULL);
                     continue;
                 }
                 if (!(ps->selector_ok & bit)) {
-                    msg_add(psmsg, sizeof(buf), &first,
-                            "flavor %s doesn't match node affinity",
-                            a->flv_names[f]);
+                    msg_add(psmsg, sizeof(buf), &first, "flavor ",
+                            a->flv_names[f], " doesn't match node affinity",
+                            NULL);
                     if (r->why == FQ_ADM_WHY_NONE)
                         r->why = FQ_ADM_WHY_NO_MATCHING_FLAVOR;
                     continue;
                 }
                 if (!(ps->taint_ok & bit)) {
                     msg_add(psmsg, sizeof(buf), &first,
-                            "untolerated taint in flavor %s", a->flv_names[f]);
+                            "untolerated taint in flavor ", a->flv_names[f],
+                            NULL);
                     if (r->why == FQ_ADM_WHY_NONE)
                         r->why = FQ_ADM_WHY_NO_MATCHING_FLAVOR;
                     continue;
@@ -799,9 +830,9 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
             r->mode = psmode;
         if (psmode != FQ_ADM_FIT && psmsg) {
             size_t len = strlen(r->msg);
-            snprintf(r->msg + len, sizeof(r->msg) - len,
-                     "%scouldn't assign flavors to pod set %s: %s",
-                     len ? "; " : "", ps->name ? ps->name : "main", psmsg);
+            msg_cat(r->msg, sizeof(r->msg), len, len ? "; " : "",
+                    "couldn't assign flavors to pod set ",
+                    ps->name ? ps->name : "main", ": ", psmsg, NULL);
         }
     }
     r->nuse = 0;
