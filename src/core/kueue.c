@@ -258,9 +258,23 @@ static const char *str_at(const struct fq_value *m, const char *key,
     return s ? s : def;
 }
 
+/* Member `key` of map m as an integer, or def (fq_value_path_int for
+ * one key). */
+static int64_t int_at(const struct fq_value *m, const char *key, int64_t def)
+{
+    const struct fq_value *n = fq_map_get(m, key);
+    return n && n->type == FQ_V_NUM && n->u.num.is_int ? n->u.num.i : def;
+}
+
+/* Member `key` of an object's status (status.<key>), or NULL. */
+static struct fq_value *status_get(const struct fq_value *obj, const char *key)
+{
+    return fq_map_get(fq_map_get(obj, "status"), key);
+}
+
 static const struct fq_value *conds_get(const struct fq_value *obj)
 {
-    return fq_map_get(fq_map_get(obj, "status"), "conditions");
+    return status_get(obj, "conditions");
 }
 
 /* The first condition of a type (status.conditions[].type), or NULL. */
@@ -269,7 +283,8 @@ static struct fq_value *cond_find(const struct fq_value *obj, const char *type)
     const struct fq_value *c = conds_get(obj);
     for (size_t i = 0; i < fq_value_len(c); i++) {
         struct fq_value *x = fq_seq_at(c, i);
-        if (!strcmp(str_at(x, "type", ""), type))
+        const char *t = str_at(x, "type", "");
+        if (t[0] == type[0] && !strcmp(t, type))
             return x;
     }
     return NULL;
@@ -327,13 +342,9 @@ static void cond_scan(const struct fq_value *obj,
 
 static const char *cond_reason(const struct fq_value *obj, const char *type)
 {
-    return fq_value_path_str(cond_find(obj, type), "reason", "");
+    return str_at(cond_find(obj, type), "reason", "");
 }
 
-/*
- * Sets a condition as Kubernetes' meta.SetStatusCondition does: the
- * transition time changes only when the status does.
- */
 /* Sets member key of map m to the string v unless it holds it already;
  * true when it changed. */
 static bool put_str(struct fq_value *m, const char *key, const char *v)
@@ -345,18 +356,23 @@ static bool put_str(struct fq_value *m, const char *key, const char *v)
     return true;
 }
 
-/* ... and returns true when anything changed (callers that edit in place
- * say so to the store only then). */
+/*
+ * Sets a condition as Kubernetes' meta.SetStatusCondition does: the
+ * transition time changes only when the status does. Returns true when
+ * anything changed (callers that edit in place say so to the store only
+ * then).
+ */
 static bool cond_set(struct fq_value *obj, const char *type, const char *status,
                      const char *reason, const char *message, int64_t now)
 {
-    const struct fq_value *had = fq_value_path(obj, "status.conditions");
+    const struct fq_value *had = conds_get(obj);
     bool changed = !had || had->type != FQ_V_SEQ;
     struct fq_value *conds = conds_of(obj);
-    struct fq_value *c = NULL;
+    struct fq_value *c = NULL; /* the last of its type */
     for (size_t i = 0; i < fq_value_len(conds); i++) {
         struct fq_value *x = fq_seq_at(conds, i);
-        if (!strcmp(fq_value_path_str(x, "type", ""), type))
+        const char *t = str_at(x, "type", "");
+        if (t[0] == type[0] && !strcmp(t, type))
             c = x;
     }
     if (!c) {
@@ -365,7 +381,7 @@ static bool cond_set(struct fq_value *obj, const char *type, const char *status,
         fq_seq_push(conds, c);
         changed = true;
     }
-    if (strcmp(fq_value_path_str(c, "status", ""), status) ||
+    if (strcmp(str_at(c, "status", ""), status) ||
         !fq_map_get(c, "lastTransitionTime")) {
         char ts[40];
         fmt_time(now, ts, sizeof(ts));
@@ -375,7 +391,7 @@ static bool cond_set(struct fq_value *obj, const char *type, const char *status,
     }
     changed |= put_str(c, "reason", reason);
     changed |= put_str(c, "message", message);
-    int64_t gen = fq_value_path_int(obj, "metadata.generation", 0);
+    int64_t gen = int_at(fq_map_get(obj, "metadata"), "generation", 0);
     const struct fq_value *og = fq_map_get(c, "observedGeneration");
     if (gen > 0 && !(og && og->type == FQ_V_NUM && og->u.num.is_int &&
                      og->u.num.i == gen)) {
@@ -1113,7 +1129,7 @@ static bool check_applies(const struct snap *s, const struct cq_info *c,
 static bool sync_checks(const struct snap *s, const struct cq_info *c,
                         struct fq_value *obj, uint64_t flv, int64_t now)
 {
-    const struct fq_value *old = fq_value_path(obj, "status.admissionChecks");
+    const struct fq_value *old = status_get(obj, "admissionChecks");
     /* The entries it should have, in the ClusterQueue's order: the
      * (last) one of that name kept, or a new Pending one (NULL). */
     int n = c ? c->nchecks : 0, nwant = 0;
@@ -1124,7 +1140,7 @@ static bool sync_checks(const struct snap *s, const struct cq_info *c,
             continue;
         const struct fq_value *found = NULL;
         for (size_t i = 0; i < fq_value_len(old); i++)
-            if (!strcmp(fq_value_path_str(fq_seq_at(old, i), "name", ""),
+            if (!strcmp(str_at(fq_seq_at(old, i), "name", ""),
                         c->checks[k].name))
                 found = fq_seq_at(old, i);
         same &= found && fq_seq_at(old, (size_t)nwant) == found;
@@ -1281,9 +1297,9 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     if (cond_true(obj, "Finished"))
         return;
     bool active = fq_value_path_bool(obj, "spec.active", true);
-    bool has_adm = fq_value_path(obj, "status.admission") != NULL;
-    const char *cqname =
-        fq_value_path_str(obj, "status.admission.clusterQueue", "");
+    const struct fq_value *adm = status_get(obj, "admission");
+    bool has_adm = adm != NULL;
+    const char *cqname = str_at(adm, "clusterQueue", "");
     int ci = find_cq(s, cqname);
     struct cq_info *c = ci >= 0 ? &s->cqs[ci] : NULL;
 
@@ -1320,8 +1336,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
 
     if (has_adm && cond_true(obj, "QuotaReserved")) {
         uint64_t flv = 0;
-        const struct fq_value *psa =
-            fq_value_path(obj, "status.admission.podSetAssignments");
+        const struct fq_value *psa = fq_map_get(adm, "podSetAssignments");
         for (size_t i = 0; i < fq_value_len(psa); i++) {
             const struct fq_value *fl =
                 fq_map_get(fq_seq_at(psa, i), "flavors");
@@ -1337,7 +1352,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         }
         k->lc_changed |= sync_checks(s, c, obj, flv, now);
         /* Read the states. */
-        struct fq_value *chs = fq_value_path(obj, "status.admissionChecks");
+        struct fq_value *chs = status_get(obj, "admissionChecks");
         bool all_ready = true, retry = false, rejected = false;
         const char *rname = NULL, *rmsg = NULL;
         int64_t requeue_at = 0;
@@ -1512,7 +1527,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     }
 
     /* Backoff over: Requeued=True. */
-    if (!fq_value_path(obj, "status.admission") && active) {
+    if (!status_get(obj, "admission") && active) {
         const struct fq_value *rq = cond_find(obj, "Requeued");
         if (rq && !strcmp(fq_value_path_str(rq, "status", ""), "False")) {
             int64_t at = parse_time(
@@ -2059,12 +2074,11 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     struct fq_value *chs = fq_map_get(st, "admissionChecks");
     (void)chs;
     sync_checks(s, c, obj, flv, now);
-    bool checks =
-        fq_value_len(fq_value_path(obj, "status.admissionChecks")) > 0;
+    const struct fq_value *cl = status_get(obj, "admissionChecks");
+    bool checks = fq_value_len(cl) > 0;
     bool ready = true;
-    const struct fq_value *cl = fq_value_path(obj, "status.admissionChecks");
     for (size_t i = 0; i < fq_value_len(cl); i++)
-        if (strcmp(fq_value_path_str(fq_seq_at(cl, i), "state", ""), "Ready"))
+        if (strcmp(str_at(fq_seq_at(cl, i), "state", ""), "Ready"))
             ready = false;
     if (!checks || ready)
         cond_set(obj, "Admitted", "True", "Admitted",
@@ -2389,7 +2403,8 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     struct snap *s = k->snap;
     struct wl *w = &r->w;
     rec_detach(k, r);
-    int64_t gen = fq_value_path_int(obj, "metadata.generation", 0);
+    const struct fq_value *md = fq_map_get(obj, "metadata");
+    int64_t gen = int_at(md, "generation", 0);
     struct fq_workload v;
     bool light = r->spec_ok && r->spec_gen == gen &&
                  fq_workload_status_decode(obj, &v) == 0;
@@ -2436,7 +2451,7 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         r->shape = SHAPE_UNKNOWN;
     }
     const char *ns = w->ns;
-    const struct fq_value *ann = fq_value_path(obj, "metadata.annotations");
+    const struct fq_value *ann = fq_map_get(md, "annotations");
     const struct fq_value *qr = cond[C_QUOTA_RESERVED];
     const char *qr_status = str_at(qr, "status", "");
     if (qr && !strcmp(qr_status, "False"))
