@@ -39,6 +39,16 @@
  * and those whose deadline (a min-heap) came. So a cycle looks at heads,
  * not at every workload, and a run between cycles at what changed.
  *
+ * What a change costs. on_change reads a workload's conditions once
+ * (cond_scan) and appends its key to the lists of records to derive and
+ * lifecycles to run (struct keylist: read back sorted, each key once);
+ * rec_refresh derives a record again only when its fingerprint (what
+ * rec_derive reads) moved. A cycle allocates nothing: its per-queue
+ * scratch lives in the controller, and so do the heads' nominations,
+ * which are their outcomes too unless an earlier head of the round
+ * reserved or preempted. Callers that read only an assignment's outcome
+ * (ff_quiet, try_migrate) ask fq_adm_assign for no message.
+ *
  * Invariants
  *   1. Quota is held by exactly the workloads with status.admission set,
  *      QuotaReserved=True and not Finished: the snapshot's usage cells are
