@@ -834,16 +834,19 @@ struct wl {
  * scheduler's own transitions (reserve, park), so they never disagree.
  */
 struct rec {
-    struct wl w;     /* first member: a struct wl * of a record is the record */
-    char *key;       /* "ns/name", owned */
-    bool ok;         /* its workload decodes: it takes part */
-    bool accounted;  /* w's usage and counts are in the snapshot */
-    int qcq;         /* the ClusterQueue whose pending queue holds it, -1 */
-    bool in_park;    /* ... in that queue's park array, not act */
-    bool holder;     /* in hw / hs */
-    bool in_mig;     /* in mig */
-    uint64_t done;   /* == cycle_no: handled in the running cycle */
-    uint64_t parked; /* == park_gen: inadmissible until capacity changes */
+    struct wl w;    /* first member: a struct wl * of a record is the record */
+    char *key;      /* "ns/name", owned */
+    bool ok;        /* its workload decodes: it takes part */
+    bool accounted; /* w's usage and counts are in the snapshot */
+    int qcq;        /* the ClusterQueue whose pending queue holds it, -1 */
+    /* == park_gen: in that queue's park array, not act (a generation,
+     * so that a requeue moves every parked record back without writing
+     * to each one) */
+    uint64_t in_park_gen;
+    bool holder;      /* in hw / hs */
+    bool in_mig;      /* in mig */
+    uint64_t done;    /* == cycle_no: handled in the running cycle */
+    uint64_t parked;  /* == park_gen: inadmissible until capacity changes */
     uint64_t own_rev; /* revision of our last QuotaReserved=False message */
     /* A migration that did not fit stays impossible until quota is
      * released on a flavor it may move to (the sum of their rel_flv
@@ -1770,13 +1773,19 @@ static bool rec_parked(const struct kueue *k, const struct rec *r)
     return r->parked == k->park_gen;
 }
 
+/* Is r in its queue's park array (not act)? */
+static bool in_park(const struct kueue *k, const struct rec *r)
+{
+    return r->in_park_gen == k->park_gen;
+}
+
 static void pq_insert(struct kueue *k, struct rec *r)
 {
     struct pq *q = &k->pq[r->w.cq];
     k->q_ver++;
     r->qcq = r->w.cq;
-    r->in_park = rec_parked(k, r);
-    if (r->in_park)
+    r->in_park_gen = rec_parked(k, r) ? k->park_gen : 0;
+    if (in_park(k, r))
         q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
     else
         q_insert(&q->act, &q->alo, &q->nact, &q->capact, r);
@@ -1788,7 +1797,7 @@ static void pq_remove(struct kueue *k, struct rec *r)
         return;
     struct pq *q = &k->pq[r->qcq];
     k->q_ver++;
-    if (r->in_park)
+    if (in_park(k, r))
         q_remove(q->park, &q->plo, &q->npark, r);
     else
         q_remove(q->act, &q->alo, &q->nact, r);
@@ -1799,13 +1808,13 @@ static void pq_remove(struct kueue *k, struct rec *r)
 static void pq_park(struct kueue *k, struct rec *r)
 {
     r->parked = k->park_gen;
-    if (r->qcq < 0 || r->in_park)
+    if (r->qcq < 0 || in_park(k, r))
         return;
     struct pq *q = &k->pq[r->qcq];
     k->q_ver++;
     q_remove(q->act, &q->alo, &q->nact, r);
     q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
-    r->in_park = true;
+    r->in_park_gen = k->park_gen;
 }
 
 /* Parks the first m entries of queue c's act array at once, as m
@@ -1821,7 +1830,7 @@ static void pq_park_first(struct kueue *k, size_t c, size_t m)
     k->q_ver++;
     for (size_t i = 0; i < m; i++) {
         run[i]->parked = k->park_gen;
-        run[i]->in_park = true;
+        run[i]->in_park_gen = k->park_gen;
     }
     if (q->plo == q->npark || rec_cmp(q->park[q->npark - 1], run[0]) < 0) {
         q_compact(q->park, &q->plo, &q->npark);
@@ -1837,9 +1846,16 @@ static void pq_park_first(struct kueue *k, size_t c, size_t m)
         q->alo = q->nact = 0;
 }
 
-/* Capacity changed: every parked workload may be a head again (Kueue's
+/*
+ * Capacity changed: every parked workload may be a head again (Kueue's
  * QueueInadmissibleWorkloads), in order: each park array is merged back
- * into its act array. */
+ * into its act array. A deep queue holds tens of thousands of parked
+ * records and capacity changes with every workload that ends, so this
+ * touches no record it need not: the new park_gen takes them all out of
+ * park at once, and when the parked ones all sort before the others
+ * (heads are parked in order) the merge is two copies, not a comparison
+ * per record.
+ */
 static void pq_requeue(struct kueue *k)
 {
     k->park_gen++;
@@ -1850,13 +1866,17 @@ static void pq_requeue(struct kueue *k)
         if (np == 0)
             continue;
         struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
-        size_t i = q->alo, j = q->plo, o = 0;
-        while (i < q->nact || j < q->npark) {
-            bool take_a = j == q->npark ||
-                          (i < q->nact && rec_cmp(q->act[i], q->park[j]) < 0);
-            struct rec *r = take_a ? q->act[i++] : q->park[j++];
-            r->in_park = false;
-            m[o++] = r;
+        if (na == 0 || rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0) {
+            memcpy(m, &q->park[q->plo], np * sizeof(*m));
+            memcpy(m + np, &q->act[q->alo], na * sizeof(*m));
+        } else {
+            size_t i = q->alo, j = q->plo, o = 0;
+            while (i < q->nact || j < q->npark) {
+                bool take_a =
+                    j == q->npark ||
+                    (i < q->nact && rec_cmp(q->act[i], q->park[j]) < 0);
+                m[o++] = take_a ? q->act[i++] : q->park[j++];
+            }
         }
         free(q->act);
         q->act = m;
@@ -3308,7 +3328,8 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
         struct rec *r = k->recs.t[i].val;
         if (!k->recs.t[i].key)
             continue;
-        r->accounted = r->holder = r->in_mig = r->in_park = false;
+        r->accounted = r->holder = r->in_mig = false;
+        r->in_park_gen = 0;
         r->fp_ok = r->spec_ok = false;
         r->qcq = -1;
         r->shape = SHAPE_UNKNOWN; /* queues_free forgot the shapes */
