@@ -62,7 +62,6 @@
 #include "admission.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -516,22 +515,57 @@ static int select_targets(struct fq_adm *a, const struct fq_adm_wl *w,
 
 /* --- flavor assignment ------------------------------------------------ */
 
-static void msg_add(char *buf, size_t size, bool *first, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void msg_add(char *buf, size_t size, bool *first, const char *fmt, ...)
+/*
+ * Messages are pieced together from strings only (names and formatted
+ * quantities), so they are concatenated rather than printed: printf's
+ * set-up was most of a NoFit's cost. msg_catv appends the strings of ap,
+ * up to a NULL, to the text of length len < size in buf, cut at size - 1
+ * bytes as snprintf would cut it.
+ */
+static void msg_catv(char *buf, size_t size, size_t len, va_list ap)
 {
+    for (const char *s = va_arg(ap, const char *); s;
+         s = va_arg(ap, const char *)) {
+        size_t n = strlen(s);
+        if (n > size - 1 - len)
+            n = size - 1 - len;
+        memcpy(buf + len, s, n);
+        len += n;
+    }
+    buf[len] = '\0';
+}
+
+static void msg_cat(char *buf, size_t size, size_t len, ...)
+    __attribute__((sentinel));
+
+static void msg_cat(char *buf, size_t size, size_t len, ...)
+{
+    va_list ap;
+    va_start(ap, len);
+    msg_catv(buf, size, len, ap);
+    va_end(ap);
+}
+
+static void msg_add(char *buf, size_t size, bool *first, ...)
+    __attribute__((sentinel));
+
+/* Appends a reason (strings up to a NULL) to a message, after ", " unless
+ * it is the first (buf NULL: no message is made). */
+static void msg_add(char *buf, size_t size, bool *first, ...)
+{
+    if (!buf)
+        return;
     size_t len = strlen(buf);
     if (len + 4 >= size)
         return;
     if (!*first) {
-        snprintf(buf + len, size - len, ", ");
+        memcpy(buf + len, ", ", 3);
         len += 2;
     }
     *first = false;
     va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, size - len, fmt, ap);
+    va_start(ap, first);
+    msg_catv(buf, size, len, ap);
     va_end(ap);
 }
 
@@ -594,7 +628,7 @@ static int64_t mul_sat(int64_t x, int64_t y)
 
 /*
  * Tries flavor f for podset ps (count pods) and group g: the mode, whether
- * it borrows, and reasons appended to msg.
+ * it borrows, and reasons appended to msg (unless msg is NULL).
  */
 static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
                                    const struct fq_adm_podset *ps,
@@ -616,12 +650,12 @@ static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
         int64_t val = sat_add(acc_get(acc, fr), mul_sat(ps->req[r], count));
         int64_t pot = fq_adm_potential(a, w->cq, fr);
         if (val > pot) {
-            msg_add(msg, msize, first,
-                    "insufficient quota for %s in flavor %s, request > "
-                    "maximum capacity (%s > %s)",
-                    a->res_names[r], a->flv_names[f],
-                    qfmt(a, r, val, b1, sizeof(b1)),
-                    qfmt(a, r, pot, b2, sizeof(b2)));
+            if (msg)
+                msg_add(msg, msize, first, "insufficient quota for ",
+                        a->res_names[r], " in flavor ", a->flv_names[f],
+                        ", request > maximum capacity (",
+                        qfmt(a, r, val, b1, sizeof(b1)), " > ",
+                        qfmt(a, r, pot, b2, sizeof(b2)), ")", NULL);
             if (*why == FQ_ADM_WHY_NONE ||
                 *why == FQ_ADM_WHY_NO_MATCHING_FLAVOR)
                 *why = FQ_ADM_WHY_EXCEEDS_MAX_QUOTA;
@@ -633,10 +667,11 @@ static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
                 *borrow = true;
             continue;
         }
-        msg_add(msg, msize, first,
-                "insufficient unused quota for %s in flavor %s, %s more needed",
-                a->res_names[r], a->flv_names[f],
-                qfmt(a, r, val - (av > 0 ? av : 0), b1, sizeof(b1)));
+        if (msg)
+            msg_add(msg, msize, first, "insufficient unused quota for ",
+                    a->res_names[r], " in flavor ", a->flv_names[f], ", ",
+                    qfmt(a, r, val - (av > 0 ? av : 0), b1, sizeof(b1)),
+                    " more needed", NULL);
         *why = FQ_ADM_WHY_WAITING_FOR_QUOTA;
         bool in_cohort = node->parent >= 0;
         bool possible =
@@ -684,7 +719,9 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
             count -= w->base_count[p];
         if (count < 0)
             count = 0;
-        char psmsg[FQ_ADM_MSG_MAX] = "";
+        char buf[FQ_ADM_MSG_MAX];
+        char *psmsg = w->no_msg ? NULL : buf; /* this podset's reasons */
+        buf[0] = '\0';
         bool first = true;
         enum fq_adm_mode psmode = FQ_ADM_FIT;
         uint32_t wanted = 0;
@@ -696,9 +733,9 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
             covered |= cq->groups[g].res_mask;
         for (int res = 0; res < a->nres; res++)
             if ((wanted & (1u << res)) && !(covered & (1u << res))) {
-                msg_add(psmsg, sizeof(psmsg), &first,
-                        "resource %s unavailable in ClusterQueue",
-                        a->res_names[res]);
+                msg_add(psmsg, sizeof(buf), &first, "resource ",
+                        a->res_names[res], " unavailable in ClusterQueue",
+                        NULL);
                 psmode = FQ_ADM_NOFIT;
                 if (r->why == FQ_ADM_WHY_NONE)
                     r->why = FQ_ADM_WHY_NO_MATCHING_FLAVOR;
@@ -727,23 +764,25 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
                     continue;
                 if (w->forced_flv && w->forced_flv[p] >= 0 &&
                     w->forced_flv[p] != f) {
-                    msg_add(psmsg, sizeof(psmsg), &first,
-                            "could not assign %s flavor since the original "
-                            "workload is assigned: %s",
-                            a->flv_names[f], a->flv_names[w->forced_flv[p]]);
+                    msg_add(psmsg, sizeof(buf), &first, "could not assign ",
+                            a->flv_names[f],
+                            " flavor since the original workload is "
+                            "assigned: ",
+                            a->flv_names[w->forced_flv[p]], NULL);
                     continue;
                 }
                 if (!(ps->selector_ok & bit)) {
-                    msg_add(psmsg, sizeof(psmsg), &first,
-                            "flavor %s doesn't match node affinity",
-                            a->flv_names[f]);
+                    msg_add(psmsg, sizeof(buf), &first, "flavor ",
+                            a->flv_names[f], " doesn't match node affinity",
+                            NULL);
                     if (r->why == FQ_ADM_WHY_NONE)
                         r->why = FQ_ADM_WHY_NO_MATCHING_FLAVOR;
                     continue;
                 }
                 if (!(ps->taint_ok & bit)) {
-                    msg_add(psmsg, sizeof(psmsg), &first,
-                            "untolerated taint in flavor %s", a->flv_names[f]);
+                    msg_add(psmsg, sizeof(buf), &first,
+                            "untolerated taint in flavor ", a->flv_names[f],
+                            NULL);
                     if (r->why == FQ_ADM_WHY_NONE)
                         r->why = FQ_ADM_WHY_NO_MATCHING_FLAVOR;
                     continue;
@@ -751,7 +790,7 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
                 bool borrow = false;
                 enum fq_adm_mode m =
                     try_flavor(a, w, ps, count, rmask, f, &acc, h, nh, &borrow,
-                               &r->why, psmsg, sizeof(psmsg), &first);
+                               &r->why, psmsg, sizeof(buf), &first);
                 int rk = rank(cq, m, borrow);
                 if (rk > bestrank) {
                     bestrank = rk;
@@ -789,11 +828,11 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
         }
         if (psmode < r->mode)
             r->mode = psmode;
-        if (psmode != FQ_ADM_FIT) {
+        if (psmode != FQ_ADM_FIT && psmsg) {
             size_t len = strlen(r->msg);
-            snprintf(r->msg + len, sizeof(r->msg) - len,
-                     "%scouldn't assign flavors to pod set %s: %s",
-                     len ? "; " : "", ps->name ? ps->name : "main", psmsg);
+            msg_cat(r->msg, sizeof(r->msg), len, len ? "; " : "",
+                    "couldn't assign flavors to pod set ",
+                    ps->name ? ps->name : "main", ": ", psmsg, NULL);
         }
     }
     r->nuse = 0;

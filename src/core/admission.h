@@ -142,6 +142,9 @@ struct fq_adm_wl {
      * and the count the old slice holds already; NULL when not a slice. */
     const int8_t *forced_flv;
     const int32_t *base_count;
+    /* The caller reads the mode and the assignment only: the result's
+     * msg stays empty (making it is most of the cost of a NoFit). */
+    bool no_msg;
 };
 
 /* A workload holding quota, a possible preemption target. */
@@ -179,7 +182,8 @@ struct fq_adm_result {
     int ntargets;
     int *targets; /* owned; free with fq_adm_result_release */
     uint8_t *target_reason;
-    char msg[FQ_ADM_MSG_MAX]; /* Kueue's message when not Fit */
+    char msg[FQ_ADM_MSG_MAX]; /* Kueue's message when not Fit (unless
+                                 the workload asked for no_msg) */
 };
 
 void fq_adm_init(struct fq_adm *a);

@@ -39,6 +39,16 @@
  * and those whose deadline (a min-heap) came. So a cycle looks at heads,
  * not at every workload, and a run between cycles at what changed.
  *
+ * What a change costs. on_change reads a workload's conditions once
+ * (cond_scan) and appends its key to the lists of records to derive and
+ * lifecycles to run (struct keylist: read back sorted, each key once);
+ * rec_refresh derives a record again only when its fingerprint (what
+ * rec_derive reads) moved. A cycle allocates nothing: its per-queue
+ * scratch lives in the controller, and so do the heads' nominations,
+ * which are their outcomes too unless an earlier head of the round
+ * reserved or preempted. Callers that read only an assignment's outcome
+ * (ff_quiet, try_migrate) ask fq_adm_assign for no message.
+ *
  * Invariants
  *   1. Quota is held by exactly the workloads with status.admission set,
  *      QuotaReserved=True and not Finished: the snapshot's usage cells are
@@ -109,6 +119,21 @@ struct pq {
     size_t alo, nact, capact, plo, npark, cappark;
 };
 
+/*
+ * Keys ("ns/name") to look at in the next pass: appended as changes come,
+ * duplicates and all, into one buffer, and read back sorted in the
+ * store's order, each once (kl_sorted). A change costs an append, not a
+ * hash set's lookup, copy and later clearing; the memory is kept between
+ * passes. Nothing adds to a list while a pass reads it (on_change is
+ * never called during a run).
+ */
+struct keylist {
+    struct fq_buf bytes;    /* the keys, each NUL-terminated */
+    size_t *off, n, capoff; /* where each starts in bytes */
+    const char **sorted;    /* kl_sorted's answer, into bytes */
+    size_t capsorted;
+};
+
 /* A podset shape's outcome on a ClusterQueue (ff_quiet). */
 struct memo {
     uint64_t ver;
@@ -133,8 +158,8 @@ struct kueue {
     struct fq_smap recs;
     bool seeded;             /* recs was filled from the store once */
     struct fq_smap live;     /* keys of workloads seen and not Finished */
-    struct fq_smap dirty;    /* keys whose record must be derived again */
-    struct fq_smap lc_dirty; /* keys whose lifecycle() must run */
+    struct keylist dirty;    /* keys whose record must be derived again */
+    struct keylist lc_dirty; /* keys whose lifecycle() must run */
     struct fq_smap slices;   /* keys of elastic slices: derived every full
                                 run (they depend on their old slice) */
     /* lifecycle deadlines: key -> (int64_t *) time, and a min-heap */
@@ -145,6 +170,20 @@ struct kueue {
     bool lc_changed, lc_spec; /* what that call changed (anything; spec) */
     /* Pending queues, one per ClusterQueue of the snapshot. */
     struct pq *pq;
+    /* A cycle's scratch, one entry per ClusterQueue of the snapshot
+     * (sized by rebuild and kept, so that a cycle allocates nothing): the
+     * cursor into each act array (ff_plan: the heads it took), the heads
+     * taken, whether the queue is blocked, a round's heads and their
+     * nominations (fq_adm_assign's results, indexed by queue). The heads
+     * a cycle handled and the migration pass's copy of mig grow as
+     * needed and are kept too. */
+    size_t *cq_cur;
+    int *cq_taken;
+    bool *cq_blocked;
+    struct rec **heads;
+    struct fq_adm_result *nom; /* a round's nomination of each queue's head */
+    struct rec **handled, **mig_copy;
+    size_t caphandled, capmig_copy;
     /* The records holding quota, sorted by key, and their holder views
      * (preemption candidates; hs[i] describes hw[i]). A cycle appends
      * the workloads it admits and sorts them in when it ends. */
@@ -220,32 +259,102 @@ static struct fq_value *conds_of(struct fq_value *obj)
     return c;
 }
 
+/* Member `key` of map m as a string, or def (fq_value_path_str for one
+ * key, without parsing a path: these run for every change). */
+static const char *str_at(const struct fq_value *m, const char *key,
+                          const char *def)
+{
+    const char *s = fq_value_as_str(fq_map_get(m, key));
+    return s ? s : def;
+}
+
+/* Member `key` of map m as an integer, or def (fq_value_path_int for
+ * one key). */
+static int64_t int_at(const struct fq_value *m, const char *key, int64_t def)
+{
+    const struct fq_value *n = fq_map_get(m, key);
+    return n && n->type == FQ_V_NUM && n->u.num.is_int ? n->u.num.i : def;
+}
+
+/* Member `key` of an object's status (status.<key>), or NULL. */
+static struct fq_value *status_get(const struct fq_value *obj, const char *key)
+{
+    return fq_map_get(fq_map_get(obj, "status"), key);
+}
+
+static const struct fq_value *conds_get(const struct fq_value *obj)
+{
+    return status_get(obj, "conditions");
+}
+
+/* The first condition of a type (status.conditions[].type), or NULL. */
 static struct fq_value *cond_find(const struct fq_value *obj, const char *type)
 {
-    const struct fq_value *c = fq_value_path(obj, "status.conditions");
+    const struct fq_value *c = conds_get(obj);
     for (size_t i = 0; i < fq_value_len(c); i++) {
         struct fq_value *x = fq_seq_at(c, i);
-        if (!strcmp(fq_value_path_str(x, "type", ""), type))
+        const char *t = str_at(x, "type", "");
+        if (t[0] == type[0] && !strcmp(t, type))
             return x;
     }
     return NULL;
 }
 
+/* Is this condition (NULL: absent) True? */
+static bool cond_is_true(const struct fq_value *c)
+{
+    return c && !strcmp(str_at(c, "status", ""), "True");
+}
+
 static bool cond_true(const struct fq_value *obj, const char *type)
 {
-    const struct fq_value *c = cond_find(obj, type);
-    return c && !strcmp(fq_value_path_str(c, "status", ""), "True");
+    return cond_is_true(cond_find(obj, type));
+}
+
+/* The condition types the controller reads of a Workload, for cond_scan. */
+enum cond_type {
+    C_QUOTA_RESERVED,
+    C_ADMITTED,
+    C_EVICTED,
+    C_REQUEUED,
+    C_FINISHED,
+    C_DEACTIVATION_TARGET,
+    C_PODS_READY,
+    NCOND
+};
+
+static const char *const cond_names[NCOND] = {
+    "QuotaReserved", "Admitted",           "Evicted",  "Requeued",
+    "Finished",      "DeactivationTarget", "PodsReady"};
+
+/*
+ * The first condition of each type of enum cond_type (as cond_find would
+ * give it), in one pass over status.conditions: what is read of every
+ * changed workload reads its conditions once, not once per type.
+ */
+static void cond_scan(const struct fq_value *obj,
+                      const struct fq_value *found[NCOND])
+{
+    for (int t = 0; t < NCOND; t++)
+        found[t] = NULL;
+    const struct fq_value *c = conds_get(obj);
+    for (size_t i = 0; i < fq_value_len(c); i++) {
+        const struct fq_value *x = fq_seq_at(c, i);
+        const char *type = str_at(x, "type", "");
+        for (int t = 0; t < NCOND; t++)
+            if (type[0] == cond_names[t][0] && !strcmp(type, cond_names[t])) {
+                if (!found[t])
+                    found[t] = x;
+                break;
+            }
+    }
 }
 
 static const char *cond_reason(const struct fq_value *obj, const char *type)
 {
-    return fq_value_path_str(cond_find(obj, type), "reason", "");
+    return str_at(cond_find(obj, type), "reason", "");
 }
 
-/*
- * Sets a condition as Kubernetes' meta.SetStatusCondition does: the
- * transition time changes only when the status does.
- */
 /* Sets member key of map m to the string v unless it holds it already;
  * true when it changed. */
 static bool put_str(struct fq_value *m, const char *key, const char *v)
@@ -257,18 +366,23 @@ static bool put_str(struct fq_value *m, const char *key, const char *v)
     return true;
 }
 
-/* ... and returns true when anything changed (callers that edit in place
- * say so to the store only then). */
+/*
+ * Sets a condition as Kubernetes' meta.SetStatusCondition does: the
+ * transition time changes only when the status does. Returns true when
+ * anything changed (callers that edit in place say so to the store only
+ * then).
+ */
 static bool cond_set(struct fq_value *obj, const char *type, const char *status,
                      const char *reason, const char *message, int64_t now)
 {
-    const struct fq_value *had = fq_value_path(obj, "status.conditions");
+    const struct fq_value *had = conds_get(obj);
     bool changed = !had || had->type != FQ_V_SEQ;
     struct fq_value *conds = conds_of(obj);
-    struct fq_value *c = NULL;
+    struct fq_value *c = NULL; /* the last of its type */
     for (size_t i = 0; i < fq_value_len(conds); i++) {
         struct fq_value *x = fq_seq_at(conds, i);
-        if (!strcmp(fq_value_path_str(x, "type", ""), type))
+        const char *t = str_at(x, "type", "");
+        if (t[0] == type[0] && !strcmp(t, type))
             c = x;
     }
     if (!c) {
@@ -277,7 +391,7 @@ static bool cond_set(struct fq_value *obj, const char *type, const char *status,
         fq_seq_push(conds, c);
         changed = true;
     }
-    if (strcmp(fq_value_path_str(c, "status", ""), status) ||
+    if (strcmp(str_at(c, "status", ""), status) ||
         !fq_map_get(c, "lastTransitionTime")) {
         char ts[40];
         fmt_time(now, ts, sizeof(ts));
@@ -287,7 +401,7 @@ static bool cond_set(struct fq_value *obj, const char *type, const char *status,
     }
     changed |= put_str(c, "reason", reason);
     changed |= put_str(c, "message", message);
-    int64_t gen = fq_value_path_int(obj, "metadata.generation", 0);
+    int64_t gen = int_at(fq_map_get(obj, "metadata"), "generation", 0);
     const struct fq_value *og = fq_map_get(c, "observedGeneration");
     if (gen > 0 && !(og && og->type == FQ_V_NUM && og->u.num.is_int &&
                      og->u.num.i == gen)) {
@@ -316,6 +430,17 @@ static void wl_key(const char *ns, const char *name, char *buf, size_t n)
     memcpy(buf, ns, a);
     buf[a] = '/';
     memcpy(buf + a + 1, name, b + 1);
+}
+
+/* The namespace of an "ns/name" key into ns (cut to n - 1 bytes, as
+ * snprintf would); returns the name, or NULL when the key has no '/'. */
+static const char *key_split(const char *key, char *ns, size_t n)
+{
+    size_t l = strcspn(key, "/");
+    size_t c = l < n ? l : n - 1;
+    memcpy(ns, key, c);
+    ns[c] = '\0';
+    return key[l] ? key + l + 1 : NULL;
 }
 
 static const struct fq_value *stored(struct fq_engine *e, enum fq_kind k,
@@ -709,16 +834,19 @@ struct wl {
  * scheduler's own transitions (reserve, park), so they never disagree.
  */
 struct rec {
-    struct wl w;     /* first member: a struct wl * of a record is the record */
-    char *key;       /* "ns/name", owned */
-    bool ok;         /* its workload decodes: it takes part */
-    bool accounted;  /* w's usage and counts are in the snapshot */
-    int qcq;         /* the ClusterQueue whose pending queue holds it, -1 */
-    bool in_park;    /* ... in that queue's park array, not act */
-    bool holder;     /* in hw / hs */
-    bool in_mig;     /* in mig */
-    uint64_t done;   /* == cycle_no: handled in the running cycle */
-    uint64_t parked; /* == park_gen: inadmissible until capacity changes */
+    struct wl w;    /* first member: a struct wl * of a record is the record */
+    char *key;      /* "ns/name", owned */
+    bool ok;        /* its workload decodes: it takes part */
+    bool accounted; /* w's usage and counts are in the snapshot */
+    int qcq;        /* the ClusterQueue whose pending queue holds it, -1 */
+    /* == park_gen: in that queue's park array, not act (a generation,
+     * so that a requeue moves every parked record back without writing
+     * to each one) */
+    uint64_t in_park_gen;
+    bool holder;      /* in hw / hs */
+    bool in_mig;      /* in mig */
+    uint64_t done;    /* == cycle_no: handled in the running cycle */
+    uint64_t parked;  /* == park_gen: inadmissible until capacity changes */
     uint64_t own_rev; /* revision of our last QuotaReserved=False message */
     /* A migration that did not fit stays impossible until quota is
      * released on a flavor it may move to (the sum of their rel_flv
@@ -726,7 +854,11 @@ struct rec {
     bool mig_valid;
     uint64_t mig_sum;
     int64_t mig_retry;
-    int shape; /* interned shape of its podsets, or -1 */
+    /* Interned shape of its podsets (shape_of), -1 when it has none, or
+     * SHAPE_UNKNOWN until ff_quiet first asks (a replay at the flexq
+     * policy's pace never does). */
+    int shape;
+    bool in_slices; /* its key is in struct kueue's slices */
     /* From the spec, kept while spec_ok and the generation is spec_gen
      * (rec_derive decodes only the status then). */
     bool spec_ok, active;
@@ -854,19 +986,21 @@ static uint64_t avoid_mask(const struct fq_adm *a, const char *ann, int64_t now,
     return m;
 }
 
+/* The time a workload is queued by: its creation, or the time it was
+ * evicted by a check or (timestampEviction) a PodsReady timeout; `ev` is
+ * its Evicted condition, or NULL. */
 static int64_t queue_order_ts(const struct fq_value *obj,
+                              const struct fq_value *ev,
                               const struct fq_engine_config *cfg)
 {
     int64_t created = parse_time(
         fq_value_path_str(obj, "metadata.creationTimestamp", NULL), 0);
-    const struct fq_value *ev = cond_find(obj, "Evicted");
-    if (ev && !strcmp(fq_value_path_str(ev, "status", ""), "True")) {
-        const char *r = fq_value_path_str(ev, "reason", "");
+    if (cond_is_true(ev)) {
+        const char *r = str_at(ev, "reason", "");
         if (!strcmp(r, "AdmissionCheck") ||
             (!strcmp(r, "PodsReadyTimeout") &&
              cfg->pods_ready.timestamp_eviction))
-            return parse_time(fq_value_path_str(ev, "lastTransitionTime", NULL),
-                              created);
+            return parse_time(str_at(ev, "lastTransitionTime", NULL), created);
     }
     return created;
 }
@@ -875,7 +1009,7 @@ static int64_t queue_order_ts(const struct fq_value *obj,
 int64_t fq_kueue_queue_order_ts(const struct fq_value *wl,
                                 const struct fq_engine_config *cfg)
 {
-    return queue_order_ts(wl, cfg);
+    return queue_order_ts(wl, cond_find(wl, "Evicted"), cfg);
 }
 
 static int32_t priority_of(struct fq_engine *e, const struct fq_workload *v)
@@ -1008,7 +1142,7 @@ static bool check_applies(const struct snap *s, const struct cq_info *c,
 static bool sync_checks(const struct snap *s, const struct cq_info *c,
                         struct fq_value *obj, uint64_t flv, int64_t now)
 {
-    const struct fq_value *old = fq_value_path(obj, "status.admissionChecks");
+    const struct fq_value *old = status_get(obj, "admissionChecks");
     /* The entries it should have, in the ClusterQueue's order: the
      * (last) one of that name kept, or a new Pending one (NULL). */
     int n = c ? c->nchecks : 0, nwant = 0;
@@ -1019,7 +1153,7 @@ static bool sync_checks(const struct snap *s, const struct cq_info *c,
             continue;
         const struct fq_value *found = NULL;
         for (size_t i = 0; i < fq_value_len(old); i++)
-            if (!strcmp(fq_value_path_str(fq_seq_at(old, i), "name", ""),
+            if (!strcmp(str_at(fq_seq_at(old, i), "name", ""),
                         c->checks[k].name))
                 found = fq_seq_at(old, i);
         same &= found && fq_seq_at(old, (size_t)nwant) == found;
@@ -1176,9 +1310,9 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     if (cond_true(obj, "Finished"))
         return;
     bool active = fq_value_path_bool(obj, "spec.active", true);
-    bool has_adm = fq_value_path(obj, "status.admission") != NULL;
-    const char *cqname =
-        fq_value_path_str(obj, "status.admission.clusterQueue", "");
+    const struct fq_value *adm = status_get(obj, "admission");
+    bool has_adm = adm != NULL;
+    const char *cqname = str_at(adm, "clusterQueue", "");
     int ci = find_cq(s, cqname);
     struct cq_info *c = ci >= 0 ? &s->cqs[ci] : NULL;
 
@@ -1215,8 +1349,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
 
     if (has_adm && cond_true(obj, "QuotaReserved")) {
         uint64_t flv = 0;
-        const struct fq_value *psa =
-            fq_value_path(obj, "status.admission.podSetAssignments");
+        const struct fq_value *psa = fq_map_get(adm, "podSetAssignments");
         for (size_t i = 0; i < fq_value_len(psa); i++) {
             const struct fq_value *fl =
                 fq_map_get(fq_seq_at(psa, i), "flavors");
@@ -1232,7 +1365,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         }
         k->lc_changed |= sync_checks(s, c, obj, flv, now);
         /* Read the states. */
-        struct fq_value *chs = fq_value_path(obj, "status.admissionChecks");
+        struct fq_value *chs = status_get(obj, "admissionChecks");
         bool all_ready = true, retry = false, rejected = false;
         const char *rname = NULL, *rmsg = NULL;
         int64_t requeue_at = 0;
@@ -1407,7 +1540,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     }
 
     /* Backoff over: Requeued=True. */
-    if (!fq_value_path(obj, "status.admission") && active) {
+    if (!status_get(obj, "admission") && active) {
         const struct fq_value *rq = cond_find(obj, "Requeued");
         if (rq && !strcmp(fq_value_path_str(rq, "status", ""), "False")) {
             int64_t at = parse_time(
@@ -1482,6 +1615,43 @@ static int key_cmp(const void *x, const void *y)
     return key_order(*(const char *const *)x, *(const char *const *)y);
 }
 
+static void kl_add(struct keylist *l, const char *key)
+{
+    FQ_GROW(l->off, l->capoff, l->n + 1);
+    l->off[l->n++] = l->bytes.len;
+    fq_buf_append(&l->bytes, key, strlen(key) + 1);
+}
+
+/* The keys of the list, sorted by key_order, each once (borrowed: valid
+ * until kl_clear). */
+static size_t kl_sorted(struct keylist *l, const char *const **out)
+{
+    FQ_GROW(l->sorted, l->capsorted, l->n + 1);
+    for (size_t i = 0; i < l->n; i++)
+        l->sorted[i] = l->bytes.data + l->off[i];
+    if (l->n > 1)
+        qsort(l->sorted, l->n, sizeof(*l->sorted), key_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (m == 0 || strcmp(l->sorted[m - 1], l->sorted[i]))
+            l->sorted[m++] = l->sorted[i];
+    *out = l->sorted;
+    return m;
+}
+
+static void kl_clear(struct keylist *l)
+{
+    fq_buf_reset(&l->bytes);
+    l->n = 0;
+}
+
+static void kl_free(struct keylist *l)
+{
+    fq_buf_release(&l->bytes);
+    free(l->off);
+    free(l->sorted);
+}
+
 static int rec_cmp(const struct rec *a, const struct rec *b)
 {
     const struct wl *x = &a->w, *y = &b->w;
@@ -1549,6 +1719,19 @@ static size_t q_lower(struct rec *const *v, size_t lo, size_t n,
     return lo;
 }
 
+/* Moves the live entries v[lo..n) to the front when the dead prefix is
+ * larger than they are; returns by how much they moved. */
+static size_t q_compact(struct rec **v, size_t *lo, size_t *n)
+{
+    size_t by = *lo;
+    if (by == 0 || by < *n - by)
+        return 0;
+    memmove(v, v + by, (*n - by) * sizeof(*v));
+    *n -= by;
+    *lo = 0;
+    return by;
+}
+
 /* Inserts r in sorted v[lo..n); an entry that goes first reuses the slot
  * freed by taking the head, and a dead prefix larger than what lives is
  * reclaimed, so a queue worked from its head costs O(1) a step. */
@@ -1563,12 +1746,7 @@ static void q_insert(struct rec ***v, size_t *lo, size_t *n, size_t *cap,
         (*v)[--*lo] = r;
         return;
     }
-    if (*lo > 0 && *lo >= *n - *lo) {
-        memmove(*v, *v + *lo, (*n - *lo) * sizeof(**v));
-        at -= *lo;
-        *n -= *lo;
-        *lo = 0;
-    }
+    at -= q_compact(*v, lo, n);
     FQ_GROW(*v, *cap, *n + 1);
     memmove(&(*v)[at + 1], &(*v)[at], (*n - at) * sizeof(**v));
     (*v)[at] = r;
@@ -1595,13 +1773,19 @@ static bool rec_parked(const struct kueue *k, const struct rec *r)
     return r->parked == k->park_gen;
 }
 
+/* Is r in its queue's park array (not act)? */
+static bool in_park(const struct kueue *k, const struct rec *r)
+{
+    return r->in_park_gen == k->park_gen;
+}
+
 static void pq_insert(struct kueue *k, struct rec *r)
 {
     struct pq *q = &k->pq[r->w.cq];
     k->q_ver++;
     r->qcq = r->w.cq;
-    r->in_park = rec_parked(k, r);
-    if (r->in_park)
+    r->in_park_gen = rec_parked(k, r) ? k->park_gen : 0;
+    if (in_park(k, r))
         q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
     else
         q_insert(&q->act, &q->alo, &q->nact, &q->capact, r);
@@ -1613,7 +1797,7 @@ static void pq_remove(struct kueue *k, struct rec *r)
         return;
     struct pq *q = &k->pq[r->qcq];
     k->q_ver++;
-    if (r->in_park)
+    if (in_park(k, r))
         q_remove(q->park, &q->plo, &q->npark, r);
     else
         q_remove(q->act, &q->alo, &q->nact, r);
@@ -1624,18 +1808,54 @@ static void pq_remove(struct kueue *k, struct rec *r)
 static void pq_park(struct kueue *k, struct rec *r)
 {
     r->parked = k->park_gen;
-    if (r->qcq < 0 || r->in_park)
+    if (r->qcq < 0 || in_park(k, r))
         return;
     struct pq *q = &k->pq[r->qcq];
     k->q_ver++;
     q_remove(q->act, &q->alo, &q->nact, r);
     q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
-    r->in_park = true;
+    r->in_park_gen = k->park_gen;
 }
 
-/* Capacity changed: every parked workload may be a head again (Kueue's
+/* Parks the first m entries of queue c's act array at once, as m
+ * pq_park calls on its head would (ff_replay). They sort after every
+ * parked entry when heads were parked in order since the last requeue:
+ * then the run is appended. */
+static void pq_park_first(struct kueue *k, size_t c, size_t m)
+{
+    struct pq *q = &k->pq[c];
+    struct rec **run = &q->act[q->alo];
+    if (m == 0)
+        return;
+    k->q_ver++;
+    for (size_t i = 0; i < m; i++) {
+        run[i]->parked = k->park_gen;
+        run[i]->in_park_gen = k->park_gen;
+    }
+    if (q->plo == q->npark || rec_cmp(q->park[q->npark - 1], run[0]) < 0) {
+        q_compact(q->park, &q->plo, &q->npark);
+        FQ_GROW(q->park, q->cappark, q->npark + m);
+        memcpy(&q->park[q->npark], run, m * sizeof(*run));
+        q->npark += m;
+    } else {
+        for (size_t i = 0; i < m; i++)
+            q_insert(&q->park, &q->plo, &q->npark, &q->cappark, run[i]);
+    }
+    q->alo += m;
+    if (q->alo == q->nact)
+        q->alo = q->nact = 0;
+}
+
+/*
+ * Capacity changed: every parked workload may be a head again (Kueue's
  * QueueInadmissibleWorkloads), in order: each park array is merged back
- * into its act array. */
+ * into its act array. A deep queue holds tens of thousands of parked
+ * records and capacity changes with every workload that ends, so this
+ * touches no record it need not: the new park_gen takes them all out of
+ * park at once, and when the parked ones all sort before the others
+ * (heads are parked in order) the merge is two copies, not a comparison
+ * per record.
+ */
 static void pq_requeue(struct kueue *k)
 {
     k->park_gen++;
@@ -1646,13 +1866,17 @@ static void pq_requeue(struct kueue *k)
         if (np == 0)
             continue;
         struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
-        size_t i = q->alo, j = q->plo, o = 0;
-        while (i < q->nact || j < q->npark) {
-            bool take_a = j == q->npark ||
-                          (i < q->nact && rec_cmp(q->act[i], q->park[j]) < 0);
-            struct rec *r = take_a ? q->act[i++] : q->park[j++];
-            r->in_park = false;
-            m[o++] = r;
+        if (na == 0 || rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0) {
+            memcpy(m, &q->park[q->plo], np * sizeof(*m));
+            memcpy(m + np, &q->act[q->alo], na * sizeof(*m));
+        } else {
+            size_t i = q->alo, j = q->plo, o = 0;
+            while (i < q->nact || j < q->npark) {
+                bool take_a =
+                    j == q->npark ||
+                    (i < q->nact && rec_cmp(q->act[i], q->park[j]) < 0);
+                m[o++] = take_a ? q->act[i++] : q->park[j++];
+            }
         }
         free(q->act);
         q->act = m;
@@ -1880,12 +2104,11 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     struct fq_value *chs = fq_map_get(st, "admissionChecks");
     (void)chs;
     sync_checks(s, c, obj, flv, now);
-    bool checks =
-        fq_value_len(fq_value_path(obj, "status.admissionChecks")) > 0;
+    const struct fq_value *cl = status_get(obj, "admissionChecks");
+    bool checks = fq_value_len(cl) > 0;
     bool ready = true;
-    const struct fq_value *cl = fq_value_path(obj, "status.admissionChecks");
     for (size_t i = 0; i < fq_value_len(cl); i++)
-        if (strcmp(fq_value_path_str(fq_seq_at(cl, i), "state", ""), "Ready"))
+        if (strcmp(str_at(fq_seq_at(cl, i), "state", ""), "Ready"))
             ready = false;
     if (!checks || ready)
         cond_set(obj, "Admitted", "True", "Admitted",
@@ -2098,6 +2321,7 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     adm_wl(w, &aw, false);
     aw.cq = c->adm;
     aw.skip_flv = skip;
+    aw.no_msg = true; /* a move is a Fit or nothing */
     /* A flavor in its failure cool-down is no better than where it is. */
     int64_t retry = FQ_NEVER;
     if (fq_engine_config(e)->policy.flavor_failure_cooldown)
@@ -2109,28 +2333,32 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     if (rc->mig_valid && rc->mig_sum == sum && now < rc->mig_retry)
         return false;
     /* Its own usage does not count against the move; taking it out and
-     * putting it back is not a release. */
+     * putting it back is not a release (neither the release counts nor
+     * mig_dirty keep a trace of it: otherwise every attempt would make
+     * the next cycle look at every candidate again, for nothing). */
     uint64_t rel[FQ_ADM_MAX_FLAVORS];
-    memcpy(rel, k->rel_flv, sizeof(rel));
+    size_t nrel = (size_t)s->adm.nflv * sizeof(rel[0]);
+    memcpy(rel, k->rel_flv, nrel);
+    bool mig_dirty = k->mig_dirty;
     account(k, rc, -1);
     struct fq_adm_result r;
-    if (w->is_slice || might_fit(s, c->adm, w, aw.skip_flv))
+    bool fits = w->is_slice || might_fit(s, c->adm, w, aw.skip_flv);
+    if (fits)
         fq_adm_assign(&s->adm, &aw, NULL, 0, &r);
-    else
-        r = (struct fq_adm_result){.mode = FQ_ADM_NOFIT};
-    bool moved = false;
-    if (r.mode == FQ_ADM_FIT) {
+    bool moved = fits && r.mode == FQ_ADM_FIT;
+    if (moved) {
         reserve(k, e, s, w, &r, now, " (moved to a preferred flavor)");
         k->stats.migrations++;
-        moved = true;
     } else {
         account(k, rc, +1);
-        memcpy(k->rel_flv, rel, sizeof(rel));
+        memcpy(k->rel_flv, rel, nrel);
+        k->mig_dirty = mig_dirty;
         rc->mig_valid = true;
         rc->mig_sum = sum;
         rc->mig_retry = retry;
     }
-    fq_adm_result_release(&r);
+    if (fits)
+        fq_adm_result_release(&r);
     return moved;
 }
 
@@ -2157,6 +2385,8 @@ static bool ns_matches(struct fq_engine *e, const struct cq_info *c,
     struct fq_kvs kvs = {kv, n};
     return fq_selector_matches(&c->view.namespace_selector, &kvs);
 }
+
+#define SHAPE_UNKNOWN (-2)
 
 /* A pending workload's podsets as the assigner sees them, interned: two
  * workloads of one shape get one outcome from fq_adm_assign on a queue
@@ -2193,16 +2423,18 @@ static int shape_of(struct kueue *k, const struct wl *w)
  * the snapshot hold (spec_ok): then only the status is decoded. A
  * workload that cannot be queued (no LocalQueue, its ClusterQueue missing
  * or inactive, its namespace not selected) gets Kueue's
- * QuotaReserved=False message.
+ * QuotaReserved=False message. `cond` is obj's cond_scan.
  */
 static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
-                       const struct fq_value *obj, int64_t now)
+                       const struct fq_value *obj,
+                       const struct fq_value *const cond[NCOND], int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
     struct snap *s = k->snap;
     struct wl *w = &r->w;
     rec_detach(k, r);
-    int64_t gen = fq_value_path_int(obj, "metadata.generation", 0);
+    const struct fq_value *md = fq_map_get(obj, "metadata");
+    int64_t gen = int_at(md, "generation", 0);
     struct fq_workload v;
     bool light = r->spec_ok && r->spec_gen == gen &&
                  fq_workload_status_decode(obj, &v) == 0;
@@ -2246,18 +2478,17 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         r->queue_name = v.queue_name ? fq_xstrdup(v.queue_name) : NULL;
         r->active = v.active;
         wl_podsets(s, w, &v);
-        r->shape = shape_of(k, w);
+        r->shape = SHAPE_UNKNOWN;
     }
     const char *ns = w->ns;
-    const struct fq_value *ann = fq_value_path(obj, "metadata.annotations");
-    const struct fq_value *qr = cond_find(obj, "QuotaReserved");
-    const char *qr_status = fq_value_path_str(qr, "status", "");
+    const struct fq_value *ann = fq_map_get(md, "annotations");
+    const struct fq_value *qr = cond[C_QUOTA_RESERVED];
+    const char *qr_status = str_at(qr, "status", "");
     if (qr && !strcmp(qr_status, "False"))
-        w->why_msg = fq_xstrdup(fq_value_path_str(qr, "message", ""));
-    const struct fq_value *rq = cond_find(obj, "Requeued");
-    bool in_backoff =
-        rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
-    w->qts = queue_order_ts(obj, cfg);
+        w->why_msg = fq_xstrdup(str_at(qr, "message", ""));
+    const struct fq_value *rq = cond[C_REQUEUED];
+    bool in_backoff = rq && !strcmp(str_at(rq, "status", ""), "False");
+    w->qts = queue_order_ts(obj, cond[C_EVICTED], cfg);
     const char *avoid =
         fq_value_as_str(fq_map_get(ann, FQ_KUEUE_AVOID_FLAVORS));
     w->avoid_ann = avoid ? fq_xstrdup(avoid) : NULL;
@@ -2268,10 +2499,9 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         w->cq = find_cq(
             s, v.admission_cluster_queue ? v.admission_cluster_queue : "");
         w->holds = w->cq >= 0;
-        w->admitted = cond_true(obj, "Admitted");
-        w->evicting = cond_true(obj, "Evicted");
-        w->reserved_at =
-            parse_time(fq_value_path_str(qr, "lastTransitionTime", NULL), 0);
+        w->admitted = cond_is_true(cond[C_ADMITTED]);
+        w->evicting = cond_is_true(cond[C_EVICTED]);
+        w->reserved_at = parse_time(str_at(qr, "lastTransitionTime", NULL), 0);
         wl_usage(s, w, &v);
         /* Waiting on a check, none Ready: may migrate. */
         bool any = false, ready = false;
@@ -2362,11 +2592,9 @@ static uint64_t fp_value(uint64_t h, const struct fq_value *v)
  * a record reads from elsewhere (the snapshot, Namespaces, priority
  * classes, an old slice) clears fp_ok instead.
  */
-static uint64_t fingerprint(const struct fq_value *obj)
+static uint64_t fingerprint(const struct fq_value *obj,
+                            const struct fq_value *const found[NCOND])
 {
-    static const char *const conds[] = {"QuotaReserved", "Admitted",
-                                        "Evicted",       "Requeued",
-                                        "Finished",      "DeactivationTarget"};
     const struct fq_value *md = fq_map_get(obj, "metadata");
     uint64_t h = 1469598103934665603ull;
     h = fp_value(h, fq_map_get(md, "generation"));
@@ -2376,21 +2604,10 @@ static uint64_t fingerprint(const struct fq_value *obj)
     const struct fq_value *st = fq_map_get(obj, "status");
     h = fp_value(h, fq_map_get(st, "admission"));
 
-    /* The first entry of each type, as cond_find reads them, in one pass. */
-    enum {
-        NC = sizeof(conds) / sizeof(conds[0])
-    };
-    const struct fq_value *found[NC] = {0};
-    const struct fq_value *cs = fq_map_get(st, "conditions");
-    for (size_t i = 0; i < fq_value_len(cs); i++) {
-        const struct fq_value *x = fq_seq_at(cs, i);
-        const char *type = fq_value_as_str(fq_map_get(x, "type"));
-        for (size_t j = 0; type && j < NC; j++)
-            if (!found[j] && !strcmp(type, conds[j]))
-                found[j] = x;
-    }
-    for (size_t j = 0; j < NC; j++)
-        h = fp_value(h, found[j]);
+    /* The first entry of each type, as cond_find reads them. */
+    for (int t = 0; t < NCOND; t++)
+        if (t != C_PODS_READY) /* rec_derive does not read it */
+            h = fp_value(h, found[t]);
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         const struct fq_value *ch = fq_seq_at(chs, i);
@@ -2407,15 +2624,17 @@ static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
                         int64_t now)
 {
     struct rec *r = fq_smap_get(&k->recs, key);
-    size_t l = strcspn(key, "/");
     char ns[300];
-    snprintf(ns, sizeof(ns), "%.*s", (int)l, key);
+    const char *name = key_split(key, ns, sizeof(ns));
     const struct fq_value *obj =
-        key[l] ? stored(e, FQ_KIND_WORKLOAD, ns, key + l + 1) : NULL;
-    if (!obj || cond_true(obj, "Finished")) {
+        name ? stored(e, FQ_KIND_WORKLOAD, ns, name) : NULL;
+    const struct fq_value *cond[NCOND];
+    cond_scan(obj, cond);
+    if (!obj || cond_is_true(cond[C_FINISHED])) {
         if (r) {
             rec_detach(k, r);
-            fq_smap_del(&k->slices, key);
+            if (r->in_slices)
+                fq_smap_del(&k->slices, key);
             fq_smap_del(&k->recs, key); /* frees r */
         }
         return;
@@ -2424,20 +2643,21 @@ static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
         r = fq_xcalloc(1, sizeof(*r));
         r->key = fq_xstrdup(key);
         r->w.ns = fq_xstrdup(ns);
-        r->w.name = fq_xstrdup(key + l + 1);
+        r->w.name = fq_xstrdup(name);
         r->qcq = -1;
         fq_smap_put(&k->recs, key, r);
     }
-    uint64_t fp = fingerprint(obj);
+    uint64_t fp = fingerprint(obj, cond);
     if (r->fp_ok && r->fp == fp && !r->w.replaces)
         return;
-    rec_derive(k, e, r, obj, now);
+    rec_derive(k, e, r, obj, cond, now);
     r->fp = fp;
     r->fp_ok = true;
-    if (r->w.replaces)
+    if (r->w.replaces && !r->in_slices)
         fq_smap_add(&k->slices, key);
-    else
+    else if (!r->w.replaces && r->in_slices)
         fq_smap_del(&k->slices, key);
+    r->in_slices = r->w.replaces != NULL;
 }
 
 static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
@@ -2454,7 +2674,8 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0 &&
         (k->mig_dirty || now >= k->mig_retry)) {
         size_t n = k->nmig;
-        struct rec **v = fq_xmalloc(n * sizeof(*v));
+        FQ_GROW(k->mig_copy, k->capmig_copy, n);
+        struct rec **v = k->mig_copy;
         memcpy(v, k->mig, n * sizeof(*v));
         k->mig_dirty = false; /* a release during the pass sets it again */
         k->mig_retry = FQ_NEVER;
@@ -2465,7 +2686,6 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
                 v[i]->mig_valid && v[i]->mig_retry < k->mig_retry)
                 k->mig_retry = v[i]->mig_retry;
         }
-        free(v);
     }
 
     /* Heads come from each queue's act array, in Kueue's heap order; a
@@ -2473,14 +2693,16 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
      * not change during the cycle: what a head's outcome moves (admitted:
      * out of the queue; inadmissible: to park) is applied at the end. */
     size_t ncq = (size_t)s->ncq;
-    size_t *cur = fq_xcalloc(ncq + 1, sizeof(size_t));
-    for (size_t c = 0; c < ncq; c++)
+    size_t *cur = k->cq_cur;
+    int *taken = k->cq_taken;
+    bool *blocked = k->cq_blocked;
+    struct rec **heads = k->heads;
+    for (size_t c = 0; c < ncq; c++) {
         cur[c] = k->pq[c].alo;
-    int *taken = fq_xcalloc(ncq + 1, sizeof(int));
-    bool *blocked = fq_xcalloc(ncq + 1, sizeof(bool));
-    struct rec **handled = NULL;
-    size_t nhandled = 0, caphandled = 0;
-    struct rec **heads = fq_xcalloc(ncq + 1, sizeof(*heads));
+        taken[c] = 0;
+        blocked[c] = false;
+    }
+    size_t nhandled = 0;
     bool progress = true;
     while (progress) {
         progress = false;
@@ -2511,7 +2733,10 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
             }
         }
         /* Nominate every head against the snapshot, then process them
-         * in Kueue's order: non-borrowing first, priority, FIFO. */
+         * in Kueue's order: non-borrowing first, priority, FIFO. A head
+         * is assigned again when it is processed only if an earlier one
+         * reserved or preempted (fq_adm_assign reads nothing else that
+         * processing moves): until then its nomination is its outcome. */
         for (int h = 0; h < nheads; h++) {
             struct wl *w = &heads[h]->w;
             int64_t next = FQ_NEVER;
@@ -2519,52 +2744,58 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
             struct fq_adm_wl aw;
             adm_wl(w, &aw, cooldown);
             aw.cq = s->cqs[w->cq].adm;
-            struct fq_adm_result r;
-            fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, &r);
-            w->nom_fit = r.mode == FQ_ADM_FIT;
-            w->nom_borrows = r.borrows;
-            fq_adm_result_release(&r);
+            struct fq_adm_result *r = &k->nom[w->cq];
+            fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, r);
+            w->nom_fit = r->mode == FQ_ADM_FIT;
+            w->nom_borrows = r->borrows;
         }
         qsort(heads, (size_t)nheads, sizeof(*heads), head_cmp);
+        bool moved = false; /* quota or holders moved since nominating */
         for (int h = 0; h < nheads; h++) {
             struct rec *rc = heads[h];
             struct wl *w = &rc->w;
             struct cq_info *c = &s->cqs[w->cq];
             bool strict = s->adm.cqs[c->adm].strategy == FQ_ADM_STRICT_FIFO;
             rc->done = k->cycle_no;
-            FQ_GROW(handled, caphandled, nhandled + 1);
-            handled[nhandled++] = rc;
+            FQ_GROW(k->handled, k->caphandled, nhandled + 1);
+            k->handled[nhandled++] = rc;
             taken[w->cq]++;
             progress = true;
-            struct fq_adm_wl aw;
-            adm_wl(w, &aw, cooldown);
-            aw.cq = c->adm;
-            struct fq_adm_result r;
-            fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, &r);
+            struct fq_adm_result *r = &k->nom[w->cq];
+            if (moved) {
+                struct fq_adm_wl aw;
+                adm_wl(w, &aw, cooldown);
+                aw.cq = c->adm;
+                fq_adm_result_release(r);
+                fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, r);
+            }
             /* A slice never preempts the slice it replaces. */
             for (int t = 0;
-                 w->replaces && r.mode == FQ_ADM_PREEMPT && t < r.ntargets; t++)
-                if (!strcmp(k->hw[r.targets[t]]->w.name, w->replaces) &&
-                    !strcmp(k->hw[r.targets[t]]->w.ns, w->ns))
-                    r.mode = FQ_ADM_NO_CANDIDATES;
-            if (r.mode == FQ_ADM_FIT) {
-                reserve(k, e, s, w, &r, now, NULL);
+                 w->replaces && r->mode == FQ_ADM_PREEMPT && t < r->ntargets;
+                 t++)
+                if (!strcmp(k->hw[r->targets[t]]->w.name, w->replaces) &&
+                    !strcmp(k->hw[r->targets[t]]->w.ns, w->ns))
+                    r->mode = FQ_ADM_NO_CANDIDATES;
+            if (r->mode == FQ_ADM_FIT) {
+                reserve(k, e, s, w, r, now, NULL);
                 if (w->replaces)
                     fq_kueue_slice_replaced(e, w->ns, w->replaces, w->name,
                                             now);
                 rc->parked = 0;
-            } else if (r.mode == FQ_ADM_PREEMPT && r.ntargets > 0) {
-                for (int t = 0; t < r.ntargets; t++) {
-                    struct rec *v = k->hw[r.targets[t]];
+                moved = true;
+            } else if (r->mode == FQ_ADM_PREEMPT && r->ntargets > 0) {
+                for (int t = 0; t < r->ntargets; t++) {
+                    struct rec *v = k->hw[r->targets[t]];
                     if (!v->w.evicting) {
-                        preempt(k, e, &v->w, w, r.target_reason[t], now);
-                        k->hs[r.targets[t]].evicting = true;
+                        preempt(k, e, &v->w, w, r->target_reason[t], now);
+                        k->hs[r->targets[t]].evicting = true;
                     }
                 }
+                moved = true;
                 char msg[FQ_ADM_MSG_MAX + 64];
                 snprintf(msg, sizeof(msg),
-                         "%s%sPending the preemption of %d workload(s)", r.msg,
-                         r.msg[0] ? ". " : "", r.ntargets);
+                         "%s%sPending the preemption of %d workload(s)", r->msg,
+                         r->msg[0] ? ". " : "", r->ntargets);
                 set_pending(e, w, "WaitingForPreemptedWorkloads", msg, now);
                 /* Stays at the head: retried next cycle. */
                 k->need_cycle = true;
@@ -2577,12 +2808,12 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
                             now);
                 k->need_cycle = true;
             } else {
-                set_pending(e, w, fq_adm_why_reason(r.why), r.msg, now);
+                set_pending(e, w, fq_adm_why_reason(r->why), r->msg, now);
                 rc->parked = k->park_gen;
                 if (strict)
                     blocked[w->cq] = true;
             }
-            fq_adm_result_release(&r);
+            fq_adm_result_release(r);
         }
         /* Kueue: one pop per CQ per cycle. */
         if (limit == 1)
@@ -2607,18 +2838,13 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     }
     /* What the heads' outcomes moved. */
     for (size_t i = 0; i < nhandled; i++) {
-        struct rec *rc = handled[i];
+        struct rec *rc = k->handled[i];
         if (!rc->w.pending)
             pq_remove(k, rc);
         else if (rec_parked(k, rc))
             pq_park(k, rc);
     }
     holders_settle(k);
-    free(handled);
-    free(heads);
-    free(cur);
-    free(taken);
-    free(blocked);
 }
 
 /* --- Kueue-paced cycles, ahead ----------------------------------------- */
@@ -2652,6 +2878,8 @@ static bool ff_quiet(struct kueue *k, struct rec *r)
 {
     struct snap *s = k->snap;
     struct wl *w = &r->w;
+    if (r->shape == SHAPE_UNKNOWN)
+        r->shape = shape_of(k, w);
     if (r->shape < 0 || w->replaces || w->avoid_ann || w->cq < 0)
         return false;
     const struct fq_adm_cq *ac = &s->adm.cqs[s->cqs[w->cq].adm];
@@ -2674,6 +2902,7 @@ static bool ff_quiet(struct kueue *k, struct rec *r)
         struct fq_adm_wl aw;
         adm_wl(w, &aw, false);
         aw.cq = s->cqs[w->cq].adm;
+        aw.no_msg = true;
         struct fq_adm_result res;
         fq_adm_assign(&s->adm, &aw, k->hs, (int)k->nh, &res);
         m->ver = k->snap_ver;
@@ -2714,15 +2943,22 @@ static void ff_replay(struct kueue *k, int64_t now)
         return;
     if (due > k->ff_n)
         due = k->ff_n;
+    /* Each of the `due` cycles parks the head of each queue: the first
+     * `due` act entries of a queue, or one of a StrictFIFO queue (that
+     * head, parked, blocks it from then on). */
     size_t ncq = (size_t)k->snap->ncq;
-    for (int64_t j = 0; j < due; j++) {
-        for (size_t c = 0; c < ncq; c++) {
-            struct rec *r = ff_head(k, c, 0);
-            if (r)
-                pq_park(k, r);
-        }
-        k->stats.cycles++;
+    for (size_t c = 0; c < ncq; c++) {
+        if (!ff_head(k, c, 0))
+            continue;
+        const struct pq *q = &k->pq[c];
+        const struct snap *s = k->snap;
+        size_t live = q->nact - q->alo;
+        size_t m = (uint64_t)due < live ? (size_t)due : live;
+        if (s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO)
+            m = 1;
+        pq_park_first(k, c, m);
     }
+    k->stats.cycles += (uint64_t)due;
     k->last_cycle += due * k->cycle_ms;
     k->ff_n -= due;
     if (k->ff_n == 0)
@@ -2781,18 +3017,20 @@ static void ff_plan(struct kueue *k, int64_t now)
     k->ff_n = 0;
     k->ff_slept = false;
     size_t ncq = (size_t)k->snap->ncq;
-    size_t *taken = fq_xcalloc(ncq + 1, sizeof(size_t));
+    size_t *taken = k->cq_cur; /* cycle()'s scratch: no cycle runs now */
+    memset(taken, 0, ncq * sizeof(*taken));
     int64_t ahead = k->ff_len > 0 ? k->ff_len : 1;
     k->ff_len = ahead * 2 < FF_MAX_AHEAD ? ahead * 2 : FF_MAX_AHEAD;
     bool exhausted = false;
+    struct rec **heads = k->heads; /* cycle()'s scratch too */
     while (k->ff_n < ahead) {
         bool any = false, loud = false;
         for (size_t c = 0; c < ncq && !loud; c++) {
-            struct rec *r = ff_head(k, c, taken[c]);
-            if (!r)
+            heads[c] = ff_head(k, c, taken[c]);
+            if (!heads[c])
                 continue;
             any = true;
-            loud = !ff_quiet(k, r);
+            loud = !ff_quiet(k, heads[c]);
         }
         if (loud)
             break;
@@ -2801,11 +3039,10 @@ static void ff_plan(struct kueue *k, int64_t now)
             break;
         }
         for (size_t c = 0; c < ncq; c++)
-            if (ff_head(k, c, taken[c]))
+            if (heads[c])
                 taken[c]++;
         k->ff_n++;
     }
-    free(taken);
     /* After the last quiet cycle no queue has a head: Kueue's scheduler
      * would sleep until something changes. */
     if (exhausted && k->ff_n > 0) {
@@ -3029,8 +3266,8 @@ static void recs_mark_all(struct kueue *k)
 {
     for (size_t i = 0; i < k->recs.cap; i++)
         if (k->recs.t[i].key) {
-            fq_smap_add(&k->dirty, k->recs.t[i].key);
-            fq_smap_add(&k->lc_dirty, k->recs.t[i].key);
+            kl_add(&k->dirty, k->recs.t[i].key);
+            kl_add(&k->lc_dirty, k->recs.t[i].key);
         }
 }
 
@@ -3047,6 +3284,16 @@ static void queues_free(struct kueue *k)
     free(k->hw);
     free(k->hs);
     free(k->mig);
+    free(k->cq_cur);
+    free(k->cq_taken);
+    free(k->cq_blocked);
+    free(k->heads);
+    free(k->nom);
+    k->nom = NULL;
+    k->cq_cur = NULL;
+    k->cq_taken = NULL;
+    k->cq_blocked = NULL;
+    k->heads = NULL;
     free(k->memo);
     fq_smap_clear(&k->shapes);
     k->nshapes = 0;
@@ -3081,9 +3328,11 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
         struct rec *r = k->recs.t[i].val;
         if (!k->recs.t[i].key)
             continue;
-        r->accounted = r->holder = r->in_mig = r->in_park = false;
+        r->accounted = r->holder = r->in_mig = false;
+        r->in_park_gen = 0;
         r->fp_ok = r->spec_ok = false;
         r->qcq = -1;
+        r->shape = SHAPE_UNKNOWN; /* queues_free forgot the shapes */
     }
     recs_mark_all(k);
     k->snap = fq_xmalloc(sizeof(*k->snap));
@@ -3093,6 +3342,11 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
     k->cqn = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cqn));
     k->lqn = fq_xcalloc((size_t)s->nlq + 1, sizeof(*k->lqn));
     k->adm_use = fq_xcalloc((size_t)s->ncq * ncell(s) + 1, sizeof(*k->adm_use));
+    k->cq_cur = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_cur));
+    k->cq_taken = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_taken));
+    k->cq_blocked = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_blocked));
+    k->heads = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->heads));
+    k->nom = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->nom));
     k->snap_ver++;
     k->counts_dirty = true;
     k->mig_dirty = true;
@@ -3112,8 +3366,8 @@ static void seed(struct kueue *k, struct fq_engine *e)
         char key[600];
         wl_key(objs[i]->ns, objs[i]->name, key, sizeof(key));
         fq_smap_add(&k->live, key);
-        fq_smap_add(&k->dirty, key);
-        fq_smap_add(&k->lc_dirty, key);
+        kl_add(&k->dirty, key);
+        kl_add(&k->lc_dirty, key);
     }
     free(objs);
 }
@@ -3128,8 +3382,8 @@ static void destroy(void *self)
     }
     fq_smap_free(&k->seen_gen);
     fq_smap_free(&k->recs);
-    fq_smap_free(&k->dirty);
-    fq_smap_free(&k->lc_dirty);
+    kl_free(&k->dirty);
+    kl_free(&k->lc_dirty);
     fq_smap_free(&k->slices);
     fq_smap_free(&k->live);
     fq_smap_free(&k->timers);
@@ -3137,6 +3391,8 @@ static void destroy(void *self)
     for (size_t i = 0; i < k->ntq; i++)
         free(k->tq[i].key);
     free(k->tq);
+    free(k->handled);
+    free(k->mig_copy);
     free(k);
 }
 
@@ -3164,7 +3420,7 @@ static void on_change(void *self, struct fq_engine *e,
                         if (k->recs.t[i].key) {
                             struct rec *r = k->recs.t[i].val;
                             r->fp_ok = r->spec_ok = false;
-                            fq_smap_add(&k->dirty, k->recs.t[i].key);
+                            kl_add(&k->dirty, k->recs.t[i].key);
                         }
                 return;
             }
@@ -3182,27 +3438,28 @@ static void on_change(void *self, struct fq_engine *e,
     char key[600];
     wl_key(c->ns, c->name, key, sizeof(key));
     struct rec *r = fq_smap_get(&k->recs, key);
-    if (c->type == FQ_CHANGE_DELETED ||
-        (c->obj && cond_true(c->obj, "Finished"))) {
+    const struct fq_value *cond[NCOND];
+    cond_scan(c->obj, cond);
+    if (c->type == FQ_CHANGE_DELETED || cond_is_true(cond[C_FINISHED])) {
         /* Leaving the live set frees what it held; a finished workload
          * being deleted, or written again, frees nothing more. */
         if (fq_smap_has(&k->live, key)) {
             fq_smap_del(&k->live, key);
             k->requeue = true;
         }
-        fq_smap_add(&k->dirty, key);    /* its record goes */
-        fq_smap_add(&k->lc_dirty, key); /* and its deadlines */
+        kl_add(&k->dirty, key);    /* its record goes */
+        kl_add(&k->lc_dirty, key); /* and its deadlines */
         k->ff_len = 1;
     } else if (c->obj) {
         fq_smap_add(&k->live, key);
         /* Our own QuotaReserved=False message leaves the record true. */
         if (!(r && c->type == FQ_CHANGE_MODIFIED && r->own_rev == c->rev)) {
-            fq_smap_add(&k->dirty, key);
-            fq_smap_add(&k->lc_dirty, key);
+            kl_add(&k->dirty, key);
+            kl_add(&k->lc_dirty, key);
             k->ff_len = 1;
         }
         /* A changed workload gets a fresh chance. */
-        if (r && rec_parked(k, r) && !cond_find(c->obj, "QuotaReserved"))
+        if (r && rec_parked(k, r) && !cond[C_QUOTA_RESERVED])
             r->parked = 0;
     }
     k->need_cycle = true;
@@ -3217,51 +3474,31 @@ static void on_change(void *self, struct fq_engine *e,
 static bool needs_lifecycle(const struct fq_value *obj,
                             const struct fq_engine_config *cfg)
 {
-    if (cond_true(obj, "Finished"))
+    const struct fq_value *cond[NCOND];
+    cond_scan(obj, cond);
+    if (cond_is_true(cond[C_FINISHED]))
         return false;
+    const struct fq_value *st = fq_map_get(obj, "status");
     bool active = fq_value_path_bool(obj, "spec.active", true);
-    bool has_adm = fq_value_path(obj, "status.admission") != NULL;
-    bool evicted = cond_true(obj, "Evicted");
+    bool has_adm = fq_map_get(st, "admission") != NULL;
+    bool evicted = cond_is_true(cond[C_EVICTED]);
     if (!active)
         return has_adm || !evicted;
-    if (cond_true(obj, "DeactivationTarget"))
+    if (cond_is_true(cond[C_DEACTIVATION_TARGET]))
         return true;
     if (has_adm) {
-        if (evicted || !cond_true(obj, "Admitted"))
+        if (evicted || !cond_is_true(cond[C_ADMITTED]))
             return true;
-        if (cfg->pods_ready.enable && !cond_true(obj, "PodsReady"))
+        if (cfg->pods_ready.enable && !cond_is_true(cond[C_PODS_READY]))
             return true;
-        const struct fq_value *chs =
-            fq_value_path(obj, "status.admissionChecks");
+        const struct fq_value *chs = fq_map_get(st, "admissionChecks");
         for (size_t i = 0; i < fq_value_len(chs); i++)
-            if (strcmp(fq_value_path_str(fq_seq_at(chs, i), "state", ""),
-                       "Ready"))
+            if (strcmp(str_at(fq_seq_at(chs, i), "state", ""), "Ready"))
                 return true;
         return false;
     }
-    const struct fq_value *rq = cond_find(obj, "Requeued");
-    return rq && !strcmp(fq_value_path_str(rq, "status", ""), "False");
-}
-
-/* The keys of a set in the store's order (owned copies). */
-static size_t keys_sorted(const struct fq_smap *set, char ***out)
-{
-    char **v = fq_xcalloc(set->n + 1, sizeof(*v));
-    size_t n = 0;
-    for (size_t i = 0; i < set->cap; i++)
-        if (set->t[i].key)
-            v[n++] = fq_xstrdup(set->t[i].key);
-    if (n > 1)
-        qsort(v, n, sizeof(*v), key_cmp);
-    *out = v;
-    return n;
-}
-
-static void keys_free(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
+    const struct fq_value *rq = cond[C_REQUEUED];
+    return rq && !strcmp(str_at(rq, "status", ""), "False");
 }
 
 /* lifecycle() for the workloads that changed and those whose deadline
@@ -3273,19 +3510,18 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
     while (k->ntq && k->tq[0].t <= now) {
         struct timer t = tq_pop(k);
         if (tq_valid(k, &t))
-            fq_smap_add(&k->lc_dirty, t.key);
+            kl_add(&k->lc_dirty, t.key);
         free(t.key);
     }
     if (k->lc_dirty.n == 0)
         return;
-    char **keys;
-    size_t n = keys_sorted(&k->lc_dirty, &keys);
-    fq_smap_clear(&k->lc_dirty);
+    const char *const *keys;
+    size_t n = kl_sorted(&k->lc_dirty, &keys);
     for (size_t i = 0; i < n; i++) {
-        size_t l = strcspn(keys[i], "/");
         char ns[300];
-        snprintf(ns, sizeof(ns), "%.*s", (int)l, keys[i]);
-        const char *name = keys[i][l] ? keys[i] + l + 1 : "";
+        const char *name = key_split(keys[i], ns, sizeof(ns));
+        if (!name)
+            name = "";
         const struct fq_value *cur = stored(e, FQ_KIND_WORKLOAD, ns, name);
         if (!cur || !needs_lifecycle(cur, cfg)) {
             timer_set(k, keys[i], FQ_NEVER);
@@ -3300,7 +3536,7 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
             fq_objstore_edited(st, FQ_KIND_WORKLOAD, ns, name, k->lc_spec);
         timer_set(k, keys[i], k->lc_timer);
     }
-    keys_free(keys, n);
+    kl_clear(&k->lc_dirty);
 }
 
 /* Records of the workloads that changed (and of every elastic slice),
@@ -3309,15 +3545,14 @@ static void refresh_pass(struct kueue *k, struct fq_engine *e, int64_t now)
 {
     for (size_t i = 0; i < k->slices.cap; i++)
         if (k->slices.t[i].key)
-            fq_smap_add(&k->dirty, k->slices.t[i].key);
+            kl_add(&k->dirty, k->slices.t[i].key);
     if (k->dirty.n == 0)
         return;
-    char **keys;
-    size_t n = keys_sorted(&k->dirty, &keys);
-    fq_smap_clear(&k->dirty);
+    const char *const *keys;
+    size_t n = kl_sorted(&k->dirty, &keys);
     for (size_t i = 0; i < n; i++)
         rec_refresh(k, e, keys[i], now);
-    keys_free(keys, n);
+    kl_clear(&k->dirty);
 }
 
 /*

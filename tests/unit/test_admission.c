@@ -146,6 +146,34 @@ static void test_flavor_order_and_messages(void **state)
     fq_adm_release(&f.a);
 }
 
+/* no_msg: the same outcome, no message. */
+static void test_no_msg(void **state)
+{
+    (void)state;
+    struct fix f;
+    setup_fix(&f, 10, 0, 0, FQ_ADM_UNLIMITED);
+    struct wlbuf b;
+    struct fq_adm_result with, without;
+    int64_t cpus[] = {8, 150, 200};
+    for (size_t i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++) {
+        mkwl(&b, f.qa, 1, cpus[i], 0);
+        fq_adm_assign(&f.a, &b.w, NULL, 0, &with);
+        b.w.no_msg = true;
+        fq_adm_assign(&f.a, &b.w, NULL, 0, &without);
+        assert_int_equal(without.mode, with.mode);
+        assert_int_equal(without.why, with.why);
+        assert_int_equal(without.borrows, with.borrows);
+        assert_int_equal(without.flv[0][0], with.flv[0][0]);
+        assert_int_equal(without.nuse, with.nuse);
+        assert_string_equal(without.msg, "");
+        if (with.mode != FQ_ADM_FIT)
+            assert_true(with.msg[0] != '\0');
+        fq_adm_result_release(&with);
+        fq_adm_result_release(&without);
+    }
+    fq_adm_release(&f.a);
+}
+
 static void test_preemption_targets(void **state)
 {
     (void)state;
@@ -215,6 +243,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cohort_arithmetic),
         cmocka_unit_test(test_flavor_order_and_messages),
+        cmocka_unit_test(test_no_msg),
         cmocka_unit_test(test_preemption_targets),
         cmocka_unit_test(test_partial_admission),
     };

@@ -213,11 +213,73 @@ static void test_kueue_pace_deep_queue(void **state)
     fq_engine_free(e);
 }
 
+/*
+ * StrictFIFO with Kueue's pace: a head that cannot fit blocks its queue,
+ * so a planned quiet cycle parks that one head and the queue sleeps
+ * until capacity changes. Quota 11: "s00-big" (6) at the first cycle;
+ * "s01" (6) is tried at the second (t + 130, a quiet cycle replayed
+ * later) and blocks "s02" (1), which would fit. When s00-big goes, at
+ * t + 1000, s01 and then s02 are admitted at the next cycles.
+ */
+static void test_kueue_pace_strict_fifo(void **state)
+{
+    (void)state;
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.policy = fq_policy_kueue();
+    cfg.sim_provider = false;
+    struct fq_engine *e = fq_engine_new(&cfg);
+    struct seen seen = {.e = e};
+    fq_engine_set_observer(e, observe, &seen);
+    int64_t t = 1767225600000; /* 2026-01-01 */
+    const char *cq11 =
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+        "metadata: {name: cq}\nspec:\n  namespaceSelector: {}\n"
+        "  queueingStrategy: StrictFIFO\n"
+        "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+        "    - {name: default, resources: [{name: cpu, nominalQuota: 11}]}\n";
+    apply(e, queue_yaml[0], t);
+    apply(e, cq11, t);
+    apply(e, queue_yaml[2], t);
+    add_named(e, "s00-big", 6, t);
+    add_named(e, "s01", 6, t + 1);
+    add_named(e, "s02", 1, t + 2);
+    int64_t now = t + 30, gone = t + 1000;
+    int runs = 0;
+    fq_engine_run(e, now);
+    while (runs < 1000) {
+        int64_t w = fq_engine_next_wakeup(e);
+        if (gone > 0 && gone <= w) {
+            now = gone;
+            assert_int_equal(fq_engine_delete(e, FQ_KIND_WORKLOAD, "default",
+                                              "s00-big", now, NULL),
+                             0);
+            gone = -1;
+        } else if (w == FQ_NEVER) {
+            break;
+        } else {
+            now = w;
+        }
+        fq_engine_run(e, now);
+        runs++;
+    }
+    assert_int_equal(reserved_at(&seen, "s00-big"), t + 30);
+    assert_int_equal(reserved_at(&seen, "s01"), t + 1000);
+    assert_int_equal(reserved_at(&seen, "s02"), t + 1100);
+    assert_int_equal(seen.n, 3);
+    struct fq_kueue_stats st;
+    fq_kueue_get_stats(fq_engine_controller(e, "kueue"), &st);
+    assert_int_equal(st.cycles, 4); /* t + 30, 130, 1000, 1100 */
+    assert_int_equal(cq_status(e, "pendingWorkloads"), 0);
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_come_and_go),
         cmocka_unit_test(test_kueue_pace_deep_queue),
+        cmocka_unit_test(test_kueue_pace_strict_fifo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
