@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "flexq/buf.h"
 #include "flexq/err.h"
@@ -47,11 +48,11 @@ struct fq_member {
     char *key; /* owned */
     uint32_t line, col;
     struct fq_value *val; /* owned */
-    /* Kept by value.c for dotted paths (fq_value_path): strlen(key) (keys
-     * are shorter than 4 GiB), and whether the key holds a '.' (a path's
-     * segment never does). */
+    /* Kept by value.c so that a lookup reads no key but the one it finds
+     * (see fq_map_get): strlen(key) (keys are shorter than 4 GiB) and
+     * fq_key_prefix(key, klen), the key's first 8 bytes. */
     uint32_t klen;
-    bool dotted;
+    uint64_t kpre;
 };
 
 struct fq_value {
@@ -117,8 +118,50 @@ void fq_value_free(struct fq_value *v);
 struct fq_value *fq_value_clone(const struct fq_value *v); /* deep, owned */
 bool fq_value_equal(const struct fq_value *a, const struct fq_value *b);
 
+/*
+ * Lookups. A map is searched member by member, and a member's key is a
+ * block of its own, mostly out of the CPU's caches in a tree that lived
+ * long (a running workload, a node). So a member also keeps its key's
+ * length and first 8 bytes (klen, kpre), and a lookup compares those two
+ * words with the wanted key's, reading a member's key only to compare
+ * bytes past the eighth of a key that matched so far. fq_map_get and the
+ * path getters below are inline: for a string literal, the common key,
+ * the compiler folds its length and prefix into constants.
+ */
+
+/* The first 8 bytes of the n-byte key k as a number, k[0] lowest, zero
+ * above the key's end (so "name" and "name\0\0" differ only in their
+ * lengths, which are compared too). Byte by byte, in a loop the compiler
+ * unrolls, rather than by memcpy: a literal key folds to a constant, and
+ * any other costs a few loads. */
+static inline uint64_t fq_key_prefix(const char *k, size_t n)
+{
+    uint64_t p = 0;
+#pragma GCC unroll 8
+    for (size_t i = 0; i < 8; i++)
+        if (i < n)
+            p |= (uint64_t)(unsigned char)k[i] << (8 * i);
+    return p;
+}
+
+/* The out-of-line halves of fq_map_get and fq_value_path: the value of
+ * the n-byte key k (whose prefix is pre) in map m, and of the n-byte
+ * dotted path p under v. Call the inline functions instead. */
+struct fq_value *fq_map_get_n(const struct fq_value *m, const char *k, size_t n,
+                              uint64_t pre);
+struct fq_value *fq_value_path_n(const struct fq_value *v, const char *p,
+                                 size_t n);
+
 /* Mappings. get returns borrowed or NULL (also when m is NULL or not a map). */
-struct fq_value *fq_map_get(const struct fq_value *m, const char *key);
+static inline struct fq_value *fq_map_get(const struct fq_value *m,
+                                          const char *key)
+{
+    if (!key)
+        return NULL;
+    size_t n = strlen(key);
+    return fq_map_get_n(m, key, n, fq_key_prefix(key, n));
+}
+
 /* Sets key to val (owned), replacing and freeing an old value in place. */
 void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val);
 /* Removes key; returns true if it was there. */
@@ -159,13 +202,34 @@ static inline struct fq_value *fq_seq_at(const struct fq_value *s, size_t i)
  * Walks a dotted path of map keys: fq_value_path(obj, "metadata.name").
  * Returns borrowed or NULL. No sequence indexing.
  */
-struct fq_value *fq_value_path(const struct fq_value *v, const char *path);
+static inline struct fq_value *fq_value_path(const struct fq_value *v,
+                                             const char *path)
+{
+    return path ? fq_value_path_n(v, path, strlen(path)) : NULL;
+}
+
 /* Typed getters along a path; return `def` when absent or of another type. */
-const char *fq_value_path_str(const struct fq_value *v, const char *path,
-                              const char *def);
-int64_t fq_value_path_int(const struct fq_value *v, const char *path,
-                          int64_t def);
-bool fq_value_path_bool(const struct fq_value *v, const char *path, bool def);
+static inline const char *fq_value_path_str(const struct fq_value *v,
+                                            const char *path, const char *def)
+{
+    const struct fq_value *n = fq_value_path(v, path);
+    return n && n->type == FQ_V_STR ? n->u.str.s : def;
+}
+
+static inline int64_t fq_value_path_int(const struct fq_value *v,
+                                        const char *path, int64_t def)
+{
+    const struct fq_value *n = fq_value_path(v, path);
+    return n && n->type == FQ_V_NUM && n->u.num.is_int ? n->u.num.i : def;
+}
+
+static inline bool fq_value_path_bool(const struct fq_value *v,
+                                      const char *path, bool def)
+{
+    const struct fq_value *n = fq_value_path(v, path);
+    return n && n->type == FQ_V_BOOL ? n->u.b : def;
+}
+
 /* Sets a string/int at a dotted path, creating intermediate maps. */
 void fq_value_set_path(struct fq_value *v, const char *path,
                        struct fq_value *val); /* takes val */

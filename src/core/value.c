@@ -6,11 +6,17 @@
  * growable arrays (fq_grow doubles, so n appends cost O(n)). Mappings keep
  * members in insertion order and are searched linearly: Kubernetes objects
  * have a handful of keys per level, and a scan over a few cache lines beats
- * a hash table at that size. A scan compares a key's first byte (or its
- * length) before its bytes. Each member records its key's length and whether
- * the key holds a '.', so that a dotted path (the controllers' most common
- * lookup, such as a condition's "type") is matched segment by segment
- * without first measuring the segment: see find_segment. The parsers
+ * a hash table at that size. A member's key is a block of its own, and in
+ * a tree that lived long (a running workload, a node) it is out of the
+ * CPU's caches: a scan that read each candidate's key to compare it took
+ * a cache miss per member (strcmp was the replay's top function, at 13%
+ * of its time). So each member also keeps its key's length and first 8
+ * bytes (klen, kpre: fq_key_prefix in value.h), a scan compares those
+ * with the wanted key's (same_key), and reads a key only for the bytes
+ * past the eighth of one that matched so far. fq_map_get and the path
+ * getters are inline (value.h): for a literal key the compiler folds the
+ * length and the prefix into constants. A dotted path is looked up the
+ * same way, segment by segment (fq_value_path_n). The parsers
  * never call fq_map_set while they build (that would be quadratic on
  * hostile input); they append (fq_value_map_append) and check duplicate
  * keys with a sort. For the same reason equality and merge patch switch to
@@ -33,9 +39,10 @@
  *  2. Mapping keys are unique when built through fq_map_set (the parsers
  *     reject duplicates).
  *  3. STR nodes hold a NUL-terminated copy; `len` is strlen(s).
- *  4. A member's klen is strlen(key) and dotted says whether the key holds
- *     a '.'; members are made only here (fq_value_map_append), never by
- *     the callers, which read keys but do not write them.
+ *  4. A member's klen is strlen(key) and its kpre is
+ *     fq_key_prefix(key, klen); members are made only here
+ *     (fq_value_map_append, fq_value_clone), never by the callers, which
+ *     read keys but do not write them.
  *  5. Nodes, keys, number texts, long strings and item arrays are small
  *     blocks (alloc.h), each freed with the size it was allocated with:
  *     sizeof(struct fq_value), klen + 1, strlen(raw) + 1, len + 1, and
@@ -351,6 +358,42 @@ struct fq_value *fq_value_map(void)
     return node(FQ_V_MAP);
 }
 
+/* --- finding a key ---------------------------------------------------- */
+
+/* Whether member mem's key is the n-byte key k, whose prefix is pre: the
+ * length and the first 8 bytes are compared in the member, and the key
+ * itself (a block of its own, often cold) is read only for the bytes past
+ * the eighth of a key that matched so far. */
+static inline bool same_key(const struct fq_member *mem, const char *k,
+                            size_t n, uint64_t pre)
+{
+    return mem->kpre == pre && mem->klen == n &&
+           (n <= 8 || !memcmp(mem->key + 8, k + 8, n - 8));
+}
+
+/* Maps are small (a few keys): a linear scan, a member's length and prefix
+ * compared before its key (see value.h). Inline, so that fq_map_get and
+ * the path walk (several million calls a replay) are one call each. */
+static inline struct fq_member *find_n(const struct fq_value *m, const char *k,
+                                       size_t n, uint64_t pre)
+{
+    if (!m || m->type != FQ_V_MAP)
+        return NULL;
+    for (size_t i = 0; i < m->u.map.n; i++)
+        if (same_key(&m->u.map.items[i], k, n, pre))
+            return &m->u.map.items[i];
+    return NULL;
+}
+
+/* find_n for a NUL-terminated key (NULL finds nothing). */
+static struct fq_member *find(const struct fq_value *m, const char *key)
+{
+    if (!key)
+        return NULL;
+    size_t n = strlen(key);
+    return find_n(m, key, n, fq_key_prefix(key, n));
+}
+
 /* --- free, clone, equal ------------------------------------------------ */
 
 void fq_value_free(struct fq_value *v)
@@ -423,7 +466,7 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         }
         for (size_t i = 0; i < v->u.map.n; i++) {
             const struct fq_member *m = &v->u.map.items[i];
-            c->u.map.items[i] = *m; /* position, klen, dotted */
+            c->u.map.items[i] = *m; /* position, klen, kpre */
             c->u.map.items[i].key = dup_text(m->key, m->klen);
             c->u.map.items[i].val = fq_value_clone(m->val);
         }
@@ -495,7 +538,7 @@ static bool map_equal(const struct fq_value *a, const struct fq_value *b)
     for (i = 0; i < n; i++) {
         const struct fq_member *x = &a->u.map.items[i];
         const struct fq_member *y = &b->u.map.items[i];
-        if (x->klen != y->klen || memcmp(x->key, y->key, x->klen))
+        if (!same_key(x, y->key, y->klen, y->kpre))
             break;
         if (!fq_value_equal(x->val, y->val))
             return false;
@@ -505,7 +548,8 @@ static bool map_equal(const struct fq_value *a, const struct fq_value *b)
     if (n <= 16) {
         for (; i < n; i++) {
             const struct fq_member *x = &a->u.map.items[i];
-            struct fq_value *bv = fq_map_get(b, x->key);
+            const struct fq_member *bm = find_n(b, x->key, x->klen, x->kpre);
+            const struct fq_value *bv = bm ? bm->val : NULL;
             if (!bv || !fq_value_equal(x->val, bv))
                 return false;
         }
@@ -552,64 +596,6 @@ bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
 
 /* --- mappings ----------------------------------------------------------- */
 
-/* Maps are small (a few keys): a linear scan, the first byte compared
- * before the call. Looked-up keys are mostly there, and measuring the key
- * first (for find_n) cost more than it saved. Inline, so that
- * fq_map_get (over a million calls a replay) is one call, not two. */
-static inline struct fq_member *find(const struct fq_value *m, const char *key)
-{
-    if (!m || m->type != FQ_V_MAP || !key)
-        return NULL;
-    for (size_t i = 0; i < m->u.map.n; i++) {
-        const char *k = m->u.map.items[i].key;
-        if (k[0] == key[0] && !strcmp(k, key))
-            return &m->u.map.items[i];
-    }
-    return NULL;
-}
-
-/* find() for a key whose length n is known: lengths are compared first,
- * then bytes. fq_map_set's keys are often absent (a whole scan) and need
- * their length to be appended anyway, so this is cheaper there. */
-static struct fq_member *find_n(const struct fq_value *m, const char *key,
-                                size_t n)
-{
-    for (size_t i = 0; i < m->u.map.n; i++) {
-        const struct fq_member *mem = &m->u.map.items[i];
-        if (mem->klen == n && (n == 0 || mem->key[0] == key[0]) &&
-            !memcmp(mem->key, key, n))
-            return &m->u.map.items[i];
-    }
-    return NULL;
-}
-
-/*
- * The member of map m whose key is the path segment at p (which ends at
- * a '.' or the NUL), or NULL. The segment's length need not be known:
- * strncmp over a candidate key's length stops at the path's NUL, and
- * then the byte after it says whether the segment ends there. So a path
- * is read once, by the compares, and not first by strchr and strlen.
- * Inline: fq_value_path's loop is the hottest lookup of a replay.
- */
-static inline struct fq_member *find_segment(const struct fq_value *m,
-                                             const char *p)
-{
-    if (!m || m->type != FQ_V_MAP)
-        return NULL;
-    for (size_t i = 0; i < m->u.map.n; i++) {
-        const struct fq_member *mem = &m->u.map.items[i];
-        if (mem->key[0] == p[0] && !mem->dotted &&
-            !strncmp(mem->key, p, mem->klen) &&
-            (p[mem->klen] == '\0' || p[mem->klen] == '.'))
-            return &m->u.map.items[i];
-    }
-    /* An empty segment: p[0] is its '.', and the empty key's first byte is
-     * its NUL. */
-    if (p[0] == '.')
-        return find(m, "");
-    return NULL;
-}
-
 struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
                                       size_t klen, struct fq_value *val)
 {
@@ -623,13 +609,14 @@ struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
     mem->line = mem->col = 0;
     mem->val = val;
     mem->klen = (uint32_t)klen;
-    mem->dotted = memchr(key, '.', klen) != NULL;
+    mem->kpre = fq_key_prefix(key, klen);
     return mem;
 }
 
-struct fq_value *fq_map_get(const struct fq_value *m, const char *key)
+struct fq_value *fq_map_get_n(const struct fq_value *m, const char *k, size_t n,
+                              uint64_t pre)
 {
-    struct fq_member *mem = find(m, key);
+    struct fq_member *mem = find_n(m, k, n, pre);
     return mem ? mem->val : NULL;
 }
 
@@ -639,8 +626,8 @@ void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val)
         fq_value_free(val);
         return;
     }
-    size_t n = strlen(key); /* needed to append, and a cheaper scan */
-    struct fq_member *mem = find_n(m, key, n);
+    size_t n = strlen(key); /* needed to append too */
+    struct fq_member *mem = find_n(m, key, n, fq_key_prefix(key, n));
     if (mem) {
         fq_value_free(mem->val);
         mem->val = val;
@@ -713,52 +700,33 @@ void fq_seq_remove(struct fq_value *s, size_t i)
 
 /* --- dotted paths ------------------------------------------------------- */
 
-/* fq_value_path, inlined into the typed getters too: fq_value_path_str
- * alone is called over a million times a replay. */
-static inline struct fq_value *walk(const struct fq_value *v, const char *path)
+/* The length of the path segment at p (up to the first '.' or end). */
+static inline size_t segment_len(const char *p, const char *end)
 {
-    if (!path)
-        return NULL;
-    for (const char *p = path;;) {
-        const struct fq_member *mem = find_segment(v, p);
+    const char *q = p;
+    while (q < end && *q != '.')
+        q++;
+    return (size_t)(q - p);
+}
+
+/* Each segment is looked up by its length and prefix like any key, so a
+ * key that holds a '.' (a label such as "kubernetes.io/arch") is never
+ * taken for a segment: a segment holds none. An empty segment ("a..b",
+ * or a path ending in '.') names the empty key. */
+struct fq_value *fq_value_path_n(const struct fq_value *v, const char *path,
+                                 size_t len)
+{
+    const char *end = path + len;
+    for (const char *p = path;; p++) { /* p++: past the dot */
+        size_t n = segment_len(p, end);
+        const struct fq_member *mem = find_n(v, p, n, fq_key_prefix(p, n));
         if (!mem)
             return NULL;
         v = mem->val;
-        p += mem->klen;
-        if (!*p)
+        p += n;
+        if (p == end)
             return (struct fq_value *)v;
-        p++; /* the dot */
     }
-}
-
-struct fq_value *fq_value_path(const struct fq_value *v, const char *path)
-{
-    return walk(v, path);
-}
-
-const char *fq_value_path_str(const struct fq_value *v, const char *path,
-                              const char *def)
-{
-    const struct fq_value *n = walk(v, path);
-    const char *s = n && n->type == FQ_V_STR ? n->u.str.s : NULL;
-    return s ? s : def;
-}
-
-int64_t fq_value_path_int(const struct fq_value *v, const char *path,
-                          int64_t def)
-{
-    const struct fq_value *n = walk(v, path);
-    if (n && n->type == FQ_V_NUM && n->u.num.is_int)
-        return n->u.num.i;
-    return def;
-}
-
-bool fq_value_path_bool(const struct fq_value *v, const char *path, bool def)
-{
-    const struct fq_value *n = walk(v, path);
-    if (n && n->type == FQ_V_BOOL)
-        return n->u.b;
-    return def;
 }
 
 /* Gives the member of the n-byte key in map m the value val: mem, the
@@ -783,7 +751,7 @@ void fq_value_set_path(struct fq_value *v, const char *path,
     }
     for (const char *p = path;;) {
         size_t n = strcspn(p, ".");
-        struct fq_member *mem = find_segment(v, p);
+        struct fq_member *mem = find_n(v, p, n, fq_key_prefix(p, n));
         if (!p[n]) {
             put(v, mem, p, n, val);
             return;
@@ -842,7 +810,7 @@ static void merge_members(struct fq_value *t, const struct fq_value *patch)
         if (big) {
             tm = sorted_find(t->u.map.items, pos, tn, pm->key);
         } else {
-            tm = find(t, pm->key);
+            tm = find_n(t, pm->key, pm->klen, pm->kpre);
         }
         if (pm->val->type == FQ_V_NULL) {
             if (tm && big) { /* mark; compacted below */

@@ -278,17 +278,78 @@ static void test_paths(void **state)
     assert_int_equal(fq_value_path_int(v, "x.y", 0), 9);
     assert_int_equal(fq_map_get(v, "x.y")->u.num.i, 7);
     assert_int_equal(fq_map_get(v, ".y")->u.num.i, 8);
-    /* A member's klen is its key's length, whoever made it. */
+    /* A member's klen and kpre are its key's length and prefix, whoever
+     * made it. */
     struct fq_value *c = fq_value_clone(v);
     fq_map_set(c, "new", fq_value_null());
     for (size_t i = 0; i < c->u.map.n; i++) {
         const struct fq_member *mem = &c->u.map.items[i];
         assert_int_equal(mem->klen, strlen(mem->key));
-        assert_int_equal(mem->dotted, strchr(mem->key, '.') != NULL);
+        assert_true(mem->kpre == fq_key_prefix(mem->key, mem->klen));
     }
     assert_true(fq_value_equal(fq_map_get(c, "a"), fq_map_get(v, "a")));
     fq_value_free(c);
     fq_value_free(v);
+}
+
+/* A key the compiler cannot see through, so that a lookup measures it and
+ * takes its prefix at run time. */
+static const char *opaque(const char *s)
+{
+    static char buf[128];
+    snprintf(buf, sizeof(buf), "%s", s);
+    return buf;
+}
+
+static void test_key_prefix(void **state)
+{
+    (void)state;
+    /* Keys alike in their first 8 bytes, or in their first bytes and not
+     * their lengths, or only past a dot, are told apart whether a lookup's
+     * key is a literal or not. */
+    static const char *const keys[] = {
+        "",
+        "a",
+        "ab",
+        "name",
+        "names",
+        "metadata",
+        "metadatA",
+        "metadata1",
+        "metadata2",
+        "creationTimestamp",
+        "creationTimestamq",
+        "\xc3\xa9t\xc3\xa9",
+    };
+    size_t nk = sizeof(keys) / sizeof(keys[0]);
+    assert_true(fq_key_prefix("name", 4) != fq_key_prefix("names", 5));
+    assert_true(fq_key_prefix("metadata1", 9) == fq_key_prefix("metadata2", 9));
+    assert_true(fq_key_prefix("ab", 2) == ('a' | 'b' << 8));
+    assert_true(fq_key_prefix("x", 0) == 0);
+    struct fq_value *m = fq_value_map(), *deep = fq_value_map();
+    for (size_t i = 0; i < nk; i++) {
+        fq_map_set(m, keys[i], fq_value_int((int64_t)i));
+        fq_map_set(fq_map_ensure_map(deep, keys[i]), keys[i],
+                   fq_value_int((int64_t)i));
+    }
+    for (size_t i = 0; i < nk; i++) {
+        assert_int_equal(fq_map_get(m, opaque(keys[i]))->u.num.i, i);
+        char path[80];
+        snprintf(path, sizeof(path), "%s.%s", keys[i], keys[i]);
+        assert_int_equal(fq_value_path_int(deep, opaque(path), -1), i);
+    }
+    assert_int_equal(fq_map_get(m, "metadata2")->u.num.i, 8);
+    assert_int_equal(fq_map_get(m, "creationTimestamq")->u.num.i, 10);
+    assert_int_equal(fq_value_path_int(deep, "metadata1.metadata1", -1), 7);
+    assert_int_equal(fq_value_path_int(deep, "metadata1.metadata2", -1), -1);
+    assert_null(fq_map_get(m, "metadata3"));
+    assert_null(fq_map_get(m, "creationTimestam"));
+    assert_null(fq_map_get(m, opaque("nam")));
+    assert_true(fq_map_del(m, "metadata1"));
+    assert_null(fq_map_get(m, "metadata1"));
+    assert_int_equal(fq_map_get(m, "metadata2")->u.num.i, 8);
+    fq_value_free(m);
+    fq_value_free(deep);
 }
 
 static void test_clone_equal(void **state)
@@ -466,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_map_order_and_ops),
         cmocka_unit_test(test_seq),
         cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_key_prefix),
         cmocka_unit_test(test_clone_equal),
         cmocka_unit_test(test_merge_patch),
         cmocka_unit_test(test_big_maps),
