@@ -396,6 +396,25 @@ static struct fq_member *find(const struct fq_value *m, const char *key)
 
 /* --- free, clone, equal ------------------------------------------------ */
 
+/* Asks for the array of container v (NULL, or a node already asked for),
+ * so that it is on its way while the nodes before it are freed. */
+static inline void prefetch_items(const struct fq_value *v)
+{
+    if (!v)
+        return;
+    if (v->type == FQ_V_MAP)
+        __builtin_prefetch(v->u.map.items);
+    else if (v->type == FQ_V_SEQ)
+        __builtin_prefetch(v->u.seq.items);
+}
+
+/*
+ * A tree is mostly freed long after it was last read (a finished
+ * workload, a replaced status), so its nodes are cold, and a plain
+ * recursion waited for each node and each array in turn. So a container
+ * first asks for all its children's nodes at once (the misses overlap),
+ * and before freeing child i asks for the array of child i + 1.
+ */
 void fq_value_free(struct fq_value *v)
 {
     if (!v)
@@ -409,18 +428,33 @@ void fq_value_free(struct fq_value *v)
         if (v->u.str.s != v->u.str.buf)
             free_text(v->u.str.s, v->u.str.len);
         break;
-    case FQ_V_SEQ:
-        for (size_t i = 0; i < v->u.seq.n; i++)
-            fq_value_free(v->u.seq.items[i]);
-        fq_small_free(v->u.seq.items, v->u.seq.cap * sizeof(*v->u.seq.items));
-        break;
-    case FQ_V_MAP:
-        for (size_t i = 0; i < v->u.map.n; i++) {
-            free_text(v->u.map.items[i].key, v->u.map.items[i].klen);
-            fq_value_free(v->u.map.items[i].val);
+    case FQ_V_SEQ: {
+        struct fq_value **it = v->u.seq.items;
+        size_t n = v->u.seq.n;
+        for (size_t i = 0; i < n; i++)
+            __builtin_prefetch(it[i]);
+        for (size_t i = 0; i < n; i++) {
+            if (i + 1 < n)
+                prefetch_items(it[i + 1]);
+            fq_value_free(it[i]);
         }
-        fq_small_free(v->u.map.items, v->u.map.cap * sizeof(*v->u.map.items));
+        fq_small_free(it, v->u.seq.cap * sizeof(*it));
         break;
+    }
+    case FQ_V_MAP: {
+        struct fq_member *it = v->u.map.items;
+        size_t n = v->u.map.n;
+        for (size_t i = 0; i < n; i++)
+            __builtin_prefetch(it[i].val);
+        for (size_t i = 0; i < n; i++) {
+            if (i + 1 < n)
+                prefetch_items(it[i + 1].val);
+            free_text(it[i].key, it[i].klen);
+            fq_value_free(it[i].val);
+        }
+        fq_small_free(it, v->u.map.cap * sizeof(*it));
+        break;
+    }
     case FQ_V_NULL:
     case FQ_V_BOOL:
         break;
