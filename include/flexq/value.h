@@ -63,10 +63,12 @@ struct fq_value {
         bool b;
 
         struct {
-            char *raw; /* owned; the number as written, e.g. "1e3" */
+            char *raw; /* the number as written, e.g. "1e3"; owned, or
+                          pointing at buf (a short text) */
             double d;
             int64_t i;
             bool is_int;
+            char buf[7]; /* short texts live in the node itself */
         } num;
 
         struct {

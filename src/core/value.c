@@ -38,12 +38,14 @@
  *     the tree's depth (the parsers cap it with fq_limits.max_depth).
  *  2. Mapping keys are unique when built through fq_map_set (the parsers
  *     reject duplicates).
- *  3. STR nodes hold a NUL-terminated copy; `len` is strlen(s).
+ *  3. STR nodes hold a NUL-terminated copy; `len` is strlen(s). A string
+ *     shorter than u.str.buf, or a number's text shorter than u.num.buf,
+ *     lives in that buffer of its node (s or raw points at it).
  *  4. A member's klen is strlen(key) and its kpre is
  *     fq_key_prefix(key, klen); members are made only here
  *     (fq_value_map_append, fq_value_clone), never by the callers, which
  *     read keys but do not write them.
- *  5. Nodes, keys, number texts, long strings and item arrays are small
+ *  5. Nodes, keys, long number texts and strings, and item arrays are small
  *     blocks (alloc.h), each freed with the size it was allocated with:
  *     sizeof(struct fq_value), klen + 1, strlen(raw) + 1, len + 1, and
  *     cap times the element's size. (Sanitizer builds check the sizes.)
@@ -115,47 +117,61 @@ struct fq_value *fq_value_bool(bool b)
     return v;
 }
 
-/* The decimal text of i, as "%lld" writes it. By hand: the controllers
- * make an integer node for every generation, count and observed
- * generation they write, and vsnprintf cost over a thousand instructions
- * each (2.6% of a Philly replay). */
-static char *int_text(int64_t i)
+/* Sets number node v's text to a copy of the n bytes at s: short ones
+ * (most counts and generations) in the node, like short strings, saving
+ * a block to make, clone, read cold and free. */
+static void set_raw(struct fq_value *v, const char *s, size_t n)
+{
+    char *d = n < sizeof(v->u.num.buf) ? v->u.num.buf : fq_small_alloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    v->u.num.raw = d;
+}
+
+/* Sets v's text to the decimal text of i, as "%lld" writes it. By hand:
+ * the controllers make an integer node for every generation, count and
+ * observed generation they write, and vsnprintf cost over a thousand
+ * instructions each (2.6% of a Philly replay). */
+static void set_int_text(struct fq_value *v, int64_t i)
 {
     char d[24], *p = d + sizeof(d);
     uint64_t mag = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
-    *--p = '\0';
     do
         *--p = (char)('0' + mag % 10);
     while ((mag /= 10) > 0);
     if (i < 0)
         *--p = '-';
-    return dup_text(p, (size_t)(d + sizeof(d) - 1 - p));
+    set_raw(v, p, (size_t)(d + sizeof(d) - p));
 }
 
 struct fq_value *fq_value_int(int64_t i)
 {
     struct fq_value *v = node(FQ_V_NUM);
-    v->u.num.raw = int_text(i);
+    set_int_text(v, i);
     v->u.num.i = i;
     v->u.num.d = (double)i;
     v->u.num.is_int = true;
     return v;
 }
 
-/* The shortest %g text that reads back as exactly d. */
-static char *double_text(double d)
+/* Sets v's text to the shortest %g text that reads back as exactly d. */
+static void set_double_text(struct fq_value *v, double d)
 {
-    if (isnan(d))
-        return dup_text(".nan", 4);
-    if (isinf(d))
-        return d > 0 ? dup_text(".inf", 4) : dup_text("-.inf", 5);
+    if (isnan(d)) {
+        set_raw(v, ".nan", 4);
+        return;
+    }
+    if (isinf(d)) {
+        set_raw(v, d > 0 ? ".inf" : "-.inf", d > 0 ? 4 : 5);
+        return;
+    }
     char s[32]; /* "%.17g" needs at most 24 */
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(s, sizeof(s), "%.*g", prec, d);
         if (strtod(s, NULL) == d)
             break;
     }
-    return dup_text(s, strlen(s));
+    set_raw(v, s, strlen(s));
 }
 
 /* Sets is_int/i for a float literal that denotes a whole number. */
@@ -171,7 +187,7 @@ static void set_int_from_double(struct fq_value *v)
 struct fq_value *fq_value_double(double d)
 {
     struct fq_value *v = node(FQ_V_NUM);
-    v->u.num.raw = double_text(d);
+    set_double_text(v, d);
     v->u.num.d = d;
     set_int_from_double(v);
     return v;
@@ -273,7 +289,7 @@ struct fq_value *fq_value_num_raw(const char *raw)
     d = strtod(raw, NULL);
 make:;
     struct fq_value *v = node(FQ_V_NUM);
-    v->u.num.raw = dup_text(raw, strlen(raw));
+    set_raw(v, raw, strlen(raw));
     v->u.num.d = d;
     if (is_int) {
         v->u.num.is_int = true;
@@ -421,7 +437,7 @@ void fq_value_free(struct fq_value *v)
         return;
     switch (v->type) {
     case FQ_V_NUM:
-        if (v->u.num.raw)
+        if (v->u.num.raw && v->u.num.raw != v->u.num.buf)
             free_text(v->u.num.raw, strlen(v->u.num.raw));
         break;
     case FQ_V_STR:
@@ -477,7 +493,7 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         break;
     case FQ_V_NUM:
         c->u.num = v->u.num;
-        c->u.num.raw = dup_text(v->u.num.raw, strlen(v->u.num.raw));
+        set_raw(c, v->u.num.raw, strlen(v->u.num.raw));
         break;
     case FQ_V_STR:
         set_text(c, v->u.str.s, v->u.str.len);

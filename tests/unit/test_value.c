@@ -47,15 +47,24 @@ static void test_constructors(void **state)
     assert_string_equal(v->u.num.raw, "-9223372036854775808");
     assert_true(v->u.num.is_int);
     fq_value_free(v);
-    /* fq_value_int formats by hand: the same text as "%lld". */
-    static const int64_t ints[] = {0, 7, -1, 10, -100, 1234567890, INT64_MAX};
+    /* fq_value_int formats by hand: the same text as "%lld". Texts of up
+     * to 6 bytes live in the node, longer ones apart; either way a clone
+     * holds its own copy. */
+    static const int64_t ints[] = {0,       7,          -1,       10,
+                                   -100,    999999,     1000000,  -99999,
+                                   -100000, 1234567890, INT64_MAX};
     for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++) {
         char want[24];
         snprintf(want, sizeof(want), "%lld", (long long)ints[k]);
         v = fq_value_int(ints[k]);
         assert_string_equal(v->u.num.raw, want);
         assert_int_equal(v->u.num.i, ints[k]);
+        assert_int_equal(v->u.num.raw == v->u.num.buf, strlen(want) <= 6);
+        struct fq_value *c = fq_value_clone(v);
+        assert_true(c->u.num.raw != v->u.num.raw);
         fq_value_free(v);
+        assert_string_equal(c->u.num.raw, want);
+        fq_value_free(c);
     }
     v = fq_value_double(0.1);
     assert_string_equal(v->u.num.raw, "0.1");
