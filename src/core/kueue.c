@@ -854,6 +854,10 @@ struct rec {
     bool mig_valid;
     uint64_t mig_sum;
     int64_t mig_retry;
+    /* While a candidate (mig_add): the flavors a move may not go to (at
+     * or after the latest one assigned, per group), as try_migrate would
+     * find them each time until the record is derived again. */
+    uint64_t mig_skip;
     /* Interned shape of its podsets (shape_of), -1 when it has none, or
      * SHAPE_UNKNOWN until ff_quiet first asks (a replay at the flexq
      * policy's pace never does). */
@@ -1988,8 +1992,29 @@ static void holders_settle(struct kueue *k)
     free(tail);
 }
 
+/* The flavors a move of w may not go to: in each group, the latest one
+ * assigned and every later one. */
+static uint64_t mig_skip_of(const struct snap *s, const struct wl *w)
+{
+    const struct fq_adm_cq *ac = &s->adm.cqs[s->cqs[w->cq].adm];
+    uint64_t skip = 0;
+    for (int g = 0; g < ac->ngroups; g++) {
+        const struct fq_adm_group *grp = &ac->groups[g];
+        int last = -1;
+        for (int i = 0; i < grp->nflv; i++)
+            if ((w->assigned_flv >> grp->flv[i]) & 1)
+                last = i;
+        if (last < 0)
+            continue;
+        for (int i = last; i < grp->nflv; i++)
+            skip |= 1ull << grp->flv[i];
+    }
+    return skip;
+}
+
 static void mig_add(struct kueue *k, struct rec *r)
 {
+    r->mig_skip = mig_skip_of(k->snap, &r->w);
     size_t at = k_lower(k->mig, k->nmig, r->key);
     FQ_GROW(k->mig, k->capmig, k->nmig + 1);
     memmove(&k->mig[at + 1], &k->mig[at], (k->nmig - at) * sizeof(*k->mig));
@@ -2302,36 +2327,37 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     struct snap *s = k->snap;
     struct wl *w = &rc->w;
     struct cq_info *c = &s->cqs[w->cq];
-    struct fq_adm_cq *ac = &s->adm.cqs[c->adm];
-    /* Flavors at or after the latest assigned one, per group, are skipped. */
-    uint64_t skip = 0;
-    for (int g = 0; g < ac->ngroups; g++) {
-        const struct fq_adm_group *grp = &ac->groups[g];
-        int last = -1;
-        for (int i = 0; i < grp->nflv; i++)
-            if ((w->assigned_flv >> grp->flv[i]) & 1)
-                last = i;
-        if (last < 0)
-            continue;
-        for (int i = last; i < grp->nflv; i++)
-            skip |= 1ull << grp->flv[i];
+    /* The flavors where it is, and those after them, are skipped; so is
+     * a flavor in its failure cool-down (no better than where it is). */
+    uint64_t skip = rc->mig_skip;
+    int64_t retry = FQ_NEVER;
+    if (w->avoid_ann && fq_engine_config(e)->policy.flavor_failure_cooldown)
+        skip |= avoid_mask(&s->adm, w->avoid_ann, now, &retry);
+    uint64_t sum = 0;
+    uint64_t to =
+        ~skip & (s->adm.nflv < 64 ? (1ull << s->adm.nflv) - 1 : ~0ull);
+    for (uint64_t m = to; m; m &= m - 1)
+        sum += k->rel_flv[__builtin_ctzll(m)];
+    if (rc->mig_valid && rc->mig_sum == sum && now < rc->mig_retry)
+        return false;
+    /* When its usage is on flavors it may not move to (always, unless
+     * its podsets sit on different flavors of one group), whether it
+     * might fit does not depend on that usage: a move that cannot fit is
+     * known before the usage is taken out. */
+    uint64_t own = 0;
+    for (int u = 0; u < w->nuse && s->adm.nres > 0; u++)
+        own |= 1ull << ((w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS);
+    if (!w->is_slice && !(own & ~skip) && !might_fit(s, c->adm, w, skip)) {
+        rc->mig_valid = true;
+        rc->mig_sum = sum;
+        rc->mig_retry = retry;
+        return false;
     }
-    /* Only when the current flavors carry a pending check. */
     struct fq_adm_wl aw;
     adm_wl(w, &aw, false);
     aw.cq = c->adm;
     aw.skip_flv = skip;
     aw.no_msg = true; /* a move is a Fit or nothing */
-    /* A flavor in its failure cool-down is no better than where it is. */
-    int64_t retry = FQ_NEVER;
-    if (fq_engine_config(e)->policy.flavor_failure_cooldown)
-        aw.skip_flv |= avoid_mask(&s->adm, w->avoid_ann, now, &retry);
-    uint64_t sum = 0;
-    for (int f = 0; f < s->adm.nflv; f++)
-        if (!((aw.skip_flv >> f) & 1))
-            sum += k->rel_flv[f];
-    if (rc->mig_valid && rc->mig_sum == sum && now < rc->mig_retry)
-        return false;
     /* Its own usage does not count against the move; taking it out and
      * putting it back is not a release (neither the release counts nor
      * mig_dirty keep a trace of it: otherwise every attempt would make
