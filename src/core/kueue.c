@@ -1857,7 +1857,9 @@ static void pq_park_first(struct kueue *k, size_t c, size_t m)
  * records and capacity changes with every workload that ends, so this
  * touches no record it need not: the new park_gen takes them all out of
  * park at once, and when the parked ones all sort before the others
- * (heads are parked in order) the merge is two copies, not a comparison
+ * (heads are parked in order) they go back into the slots their heads
+ * left free at the front of act (or the two arrays trade places when
+ * all were parked), or else the merge is two copies, not a comparison
  * per record.
  */
 static void pq_requeue(struct kueue *k)
@@ -1869,8 +1871,28 @@ static void pq_requeue(struct kueue *k)
         size_t na = q->nact - q->alo, np = q->npark - q->plo;
         if (np == 0)
             continue;
+        if (na == 0) {
+            /* Every one was parked: the arrays trade places. */
+            struct rec **t = q->act;
+            size_t cap = q->capact;
+            q->act = q->park;
+            q->capact = q->cappark;
+            q->alo = q->plo;
+            q->nact = q->npark;
+            q->park = t;
+            q->cappark = cap;
+            q->plo = q->npark = 0;
+            continue;
+        }
+        bool before = rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0;
+        if (before && q->alo >= np) {
+            q->alo -= np;
+            memcpy(&q->act[q->alo], &q->park[q->plo], np * sizeof(*q->act));
+            q->plo = q->npark = 0;
+            continue;
+        }
         struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
-        if (na == 0 || rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0) {
+        if (before) {
             memcpy(m, &q->park[q->plo], np * sizeof(*m));
             memcpy(m + np, &q->act[q->alo], na * sizeof(*m));
         } else {
