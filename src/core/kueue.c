@@ -172,11 +172,10 @@ struct kueue {
     struct pq *pq;
     /* A cycle's scratch, one entry per ClusterQueue of the snapshot
      * (sized by rebuild and kept, so that a cycle allocates nothing): the
-     * cursor into each act array (ff_plan: the heads it took), the heads
-     * taken, whether the queue is blocked, a round's heads and their
-     * nominations (fq_adm_assign's results, indexed by queue). The heads
-     * a cycle handled and the migration pass's copy of mig grow as
-     * needed and are kept too. */
+     * cursor into each act array, the heads taken, whether the queue is
+     * blocked, a round's heads and their nominations (fq_adm_assign's
+     * results, indexed by queue). The heads a cycle handled and the
+     * migration pass's copy of mig grow as needed and are kept too. */
     size_t *cq_cur;
     int *cq_taken;
     bool *cq_blocked;
@@ -3047,7 +3046,48 @@ static void ff_note(struct kueue *k, struct fq_engine *e,
         k->ff_incl = true;
 }
 
-/* Plans the quiet cycles after last_cycle (see above). */
+/* How many heads queue c gives the next cycles, one a cycle, until it
+ * has none left (a StrictFIFO queue gives one: that head, parked, blocks
+ * it). */
+static size_t ff_heads(struct kueue *k, size_t c)
+{
+    const struct pq *q = &k->pq[c];
+    if (!ff_head(k, c, 0))
+        return 0;
+    const struct snap *s = k->snap;
+    if (s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO)
+        return 1;
+    return q->nact - q->alo;
+}
+
+/* How many of the first n heads of queue c are quiet before the first
+ * that is not. Heads of one shape get one outcome (ff_quiet's memo), so
+ * a head of the shape of the quiet one before it is quiet too: a deep
+ * queue is read at the cost of a load per head. */
+static size_t ff_quiet_run(struct kueue *k, size_t c, size_t n)
+{
+    const struct pq *q = &k->pq[c];
+    int quiet_shape = -1; /* the shape of a quiet head before, or -1 */
+    size_t i = 0;
+    for (; i < n; i++) {
+        struct rec *r = q->act[q->alo + i];
+        if (r->shape >= 0 && r->shape == quiet_shape && !r->w.replaces &&
+            !r->w.avoid_ann)
+            continue;
+        if (!ff_quiet(k, r))
+            break;
+        quiet_shape = r->shape;
+    }
+    return i;
+}
+
+/*
+ * Plans the quiet cycles after last_cycle (see above). The j-th cycle
+ * ahead takes the j-th head of each queue that has one: it is quiet
+ * when every one of those heads is, and the plan ends at the first that
+ * is not, at the first with no head at all, or `ahead` cycles on. So
+ * each queue is read on its own, up to the nearest end found so far.
+ */
 static void ff_plan(struct kueue *k, int64_t now)
 {
     if (k->cycle_ms <= 0 || !k->snap || !k->need_cycle)
@@ -3062,42 +3102,28 @@ static void ff_plan(struct kueue *k, int64_t now)
     }
     if (k->ff_n > 0 && k->ff_snap_ver == k->snap_ver && k->ff_q_ver == k->q_ver)
         return; /* still true */
-    k->ff_n = 0;
     k->ff_slept = false;
     size_t ncq = (size_t)k->snap->ncq;
-    size_t *taken = k->cq_cur; /* cycle()'s scratch: no cycle runs now */
-    memset(taken, 0, ncq * sizeof(*taken));
     int64_t ahead = k->ff_len > 0 ? k->ff_len : 1;
     k->ff_len = ahead * 2 < FF_MAX_AHEAD ? ahead * 2 : FF_MAX_AHEAD;
-    bool exhausted = false;
-    struct rec **heads = k->heads; /* cycle()'s scratch too */
-    while (k->ff_n < ahead) {
-        bool any = false, loud = false;
-        for (size_t c = 0; c < ncq && !loud; c++) {
-            heads[c] = ff_head(k, c, taken[c]);
-            if (!heads[c])
-                continue;
-            any = true;
-            loud = !ff_quiet(k, heads[c]);
-        }
-        if (loud)
-            break;
-        if (!any) {
-            exhausted = true;
-            break;
-        }
-        for (size_t c = 0; c < ncq; c++)
-            if (heads[c])
-                taken[c]++;
-        k->ff_n++;
+    size_t n = (size_t)ahead; /* cycles planned so far */
+    size_t most = 0;          /* the most heads a queue gives */
+    for (size_t c = 0; c < ncq; c++) {
+        size_t nh = ff_heads(k, c);
+        if (nh > most)
+            most = nh;
+        size_t look = nh < n ? nh : n;
+        size_t quiet = ff_quiet_run(k, c, look);
+        if (quiet < look)
+            n = quiet; /* cycle `quiet` takes a head that is not */
     }
     /* After the last quiet cycle no queue has a head: Kueue's scheduler
      * would sleep until something changes. */
-    if (exhausted && k->ff_n > 0) {
+    bool exhausted = most < n;
+    k->ff_n = exhausted ? (int64_t)most : (int64_t)n;
+    if (exhausted) {
         k->need_cycle = false;
-        k->ff_slept = true;
-    } else if (exhausted) {
-        k->need_cycle = false;
+        k->ff_slept = k->ff_n > 0;
     }
     k->ff_at = now;
     k->ff_snap_ver = k->snap_ver;
