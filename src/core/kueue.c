@@ -2596,36 +2596,61 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         set_pending(e, w, "Inadmissible", why, now);
 }
 
-/* FNV-1a over a subtree: scalars' text, maps' keys in order. */
-static uint64_t fp_mix(uint64_t h, const char *s)
+/*
+ * A 64-bit hash of a subtree (its shape, scalars' text, maps' keys in
+ * order), taken eight bytes a step: every change of a workload hashes
+ * its conditions, whose messages are tens of bytes each. A step is a
+ * multiply and a shift, each a bijection of the state, and every text
+ * and container gives its length first, so two trees that differ in
+ * what is hashed differ in the hash but by chance (2^-64).
+ */
+static uint64_t fp_word(uint64_t h, uint64_t w)
 {
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (h ^ 0xff) * 1099511628211ull;
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 32);
+}
+
+static uint64_t fp_text(uint64_t h, const char *s, size_t n)
+{
+    h = fp_word(h, n);
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = fp_word(h, w);
+    }
+    if (n > 0) {
+        uint64_t w = 0;
+        memcpy(&w, s, n);
+        h = fp_word(h, w);
+    }
+    return h;
 }
 
 static uint64_t fp_value(uint64_t h, const struct fq_value *v)
 {
     if (!v)
-        return fp_mix(h, "\x01");
-    h = (h ^ (uint64_t)(v->type + 2)) * 1099511628211ull;
+        return fp_word(h, 1);
+    h = fp_word(h, (uint64_t)v->type + 2);
     switch (v->type) {
     case FQ_V_NULL:
         return h;
     case FQ_V_BOOL:
-        return fp_mix(h, v->u.b ? "t" : "f");
+        return fp_word(h, v->u.b);
     case FQ_V_NUM:
-        return fp_mix(h, v->u.num.raw);
+        return fp_text(h, v->u.num.raw, strlen(v->u.num.raw));
     case FQ_V_STR:
-        return fp_mix(h, v->u.str.s);
+        return fp_text(h, v->u.str.s, v->u.str.len);
     case FQ_V_SEQ:
+        h = fp_word(h, v->u.seq.n);
         for (size_t i = 0; i < v->u.seq.n; i++)
             h = fp_value(h, v->u.seq.items[i]);
         return h;
     case FQ_V_MAP:
-        for (size_t i = 0; i < v->u.map.n; i++)
-            h = fp_value(fp_mix(h, v->u.map.items[i].key),
-                         v->u.map.items[i].val);
+        h = fp_word(h, v->u.map.n);
+        for (size_t i = 0; i < v->u.map.n; i++) {
+            const struct fq_member *m = &v->u.map.items[i];
+            h = fp_value(fp_text(h, m->key, m->klen), m->val);
+        }
         return h;
     }
     return h;
