@@ -247,17 +247,6 @@ static int64_t parse_time(const char *s, int64_t def)
     return ms;
 }
 
-static struct fq_value *conds_of(struct fq_value *obj)
-{
-    struct fq_value *st = fq_map_ensure_map(obj, "status");
-    struct fq_value *c = fq_map_get(st, "conditions");
-    if (!c || c->type != FQ_V_SEQ) {
-        c = fq_value_seq();
-        fq_map_set(st, "conditions", c);
-    }
-    return c;
-}
-
 /* Member `key` of map m as a string, or def (fq_value_path_str for one
  * key, without parsing a path: these run for every change). */
 static const char *str_at(const struct fq_value *m, const char *key,
@@ -286,13 +275,28 @@ static const struct fq_value *conds_get(const struct fq_value *obj)
     return status_get(obj, "conditions");
 }
 
+/* A condition's type, or "" (str_at(x, "type", "")). Conditions are
+ * read on every change of a workload, and flexq and Kubernetes write
+ * the type first: there it is found without a call. */
+static const char *cond_type(const struct fq_value *x)
+{
+    if (x && x->type == FQ_V_MAP && x->u.map.n > 0) {
+        const struct fq_member *m = &x->u.map.items[0];
+        if (m->klen == 4 && !memcmp(m->key, "type", 4)) {
+            const char *t = fq_value_as_str(m->val);
+            return t ? t : "";
+        }
+    }
+    return str_at(x, "type", "");
+}
+
 /* The first condition of a type (status.conditions[].type), or NULL. */
 static struct fq_value *cond_find(const struct fq_value *obj, const char *type)
 {
     const struct fq_value *c = conds_get(obj);
     for (size_t i = 0; i < fq_value_len(c); i++) {
         struct fq_value *x = fq_seq_at(c, i);
-        const char *t = str_at(x, "type", "");
+        const char *t = cond_type(x);
         if (t[0] == type[0] && !strcmp(t, type))
             return x;
     }
@@ -326,6 +330,39 @@ static const char *const cond_names[NCOND] = {
     "QuotaReserved", "Admitted",           "Evicted",  "Requeued",
     "Finished",      "DeactivationTarget", "PodsReady"};
 
+/* The enum cond_type of a condition type, or -1. The names begin with
+ * different letters: the first one picks the only name to compare. */
+static int cond_index(const char *type)
+{
+    int t;
+    switch (type[0]) {
+    case 'Q':
+        t = C_QUOTA_RESERVED;
+        break;
+    case 'A':
+        t = C_ADMITTED;
+        break;
+    case 'E':
+        t = C_EVICTED;
+        break;
+    case 'R':
+        t = C_REQUEUED;
+        break;
+    case 'F':
+        t = C_FINISHED;
+        break;
+    case 'D':
+        t = C_DEACTIVATION_TARGET;
+        break;
+    case 'P':
+        t = C_PODS_READY;
+        break;
+    default:
+        return -1;
+    }
+    return strcmp(type, cond_names[t]) ? -1 : t;
+}
+
 /*
  * The first condition of each type of enum cond_type (as cond_find would
  * give it), in one pass over status.conditions: what is read of every
@@ -339,13 +376,9 @@ static void cond_scan(const struct fq_value *obj,
     const struct fq_value *c = conds_get(obj);
     for (size_t i = 0; i < fq_value_len(c); i++) {
         const struct fq_value *x = fq_seq_at(c, i);
-        const char *type = str_at(x, "type", "");
-        for (int t = 0; t < NCOND; t++)
-            if (type[0] == cond_names[t][0] && !strcmp(type, cond_names[t])) {
-                if (!found[t])
-                    found[t] = x;
-                break;
-            }
+        int t = cond_index(cond_type(x));
+        if (t >= 0 && !found[t])
+            found[t] = x;
     }
 }
 
@@ -354,14 +387,70 @@ static const char *cond_reason(const struct fq_value *obj, const char *type)
     return str_at(cond_find(obj, type), "reason", "");
 }
 
-/* Sets member key of map m to the string v unless it holds it already;
- * true when it changed. */
-static bool put_str(struct fq_value *m, const char *key, const char *v)
+/*
+ * The members of a condition cond_set reads and may replace (the first
+ * of each key, as fq_map_get would find it), found in one pass over its
+ * few members, so that each is read, compared and replaced without
+ * another lookup.
+ */
+struct cond_members {
+    struct fq_member *status, *time, *reason, *message, *gen;
+};
+
+static void cond_members(struct fq_value *c, struct cond_members *m)
 {
-    const char *old = fq_value_as_str(fq_map_get(m, key));
+    memset(m, 0, sizeof(*m));
+    for (size_t i = 0; i < c->u.map.n; i++) {
+        struct fq_member *x = &c->u.map.items[i];
+        struct fq_member **slot = NULL;
+        const char *want = NULL;
+        switch (x->key[0]) {
+        case 's':
+            slot = &m->status, want = "status";
+            break;
+        case 'l':
+            slot = &m->time, want = "lastTransitionTime";
+            break;
+        case 'r':
+            slot = &m->reason, want = "reason";
+            break;
+        case 'm':
+            slot = &m->message, want = "message";
+            break;
+        case 'o':
+            slot = &m->gen, want = "observedGeneration";
+            break;
+        default:
+            continue;
+        }
+        if (!*slot && !strcmp(x->key, want))
+            *slot = x;
+    }
+}
+
+/* Sets member x of condition c (when NULL, a new member `key`, and then
+ * m is found again: appending may move the members) to val (owned). */
+static void cond_put(struct fq_value *c, struct cond_members *m,
+                     struct fq_member *x, const char *key, struct fq_value *val)
+{
+    if (x) {
+        fq_value_free(x->val);
+        x->val = val;
+        return;
+    }
+    fq_map_set(c, key, val);
+    cond_members(c, m);
+}
+
+/* cond_put of the string v unless x holds it already; true when it
+ * changed. */
+static bool cond_put_str(struct fq_value *c, struct cond_members *m,
+                         struct fq_member *x, const char *key, const char *v)
+{
+    const char *old = x ? fq_value_as_str(x->val) : NULL;
     if (old && !strcmp(old, v))
         return false;
-    fq_map_set(m, key, fq_value_str(v));
+    cond_put(c, m, x, key, fq_value_str(v));
     return true;
 }
 
@@ -374,13 +463,18 @@ static bool put_str(struct fq_value *m, const char *key, const char *v)
 static bool cond_set(struct fq_value *obj, const char *type, const char *status,
                      const char *reason, const char *message, int64_t now)
 {
-    const struct fq_value *had = conds_get(obj);
-    bool changed = !had || had->type != FQ_V_SEQ;
-    struct fq_value *conds = conds_of(obj);
+    struct fq_value *st = fq_map_ensure_map(obj, "status");
+    struct fq_value *conds = fq_map_get(st, "conditions");
+    bool changed = false;
+    if (!conds || conds->type != FQ_V_SEQ) {
+        conds = fq_value_seq();
+        fq_map_set(st, "conditions", conds);
+        changed = true;
+    }
     struct fq_value *c = NULL; /* the last of its type */
-    for (size_t i = 0; i < fq_value_len(conds); i++) {
-        struct fq_value *x = fq_seq_at(conds, i);
-        const char *t = str_at(x, "type", "");
+    for (size_t i = 0; i < conds->u.seq.n; i++) {
+        struct fq_value *x = conds->u.seq.items[i];
+        const char *t = cond_type(x);
         if (t[0] == type[0] && !strcmp(t, type))
             c = x;
     }
@@ -390,21 +484,23 @@ static bool cond_set(struct fq_value *obj, const char *type, const char *status,
         fq_seq_push(conds, c);
         changed = true;
     }
-    if (strcmp(str_at(c, "status", ""), status) ||
-        !fq_map_get(c, "lastTransitionTime")) {
+    struct cond_members m;
+    cond_members(c, &m);
+    const char *old = m.status ? fq_value_as_str(m.status->val) : NULL;
+    if (strcmp(old ? old : "", status) || !m.time || !m.time->val) {
         char ts[40];
         fmt_time(now, ts, sizeof(ts));
-        fq_map_set(c, "status", fq_value_str(status));
-        fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+        cond_put(c, &m, m.status, "status", fq_value_str(status));
+        cond_put(c, &m, m.time, "lastTransitionTime", fq_value_str(ts));
         changed = true;
     }
-    changed |= put_str(c, "reason", reason);
-    changed |= put_str(c, "message", message);
+    changed |= cond_put_str(c, &m, m.reason, "reason", reason);
+    changed |= cond_put_str(c, &m, m.message, "message", message);
     int64_t gen = int_at(fq_map_get(obj, "metadata"), "generation", 0);
-    const struct fq_value *og = fq_map_get(c, "observedGeneration");
+    const struct fq_value *og = m.gen ? m.gen->val : NULL;
     if (gen > 0 && !(og && og->type == FQ_V_NUM && og->u.num.is_int &&
                      og->u.num.i == gen)) {
-        fq_map_set(c, "observedGeneration", fq_value_int(gen));
+        cond_put(c, &m, m.gen, "observedGeneration", fq_value_int(gen));
         changed = true;
     }
     return changed;
