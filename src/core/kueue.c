@@ -397,34 +397,29 @@ struct cond_members {
     struct fq_member *status, *time, *reason, *message, *gen;
 };
 
+/* Is x's key `key`? Inline, the literal's length is a constant: a
+ * length compare rules out most members without reading a byte. */
+static inline bool member_is(const struct fq_member *x, const char *key)
+{
+    size_t n = strlen(key);
+    return x->klen == n && !memcmp(x->key, key, n);
+}
+
 static void cond_members(struct fq_value *c, struct cond_members *m)
 {
     memset(m, 0, sizeof(*m));
     for (size_t i = 0; i < c->u.map.n; i++) {
         struct fq_member *x = &c->u.map.items[i];
-        struct fq_member **slot = NULL;
-        const char *want = NULL;
-        switch (x->key[0]) {
-        case 's':
-            slot = &m->status, want = "status";
-            break;
-        case 'l':
-            slot = &m->time, want = "lastTransitionTime";
-            break;
-        case 'r':
-            slot = &m->reason, want = "reason";
-            break;
-        case 'm':
-            slot = &m->message, want = "message";
-            break;
-        case 'o':
-            slot = &m->gen, want = "observedGeneration";
-            break;
-        default:
-            continue;
-        }
-        if (!*slot && !strcmp(x->key, want))
-            *slot = x;
+        if (member_is(x, "status"))
+            m->status = m->status ? m->status : x;
+        else if (member_is(x, "lastTransitionTime"))
+            m->time = m->time ? m->time : x;
+        else if (member_is(x, "reason"))
+            m->reason = m->reason ? m->reason : x;
+        else if (member_is(x, "message"))
+            m->message = m->message ? m->message : x;
+        else if (member_is(x, "observedGeneration"))
+            m->gen = m->gen ? m->gen : x;
     }
 }
 
@@ -478,17 +473,25 @@ static bool cond_set(struct fq_value *obj, const char *type, const char *status,
         if (t[0] == type[0] && !strcmp(t, type))
             c = x;
     }
-    if (!c) {
+    int64_t gen = int_at(fq_map_get(obj, "metadata"), "generation", 0);
+    char ts[40];
+    if (!c) { /* a new one, its members in the order an update gives */
+        fmt_time(now, ts, sizeof(ts));
         c = fq_value_map();
         fq_map_set(c, "type", fq_value_str(type));
+        fq_map_set(c, "status", fq_value_str(status));
+        fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+        fq_map_set(c, "reason", fq_value_str(reason));
+        fq_map_set(c, "message", fq_value_str(message));
+        if (gen > 0)
+            fq_map_set(c, "observedGeneration", fq_value_int(gen));
         fq_seq_push(conds, c);
-        changed = true;
+        return true;
     }
     struct cond_members m;
     cond_members(c, &m);
     const char *old = m.status ? fq_value_as_str(m.status->val) : NULL;
     if (strcmp(old ? old : "", status) || !m.time || !m.time->val) {
-        char ts[40];
         fmt_time(now, ts, sizeof(ts));
         cond_put(c, &m, m.status, "status", fq_value_str(status));
         cond_put(c, &m, m.time, "lastTransitionTime", fq_value_str(ts));
@@ -496,7 +499,6 @@ static bool cond_set(struct fq_value *obj, const char *type, const char *status,
     }
     changed |= cond_put_str(c, &m, m.reason, "reason", reason);
     changed |= cond_put_str(c, &m, m.message, "message", message);
-    int64_t gen = int_at(fq_map_get(obj, "metadata"), "generation", 0);
     const struct fq_value *og = m.gen ? m.gen->val : NULL;
     if (gen > 0 && !(og && og->type == FQ_V_NUM && og->u.num.is_int &&
                      og->u.num.i == gen)) {
