@@ -199,6 +199,17 @@ struct kueue {
      * mig_retry; otherwise every one of them would find what it found. */
     bool mig_dirty;
     int64_t mig_retry;
+    /* Which of them a pass must look at. One that tried before finds
+     * what it found unless quota was released since on a flavor it may
+     * move to, or its cool-down ended; so when no release since the
+     * last pass (mig_rel, a bit per flavor) was on a flavor some
+     * candidate may move to (mig_to counts them per flavor) and no
+     * cool-down ended, a pass looks at the candidates that came since
+     * (mig_new, unsorted) and not at every one. */
+    struct rec **mig_new;
+    size_t nmig_new, capmig_new;
+    uint64_t mig_rel;
+    int mig_to[FQ_ADM_MAX_FLAVORS];
     /* Queue counts: per ClusterQueue and LocalQueue of the snapshot,
      * [0] pending, [1] reserving, [2] admitted; usage of admitted
      * workloads per ClusterQueue and (flavor, resource). */
@@ -942,6 +953,7 @@ struct rec {
     uint64_t in_park_gen;
     bool holder;      /* in hw / hs */
     bool in_mig;      /* in mig */
+    bool in_mig_new;  /* in mig_new */
     uint64_t done;    /* == cycle_no: handled in the running cycle */
     uint64_t parked;  /* == park_gen: inadmissible until capacity changes */
     uint64_t own_rev; /* revision of our last QuotaReserved=False message */
@@ -1782,8 +1794,11 @@ static void account(struct kueue *k, struct rec *r, int sign)
         fq_adm_charge(&s->adm, s->cqs[w->cq].adm, w->nuse, w->use_fr,
                       w->use_amt, sign);
         k->snap_ver++;
-        for (int u = 0; sign < 0 && u < w->nuse && s->adm.nres > 0; u++)
-            k->rel_flv[(w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS]++;
+        for (int u = 0; sign < 0 && u < w->nuse && s->adm.nres > 0; u++) {
+            int f = (w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS;
+            k->rel_flv[f]++;
+            k->mig_rel |= 1ull << f;
+        }
         if (sign < 0)
             k->mig_dirty = true;
     }
@@ -2131,6 +2146,14 @@ static uint64_t mig_skip_of(const struct snap *s, const struct wl *w)
     return skip;
 }
 
+/* The flavors of the snapshot a candidate may move to, at most (those
+ * in a cool-down are left out when it tries). */
+static uint64_t mig_to_of(const struct kueue *k, const struct rec *r)
+{
+    int nflv = k->snap->adm.nflv;
+    return ~r->mig_skip & (nflv < 64 ? (1ull << nflv) - 1 : ~0ull);
+}
+
 static void mig_add(struct kueue *k, struct rec *r)
 {
     r->mig_skip = mig_skip_of(k->snap, &r->w);
@@ -2141,6 +2164,11 @@ static void mig_add(struct kueue *k, struct rec *r)
     k->nmig++;
     r->in_mig = true;
     k->mig_dirty = true;
+    FQ_GROW(k->mig_new, k->capmig_new, k->nmig_new + 1);
+    k->mig_new[k->nmig_new++] = r;
+    r->in_mig_new = true;
+    for (uint64_t m = mig_to_of(k, r); m; m &= m - 1)
+        k->mig_to[__builtin_ctzll(m)]++;
 }
 
 static void mig_del(struct kueue *k, struct rec *r)
@@ -2148,6 +2176,13 @@ static void mig_del(struct kueue *k, struct rec *r)
     if (!r->in_mig)
         return;
     r->in_mig = false;
+    for (uint64_t m = mig_to_of(k, r); m; m &= m - 1)
+        k->mig_to[__builtin_ctzll(m)]--;
+    for (size_t i = 0; r->in_mig_new && i < k->nmig_new; i++)
+        if (k->mig_new[i] == r) {
+            k->mig_new[i] = k->mig_new[--k->nmig_new];
+            r->in_mig_new = false;
+        }
     size_t at = k_lower(k->mig, k->nmig, r->key);
     if (at < k->nmig && k->mig[at] == r) {
         memmove(&k->mig[at], &k->mig[at + 1],
@@ -2485,6 +2520,7 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     size_t nrel = (size_t)s->adm.nflv * sizeof(rel[0]);
     memcpy(rel, k->rel_flv, nrel);
     bool mig_dirty = k->mig_dirty;
+    uint64_t mig_rel = k->mig_rel;
     account(k, rc, -1);
     struct fq_adm_result r;
     bool fits = w->is_slice || might_fit(s, c->adm, w, aw.skip_flv);
@@ -2498,6 +2534,7 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
         account(k, rc, +1);
         memcpy(k->rel_flv, rel, nrel);
         k->mig_dirty = mig_dirty;
+        k->mig_rel = mig_rel;
         rc->mig_valid = true;
         rc->mig_sum = sum;
         rc->mig_retry = retry;
@@ -2846,6 +2883,70 @@ static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
     r->in_slices = r->w.replaces != NULL;
 }
 
+/* A candidate of a migration pass: tried (try_migrate) when it may
+ * move now, its cool-down's end kept for the next pass. True when it
+ * moved. */
+static bool mig_visit(struct kueue *k, struct fq_engine *e, struct rec *r,
+                      int64_t now)
+{
+    const struct wl *w = &r->w;
+    if (!(w->holds && w->waiting_check && w->cq >= 0 && !w->evicting &&
+          k->snap->cqs[w->cq].active))
+        return false;
+    if (try_migrate(k, e, r, now))
+        return true;
+    if (r->mig_valid && r->mig_retry < k->mig_retry)
+        k->mig_retry = r->mig_retry;
+    return false;
+}
+
+static int rec_key_cmp(const void *x, const void *y)
+{
+    return key_order((*(struct rec *const *)x)->key,
+                     (*(struct rec *const *)y)->key);
+}
+
+/*
+ * A pass of the migrate_to_preferred_flavor switch over the candidates,
+ * in key order. When no candidate may have a reason to move but the new
+ * ones (see mig_new), those alone are looked at, in that order, and the
+ * others, which would only find what they found, are not; a move frees
+ * quota, so after one every candidate after it is looked at, as a pass
+ * over all of them does. mig_retry only needs to be no later than the
+ * earliest cool-down end: a pass it brings early finds nothing to do.
+ */
+static void mig_pass(struct kueue *k, struct fq_engine *e, int64_t now)
+{
+    size_t n = k->nmig;
+    FQ_GROW(k->mig_copy, k->capmig_copy, n);
+    struct rec **v = k->mig_copy;
+    memcpy(v, k->mig, n * sizeof(*v));
+    uint64_t to = 0; /* flavors some candidate may move to */
+    for (int f = 0; f < k->snap->adm.nflv; f++)
+        if (k->mig_to[f] > 0)
+            to |= 1ull << f;
+    bool all = now >= k->mig_retry || (k->mig_rel & to);
+    k->mig_dirty = false; /* a release during the pass sets both again */
+    k->mig_rel = 0;
+    size_t from = 0; /* the first candidate to look at in key order */
+    if (all) {
+        k->mig_retry = FQ_NEVER;
+    } else {
+        from = n;
+        qsort(k->mig_new, k->nmig_new, sizeof(*k->mig_new), rec_key_cmp);
+        for (size_t i = 0; i < k->nmig_new; i++)
+            if (mig_visit(k, e, k->mig_new[i], now)) {
+                from = k_lower(v, n, k->mig_new[i]->key) + 1;
+                break;
+            }
+    }
+    for (size_t i = 0; i < k->nmig_new; i++)
+        k->mig_new[i]->in_mig_new = false;
+    k->nmig_new = 0;
+    for (size_t i = from; i < n; i++)
+        mig_visit(k, e, v[i], now);
+}
+
 static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
@@ -2858,21 +2959,8 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
 
     /* Policy (b) first: moves free the later flavor for others. */
     if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0 &&
-        (k->mig_dirty || now >= k->mig_retry)) {
-        size_t n = k->nmig;
-        FQ_GROW(k->mig_copy, k->capmig_copy, n);
-        struct rec **v = k->mig_copy;
-        memcpy(v, k->mig, n * sizeof(*v));
-        k->mig_dirty = false; /* a release during the pass sets it again */
-        k->mig_retry = FQ_NEVER;
-        for (size_t i = 0; i < n; i++) {
-            const struct wl *w = &v[i]->w;
-            if (w->holds && w->waiting_check && w->cq >= 0 && !w->evicting &&
-                s->cqs[w->cq].active && !try_migrate(k, e, v[i], now) &&
-                v[i]->mig_valid && v[i]->mig_retry < k->mig_retry)
-                k->mig_retry = v[i]->mig_retry;
-        }
-    }
+        (k->mig_dirty || now >= k->mig_retry))
+        mig_pass(k, e, now);
 
     /* Heads come from each queue's act array, in Kueue's heap order; a
      * cursor per queue skips those handled in this cycle. The arrays do
@@ -3497,6 +3585,10 @@ static void queues_free(struct kueue *k)
     free(k->hw);
     free(k->hs);
     free(k->mig);
+    free(k->mig_new);
+    k->mig_new = NULL;
+    k->nmig_new = k->capmig_new = 0;
+    memset(k->mig_to, 0, sizeof(k->mig_to));
     free(k->cq_cur);
     free(k->cq_taken);
     free(k->cq_blocked);
@@ -3541,7 +3633,7 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
         struct rec *r = k->recs.t[i].val;
         if (!k->recs.t[i].key)
             continue;
-        r->accounted = r->holder = r->in_mig = false;
+        r->accounted = r->holder = r->in_mig = r->in_mig_new = false;
         r->in_park_gen = 0;
         r->fp_ok = r->spec_ok = false;
         r->qcq = -1;
