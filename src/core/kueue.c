@@ -1414,13 +1414,16 @@ static int64_t backoff_ms(const struct fq_pods_ready_config *c, int64_t count)
  * One workload's non-scheduling transitions (checks, eviction, backoff,
  * PodsReady timeout, deactivation). Edits obj, the stored tree, in place,
  * and says what it changed in k->lc_changed (anything) and k->lc_spec
- * (spec.active): the caller tells the store.
+ * (spec.active): the caller tells the store. Its conditions are read in
+ * one pass (cd), and again after a step that changed something.
  */
 static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                       struct fq_value *obj, int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
-    if (cond_true(obj, "Finished"))
+    const struct fq_value *cd[NCOND];
+    cond_scan(obj, cd);
+    if (cond_is_true(cd[C_FINISHED]))
         return;
     bool active = fq_value_path_bool(obj, "spec.active", true);
     const struct fq_value *adm = status_get(obj, "admission");
@@ -1429,19 +1432,20 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     int ci = find_cq(s, cqname);
     struct cq_info *c = ci >= 0 ? &s->cqs[ci] : NULL;
 
-    if (!active && !cond_true(obj, "Evicted") &&
-        (has_adm || !cond_true(obj, "DeactivationTarget"))) {
-        if (!cond_find(obj, "DeactivationTarget"))
+    const struct fq_value *dt = cd[C_DEACTIVATION_TARGET];
+    if (!active && !cond_is_true(cd[C_EVICTED]) &&
+        (has_adm || !cond_is_true(dt))) {
+        if (!dt)
             k->lc_changed |= cond_set(obj, "Evicted", "True", "Deactivated",
                                       "The workload is deactivated", now);
         else
-            k->lc_changed |= cond_set(
-                obj, "Evicted", "True", cond_reason(obj, "DeactivationTarget"),
-                fq_value_path_str(cond_find(obj, "DeactivationTarget"),
-                                  "message", ""),
-                now);
+            k->lc_changed |=
+                cond_set(obj, "Evicted", "True", str_at(dt, "reason", ""),
+                         fq_value_path_str(dt, "message", ""), now);
     }
-    if (active && cond_true(obj, "DeactivationTarget")) {
+    if (k->lc_changed)
+        cond_scan(obj, cd);
+    if (active && cond_is_true(cd[C_DEACTIVATION_TARGET])) {
         /* A user set active=true again: Kueue's reactivation. */
         k->lc_changed |=
             cond_set(obj, "DeactivationTarget", "False", "Reactivated",
@@ -1454,13 +1458,16 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             fq_map_del(fq_map_ensure_map(obj, "status"), "requeueState");
         k->need_cycle = true;
     }
+    if (k->lc_changed)
+        cond_scan(obj, cd);
 
-    if (has_adm && cond_true(obj, "Evicted")) {
+    if (has_adm && cond_is_true(cd[C_EVICTED])) {
         release_quota(k, e, s, obj, now);
         has_adm = false;
+        cond_scan(obj, cd);
     }
 
-    if (has_adm && cond_true(obj, "QuotaReserved")) {
+    if (has_adm && cond_is_true(cd[C_QUOTA_RESERVED])) {
         uint64_t flv = 0;
         const struct fq_value *psa = fq_map_get(adm, "podSetAssignments");
         for (size_t i = 0; i < fq_value_len(psa); i++) {
@@ -1581,11 +1588,12 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             free(m);
             return;
         }
-        if (all_ready && !cond_true(obj, "Admitted")) {
+        /* (sync_checks wrote no condition: cd holds) */
+        if (all_ready && !cond_is_true(cd[C_ADMITTED])) {
             k->lc_changed |= cond_set(obj, "Admitted", "True", "Admitted",
                                       "The workload is admitted", now);
             int64_t rt =
-                parse_time(fq_value_path_str(cond_find(obj, "QuotaReserved"),
+                parse_time(fq_value_path_str(cd[C_QUOTA_RESERVED],
                                              "lastTransitionTime", NULL),
                            now);
             fq_engine_event(e, obj, "Normal", "Admitted",
@@ -1600,13 +1608,15 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         }
     }
 
+    if (k->lc_changed)
+        cond_scan(obj, cd);
+
     /* waitForPodsReady: counts from Admitted. */
-    if (cfg->pods_ready.enable && cond_true(obj, "Admitted") &&
-        !cond_true(obj, "PodsReady") && !cond_true(obj, "Evicted")) {
-        int64_t at = parse_time(fq_value_path_str(cond_find(obj, "Admitted"),
-                                                  "lastTransitionTime", NULL),
-                                now);
-        const struct fq_value *pr = cond_find(obj, "PodsReady");
+    if (cfg->pods_ready.enable && cond_is_true(cd[C_ADMITTED]) &&
+        !cond_is_true(cd[C_PODS_READY]) && !cond_is_true(cd[C_EVICTED])) {
+        int64_t at = parse_time(
+            fq_value_path_str(cd[C_ADMITTED], "lastTransitionTime", NULL), now);
+        const struct fq_value *pr = cd[C_PODS_READY];
         int64_t timeout = cfg->pods_ready.timeout_ms;
         if (pr &&
             !strcmp(fq_value_path_str(pr, "reason", ""), "WaitForRecovery")) {
@@ -1651,10 +1661,12 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         if (at + timeout < k->lc_timer)
             k->lc_timer = at + timeout;
     }
+    if (k->lc_changed)
+        cond_scan(obj, cd);
 
     /* Backoff over: Requeued=True. */
     if (!status_get(obj, "admission") && active) {
-        const struct fq_value *rq = cond_find(obj, "Requeued");
+        const struct fq_value *rq = cd[C_REQUEUED];
         if (rq && !strcmp(fq_value_path_str(rq, "status", ""), "False")) {
             int64_t at = parse_time(
                 fq_value_path_str(obj, "status.requeueState.requeueAt", NULL),
@@ -3827,13 +3839,14 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
         const char *name = key_split(keys[i], ns, sizeof(ns));
         if (!name)
             name = "";
-        const struct fq_value *cur = stored(e, FQ_KIND_WORKLOAD, ns, name);
-        if (!cur || !needs_lifecycle(cur, cfg)) {
+        /* The stored tree, to read and, if lifecycle() changes it, to
+         * change in place (fq_objstore_edited tells the store). */
+        struct fq_value *obj =
+            fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
+        if (!obj || !needs_lifecycle(obj, cfg)) {
             timer_set(k, keys[i], FQ_NEVER);
             continue;
         }
-        struct fq_value *obj =
-            fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
         k->lc_timer = FQ_NEVER;
         k->lc_changed = k->lc_spec = false;
         lifecycle(k, e, k->snap, obj, now);
