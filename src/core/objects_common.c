@@ -399,6 +399,25 @@ const char *fq_check_dns1123_label(const char *s)
     return check_label_chars(s, n);
 }
 
+/* Are the n bytes at s dot-separated labels, each passing
+ * check_label_chars (not empty; lower case letters, digits and '-'; a
+ * letter or digit at each end)? One pass: resource names and label keys
+ * of every decoded object come through here. */
+static bool labels_ok(const char *s, size_t n)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i == n || s[i] == '.') {
+            if (i == start || s[start] == '-' || s[i - 1] == '-')
+                return false;
+            start = i + 1;
+        } else if (!is_lower_alnum(s[i]) && s[i] != '-') {
+            return false;
+        }
+    }
+    return true;
+}
+
 const char *fq_check_dns1123_subdomain(const char *s)
 {
     size_t n = strlen(s);
@@ -406,17 +425,9 @@ const char *fq_check_dns1123_subdomain(const char *s)
         return "must not be empty";
     if (n > 253)
         return "must be no more than 253 characters";
-    const char *p = s;
-    for (;;) {
-        const char *dot = strchr(p, '.');
-        size_t len = dot ? (size_t)(dot - p) : strlen(p);
-        if (check_label_chars(p, len))
-            return "must consist of lower case letters, digits, '-' and "
-                   "'.', and start and end with a letter or digit";
-        if (!dot)
-            break;
-        p = dot + 1;
-    }
+    if (!labels_ok(s, n))
+        return "must consist of lower case letters, digits, '-' and "
+               "'.', and start and end with a letter or digit";
     return NULL;
 }
 
@@ -454,15 +465,12 @@ const char *fq_check_qualified_name(const char *s)
         return check_name_part(s, strlen(s));
     if (strchr(slash + 1, '/'))
         return "must have at most one '/'";
-    char prefix[256];
     size_t pn = (size_t)(slash - s);
     if (pn == 0)
         return "prefix part must not be empty";
-    if (pn >= sizeof(prefix))
+    if (pn >= 256)
         return "prefix part must be no more than 253 characters";
-    memcpy(prefix, s, pn);
-    prefix[pn] = '\0';
-    if (fq_check_dns1123_subdomain(prefix))
+    if (pn > 253 || !labels_ok(s, pn)) /* fq_check_dns1123_subdomain */
         return "prefix part must be a lowercase DNS subdomain";
     return check_name_part(slash + 1, strlen(slash + 1));
 }
