@@ -47,7 +47,12 @@
  * scratch lives in the controller, and so do the heads' nominations,
  * which are their outcomes too unless an earlier head of the round
  * reserved or preempted. Callers that read only an assignment's outcome
- * (ff_quiet, try_migrate) ask fq_adm_assign for no message.
+ * (ff_quiet, try_migrate) ask fq_adm_assign for no message. A migration
+ * pass looks at every candidate only after a release on a flavor one
+ * may move to or the end of a cool-down, else at the candidates that
+ * came since (mig_pass); a requeue puts parked heads back where they
+ * were taken from (pq_requeue); a plan of quiet cycles reads each queue
+ * once, at a load per head of a shape already found quiet (ff_plan).
  *
  * Invariants
  *   1. Quota is held by exactly the workloads with status.admission set,
