@@ -75,7 +75,8 @@
  *     eviction belong to the kueue controller.
  *
  * What a run costs. A run reconciles only the workloads marked since the
- * last one (they, or one of their requests, changed), in the order of
+ * last one (they, or one of their requests, changed, other than by this
+ * controller's own status write or deletion), in the order of
  * their "ns/name" keys, or, after an AdmissionCheck or
  * ProvisioningRequestConfig changed, every workload by namespace then
  * name. It finds a workload's requests in an index kept between runs:
@@ -172,6 +173,12 @@ struct provcheck {
     char **marked;
     size_t nmarked, capmarked;
     bool all;
+    /* The revisions of this controller's own changes that call for no
+     * reconcile (a workload's status write, a request's deletion), in
+     * order; [ownhead, nown) are those whose notices are still to come
+     * (see pc_on_change). */
+    uint64_t *own;
+    size_t ownhead, nown, capown;
 };
 
 struct prc {
@@ -517,14 +524,43 @@ static struct preq *latest_request(struct provcheck *pc, const char *ns,
     return best;
 }
 
+/* The change just made to the store was this controller's own and
+ * calls for no reconcile of its workload. */
+static void own_change(struct provcheck *pc, struct fq_engine *e)
+{
+    FQ_GROW(pc->own, pc->capown, pc->nown + 1);
+    pc->own[pc->nown++] = fq_objstore_revision(fq_engine_store(e));
+}
+
+/*
+ * Was the change of revision rev one of our own (own_change)? Notices
+ * come in revision order, so the ones before it are behind us. A
+ * reconcile right after our own change would change nothing: it reads
+ * what the last one wrote, and what else it reads (the requests, the
+ * checks and their configs) comes with notices of its own.
+ */
+static bool own_notice(struct provcheck *pc, uint64_t rev)
+{
+    while (pc->ownhead < pc->nown && pc->own[pc->ownhead] < rev)
+        pc->ownhead++;
+    bool own = pc->ownhead < pc->nown && pc->own[pc->ownhead] == rev;
+    if (own)
+        pc->ownhead++;
+    if (pc->ownhead == pc->nown)
+        pc->ownhead = pc->nown = 0;
+    return own;
+}
+
 /* Deletes a request of namespace ns. Its entry stays, `gone`, until the
  * DELETED notice removes it after the run. */
 static void drop(struct provcheck *pc, struct fq_engine *e, const char *ns,
                  struct preq *r)
 {
     if (fq_objstore_delete(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST, ns,
-                           r->name, NULL) == 0)
+                           r->name, NULL) == 0) {
         pc->deleted++;
+        own_change(pc, e);
+    }
     r->gone = true;
 }
 
@@ -879,12 +915,16 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
     for (size_t i = 0; i < nkeep; i++)
         free(keep[i].check);
     free(keep);
-    if (ch.copy && changed)
+    if (ch.copy && changed) {
+        bool written = false;
         fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, wl->ns,
-                                   wl->name, "admissionChecks", ch.copy, NULL,
-                                   NULL);
-    else
+                                   wl->name, "admissionChecks", ch.copy,
+                                   &written, NULL);
+        if (written)
+            own_change(pc, e);
+    } else {
         fq_value_free(ch.copy);
+    }
 }
 
 static int cmp_wlreqs(const void *a, const void *b)
@@ -956,6 +996,7 @@ static void pc_destroy(void *self)
         free(pc->marked[i]);
     free(pc->marked);
     fq_smap_free(&pc->dirty);
+    free(pc->own);
     free(pc);
 }
 
@@ -1144,7 +1185,12 @@ static void pc_on_change(void *self, struct fq_engine *e,
                          const struct fq_change *c)
 {
     struct provcheck *pc = self;
+    /* Our own status write or deletion: the index still takes it, but
+     * nothing is reconciled for it. */
+    bool own = own_notice(pc, c->rev);
     if (c->kind == FQ_KIND_WORKLOAD) {
+        if (own)
+            return;
         if (c->type == FQ_CHANGE_DELETED && requests_of(pc, c->ns, c->name))
             maybe_orphaned(pc, c->ns, c->name);
         bool relevant =
@@ -1165,6 +1211,8 @@ static void pc_on_change(void *self, struct fq_engine *e,
             index_del(pc, c->ns, c->name);
         else
             index_put(pc, c->ns, c->name, c->obj);
+        if (own)
+            return;
         const char *w = c->obj ? ann(c->obj, ANN_WORKLOAD) : NULL;
         if (w) {
             mark(pc, c->ns, w);
