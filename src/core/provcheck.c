@@ -179,6 +179,12 @@ struct provcheck {
      * (see pc_on_change). */
     uint64_t *own;
     size_t ownhead, nown, capown;
+    /* The checks resolved since an AdmissionCheck or a
+     * ProvisioningRequestConfig last changed (their notices empty the
+     * list): every reconcile and every workload's notice asks, and the
+     * answers borrow from stored objects that only those notices move. */
+    struct resolved *res;
+    size_t nres, capres;
 };
 
 struct prc {
@@ -186,6 +192,13 @@ struct prc {
     const char *klass;
     const struct fq_value *managed;
     int64_t limit, base_s, max_s;
+};
+
+/* What resolve() found for one check. */
+struct resolved {
+    char *check; /* owned */
+    bool ours;   /* the check exists and its controllerName is ours */
+    struct prc prc;
 };
 
 static bool cond_is(const struct fq_value *status, const char *type,
@@ -200,9 +213,13 @@ static const char *ann(const struct fq_value *obj, const char *key)
         fq_map_get(fq_value_path(obj, "metadata.annotations"), key));
 }
 
-static bool resolve(struct fq_engine *e, const char *check, struct prc *out)
+/* Reads check `check` from the store: false when it is not ours; else
+ * its config (out->obj NULL when it has none: ours, but not active). */
+static bool resolve_stored(struct fq_engine *e, const char *check,
+                           struct prc *out)
 {
     struct fq_objstore *s = fq_engine_store(e);
+    memset(out, 0, sizeof(*out));
     const struct fq_object *ac =
         fq_objstore_get(s, FQ_KIND_ADMISSIONCHECK, "", check);
     if (!ac || strcmp(fq_value_path_str(ac->obj, "spec.controllerName", ""),
@@ -212,7 +229,6 @@ static bool resolve(struct fq_engine *e, const char *check, struct prc *out)
     const struct fq_object *p =
         name ? fq_objstore_get(s, FQ_KIND_PROVISIONINGREQUESTCONFIG, "", name) :
                NULL;
-    memset(out, 0, sizeof(*out));
     out->limit = 3;
     out->base_s = 60;
     out->max_s = 1800;
@@ -226,6 +242,30 @@ static bool resolve(struct fq_engine *e, const char *check, struct prc *out)
     out->base_s = fq_value_path_int(rs, "backoffBaseSeconds", 60);
     out->max_s = fq_value_path_int(rs, "backoffMaxSeconds", 1800);
     return true;
+}
+
+/* resolve_stored() through the list of resolved checks. */
+static bool resolve(struct provcheck *pc, struct fq_engine *e,
+                    const char *check, struct prc *out)
+{
+    for (size_t i = 0; i < pc->nres; i++)
+        if (!strcmp(pc->res[i].check, check)) {
+            *out = pc->res[i].prc;
+            return pc->res[i].ours;
+        }
+    FQ_GROW(pc->res, pc->capres, pc->nres + 1);
+    struct resolved *r = &pc->res[pc->nres++];
+    r->check = fq_xstrdup(check);
+    r->ours = resolve_stored(e, check, &r->prc);
+    *out = r->prc;
+    return r->ours;
+}
+
+static void forget_resolved(struct provcheck *pc)
+{
+    for (size_t i = 0; i < pc->nres; i++)
+        free(pc->res[i].check);
+    pc->nres = 0;
 }
 
 static const struct fq_value *find_podset(const struct fq_value *wl,
@@ -265,9 +305,38 @@ static bool podset_needs(const struct fq_value *wl, const struct fq_value *psa,
                          int64_t *count)
 {
     *ps = find_podset(wl, fq_value_path_str(psa, "name", ""));
-    *count =
-        fq_value_path_int(psa, "count", fq_value_path_int(*ps, "count", 1));
+    const struct fq_value *admitted = fq_map_get(psa, "count");
+    *count = admitted && admitted->type == FQ_V_NUM && admitted->u.num.is_int ?
+                 admitted->u.num.i :
+                 fq_value_path_int(*ps, "count", 1);
     return *ps && *count > 0 && uses_managed(*ps, prc->managed);
+}
+
+/* A podset assignment that goes into a request: the assignment, its
+ * podset and its admitted count. */
+struct need {
+    const struct fq_value *psa, *ps;
+    int64_t count;
+};
+
+/* The podset assignments of the workload's reservation that go into a
+ * request of the check (podset_needs), in order, found once for the
+ * decision that a request is needed, the comparison with the latest
+ * request and the new one. Returns how many; *out is owned. */
+static size_t needs_of(const struct fq_value *wl, const struct prc *prc,
+                       struct need **out)
+{
+    const struct fq_value *psas =
+        fq_value_path(wl, "status.admission.podSetAssignments");
+    size_t n = 0;
+    struct need *v = fq_xcalloc(fq_value_len(psas) + 1, sizeof(*v));
+    for (size_t i = 0; i < fq_value_len(psas); i++) {
+        v[n].psa = fq_seq_at(psas, i);
+        if (podset_needs(wl, v[n].psa, prc, &v[n].ps, &v[n].count))
+            n++;
+    }
+    *out = v;
+    return n;
 }
 
 /* The request name: <wl>-<check>-<attempt>, shortened with a hash to 253. */
@@ -376,7 +445,8 @@ static void add_params(struct fq_engine *e, const struct fq_value *wl,
 
 static void create_request(struct provcheck *pc, struct fq_engine *e,
                            const struct fq_object *wl, const char *check,
-                           const struct prc *prc, int64_t attempt, int64_t now)
+                           const struct prc *prc, const struct need *needs,
+                           size_t nneeds, int64_t attempt, int64_t now)
 {
     char name[300];
     request_name(wl->name, check, attempt, name, sizeof(name));
@@ -417,21 +487,15 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
     else
         fq_value_free(params);
     struct fq_value *sets = fq_value_seq();
-    const struct fq_value *psas =
-        fq_value_path(wl->obj, "status.admission.podSetAssignments");
-    for (size_t i = 0; i < fq_value_len(psas); i++) {
-        const struct fq_value *psa = fq_seq_at(psas, i);
-        const char *psname = fq_value_path_str(psa, "name", "");
-        const struct fq_value *ps;
-        int64_t count;
-        if (!podset_needs(wl->obj, psa, prc, &ps, &count))
-            continue;
+    for (size_t i = 0; i < nneeds; i++) {
+        const char *psname = fq_value_path_str(needs[i].psa, "name", "");
         struct fq_value *set = fq_value_map();
         fq_map_set(fq_map_ensure_map(set, "podTemplateRef"), "name",
                    fq_value_strf("ppt-%s-%s", name, psname));
-        fq_map_set(set, "count", fq_value_int(count));
+        fq_map_set(set, "count", fq_value_int(needs[i].count));
         fq_map_set(set, "podSetName", fq_value_str(psname));
-        fq_map_set(set, "template", merged_template(e, ps, psa));
+        fq_map_set(set, "template",
+                   merged_template(e, needs[i].ps, needs[i].psa));
         fq_seq_push(sets, set);
     }
     fq_map_set(spec, "podSets", sets);
@@ -772,37 +836,32 @@ static void delete_requests(struct provcheck *pc, struct fq_engine *e,
  * request stale (Kueue deletes a request whose podsets or counts no longer
  * match the assignment, and one out of sync with its config's class).
  */
-static bool request_matches(struct fq_engine *e, const struct fq_value *wl,
-                            const struct fq_value *req, const struct prc *prc)
+static bool request_matches(struct fq_engine *e, const struct fq_value *req,
+                            const struct prc *prc, const struct need *needs,
+                            size_t nneeds)
 {
     if (strcmp(fq_value_path_str(req, "spec.provisioningClassName", ""),
                prc->klass))
         return false;
     const struct fq_value *sets = fq_value_path(req, "spec.podSets");
-    const struct fq_value *psas =
-        fq_value_path(wl, "status.admission.podSetAssignments");
-    size_t j = 0;
-    for (size_t i = 0; i < fq_value_len(psas); i++) {
-        const struct fq_value *psa = fq_seq_at(psas, i), *ps;
-        int64_t count;
-        if (!podset_needs(wl, psa, prc, &ps, &count))
-            continue;
-        const struct fq_value *set = fq_seq_at(sets, j++);
-        if (!set ||
-            strcmp(fq_value_path_str(set, "podSetName", ""),
-                   fq_value_path_str(psa, "name", "")) ||
-            fq_value_path_int(set, "count", -1) != count)
+    if (fq_value_len(sets) != nneeds)
+        return false;
+    for (size_t i = 0; i < nneeds; i++) {
+        const struct fq_value *set = fq_seq_at(sets, i);
+        if (strcmp(fq_value_path_str(set, "podSetName", ""),
+                   fq_value_path_str(needs[i].psa, "name", "")) ||
+            fq_value_path_int(set, "count", -1) != needs[i].count)
             return false;
         const struct fq_value *sel =
             fq_value_path(set, "template.spec.nodeSelector");
         const struct fq_value *nl =
-            fq_value_path(assigned_flavor(e, psa), "spec.nodeLabels");
+            fq_value_path(assigned_flavor(e, needs[i].psa), "spec.nodeLabels");
         for (size_t k = 0; nl && nl->type == FQ_V_MAP && k < nl->u.map.n; k++)
             if (!fq_value_equal(fq_map_get(sel, nl->u.map.items[k].key),
                                 nl->u.map.items[k].val))
                 return false;
     }
-    return j == fq_value_len(sets);
+    return true;
 }
 
 /*
@@ -854,7 +913,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         const char *check = fq_value_path_str(fq_seq_at(chs, i), "name", "");
         struct prc prc;
-        if (!resolve(e, check, &prc))
+        if (!resolve(pc, e, check, &prc))
             continue;
         ch.i = i;
         if (!prc.obj) {
@@ -862,16 +921,10 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                                  "the check is not active", now);
             continue;
         }
-        bool needed = false;
-        const struct fq_value *psas =
-            fq_value_path(wl->obj, "status.admission.podSetAssignments");
-        for (size_t k = 0; k < fq_value_len(psas) && !needed; k++) {
-            const struct fq_value *ps;
-            int64_t count;
-            needed =
-                podset_needs(wl->obj, fq_seq_at(psas, k), &prc, &ps, &count);
-        }
-        if (!needed) {
+        struct need *needs;
+        size_t nneeds = needs_of(wl->obj, &prc, &needs);
+        if (nneeds == 0) {
+            free(needs);
             changed |= set_state(e, wl->obj, &ch, "Ready",
                                  "ProvisioningRequest is not needed", now);
             continue;
@@ -885,7 +938,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                 NULL;
         const char *state = fq_value_path_str(ck_get(&ch), "state", "Pending");
         if (req && pr->live && strcmp(state, "Ready") &&
-            !request_matches(e, wl->obj, req->obj, &prc)) {
+            !request_matches(e, req->obj, &prc, needs, nneeds)) {
             /* Made for an earlier reservation: replaced below. */
             drop(pc, e, wl->ns, pr);
             pr = latest_request(pc, wl->ns, wl->name, check, &attempt);
@@ -903,10 +956,12 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                 next = rc + 1;
             next = free_attempt(pc, wl->ns, wl->name, check, next);
             keep[nkeep++].attempt = next;
-            create_request(pc, e, wl, check, &prc, next, now);
+            create_request(pc, e, wl, check, &prc, needs, nneeds, next, now);
+            free(needs);
             changed |= set_state(e, wl->obj, &ch, "Pending", "", now);
             continue;
         }
+        free(needs);
         keep[nkeep++].attempt = attempt;
         changed |=
             sync_state(e, wl->obj, &ch, req, attempt, &prc, admitted, now);
@@ -997,6 +1052,8 @@ static void pc_destroy(void *self)
     free(pc->marked);
     fq_smap_free(&pc->dirty);
     free(pc->own);
+    forget_resolved(pc);
+    free(pc->res);
     free(pc);
 }
 
@@ -1143,15 +1200,14 @@ static bool owns_live(const struct provcheck *pc, const char *ns,
 }
 
 /* Does a workload list a check this controller handles? */
-static bool has_our_check(struct fq_engine *e, const struct fq_value *wl)
+static bool has_our_check(struct provcheck *pc, struct fq_engine *e,
+                          const struct fq_value *wl)
 {
     const struct fq_value *chs = fq_value_path(wl, "status.admissionChecks");
     for (size_t i = 0; i < fq_value_len(chs); i++) {
-        const struct fq_object *ac =
-            fq_objstore_get(fq_engine_store(e), FQ_KIND_ADMISSIONCHECK, "",
-                            fq_value_path_str(fq_seq_at(chs, i), "name", ""));
-        if (ac && !strcmp(fq_value_path_str(ac->obj, "spec.controllerName", ""),
-                          CONTROLLER_NAME))
+        struct prc prc;
+        if (resolve(pc, e, fq_value_path_str(fq_seq_at(chs, i), "name", ""),
+                    &prc))
             return true;
     }
     return false;
@@ -1197,7 +1253,7 @@ static void pc_on_change(void *self, struct fq_engine *e,
             c->type == FQ_CHANGE_DELETED ?
                 fq_objstore_count(fq_engine_store(e),
                                   FQ_KIND_PROVISIONINGREQUEST) > 0 :
-                has_our_check(e, c->obj) ||
+                has_our_check(pc, e, c->obj) ||
                     (fq_objstore_count(fq_engine_store(e),
                                        FQ_KIND_PROVISIONINGREQUEST) > 0 &&
                      (fq_capacity_cond_true(fq_map_get(c->obj, "status"),
@@ -1229,7 +1285,9 @@ static void pc_on_change(void *self, struct fq_engine *e,
                       ann(c->obj, FQ_ANN_NODE_PROVREQ));
         return;
     } else {
-        pc->all = true; /* a check or a config: any workload may change */
+        /* A check or a config: any workload may change. */
+        forget_resolved(pc);
+        pc->all = true;
     }
     fq_engine_kick(e, self);
 }
