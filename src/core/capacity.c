@@ -24,7 +24,8 @@
  *   6. provreqs    move ProvisioningRequests along (provreq.c);
  *   7. autoscaler  place, scale up, back off, scale down, fall back
  *                  (autoscaler.c);
- *   8. status      write each pool's node counts and conditions.
+ *   8. status      write each pool's node counts and conditions (at most
+ *                  once per status_every_ms when the engine says so).
  *
  * The node table is kept between runs, so a run costs what changed, not
  * what is stored (on_change names the Nodes, pools, pods and workloads to
@@ -1095,11 +1096,13 @@ static void pools_free(struct fq_capacity *st)
  */
 static void pools_load(struct fq_capacity *st, struct fq_engine *e)
 {
-    pools_free(st);
+    struct fq_cap_pool *old = st->pools;
+    size_t nold = st->npools;
     struct fq_objstore *s = fq_engine_store(e);
     const struct fq_object **list;
     size_t n = fq_objstore_list(s, FQ_KIND_NODEPOOL, NULL, &list);
     st->pools = fq_xcalloc(n ? n : 1, sizeof(*st->pools));
+    st->npools = 0;
     for (size_t i = 0; i < n; i++) {
         struct fq_cap_pool *p = &st->pools[st->npools++];
         p->name = fq_xstrdup(list[i]->name);
@@ -1109,8 +1112,20 @@ static void pools_load(struct fq_capacity *st, struct fq_engine *e)
         p->labels = p->ok ? fq_nodepool_node_labels(&p->spec) : NULL;
         p->cost_as_of =
             fq_value_path_int(p->obj, "status.cost.asOfMs", INT64_MIN);
+        p->throttled.cost_written = p->throttled.status_written = INT64_MIN;
+        /* Charges and rewrite times held in memory stay with the pool. */
+        for (size_t k = 0; k < nold; k++) {
+            if (strcmp(old[k].name, p->name))
+                continue;
+            p->throttled = old[k].throttled;
+            if (p->throttled.held)
+                p->cost_as_of = old[k].cost_as_of;
+        }
     }
     free(list);
+    for (size_t k = 0; k < nold; k++)
+        pool_release(&old[k]);
+    free(old);
     st->pools_dirty = false;
     st->pools_seen = true;
     st->decode_gen++;
@@ -1628,10 +1643,19 @@ static bool pool_status_differs(const struct fq_value *cs,
                                     "scale-up possible");
 }
 
+bool fq_capacity_pool_rewrite_due(const struct fq_capacity *st,
+                                  const struct fq_engine *e, int64_t last)
+{
+    int64_t every = fq_engine_config(e)->status_every_ms;
+    return every <= 0 || last == INT64_MIN || st->now >= last + every;
+}
+
 static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 {
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
+        if (!fq_capacity_pool_rewrite_due(st, e, p->throttled.status_written))
+            continue;
         const struct fq_object *cur =
             fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (!cur)
@@ -1684,6 +1708,7 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
                                          "scale-up possible", st->now);
             }
             fq_objstore_edited(store, FQ_KIND_NODEPOOL, "", p->name, false);
+            p->throttled.status_written = st->now;
         }
         const struct fq_object *now =
             fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);

@@ -96,6 +96,18 @@ struct fq_cap_pool {
     size_t fit_cap;  /* leaves `fit` has room for (it only grows) */
     bool fit_stale;
     int64_t cost_as_of; /* status.cost.asOfMs, INT64_MIN when none */
+
+    /* When the engine rewrites aggregate status at most once per
+     * status_every_ms (the simulator, which reads no pool's status): the
+     * pool's charges since cost_as_of are added up here (held: taken
+     * from the stored status once) and written with its counts at most
+     * that often. Kept when the pools are decoded again. */
+    struct {
+        bool held;
+        double usd, node_s;
+        int64_t cost_written, status_written; /* INT64_MIN: not yet */
+    } throttled;
+
     /* What pool_status last found stored (or wrote): the resourceVersion
      * and the counts and condition it held then. */
     uint64_t shown_rv;
@@ -537,6 +549,11 @@ void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e);
 void fq_cost_run(struct fq_capacity *st, struct fq_engine *e);
 void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
                         struct fq_cap_pool *pool);
+/* True when a status rewrite of pool p made at time `last` (INT64_MIN:
+ * none yet) may be made again now: always, unless the engine's
+ * status_every_ms throttles it. */
+bool fq_capacity_pool_rewrite_due(const struct fq_capacity *st,
+                                  const struct fq_engine *e, int64_t last);
 void fq_cost_accrue(struct fq_capacity *st, struct fq_cap_wl *w);
 void fq_cost_accrue_all(struct fq_capacity *st);
 void fq_cost_release(struct fq_capacity *st);
