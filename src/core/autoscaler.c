@@ -477,16 +477,33 @@ static void place_group(struct fq_capacity *st, struct fq_engine *e,
     }
 }
 
+/* A podset's requests per pod as `old` (the last decode of the workload)
+ * has them, when its spec is the same: a workload's status changes far
+ * more often than its spec, and reading the pod template is most of a
+ * decode. False when it must be read. */
+static bool old_requests(const struct fq_cap_wldec *old, int64_t spec_gen,
+                         size_t k, const char *name, int64_t req[FQ_R_N])
+{
+    if (!old || old->spec_gen != spec_gen || k >= old->nps ||
+        strcmp(old->ps[k].name, name))
+        return false;
+    memcpy(req, old->ps[k].req, sizeof(old->ps[k].req));
+    return true;
+}
+
 /* Decodes what collect_workloads reads of a workload (its podsets as
- * admitted, their pools and requests). */
+ * admitted, their pools and requests); `old` is its last decode, or
+ * NULL. */
 static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
                                       struct fq_engine *e,
-                                      const struct fq_object *o)
+                                      const struct fq_object *o,
+                                      const struct fq_cap_wldec *old)
 {
     const struct fq_value *wl = o->obj;
     struct fq_cap_wldec *d = fq_xcalloc(1, sizeof(*d));
     d->rv = o->rv;
     d->gen = st->decode_gen;
+    d->spec_gen = fq_value_path_int(wl, "metadata.generation", 0);
     struct fq_cap_wlconds conds;
     fq_capacity_wlconds(wl, &conds);
     d->active = fq_capacity_wlconds_active(&conds);
@@ -504,7 +521,8 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
         x->want =
             fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
         x->pool = flavor_pool_memo(st, e, assignment_flavor(psa), ps);
-        fq_capacity_pod_requests(fq_map_get(ps, "template"), x->req);
+        if (!old_requests(old, d->spec_gen, k, x->name, x->req))
+            fq_capacity_pod_requests(fq_map_get(ps, "template"), x->req);
         const char *pr = consumed_provreq(wl, x->name);
         if (pr)
             x->provreq = fq_xasprintf("%s/%s", o->ns, pr);
@@ -524,8 +542,9 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
         /* A workload waits here run after run (its nodes boot): decode
          * it again only when it, the pools or the flavors changed. */
         if (!w->dec || w->dec->rv != o->rv || w->dec->gen != st->decode_gen) {
-            fq_capacity_wldec_free(w->dec);
-            w->dec = wl_decode(st, e, o);
+            struct fq_cap_wldec *old = w->dec;
+            w->dec = wl_decode(st, e, o, old);
+            fq_capacity_wldec_free(old);
         }
         const struct fq_cap_wldec *d = w->dec;
         if (!d->active) {
@@ -776,6 +795,8 @@ static void take_room(struct fq_capacity *st, struct fq_cap_node *nd,
 static void scale_for_groups(struct fq_capacity *st, struct fq_engine *e,
                              struct groups *gs)
 {
+    if (gs->n == 0)
+        return; /* most runs: no demand left */
     int64_t *need = fq_xcalloc(st->npools + 1, sizeof(*need));
     const struct group **first = fq_xcalloc(st->npools + 1, sizeof(*first));
     for (size_t gi = 0; gi < gs->n; gi++) {
@@ -838,8 +859,8 @@ static void fill_minimum(struct fq_capacity *st, struct fq_engine *e)
         if (!p->ok || p->spec.queued)
             continue;
         int64_t target = p->spec.min_nodes;
-        if (!fq_value_path(p->obj, "status.initialized") &&
-            p->spec.initial_nodes > target)
+        if (p->spec.initial_nodes > target &&
+            !fq_value_path(p->obj, "status.initialized"))
             target = p->spec.initial_nodes;
         if (p->nodes < target)
             scale_up(st, e, p, target - p->nodes, NULL);

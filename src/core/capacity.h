@@ -196,10 +196,12 @@ struct fq_cap_wlpodset {
 };
 
 /* What the autoscaler reads of a watched workload (no_pods), decoded from
- * the object of resourceVersion `rv` with pools and flavors of
- * fq_capacity.decode_gen; decoded again when either moved. */
+ * the object of resourceVersion `rv` (and spec generation spec_gen) with
+ * pools and flavors of fq_capacity.decode_gen; decoded again when either
+ * moved. */
 struct fq_cap_wldec {
     uint64_t rv, gen;
+    int64_t spec_gen;
     bool active, pods_ready, finished;
     struct fq_cap_wlpodset *ps;
     size_t nps;
