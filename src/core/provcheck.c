@@ -322,14 +322,15 @@ struct need {
 /* The podset assignments of the workload's reservation that go into a
  * request of the check (podset_needs), in order, found once for the
  * decision that a request is needed, the comparison with the latest
- * request and the new one. Returns how many; *out is owned. */
+ * request and the new one. Returns how many; *out is `few` (room for
+ * nfew) when they fit, else owned. */
 static size_t needs_of(const struct fq_value *wl, const struct prc *prc,
-                       struct need **out)
+                       struct need *few, size_t nfew, struct need **out)
 {
     const struct fq_value *psas =
         fq_value_path(wl, "status.admission.podSetAssignments");
-    size_t n = 0;
-    struct need *v = fq_xcalloc(fq_value_len(psas) + 1, sizeof(*v));
+    size_t n = 0, len = fq_value_len(psas);
+    struct need *v = len <= nfew ? few : fq_xcalloc(len, sizeof(*v));
     for (size_t i = 0; i < fq_value_len(psas); i++) {
         v[n].psa = fq_seq_at(psas, i);
         if (podset_needs(wl, v[n].psa, prc, &v[n].ps, &v[n].count))
@@ -801,7 +802,7 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
 
 /* A live request that a listed check still uses: (check, attempt). */
 struct keep {
-    char *check; /* owned */
+    const char *check; /* borrowed from the workload's check list */
     int64_t attempt;
 };
 
@@ -903,7 +904,10 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
     }
     bool admitted = fq_cond_status_is(admitted_c, "True");
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
-    struct keep *keep = fq_xcalloc(fq_value_len(chs) + 1, sizeof(*keep));
+    /* Most workloads list a check or two: room for a few on the stack. */
+    struct keep few[4] = {{0}};
+    size_t nchs = fq_value_len(chs);
+    struct keep *keep = nchs <= 4 ? few : fq_xcalloc(nchs, sizeof(*keep));
     size_t nkeep = 0;
     /* A copy of status.admissionChecks alone, written back in place: the
      * rest of the workload (its podsets' templates above all) is neither
@@ -921,10 +925,11 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                                  "the check is not active", now);
             continue;
         }
-        struct need *needs;
-        size_t nneeds = needs_of(wl->obj, &prc, &needs);
+        struct need few_needs[4], *needs;
+        size_t nneeds = needs_of(wl->obj, &prc, few_needs, 4, &needs);
+        struct need *owned = needs != few_needs ? needs : NULL;
         if (nneeds == 0) {
-            free(needs);
+            free(owned);
             changed |= set_state(e, wl->obj, &ch, "Ready",
                                  "ProvisioningRequest is not needed", now);
             continue;
@@ -948,7 +953,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                        NULL;
         }
         bool reported = req && ann(req->obj, ANN_REPORTED);
-        keep[nkeep].check = fq_xstrdup(check);
+        keep[nkeep].check = check;
         if (!req || (reported && !strcmp(state, "Pending"))) {
             int64_t next = attempt + 1;
             int64_t rc = fq_value_path_int(ck_get(&ch), "retryCount", 0);
@@ -957,19 +962,18 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
             next = free_attempt(pc, wl->ns, wl->name, check, next);
             keep[nkeep++].attempt = next;
             create_request(pc, e, wl, check, &prc, needs, nneeds, next, now);
-            free(needs);
+            free(owned);
             changed |= set_state(e, wl->obj, &ch, "Pending", "", now);
             continue;
         }
-        free(needs);
+        free(owned);
         keep[nkeep++].attempt = attempt;
         changed |=
             sync_state(e, wl->obj, &ch, req, attempt, &prc, admitted, now);
     }
     delete_requests(pc, e, wl->ns, wl->name, true, keep, nkeep);
-    for (size_t i = 0; i < nkeep; i++)
-        free(keep[i].check);
-    free(keep);
+    if (keep != few)
+        free(keep);
     if (ch.copy && changed) {
         bool written = false;
         fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, wl->ns,
@@ -1091,8 +1095,10 @@ static void index_del(struct provcheck *pc, const char *ns, const char *name)
 static void index_put(struct provcheck *pc, const char *ns, const char *name,
                       const struct fq_value *obj)
 {
-    const char *w = ann(obj, ANN_WORKLOAD);
-    const char *check = ann(obj, ANN_CHECK), *a = ann(obj, ANN_ATTEMPT);
+    const struct fq_value *an = fq_value_path(obj, "metadata.annotations");
+    const char *w = fq_value_as_str(fq_map_get(an, ANN_WORKLOAD));
+    const char *check = fq_value_as_str(fq_map_get(an, ANN_CHECK));
+    const char *a = fq_value_as_str(fq_map_get(an, ANN_ATTEMPT));
     if (!check)
         check = "";
     int64_t attempt = a ? atoll(a) : 0;
