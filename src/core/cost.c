@@ -445,6 +445,8 @@ static int first_cmp(const void *a, const void *b)
 static void charge_changed(struct fq_capacity *st, struct fq_engine *e,
                            struct wcharges *c)
 {
+    if (c->nchanged == 0)
+        return; /* most runs: nothing was accrued since the last */
     struct fq_cap_wl **flush = fq_xcalloc(c->nchanged + 1, sizeof(*flush));
     struct fq_cap_wl **fresh = fq_xcalloc(c->nchanged + 1, sizeof(*fresh));
     size_t nflush = 0, nfresh = 0;
