@@ -1015,9 +1015,11 @@ static void sd_set(struct fq_capacity *st, struct fq_cap_node *nd, int sd)
     if (sd == FQ_SD_DUE && !nd->sd_in_due) {
         nd->sd_in_due = true;
         fq_capacity_nodes_add(&st->sd_due, nd);
+        st->sd_gen++;
     } else if (sd != FQ_SD_DUE && nd->sd_in_due) {
         nd->sd_in_due = false;
         fq_capacity_nodes_remove(&st->sd_due, nd);
+        st->sd_gen++;
     }
 }
 
@@ -1085,6 +1087,14 @@ static void scale_down(struct fq_capacity *st, struct fq_engine *e)
         }
         fq_capacity_heap_pop(&st->idle_heap);
     }
+    /* A choice that deleted nothing would delete nothing again while
+     * what it depends on stays (sd_gen): due nodes that cannot go (a
+     * pool at its minimum, a slice partly busy) are not looked at run
+     * after run. A provider is asked again each time instead. */
+    bool provider = fq_provider_demand_on(e);
+    if (!provider && st->sd_gen == st->sd_idle_gen)
+        return;
+    uint64_t gen = st->sd_gen;
     /* The candidates, in node order; a slice goes when all its nodes are
      * candidates. */
     struct fq_cap_nodes cand = {0};
@@ -1119,13 +1129,14 @@ static void scale_down(struct fq_capacity *st, struct fq_engine *e)
         snprintf(why, sizeof(why),
                  "Scale-down: removing empty node %s (unneeded for %llds)",
                  nd->name, (long long)((st->now - nd->unneeded_since) / 1000));
-        if (fq_provider_demand_on(e))
+        if (provider)
             fq_provider_demand_delete(st, e, nd->slice, why);
         else
             fq_capacity_delete_slice(st, e, nd->slice, why);
         st->scale_downs++;
     }
     free(cand.v);
+    st->sd_idle_gen = st->sd_gen == gen ? gen : UINT64_MAX;
 }
 
 void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e)

@@ -852,6 +852,7 @@ static void provreq_touch(struct fq_capacity *st, const struct fq_cap_node *n)
 /* The indices that hold only nodes not gone, and the counts. */
 static void node_attach(struct fq_capacity *st, struct fq_cap_node *n)
 {
+    st->sd_gen++;
     index_add(&st->by_slice, n->slice, n);
     if (n->provreq)
         index_add(&st->by_provreq, n->provreq, n);
@@ -871,6 +872,7 @@ static void node_attach(struct fq_capacity *st, struct fq_cap_node *n)
 
 static void node_detach(struct fq_capacity *st, struct fq_cap_node *n)
 {
+    st->sd_gen++;
     index_remove(&st->by_slice, n->slice, n);
     if (n->provreq)
         index_remove(&st->by_provreq, n->provreq, n);
@@ -1129,6 +1131,7 @@ static void pools_load(struct fq_capacity *st, struct fq_engine *e)
     st->pools_dirty = false;
     st->pools_seen = true;
     st->decode_gen++;
+    st->sd_gen++;
     st->orphans.n = 0;
     for (size_t i = 0; i < st->sorted.n; i++) {
         struct fq_cap_node *nd = st->sorted.v[i];
@@ -1885,6 +1888,7 @@ static void *cap_create(struct fq_engine *e)
 {
     struct fq_capacity *st = fq_xcalloc(1, sizeof(*st));
     st->wake = FQ_NEVER;
+    st->sd_idle_gen = UINT64_MAX;
     st->no_pods = fq_engine_config(e)->no_pods;
     return st;
 }

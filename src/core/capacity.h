@@ -276,6 +276,12 @@ struct fq_capacity {
      * long enough, unneeded nodes by the end of their unneeded time. */
     struct fq_cap_nodes sd_dirty, sd_due;
     struct fq_cap_heap idle_heap;
+    /* What scale-down's choice among the due nodes depends on moves
+     * sd_gen: a node joins or leaves sd_due, a node comes or goes (its
+     * slice and its pool's size change), the pools are decoded again.
+     * sd_idle_gen is the sd_gen of the last choice that deleted nothing
+     * (UINT64_MAX: none), which the next one would repeat. */
+    uint64_t sd_gen, sd_idle_gen;
     /* Placements by workload ("ns/name" -> struct fq_cap_wl, no_pods). */
     struct fq_smap wls;
     void *cost_state;    /* cost.c's in-memory charges */
