@@ -1077,6 +1077,7 @@ static void pool_release(struct fq_cap_pool *p)
     free(p->name);
     fq_value_free(p->obj);
     fq_value_free(p->labels);
+    fq_value_free(p->node_proto);
     free(p->up.v);
     free(p->booting.v);
     free(p->fit);
@@ -1402,8 +1403,10 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         else
             snprintf(name, sizeof(name), "gke-%s", slice);
         bool ready = boot <= 0;
-        struct fq_value *node =
-            fq_nodepool_make_node(&pool->spec, name, slice, i, ready, st->now);
+        if (!pool->node_proto)
+            pool->node_proto = fq_nodepool_node_proto(&pool->spec);
+        struct fq_value *node = fq_nodepool_node_from(
+            pool->node_proto, &pool->spec, name, slice, i, ready, st->now);
         struct fq_value *ann = fq_map_ensure_map(
             fq_map_ensure_map(node, "metadata"), "annotations");
         if (!ready)

@@ -81,6 +81,9 @@ struct fq_cap_pool {
     struct fq_nodepool_spec spec;
     bool ok;                 /* decoded without error */
     struct fq_value *labels; /* owned: the labels its nodes carry */
+    /* owned: fq_nodepool_node_proto of the spec, made at the first node
+     * created after a decode, or NULL */
+    struct fq_value *node_proto;
     /* Kept by the node table: its nodes and Ready nodes (not gone). */
     int64_t nodes, ready;
     /* Nodes that were there when the run started, by name: Ready ones
