@@ -1759,17 +1759,23 @@ static bool watch_wanted(const struct fq_cap_wlconds *c)
     return (c->admission || c->pods_ready) && !c->finished;
 }
 
-void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
+/* fq_capacity_unsettle for a watch entry in hand. */
+static void unsettle(struct fq_capacity *st, const char *key,
+                     struct fq_cap_watch *w)
 {
-    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
-    if (!w)
-        return;
     w->settled = false;
     if (w->listed)
         return;
     w->listed = true;
     FQ_GROW(st->unsettled, st->capunsettled, st->nunsettled + 1);
     st->unsettled[st->nunsettled++] = fq_xstrdup(key);
+}
+
+void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
+{
+    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
+    if (w)
+        unsettle(st, key, w);
 }
 
 /* Records a workload's new state; true if it is or was watched. */
@@ -1794,7 +1800,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
         fq_smap_put(&st->watch, key, w);
     }
     w->active = fq_capacity_wlconds_active(&conds);
-    fq_capacity_unsettle(st, key);
+    unsettle(st, key, w);
     if (!w->active)
         fq_smap_add(&st->stopped, key);
     return true;

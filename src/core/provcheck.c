@@ -1091,9 +1091,9 @@ static void index_del(struct provcheck *pc, const char *ns, const char *name)
 
 /* Records request ns/name as `obj` (the stored tree) has it, replacing
  * what the index knew of it. A status change, the common case, only
- * updates `live`. */
-static void index_put(struct provcheck *pc, const char *ns, const char *name,
-                      const struct fq_value *obj)
+ * updates `live`. Returns the workload it names (borrowed), or NULL. */
+static const char *index_put(struct provcheck *pc, const char *ns,
+                             const char *name, const struct fq_value *obj)
 {
     const struct fq_value *an = fq_value_path(obj, "metadata.annotations");
     const char *w = fq_value_as_str(fq_map_get(an, ANN_WORKLOAD));
@@ -1115,7 +1115,7 @@ static void index_put(struct provcheck *pc, const char *ns, const char *name,
         r->live = live;
         r->gone = false;
         key_done(key, buf);
-        return;
+        return w;
     }
     index_del(pc, ns, name);
     if (w) {
@@ -1144,6 +1144,7 @@ static void index_put(struct provcheck *pc, const char *ns, const char *name,
         fq_smap_put(&pc->by_name, key, g);
     }
     key_done(key, buf);
+    return w;
 }
 
 /* Node `node` now carries provisioning-request annotation `v` (NULL:
@@ -1269,13 +1270,15 @@ static void pc_on_change(void *self, struct fq_engine *e,
             return;
         mark(pc, c->ns, c->name);
     } else if (c->kind == FQ_KIND_PROVISIONINGREQUEST) {
-        if (c->type == FQ_CHANGE_DELETED)
+        const char *w = NULL;
+        if (c->type == FQ_CHANGE_DELETED) {
             index_del(pc, c->ns, c->name);
-        else
-            index_put(pc, c->ns, c->name, c->obj);
+            w = c->obj ? ann(c->obj, ANN_WORKLOAD) : NULL;
+        } else {
+            w = index_put(pc, c->ns, c->name, c->obj);
+        }
         if (own)
             return;
-        const char *w = c->obj ? ann(c->obj, ANN_WORKLOAD) : NULL;
         if (w) {
             mark(pc, c->ns, w);
             if (c->type != FQ_CHANGE_DELETED &&
