@@ -13,9 +13,11 @@
  *   2. refresh     bring the node table up to date: nodes deleted in the
  *                  last run leave, nodes it created take their place in
  *                  name order, pools are decoded again if one changed, and
- *                  each Node on_change named is compared with the store
- *                  and decoded again if its resourceVersion moved (charges
- *                  are accrued first when pools or prices change);
+ *                  each Node on_change named (not those whose change is
+ *                  this controller's own write, held in step already) is
+ *                  compared with the store and decoded again if its
+ *                  resourceVersion moved (charges are accrued first when
+ *                  pools or prices change);
  *   3. model       rebuild the cloud from the CapacityModel (the first by
  *                  name) when it changed; none = an unlimited cloud; then
  *                  every node and request is looked at again;
@@ -1944,6 +1946,17 @@ static void cap_destroy(void *self)
     free(st);
 }
 
+/* Is a Node's change one the node table already holds (a write of this
+ * controller that kept its entry in step, fq_capacity_node_stored)? A
+ * later change has a notice of its own. */
+static bool node_in_step(struct fq_capacity *st, const struct fq_change *c)
+{
+    if (c->type != FQ_CHANGE_MODIFIED)
+        return false;
+    const struct fq_cap_node *n = fq_smap_get(&st->node_by_name, c->name);
+    return n && !n->gone && n->rv == c->rev;
+}
+
 /* A stored pool changed: its decoded form is stale only if its spec did
  * (our status writes keep the generation). */
 static void pool_note(struct fq_capacity *st, const struct fq_change *c)
@@ -1973,7 +1986,7 @@ static void cap_on_change(void *self, struct fq_engine *e,
         return;
     switch (c->kind) {
     case FQ_KIND_NODE:
-        if (st->nodes_seeded) {
+        if (st->nodes_seeded && !node_in_step(st, c)) {
             FQ_GROW(st->node_dirty, st->capnode_dirty, st->nnode_dirty + 1);
             st->node_dirty[st->nnode_dirty++] = fq_xstrdup(c->name);
         }
