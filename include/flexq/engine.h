@@ -103,10 +103,11 @@ struct fq_engine_config {
     /* When false, fq_engine_event records nothing: a simulation has nobody
      * to read Events and would only make and purge them (default true). */
     bool record_events;
-    /* Least engine time between two rewrites of the queues' aggregate
-     * status (ClusterQueue and LocalQueue counts and usage): 0 = whenever
-     * they change (default). The simulator, which reads none of it, uses
-     * an hour. */
+    /* Least engine time between two rewrites of aggregate status: the
+     * queues' (ClusterQueue and LocalQueue counts and usage) and the
+     * NodePools' (node counts, conditions and cost): 0 = whenever they
+     * change (default). The simulator, which reads none of it, uses an
+     * hour. */
     int64_t status_every_ms;
 };
 

@@ -477,16 +477,33 @@ static void place_group(struct fq_capacity *st, struct fq_engine *e,
     }
 }
 
+/* A podset's requests per pod as `old` (the last decode of the workload)
+ * has them, when its spec is the same: a workload's status changes far
+ * more often than its spec, and reading the pod template is most of a
+ * decode. False when it must be read. */
+static bool old_requests(const struct fq_cap_wldec *old, int64_t spec_gen,
+                         size_t k, const char *name, int64_t req[FQ_R_N])
+{
+    if (!old || old->spec_gen != spec_gen || k >= old->nps ||
+        strcmp(old->ps[k].name, name))
+        return false;
+    memcpy(req, old->ps[k].req, sizeof(old->ps[k].req));
+    return true;
+}
+
 /* Decodes what collect_workloads reads of a workload (its podsets as
- * admitted, their pools and requests). */
+ * admitted, their pools and requests); `old` is its last decode, or
+ * NULL. */
 static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
                                       struct fq_engine *e,
-                                      const struct fq_object *o)
+                                      const struct fq_object *o,
+                                      const struct fq_cap_wldec *old)
 {
     const struct fq_value *wl = o->obj;
     struct fq_cap_wldec *d = fq_xcalloc(1, sizeof(*d));
     d->rv = o->rv;
     d->gen = st->decode_gen;
+    d->spec_gen = fq_value_path_int(wl, "metadata.generation", 0);
     struct fq_cap_wlconds conds;
     fq_capacity_wlconds(wl, &conds);
     d->active = fq_capacity_wlconds_active(&conds);
@@ -504,7 +521,8 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
         x->want =
             fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
         x->pool = flavor_pool_memo(st, e, assignment_flavor(psa), ps);
-        fq_capacity_pod_requests(fq_map_get(ps, "template"), x->req);
+        if (!old_requests(old, d->spec_gen, k, x->name, x->req))
+            fq_capacity_pod_requests(fq_map_get(ps, "template"), x->req);
         const char *pr = consumed_provreq(wl, x->name);
         if (pr)
             x->provreq = fq_xasprintf("%s/%s", o->ns, pr);
@@ -524,8 +542,9 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
         /* A workload waits here run after run (its nodes boot): decode
          * it again only when it, the pools or the flavors changed. */
         if (!w->dec || w->dec->rv != o->rv || w->dec->gen != st->decode_gen) {
-            fq_capacity_wldec_free(w->dec);
-            w->dec = wl_decode(st, e, o);
+            struct fq_cap_wldec *old = w->dec;
+            w->dec = wl_decode(st, e, o, old);
+            fq_capacity_wldec_free(old);
         }
         const struct fq_cap_wldec *d = w->dec;
         if (!d->active) {
@@ -776,6 +795,8 @@ static void take_room(struct fq_capacity *st, struct fq_cap_node *nd,
 static void scale_for_groups(struct fq_capacity *st, struct fq_engine *e,
                              struct groups *gs)
 {
+    if (gs->n == 0)
+        return; /* most runs: no demand left */
     int64_t *need = fq_xcalloc(st->npools + 1, sizeof(*need));
     const struct group **first = fq_xcalloc(st->npools + 1, sizeof(*first));
     for (size_t gi = 0; gi < gs->n; gi++) {
@@ -838,8 +859,8 @@ static void fill_minimum(struct fq_capacity *st, struct fq_engine *e)
         if (!p->ok || p->spec.queued)
             continue;
         int64_t target = p->spec.min_nodes;
-        if (!fq_value_path(p->obj, "status.initialized") &&
-            p->spec.initial_nodes > target)
+        if (p->spec.initial_nodes > target &&
+            !fq_value_path(p->obj, "status.initialized"))
             target = p->spec.initial_nodes;
         if (p->nodes < target)
             scale_up(st, e, p, target - p->nodes, NULL);
@@ -994,9 +1015,11 @@ static void sd_set(struct fq_capacity *st, struct fq_cap_node *nd, int sd)
     if (sd == FQ_SD_DUE && !nd->sd_in_due) {
         nd->sd_in_due = true;
         fq_capacity_nodes_add(&st->sd_due, nd);
+        st->sd_gen++;
     } else if (sd != FQ_SD_DUE && nd->sd_in_due) {
         nd->sd_in_due = false;
         fq_capacity_nodes_remove(&st->sd_due, nd);
+        st->sd_gen++;
     }
 }
 
@@ -1064,6 +1087,14 @@ static void scale_down(struct fq_capacity *st, struct fq_engine *e)
         }
         fq_capacity_heap_pop(&st->idle_heap);
     }
+    /* A choice that deleted nothing would delete nothing again while
+     * what it depends on stays (sd_gen): due nodes that cannot go (a
+     * pool at its minimum, a slice partly busy) are not looked at run
+     * after run. A provider is asked again each time instead. */
+    bool provider = fq_provider_demand_on(e);
+    if (!provider && st->sd_gen == st->sd_idle_gen)
+        return;
+    uint64_t gen = st->sd_gen;
     /* The candidates, in node order; a slice goes when all its nodes are
      * candidates. */
     struct fq_cap_nodes cand = {0};
@@ -1098,13 +1129,14 @@ static void scale_down(struct fq_capacity *st, struct fq_engine *e)
         snprintf(why, sizeof(why),
                  "Scale-down: removing empty node %s (unneeded for %llds)",
                  nd->name, (long long)((st->now - nd->unneeded_since) / 1000));
-        if (fq_provider_demand_on(e))
+        if (provider)
             fq_provider_demand_delete(st, e, nd->slice, why);
         else
             fq_capacity_delete_slice(st, e, nd->slice, why);
         st->scale_downs++;
     }
     free(cand.v);
+    st->sd_idle_gen = st->sd_gen == gen ? gen : UINT64_MAX;
 }
 
 void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e)

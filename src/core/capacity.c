@@ -13,9 +13,11 @@
  *   2. refresh     bring the node table up to date: nodes deleted in the
  *                  last run leave, nodes it created take their place in
  *                  name order, pools are decoded again if one changed, and
- *                  each Node on_change named is compared with the store
- *                  and decoded again if its resourceVersion moved (charges
- *                  are accrued first when pools or prices change);
+ *                  each Node on_change named (not those whose change is
+ *                  this controller's own write, held in step already) is
+ *                  compared with the store and decoded again if its
+ *                  resourceVersion moved (charges are accrued first when
+ *                  pools or prices change);
  *   3. model       rebuild the cloud from the CapacityModel (the first by
  *                  name) when it changed; none = an unlimited cloud; then
  *                  every node and request is looked at again;
@@ -24,7 +26,8 @@
  *   6. provreqs    move ProvisioningRequests along (provreq.c);
  *   7. autoscaler  place, scale up, back off, scale down, fall back
  *                  (autoscaler.c);
- *   8. status      write each pool's node counts and conditions.
+ *   8. status      write each pool's node counts and conditions (at most
+ *                  once per status_every_ms when the engine says so).
  *
  * The node table is kept between runs, so a run costs what changed, not
  * what is stored (on_change names the Nodes, pools, pods and workloads to
@@ -851,6 +854,7 @@ static void provreq_touch(struct fq_capacity *st, const struct fq_cap_node *n)
 /* The indices that hold only nodes not gone, and the counts. */
 static void node_attach(struct fq_capacity *st, struct fq_cap_node *n)
 {
+    st->sd_gen++;
     index_add(&st->by_slice, n->slice, n);
     if (n->provreq)
         index_add(&st->by_provreq, n->provreq, n);
@@ -870,6 +874,7 @@ static void node_attach(struct fq_capacity *st, struct fq_cap_node *n)
 
 static void node_detach(struct fq_capacity *st, struct fq_cap_node *n)
 {
+    st->sd_gen++;
     index_remove(&st->by_slice, n->slice, n);
     if (n->provreq)
         index_remove(&st->by_provreq, n->provreq, n);
@@ -1074,6 +1079,7 @@ static void pool_release(struct fq_cap_pool *p)
     free(p->name);
     fq_value_free(p->obj);
     fq_value_free(p->labels);
+    fq_value_free(p->node_proto);
     free(p->up.v);
     free(p->booting.v);
     free(p->fit);
@@ -1095,11 +1101,13 @@ static void pools_free(struct fq_capacity *st)
  */
 static void pools_load(struct fq_capacity *st, struct fq_engine *e)
 {
-    pools_free(st);
+    struct fq_cap_pool *old = st->pools;
+    size_t nold = st->npools;
     struct fq_objstore *s = fq_engine_store(e);
     const struct fq_object **list;
     size_t n = fq_objstore_list(s, FQ_KIND_NODEPOOL, NULL, &list);
     st->pools = fq_xcalloc(n ? n : 1, sizeof(*st->pools));
+    st->npools = 0;
     for (size_t i = 0; i < n; i++) {
         struct fq_cap_pool *p = &st->pools[st->npools++];
         p->name = fq_xstrdup(list[i]->name);
@@ -1109,11 +1117,24 @@ static void pools_load(struct fq_capacity *st, struct fq_engine *e)
         p->labels = p->ok ? fq_nodepool_node_labels(&p->spec) : NULL;
         p->cost_as_of =
             fq_value_path_int(p->obj, "status.cost.asOfMs", INT64_MIN);
+        p->throttled.cost_written = p->throttled.status_written = INT64_MIN;
+        /* Charges and rewrite times held in memory stay with the pool. */
+        for (size_t k = 0; k < nold; k++) {
+            if (strcmp(old[k].name, p->name))
+                continue;
+            p->throttled = old[k].throttled;
+            if (p->throttled.held)
+                p->cost_as_of = old[k].cost_as_of;
+        }
     }
     free(list);
+    for (size_t k = 0; k < nold; k++)
+        pool_release(&old[k]);
+    free(old);
     st->pools_dirty = false;
     st->pools_seen = true;
     st->decode_gen++;
+    st->sd_gen++;
     st->orphans.n = 0;
     for (size_t i = 0; i < st->sorted.n; i++) {
         struct fq_cap_node *nd = st->sorted.v[i];
@@ -1384,8 +1405,10 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         else
             snprintf(name, sizeof(name), "gke-%s", slice);
         bool ready = boot <= 0;
-        struct fq_value *node =
-            fq_nodepool_make_node(&pool->spec, name, slice, i, ready, st->now);
+        if (!pool->node_proto)
+            pool->node_proto = fq_nodepool_node_proto(&pool->spec);
+        struct fq_value *node = fq_nodepool_node_from(
+            pool->node_proto, &pool->spec, name, slice, i, ready, st->now);
         struct fq_value *ann = fq_map_ensure_map(
             fq_map_ensure_map(node, "metadata"), "annotations");
         if (!ready)
@@ -1628,10 +1651,19 @@ static bool pool_status_differs(const struct fq_value *cs,
                                     "scale-up possible");
 }
 
+bool fq_capacity_pool_rewrite_due(const struct fq_capacity *st,
+                                  const struct fq_engine *e, int64_t last)
+{
+    int64_t every = fq_engine_config(e)->status_every_ms;
+    return every <= 0 || last == INT64_MIN || st->now >= last + every;
+}
+
 static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 {
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
+        if (!fq_capacity_pool_rewrite_due(st, e, p->throttled.status_written))
+            continue;
         const struct fq_object *cur =
             fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (!cur)
@@ -1684,6 +1716,7 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
                                          "scale-up possible", st->now);
             }
             fq_objstore_edited(store, FQ_KIND_NODEPOOL, "", p->name, false);
+            p->throttled.status_written = st->now;
         }
         const struct fq_object *now =
             fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
@@ -1728,17 +1761,23 @@ static bool watch_wanted(const struct fq_cap_wlconds *c)
     return (c->admission || c->pods_ready) && !c->finished;
 }
 
-void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
+/* fq_capacity_unsettle for a watch entry in hand. */
+static void unsettle(struct fq_capacity *st, const char *key,
+                     struct fq_cap_watch *w)
 {
-    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
-    if (!w)
-        return;
     w->settled = false;
     if (w->listed)
         return;
     w->listed = true;
     FQ_GROW(st->unsettled, st->capunsettled, st->nunsettled + 1);
     st->unsettled[st->nunsettled++] = fq_xstrdup(key);
+}
+
+void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
+{
+    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
+    if (w)
+        unsettle(st, key, w);
 }
 
 /* Records a workload's new state; true if it is or was watched. */
@@ -1763,7 +1802,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
         fq_smap_put(&st->watch, key, w);
     }
     w->active = fq_capacity_wlconds_active(&conds);
-    fq_capacity_unsettle(st, key);
+    unsettle(st, key, w);
     if (!w->active)
         fq_smap_add(&st->stopped, key);
     return true;
@@ -1860,6 +1899,7 @@ static void *cap_create(struct fq_engine *e)
 {
     struct fq_capacity *st = fq_xcalloc(1, sizeof(*st));
     st->wake = FQ_NEVER;
+    st->sd_idle_gen = UINT64_MAX;
     st->no_pods = fq_engine_config(e)->no_pods;
     return st;
 }
@@ -1906,6 +1946,17 @@ static void cap_destroy(void *self)
     free(st);
 }
 
+/* Is a Node's change one the node table already holds (a write of this
+ * controller that kept its entry in step, fq_capacity_node_stored)? A
+ * later change has a notice of its own. */
+static bool node_in_step(struct fq_capacity *st, const struct fq_change *c)
+{
+    if (c->type != FQ_CHANGE_MODIFIED)
+        return false;
+    const struct fq_cap_node *n = fq_smap_get(&st->node_by_name, c->name);
+    return n && !n->gone && n->rv == c->rev;
+}
+
 /* A stored pool changed: its decoded form is stale only if its spec did
  * (our status writes keep the generation). */
 static void pool_note(struct fq_capacity *st, const struct fq_change *c)
@@ -1935,7 +1986,7 @@ static void cap_on_change(void *self, struct fq_engine *e,
         return;
     switch (c->kind) {
     case FQ_KIND_NODE:
-        if (st->nodes_seeded) {
+        if (st->nodes_seeded && !node_in_step(st, c)) {
             FQ_GROW(st->node_dirty, st->capnode_dirty, st->nnode_dirty + 1);
             st->node_dirty[st->nnode_dirty++] = fq_xstrdup(c->name);
         }

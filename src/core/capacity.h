@@ -81,6 +81,9 @@ struct fq_cap_pool {
     struct fq_nodepool_spec spec;
     bool ok;                 /* decoded without error */
     struct fq_value *labels; /* owned: the labels its nodes carry */
+    /* owned: fq_nodepool_node_proto of the spec, made at the first node
+     * created after a decode, or NULL */
+    struct fq_value *node_proto;
     /* Kept by the node table: its nodes and Ready nodes (not gone). */
     int64_t nodes, ready;
     /* Nodes that were there when the run started, by name: Ready ones
@@ -96,6 +99,18 @@ struct fq_cap_pool {
     size_t fit_cap;  /* leaves `fit` has room for (it only grows) */
     bool fit_stale;
     int64_t cost_as_of; /* status.cost.asOfMs, INT64_MIN when none */
+
+    /* When the engine rewrites aggregate status at most once per
+     * status_every_ms (the simulator, which reads no pool's status): the
+     * pool's charges since cost_as_of are added up here (held: taken
+     * from the stored status once) and written with its counts at most
+     * that often. Kept when the pools are decoded again. */
+    struct {
+        bool held;
+        double usd, node_s;
+        int64_t cost_written, status_written; /* INT64_MIN: not yet */
+    } throttled;
+
     /* What pool_status last found stored (or wrote): the resourceVersion
      * and the counts and condition it held then. */
     uint64_t shown_rv;
@@ -184,10 +199,12 @@ struct fq_cap_wlpodset {
 };
 
 /* What the autoscaler reads of a watched workload (no_pods), decoded from
- * the object of resourceVersion `rv` with pools and flavors of
- * fq_capacity.decode_gen; decoded again when either moved. */
+ * the object of resourceVersion `rv` (and spec generation spec_gen) with
+ * pools and flavors of fq_capacity.decode_gen; decoded again when either
+ * moved. */
 struct fq_cap_wldec {
     uint64_t rv, gen;
+    int64_t spec_gen;
     bool active, pods_ready, finished;
     struct fq_cap_wlpodset *ps;
     size_t nps;
@@ -262,6 +279,12 @@ struct fq_capacity {
      * long enough, unneeded nodes by the end of their unneeded time. */
     struct fq_cap_nodes sd_dirty, sd_due;
     struct fq_cap_heap idle_heap;
+    /* What scale-down's choice among the due nodes depends on moves
+     * sd_gen: a node joins or leaves sd_due, a node comes or goes (its
+     * slice and its pool's size change), the pools are decoded again.
+     * sd_idle_gen is the sd_gen of the last choice that deleted nothing
+     * (UINT64_MAX: none), which the next one would repeat. */
+    uint64_t sd_gen, sd_idle_gen;
     /* Placements by workload ("ns/name" -> struct fq_cap_wl, no_pods). */
     struct fq_smap wls;
     void *cost_state;    /* cost.c's in-memory charges */
@@ -537,6 +560,11 @@ void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e);
 void fq_cost_run(struct fq_capacity *st, struct fq_engine *e);
 void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
                         struct fq_cap_pool *pool);
+/* True when a status rewrite of pool p made at time `last` (INT64_MIN:
+ * none yet) may be made again now: always, unless the engine's
+ * status_every_ms throttles it. */
+bool fq_capacity_pool_rewrite_due(const struct fq_capacity *st,
+                                  const struct fq_engine *e, int64_t last);
 void fq_cost_accrue(struct fq_capacity *st, struct fq_cap_wl *w);
 void fq_cost_accrue_all(struct fq_capacity *st);
 void fq_cost_release(struct fq_capacity *st);

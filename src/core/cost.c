@@ -13,7 +13,9 @@
  *   In no_pods mode (the simulator, which counts cost from the nodes it
  *   sees come and go) the once-a-minute write is not made: the flush
  *   before each change of the count keeps the total exact as of that
- *   change.
+ *   change. When the engine throttles status rewrites (status_every_ms,
+ *   as the simulator does) the flush adds to figures kept in memory and
+ *   writes them at most once per status_every_ms.
  *
  *   Workloads: each placement is charged, for the time it is there, its
  *   share of the node (the largest fraction of any allocatable resource
@@ -107,9 +109,55 @@ static void write_cost(struct fq_value *status, double usd, double node_s,
     fq_map_set(c, "asOfMs", fq_value_int(as_of));
 }
 
+/*
+ * fq_cost_pool_flush when the engine throttles status rewrites
+ * (status_every_ms, the simulator): the charge since the last flush is
+ * added to the pool's figures in memory, and status.cost is written from
+ * them at most once per status_every_ms (the simulator counts cost from
+ * the nodes it sees, and nothing reads a pool's status there).
+ */
+static void pool_flush_throttled(struct fq_capacity *st, struct fq_engine *e,
+                                 struct fq_cap_pool *pool)
+{
+    struct fq_objstore *s = fq_engine_store(e);
+    if (!pool->throttled.held) {
+        const struct fq_object *o =
+            fq_objstore_get(s, FQ_KIND_NODEPOOL, "", pool->name);
+        if (!o)
+            return;
+        const struct fq_value *c = fq_value_path(o->obj, "status.cost");
+        pool->throttled.held = true;
+        pool->throttled.usd = num(fq_map_get(c, "usd"));
+        pool->throttled.node_s = num(fq_map_get(c, "nodeSeconds"));
+        pool->throttled.cost_written = INT64_MIN;
+        pool->cost_as_of = fq_value_path_int(c, "asOfMs", st->now);
+    }
+    double price = pool_price(st, pool);
+    if (st->now > pool->cost_as_of) {
+        double secs =
+            (double)(st->now - pool->cost_as_of) / 1000.0 * (double)pool->nodes;
+        pool->throttled.node_s += secs;
+        pool->throttled.usd += secs / 3600.0 * price;
+    }
+    pool->cost_as_of = st->now;
+    if (!fq_capacity_pool_rewrite_due(st, e, pool->throttled.cost_written))
+        return;
+    struct fq_value *tmp = fq_value_map();
+    write_cost(tmp, pool->throttled.usd, pool->throttled.node_s, st->now,
+               price);
+    fq_objstore_set_status_key(s, FQ_KIND_NODEPOOL, "", pool->name, "cost",
+                               fq_map_take(tmp, "cost"), NULL, NULL);
+    fq_value_free(tmp);
+    pool->throttled.cost_written = st->now;
+}
+
 void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
                         struct fq_cap_pool *pool)
 {
+    if (fq_engine_config(e)->status_every_ms > 0) {
+        pool_flush_throttled(st, e, pool);
+        return;
+    }
     struct fq_objstore *s = fq_engine_store(e);
     const struct fq_object *o =
         fq_objstore_get(s, FQ_KIND_NODEPOOL, "", pool->name);
@@ -397,6 +445,8 @@ static int first_cmp(const void *a, const void *b)
 static void charge_changed(struct fq_capacity *st, struct fq_engine *e,
                            struct wcharges *c)
 {
+    if (c->nchanged == 0)
+        return; /* most runs: nothing was accrued since the last */
     struct fq_cap_wl **flush = fq_xcalloc(c->nchanged + 1, sizeof(*flush));
     struct fq_cap_wl **fresh = fq_xcalloc(c->nchanged + 1, sizeof(*fresh));
     size_t nflush = 0, nfresh = 0;

@@ -96,6 +96,9 @@ struct fq_engine {
     uint64_t rng[FQ_RAND__N][4]; /* one xoshiro256** state per stream */
     struct ctrl ctrls[NCTRL];
     size_t nctrl;
+    /* The controller whose on_change is being called (NCTRL: none): it
+     * is most often the one that kicks itself. */
+    size_t in_change;
     struct notice *q; /* FIFO: [qhead, qlen) are pending */
     size_t qhead, qlen, qcap;
     bool settling;
@@ -300,9 +303,12 @@ static bool dispatch(struct fq_engine *e)
         if (c.obj || n.type == FQ_CHANGE_DELETED) {
             for (size_t i = 0; i < e->nctrl; i++) {
                 const struct fq_controller_ops *ops = e->ctrls[i].ops;
-                if (ops->on_change && (ops->watch & FQ_KIND_BIT(n.kind)))
-                    ops->on_change(e->ctrls[i].self, e, &c);
+                if (!ops->on_change || !(ops->watch & FQ_KIND_BIT(n.kind)))
+                    continue;
+                e->in_change = i;
+                ops->on_change(e->ctrls[i].self, e, &c);
             }
+            e->in_change = NCTRL;
         }
         notice_release(&n);
     }
@@ -328,6 +334,7 @@ struct fq_engine *fq_engine_new(const struct fq_engine_config *cfg)
         for (int i = 0; i < 4; i++)
             e->rng[st][i] = splitmix64(&seed);
     }
+    e->in_change = NCTRL;
     e->store = fq_objstore_new();
     fq_objstore_set_hook(e->store, on_store_change, e);
     for (size_t i = 0; i < NCTRL; i++) {
@@ -372,6 +379,13 @@ int64_t fq_engine_now(const struct fq_engine *e)
 
 void fq_engine_kick(struct fq_engine *e, const void *self)
 {
+    /* Controllers without state share self NULL, and all of them are
+     * kicked then. */
+    if (self && e->in_change < e->nctrl &&
+        e->ctrls[e->in_change].self == self) {
+        e->ctrls[e->in_change].kicked = true;
+        return;
+    }
     for (size_t i = 0; i < e->nctrl; i++)
         if (e->ctrls[i].self == self)
             e->ctrls[i].kicked = true;

@@ -47,7 +47,12 @@
  * scratch lives in the controller, and so do the heads' nominations,
  * which are their outcomes too unless an earlier head of the round
  * reserved or preempted. Callers that read only an assignment's outcome
- * (ff_quiet, try_migrate) ask fq_adm_assign for no message.
+ * (ff_quiet, try_migrate) ask fq_adm_assign for no message. A migration
+ * pass looks at every candidate only after a release on a flavor one
+ * may move to or the end of a cool-down, else at the candidates that
+ * came since (mig_pass); a requeue puts parked heads back where they
+ * were taken from (pq_requeue); a plan of quiet cycles reads each queue
+ * once, at a load per head of a shape already found quiet (ff_plan).
  *
  * Invariants
  *   1. Quota is held by exactly the workloads with status.admission set,
@@ -172,11 +177,10 @@ struct kueue {
     struct pq *pq;
     /* A cycle's scratch, one entry per ClusterQueue of the snapshot
      * (sized by rebuild and kept, so that a cycle allocates nothing): the
-     * cursor into each act array (ff_plan: the heads it took), the heads
-     * taken, whether the queue is blocked, a round's heads and their
-     * nominations (fq_adm_assign's results, indexed by queue). The heads
-     * a cycle handled and the migration pass's copy of mig grow as
-     * needed and are kept too. */
+     * cursor into each act array, the heads taken, whether the queue is
+     * blocked, a round's heads and their nominations (fq_adm_assign's
+     * results, indexed by queue). The heads a cycle handled and the
+     * migration pass's copy of mig grow as needed and are kept too. */
     size_t *cq_cur;
     int *cq_taken;
     bool *cq_blocked;
@@ -200,6 +204,17 @@ struct kueue {
      * mig_retry; otherwise every one of them would find what it found. */
     bool mig_dirty;
     int64_t mig_retry;
+    /* Which of them a pass must look at. One that tried before finds
+     * what it found unless quota was released since on a flavor it may
+     * move to, or its cool-down ended; so when no release since the
+     * last pass (mig_rel, a bit per flavor) was on a flavor some
+     * candidate may move to (mig_to counts them per flavor) and no
+     * cool-down ended, a pass looks at the candidates that came since
+     * (mig_new, unsorted) and not at every one. */
+    struct rec **mig_new;
+    size_t nmig_new, capmig_new;
+    uint64_t mig_rel;
+    int mig_to[FQ_ADM_MAX_FLAVORS];
     /* Queue counts: per ClusterQueue and LocalQueue of the snapshot,
      * [0] pending, [1] reserving, [2] admitted; usage of admitted
      * workloads per ClusterQueue and (flavor, resource). */
@@ -248,17 +263,6 @@ static int64_t parse_time(const char *s, int64_t def)
     return ms;
 }
 
-static struct fq_value *conds_of(struct fq_value *obj)
-{
-    struct fq_value *st = fq_map_ensure_map(obj, "status");
-    struct fq_value *c = fq_map_get(st, "conditions");
-    if (!c || c->type != FQ_V_SEQ) {
-        c = fq_value_seq();
-        fq_map_set(st, "conditions", c);
-    }
-    return c;
-}
-
 /* Member `key` of map m as a string, or def (fq_value_path_str for one
  * key, without parsing a path: these run for every change). */
 static const char *str_at(const struct fq_value *m, const char *key,
@@ -287,13 +291,28 @@ static const struct fq_value *conds_get(const struct fq_value *obj)
     return status_get(obj, "conditions");
 }
 
+/* A condition's type, or "" (str_at(x, "type", "")). Conditions are
+ * read on every change of a workload, and flexq and Kubernetes write
+ * the type first: there it is found without a call. */
+static const char *cond_type(const struct fq_value *x)
+{
+    if (x && x->type == FQ_V_MAP && x->u.map.n > 0) {
+        const struct fq_member *m = &x->u.map.items[0];
+        if (m->klen == 4 && !memcmp(m->key, "type", 4)) {
+            const char *t = fq_value_as_str(m->val);
+            return t ? t : "";
+        }
+    }
+    return str_at(x, "type", "");
+}
+
 /* The first condition of a type (status.conditions[].type), or NULL. */
 static struct fq_value *cond_find(const struct fq_value *obj, const char *type)
 {
     const struct fq_value *c = conds_get(obj);
     for (size_t i = 0; i < fq_value_len(c); i++) {
         struct fq_value *x = fq_seq_at(c, i);
-        const char *t = str_at(x, "type", "");
+        const char *t = cond_type(x);
         if (t[0] == type[0] && !strcmp(t, type))
             return x;
     }
@@ -327,6 +346,39 @@ static const char *const cond_names[NCOND] = {
     "QuotaReserved", "Admitted",           "Evicted",  "Requeued",
     "Finished",      "DeactivationTarget", "PodsReady"};
 
+/* The enum cond_type of a condition type, or -1. The names begin with
+ * different letters: the first one picks the only name to compare. */
+static int cond_index(const char *type)
+{
+    int t;
+    switch (type[0]) {
+    case 'Q':
+        t = C_QUOTA_RESERVED;
+        break;
+    case 'A':
+        t = C_ADMITTED;
+        break;
+    case 'E':
+        t = C_EVICTED;
+        break;
+    case 'R':
+        t = C_REQUEUED;
+        break;
+    case 'F':
+        t = C_FINISHED;
+        break;
+    case 'D':
+        t = C_DEACTIVATION_TARGET;
+        break;
+    case 'P':
+        t = C_PODS_READY;
+        break;
+    default:
+        return -1;
+    }
+    return strcmp(type, cond_names[t]) ? -1 : t;
+}
+
 /*
  * The first condition of each type of enum cond_type (as cond_find would
  * give it), in one pass over status.conditions: what is read of every
@@ -340,13 +392,9 @@ static void cond_scan(const struct fq_value *obj,
     const struct fq_value *c = conds_get(obj);
     for (size_t i = 0; i < fq_value_len(c); i++) {
         const struct fq_value *x = fq_seq_at(c, i);
-        const char *type = str_at(x, "type", "");
-        for (int t = 0; t < NCOND; t++)
-            if (type[0] == cond_names[t][0] && !strcmp(type, cond_names[t])) {
-                if (!found[t])
-                    found[t] = x;
-                break;
-            }
+        int t = cond_index(cond_type(x));
+        if (t >= 0 && !found[t])
+            found[t] = x;
     }
 }
 
@@ -355,14 +403,65 @@ static const char *cond_reason(const struct fq_value *obj, const char *type)
     return str_at(cond_find(obj, type), "reason", "");
 }
 
-/* Sets member key of map m to the string v unless it holds it already;
- * true when it changed. */
-static bool put_str(struct fq_value *m, const char *key, const char *v)
+/*
+ * The members of a condition cond_set reads and may replace (the first
+ * of each key, as fq_map_get would find it), found in one pass over its
+ * few members, so that each is read, compared and replaced without
+ * another lookup.
+ */
+struct cond_members {
+    struct fq_member *status, *time, *reason, *message, *gen;
+};
+
+/* Is x's key `key`? Inline, the literal's length is a constant: a
+ * length compare rules out most members without reading a byte. */
+static inline bool member_is(const struct fq_member *x, const char *key)
 {
-    const char *old = fq_value_as_str(fq_map_get(m, key));
+    size_t n = strlen(key);
+    return x->klen == n && !memcmp(x->key, key, n);
+}
+
+static void cond_members(struct fq_value *c, struct cond_members *m)
+{
+    memset(m, 0, sizeof(*m));
+    for (size_t i = 0; i < c->u.map.n; i++) {
+        struct fq_member *x = &c->u.map.items[i];
+        if (member_is(x, "status"))
+            m->status = m->status ? m->status : x;
+        else if (member_is(x, "lastTransitionTime"))
+            m->time = m->time ? m->time : x;
+        else if (member_is(x, "reason"))
+            m->reason = m->reason ? m->reason : x;
+        else if (member_is(x, "message"))
+            m->message = m->message ? m->message : x;
+        else if (member_is(x, "observedGeneration"))
+            m->gen = m->gen ? m->gen : x;
+    }
+}
+
+/* Sets member x of condition c (when NULL, a new member `key`, and then
+ * m is found again: appending may move the members) to val (owned). */
+static void cond_put(struct fq_value *c, struct cond_members *m,
+                     struct fq_member *x, const char *key, struct fq_value *val)
+{
+    if (x) {
+        fq_value_free(x->val);
+        x->val = val;
+        return;
+    }
+    fq_map_set(c, key, val);
+    cond_members(c, m);
+}
+
+/* cond_put of the string v unless x holds it already; true when it
+ * changed. */
+static bool cond_put_str(struct fq_value *c, struct cond_members *m,
+                         struct fq_member *x, const char *key, const char *v)
+{
+    const char *old = x ? fq_value_as_str(x->val) : NULL;
     if (old && !strcmp(old, v))
         return false;
-    fq_map_set(m, key, fq_value_str(v));
+    cond_put(c, m, x, key, fq_value_str(v));
     return true;
 }
 
@@ -375,37 +474,51 @@ static bool put_str(struct fq_value *m, const char *key, const char *v)
 static bool cond_set(struct fq_value *obj, const char *type, const char *status,
                      const char *reason, const char *message, int64_t now)
 {
-    const struct fq_value *had = conds_get(obj);
-    bool changed = !had || had->type != FQ_V_SEQ;
-    struct fq_value *conds = conds_of(obj);
+    struct fq_value *st = fq_map_ensure_map(obj, "status");
+    struct fq_value *conds = fq_map_get(st, "conditions");
+    bool changed = false;
+    if (!conds || conds->type != FQ_V_SEQ) {
+        conds = fq_value_seq();
+        fq_map_set(st, "conditions", conds);
+        changed = true;
+    }
     struct fq_value *c = NULL; /* the last of its type */
-    for (size_t i = 0; i < fq_value_len(conds); i++) {
-        struct fq_value *x = fq_seq_at(conds, i);
-        const char *t = str_at(x, "type", "");
+    for (size_t i = 0; i < conds->u.seq.n; i++) {
+        struct fq_value *x = conds->u.seq.items[i];
+        const char *t = cond_type(x);
         if (t[0] == type[0] && !strcmp(t, type))
             c = x;
     }
-    if (!c) {
+    int64_t gen = int_at(fq_map_get(obj, "metadata"), "generation", 0);
+    char ts[40];
+    if (!c) { /* a new one, its members in the order an update gives */
+        fmt_time(now, ts, sizeof(ts));
         c = fq_value_map();
         fq_map_set(c, "type", fq_value_str(type));
-        fq_seq_push(conds, c);
-        changed = true;
-    }
-    if (strcmp(str_at(c, "status", ""), status) ||
-        !fq_map_get(c, "lastTransitionTime")) {
-        char ts[40];
-        fmt_time(now, ts, sizeof(ts));
         fq_map_set(c, "status", fq_value_str(status));
         fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+        fq_map_set(c, "reason", fq_value_str(reason));
+        fq_map_set(c, "message", fq_value_str(message));
+        if (gen > 0)
+            fq_map_set(c, "observedGeneration", fq_value_int(gen));
+        fq_seq_push(conds, c);
+        return true;
+    }
+    struct cond_members m;
+    cond_members(c, &m);
+    const char *old = m.status ? fq_value_as_str(m.status->val) : NULL;
+    if (strcmp(old ? old : "", status) || !m.time || !m.time->val) {
+        fmt_time(now, ts, sizeof(ts));
+        cond_put(c, &m, m.status, "status", fq_value_str(status));
+        cond_put(c, &m, m.time, "lastTransitionTime", fq_value_str(ts));
         changed = true;
     }
-    changed |= put_str(c, "reason", reason);
-    changed |= put_str(c, "message", message);
-    int64_t gen = int_at(fq_map_get(obj, "metadata"), "generation", 0);
-    const struct fq_value *og = fq_map_get(c, "observedGeneration");
+    changed |= cond_put_str(c, &m, m.reason, "reason", reason);
+    changed |= cond_put_str(c, &m, m.message, "message", message);
+    const struct fq_value *og = m.gen ? m.gen->val : NULL;
     if (gen > 0 && !(og && og->type == FQ_V_NUM && og->u.num.is_int &&
                      og->u.num.i == gen)) {
-        fq_map_set(c, "observedGeneration", fq_value_int(gen));
+        cond_put(c, &m, m.gen, "observedGeneration", fq_value_int(gen));
         changed = true;
     }
     return changed;
@@ -845,6 +958,7 @@ struct rec {
     uint64_t in_park_gen;
     bool holder;      /* in hw / hs */
     bool in_mig;      /* in mig */
+    bool in_mig_new;  /* in mig_new */
     uint64_t done;    /* == cycle_no: handled in the running cycle */
     uint64_t parked;  /* == park_gen: inadmissible until capacity changes */
     uint64_t own_rev; /* revision of our last QuotaReserved=False message */
@@ -854,6 +968,10 @@ struct rec {
     bool mig_valid;
     uint64_t mig_sum;
     int64_t mig_retry;
+    /* While a candidate (mig_add): the flavors a move may not go to (at
+     * or after the latest one assigned, per group), as try_migrate would
+     * find them each time until the record is derived again. */
+    uint64_t mig_skip;
     /* Interned shape of its podsets (shape_of), -1 when it has none, or
      * SHAPE_UNKNOWN until ff_quiet first asks (a replay at the flexq
      * policy's pace never does). */
@@ -1301,13 +1419,16 @@ static int64_t backoff_ms(const struct fq_pods_ready_config *c, int64_t count)
  * One workload's non-scheduling transitions (checks, eviction, backoff,
  * PodsReady timeout, deactivation). Edits obj, the stored tree, in place,
  * and says what it changed in k->lc_changed (anything) and k->lc_spec
- * (spec.active): the caller tells the store.
+ * (spec.active): the caller tells the store. Its conditions are read in
+ * one pass (cd), and again after a step that changed something.
  */
 static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                       struct fq_value *obj, int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
-    if (cond_true(obj, "Finished"))
+    const struct fq_value *cd[NCOND];
+    cond_scan(obj, cd);
+    if (cond_is_true(cd[C_FINISHED]))
         return;
     bool active = fq_value_path_bool(obj, "spec.active", true);
     const struct fq_value *adm = status_get(obj, "admission");
@@ -1316,19 +1437,20 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     int ci = find_cq(s, cqname);
     struct cq_info *c = ci >= 0 ? &s->cqs[ci] : NULL;
 
-    if (!active && !cond_true(obj, "Evicted") &&
-        (has_adm || !cond_true(obj, "DeactivationTarget"))) {
-        if (!cond_find(obj, "DeactivationTarget"))
+    const struct fq_value *dt = cd[C_DEACTIVATION_TARGET];
+    if (!active && !cond_is_true(cd[C_EVICTED]) &&
+        (has_adm || !cond_is_true(dt))) {
+        if (!dt)
             k->lc_changed |= cond_set(obj, "Evicted", "True", "Deactivated",
                                       "The workload is deactivated", now);
         else
-            k->lc_changed |= cond_set(
-                obj, "Evicted", "True", cond_reason(obj, "DeactivationTarget"),
-                fq_value_path_str(cond_find(obj, "DeactivationTarget"),
-                                  "message", ""),
-                now);
+            k->lc_changed |=
+                cond_set(obj, "Evicted", "True", str_at(dt, "reason", ""),
+                         fq_value_path_str(dt, "message", ""), now);
     }
-    if (active && cond_true(obj, "DeactivationTarget")) {
+    if (k->lc_changed)
+        cond_scan(obj, cd);
+    if (active && cond_is_true(cd[C_DEACTIVATION_TARGET])) {
         /* A user set active=true again: Kueue's reactivation. */
         k->lc_changed |=
             cond_set(obj, "DeactivationTarget", "False", "Reactivated",
@@ -1341,13 +1463,16 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             fq_map_del(fq_map_ensure_map(obj, "status"), "requeueState");
         k->need_cycle = true;
     }
+    if (k->lc_changed)
+        cond_scan(obj, cd);
 
-    if (has_adm && cond_true(obj, "Evicted")) {
+    if (has_adm && cond_is_true(cd[C_EVICTED])) {
         release_quota(k, e, s, obj, now);
         has_adm = false;
+        cond_scan(obj, cd);
     }
 
-    if (has_adm && cond_true(obj, "QuotaReserved")) {
+    if (has_adm && cond_is_true(cd[C_QUOTA_RESERVED])) {
         uint64_t flv = 0;
         const struct fq_value *psa = fq_map_get(adm, "podSetAssignments");
         for (size_t i = 0; i < fq_value_len(psa); i++) {
@@ -1468,11 +1593,12 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
             free(m);
             return;
         }
-        if (all_ready && !cond_true(obj, "Admitted")) {
+        /* (sync_checks wrote no condition: cd holds) */
+        if (all_ready && !cond_is_true(cd[C_ADMITTED])) {
             k->lc_changed |= cond_set(obj, "Admitted", "True", "Admitted",
                                       "The workload is admitted", now);
             int64_t rt =
-                parse_time(fq_value_path_str(cond_find(obj, "QuotaReserved"),
+                parse_time(fq_value_path_str(cd[C_QUOTA_RESERVED],
                                              "lastTransitionTime", NULL),
                            now);
             fq_engine_event(e, obj, "Normal", "Admitted",
@@ -1487,13 +1613,15 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         }
     }
 
+    if (k->lc_changed)
+        cond_scan(obj, cd);
+
     /* waitForPodsReady: counts from Admitted. */
-    if (cfg->pods_ready.enable && cond_true(obj, "Admitted") &&
-        !cond_true(obj, "PodsReady") && !cond_true(obj, "Evicted")) {
-        int64_t at = parse_time(fq_value_path_str(cond_find(obj, "Admitted"),
-                                                  "lastTransitionTime", NULL),
-                                now);
-        const struct fq_value *pr = cond_find(obj, "PodsReady");
+    if (cfg->pods_ready.enable && cond_is_true(cd[C_ADMITTED]) &&
+        !cond_is_true(cd[C_PODS_READY]) && !cond_is_true(cd[C_EVICTED])) {
+        int64_t at = parse_time(
+            fq_value_path_str(cd[C_ADMITTED], "lastTransitionTime", NULL), now);
+        const struct fq_value *pr = cd[C_PODS_READY];
         int64_t timeout = cfg->pods_ready.timeout_ms;
         if (pr &&
             !strcmp(fq_value_path_str(pr, "reason", ""), "WaitForRecovery")) {
@@ -1538,10 +1666,12 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         if (at + timeout < k->lc_timer)
             k->lc_timer = at + timeout;
     }
+    if (k->lc_changed)
+        cond_scan(obj, cd);
 
     /* Backoff over: Requeued=True. */
     if (!status_get(obj, "admission") && active) {
-        const struct fq_value *rq = cond_find(obj, "Requeued");
+        const struct fq_value *rq = cd[C_REQUEUED];
         if (rq && !strcmp(fq_value_path_str(rq, "status", ""), "False")) {
             int64_t at = parse_time(
                 fq_value_path_str(obj, "status.requeueState.requeueAt", NULL),
@@ -1681,8 +1811,11 @@ static void account(struct kueue *k, struct rec *r, int sign)
         fq_adm_charge(&s->adm, s->cqs[w->cq].adm, w->nuse, w->use_fr,
                       w->use_amt, sign);
         k->snap_ver++;
-        for (int u = 0; sign < 0 && u < w->nuse && s->adm.nres > 0; u++)
-            k->rel_flv[(w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS]++;
+        for (int u = 0; sign < 0 && u < w->nuse && s->adm.nres > 0; u++) {
+            int f = (w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS;
+            k->rel_flv[f]++;
+            k->mig_rel |= 1ull << f;
+        }
         if (sign < 0)
             k->mig_dirty = true;
     }
@@ -1853,7 +1986,9 @@ static void pq_park_first(struct kueue *k, size_t c, size_t m)
  * records and capacity changes with every workload that ends, so this
  * touches no record it need not: the new park_gen takes them all out of
  * park at once, and when the parked ones all sort before the others
- * (heads are parked in order) the merge is two copies, not a comparison
+ * (heads are parked in order) they go back into the slots their heads
+ * left free at the front of act (or the two arrays trade places when
+ * all were parked), or else the merge is two copies, not a comparison
  * per record.
  */
 static void pq_requeue(struct kueue *k)
@@ -1865,8 +2000,28 @@ static void pq_requeue(struct kueue *k)
         size_t na = q->nact - q->alo, np = q->npark - q->plo;
         if (np == 0)
             continue;
+        if (na == 0) {
+            /* Every one was parked: the arrays trade places. */
+            struct rec **t = q->act;
+            size_t cap = q->capact;
+            q->act = q->park;
+            q->capact = q->cappark;
+            q->alo = q->plo;
+            q->nact = q->npark;
+            q->park = t;
+            q->cappark = cap;
+            q->plo = q->npark = 0;
+            continue;
+        }
+        bool before = rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0;
+        if (before && q->alo >= np) {
+            q->alo -= np;
+            memcpy(&q->act[q->alo], &q->park[q->plo], np * sizeof(*q->act));
+            q->plo = q->npark = 0;
+            continue;
+        }
         struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
-        if (na == 0 || rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0) {
+        if (before) {
             memcpy(m, &q->park[q->plo], np * sizeof(*m));
             memcpy(m + np, &q->act[q->alo], na * sizeof(*m));
         } else {
@@ -1988,8 +2143,37 @@ static void holders_settle(struct kueue *k)
     free(tail);
 }
 
+/* The flavors a move of w may not go to: in each group, the latest one
+ * assigned and every later one. */
+static uint64_t mig_skip_of(const struct snap *s, const struct wl *w)
+{
+    const struct fq_adm_cq *ac = &s->adm.cqs[s->cqs[w->cq].adm];
+    uint64_t skip = 0;
+    for (int g = 0; g < ac->ngroups; g++) {
+        const struct fq_adm_group *grp = &ac->groups[g];
+        int last = -1;
+        for (int i = 0; i < grp->nflv; i++)
+            if ((w->assigned_flv >> grp->flv[i]) & 1)
+                last = i;
+        if (last < 0)
+            continue;
+        for (int i = last; i < grp->nflv; i++)
+            skip |= 1ull << grp->flv[i];
+    }
+    return skip;
+}
+
+/* The flavors of the snapshot a candidate may move to, at most (those
+ * in a cool-down are left out when it tries). */
+static uint64_t mig_to_of(const struct kueue *k, const struct rec *r)
+{
+    int nflv = k->snap->adm.nflv;
+    return ~r->mig_skip & (nflv < 64 ? (1ull << nflv) - 1 : ~0ull);
+}
+
 static void mig_add(struct kueue *k, struct rec *r)
 {
+    r->mig_skip = mig_skip_of(k->snap, &r->w);
     size_t at = k_lower(k->mig, k->nmig, r->key);
     FQ_GROW(k->mig, k->capmig, k->nmig + 1);
     memmove(&k->mig[at + 1], &k->mig[at], (k->nmig - at) * sizeof(*k->mig));
@@ -1997,6 +2181,11 @@ static void mig_add(struct kueue *k, struct rec *r)
     k->nmig++;
     r->in_mig = true;
     k->mig_dirty = true;
+    FQ_GROW(k->mig_new, k->capmig_new, k->nmig_new + 1);
+    k->mig_new[k->nmig_new++] = r;
+    r->in_mig_new = true;
+    for (uint64_t m = mig_to_of(k, r); m; m &= m - 1)
+        k->mig_to[__builtin_ctzll(m)]++;
 }
 
 static void mig_del(struct kueue *k, struct rec *r)
@@ -2004,6 +2193,13 @@ static void mig_del(struct kueue *k, struct rec *r)
     if (!r->in_mig)
         return;
     r->in_mig = false;
+    for (uint64_t m = mig_to_of(k, r); m; m &= m - 1)
+        k->mig_to[__builtin_ctzll(m)]--;
+    for (size_t i = 0; r->in_mig_new && i < k->nmig_new; i++)
+        if (k->mig_new[i] == r) {
+            k->mig_new[i] = k->mig_new[--k->nmig_new];
+            r->in_mig_new = false;
+        }
     size_t at = k_lower(k->mig, k->nmig, r->key);
     if (at < k->nmig && k->mig[at] == r) {
         memmove(&k->mig[at], &k->mig[at + 1],
@@ -2302,36 +2498,37 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     struct snap *s = k->snap;
     struct wl *w = &rc->w;
     struct cq_info *c = &s->cqs[w->cq];
-    struct fq_adm_cq *ac = &s->adm.cqs[c->adm];
-    /* Flavors at or after the latest assigned one, per group, are skipped. */
-    uint64_t skip = 0;
-    for (int g = 0; g < ac->ngroups; g++) {
-        const struct fq_adm_group *grp = &ac->groups[g];
-        int last = -1;
-        for (int i = 0; i < grp->nflv; i++)
-            if ((w->assigned_flv >> grp->flv[i]) & 1)
-                last = i;
-        if (last < 0)
-            continue;
-        for (int i = last; i < grp->nflv; i++)
-            skip |= 1ull << grp->flv[i];
+    /* The flavors where it is, and those after them, are skipped; so is
+     * a flavor in its failure cool-down (no better than where it is). */
+    uint64_t skip = rc->mig_skip;
+    int64_t retry = FQ_NEVER;
+    if (w->avoid_ann && fq_engine_config(e)->policy.flavor_failure_cooldown)
+        skip |= avoid_mask(&s->adm, w->avoid_ann, now, &retry);
+    uint64_t sum = 0;
+    uint64_t to =
+        ~skip & (s->adm.nflv < 64 ? (1ull << s->adm.nflv) - 1 : ~0ull);
+    for (uint64_t m = to; m; m &= m - 1)
+        sum += k->rel_flv[__builtin_ctzll(m)];
+    if (rc->mig_valid && rc->mig_sum == sum && now < rc->mig_retry)
+        return false;
+    /* When its usage is on flavors it may not move to (always, unless
+     * its podsets sit on different flavors of one group), whether it
+     * might fit does not depend on that usage: a move that cannot fit is
+     * known before the usage is taken out. */
+    uint64_t own = 0;
+    for (int u = 0; u < w->nuse && s->adm.nres > 0; u++)
+        own |= 1ull << ((w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS);
+    if (!w->is_slice && !(own & ~skip) && !might_fit(s, c->adm, w, skip)) {
+        rc->mig_valid = true;
+        rc->mig_sum = sum;
+        rc->mig_retry = retry;
+        return false;
     }
-    /* Only when the current flavors carry a pending check. */
     struct fq_adm_wl aw;
     adm_wl(w, &aw, false);
     aw.cq = c->adm;
     aw.skip_flv = skip;
     aw.no_msg = true; /* a move is a Fit or nothing */
-    /* A flavor in its failure cool-down is no better than where it is. */
-    int64_t retry = FQ_NEVER;
-    if (fq_engine_config(e)->policy.flavor_failure_cooldown)
-        aw.skip_flv |= avoid_mask(&s->adm, w->avoid_ann, now, &retry);
-    uint64_t sum = 0;
-    for (int f = 0; f < s->adm.nflv; f++)
-        if (!((aw.skip_flv >> f) & 1))
-            sum += k->rel_flv[f];
-    if (rc->mig_valid && rc->mig_sum == sum && now < rc->mig_retry)
-        return false;
     /* Its own usage does not count against the move; taking it out and
      * putting it back is not a release (neither the release counts nor
      * mig_dirty keep a trace of it: otherwise every attempt would make
@@ -2340,6 +2537,7 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     size_t nrel = (size_t)s->adm.nflv * sizeof(rel[0]);
     memcpy(rel, k->rel_flv, nrel);
     bool mig_dirty = k->mig_dirty;
+    uint64_t mig_rel = k->mig_rel;
     account(k, rc, -1);
     struct fq_adm_result r;
     bool fits = w->is_slice || might_fit(s, c->adm, w, aw.skip_flv);
@@ -2353,6 +2551,7 @@ static bool try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
         account(k, rc, +1);
         memcpy(k->rel_flv, rel, nrel);
         k->mig_dirty = mig_dirty;
+        k->mig_rel = mig_rel;
         rc->mig_valid = true;
         rc->mig_sum = sum;
         rc->mig_retry = retry;
@@ -2549,36 +2748,77 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         set_pending(e, w, "Inadmissible", why, now);
 }
 
-/* FNV-1a over a subtree: scalars' text, maps' keys in order. */
-static uint64_t fp_mix(uint64_t h, const char *s)
+/*
+ * A 64-bit hash of a subtree (its shape, scalars' text, maps' keys in
+ * order), taken eight bytes a step: every change of a workload hashes
+ * its conditions, whose messages are tens of bytes each. A step is a
+ * multiply and a shift, each a bijection of the state, and every text
+ * and container gives its length first, so two trees that differ in
+ * what is hashed differ in the hash but by chance (2^-64).
+ */
+static uint64_t fp_word(uint64_t h, uint64_t w)
 {
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (h ^ 0xff) * 1099511628211ull;
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 32);
+}
+
+static uint64_t fp_load(const char *s, size_t n)
+{
+    uint64_t w = 0;
+    memcpy(&w, s, n); /* n is 4 or 8: a load */
+    return w;
+}
+
+/* The n bytes at s, after n: eight a step, and a text's last bytes
+ * (which do not fill a step) read as the word or half-words that end
+ * where it does, so that no byte is read one at a time, and none after
+ * the text. Given n, every byte lands in some word: texts of one
+ * length that differ give steps that differ. */
+static uint64_t fp_text(uint64_t h, const char *s, size_t n)
+{
+    h = fp_word(h, n);
+    if (n < 4) {
+        if (n > 0)
+            h = fp_word(h, (uint64_t)(unsigned char)s[0] << 16 |
+                               (uint64_t)(unsigned char)s[n / 2] << 8 |
+                               (unsigned char)s[n - 1]);
+        return h;
+    }
+    if (n < 8)
+        return fp_word(h, fp_load(s, 4) << 32 | fp_load(s + n - 4, 4));
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        h = fp_word(h, fp_load(s + i, 8));
+    if (i < n)
+        h = fp_word(h, fp_load(s + n - 8, 8));
+    return h;
 }
 
 static uint64_t fp_value(uint64_t h, const struct fq_value *v)
 {
     if (!v)
-        return fp_mix(h, "\x01");
-    h = (h ^ (uint64_t)(v->type + 2)) * 1099511628211ull;
+        return fp_word(h, 1);
+    h = fp_word(h, (uint64_t)v->type + 2);
     switch (v->type) {
     case FQ_V_NULL:
         return h;
     case FQ_V_BOOL:
-        return fp_mix(h, v->u.b ? "t" : "f");
+        return fp_word(h, v->u.b);
     case FQ_V_NUM:
-        return fp_mix(h, v->u.num.raw);
+        return fp_text(h, v->u.num.raw, strlen(v->u.num.raw));
     case FQ_V_STR:
-        return fp_mix(h, v->u.str.s);
+        return fp_text(h, v->u.str.s, v->u.str.len);
     case FQ_V_SEQ:
+        h = fp_word(h, v->u.seq.n);
         for (size_t i = 0; i < v->u.seq.n; i++)
             h = fp_value(h, v->u.seq.items[i]);
         return h;
     case FQ_V_MAP:
-        for (size_t i = 0; i < v->u.map.n; i++)
-            h = fp_value(fp_mix(h, v->u.map.items[i].key),
-                         v->u.map.items[i].val);
+        h = fp_word(h, v->u.map.n);
+        for (size_t i = 0; i < v->u.map.n; i++) {
+            const struct fq_member *m = &v->u.map.items[i];
+            h = fp_value(fp_text(h, m->key, m->klen), m->val);
+        }
         return h;
     }
     return h;
@@ -2660,6 +2900,70 @@ static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
     r->in_slices = r->w.replaces != NULL;
 }
 
+/* A candidate of a migration pass: tried (try_migrate) when it may
+ * move now, its cool-down's end kept for the next pass. True when it
+ * moved. */
+static bool mig_visit(struct kueue *k, struct fq_engine *e, struct rec *r,
+                      int64_t now)
+{
+    const struct wl *w = &r->w;
+    if (!(w->holds && w->waiting_check && w->cq >= 0 && !w->evicting &&
+          k->snap->cqs[w->cq].active))
+        return false;
+    if (try_migrate(k, e, r, now))
+        return true;
+    if (r->mig_valid && r->mig_retry < k->mig_retry)
+        k->mig_retry = r->mig_retry;
+    return false;
+}
+
+static int rec_key_cmp(const void *x, const void *y)
+{
+    return key_order((*(struct rec *const *)x)->key,
+                     (*(struct rec *const *)y)->key);
+}
+
+/*
+ * A pass of the migrate_to_preferred_flavor switch over the candidates,
+ * in key order. When no candidate may have a reason to move but the new
+ * ones (see mig_new), those alone are looked at, in that order, and the
+ * others, which would only find what they found, are not; a move frees
+ * quota, so after one every candidate after it is looked at, as a pass
+ * over all of them does. mig_retry only needs to be no later than the
+ * earliest cool-down end: a pass it brings early finds nothing to do.
+ */
+static void mig_pass(struct kueue *k, struct fq_engine *e, int64_t now)
+{
+    size_t n = k->nmig;
+    FQ_GROW(k->mig_copy, k->capmig_copy, n);
+    struct rec **v = k->mig_copy;
+    memcpy(v, k->mig, n * sizeof(*v));
+    uint64_t to = 0; /* flavors some candidate may move to */
+    for (int f = 0; f < k->snap->adm.nflv; f++)
+        if (k->mig_to[f] > 0)
+            to |= 1ull << f;
+    bool all = now >= k->mig_retry || (k->mig_rel & to);
+    k->mig_dirty = false; /* a release during the pass sets both again */
+    k->mig_rel = 0;
+    size_t from = 0; /* the first candidate to look at in key order */
+    if (all) {
+        k->mig_retry = FQ_NEVER;
+    } else {
+        from = n;
+        qsort(k->mig_new, k->nmig_new, sizeof(*k->mig_new), rec_key_cmp);
+        for (size_t i = 0; i < k->nmig_new; i++)
+            if (mig_visit(k, e, k->mig_new[i], now)) {
+                from = k_lower(v, n, k->mig_new[i]->key) + 1;
+                break;
+            }
+    }
+    for (size_t i = 0; i < k->nmig_new; i++)
+        k->mig_new[i]->in_mig_new = false;
+    k->nmig_new = 0;
+    for (size_t i = from; i < n; i++)
+        mig_visit(k, e, v[i], now);
+}
+
 static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
@@ -2672,21 +2976,8 @@ static void cycle(struct kueue *k, struct fq_engine *e, int64_t now)
 
     /* Policy (b) first: moves free the later flavor for others. */
     if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0 &&
-        (k->mig_dirty || now >= k->mig_retry)) {
-        size_t n = k->nmig;
-        FQ_GROW(k->mig_copy, k->capmig_copy, n);
-        struct rec **v = k->mig_copy;
-        memcpy(v, k->mig, n * sizeof(*v));
-        k->mig_dirty = false; /* a release during the pass sets it again */
-        k->mig_retry = FQ_NEVER;
-        for (size_t i = 0; i < n; i++) {
-            const struct wl *w = &v[i]->w;
-            if (w->holds && w->waiting_check && w->cq >= 0 && !w->evicting &&
-                s->cqs[w->cq].active && !try_migrate(k, e, v[i], now) &&
-                v[i]->mig_valid && v[i]->mig_retry < k->mig_retry)
-                k->mig_retry = v[i]->mig_retry;
-        }
-    }
+        (k->mig_dirty || now >= k->mig_retry))
+        mig_pass(k, e, now);
 
     /* Heads come from each queue's act array, in Kueue's heap order; a
      * cursor per queue skips those handled in this cycle. The arrays do
@@ -2999,7 +3290,48 @@ static void ff_note(struct kueue *k, struct fq_engine *e,
         k->ff_incl = true;
 }
 
-/* Plans the quiet cycles after last_cycle (see above). */
+/* How many heads queue c gives the next cycles, one a cycle, until it
+ * has none left (a StrictFIFO queue gives one: that head, parked, blocks
+ * it). */
+static size_t ff_heads(struct kueue *k, size_t c)
+{
+    const struct pq *q = &k->pq[c];
+    if (!ff_head(k, c, 0))
+        return 0;
+    const struct snap *s = k->snap;
+    if (s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO)
+        return 1;
+    return q->nact - q->alo;
+}
+
+/* How many of the first n heads of queue c are quiet before the first
+ * that is not. Heads of one shape get one outcome (ff_quiet's memo), so
+ * a head of the shape of the quiet one before it is quiet too: a deep
+ * queue is read at the cost of a load per head. */
+static size_t ff_quiet_run(struct kueue *k, size_t c, size_t n)
+{
+    const struct pq *q = &k->pq[c];
+    int quiet_shape = -1; /* the shape of a quiet head before, or -1 */
+    size_t i = 0;
+    for (; i < n; i++) {
+        struct rec *r = q->act[q->alo + i];
+        if (r->shape >= 0 && r->shape == quiet_shape && !r->w.replaces &&
+            !r->w.avoid_ann)
+            continue;
+        if (!ff_quiet(k, r))
+            break;
+        quiet_shape = r->shape;
+    }
+    return i;
+}
+
+/*
+ * Plans the quiet cycles after last_cycle (see above). The j-th cycle
+ * ahead takes the j-th head of each queue that has one: it is quiet
+ * when every one of those heads is, and the plan ends at the first that
+ * is not, at the first with no head at all, or `ahead` cycles on. So
+ * each queue is read on its own, up to the nearest end found so far.
+ */
 static void ff_plan(struct kueue *k, int64_t now)
 {
     if (k->cycle_ms <= 0 || !k->snap || !k->need_cycle)
@@ -3014,42 +3346,28 @@ static void ff_plan(struct kueue *k, int64_t now)
     }
     if (k->ff_n > 0 && k->ff_snap_ver == k->snap_ver && k->ff_q_ver == k->q_ver)
         return; /* still true */
-    k->ff_n = 0;
     k->ff_slept = false;
     size_t ncq = (size_t)k->snap->ncq;
-    size_t *taken = k->cq_cur; /* cycle()'s scratch: no cycle runs now */
-    memset(taken, 0, ncq * sizeof(*taken));
     int64_t ahead = k->ff_len > 0 ? k->ff_len : 1;
     k->ff_len = ahead * 2 < FF_MAX_AHEAD ? ahead * 2 : FF_MAX_AHEAD;
-    bool exhausted = false;
-    struct rec **heads = k->heads; /* cycle()'s scratch too */
-    while (k->ff_n < ahead) {
-        bool any = false, loud = false;
-        for (size_t c = 0; c < ncq && !loud; c++) {
-            heads[c] = ff_head(k, c, taken[c]);
-            if (!heads[c])
-                continue;
-            any = true;
-            loud = !ff_quiet(k, heads[c]);
-        }
-        if (loud)
-            break;
-        if (!any) {
-            exhausted = true;
-            break;
-        }
-        for (size_t c = 0; c < ncq; c++)
-            if (heads[c])
-                taken[c]++;
-        k->ff_n++;
+    size_t n = (size_t)ahead; /* cycles planned so far */
+    size_t most = 0;          /* the most heads a queue gives */
+    for (size_t c = 0; c < ncq; c++) {
+        size_t nh = ff_heads(k, c);
+        if (nh > most)
+            most = nh;
+        size_t look = nh < n ? nh : n;
+        size_t quiet = ff_quiet_run(k, c, look);
+        if (quiet < look)
+            n = quiet; /* cycle `quiet` takes a head that is not */
     }
     /* After the last quiet cycle no queue has a head: Kueue's scheduler
      * would sleep until something changes. */
-    if (exhausted && k->ff_n > 0) {
+    bool exhausted = most < n;
+    k->ff_n = exhausted ? (int64_t)most : (int64_t)n;
+    if (exhausted) {
         k->need_cycle = false;
-        k->ff_slept = true;
-    } else if (exhausted) {
-        k->need_cycle = false;
+        k->ff_slept = k->ff_n > 0;
     }
     k->ff_at = now;
     k->ff_snap_ver = k->snap_ver;
@@ -3284,6 +3602,10 @@ static void queues_free(struct kueue *k)
     free(k->hw);
     free(k->hs);
     free(k->mig);
+    free(k->mig_new);
+    k->mig_new = NULL;
+    k->nmig_new = k->capmig_new = 0;
+    memset(k->mig_to, 0, sizeof(k->mig_to));
     free(k->cq_cur);
     free(k->cq_taken);
     free(k->cq_blocked);
@@ -3328,7 +3650,7 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
         struct rec *r = k->recs.t[i].val;
         if (!k->recs.t[i].key)
             continue;
-        r->accounted = r->holder = r->in_mig = false;
+        r->accounted = r->holder = r->in_mig = r->in_mig_new = false;
         r->in_park_gen = 0;
         r->fp_ok = r->spec_ok = false;
         r->qcq = -1;
@@ -3522,13 +3844,14 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
         const char *name = key_split(keys[i], ns, sizeof(ns));
         if (!name)
             name = "";
-        const struct fq_value *cur = stored(e, FQ_KIND_WORKLOAD, ns, name);
-        if (!cur || !needs_lifecycle(cur, cfg)) {
+        /* The stored tree, to read and, if lifecycle() changes it, to
+         * change in place (fq_objstore_edited tells the store). */
+        struct fq_value *obj =
+            fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
+        if (!obj || !needs_lifecycle(obj, cfg)) {
             timer_set(k, keys[i], FQ_NEVER);
             continue;
         }
-        struct fq_value *obj =
-            fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
         k->lc_timer = FQ_NEVER;
         k->lc_changed = k->lc_spec = false;
         lifecycle(k, e, k->snap, obj, now);

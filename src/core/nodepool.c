@@ -315,25 +315,29 @@ static struct fq_value *qty(int64_t v, enum fq_qscale scale,
     return fq_value_str(buf);
 }
 
-struct fq_value *fq_nodepool_make_node(const struct fq_nodepool_spec *p,
-                                       const char *node_name, const char *slice,
-                                       int index, bool ready, int64_t now_ms)
+/*
+ * A pool's nodes differ only in their name, slice, host index, Ready
+ * condition and times: the rest (labels, taints, capacity, allocatable
+ * from the catalog) is built once into a prototype, whose members of a
+ * node's own are placeholders at the places a node has them; each node
+ * is a copy with those set (fq_map_set keeps a member's place).
+ */
+struct fq_value *fq_nodepool_node_proto(const struct fq_nodepool_spec *p)
 {
     const struct fq_machine *m = p->machine;
     struct fq_value *n = fq_value_map();
     fq_map_set(n, "apiVersion", fq_value_str("v1"));
     fq_map_set(n, "kind", fq_value_str("Node"));
     struct fq_value *md = fq_map_ensure_map(n, "metadata");
-    fq_map_set(md, "name", fq_value_str(node_name));
+    fq_map_set(md, "name", fq_value_str(""));
     struct fq_value *labels = fq_nodepool_node_labels(p);
-    fq_map_set(labels, "kubernetes.io/hostname", fq_value_str(node_name));
-    fq_map_set(labels, FQ_LABEL_SLICE, fq_value_str(slice));
+    fq_map_set(labels, "kubernetes.io/hostname", fq_value_str(""));
+    fq_map_set(labels, FQ_LABEL_SLICE, fq_value_str(""));
     fq_map_set(md, "labels", labels);
     struct fq_value *ann = fq_map_ensure_map(md, "annotations");
-    fq_map_set(ann, "flexq.dev/slice-index", fq_value_strf("%d", index));
+    fq_map_set(ann, "flexq.dev/slice-index", fq_value_str(""));
     struct fq_value *spec = fq_map_ensure_map(n, "spec");
-    fq_map_set(spec, "providerID",
-               fq_value_strf("sim://%s/%s", p->location, node_name));
+    fq_map_set(spec, "providerID", fq_value_str(""));
     struct fq_value *taints = fq_nodepool_node_taints(p);
     if (fq_value_len(taints))
         fq_map_set(spec, "taints", taints);
@@ -361,11 +365,38 @@ struct fq_value *fq_nodepool_make_node(const struct fq_nodepool_spec *p,
                    qty(m->accel_count, FQ_Q_UNIT, FQ_QF_DECIMAL_SI));
     fq_map_set(alloc, "pods", fq_value_str("110"));
 
-    char ts[40];
-    fq_time_format(now_ms, ts, sizeof(ts));
     struct fq_value *conds = fq_value_seq();
     struct fq_value *c = fq_value_map();
     fq_map_set(c, "type", fq_value_str("Ready"));
+    fq_map_set(c, "status", fq_value_str(""));
+    fq_map_set(c, "reason", fq_value_str(""));
+    fq_map_set(c, "message", fq_value_str(""));
+    fq_map_set(c, "lastHeartbeatTime", fq_value_str(""));
+    fq_map_set(c, "lastTransitionTime", fq_value_str(""));
+    fq_seq_push(conds, c);
+    fq_map_set(st, "conditions", conds);
+    return n;
+}
+
+struct fq_value *fq_nodepool_node_from(const struct fq_value *proto,
+                                       const struct fq_nodepool_spec *p,
+                                       const char *node_name, const char *slice,
+                                       int index, bool ready, int64_t now_ms)
+{
+    struct fq_value *n = fq_value_clone(proto);
+    struct fq_value *md = fq_map_get(n, "metadata");
+    fq_map_set(md, "name", fq_value_str(node_name));
+    struct fq_value *labels = fq_map_get(md, "labels");
+    fq_map_set(labels, "kubernetes.io/hostname", fq_value_str(node_name));
+    fq_map_set(labels, FQ_LABEL_SLICE, fq_value_str(slice));
+    fq_map_set(fq_map_get(md, "annotations"), "flexq.dev/slice-index",
+               fq_value_strf("%d", index));
+    fq_map_set(fq_map_get(n, "spec"), "providerID",
+               fq_value_strf("sim://%s/%s", p->location, node_name));
+    char ts[40];
+    fq_time_format(now_ms, ts, sizeof(ts));
+    struct fq_value *c =
+        fq_seq_at(fq_map_get(fq_map_get(n, "status"), "conditions"), 0);
     fq_map_set(c, "status", fq_value_str(ready ? "True" : "False"));
     fq_map_set(c, "reason",
                fq_value_str(ready ? "KubeletReady" : "KubeletNotReady"));
@@ -374,8 +405,17 @@ struct fq_value *fq_nodepool_make_node(const struct fq_nodepool_spec *p,
                                     "node is booting"));
     fq_map_set(c, "lastHeartbeatTime", fq_value_str(ts));
     fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
-    fq_seq_push(conds, c);
-    fq_map_set(st, "conditions", conds);
+    return n;
+}
+
+struct fq_value *fq_nodepool_make_node(const struct fq_nodepool_spec *p,
+                                       const char *node_name, const char *slice,
+                                       int index, bool ready, int64_t now_ms)
+{
+    struct fq_value *proto = fq_nodepool_node_proto(p);
+    struct fq_value *n =
+        fq_nodepool_node_from(proto, p, node_name, slice, index, ready, now_ms);
+    fq_value_free(proto);
     return n;
 }
 

@@ -110,6 +110,14 @@ struct fq_value *fq_nodepool_make_node(const struct fq_nodepool_spec *p,
                                        const char *node_name, const char *slice,
                                        int index, bool ready, int64_t now_ms);
 
+/* The same in two parts, for many nodes of a pool: a prototype (owned)
+ * of what the pool's nodes share, and a node (owned) made from it. */
+struct fq_value *fq_nodepool_node_proto(const struct fq_nodepool_spec *p);
+struct fq_value *fq_nodepool_node_from(const struct fq_value *proto,
+                                       const struct fq_nodepool_spec *p,
+                                       const char *node_name, const char *slice,
+                                       int index, bool ready, int64_t now_ms);
+
 /* The NodePool object (owned) of a new cluster's default pool:
  * default-pool of n2-standard-16, autoscaling 1..3, one node. */
 struct fq_value *fq_nodepool_default_object(void);

@@ -339,6 +339,32 @@ const struct fq_value *field(const struct fq_value *m, const char *key)
     return v && v->type != FQ_V_NULL ? v : NULL;
 }
 
+void fields(const struct fq_value *m, const char *const *keys, size_t n,
+            const struct fq_value **out)
+{
+    size_t len[FIELDS_MAX];
+    bool seen[FIELDS_MAX];
+    for (size_t i = 0; i < n; i++) {
+        out[i] = NULL;
+        len[i] = strlen(keys[i]);
+        seen[i] = false;
+    }
+    if (!m || m->type != FQ_V_MAP)
+        return;
+    size_t left = n;
+    for (size_t j = 0; j < m->u.map.n && left > 0; j++) {
+        const struct fq_member *x = &m->u.map.items[j];
+        for (size_t i = 0; i < n; i++) {
+            if (seen[i] || x->klen != len[i] || memcmp(x->key, keys[i], len[i]))
+                continue;
+            seen[i] = true; /* the first of the key, as fq_map_get */
+            left--;
+            out[i] = x->val && x->val->type != FQ_V_NULL ? x->val : NULL;
+            break;
+        }
+    }
+}
+
 /* --- name rules ------------------------------------------------------------- */
 
 static bool is_lower_alnum(char ch)
@@ -373,6 +399,25 @@ const char *fq_check_dns1123_label(const char *s)
     return check_label_chars(s, n);
 }
 
+/* Are the n bytes at s dot-separated labels, each passing
+ * check_label_chars (not empty; lower case letters, digits and '-'; a
+ * letter or digit at each end)? One pass: resource names and label keys
+ * of every decoded object come through here. */
+static bool labels_ok(const char *s, size_t n)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i == n || s[i] == '.') {
+            if (i == start || s[start] == '-' || s[i - 1] == '-')
+                return false;
+            start = i + 1;
+        } else if (!is_lower_alnum(s[i]) && s[i] != '-') {
+            return false;
+        }
+    }
+    return true;
+}
+
 const char *fq_check_dns1123_subdomain(const char *s)
 {
     size_t n = strlen(s);
@@ -380,17 +425,9 @@ const char *fq_check_dns1123_subdomain(const char *s)
         return "must not be empty";
     if (n > 253)
         return "must be no more than 253 characters";
-    const char *p = s;
-    for (;;) {
-        const char *dot = strchr(p, '.');
-        size_t len = dot ? (size_t)(dot - p) : strlen(p);
-        if (check_label_chars(p, len))
-            return "must consist of lower case letters, digits, '-' and "
-                   "'.', and start and end with a letter or digit";
-        if (!dot)
-            break;
-        p = dot + 1;
-    }
+    if (!labels_ok(s, n))
+        return "must consist of lower case letters, digits, '-' and "
+               "'.', and start and end with a letter or digit";
     return NULL;
 }
 
@@ -428,15 +465,12 @@ const char *fq_check_qualified_name(const char *s)
         return check_name_part(s, strlen(s));
     if (strchr(slash + 1, '/'))
         return "must have at most one '/'";
-    char prefix[256];
     size_t pn = (size_t)(slash - s);
     if (pn == 0)
         return "prefix part must not be empty";
-    if (pn >= sizeof(prefix))
+    if (pn >= 256)
         return "prefix part must be no more than 253 characters";
-    memcpy(prefix, s, pn);
-    prefix[pn] = '\0';
-    if (fq_check_dns1123_subdomain(prefix))
+    if (pn > 253 || !labels_ok(s, pn)) /* fq_check_dns1123_subdomain */
         return "prefix part must be a lowercase DNS subdomain";
     return check_name_part(slash + 1, strlen(slash + 1));
 }
@@ -478,7 +512,12 @@ static const char *check_config_key(const char *s)
 const char *want_str(struct dctx *c, const struct fq_value *m, const char *key,
                      bool required)
 {
-    const struct fq_value *v = field(m, key);
+    return str_of(c, m, key, field(m, key), required);
+}
+
+const char *str_of(struct dctx *c, const struct fq_value *m, const char *key,
+                   const struct fq_value *v, bool required)
+{
     if (!v) {
         if (required && m)
             derr_key(c, m, key, "required field is missing");
@@ -529,9 +568,14 @@ bool want_bool(struct dctx *c, const struct fq_value *m, const char *key,
 int64_t want_int(struct dctx *c, const struct fq_value *m, const char *key,
                  int64_t def, int64_t min, int64_t max, bool *present)
 {
+    return int_of(c, key, field(m, key), def, min, max, present);
+}
+
+int64_t int_of(struct dctx *c, const char *key, const struct fq_value *v,
+               int64_t def, int64_t min, int64_t max, bool *present)
+{
     if (present)
         *present = false;
-    const struct fq_value *v = field(m, key);
     if (!v)
         return def;
     if (v->type != FQ_V_NUM || !v->u.num.is_int) {
@@ -568,7 +612,12 @@ static bool integral_resource(const char *res)
 bool want_qty(struct dctx *c, const struct fq_value *m, const char *key,
               const char *res, bool nonneg, int64_t *out)
 {
-    const struct fq_value *v = field(m, key);
+    return qty_of(c, key, field(m, key), res, nonneg, out);
+}
+
+bool qty_of(struct dctx *c, const char *key, const struct fq_value *v,
+            const char *res, bool nonneg, int64_t *out)
+{
     if (!v)
         return false;
     const char *text;
@@ -663,7 +712,13 @@ const struct fq_value *want_seq(struct dctx *c, const struct fq_value *m,
 int want_enum(struct dctx *c, const struct fq_value *m, const char *key,
               const char *const *names, int def)
 {
-    const char *s = want_str(c, m, key, false);
+    return enum_of(c, m, key, field(m, key), names, def);
+}
+
+int enum_of(struct dctx *c, const struct fq_value *m, const char *key,
+            const struct fq_value *v, const char *const *names, int def)
+{
+    const char *s = str_of(c, m, key, v, false);
     if (!s)
         return def;
     for (int i = 0; names[i]; i++)
@@ -680,8 +735,7 @@ int want_enum(struct dctx *c, const struct fq_value *m, const char *key,
             break;
         used += (size_t)w;
     }
-    derr_key(c, field(m, key), key,
-             "unsupported value \"%s\": must be one of %s", s, list);
+    derr_key(c, v, key, "unsupported value \"%s\": must be one of %s", s, list);
     return def;
 }
 
@@ -811,7 +865,9 @@ void want_resources(struct dctx *c, const struct fq_value *m, const char *key,
             continue;
         }
         int64_t q;
-        if (want_qty(c, v, mb->key, mb->key, true, &q)) {
+        const struct fq_value *qv =
+            mb->val && mb->val->type != FQ_V_NULL ? mb->val : NULL;
+        if (qty_of(c, mb->key, qv, mb->key, true, &q)) {
             out->items[out->n].name = mb->key;
             out->items[out->n].value = q;
             out->n++;
@@ -836,15 +892,23 @@ void want_conditions(struct dctx *c, const struct fq_value *m, const char *key,
         if (!it || it->type != FQ_V_MAP) {
             derr(c, it, "must be a mapping, not %s", type_word(it));
         } else {
+            static const char *const keys[] = {"type",
+                                               "status",
+                                               "reason",
+                                               "message",
+                                               "lastTransitionTime",
+                                               "observedGeneration"};
+            const struct fq_value *f[6];
+            fields(it, keys, 6, f);
             struct fq_condition *cd = &out->items[out->n];
-            cd->type = want_str(c, it, "type", true);
-            cd->status = want_str(c, it, "status", false);
-            cd->reason = want_str(c, it, "reason", false);
-            cd->message = want_str(c, it, "message", false);
+            cd->type = str_of(c, it, "type", f[0], true);
+            cd->status = str_of(c, it, "status", f[1], false);
+            cd->reason = str_of(c, it, "reason", f[2], false);
+            cd->message = str_of(c, it, "message", f[3], false);
             cd->last_transition_time =
-                want_str(c, it, "lastTransitionTime", false);
+                str_of(c, it, "lastTransitionTime", f[4], false);
             cd->observed_generation =
-                want_int(c, it, "observedGeneration", 0, 0, INT64_MAX, NULL);
+                int_of(c, "observedGeneration", f[5], 0, 0, INT64_MAX, NULL);
             if (cd->type)
                 out->n++;
         }

@@ -93,9 +93,26 @@ const char *type_word(const struct fq_value *v); /* "a string", ... */
 
 /* The child, or NULL when absent or null. */
 const struct fq_value *field(const struct fq_value *m, const char *key);
+/* field() of each of keys[0..n) (n <= FIELDS_MAX) into out[], in one
+ * pass over m: a decoder that reads many members of a map it meets
+ * often (a condition, a check state) looks it over once. */
+#define FIELDS_MAX 8
+void fields(const struct fq_value *m, const char *const *keys, size_t n,
+            const struct fq_value **out);
 
 const char *want_str(struct dctx *c, const struct fq_value *m, const char *key,
                      bool required);
+/* The checks of want_str, want_int, want_qty and want_enum on a child v
+ * found already (field(m, key), or fields()): m and key are for the
+ * error messages. */
+const char *str_of(struct dctx *c, const struct fq_value *m, const char *key,
+                   const struct fq_value *v, bool required);
+int64_t int_of(struct dctx *c, const char *key, const struct fq_value *v,
+               int64_t def, int64_t min, int64_t max, bool *present);
+bool qty_of(struct dctx *c, const char *key, const struct fq_value *v,
+            const char *res, bool nonneg, int64_t *out);
+int enum_of(struct dctx *c, const struct fq_value *m, const char *key,
+            const struct fq_value *v, const char *const *names, int def);
 /* A string that must pass `check` (fq_check_dns1123_subdomain, ...). */
 const char *want_name(struct dctx *c, const struct fq_value *m, const char *key,
                       bool required, const char *(*check)(const char *));

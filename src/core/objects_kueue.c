@@ -586,18 +586,24 @@ static void decode_workload_status(struct dctx *c, const struct fq_value *st,
             if (!a || a->type != FQ_V_MAP) {
                 derr(c, a, "must be a mapping, not %s", type_word(a));
             } else {
+                static const char *const keys[] = {
+                    "name",       "state",
+                    "message",    "lastTransitionTime",
+                    "retryCount", "requeueAfterSeconds"};
+                const struct fq_value *f[6];
+                fields(a, keys, 6, f);
                 struct fq_check_status *cs =
                     &out->check_states[out->n_check_states++];
-                cs->name = want_str(c, a, "name", true);
-                cs->state =
-                    (enum fq_check_state)want_enum(c, a, "state", states, 0);
-                cs->message = want_str(c, a, "message", false);
+                cs->name = str_of(c, a, "name", f[0], true);
+                cs->state = (enum fq_check_state)enum_of(c, a, "state", f[1],
+                                                         states, 0);
+                cs->message = str_of(c, a, "message", f[2], false);
                 cs->last_transition_time =
-                    want_str(c, a, "lastTransitionTime", false);
+                    str_of(c, a, "lastTransitionTime", f[3], false);
                 cs->retry_count =
-                    want_int(c, a, "retryCount", 0, 0, INT64_MAX, NULL);
-                cs->requeue_after_seconds = want_int(
-                    c, a, "requeueAfterSeconds", 0, 0, INT64_MAX, NULL);
+                    int_of(c, "retryCount", f[4], 0, 0, INT64_MAX, NULL);
+                cs->requeue_after_seconds = int_of(c, "requeueAfterSeconds",
+                                                   f[5], 0, 0, INT64_MAX, NULL);
             }
             path_pop(c, o3);
         }

@@ -75,7 +75,8 @@
  *     eviction belong to the kueue controller.
  *
  * What a run costs. A run reconciles only the workloads marked since the
- * last one (they, or one of their requests, changed), in the order of
+ * last one (they, or one of their requests, changed, other than by this
+ * controller's own status write or deletion), in the order of
  * their "ns/name" keys, or, after an AdmissionCheck or
  * ProvisioningRequestConfig changed, every workload by namespace then
  * name. It finds a workload's requests in an index kept between runs:
@@ -172,6 +173,18 @@ struct provcheck {
     char **marked;
     size_t nmarked, capmarked;
     bool all;
+    /* The revisions of this controller's own changes that call for no
+     * reconcile (a workload's status write, a request's deletion), in
+     * order; [ownhead, nown) are those whose notices are still to come
+     * (see pc_on_change). */
+    uint64_t *own;
+    size_t ownhead, nown, capown;
+    /* The checks resolved since an AdmissionCheck or a
+     * ProvisioningRequestConfig last changed (their notices empty the
+     * list): every reconcile and every workload's notice asks, and the
+     * answers borrow from stored objects that only those notices move. */
+    struct resolved *res;
+    size_t nres, capres;
 };
 
 struct prc {
@@ -179,6 +192,13 @@ struct prc {
     const char *klass;
     const struct fq_value *managed;
     int64_t limit, base_s, max_s;
+};
+
+/* What resolve() found for one check. */
+struct resolved {
+    char *check; /* owned */
+    bool ours;   /* the check exists and its controllerName is ours */
+    struct prc prc;
 };
 
 static bool cond_is(const struct fq_value *status, const char *type,
@@ -193,9 +213,13 @@ static const char *ann(const struct fq_value *obj, const char *key)
         fq_map_get(fq_value_path(obj, "metadata.annotations"), key));
 }
 
-static bool resolve(struct fq_engine *e, const char *check, struct prc *out)
+/* Reads check `check` from the store: false when it is not ours; else
+ * its config (out->obj NULL when it has none: ours, but not active). */
+static bool resolve_stored(struct fq_engine *e, const char *check,
+                           struct prc *out)
 {
     struct fq_objstore *s = fq_engine_store(e);
+    memset(out, 0, sizeof(*out));
     const struct fq_object *ac =
         fq_objstore_get(s, FQ_KIND_ADMISSIONCHECK, "", check);
     if (!ac || strcmp(fq_value_path_str(ac->obj, "spec.controllerName", ""),
@@ -205,7 +229,6 @@ static bool resolve(struct fq_engine *e, const char *check, struct prc *out)
     const struct fq_object *p =
         name ? fq_objstore_get(s, FQ_KIND_PROVISIONINGREQUESTCONFIG, "", name) :
                NULL;
-    memset(out, 0, sizeof(*out));
     out->limit = 3;
     out->base_s = 60;
     out->max_s = 1800;
@@ -219,6 +242,30 @@ static bool resolve(struct fq_engine *e, const char *check, struct prc *out)
     out->base_s = fq_value_path_int(rs, "backoffBaseSeconds", 60);
     out->max_s = fq_value_path_int(rs, "backoffMaxSeconds", 1800);
     return true;
+}
+
+/* resolve_stored() through the list of resolved checks. */
+static bool resolve(struct provcheck *pc, struct fq_engine *e,
+                    const char *check, struct prc *out)
+{
+    for (size_t i = 0; i < pc->nres; i++)
+        if (!strcmp(pc->res[i].check, check)) {
+            *out = pc->res[i].prc;
+            return pc->res[i].ours;
+        }
+    FQ_GROW(pc->res, pc->capres, pc->nres + 1);
+    struct resolved *r = &pc->res[pc->nres++];
+    r->check = fq_xstrdup(check);
+    r->ours = resolve_stored(e, check, &r->prc);
+    *out = r->prc;
+    return r->ours;
+}
+
+static void forget_resolved(struct provcheck *pc)
+{
+    for (size_t i = 0; i < pc->nres; i++)
+        free(pc->res[i].check);
+    pc->nres = 0;
 }
 
 static const struct fq_value *find_podset(const struct fq_value *wl,
@@ -258,9 +305,39 @@ static bool podset_needs(const struct fq_value *wl, const struct fq_value *psa,
                          int64_t *count)
 {
     *ps = find_podset(wl, fq_value_path_str(psa, "name", ""));
-    *count =
-        fq_value_path_int(psa, "count", fq_value_path_int(*ps, "count", 1));
+    const struct fq_value *admitted = fq_map_get(psa, "count");
+    *count = admitted && admitted->type == FQ_V_NUM && admitted->u.num.is_int ?
+                 admitted->u.num.i :
+                 fq_value_path_int(*ps, "count", 1);
     return *ps && *count > 0 && uses_managed(*ps, prc->managed);
+}
+
+/* A podset assignment that goes into a request: the assignment, its
+ * podset and its admitted count. */
+struct need {
+    const struct fq_value *psa, *ps;
+    int64_t count;
+};
+
+/* The podset assignments of the workload's reservation that go into a
+ * request of the check (podset_needs), in order, found once for the
+ * decision that a request is needed, the comparison with the latest
+ * request and the new one. Returns how many; *out is `few` (room for
+ * nfew) when they fit, else owned. */
+static size_t needs_of(const struct fq_value *wl, const struct prc *prc,
+                       struct need *few, size_t nfew, struct need **out)
+{
+    const struct fq_value *psas =
+        fq_value_path(wl, "status.admission.podSetAssignments");
+    size_t n = 0, len = fq_value_len(psas);
+    struct need *v = len <= nfew ? few : fq_xcalloc(len, sizeof(*v));
+    for (size_t i = 0; i < fq_value_len(psas); i++) {
+        v[n].psa = fq_seq_at(psas, i);
+        if (podset_needs(wl, v[n].psa, prc, &v[n].ps, &v[n].count))
+            n++;
+    }
+    *out = v;
+    return n;
 }
 
 /* The request name: <wl>-<check>-<attempt>, shortened with a hash to 253. */
@@ -369,7 +446,8 @@ static void add_params(struct fq_engine *e, const struct fq_value *wl,
 
 static void create_request(struct provcheck *pc, struct fq_engine *e,
                            const struct fq_object *wl, const char *check,
-                           const struct prc *prc, int64_t attempt, int64_t now)
+                           const struct prc *prc, const struct need *needs,
+                           size_t nneeds, int64_t attempt, int64_t now)
 {
     char name[300];
     request_name(wl->name, check, attempt, name, sizeof(name));
@@ -410,21 +488,15 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
     else
         fq_value_free(params);
     struct fq_value *sets = fq_value_seq();
-    const struct fq_value *psas =
-        fq_value_path(wl->obj, "status.admission.podSetAssignments");
-    for (size_t i = 0; i < fq_value_len(psas); i++) {
-        const struct fq_value *psa = fq_seq_at(psas, i);
-        const char *psname = fq_value_path_str(psa, "name", "");
-        const struct fq_value *ps;
-        int64_t count;
-        if (!podset_needs(wl->obj, psa, prc, &ps, &count))
-            continue;
+    for (size_t i = 0; i < nneeds; i++) {
+        const char *psname = fq_value_path_str(needs[i].psa, "name", "");
         struct fq_value *set = fq_value_map();
         fq_map_set(fq_map_ensure_map(set, "podTemplateRef"), "name",
                    fq_value_strf("ppt-%s-%s", name, psname));
-        fq_map_set(set, "count", fq_value_int(count));
+        fq_map_set(set, "count", fq_value_int(needs[i].count));
         fq_map_set(set, "podSetName", fq_value_str(psname));
-        fq_map_set(set, "template", merged_template(e, ps, psa));
+        fq_map_set(set, "template",
+                   merged_template(e, needs[i].ps, needs[i].psa));
         fq_seq_push(sets, set);
     }
     fq_map_set(spec, "podSets", sets);
@@ -517,14 +589,43 @@ static struct preq *latest_request(struct provcheck *pc, const char *ns,
     return best;
 }
 
+/* The change just made to the store was this controller's own and
+ * calls for no reconcile of its workload. */
+static void own_change(struct provcheck *pc, struct fq_engine *e)
+{
+    FQ_GROW(pc->own, pc->capown, pc->nown + 1);
+    pc->own[pc->nown++] = fq_objstore_revision(fq_engine_store(e));
+}
+
+/*
+ * Was the change of revision rev one of our own (own_change)? Notices
+ * come in revision order, so the ones before it are behind us. A
+ * reconcile right after our own change would change nothing: it reads
+ * what the last one wrote, and what else it reads (the requests, the
+ * checks and their configs) comes with notices of its own.
+ */
+static bool own_notice(struct provcheck *pc, uint64_t rev)
+{
+    while (pc->ownhead < pc->nown && pc->own[pc->ownhead] < rev)
+        pc->ownhead++;
+    bool own = pc->ownhead < pc->nown && pc->own[pc->ownhead] == rev;
+    if (own)
+        pc->ownhead++;
+    if (pc->ownhead == pc->nown)
+        pc->ownhead = pc->nown = 0;
+    return own;
+}
+
 /* Deletes a request of namespace ns. Its entry stays, `gone`, until the
  * DELETED notice removes it after the run. */
 static void drop(struct provcheck *pc, struct fq_engine *e, const char *ns,
                  struct preq *r)
 {
     if (fq_objstore_delete(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST, ns,
-                           r->name, NULL) == 0)
+                           r->name, NULL) == 0) {
         pc->deleted++;
+        own_change(pc, e);
+    }
     r->gone = true;
 }
 
@@ -701,7 +802,7 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
 
 /* A live request that a listed check still uses: (check, attempt). */
 struct keep {
-    char *check; /* owned */
+    const char *check; /* borrowed from the workload's check list */
     int64_t attempt;
 };
 
@@ -736,37 +837,32 @@ static void delete_requests(struct provcheck *pc, struct fq_engine *e,
  * request stale (Kueue deletes a request whose podsets or counts no longer
  * match the assignment, and one out of sync with its config's class).
  */
-static bool request_matches(struct fq_engine *e, const struct fq_value *wl,
-                            const struct fq_value *req, const struct prc *prc)
+static bool request_matches(struct fq_engine *e, const struct fq_value *req,
+                            const struct prc *prc, const struct need *needs,
+                            size_t nneeds)
 {
     if (strcmp(fq_value_path_str(req, "spec.provisioningClassName", ""),
                prc->klass))
         return false;
     const struct fq_value *sets = fq_value_path(req, "spec.podSets");
-    const struct fq_value *psas =
-        fq_value_path(wl, "status.admission.podSetAssignments");
-    size_t j = 0;
-    for (size_t i = 0; i < fq_value_len(psas); i++) {
-        const struct fq_value *psa = fq_seq_at(psas, i), *ps;
-        int64_t count;
-        if (!podset_needs(wl, psa, prc, &ps, &count))
-            continue;
-        const struct fq_value *set = fq_seq_at(sets, j++);
-        if (!set ||
-            strcmp(fq_value_path_str(set, "podSetName", ""),
-                   fq_value_path_str(psa, "name", "")) ||
-            fq_value_path_int(set, "count", -1) != count)
+    if (fq_value_len(sets) != nneeds)
+        return false;
+    for (size_t i = 0; i < nneeds; i++) {
+        const struct fq_value *set = fq_seq_at(sets, i);
+        if (strcmp(fq_value_path_str(set, "podSetName", ""),
+                   fq_value_path_str(needs[i].psa, "name", "")) ||
+            fq_value_path_int(set, "count", -1) != needs[i].count)
             return false;
         const struct fq_value *sel =
             fq_value_path(set, "template.spec.nodeSelector");
         const struct fq_value *nl =
-            fq_value_path(assigned_flavor(e, psa), "spec.nodeLabels");
+            fq_value_path(assigned_flavor(e, needs[i].psa), "spec.nodeLabels");
         for (size_t k = 0; nl && nl->type == FQ_V_MAP && k < nl->u.map.n; k++)
             if (!fq_value_equal(fq_map_get(sel, nl->u.map.items[k].key),
                                 nl->u.map.items[k].val))
                 return false;
     }
-    return j == fq_value_len(sets);
+    return true;
 }
 
 /*
@@ -808,7 +904,10 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
     }
     bool admitted = fq_cond_status_is(admitted_c, "True");
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
-    struct keep *keep = fq_xcalloc(fq_value_len(chs) + 1, sizeof(*keep));
+    /* Most workloads list a check or two: room for a few on the stack. */
+    struct keep few[4] = {{0}};
+    size_t nchs = fq_value_len(chs);
+    struct keep *keep = nchs <= 4 ? few : fq_xcalloc(nchs, sizeof(*keep));
     size_t nkeep = 0;
     /* A copy of status.admissionChecks alone, written back in place: the
      * rest of the workload (its podsets' templates above all) is neither
@@ -818,7 +917,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         const char *check = fq_value_path_str(fq_seq_at(chs, i), "name", "");
         struct prc prc;
-        if (!resolve(e, check, &prc))
+        if (!resolve(pc, e, check, &prc))
             continue;
         ch.i = i;
         if (!prc.obj) {
@@ -826,16 +925,11 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                                  "the check is not active", now);
             continue;
         }
-        bool needed = false;
-        const struct fq_value *psas =
-            fq_value_path(wl->obj, "status.admission.podSetAssignments");
-        for (size_t k = 0; k < fq_value_len(psas) && !needed; k++) {
-            const struct fq_value *ps;
-            int64_t count;
-            needed =
-                podset_needs(wl->obj, fq_seq_at(psas, k), &prc, &ps, &count);
-        }
-        if (!needed) {
+        struct need few_needs[4], *needs;
+        size_t nneeds = needs_of(wl->obj, &prc, few_needs, 4, &needs);
+        struct need *owned = needs != few_needs ? needs : NULL;
+        if (nneeds == 0) {
+            free(owned);
             changed |= set_state(e, wl->obj, &ch, "Ready",
                                  "ProvisioningRequest is not needed", now);
             continue;
@@ -849,7 +943,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                 NULL;
         const char *state = fq_value_path_str(ck_get(&ch), "state", "Pending");
         if (req && pr->live && strcmp(state, "Ready") &&
-            !request_matches(e, wl->obj, req->obj, &prc)) {
+            !request_matches(e, req->obj, &prc, needs, nneeds)) {
             /* Made for an earlier reservation: replaced below. */
             drop(pc, e, wl->ns, pr);
             pr = latest_request(pc, wl->ns, wl->name, check, &attempt);
@@ -859,7 +953,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                        NULL;
         }
         bool reported = req && ann(req->obj, ANN_REPORTED);
-        keep[nkeep].check = fq_xstrdup(check);
+        keep[nkeep].check = check;
         if (!req || (reported && !strcmp(state, "Pending"))) {
             int64_t next = attempt + 1;
             int64_t rc = fq_value_path_int(ck_get(&ch), "retryCount", 0);
@@ -867,24 +961,29 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                 next = rc + 1;
             next = free_attempt(pc, wl->ns, wl->name, check, next);
             keep[nkeep++].attempt = next;
-            create_request(pc, e, wl, check, &prc, next, now);
+            create_request(pc, e, wl, check, &prc, needs, nneeds, next, now);
+            free(owned);
             changed |= set_state(e, wl->obj, &ch, "Pending", "", now);
             continue;
         }
+        free(owned);
         keep[nkeep++].attempt = attempt;
         changed |=
             sync_state(e, wl->obj, &ch, req, attempt, &prc, admitted, now);
     }
     delete_requests(pc, e, wl->ns, wl->name, true, keep, nkeep);
-    for (size_t i = 0; i < nkeep; i++)
-        free(keep[i].check);
-    free(keep);
-    if (ch.copy && changed)
+    if (keep != few)
+        free(keep);
+    if (ch.copy && changed) {
+        bool written = false;
         fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, wl->ns,
-                                   wl->name, "admissionChecks", ch.copy, NULL,
-                                   NULL);
-    else
+                                   wl->name, "admissionChecks", ch.copy,
+                                   &written, NULL);
+        if (written)
+            own_change(pc, e);
+    } else {
         fq_value_free(ch.copy);
+    }
 }
 
 static int cmp_wlreqs(const void *a, const void *b)
@@ -956,6 +1055,9 @@ static void pc_destroy(void *self)
         free(pc->marked[i]);
     free(pc->marked);
     fq_smap_free(&pc->dirty);
+    free(pc->own);
+    forget_resolved(pc);
+    free(pc->res);
     free(pc);
 }
 
@@ -989,12 +1091,14 @@ static void index_del(struct provcheck *pc, const char *ns, const char *name)
 
 /* Records request ns/name as `obj` (the stored tree) has it, replacing
  * what the index knew of it. A status change, the common case, only
- * updates `live`. */
-static void index_put(struct provcheck *pc, const char *ns, const char *name,
-                      const struct fq_value *obj)
+ * updates `live`. Returns the workload it names (borrowed), or NULL. */
+static const char *index_put(struct provcheck *pc, const char *ns,
+                             const char *name, const struct fq_value *obj)
 {
-    const char *w = ann(obj, ANN_WORKLOAD);
-    const char *check = ann(obj, ANN_CHECK), *a = ann(obj, ANN_ATTEMPT);
+    const struct fq_value *an = fq_value_path(obj, "metadata.annotations");
+    const char *w = fq_value_as_str(fq_map_get(an, ANN_WORKLOAD));
+    const char *check = fq_value_as_str(fq_map_get(an, ANN_CHECK));
+    const char *a = fq_value_as_str(fq_map_get(an, ANN_ATTEMPT));
     if (!check)
         check = "";
     int64_t attempt = a ? atoll(a) : 0;
@@ -1011,7 +1115,7 @@ static void index_put(struct provcheck *pc, const char *ns, const char *name,
         r->live = live;
         r->gone = false;
         key_done(key, buf);
-        return;
+        return w;
     }
     index_del(pc, ns, name);
     if (w) {
@@ -1040,6 +1144,7 @@ static void index_put(struct provcheck *pc, const char *ns, const char *name,
         fq_smap_put(&pc->by_name, key, g);
     }
     key_done(key, buf);
+    return w;
 }
 
 /* Node `node` now carries provisioning-request annotation `v` (NULL:
@@ -1102,15 +1207,14 @@ static bool owns_live(const struct provcheck *pc, const char *ns,
 }
 
 /* Does a workload list a check this controller handles? */
-static bool has_our_check(struct fq_engine *e, const struct fq_value *wl)
+static bool has_our_check(struct provcheck *pc, struct fq_engine *e,
+                          const struct fq_value *wl)
 {
     const struct fq_value *chs = fq_value_path(wl, "status.admissionChecks");
     for (size_t i = 0; i < fq_value_len(chs); i++) {
-        const struct fq_object *ac =
-            fq_objstore_get(fq_engine_store(e), FQ_KIND_ADMISSIONCHECK, "",
-                            fq_value_path_str(fq_seq_at(chs, i), "name", ""));
-        if (ac && !strcmp(fq_value_path_str(ac->obj, "spec.controllerName", ""),
-                          CONTROLLER_NAME))
+        struct prc prc;
+        if (resolve(pc, e, fq_value_path_str(fq_seq_at(chs, i), "name", ""),
+                    &prc))
             return true;
     }
     return false;
@@ -1144,14 +1248,19 @@ static void pc_on_change(void *self, struct fq_engine *e,
                          const struct fq_change *c)
 {
     struct provcheck *pc = self;
+    /* Our own status write or deletion: the index still takes it, but
+     * nothing is reconciled for it. */
+    bool own = own_notice(pc, c->rev);
     if (c->kind == FQ_KIND_WORKLOAD) {
+        if (own)
+            return;
         if (c->type == FQ_CHANGE_DELETED && requests_of(pc, c->ns, c->name))
             maybe_orphaned(pc, c->ns, c->name);
         bool relevant =
             c->type == FQ_CHANGE_DELETED ?
                 fq_objstore_count(fq_engine_store(e),
                                   FQ_KIND_PROVISIONINGREQUEST) > 0 :
-                has_our_check(e, c->obj) ||
+                has_our_check(pc, e, c->obj) ||
                     (fq_objstore_count(fq_engine_store(e),
                                        FQ_KIND_PROVISIONINGREQUEST) > 0 &&
                      (fq_capacity_cond_true(fq_map_get(c->obj, "status"),
@@ -1161,11 +1270,15 @@ static void pc_on_change(void *self, struct fq_engine *e,
             return;
         mark(pc, c->ns, c->name);
     } else if (c->kind == FQ_KIND_PROVISIONINGREQUEST) {
-        if (c->type == FQ_CHANGE_DELETED)
+        const char *w = NULL;
+        if (c->type == FQ_CHANGE_DELETED) {
             index_del(pc, c->ns, c->name);
-        else
-            index_put(pc, c->ns, c->name, c->obj);
-        const char *w = c->obj ? ann(c->obj, ANN_WORKLOAD) : NULL;
+            w = c->obj ? ann(c->obj, ANN_WORKLOAD) : NULL;
+        } else {
+            w = index_put(pc, c->ns, c->name, c->obj);
+        }
+        if (own)
+            return;
         if (w) {
             mark(pc, c->ns, w);
             if (c->type != FQ_CHANGE_DELETED &&
@@ -1181,7 +1294,9 @@ static void pc_on_change(void *self, struct fq_engine *e,
                       ann(c->obj, FQ_ANN_NODE_PROVREQ));
         return;
     } else {
-        pc->all = true; /* a check or a config: any workload may change */
+        /* A check or a config: any workload may change. */
+        forget_resolved(pc);
+        pc->all = true;
     }
     fq_engine_kick(e, self);
 }

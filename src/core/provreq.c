@@ -80,6 +80,22 @@
 #define DETAIL_RETRY "flexq.dev/retry-at"
 #define DETAIL_TRIES "flexq.dev/retries"
 
+/*
+ * What the steps of one request keep of its spec, which each of them
+ * reads: the pool pick_pool finds for it, per kind of pool (queued or
+ * not), and the nodes it needs there (nodes_needed). They hold while the
+ * pools are decoded as they were (decode_gen `gen`) and the spec is the
+ * one of generation `spec_gen` (a request's spec does not change in
+ * Kubernetes; a new generation drops them all the same).
+ */
+struct req_memo {
+    uint64_t gen;
+    int64_t spec_gen;
+    bool picked[2], sized[2];
+    struct fq_cap_pool *pool[2];
+    int64_t need[2];
+};
+
 struct req {
     const char *ns, *name, *klass;
     const char *key;            /* "ns/name", as nodes carry it */
@@ -97,6 +113,7 @@ struct req {
      * provider's state, or now as the creation time). */
     int64_t until, wake;
     bool counts, never_clean;
+    struct req_memo *memo; /* the request table's, or NULL */
 };
 
 /* Asks for a run at t, remembering that the step's outcome moves then. */
@@ -190,7 +207,7 @@ static void fmt_dur(int64_t ms, char *buf, size_t n)
 }
 
 /* The podsets' demand: nodes needed on `pool` for every podset. */
-static int64_t nodes_needed(const struct req *r, const struct fq_cap_pool *p)
+static int64_t nodes_needed_of(const struct req *r, const struct fq_cap_pool *p)
 {
     const struct fq_value *ps = fq_value_path(r->obj, "spec.podSets");
     int64_t alloc_cpu, alloc_mem, total = 0;
@@ -221,8 +238,8 @@ static int64_t nodes_needed(const struct req *r, const struct fq_cap_pool *p)
 
 /* The first pool (by name) of the right kind matching the template's
  * nodeSelector. */
-static struct fq_cap_pool *pick_pool(struct fq_capacity *st,
-                                     const struct req *r, bool queued)
+static struct fq_cap_pool *pick_pool_of(struct fq_capacity *st,
+                                        const struct req *r, bool queued)
 {
     const struct fq_value *ps = fq_value_path(r->obj, "spec.podSets");
     const struct fq_value *sel = fq_value_path(
@@ -234,6 +251,35 @@ static struct fq_cap_pool *pick_pool(struct fq_capacity *st,
             return p;
     }
     return NULL;
+}
+
+/* pick_pool_of through the request's memo. */
+static struct fq_cap_pool *pick_pool(struct fq_capacity *st,
+                                     const struct req *r, bool queued)
+{
+    struct req_memo *m = r->memo;
+    if (!m)
+        return pick_pool_of(st, r, queued);
+    if (!m->picked[queued]) {
+        m->pool[queued] = pick_pool_of(st, r, queued);
+        m->picked[queued] = true;
+    }
+    return m->pool[queued];
+}
+
+/* nodes_needed_of through the request's memo, for the pool pick_pool
+ * found. */
+static int64_t nodes_needed(const struct req *r, const struct fq_cap_pool *p)
+{
+    struct req_memo *m = r->memo;
+    bool q = p->spec.queued;
+    if (!m || !m->picked[q] || m->pool[q] != p)
+        return nodes_needed_of(r, p);
+    if (!m->sized[q]) {
+        m->need[q] = nodes_needed_of(r, p);
+        m->sized[q] = true;
+    }
+    return m->need[q];
 }
 
 static int req_nodes(struct fq_capacity *st, const char *key, int *ready,
@@ -618,10 +664,12 @@ static void step(struct fq_capacity *st, struct fq_engine *e, struct req *r)
  * then): look at it in place instead of copying it. Returns that end, or
  * -1 when the request is not quiet.
  */
-static int64_t quiet(struct fq_capacity *st, const struct fq_object *o)
+static int64_t quiet(struct fq_capacity *st, const struct fq_object *o,
+                     struct req_memo *memo)
 {
     struct req r = {0};
     r.obj = o->obj;
+    r.memo = memo;
     r.status = fq_map_get(o->obj, "status");
     if (strcmp(fq_value_path_str(o->obj, "spec.provisioningClassName", ""),
                CLASS_QUEUED) ||
@@ -671,6 +719,7 @@ struct preq {
     int64_t until, wake;
     int64_t order_t; /* this run's sort time */
     uint64_t stamp;
+    struct req_memo memo;
 };
 
 struct preqs {
@@ -926,7 +975,13 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
     pr->dirty = false;
     if (!o)
         return; /* its DELETED notice follows */
-    int64_t end = quiet(st, o);
+    int64_t spec_gen = fq_value_path_int(o->obj, "metadata.generation", 0);
+    if (pr->memo.gen != st->decode_gen || pr->memo.spec_gen != spec_gen) {
+        memset(&pr->memo, 0, sizeof(pr->memo));
+        pr->memo.gen = st->decode_gen;
+        pr->memo.spec_gen = spec_gen;
+    }
+    int64_t end = quiet(st, o, &pr->memo);
     if (end >= 0) {
         settle(st, t, pr, false, end, end, false);
         return;
@@ -948,19 +1003,22 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
     r.until = FQ_NEVER;
     r.wake = FQ_NEVER;
     r.never_clean = !pr->has_created;
+    r.memo = &pr->memo;
     step(st, e, &r);
-    /* A step that changed nothing made no copy (one that changed
-     * something may have set it back). */
-    bool changed = r.copy && !fq_value_equal(st0, r.copy);
-    /* Write back only the status; the spec is immutable. */
-    if (changed) {
+    /* A step that changed nothing made no copy; one that changed
+     * something may have set it back, which the store finds (it writes
+     * no status equal to the stored one). Only the status is written
+     * back: the spec is immutable. */
+    bool changed = false;
+    if (r.copy) {
+        uint64_t rev = fq_objstore_revision(s);
         fq_objstore_set_status(s, FQ_KIND_PROVISIONINGREQUEST, pr->ns, pr->name,
                                r.copy, NULL);
-        /* This run's scale-down reads whether its nodes are booked. */
-        fq_capacity_provreq_written(st, pr->key);
-    } else {
-        fq_value_free(r.copy);
+        changed = fq_objstore_revision(s) != rev;
     }
+    /* This run's scale-down reads whether its nodes are booked. */
+    if (changed)
+        fq_capacity_provreq_written(st, pr->key);
     settle(st, t, pr, changed || r.never_clean, r.until, r.wake, r.counts);
 }
 

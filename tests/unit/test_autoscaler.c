@@ -134,10 +134,60 @@ static void test_deleted_pool_and_bad_pool(void **state)
     fq_engine_free(e);
 }
 
+/* With status rewrites throttled (the simulator's status_every_ms), a
+ * pool's counts and cost are written at most once per period, and the
+ * cost written then is the exact sum of every interval in between. */
+static void test_pool_status_throttled(void **state)
+{
+    (void)state;
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.seed = 7;
+    cfg.sim_provider = true;
+    cfg.policy = fq_policy_kueue();
+    cfg.status_every_ms = 3600 * SEC;
+    struct fq_engine *e = fq_engine_new(&cfg);
+    ct_apply(e, pools, CT0);
+    ct_run_to(e, CT0);
+    const struct fq_value *p = ct_get(e, FQ_KIND_NODEPOOL, "", "tpu");
+    assert_int_equal(fq_value_path_int(p, "status.nodeCount", -1), 0);
+    assert_int_equal(fq_value_path_int(p, "status.cost.asOfMs", -1), CT0);
+
+    pod(e, "a", true, "", CT0 + 1 * SEC);
+    pod(e, "b", true, "", CT0 + 1 * SEC);
+    ct_run_to(e, CT0 + 62 * SEC);
+    assert_int_equal(ct_count_nodes(e, "tpu"), 2);
+    /* not rewritten within the hour */
+    p = ct_get(e, FQ_KIND_NODEPOOL, "", "tpu");
+    assert_int_equal(fq_value_path_int(p, "status.nodeCount", -1), 0);
+    assert_int_equal(fq_value_path_int(p, "status.cost.asOfMs", -1), CT0);
+
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_POD, "default", "a", CT0 + 100 * SEC, NULL),
+        0);
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_POD, "default", "b", CT0 + 100 * SEC, NULL),
+        0);
+    ct_run_to(e, CT0 + 701 * SEC);
+    assert_int_equal(ct_count_nodes(e, "tpu"), 0);
+    /* the first run an hour on (a new pod starts one) writes them: 2
+     * nodes from 1 s to 700 s */
+    pod(e, "c", false, "", CT0 + 3700 * SEC);
+    ct_run_to(e, CT0 + 3700 * SEC);
+    p = ct_get(e, FQ_KIND_NODEPOOL, "", "tpu");
+    assert_int_equal(fq_value_path_int(p, "status.cost.nodeSeconds", 0),
+                     2 * 699);
+    assert_true(fq_value_path_int(p, "status.cost.asOfMs", -1) >=
+                CT0 + 3600 * SEC);
+    assert_int_equal(fq_value_path_int(p, "status.nodeCount", -1), 0);
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scale_up_and_down),
+        cmocka_unit_test(test_pool_status_throttled),
         cmocka_unit_test(test_deleted_pool_and_bad_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

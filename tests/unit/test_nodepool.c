@@ -137,6 +137,29 @@ static void test_nodes(void **state)
     const struct fq_value *ready =
         fq_seq_at(fq_value_path(n, "status.conditions"), 0);
     assert_string_equal(fq_value_path_str(ready, "status", ""), "False");
+    assert_string_equal(fq_value_path_str(n, "spec.providerID", ""),
+                        "sim://us-east5-b/gke-p-abcde-0");
+    /* Nodes made from one prototype are copies: each has its own name,
+     * host index and Ready condition, and the prototype stays as made. */
+    struct fq_value *proto = fq_nodepool_node_proto(&p);
+    struct fq_value *n1 = fq_nodepool_node_from(proto, &p, "gke-p-abcde-0",
+                                                "p-abcde", 0, false, 0);
+    struct fq_value *n2 = fq_nodepool_node_from(proto, &p, "gke-p-abcde-1",
+                                                "p-abcde", 1, true, 0);
+    assert_true(fq_value_equal(n1, n));
+    assert_string_equal(label(n2, "kubernetes.io/hostname"), "gke-p-abcde-1");
+    assert_string_equal(
+        fq_value_as_str(fq_map_get(fq_value_path(n2, "metadata.annotations"),
+                                   "flexq.dev/slice-index")),
+        "1");
+    assert_string_equal(
+        fq_value_path_str(fq_seq_at(fq_value_path(n2, "status.conditions"), 0),
+                          "status", ""),
+        "True");
+    assert_string_equal(fq_value_path_str(proto, "metadata.name", "-"), "");
+    fq_value_free(n1);
+    fq_value_free(n2);
+    fq_value_free(proto);
     /* Selectors: the pool matches what its nodes carry. */
     struct fq_value *sel =
         testlib_yaml1("{cloud.google.com/gke-nodepool: p, "
