@@ -5,19 +5,23 @@
  *                   [MAX_JOBS]]]]]
  *
  * Defaults: the first 1,000 jobs of the KTH dev trace, 8 chips per host,
- * through examples/sim/kth-100.yaml with the flexq policy (about 1.2 s on
- * the project's 2-core machine; the whole Philly trace still takes tens
- * of minutes, too long for `make bench`). The target run is
+ * through examples/sim/kth-100.yaml with the flexq policy (well under a
+ * second, so that `make bench` stays quick). The target run is
  *
  *   build/bench/sim ../shared/traces/philly_2017/dev.csv \
  *       examples/sim/philly-100.yaml flexq 0 0
  *
  * (the whole Philly dev trace, 71,466 jobs, in under 10 s on one core).
  * Prints jobs/s (trace jobs per second of wall time), events/s (stored
- * changes the engine made per second), settles, peak memory and the run's
- * outcome counts, then, as the last line, one JSON object with the same
- * figures. MAX_JOBS 0 means all; CHIPS_PER_HOST 0 means the trace's hosts.
+ * changes the engine made per second), settles, the process's CPU time,
+ * peak memory, the heap in use when a quarter, half, three quarters and
+ * all of the jobs had finished (flat when finished jobs cost nothing; it
+ * follows the jobs live at the time, and includes the allocator's cache
+ * of up to 16 MiB of free small blocks) and the run's outcome counts,
+ * then, as the last line, one JSON object with the same figures.
+ * MAX_JOBS 0 means all; CHIPS_PER_HOST 0 means the trace's hosts.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +39,30 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* The heap in use (glibc's count of allocated bytes) when the share of
+ * finished jobs first reaches each quarter. */
+struct heap_marks {
+    double mib[4];
+    int next;
+};
+
+static void on_progress(void *ctx, const struct fq_sim_progress *p)
+{
+    struct heap_marks *h = ctx;
+    while (h->next < 4 && p->njobs &&
+           p->done * 4 >= p->njobs * (size_t)(h->next + 1)) {
+        h->mib[h->next++] = (double)mallinfo2().uordblks / (1024.0 * 1024.0);
+    }
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -100,10 +128,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench sim: unknown policy %s\n", policy);
         return 1;
     }
+    struct heap_marks heap = {{0}, 0};
+    o.progress = on_progress;
+    o.progress_ctx = &heap;
     struct fq_sim_result r;
     t0 = now_s();
+    double c0 = cpu_s();
     int rc = fq_sim_run(&o, &r, &err);
-    double wall = now_s() - t0;
+    double wall = now_s() - t0, cpu = cpu_s() - c0;
     if (rc) {
         fprintf(stderr, "bench sim: %s\n", err.msg);
         return 1;
@@ -124,17 +156,22 @@ int main(int argc, char **argv)
     printf("jobs/s       %.0f\n", jobs_s);
     printf("events/s     %.0f (%llu stored changes, %llu settles)\n", events_s,
            (unsigned long long)r.events, (unsigned long long)r.steps);
+    printf("cpu time     %.2f s\n", cpu);
     printf("peak memory  %.1f MiB\n", rss_mib);
+    printf("heap in use  %.1f / %.1f / %.1f / %.1f MiB with 25 / 50 / 75 / "
+           "100%% of the jobs finished\n",
+           heap.mib[0], heap.mib[1], heap.mib[2], heap.mib[3]);
     printf("outcome      %zu finished, %zu refused, %zu expired, %zu "
            "unfinished\n",
            f.finished, f.refused, f.expired, f.unfinished);
     printf("{\"bench\": \"sim\", \"policy\": \"%s\", \"jobs\": %zu, "
-           "\"wall_s\": %.3f, \"jobs_per_s\": %.0f, \"events\": %llu, "
-           "\"events_per_s\": %.0f, \"settles\": %llu, \"peak_rss_mib\": "
-           "%.1f, \"finished\": %zu, \"unfinished\": %zu}\n",
-           r.policy, r.njobs, wall, jobs_s, (unsigned long long)r.events,
-           events_s, (unsigned long long)r.steps, rss_mib, f.finished,
-           f.unfinished);
+           "\"wall_s\": %.3f, \"cpu_s\": %.3f, \"jobs_per_s\": %.0f, "
+           "\"events\": %llu, \"events_per_s\": %.0f, \"settles\": %llu, "
+           "\"peak_rss_mib\": %.1f, \"heap_mib_at_quarters\": [%.1f, %.1f, "
+           "%.1f, %.1f], \"finished\": %zu, \"unfinished\": %zu}\n",
+           r.policy, r.njobs, wall, cpu, jobs_s, (unsigned long long)r.events,
+           events_s, (unsigned long long)r.steps, rss_mib, heap.mib[0],
+           heap.mib[1], heap.mib[2], heap.mib[3], f.finished, f.unfinished);
     fq_sim_result_release(&r);
     fq_trace_release(&tr);
     fq_docs_release(&docs);
