@@ -716,10 +716,12 @@ FQ_OBJECT_KINDS(FQ_OBJECT_DECLARE)
 /* clang-format on */
 
 /*
- * A Workload's status alone (admission, check states, conditions, requeue
- * state), decoded as fq_workload_decode decodes it; everything else in
- * *out is zero. For a controller that has the spec's view already and
- * sees only the status move. Release with fq_workload_release.
+ * A Workload's status alone (admission, check states, requeue state),
+ * decoded as fq_workload_decode decodes it; everything else in *out is
+ * zero, conditions too: this is for a controller that has the spec's view
+ * already, sees only the status move, and reads the conditions from the
+ * tree itself (they are most of a status, and most of what changes).
+ * Release with fq_workload_release.
  */
 int fq_workload_status_decode(const struct fq_value *obj,
                               struct fq_workload *out);

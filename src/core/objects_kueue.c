@@ -537,13 +537,15 @@ void fq_localqueue_release(struct fq_localqueue *v)
 
 /* --- Workload ----------------------------------------------------------------------- */
 
+/* status (conditions too when `conds`) into out. */
 static void decode_workload_status(struct dctx *c, const struct fq_value *st,
-                                   struct fq_workload *out)
+                                   bool conds, struct fq_workload *out)
 {
     static const char *const states[] = {"Pending", "Ready", "Retry",
                                          "Rejected", NULL};
     size_t old = path_key(c, "status");
-    want_conditions(c, st, "conditions", &out->conditions);
+    if (conds)
+        want_conditions(c, st, "conditions", &out->conditions);
     const struct fq_value *adm = want_map(c, st, "admission", false);
     if (adm) {
         out->has_admission = true;
@@ -706,7 +708,7 @@ int fq_workload_decode(const struct fq_value *obj, const char *file,
         path_pop(&c, old);
         const struct fq_value *st = want_map(&c, obj, "status", false);
         if (st)
-            decode_workload_status(&c, st, out);
+            decode_workload_status(&c, st, true, out);
     }
     return dctx_end(&c, out, sizeof(*out), &out->mem);
 }
@@ -722,7 +724,7 @@ int fq_workload_status_decode(const struct fq_value *obj,
     c.kind = FQ_KIND_WORKLOAD;
     const struct fq_value *st = fq_map_get(obj, "status");
     if (st && st->type == FQ_V_MAP)
-        decode_workload_status(&c, st, out);
+        decode_workload_status(&c, st, false, out);
     return dctx_end(&c, out, sizeof(*out), &out->mem);
 }
 
