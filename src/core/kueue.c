@@ -2824,12 +2824,58 @@ static uint64_t fp_value(uint64_t h, const struct fq_value *v)
     return h;
 }
 
+/* The members of a condition rec_derive may read, for fp_cond. */
+enum {
+    F_STATUS = 1,
+    F_REASON = 2,
+    F_MESSAGE = 4,
+    F_TIME = 8
+};
+
+/* What rec_derive reads of each condition type (0: nothing). */
+static const unsigned cond_reads[NCOND] = {
+    [C_QUOTA_RESERVED] = F_STATUS | F_MESSAGE | F_TIME,
+    [C_ADMITTED] = F_STATUS,
+    [C_EVICTED] = F_STATUS | F_REASON | F_TIME,
+    [C_REQUEUED] = F_STATUS,
+};
+
+/* fp_value of condition c (or of its absence), but of only the members
+ * in `want` (the first of each key, as str_at finds it): the others
+ * (observedGeneration, most reasons and messages) are most of its bytes
+ * and rec_derive does not read them. */
+static uint64_t fp_cond(uint64_t h, const struct fq_value *c, unsigned want)
+{
+    if (!c || c->type != FQ_V_MAP)
+        return fp_value(h, c);
+    const struct fq_value *f[4] = {NULL, NULL, NULL, NULL};
+    bool seen[4] = {false, false, false, false};
+    for (size_t i = 0; i < c->u.map.n; i++) {
+        const struct fq_member *x = &c->u.map.items[i];
+        int at = member_is(x, "status")             ? 0 :
+                 member_is(x, "reason")             ? 1 :
+                 member_is(x, "message")            ? 2 :
+                 member_is(x, "lastTransitionTime") ? 3 :
+                                                      -1;
+        if (at >= 0 && !seen[at]) {
+            seen[at] = true;
+            f[at] = x->val;
+        }
+    }
+    h = fp_word(h, FQ_V_MAP + 2);
+    for (int i = 0; i < 4; i++)
+        if (want & (1u << i))
+            h = fp_value(h, f[i]);
+    return h;
+}
+
 /*
  * A hash of what rec_derive reads of a stored workload: generation (the
  * spec moves it), uid, creation, annotations, status.admission, the
- * conditions it looks at and the check states. Writes it does not read
- * (PodsReady, cost, podSetUpdates) leave it, so they cost no decode. What
- * a record reads from elsewhere (the snapshot, Namespaces, priority
+ * members it reads of the conditions it looks at, and the check states.
+ * Writes it does not read (PodsReady, cost, podSetUpdates, a condition's
+ * message it does not show) leave it, so they cost no decode. What a
+ * record reads from elsewhere (the snapshot, Namespaces, priority
  * classes, an old slice) clears fp_ok instead.
  */
 static uint64_t fingerprint(const struct fq_value *obj,
@@ -2846,8 +2892,8 @@ static uint64_t fingerprint(const struct fq_value *obj,
 
     /* The first entry of each type, as cond_find reads them. */
     for (int t = 0; t < NCOND; t++)
-        if (t != C_PODS_READY) /* rec_derive does not read it */
-            h = fp_value(h, found[t]);
+        if (cond_reads[t])
+            h = fp_cond(h, found[t], cond_reads[t]);
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         const struct fq_value *ch = fq_seq_at(chs, i);
