@@ -1104,15 +1104,12 @@ static uint64_t avoid_mask(const struct fq_adm *a, const char *ann, int64_t now,
     return m;
 }
 
-/* The time a workload is queued by: its creation, or the time it was
- * evicted by a check or (timestampEviction) a PodsReady timeout; `ev` is
- * its Evicted condition, or NULL. */
-static int64_t queue_order_ts(const struct fq_value *obj,
-                              const struct fq_value *ev,
+/* The time a workload is queued by: its creation (`created`), or the
+ * time it was evicted by a check or (timestampEviction) a PodsReady
+ * timeout; `ev` is its Evicted condition, or NULL. */
+static int64_t queue_order_ts(int64_t created, const struct fq_value *ev,
                               const struct fq_engine_config *cfg)
 {
-    int64_t created = parse_time(
-        fq_value_path_str(obj, "metadata.creationTimestamp", NULL), 0);
     if (cond_is_true(ev)) {
         const char *r = str_at(ev, "reason", "");
         if (!strcmp(r, "AdmissionCheck") ||
@@ -1127,7 +1124,9 @@ static int64_t queue_order_ts(const struct fq_value *obj,
 int64_t fq_kueue_queue_order_ts(const struct fq_value *wl,
                                 const struct fq_engine_config *cfg)
 {
-    return queue_order_ts(wl, cond_find(wl, "Evicted"), cfg);
+    int64_t created = parse_time(
+        fq_value_path_str(wl, "metadata.creationTimestamp", NULL), 0);
+    return queue_order_ts(created, cond_find(wl, "Evicted"), cfg);
 }
 
 static int32_t priority_of(struct fq_engine *e, const struct fq_workload *v)
@@ -2687,7 +2686,9 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         w->why_msg = fq_xstrdup(str_at(qr, "message", ""));
     const struct fq_value *rq = cond[C_REQUEUED];
     bool in_backoff = rq && !strcmp(str_at(rq, "status", ""), "False");
-    w->qts = queue_order_ts(obj, cond[C_EVICTED], cfg);
+    /* w->created is the spec's view's: the store keeps creationTimestamp
+     * as it was created (server-owned), so a status write leaves it. */
+    w->qts = queue_order_ts(w->created, cond[C_EVICTED], cfg);
     const char *avoid =
         fq_value_as_str(fq_map_get(ann, FQ_KUEUE_AVOID_FLAVORS));
     w->avoid_ann = avoid ? fq_xstrdup(avoid) : NULL;
