@@ -726,6 +726,16 @@ FQ_OBJECT_KINDS(FQ_OBJECT_DECLARE)
 int fq_workload_status_decode(const struct fq_value *obj,
                               struct fq_workload *out);
 
+/*
+ * A Workload decoded as fq_workload_decode does, but for spec.podSets,
+ * which is neither read nor checked (podsets is NULL, n_podsets 0): for a
+ * controller that keeps its own view of each distinct podSets subtree it
+ * has decoded before, templates being most of a Workload's decode.
+ * Release with fq_workload_release.
+ */
+int fq_workload_decode_no_podsets(const struct fq_value *obj,
+                                  struct fq_workload *out);
+
 /* --- whole objects ---------------------------------------------------------- */
 
 /*

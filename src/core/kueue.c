@@ -43,7 +43,9 @@
  * (cond_scan) and appends its key to the lists of records to derive and
  * lifecycles to run (struct keylist: read back sorted, each key once);
  * rec_refresh derives a record again only when its fingerprint (what
- * rec_derive reads) moved. A cycle allocates nothing: its per-queue
+ * rec_derive reads) moved, and a new workload whose podSets match an
+ * earlier one's takes that one's podset view instead of decoding its pod
+ * templates (psviews: workloads of a job shape are alike). A cycle allocates nothing: its per-queue
  * scratch lives in the controller, and so do the heads' nominations,
  * which are their outcomes too unless an earlier head of the round
  * reserved or preempted. Callers that read only an assignment's outcome
@@ -235,6 +237,10 @@ struct kueue {
     struct fq_smap shapes;
     int nshapes;
     struct memo *memo;
+    /* The podset view (struct psview) of each distinct spec.podSets seen
+     * since the snapshot was built, by fp_value hash in hex: workloads
+     * of one job shape share it, so a new one decodes no pod template. */
+    struct fq_smap psviews;
     size_t memo_cap;
     uint64_t snap_ver; /* bumped whenever usage or configuration moves */
     uint64_t q_ver;    /* bumped whenever a pending queue changes */
@@ -1190,6 +1196,44 @@ static void wl_podsets(struct snap *s, struct wl *w,
                 ap->taint_ok |= 1ull << f;
         }
     }
+}
+
+/* A podSets subtree's view in a struct wl (wl_podsets' answer), kept
+ * in struct kueue's psviews. */
+struct psview {
+    int npodsets;
+    struct fq_adm_podset *ps; /* owned, npodsets */
+    char **psname;            /* owned, npodsets */
+    int64_t *req;             /* owned, npodsets * nres */
+};
+
+/* Copies the podsets of `from` to the empty ones of `to` (both wl_podsets'
+ * shape: nres requests per podset, ps[p] pointing into req and psname). */
+static void podsets_copy(int nres, const struct psview *from, struct psview *to)
+{
+    int n = from->npodsets;
+    to->npodsets = n;
+    to->req = fq_xcalloc((size_t)n * (size_t)nres, sizeof(int64_t));
+    to->ps = fq_xcalloc((size_t)n + 1, sizeof(*to->ps));
+    to->psname = fq_xcalloc((size_t)n + 1, sizeof(*to->psname));
+    memcpy(to->req, from->req, (size_t)n * (size_t)nres * sizeof(int64_t));
+    for (int p = 0; p < n; p++) {
+        to->psname[p] = fq_xstrdup(from->psname[p]);
+        to->ps[p] = from->ps[p];
+        to->ps[p].name = to->psname[p];
+        to->ps[p].req = &to->req[p * nres];
+    }
+}
+
+static void psview_free(void *p)
+{
+    struct psview *v = p;
+    for (int i = 0; i < v->npodsets; i++)
+        free(v->psname[i]);
+    free(v->psname);
+    free(v->ps);
+    free(v->req);
+    free(v);
 }
 
 /* Sets the usage w holds (copies n pairs). */
@@ -2585,10 +2629,22 @@ static bool ns_matches(struct fq_engine *e, const struct cq_info *c,
 }
 
 #define SHAPE_UNKNOWN (-2)
+#define PSVIEWS_MAX   4096
 
 /* A pending workload's podsets as the assigner sees them, interned: two
  * workloads of one shape get one outcome from fq_adm_assign on a queue
  * that cannot preempt (ff_quiet). */
+static uint64_t fp_value(uint64_t h, const struct fq_value *v);
+
+/* The psviews key of a podSets subtree: its fp_value in hex. */
+static void psview_key(const struct fq_value *pss, char key[17])
+{
+    uint64_t h = fp_value(1469598103934665603ull, pss);
+    for (int i = 15; i >= 0; i--, h >>= 4)
+        key[i] = "0123456789abcdef"[h & 15];
+    key[16] = 0;
+}
+
 static int shape_of(struct kueue *k, const struct wl *w)
 {
     if (w->npodsets == 0)
@@ -2618,7 +2674,9 @@ static int shape_of(struct kueue *k, const struct wl *w)
  * stored: the view is dropped before anything is written) and the
  * snapshot, and attaches it where it now belongs. What comes from the
  * spec (podsets, priority, queue, uid) is kept while the generation and
- * the snapshot hold (spec_ok): then only the status is decoded. A
+ * the snapshot hold (spec_ok): then only the status is decoded. A new
+ * spec whose podSets equal some decoded before (k->psviews) decodes all
+ * but them. A
  * workload that cannot be queued (no LocalQueue, its ClusterQueue missing
  * or inactive, its namespace not selected) gets Kueue's
  * QuotaReserved=False message. `cond` is obj's cond_scan.
@@ -2666,7 +2724,13 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         w->cq = -1;
         r->ok = r->spec_ok = false;
         r->shape = -1;
-        if (fq_workload_decode(obj, NULL, &v, NULL) != 0)
+        /* A podSets subtree seen before decoded then (so it is valid) to
+         * the view kept: only the rest is decoded. */
+        char pkey[17];
+        psview_key(fq_map_get(fq_map_get(obj, "spec"), "podSets"), pkey);
+        const struct psview *pv = fq_smap_get(&k->psviews, pkey);
+        if ((pv ? fq_workload_decode_no_podsets(obj, &v) :
+                  fq_workload_decode(obj, NULL, &v, NULL)) != 0)
             return;
         r->ok = r->spec_ok = true;
         r->spec_gen = gen;
@@ -2675,7 +2739,24 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         w->created = parse_time(v.meta.creation_timestamp, 0);
         r->queue_name = v.queue_name ? fq_xstrdup(v.queue_name) : NULL;
         r->active = v.active;
-        wl_podsets(s, w, &v);
+        int nres = s->adm.nres > 0 ? s->adm.nres : 1;
+        struct psview mine;
+        if (pv) {
+            podsets_copy(nres, pv, &mine);
+            w->npodsets = mine.npodsets;
+            w->ps = mine.ps;
+            w->psname = mine.psname;
+            w->req = mine.req;
+        } else {
+            wl_podsets(s, w, &v);
+            mine = (struct psview){w->npodsets, w->ps, w->psname, w->req};
+            /* A bound for a daemon that sees ever new shapes. */
+            if (k->psviews.n >= PSVIEWS_MAX)
+                fq_smap_clear(&k->psviews);
+            struct psview *keep = fq_xmalloc(sizeof(*keep));
+            podsets_copy(nres, &mine, keep);
+            fq_smap_put(&k->psviews, pkey, keep);
+        }
         r->shape = SHAPE_UNKNOWN;
     }
     const char *ns = w->ns;
@@ -3543,6 +3624,7 @@ static void *create(struct fq_engine *e)
     k->config_dirty = true;
     k->recs.free_val = rec_free;
     k->timers.free_val = free;
+    k->psviews.free_val = psview_free;
     k->park_gen = 1;
     k->snap_ver = 1;
     k->ff_len = 1;
@@ -3665,6 +3747,7 @@ static void queues_free(struct kueue *k)
     k->heads = NULL;
     free(k->memo);
     fq_smap_clear(&k->shapes);
+    fq_smap_clear(&k->psviews); /* they hold the snapshot's indexes */
     k->nshapes = 0;
     k->memo = NULL;
     k->memo_cap = 0;
@@ -3757,6 +3840,7 @@ static void destroy(void *self)
     fq_smap_free(&k->live);
     fq_smap_free(&k->timers);
     fq_smap_free(&k->shapes);
+    fq_smap_free(&k->psviews);
     for (size_t i = 0; i < k->ntq; i++)
         free(k->tq[i].key);
     free(k->tq);

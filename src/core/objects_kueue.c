@@ -622,8 +622,10 @@ static void decode_workload_status(struct dctx *c, const struct fq_value *st,
     path_pop(c, old);
 }
 
-int fq_workload_decode(const struct fq_value *obj, const char *file,
-                       struct fq_workload *out, struct fq_errlist *errs)
+/* A Workload, spec.podSets too when `podsets`. */
+static int decode_workload(const struct fq_value *obj, const char *file,
+                           bool podsets, struct fq_workload *out,
+                           struct fq_errlist *errs)
 {
     static const char *const sources[] = {
         "", "kueue.x-k8s.io/workloadpriorityclass",
@@ -634,7 +636,8 @@ int fq_workload_decode(const struct fq_value *obj, const char *file,
                    &out->meta) == 0) {
         const struct fq_value *spec = want_map(&c, obj, "spec", true);
         size_t old = path_key(&c, "spec");
-        const struct fq_value *ps = want_seq(&c, spec, "podSets", true, 1, 18);
+        const struct fq_value *ps =
+            podsets ? want_seq(&c, spec, "podSets", true, 1, 18) : NULL;
         if (ps) {
             out->podsets = MEM_ARRAY(&c, struct fq_podset, ps->u.seq.n);
             size_t o2 = path_key(&c, "podSets");
@@ -711,6 +714,18 @@ int fq_workload_decode(const struct fq_value *obj, const char *file,
             decode_workload_status(&c, st, true, out);
     }
     return dctx_end(&c, out, sizeof(*out), &out->mem);
+}
+
+int fq_workload_decode(const struct fq_value *obj, const char *file,
+                       struct fq_workload *out, struct fq_errlist *errs)
+{
+    return decode_workload(obj, file, true, out, errs);
+}
+
+int fq_workload_decode_no_podsets(const struct fq_value *obj,
+                                  struct fq_workload *out)
+{
+    return decode_workload(obj, NULL, false, out, NULL);
 }
 
 int fq_workload_status_decode(const struct fq_value *obj,

@@ -751,6 +751,13 @@ static void test_view_defaults(void **state)
     assert_int_equal(wl.check_states[0].state, FQ_CHECK_RETRY);
     assert_int_equal(wl.conditions.n, 0);
     fq_workload_release(&wl);
+    /* All but the podsets. */
+    assert_int_equal(fq_workload_decode_no_podsets(v, &wl), 0);
+    assert_null(wl.podsets);
+    assert_int_equal(wl.n_podsets, 0);
+    assert_true(wl.active);
+    assert_string_equal(wl.admission_cluster_queue, "cq");
+    fq_workload_release(&wl);
     fq_value_free(v);
 }
 
