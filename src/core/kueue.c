@@ -52,7 +52,8 @@
  * (ff_quiet, try_migrate) ask fq_adm_assign for no message. A migration
  * pass looks at every candidate only after a release on a flavor one
  * may move to or the end of a cool-down, else at the candidates that
- * came since (mig_pass); a requeue puts parked heads back where they
+ * came since (mig_pass), and a holder derived again to the usage it had
+ * releases nothing (held_restore); a requeue puts parked heads back where they
  * were taken from (pq_requeue); a plan of quiet cycles reads each queue
  * once, at a load per head of a shape already found quiet (ff_plan).
  *
@@ -2670,6 +2671,59 @@ static int shape_of(struct kueue *k, const struct wl *w)
 }
 
 /*
+ * What a holder held before it is derived again, and the release signals
+ * as they were: taking its usage out and putting the same back is no
+ * release (as in try_migrate), else every status write to a holder (a
+ * check's state, PodsReady) would make the next migration pass try every
+ * candidate again, to find what each found.
+ */
+struct held {
+    bool on; /* it held, and its usage fits here */
+    int cq, nuse;
+    uint16_t fr[FQ_ADM_MAX_FLAVORS];
+    int64_t amt[FQ_ADM_MAX_FLAVORS];
+    uint64_t rel[FQ_ADM_MAX_FLAVORS];
+    uint64_t mig_rel;
+    bool mig_dirty;
+};
+
+static void held_save(const struct kueue *k, const struct rec *r,
+                      struct held *h)
+{
+    const struct wl *w = &r->w;
+    h->on = r->accounted && w->holds && w->nuse <= FQ_ADM_MAX_FLAVORS;
+    if (!h->on)
+        return;
+    h->cq = w->cq;
+    h->nuse = w->nuse;
+    for (int u = 0; u < w->nuse; u++) {
+        h->fr[u] = w->use_fr[u];
+        h->amt[u] = w->use_amt[u];
+    }
+    memcpy(h->rel, k->rel_flv, sizeof(h->rel));
+    h->mig_rel = k->mig_rel;
+    h->mig_dirty = k->mig_dirty;
+}
+
+/* After the record is attached again: when it holds what it held, the
+ * release its detach signalled is taken back (a candidate attached again
+ * is new to the migration pass all the same: mig_add). */
+static void held_restore(struct kueue *k, const struct rec *r,
+                         const struct held *h)
+{
+    const struct wl *w = &r->w;
+    if (!h->on || !r->accounted || !w->holds || w->cq != h->cq ||
+        w->nuse != h->nuse)
+        return;
+    for (int u = 0; u < h->nuse; u++)
+        if (w->use_fr[u] != h->fr[u] || w->use_amt[u] != h->amt[u])
+            return;
+    memcpy(k->rel_flv, h->rel, sizeof(h->rel));
+    k->mig_rel = h->mig_rel;
+    k->mig_dirty = h->mig_dirty || r->in_mig;
+}
+
+/*
  * Derives a record again from its stored workload (decoded where it is
  * stored: the view is dropped before anything is written) and the
  * snapshot, and attaches it where it now belongs. What comes from the
@@ -2688,6 +2742,8 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     const struct fq_engine_config *cfg = fq_engine_config(e);
     struct snap *s = k->snap;
     struct wl *w = &r->w;
+    struct held was;
+    held_save(k, r, &was);
     rec_detach(k, r);
     const struct fq_value *md = fq_map_get(obj, "metadata");
     int64_t gen = int_at(md, "generation", 0);
@@ -2826,6 +2882,7 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     }
     fq_workload_release(&v);
     rec_attach(k, r);
+    held_restore(k, r, &was);
     if (why)
         set_pending(e, w, "Inadmissible", why, now);
 }
