@@ -45,7 +45,8 @@
  * rec_refresh derives a record again only when its fingerprint (what
  * rec_derive reads) moved, and a new workload whose podSets match an
  * earlier one's takes that one's podset view instead of decoding its pod
- * templates (psviews: workloads of a job shape are alike). A cycle allocates nothing: its per-queue
+ * templates (psviews: workloads of a job shape are alike), as a holder's
+ * status write takes its admission's view (admviews). A cycle allocates nothing: its per-queue
  * scratch lives in the controller, and so do the heads' nominations,
  * which are their outcomes too unless an earlier head of the round
  * reserved or preempted. Callers that read only an assignment's outcome
@@ -242,6 +243,10 @@ struct kueue {
      * since the snapshot was built, by fp_value hash in hex: workloads
      * of one job shape share it, so a new one decodes no pod template. */
     struct fq_smap psviews;
+    /* Likewise the usage view (struct admview) of each distinct
+     * status.admission: workloads of a shape on a flavor share it, so a
+     * holder's status write decodes no admission. */
+    struct fq_smap admviews;
     size_t memo_cap;
     uint64_t snap_ver; /* bumped whenever usage or configuration moves */
     uint64_t q_ver;    /* bumped whenever a pending queue changes */
@@ -1250,13 +1255,27 @@ static void wl_set_use(struct wl *w, int n, const uint16_t *fr,
     memcpy(w->use_amt, amt, (size_t)n * sizeof(*amt));
 }
 
-/* Usage held by an admitted workload, from status.admission. */
-static void wl_usage(struct snap *s, struct wl *w, const struct fq_workload *v)
-{
+/* What rec_derive reads of a status.admission, kept in struct kueue's
+ * admviews. */
+struct admview {
+    int cq; /* snapshot index, or -1 */
+    uint64_t assigned_flv;
+    int nuse;
     uint16_t use_fr[FQ_ADM_MAX_FLAVORS];
     int64_t use_amt[FQ_ADM_MAX_FLAVORS];
+};
+
+/* The ClusterQueue and the usage an admission holds, from the decoded
+ * status.admission. */
+static void adm_view(struct snap *s, const struct fq_workload *v,
+                     struct admview *av)
+{
+    uint16_t *use_fr = av->use_fr;
+    int64_t *use_amt = av->use_amt;
     int nuse = 0;
-    w->assigned_flv = 0;
+    av->cq = find_cq(
+        s, v->admission_cluster_queue ? v->admission_cluster_queue : "");
+    av->assigned_flv = 0;
     for (size_t p = 0; p < v->n_assignments; p++) {
         const struct fq_podset_assignment *pa = &v->assignments[p];
         for (size_t r = 0; r < pa->resource_usage.n; r++) {
@@ -1266,7 +1285,7 @@ static void wl_usage(struct snap *s, struct wl *w, const struct fq_workload *v)
             int fi = flv ? fq_adm_find_flavor(&s->adm, flv) : -1;
             if (ri < 0 || fi < 0)
                 continue;
-            w->assigned_flv |= 1ull << fi;
+            av->assigned_flv |= 1ull << fi;
             uint16_t fr = (uint16_t)(fi * s->adm.nres + ri);
             int k = 0;
             while (k < nuse && use_fr[k] != fr)
@@ -1280,7 +1299,7 @@ static void wl_usage(struct snap *s, struct wl *w, const struct fq_workload *v)
             use_amt[k] += pa->resource_usage.items[r].value;
         }
     }
-    wl_set_use(w, nuse, use_fr, use_amt);
+    av->nuse = nuse;
 }
 
 /* --- transitions --------------------------------------------------------- */
@@ -2630,21 +2649,24 @@ static bool ns_matches(struct fq_engine *e, const struct cq_info *c,
 }
 
 #define SHAPE_UNKNOWN (-2)
-#define PSVIEWS_MAX   4096
+/* The most views psviews and admviews keep (then they start again): a
+ * bound for a daemon that sees ever new ones. */
+#define VIEWS_MAX 4096
+#define FP_SEED   1469598103934665603ull
 
-/* A pending workload's podsets as the assigner sees them, interned: two
- * workloads of one shape get one outcome from fq_adm_assign on a queue
- * that cannot preempt (ff_quiet). */
 static uint64_t fp_value(uint64_t h, const struct fq_value *v);
 
-/* The psviews key of a podSets subtree: its fp_value in hex. */
-static void psview_key(const struct fq_value *pss, char key[17])
+/* A hash (fp_value's) in hex: a key of psviews and admviews. */
+static void hex_key(uint64_t h, char key[17])
 {
-    uint64_t h = fp_value(1469598103934665603ull, pss);
     for (int i = 15; i >= 0; i--, h >>= 4)
         key[i] = "0123456789abcdef"[h & 15];
     key[16] = 0;
 }
+
+/* A pending workload's podsets as the assigner sees them, interned: two
+ * workloads of one shape get one outcome from fq_adm_assign on a queue
+ * that cannot preempt (ff_quiet). */
 
 static int shape_of(struct kueue *k, const struct wl *w)
 {
@@ -2730,14 +2752,16 @@ static void held_restore(struct kueue *k, const struct rec *r,
  * spec (podsets, priority, queue, uid) is kept while the generation and
  * the snapshot hold (spec_ok): then only the status is decoded. A new
  * spec whose podSets equal some decoded before (k->psviews) decodes all
- * but them. A
- * workload that cannot be queued (no LocalQueue, its ClusterQueue missing
- * or inactive, its namespace not selected) gets Kueue's
- * QuotaReserved=False message. `cond` is obj's cond_scan.
+ * but them, and a status.admission decoded before (k->admviews, by its
+ * hash adm_h) is not decoded again. A workload that cannot be queued (no
+ * LocalQueue, its ClusterQueue missing or inactive, its namespace not
+ * selected) gets Kueue's QuotaReserved=False message. `cond` is obj's
+ * cond_scan.
  */
 static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
                        const struct fq_value *obj,
-                       const struct fq_value *const cond[NCOND], int64_t now)
+                       const struct fq_value *const cond[NCOND], uint64_t adm_h,
+                       int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
     struct snap *s = k->snap;
@@ -2748,8 +2772,15 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     const struct fq_value *md = fq_map_get(obj, "metadata");
     int64_t gen = int_at(md, "generation", 0);
     struct fq_workload v;
+    /* An admission decoded before (so valid) is not decoded again. */
+    char akey[17];
+    hex_key(adm_h, akey);
+    const struct admview *av = fq_smap_get(&k->admviews, akey);
+    unsigned parts = FQ_WL_CHECKS | FQ_WL_REQUEUE;
+    if (!av)
+        parts |= FQ_WL_ADMISSION;
     bool light = r->spec_ok && r->spec_gen == gen &&
-                 fq_workload_status_decode(obj, &v) == 0;
+                 fq_workload_status_decode(obj, parts, &v) == 0;
     r->mig_valid = false;
     if (light) {
         /* The status-derived part goes; the spec's stays. */
@@ -2783,7 +2814,9 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         /* A podSets subtree seen before decoded then (so it is valid) to
          * the view kept: only the rest is decoded. */
         char pkey[17];
-        psview_key(fq_map_get(fq_map_get(obj, "spec"), "podSets"), pkey);
+        hex_key(
+            fp_value(FP_SEED, fq_map_get(fq_map_get(obj, "spec"), "podSets")),
+            pkey);
         const struct psview *pv = fq_smap_get(&k->psviews, pkey);
         if ((pv ? fq_workload_decode_no_podsets(obj, &v) :
                   fq_workload_decode(obj, NULL, &v, NULL)) != 0)
@@ -2806,8 +2839,7 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         } else {
             wl_podsets(s, w, &v);
             mine = (struct psview){w->npodsets, w->ps, w->psname, w->req};
-            /* A bound for a daemon that sees ever new shapes. */
-            if (k->psviews.n >= PSVIEWS_MAX)
+            if (k->psviews.n >= VIEWS_MAX)
                 fq_smap_clear(&k->psviews);
             struct psview *keep = fq_xmalloc(sizeof(*keep));
             podsets_copy(nres, &mine, keep);
@@ -2832,14 +2864,24 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     const char *why = NULL; /* a message to write once the view is gone */
     char msg[512];
     const char *queue = r->queue_name;
-    if (v.has_admission && !strcmp(qr_status, "True")) {
-        w->cq = find_cq(
-            s, v.admission_cluster_queue ? v.admission_cluster_queue : "");
+    if ((av || v.has_admission) && !strcmp(qr_status, "True")) {
+        struct admview made;
+        if (!av) {
+            adm_view(s, &v, &made);
+            av = &made;
+            if (k->admviews.n >= VIEWS_MAX)
+                fq_smap_clear(&k->admviews);
+            struct admview *keep = fq_xmalloc(sizeof(*keep));
+            *keep = made;
+            fq_smap_put(&k->admviews, akey, keep);
+        }
+        w->cq = av->cq;
         w->holds = w->cq >= 0;
         w->admitted = cond_is_true(cond[C_ADMITTED]);
         w->evicting = cond_is_true(cond[C_EVICTED]);
         w->reserved_at = parse_time(str_at(qr, "lastTransitionTime", NULL), 0);
-        wl_usage(s, w, &v);
+        wl_set_use(w, av->nuse, av->use_fr, av->use_amt);
+        w->assigned_flv = av->assigned_flv;
         /* Waiting on a check, none Ready: may migrate. */
         bool any = false, ready = false;
         for (size_t c = 0; c < v.n_check_states; c++) {
@@ -3015,19 +3057,22 @@ static uint64_t fp_cond(uint64_t h, const struct fq_value *c, unsigned want)
  * Writes it does not read (PodsReady, cost, podSetUpdates, a condition's
  * message it does not show) leave it, so they cost no decode. What a
  * record reads from elsewhere (the snapshot, Namespaces, priority
- * classes, an old slice) clears fp_ok instead.
+ * classes, an old slice) clears fp_ok instead. *adm_h is the hash of
+ * status.admission alone (its key in admviews).
  */
 static uint64_t fingerprint(const struct fq_value *obj,
-                            const struct fq_value *const found[NCOND])
+                            const struct fq_value *const found[NCOND],
+                            uint64_t *adm_h)
 {
     const struct fq_value *md = fq_map_get(obj, "metadata");
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = FP_SEED;
     h = fp_value(h, fq_map_get(md, "generation"));
     h = fp_value(h, fq_map_get(md, "uid"));
     h = fp_value(h, fq_map_get(md, "creationTimestamp"));
     h = fp_value(h, fq_map_get(md, "annotations"));
     const struct fq_value *st = fq_map_get(obj, "status");
-    h = fp_value(h, fq_map_get(st, "admission"));
+    *adm_h = fp_value(FP_SEED, fq_map_get(st, "admission"));
+    h = fp_word(h, *adm_h);
 
     /* The first entry of each type, as cond_find reads them. */
     for (int t = 0; t < NCOND; t++)
@@ -3072,10 +3117,11 @@ static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
         r->qcq = -1;
         fq_smap_put(&k->recs, key, r);
     }
-    uint64_t fp = fingerprint(obj, cond);
+    uint64_t adm_h;
+    uint64_t fp = fingerprint(obj, cond, &adm_h);
     if (r->fp_ok && r->fp == fp && !r->w.replaces)
         return;
-    rec_derive(k, e, r, obj, cond, now);
+    rec_derive(k, e, r, obj, cond, adm_h, now);
     r->fp = fp;
     r->fp_ok = true;
     if (r->w.replaces && !r->in_slices)
@@ -3682,6 +3728,7 @@ static void *create(struct fq_engine *e)
     k->recs.free_val = rec_free;
     k->timers.free_val = free;
     k->psviews.free_val = psview_free;
+    k->admviews.free_val = free;
     k->park_gen = 1;
     k->snap_ver = 1;
     k->ff_len = 1;
@@ -3805,6 +3852,7 @@ static void queues_free(struct kueue *k)
     free(k->memo);
     fq_smap_clear(&k->shapes);
     fq_smap_clear(&k->psviews); /* they hold the snapshot's indexes */
+    fq_smap_clear(&k->admviews);
     k->nshapes = 0;
     k->memo = NULL;
     k->memo_cap = 0;
@@ -3898,6 +3946,7 @@ static void destroy(void *self)
     fq_smap_free(&k->timers);
     fq_smap_free(&k->shapes);
     fq_smap_free(&k->psviews);
+    fq_smap_free(&k->admviews);
     for (size_t i = 0; i < k->ntq; i++)
         free(k->tq[i].key);
     free(k->tq);

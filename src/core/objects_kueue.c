@@ -537,16 +537,17 @@ void fq_localqueue_release(struct fq_localqueue *v)
 
 /* --- Workload ----------------------------------------------------------------------- */
 
-/* status (conditions too when `conds`) into out. */
+/* The `parts` (enum fq_wl_status_part) of status into out. */
 static void decode_workload_status(struct dctx *c, const struct fq_value *st,
-                                   bool conds, struct fq_workload *out)
+                                   unsigned parts, struct fq_workload *out)
 {
     static const char *const states[] = {"Pending", "Ready", "Retry",
                                          "Rejected", NULL};
     size_t old = path_key(c, "status");
-    if (conds)
+    if (parts & FQ_WL_CONDITIONS)
         want_conditions(c, st, "conditions", &out->conditions);
-    const struct fq_value *adm = want_map(c, st, "admission", false);
+    const struct fq_value *adm =
+        parts & FQ_WL_ADMISSION ? want_map(c, st, "admission", false) : NULL;
     if (adm) {
         out->has_admission = true;
         size_t o2 = path_key(c, "admission");
@@ -578,7 +579,8 @@ static void decode_workload_status(struct dctx *c, const struct fq_value *st,
         path_pop(c, o2);
     }
     const struct fq_value *acs =
-        want_seq(c, st, "admissionChecks", false, 0, 0);
+        parts & FQ_WL_CHECKS ? want_seq(c, st, "admissionChecks", false, 0, 0) :
+                               NULL;
     if (acs) {
         out->check_states = MEM_ARRAY(c, struct fq_check_status, acs->u.seq.n);
         size_t o2 = path_key(c, "admissionChecks");
@@ -611,7 +613,8 @@ static void decode_workload_status(struct dctx *c, const struct fq_value *st,
         }
         path_pop(c, o2);
     }
-    const struct fq_value *rq = want_map(c, st, "requeueState", false);
+    const struct fq_value *rq =
+        parts & FQ_WL_REQUEUE ? want_map(c, st, "requeueState", false) : NULL;
     if (rq) {
         out->has_requeue_state = true;
         size_t o2 = path_key(c, "requeueState");
@@ -711,7 +714,7 @@ static int decode_workload(const struct fq_value *obj, const char *file,
         path_pop(&c, old);
         const struct fq_value *st = want_map(&c, obj, "status", false);
         if (st)
-            decode_workload_status(&c, st, true, out);
+            decode_workload_status(&c, st, FQ_WL_STATUS_ALL, out);
     }
     return dctx_end(&c, out, sizeof(*out), &out->mem);
 }
@@ -728,7 +731,7 @@ int fq_workload_decode_no_podsets(const struct fq_value *obj,
     return decode_workload(obj, NULL, false, out, NULL);
 }
 
-int fq_workload_status_decode(const struct fq_value *obj,
+int fq_workload_status_decode(const struct fq_value *obj, unsigned parts,
                               struct fq_workload *out)
 {
     struct dctx c;
@@ -739,7 +742,7 @@ int fq_workload_status_decode(const struct fq_value *obj,
     c.kind = FQ_KIND_WORKLOAD;
     const struct fq_value *st = fq_map_get(obj, "status");
     if (st && st->type == FQ_V_MAP)
-        decode_workload_status(&c, st, false, out);
+        decode_workload_status(&c, st, parts, out);
     return dctx_end(&c, out, sizeof(*out), &out->mem);
 }
 
