@@ -585,7 +585,8 @@ struct check_info {
 
 struct cq_info {
     char *name;
-    int adm; /* index in the fq_adm */
+    char *reserved_msg; /* QuotaReserved=True's message, made once */
+    int adm;            /* index in the fq_adm */
     bool active;
     char *inactive_reason;
     char *inactive_msg;
@@ -719,6 +720,10 @@ static void snap_build(struct snap *s, struct fq_engine *e)
         if (fq_clusterqueue_decode(cqo[i]->obj, NULL, &c->view, NULL) != 0)
             continue;
         c->name = fq_xstrdup(cqo[i]->name);
+        struct fq_buf b = FQ_BUF_INIT;
+        fq_buf_printf(&b, "Quota reserved in ClusterQueue %s", c->name);
+        c->reserved_msg = fq_xstrdup(fq_buf_str(&b));
+        fq_buf_release(&b);
         s->ncq++;
         for (size_t g = 0; g < c->view.n_groups; g++) {
             const struct fq_resource_group *rg = &c->view.groups[g];
@@ -894,6 +899,7 @@ static void snap_release(struct snap *s)
     for (int i = 0; i < s->ncq; i++) {
         struct cq_info *c = &s->cqs[i];
         free(c->name);
+        free(c->reserved_msg);
         free(c->inactive_reason);
         free(c->inactive_msg);
         for (int k = 0; k < c->nchecks; k++)
@@ -2353,9 +2359,8 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     }
     fq_map_set(adm, "podSetAssignments", psa);
     fq_map_set(fq_map_ensure_map(obj, "status"), "admission", adm);
-    char msg[512];
-    snprintf(msg, sizeof(msg), "Quota reserved in ClusterQueue %s", c->name);
-    cond_set(obj, "QuotaReserved", "True", "QuotaReserved", msg, now);
+    cond_set(obj, "QuotaReserved", "True", "QuotaReserved", c->reserved_msg,
+             now);
     cond_clear(obj, "Evicted", "QuotaReserved", "Previously: evicted", now);
     cond_clear(obj, "Preempted", "QuotaReserved", "Previously: preempted", now);
     /* Checks that apply to the assigned flavors. */
