@@ -1157,8 +1157,9 @@ void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e)
         fill_minimum(st, e);
         scale_for_groups(st, e, &gs);
     }
-    /* Pools still backing off keep failing until their backoff ends. */
-    for (size_t i = 0; i < st->npools; i++) {
+    /* Pools still backing off keep failing until their backoff ends
+     * (while they have demand: without groups there is none). */
+    for (size_t i = 0; gs.n > 0 && i < st->npools; i++) {
         struct fq_cap_backoff *b = fq_capacity_backoff(st, st->pools[i].name);
         if (b->until > st->now && !st->pools[i].failed_scale_up) {
             bool demand = false;

@@ -1615,6 +1615,7 @@ static void orphans(struct fq_capacity *st, struct fq_engine *e)
 static void pool_shown(struct fq_cap_pool *p, const struct fq_object *o)
 {
     p->shown_rv = o->rv;
+    p->shown_held = true;
     p->shown_nodes = p->nodes;
     p->shown_ready = p->ready;
     p->shown_failed = p->failed_scale_up;
@@ -1664,16 +1665,19 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
         struct fq_cap_pool *p = &st->pools[i];
         if (!fq_capacity_pool_rewrite_due(st, e, p->throttled.status_written))
             continue;
+        /* Most runs change nothing here: skip what was found equal or
+         * written already, else compare before writing. While no notice
+         * of the pool came, the store need not even be asked. */
+        bool same = p->shown_nodes == p->nodes && p->shown_ready == p->ready &&
+                    p->shown_failed == p->failed_scale_up &&
+                    !strcmp(p->shown_reason, p->fail_reason);
+        if (same && p->shown_held)
+            continue;
         const struct fq_object *cur =
             fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (!cur)
             continue;
-        /* Most runs change nothing here: skip what was found equal or
-         * written already, else compare before writing. */
-        if (cur->rv == p->shown_rv && p->shown_nodes == p->nodes &&
-            p->shown_ready == p->ready &&
-            p->shown_failed == p->failed_scale_up &&
-            !strcmp(p->shown_reason, p->fail_reason))
+        if (same && cur->rv == p->shown_rv)
             continue;
         const struct fq_value *cs = fq_map_get(cur->obj, "status");
         const struct fq_value *cond = fq_capacity_cond(cs, "ScaleUp");
@@ -1965,10 +1969,12 @@ static void pool_note(struct fq_capacity *st, const struct fq_change *c)
         st->pools_dirty = true;
         return;
     }
-    const struct fq_cap_pool *p = fq_capacity_pool(st, c->name);
+    struct fq_cap_pool *p = fq_capacity_pool(st, c->name);
     if (!p ||
         p->generation != fq_value_path_int(c->obj, "metadata.generation", 0))
         st->pools_dirty = true;
+    else
+        p->shown_held = false; /* pool_status looks at the store again */
 }
 
 static void cap_on_change(void *self, struct fq_engine *e,

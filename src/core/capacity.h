@@ -112,8 +112,12 @@ struct fq_cap_pool {
     } throttled;
 
     /* What pool_status last found stored (or wrote): the resourceVersion
-     * and the counts and condition it held then. */
+     * and the counts and condition it held then. shown_held: no notice
+     * of the pool came since, so the stored status is still what was
+     * shown, but for the cost this run may have written (cost.c writes
+     * status.cost alone). */
     uint64_t shown_rv;
+    bool shown_held;
     int64_t shown_nodes, shown_ready;
     bool shown_failed;
     char shown_reason[256];
