@@ -163,13 +163,12 @@ struct provcheck {
      * from the Nodes' notices like the index: free_attempt asks one
      * question per attempt instead of reading every Node. */
     struct fq_smap node_req, req_nodes;
-    /* Workloads ("ns/name") to reconcile at the next run: those that
-     * changed and those whose requests changed. Every workload is looked
-     * at when `all` is set (the first run, a check or config changed). */
-    struct fq_smap dirty;
-    /* The same keys (owned) in the order they were marked: a run sorts
-     * and clears these, at a cost of what was marked rather than of the
-     * set's table, which keeps the size of the busiest run. */
+    /* Workloads ("ns/name", owned) to reconcile at the next run: those
+     * that changed and those whose requests changed, in the order they
+     * were marked, repeats and all: a run sorts them and skips repeats,
+     * which costs less than a set kept to refuse them (most are marked
+     * once). Every workload is looked at when `all` is set (the first
+     * run, a check or config changed). */
     char **marked;
     size_t nmarked, capmarked;
     bool all;
@@ -1054,7 +1053,6 @@ static void pc_destroy(void *self)
     for (size_t i = 0; i < pc->nmarked; i++)
         free(pc->marked[i]);
     free(pc->marked);
-    fq_smap_free(&pc->dirty);
     free(pc->own);
     forget_resolved(pc);
     free(pc->res);
@@ -1224,14 +1222,8 @@ static bool has_our_check(struct provcheck *pc, struct fq_engine *e,
  * still costs the engine a settle round. */
 static void mark(struct provcheck *pc, const char *ns, const char *name)
 {
-    char buf[600];
-    char *key = key_of(buf, sizeof(buf), ns, name);
-    if (!fq_smap_has(&pc->dirty, key)) {
-        fq_smap_put(&pc->dirty, key, NULL);
-        FQ_GROW(pc->marked, pc->capmarked, pc->nmarked + 1);
-        pc->marked[pc->nmarked++] = fq_xstrdup(key);
-    }
-    key_done(key, buf);
+    FQ_GROW(pc->marked, pc->capmarked, pc->nmarked + 1);
+    pc->marked[pc->nmarked++] = key_of(NULL, 0, ns, name);
 }
 
 /* A workload whose requests may have lost it (see struct provcheck). */
@@ -1306,40 +1298,48 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The workloads this run looks at, "ns" and "name" interleaved. */
+/* The workloads this run looks at, "ns" and "name" interleaved: each
+ * "ns" is owned, its "name" lies in the same allocation. */
 static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
 {
     char **keys;
     size_t n = 0;
+    char **v = pc->marked;
+    size_t m = pc->nmarked;
     if (pc->all) {
         const struct fq_object **list;
-        size_t m =
+        size_t nl =
             fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
-        keys = fq_xcalloc(2 * m + 1, sizeof(*keys));
-        for (size_t i = 0; i < m; i++) {
-            keys[2 * n] = fq_xstrdup(list[i]->ns);
-            keys[2 * n + 1] = fq_xstrdup(list[i]->name);
+        keys = fq_xcalloc(2 * nl + 1, sizeof(*keys));
+        for (size_t i = 0; i < nl; i++) {
+            size_t a = strlen(list[i]->ns);
+            char *k = key_of(NULL, 0, list[i]->ns, list[i]->name);
+            k[a] = '\0';
+            keys[2 * n] = k;
+            keys[2 * n + 1] = k + a + 1;
             n++;
         }
         free(list);
+        for (size_t i = 0; i < m; i++)
+            free(v[i]);
     } else {
-        char **v = pc->marked;
-        size_t m = pc->nmarked;
         if (m > 1)
             qsort(v, m, sizeof(*v), cmp_str);
         keys = fq_xcalloc(2 * m + 1, sizeof(*keys));
         for (size_t i = 0; i < m; i++) {
+            if (i + 1 < m && !strcmp(v[i], v[i + 1])) {
+                free(v[i]); /* marked again: the last one stays */
+                continue;
+            }
             size_t l = strcspn(v[i], "/");
-            keys[2 * n] = fq_xstrndup(v[i], l);
-            keys[2 * n + 1] = fq_xstrdup(v[i][l] ? v[i] + l + 1 : "");
+            char *name = v[i] + l + (v[i][l] ? 1 : 0);
+            v[i][l] = '\0';
+            keys[2 * n] = v[i];
+            keys[2 * n + 1] = name;
             n++;
         }
     }
     pc->all = false;
-    for (size_t i = 0; i < pc->nmarked; i++) {
-        fq_smap_del(&pc->dirty, pc->marked[i]);
-        free(pc->marked[i]);
-    }
     pc->nmarked = 0;
     *out = keys;
     return n;
@@ -1368,7 +1368,6 @@ static void pc_run(void *self, struct fq_engine *e, int64_t now)
             delete_requests(pc, e, keys[2 * i], keys[2 * i + 1], false, NULL,
                             0);
         free(keys[2 * i]);
-        free(keys[2 * i + 1]);
     }
     free(keys);
     orphans(pc, e);
