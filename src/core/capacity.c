@@ -1856,7 +1856,10 @@ size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
                              struct fq_cap_unsettled **out)
 {
     watch_seed(st, e);
-    struct fq_cap_unsettled *v = fq_xcalloc(st->nunsettled + 1, sizeof(*v));
+    *out = NULL;
+    if (st->nunsettled == 0)
+        return 0;
+    struct fq_cap_unsettled *v = fq_xcalloc(st->nunsettled, sizeof(*v));
     size_t m = 0;
     uint64_t pass = ++st->unsettled_pass;
     for (size_t i = 0; i < st->nunsettled; i++) {

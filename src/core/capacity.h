@@ -500,8 +500,8 @@ struct fq_cap_unsettled {
 };
 
 /* The watched workloads not settled, in key order. Returns the count;
- * *out is an owned array whose members borrow: good during the run, until
- * the next call. */
+ * *out is an owned array (NULL when none is listed, as in most runs)
+ * whose members borrow: good during the run, until the next call. */
 size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
                              struct fq_cap_unsettled **out);
 
