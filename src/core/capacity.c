@@ -1533,6 +1533,7 @@ static void load_model(struct fq_capacity *st, struct fq_engine *e)
     }
     fq_cloud_free(st->cloud);
     st->cloud = c;
+    st->cloud_gen++;
     st->model_seen = true;
     st->model_dirty = false;
     st->model_rv = rv;

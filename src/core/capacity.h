@@ -111,6 +111,12 @@ struct fq_cap_pool {
         int64_t cost_written, status_written; /* INT64_MIN: not yet */
     } throttled;
 
+    /* The price of a node-hour of the pool in the cloud of cloud_gen
+     * `price_gen` (cost.c asks at every charge), when price_known. */
+    double price;
+    uint64_t price_gen;
+    bool price_known;
+
     /* What pool_status last found stored (or wrote): the resourceVersion
      * and the counts and condition it held then. shown_held: no notice
      * of the pool came since, so the stored status is still what was
@@ -232,7 +238,8 @@ struct fq_cap_backoff {
 
 struct fq_capacity {
     struct fq_cloud *cloud;
-    uint64_t model_rv; /* of the CapacityModel the cloud came from */
+    uint64_t cloud_gen; /* moves each time `cloud` is made again */
+    uint64_t model_rv;  /* of the CapacityModel the cloud came from */
     bool model_seen, model_dirty;
     bool bootstrapped; /* default-pool decision taken */
     struct fq_cap_backoff *bo;
