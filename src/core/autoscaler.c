@@ -363,11 +363,9 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         todo.n = fq_capacity_all_nodes(st, &todo.v);
     } else {
         uint64_t pass = ++st->pass;
-        for (size_t i = 0; i < st->stopped.cap; i++) {
+        for (size_t i = 0; i < st->nstopped_keys; i++) {
             const struct fq_cap_wl *w =
-                st->stopped.t[i].key ?
-                    fq_smap_get(&st->wls, st->stopped.t[i].key) :
-                    NULL;
+                fq_smap_get(&st->wls, st->stopped_keys[i]);
             for (size_t r = 0; w && r < w->nrefs; r++) {
                 struct fq_cap_node *nd = w->refs[r].node;
                 if (nd->seen == pass)
@@ -424,7 +422,11 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
     }
     free(todo.v);
     st->unplace_all = false;
-    fq_smap_clear(&st->stopped);
+    for (size_t i = 0; i < st->nstopped_keys; i++) {
+        fq_smap_del(&st->stopped, st->stopped_keys[i]);
+        free(st->stopped_keys[i]);
+    }
+    st->nstopped_keys = 0;
 }
 
 /* Places what fits of a group on node `nd`, first fit. */

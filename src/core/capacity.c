@@ -1785,6 +1785,17 @@ void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
         unsettle(st, key, w);
 }
 
+/* The workload's placements go at the next run. */
+static void stop(struct fq_capacity *st, const char *key)
+{
+    size_t n = st->stopped.n;
+    fq_smap_add(&st->stopped, key);
+    if (st->stopped.n == n)
+        return; /* stopped already */
+    FQ_GROW(st->stopped_keys, st->capstopped_keys, st->nstopped_keys + 1);
+    st->stopped_keys[st->nstopped_keys++] = fq_xstrdup(key);
+}
+
 /* Records a workload's new state; true if it is or was watched. */
 static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
                        const struct fq_value *wl)
@@ -1799,7 +1810,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
         if (!w)
             return false;
         fq_smap_del(&st->watch, key);
-        fq_smap_add(&st->stopped, key);
+        stop(st, key);
         return true;
     }
     if (!w) {
@@ -1809,7 +1820,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
     w->active = fq_capacity_wlconds_active(&conds);
     unsettle(st, key, w);
     if (!w->active)
-        fq_smap_add(&st->stopped, key);
+        stop(st, key);
     return true;
 }
 
@@ -1948,6 +1959,9 @@ static void cap_destroy(void *self)
         free(st->unsettled[i]);
     free(st->unsettled);
     fq_smap_free(&st->stopped);
+    for (size_t i = 0; i < st->nstopped_keys; i++)
+        free(st->stopped_keys[i]);
+    free(st->stopped_keys);
     fq_smap_free(&st->pods);
     fq_smap_free(&st->podsum);
     fq_smap_free(&st->unsched);

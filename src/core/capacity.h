@@ -313,8 +313,12 @@ struct fq_capacity {
     uint64_t unsettled_pass;
     /* Workloads that stopped being active since the last run ("ns/name"
      * set): their placements go; all placements are checked when
-     * unplace_all (the first run). */
+     * unplace_all (the first run). The same keys (owned) in a list, as a
+     * run walks and empties them: the set's table keeps the size of the
+     * busiest run. */
     struct fq_smap stopped;
+    char **stopped_keys;
+    size_t nstopped_keys, capstopped_keys;
     bool unplace_all;
     /* With pods: the live pods bound to a node ("ns/name" -> struct
      * fq_cap_pod), what they take per node ("node" -> struct
