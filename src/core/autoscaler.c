@@ -526,8 +526,13 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
         if (!old_requests(old, d->spec_gen, k, x->name, x->req))
             fq_capacity_pod_requests(fq_map_get(ps, "template"), x->req);
         const char *pr = consumed_provreq(wl, x->name);
-        if (pr)
-            x->provreq = fq_xasprintf("%s/%s", o->ns, pr);
+        if (pr) { /* "ns/name", without a printf for it */
+            size_t a = strlen(o->ns), b = strlen(pr);
+            x->provreq = fq_xmalloc(a + b + 2);
+            memcpy(x->provreq, o->ns, a);
+            x->provreq[a] = '/';
+            memcpy(x->provreq + a + 1, pr, b + 1);
+        }
     }
     return d;
 }
