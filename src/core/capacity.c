@@ -2025,7 +2025,8 @@ static void cap_on_change(void *self, struct fq_engine *e,
         st->decode_gen++; /* which pool a flavor's nodes come from */
         break;
     case FQ_KIND_PROVISIONINGREQUEST: {
-        fq_provreq_note(st, c);
+        if (fq_provreq_note(st, c))
+            break;
         char key[600];
         fq_capacity_key(c->ns, c->name, key, sizeof(key));
         fq_capacity_provreq_written(st, key);

@@ -557,7 +557,9 @@ bool fq_capacity_wlconds_active(const struct fq_cap_wlconds *c);
  * store, the nodes of a request changed, pool sizes changed, everything
  * changed (pools or the cloud model). */
 void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e);
-void fq_provreq_note(struct fq_capacity *st, const struct fq_change *c);
+/* True when the change is a step's own status write, which the step
+ * took into account already (its request and nodes are marked). */
+bool fq_provreq_note(struct fq_capacity *st, const struct fq_change *c);
 void fq_provreq_nodes_changed(struct fq_capacity *st, const char *key);
 void fq_provreq_counts_changed(struct fq_capacity *st);
 void fq_provreq_all_changed(struct fq_capacity *st);

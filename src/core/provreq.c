@@ -719,6 +719,9 @@ struct preq {
     int64_t until, wake;
     int64_t order_t; /* this run's sort time */
     uint64_t stamp;
+    /* The revision of its last step's status write: that write's notice
+     * brings nothing the step did not take into account. */
+    uint64_t own_rev;
     struct req_memo memo;
 };
 
@@ -888,13 +891,21 @@ static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
     mark(st, t, r);
 }
 
-void fq_provreq_note(struct fq_capacity *st, const struct fq_change *c)
+bool fq_provreq_note(struct fq_capacity *st, const struct fq_change *c)
 {
     struct preqs *t = table(st);
     if (!t->seeded)
-        return; /* the first run lists them all */
+        return false; /* the first run lists them all */
+    if (c->type == FQ_CHANGE_MODIFIED) {
+        char key[600];
+        fq_capacity_key(c->ns, c->name, key, sizeof(key));
+        const struct preq *r = fq_smap_get(&t->by_key, key);
+        if (r && r->own_rev == c->rev)
+            return true;
+    }
     note_obj(st, t, c->ns, c->name,
              c->type == FQ_CHANGE_DELETED ? NULL : c->obj);
+    return false;
 }
 
 void fq_provreq_nodes_changed(struct fq_capacity *st, const char *key)
@@ -1012,9 +1023,17 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
     bool changed = false;
     if (r.copy) {
         uint64_t rev = fq_objstore_revision(s);
+        bool live =
+            handled_class(r.klass) && !fq_capacity_provreq_terminal(r.copy);
         fq_objstore_set_status(s, FQ_KIND_PROVISIONINGREQUEST, pr->ns, pr->name,
                                r.copy, NULL);
         changed = fq_objstore_revision(s) != rev;
+        /* What the write's notice would tell the table, it is told now:
+         * the request is marked below, its nodes here. */
+        if (changed) {
+            pr->own_rev = fq_objstore_revision(s);
+            pr->live = live;
+        }
     }
     /* This run's scale-down reads whether its nodes are booked. */
     if (changed)
