@@ -598,6 +598,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             /* Nothing left to do until it or one of its nodes changes. */
             w->settled = true;
         } else if (all && d->nps > 0 && all_ready) {
+            uint64_t rv = o->rv;
             fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, o->ns, o->name,
                                         "PodsReady", "True", "Started",
                                         "All pods reached readiness and the "
@@ -605,6 +606,10 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                                         st->now);
             w->dec->rv = o->rv;
             w->dec->pods_ready = true;
+            /* It stays listed, so the write's notice need not list it
+             * again. */
+            if (o->rv != rv)
+                w->own_rev = o->rv;
         }
     }
     free(list);

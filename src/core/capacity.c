@@ -1796,13 +1796,16 @@ static void stop(struct fq_capacity *st, const char *key)
     st->stopped_keys[st->nstopped_keys++] = fq_xstrdup(key);
 }
 
-/* Records a workload's new state; true if it is or was watched. */
+/* Records a workload's new state at revision `rev` (0: unknown); true
+ * if it is or was watched. */
 static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
-                       const struct fq_value *wl)
+                       const struct fq_value *wl, uint64_t rev)
 {
     char key[600];
     fq_capacity_key(ns, name, key, sizeof(key));
     struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
+    if (w && wl && rev && w->own_rev == rev)
+        return true;
     struct fq_cap_wlconds conds = {0};
     if (wl)
         fq_capacity_wlconds(wl, &conds);
@@ -1853,7 +1856,7 @@ static void watch_seed(struct fq_capacity *st, struct fq_engine *e)
     size_t n =
         fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &all);
     for (size_t i = 0; i < n; i++)
-        watch_note(st, all[i]->ns, all[i]->name, all[i]->obj);
+        watch_note(st, all[i]->ns, all[i]->name, all[i]->obj, 0);
     free(all);
 }
 
@@ -2006,7 +2009,7 @@ static void cap_on_change(void *self, struct fq_engine *e,
                  c->type == FQ_CHANGE_DELETED ? NULL : c->obj);
     if (c->kind == FQ_KIND_WORKLOAD && st->watch_seeded &&
         !watch_note(st, c->ns, c->name,
-                    c->type == FQ_CHANGE_DELETED ? NULL : c->obj))
+                    c->type == FQ_CHANGE_DELETED ? NULL : c->obj, c->rev))
         return;
     switch (c->kind) {
     case FQ_KIND_NODE:

@@ -228,6 +228,9 @@ struct fq_cap_watch {
     struct fq_cap_wldec *dec; /* owned, or NULL */
     bool listed;              /* its key is in fq_capacity.unsettled */
     uint64_t seen;            /* the last pass over that list that kept it */
+    /* The revision of the autoscaler's PodsReady=True write, whose notice
+     * changes nothing here: the workload stays watched and active. */
+    uint64_t own_rev;
 };
 
 struct fq_cap_backoff {
