@@ -1017,8 +1017,12 @@ static void set_unneeded(struct fq_capacity *st, struct fq_engine *e,
     }
     if (changed)
         fq_objstore_edited(s, FQ_KIND_NODE, "", nd->name, false);
-    /* The store keeps the exact time (milliseconds) too. */
+    /* The store keeps the exact time (milliseconds) too, so the entry
+     * stays in step with it: the next run need not decode the node
+     * again. */
     fq_capacity_node_unneeded(st, nd, t, false);
+    if (changed)
+        fq_capacity_node_stored(st, e, nd);
 }
 
 static void sd_set(struct fq_capacity *st, struct fq_cap_node *nd, int sd)
