@@ -567,13 +567,10 @@ const struct fq_cap_hent *fq_capacity_heap_top(const struct fq_cap_heap *h)
     return h->n ? &h->v[0] : NULL;
 }
 
-void fq_capacity_heap_pop(struct fq_cap_heap *h)
+/* Moves entry i down to its place below. */
+static void sift_down(struct fq_cap_heap *h, size_t i)
 {
-    if (!h->n)
-        return;
-    free(h->v[0].key);
-    h->v[0] = h->v[--h->n];
-    for (size_t i = 0;;) {
+    for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
         if (l < h->n && hent_less(&h->v[l], &h->v[m]))
             m = l;
@@ -586,6 +583,32 @@ void fq_capacity_heap_pop(struct fq_cap_heap *h)
         h->v[m] = x;
         i = m;
     }
+}
+
+void fq_capacity_heap_pop(struct fq_cap_heap *h)
+{
+    if (!h->n)
+        return;
+    free(h->v[0].key);
+    h->v[0] = h->v[--h->n];
+    sift_down(h, 0);
+}
+
+void fq_capacity_heap_filter(struct fq_cap_heap *h,
+                             bool (*keep)(void *ctx,
+                                          const struct fq_cap_hent *ent),
+                             void *ctx)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        if (keep(ctx, &h->v[i]))
+            h->v[m++] = h->v[i];
+        else
+            free(h->v[i].key);
+    }
+    h->n = m;
+    for (size_t i = m / 2; i-- > 0;)
+        sift_down(h, i);
 }
 
 void fq_capacity_heap_free(struct fq_cap_heap *h)

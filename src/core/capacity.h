@@ -447,6 +447,12 @@ void fq_capacity_heap_push(struct fq_cap_heap *h, int64_t t, const char *key,
                            uint64_t stamp);
 const struct fq_cap_hent *fq_capacity_heap_top(const struct fq_cap_heap *h);
 void fq_capacity_heap_pop(struct fq_cap_heap *h);
+/* Drops (and frees) the entries `keep` says no to, in one pass: for a
+ * heap whose stale entries pile up faster than they reach the top. */
+void fq_capacity_heap_filter(struct fq_cap_heap *h,
+                             bool (*keep)(void *ctx,
+                                          const struct fq_cap_hent *ent),
+                             void *ctx);
 void fq_capacity_heap_free(struct fq_cap_heap *h);
 
 /* Node sets (capacity.c): add at the end, remove one (order not kept),
