@@ -713,16 +713,38 @@ struct fq_namespace {
     void fq_##k##_release(struct fq_##k *v);
 FQ_OBJECT_KINDS(FQ_OBJECT_DECLARE)
 #undef FQ_OBJECT_DECLARE
+
 /* clang-format on */
 
+/* The parts of a Workload's status, for fq_workload_status_decode. */
+enum fq_wl_status_part {
+    FQ_WL_CONDITIONS = 1 << 0,
+    FQ_WL_ADMISSION = 1 << 1, /* has_admission, ..., assignments */
+    FQ_WL_CHECKS = 1 << 2,    /* check_states */
+    FQ_WL_REQUEUE = 1 << 3,   /* has_requeue_state, ... */
+    FQ_WL_STATUS_ALL = (1 << 4) - 1
+};
+
 /*
- * A Workload's status alone (admission, check states, conditions, requeue
- * state), decoded as fq_workload_decode decodes it; everything else in
- * *out is zero. For a controller that has the spec's view already and
- * sees only the status move. Release with fq_workload_release.
+ * Some `parts` (enum fq_wl_status_part) of a Workload's status alone,
+ * decoded and checked as fq_workload_decode does; everything else in *out
+ * is zero. For a controller that has the spec's view already, sees only
+ * the status move, and reads the rest another way (kueue reads the
+ * conditions from the tree, and keeps a view of each distinct admission).
+ * Release with fq_workload_release.
  */
-int fq_workload_status_decode(const struct fq_value *obj,
+int fq_workload_status_decode(const struct fq_value *obj, unsigned parts,
                               struct fq_workload *out);
+
+/*
+ * A Workload decoded as fq_workload_decode does, but for spec.podSets,
+ * which is neither read nor checked (podsets is NULL, n_podsets 0): for a
+ * controller that keeps its own view of each distinct podSets subtree it
+ * has decoded before, templates being most of a Workload's decode.
+ * Release with fq_workload_release.
+ */
+int fq_workload_decode_no_podsets(const struct fq_value *obj,
+                                  struct fq_workload *out);
 
 /* --- whole objects ---------------------------------------------------------- */
 

@@ -363,11 +363,9 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         todo.n = fq_capacity_all_nodes(st, &todo.v);
     } else {
         uint64_t pass = ++st->pass;
-        for (size_t i = 0; i < st->stopped.cap; i++) {
+        for (size_t i = 0; i < st->nstopped_keys; i++) {
             const struct fq_cap_wl *w =
-                st->stopped.t[i].key ?
-                    fq_smap_get(&st->wls, st->stopped.t[i].key) :
-                    NULL;
+                fq_smap_get(&st->wls, st->stopped_keys[i]);
             for (size_t r = 0; w && r < w->nrefs; r++) {
                 struct fq_cap_node *nd = w->refs[r].node;
                 if (nd->seen == pass)
@@ -424,7 +422,11 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
     }
     free(todo.v);
     st->unplace_all = false;
-    fq_smap_clear(&st->stopped);
+    for (size_t i = 0; i < st->nstopped_keys; i++) {
+        fq_smap_del(&st->stopped, st->stopped_keys[i]);
+        free(st->stopped_keys[i]);
+    }
+    st->nstopped_keys = 0;
 }
 
 /* Places what fits of a group on node `nd`, first fit. */
@@ -524,8 +526,13 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
         if (!old_requests(old, d->spec_gen, k, x->name, x->req))
             fq_capacity_pod_requests(fq_map_get(ps, "template"), x->req);
         const char *pr = consumed_provreq(wl, x->name);
-        if (pr)
-            x->provreq = fq_xasprintf("%s/%s", o->ns, pr);
+        if (pr) { /* "ns/name", without a printf for it */
+            size_t a = strlen(o->ns), b = strlen(pr);
+            x->provreq = fq_xmalloc(a + b + 2);
+            memcpy(x->provreq, o->ns, a);
+            x->provreq[a] = '/';
+            memcpy(x->provreq + a + 1, pr, b + 1);
+        }
     }
     return d;
 }
@@ -591,6 +598,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             /* Nothing left to do until it or one of its nodes changes. */
             w->settled = true;
         } else if (all && d->nps > 0 && all_ready) {
+            uint64_t rv = o->rv;
             fq_capacity_set_cond_stored(e, FQ_KIND_WORKLOAD, o->ns, o->name,
                                         "PodsReady", "True", "Started",
                                         "All pods reached readiness and the "
@@ -598,6 +606,10 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                                         st->now);
             w->dec->rv = o->rv;
             w->dec->pods_ready = true;
+            /* It stays listed, so the write's notice need not list it
+             * again. */
+            if (o->rv != rv)
+                w->own_rev = o->rv;
         }
     }
     free(list);
@@ -1005,8 +1017,12 @@ static void set_unneeded(struct fq_capacity *st, struct fq_engine *e,
     }
     if (changed)
         fq_objstore_edited(s, FQ_KIND_NODE, "", nd->name, false);
-    /* The store keeps the exact time (milliseconds) too. */
+    /* The store keeps the exact time (milliseconds) too, so the entry
+     * stays in step with it: the next run need not decode the node
+     * again. */
     fq_capacity_node_unneeded(st, nd, t, false);
+    if (changed)
+        fq_capacity_node_stored(st, e, nd);
 }
 
 static void sd_set(struct fq_capacity *st, struct fq_cap_node *nd, int sd)
@@ -1157,8 +1173,9 @@ void fq_autoscaler_run(struct fq_capacity *st, struct fq_engine *e)
         fill_minimum(st, e);
         scale_for_groups(st, e, &gs);
     }
-    /* Pools still backing off keep failing until their backoff ends. */
-    for (size_t i = 0; i < st->npools; i++) {
+    /* Pools still backing off keep failing until their backoff ends
+     * (while they have demand: without groups there is none). */
+    for (size_t i = 0; gs.n > 0 && i < st->npools; i++) {
         struct fq_cap_backoff *b = fq_capacity_backoff(st, st->pools[i].name);
         if (b->until > st->now && !st->pools[i].failed_scale_up) {
             bool demand = false;

@@ -567,13 +567,10 @@ const struct fq_cap_hent *fq_capacity_heap_top(const struct fq_cap_heap *h)
     return h->n ? &h->v[0] : NULL;
 }
 
-void fq_capacity_heap_pop(struct fq_cap_heap *h)
+/* Moves entry i down to its place below. */
+static void sift_down(struct fq_cap_heap *h, size_t i)
 {
-    if (!h->n)
-        return;
-    free(h->v[0].key);
-    h->v[0] = h->v[--h->n];
-    for (size_t i = 0;;) {
+    for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
         if (l < h->n && hent_less(&h->v[l], &h->v[m]))
             m = l;
@@ -586,6 +583,32 @@ void fq_capacity_heap_pop(struct fq_cap_heap *h)
         h->v[m] = x;
         i = m;
     }
+}
+
+void fq_capacity_heap_pop(struct fq_cap_heap *h)
+{
+    if (!h->n)
+        return;
+    free(h->v[0].key);
+    h->v[0] = h->v[--h->n];
+    sift_down(h, 0);
+}
+
+void fq_capacity_heap_filter(struct fq_cap_heap *h,
+                             bool (*keep)(void *ctx,
+                                          const struct fq_cap_hent *ent),
+                             void *ctx)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        if (keep(ctx, &h->v[i]))
+            h->v[m++] = h->v[i];
+        else
+            free(h->v[i].key);
+    }
+    h->n = m;
+    for (size_t i = m / 2; i-- > 0;)
+        sift_down(h, i);
 }
 
 void fq_capacity_heap_free(struct fq_cap_heap *h)
@@ -1533,6 +1556,7 @@ static void load_model(struct fq_capacity *st, struct fq_engine *e)
     }
     fq_cloud_free(st->cloud);
     st->cloud = c;
+    st->cloud_gen++;
     st->model_seen = true;
     st->model_dirty = false;
     st->model_rv = rv;
@@ -1615,6 +1639,7 @@ static void orphans(struct fq_capacity *st, struct fq_engine *e)
 static void pool_shown(struct fq_cap_pool *p, const struct fq_object *o)
 {
     p->shown_rv = o->rv;
+    p->shown_held = true;
     p->shown_nodes = p->nodes;
     p->shown_ready = p->ready;
     p->shown_failed = p->failed_scale_up;
@@ -1664,16 +1689,19 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
         struct fq_cap_pool *p = &st->pools[i];
         if (!fq_capacity_pool_rewrite_due(st, e, p->throttled.status_written))
             continue;
+        /* Most runs change nothing here: skip what was found equal or
+         * written already, else compare before writing. While no notice
+         * of the pool came, the store need not even be asked. */
+        bool same = p->shown_nodes == p->nodes && p->shown_ready == p->ready &&
+                    p->shown_failed == p->failed_scale_up &&
+                    !strcmp(p->shown_reason, p->fail_reason);
+        if (same && p->shown_held)
+            continue;
         const struct fq_object *cur =
             fq_objstore_get(fq_engine_store(e), FQ_KIND_NODEPOOL, "", p->name);
         if (!cur)
             continue;
-        /* Most runs change nothing here: skip what was found equal or
-         * written already, else compare before writing. */
-        if (cur->rv == p->shown_rv && p->shown_nodes == p->nodes &&
-            p->shown_ready == p->ready &&
-            p->shown_failed == p->failed_scale_up &&
-            !strcmp(p->shown_reason, p->fail_reason))
+        if (same && cur->rv == p->shown_rv)
             continue;
         const struct fq_value *cs = fq_map_get(cur->obj, "status");
         const struct fq_value *cond = fq_capacity_cond(cs, "ScaleUp");
@@ -1780,13 +1808,27 @@ void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
         unsettle(st, key, w);
 }
 
-/* Records a workload's new state; true if it is or was watched. */
+/* The workload's placements go at the next run. */
+static void stop(struct fq_capacity *st, const char *key)
+{
+    size_t n = st->stopped.n;
+    fq_smap_add(&st->stopped, key);
+    if (st->stopped.n == n)
+        return; /* stopped already */
+    FQ_GROW(st->stopped_keys, st->capstopped_keys, st->nstopped_keys + 1);
+    st->stopped_keys[st->nstopped_keys++] = fq_xstrdup(key);
+}
+
+/* Records a workload's new state at revision `rev` (0: unknown); true
+ * if it is or was watched. */
 static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
-                       const struct fq_value *wl)
+                       const struct fq_value *wl, uint64_t rev)
 {
     char key[600];
     fq_capacity_key(ns, name, key, sizeof(key));
     struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
+    if (w && wl && rev && w->own_rev == rev)
+        return true;
     struct fq_cap_wlconds conds = {0};
     if (wl)
         fq_capacity_wlconds(wl, &conds);
@@ -1794,7 +1836,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
         if (!w)
             return false;
         fq_smap_del(&st->watch, key);
-        fq_smap_add(&st->stopped, key);
+        stop(st, key);
         return true;
     }
     if (!w) {
@@ -1804,7 +1846,7 @@ static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
     w->active = fq_capacity_wlconds_active(&conds);
     unsettle(st, key, w);
     if (!w->active)
-        fq_smap_add(&st->stopped, key);
+        stop(st, key);
     return true;
 }
 
@@ -1837,7 +1879,7 @@ static void watch_seed(struct fq_capacity *st, struct fq_engine *e)
     size_t n =
         fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &all);
     for (size_t i = 0; i < n; i++)
-        watch_note(st, all[i]->ns, all[i]->name, all[i]->obj);
+        watch_note(st, all[i]->ns, all[i]->name, all[i]->obj, 0);
     free(all);
 }
 
@@ -1852,7 +1894,10 @@ size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
                              struct fq_cap_unsettled **out)
 {
     watch_seed(st, e);
-    struct fq_cap_unsettled *v = fq_xcalloc(st->nunsettled + 1, sizeof(*v));
+    *out = NULL;
+    if (st->nunsettled == 0)
+        return 0;
+    struct fq_cap_unsettled *v = fq_xcalloc(st->nunsettled, sizeof(*v));
     size_t m = 0;
     uint64_t pass = ++st->unsettled_pass;
     for (size_t i = 0; i < st->nunsettled; i++) {
@@ -1940,6 +1985,9 @@ static void cap_destroy(void *self)
         free(st->unsettled[i]);
     free(st->unsettled);
     fq_smap_free(&st->stopped);
+    for (size_t i = 0; i < st->nstopped_keys; i++)
+        free(st->stopped_keys[i]);
+    free(st->stopped_keys);
     fq_smap_free(&st->pods);
     fq_smap_free(&st->podsum);
     fq_smap_free(&st->unsched);
@@ -1965,10 +2013,12 @@ static void pool_note(struct fq_capacity *st, const struct fq_change *c)
         st->pools_dirty = true;
         return;
     }
-    const struct fq_cap_pool *p = fq_capacity_pool(st, c->name);
+    struct fq_cap_pool *p = fq_capacity_pool(st, c->name);
     if (!p ||
         p->generation != fq_value_path_int(c->obj, "metadata.generation", 0))
         st->pools_dirty = true;
+    else
+        p->shown_held = false; /* pool_status looks at the store again */
 }
 
 static void cap_on_change(void *self, struct fq_engine *e,
@@ -1982,7 +2032,7 @@ static void cap_on_change(void *self, struct fq_engine *e,
                  c->type == FQ_CHANGE_DELETED ? NULL : c->obj);
     if (c->kind == FQ_KIND_WORKLOAD && st->watch_seeded &&
         !watch_note(st, c->ns, c->name,
-                    c->type == FQ_CHANGE_DELETED ? NULL : c->obj))
+                    c->type == FQ_CHANGE_DELETED ? NULL : c->obj, c->rev))
         return;
     switch (c->kind) {
     case FQ_KIND_NODE:
@@ -2001,7 +2051,8 @@ static void cap_on_change(void *self, struct fq_engine *e,
         st->decode_gen++; /* which pool a flavor's nodes come from */
         break;
     case FQ_KIND_PROVISIONINGREQUEST: {
-        fq_provreq_note(st, c);
+        if (fq_provreq_note(st, c))
+            break;
         char key[600];
         fq_capacity_key(c->ns, c->name, key, sizeof(key));
         fq_capacity_provreq_written(st, key);

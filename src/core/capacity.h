@@ -111,9 +111,19 @@ struct fq_cap_pool {
         int64_t cost_written, status_written; /* INT64_MIN: not yet */
     } throttled;
 
+    /* The price of a node-hour of the pool in the cloud of cloud_gen
+     * `price_gen` (cost.c asks at every charge), when price_known. */
+    double price;
+    uint64_t price_gen;
+    bool price_known;
+
     /* What pool_status last found stored (or wrote): the resourceVersion
-     * and the counts and condition it held then. */
+     * and the counts and condition it held then. shown_held: no notice
+     * of the pool came since, so the stored status is still what was
+     * shown, but for the cost this run may have written (cost.c writes
+     * status.cost alone). */
     uint64_t shown_rv;
+    bool shown_held;
     int64_t shown_nodes, shown_ready;
     bool shown_failed;
     char shown_reason[256];
@@ -218,6 +228,9 @@ struct fq_cap_watch {
     struct fq_cap_wldec *dec; /* owned, or NULL */
     bool listed;              /* its key is in fq_capacity.unsettled */
     uint64_t seen;            /* the last pass over that list that kept it */
+    /* The revision of the autoscaler's PodsReady=True write, whose notice
+     * changes nothing here: the workload stays watched and active. */
+    uint64_t own_rev;
 };
 
 struct fq_cap_backoff {
@@ -228,7 +241,8 @@ struct fq_cap_backoff {
 
 struct fq_capacity {
     struct fq_cloud *cloud;
-    uint64_t model_rv; /* of the CapacityModel the cloud came from */
+    uint64_t cloud_gen; /* moves each time `cloud` is made again */
+    uint64_t model_rv;  /* of the CapacityModel the cloud came from */
     bool model_seen, model_dirty;
     bool bootstrapped; /* default-pool decision taken */
     struct fq_cap_backoff *bo;
@@ -302,8 +316,12 @@ struct fq_capacity {
     uint64_t unsettled_pass;
     /* Workloads that stopped being active since the last run ("ns/name"
      * set): their placements go; all placements are checked when
-     * unplace_all (the first run). */
+     * unplace_all (the first run). The same keys (owned) in a list, as a
+     * run walks and empties them: the set's table keeps the size of the
+     * busiest run. */
     struct fq_smap stopped;
+    char **stopped_keys;
+    size_t nstopped_keys, capstopped_keys;
     bool unplace_all;
     /* With pods: the live pods bound to a node ("ns/name" -> struct
      * fq_cap_pod), what they take per node ("node" -> struct
@@ -429,6 +447,12 @@ void fq_capacity_heap_push(struct fq_cap_heap *h, int64_t t, const char *key,
                            uint64_t stamp);
 const struct fq_cap_hent *fq_capacity_heap_top(const struct fq_cap_heap *h);
 void fq_capacity_heap_pop(struct fq_cap_heap *h);
+/* Drops (and frees) the entries `keep` says no to, in one pass: for a
+ * heap whose stale entries pile up faster than they reach the top. */
+void fq_capacity_heap_filter(struct fq_cap_heap *h,
+                             bool (*keep)(void *ctx,
+                                          const struct fq_cap_hent *ent),
+                             void *ctx);
 void fq_capacity_heap_free(struct fq_cap_heap *h);
 
 /* Node sets (capacity.c): add at the end, remove one (order not kept),
@@ -496,8 +520,8 @@ struct fq_cap_unsettled {
 };
 
 /* The watched workloads not settled, in key order. Returns the count;
- * *out is an owned array whose members borrow: good during the run, until
- * the next call. */
+ * *out is an owned array (NULL when none is listed, as in most runs)
+ * whose members borrow: good during the run, until the next call. */
 size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
                              struct fq_cap_unsettled **out);
 
@@ -542,7 +566,9 @@ bool fq_capacity_wlconds_active(const struct fq_cap_wlconds *c);
  * store, the nodes of a request changed, pool sizes changed, everything
  * changed (pools or the cloud model). */
 void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e);
-void fq_provreq_note(struct fq_capacity *st, const struct fq_change *c);
+/* True when the change is a step's own status write, which the step
+ * took into account already (its request and nodes are marked). */
+bool fq_provreq_note(struct fq_capacity *st, const struct fq_change *c);
 void fq_provreq_nodes_changed(struct fq_capacity *st, const char *key);
 void fq_provreq_counts_changed(struct fq_capacity *st);
 void fq_provreq_all_changed(struct fq_capacity *st);

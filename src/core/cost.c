@@ -65,12 +65,20 @@
 
 #define FLUSH_MS (60 * 1000)
 
-static double pool_price(struct fq_capacity *st, const struct fq_cap_pool *p)
+/* The cloud is asked once per pool and cloud: charges ask at every
+ * placement change. */
+static double pool_price(struct fq_capacity *st, struct fq_cap_pool *p)
 {
     if (!p->ok)
         return 0;
-    return fq_cloud_price(st->cloud, p->spec.machine->name, p->spec.location,
-                          fq_nodepool_provisioning(&p->spec));
+    if (!p->price_known || p->price_gen != st->cloud_gen) {
+        p->price =
+            fq_cloud_price(st->cloud, p->spec.machine->name, p->spec.location,
+                           fq_nodepool_provisioning(&p->spec));
+        p->price_gen = st->cloud_gen;
+        p->price_known = true;
+    }
+    return p->price;
 }
 
 static double num(const struct fq_value *v)

@@ -43,14 +43,18 @@
  * (cond_scan) and appends its key to the lists of records to derive and
  * lifecycles to run (struct keylist: read back sorted, each key once);
  * rec_refresh derives a record again only when its fingerprint (what
- * rec_derive reads) moved. A cycle allocates nothing: its per-queue
+ * rec_derive reads) moved, and a new workload whose podSets match an
+ * earlier one's takes that one's podset view instead of decoding its pod
+ * templates (psviews: workloads of a job shape are alike), as a holder's
+ * status write takes its admission's view (admviews). A cycle allocates nothing: its per-queue
  * scratch lives in the controller, and so do the heads' nominations,
  * which are their outcomes too unless an earlier head of the round
  * reserved or preempted. Callers that read only an assignment's outcome
  * (ff_quiet, try_migrate) ask fq_adm_assign for no message. A migration
  * pass looks at every candidate only after a release on a flavor one
  * may move to or the end of a cool-down, else at the candidates that
- * came since (mig_pass); a requeue puts parked heads back where they
+ * came since (mig_pass), and a holder derived again to the usage it had
+ * releases nothing (held_restore); a requeue puts parked heads back where they
  * were taken from (pq_requeue); a plan of quiet cycles reads each queue
  * once, at a load per head of a shape already found quiet (ff_plan).
  *
@@ -235,6 +239,14 @@ struct kueue {
     struct fq_smap shapes;
     int nshapes;
     struct memo *memo;
+    /* The podset view (struct psview) of each distinct spec.podSets seen
+     * since the snapshot was built, by fp_value hash in hex: workloads
+     * of one job shape share it, so a new one decodes no pod template. */
+    struct fq_smap psviews;
+    /* Likewise the usage view (struct admview) of each distinct
+     * status.admission: workloads of a shape on a flavor share it, so a
+     * holder's status write decodes no admission. */
+    struct fq_smap admviews;
     size_t memo_cap;
     uint64_t snap_ver; /* bumped whenever usage or configuration moves */
     uint64_t q_ver;    /* bumped whenever a pending queue changes */
@@ -573,7 +585,8 @@ struct check_info {
 
 struct cq_info {
     char *name;
-    int adm; /* index in the fq_adm */
+    char *reserved_msg; /* QuotaReserved=True's message, made once */
+    int adm;            /* index in the fq_adm */
     bool active;
     char *inactive_reason;
     char *inactive_msg;
@@ -707,6 +720,10 @@ static void snap_build(struct snap *s, struct fq_engine *e)
         if (fq_clusterqueue_decode(cqo[i]->obj, NULL, &c->view, NULL) != 0)
             continue;
         c->name = fq_xstrdup(cqo[i]->name);
+        struct fq_buf b = FQ_BUF_INIT;
+        fq_buf_printf(&b, "Quota reserved in ClusterQueue %s", c->name);
+        c->reserved_msg = fq_xstrdup(fq_buf_str(&b));
+        fq_buf_release(&b);
         s->ncq++;
         for (size_t g = 0; g < c->view.n_groups; g++) {
             const struct fq_resource_group *rg = &c->view.groups[g];
@@ -882,6 +899,7 @@ static void snap_release(struct snap *s)
     for (int i = 0; i < s->ncq; i++) {
         struct cq_info *c = &s->cqs[i];
         free(c->name);
+        free(c->reserved_msg);
         free(c->inactive_reason);
         free(c->inactive_msg);
         for (int k = 0; k < c->nchecks; k++)
@@ -1104,15 +1122,12 @@ static uint64_t avoid_mask(const struct fq_adm *a, const char *ann, int64_t now,
     return m;
 }
 
-/* The time a workload is queued by: its creation, or the time it was
- * evicted by a check or (timestampEviction) a PodsReady timeout; `ev` is
- * its Evicted condition, or NULL. */
-static int64_t queue_order_ts(const struct fq_value *obj,
-                              const struct fq_value *ev,
+/* The time a workload is queued by: its creation (`created`), or the
+ * time it was evicted by a check or (timestampEviction) a PodsReady
+ * timeout; `ev` is its Evicted condition, or NULL. */
+static int64_t queue_order_ts(int64_t created, const struct fq_value *ev,
                               const struct fq_engine_config *cfg)
 {
-    int64_t created = parse_time(
-        fq_value_path_str(obj, "metadata.creationTimestamp", NULL), 0);
     if (cond_is_true(ev)) {
         const char *r = str_at(ev, "reason", "");
         if (!strcmp(r, "AdmissionCheck") ||
@@ -1127,7 +1142,9 @@ static int64_t queue_order_ts(const struct fq_value *obj,
 int64_t fq_kueue_queue_order_ts(const struct fq_value *wl,
                                 const struct fq_engine_config *cfg)
 {
-    return queue_order_ts(wl, cond_find(wl, "Evicted"), cfg);
+    int64_t created = parse_time(
+        fq_value_path_str(wl, "metadata.creationTimestamp", NULL), 0);
+    return queue_order_ts(created, cond_find(wl, "Evicted"), cfg);
 }
 
 static int32_t priority_of(struct fq_engine *e, const struct fq_workload *v)
@@ -1193,6 +1210,44 @@ static void wl_podsets(struct snap *s, struct wl *w,
     }
 }
 
+/* A podSets subtree's view in a struct wl (wl_podsets' answer), kept
+ * in struct kueue's psviews. */
+struct psview {
+    int npodsets;
+    struct fq_adm_podset *ps; /* owned, npodsets */
+    char **psname;            /* owned, npodsets */
+    int64_t *req;             /* owned, npodsets * nres */
+};
+
+/* Copies the podsets of `from` to the empty ones of `to` (both wl_podsets'
+ * shape: nres requests per podset, ps[p] pointing into req and psname). */
+static void podsets_copy(int nres, const struct psview *from, struct psview *to)
+{
+    int n = from->npodsets;
+    to->npodsets = n;
+    to->req = fq_xcalloc((size_t)n * (size_t)nres, sizeof(int64_t));
+    to->ps = fq_xcalloc((size_t)n + 1, sizeof(*to->ps));
+    to->psname = fq_xcalloc((size_t)n + 1, sizeof(*to->psname));
+    memcpy(to->req, from->req, (size_t)n * (size_t)nres * sizeof(int64_t));
+    for (int p = 0; p < n; p++) {
+        to->psname[p] = fq_xstrdup(from->psname[p]);
+        to->ps[p] = from->ps[p];
+        to->ps[p].name = to->psname[p];
+        to->ps[p].req = &to->req[p * nres];
+    }
+}
+
+static void psview_free(void *p)
+{
+    struct psview *v = p;
+    for (int i = 0; i < v->npodsets; i++)
+        free(v->psname[i]);
+    free(v->psname);
+    free(v->ps);
+    free(v->req);
+    free(v);
+}
+
 /* Sets the usage w holds (copies n pairs). */
 static void wl_set_use(struct wl *w, int n, const uint16_t *fr,
                        const int64_t *amt)
@@ -1206,13 +1261,27 @@ static void wl_set_use(struct wl *w, int n, const uint16_t *fr,
     memcpy(w->use_amt, amt, (size_t)n * sizeof(*amt));
 }
 
-/* Usage held by an admitted workload, from status.admission. */
-static void wl_usage(struct snap *s, struct wl *w, const struct fq_workload *v)
-{
+/* What rec_derive reads of a status.admission, kept in struct kueue's
+ * admviews. */
+struct admview {
+    int cq; /* snapshot index, or -1 */
+    uint64_t assigned_flv;
+    int nuse;
     uint16_t use_fr[FQ_ADM_MAX_FLAVORS];
     int64_t use_amt[FQ_ADM_MAX_FLAVORS];
+};
+
+/* The ClusterQueue and the usage an admission holds, from the decoded
+ * status.admission. */
+static void adm_view(struct snap *s, const struct fq_workload *v,
+                     struct admview *av)
+{
+    uint16_t *use_fr = av->use_fr;
+    int64_t *use_amt = av->use_amt;
     int nuse = 0;
-    w->assigned_flv = 0;
+    av->cq = find_cq(
+        s, v->admission_cluster_queue ? v->admission_cluster_queue : "");
+    av->assigned_flv = 0;
     for (size_t p = 0; p < v->n_assignments; p++) {
         const struct fq_podset_assignment *pa = &v->assignments[p];
         for (size_t r = 0; r < pa->resource_usage.n; r++) {
@@ -1222,7 +1291,7 @@ static void wl_usage(struct snap *s, struct wl *w, const struct fq_workload *v)
             int fi = flv ? fq_adm_find_flavor(&s->adm, flv) : -1;
             if (ri < 0 || fi < 0)
                 continue;
-            w->assigned_flv |= 1ull << fi;
+            av->assigned_flv |= 1ull << fi;
             uint16_t fr = (uint16_t)(fi * s->adm.nres + ri);
             int k = 0;
             while (k < nuse && use_fr[k] != fr)
@@ -1236,7 +1305,7 @@ static void wl_usage(struct snap *s, struct wl *w, const struct fq_workload *v)
             use_amt[k] += pa->resource_usage.items[r].value;
         }
     }
-    wl_set_use(w, nuse, use_fr, use_amt);
+    av->nuse = nuse;
 }
 
 /* --- transitions --------------------------------------------------------- */
@@ -2290,9 +2359,8 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     }
     fq_map_set(adm, "podSetAssignments", psa);
     fq_map_set(fq_map_ensure_map(obj, "status"), "admission", adm);
-    char msg[512];
-    snprintf(msg, sizeof(msg), "Quota reserved in ClusterQueue %s", c->name);
-    cond_set(obj, "QuotaReserved", "True", "QuotaReserved", msg, now);
+    cond_set(obj, "QuotaReserved", "True", "QuotaReserved", c->reserved_msg,
+             now);
     cond_clear(obj, "Evicted", "QuotaReserved", "Previously: evicted", now);
     cond_clear(obj, "Preempted", "QuotaReserved", "Previously: preempted", now);
     /* Checks that apply to the assigned flavors. */
@@ -2586,10 +2654,25 @@ static bool ns_matches(struct fq_engine *e, const struct cq_info *c,
 }
 
 #define SHAPE_UNKNOWN (-2)
+/* The most views psviews and admviews keep (then they start again): a
+ * bound for a daemon that sees ever new ones. */
+#define VIEWS_MAX 4096
+#define FP_SEED   1469598103934665603ull
+
+static uint64_t fp_value(uint64_t h, const struct fq_value *v);
+
+/* A hash (fp_value's) in hex: a key of psviews and admviews. */
+static void hex_key(uint64_t h, char key[17])
+{
+    for (int i = 15; i >= 0; i--, h >>= 4)
+        key[i] = "0123456789abcdef"[h & 15];
+    key[16] = 0;
+}
 
 /* A pending workload's podsets as the assigner sees them, interned: two
  * workloads of one shape get one outcome from fq_adm_assign on a queue
  * that cannot preempt (ff_quiet). */
+
 static int shape_of(struct kueue *k, const struct wl *w)
 {
     if (w->npodsets == 0)
@@ -2615,28 +2698,94 @@ static int shape_of(struct kueue *k, const struct wl *w)
 }
 
 /*
+ * What a holder held before it is derived again, and the release signals
+ * as they were: taking its usage out and putting the same back is no
+ * release (as in try_migrate), else every status write to a holder (a
+ * check's state, PodsReady) would make the next migration pass try every
+ * candidate again, to find what each found.
+ */
+struct held {
+    bool on; /* it held, and its usage fits here */
+    int cq, nuse;
+    uint16_t fr[FQ_ADM_MAX_FLAVORS];
+    int64_t amt[FQ_ADM_MAX_FLAVORS];
+    uint64_t rel[FQ_ADM_MAX_FLAVORS];
+    uint64_t mig_rel;
+    bool mig_dirty;
+};
+
+static void held_save(const struct kueue *k, const struct rec *r,
+                      struct held *h)
+{
+    const struct wl *w = &r->w;
+    h->on = r->accounted && w->holds && w->nuse <= FQ_ADM_MAX_FLAVORS;
+    if (!h->on)
+        return;
+    h->cq = w->cq;
+    h->nuse = w->nuse;
+    for (int u = 0; u < w->nuse; u++) {
+        h->fr[u] = w->use_fr[u];
+        h->amt[u] = w->use_amt[u];
+    }
+    memcpy(h->rel, k->rel_flv, sizeof(h->rel));
+    h->mig_rel = k->mig_rel;
+    h->mig_dirty = k->mig_dirty;
+}
+
+/* After the record is attached again: when it holds what it held, the
+ * release its detach signalled is taken back (a candidate attached again
+ * is new to the migration pass all the same: mig_add). */
+static void held_restore(struct kueue *k, const struct rec *r,
+                         const struct held *h)
+{
+    const struct wl *w = &r->w;
+    if (!h->on || !r->accounted || !w->holds || w->cq != h->cq ||
+        w->nuse != h->nuse)
+        return;
+    for (int u = 0; u < h->nuse; u++)
+        if (w->use_fr[u] != h->fr[u] || w->use_amt[u] != h->amt[u])
+            return;
+    memcpy(k->rel_flv, h->rel, sizeof(h->rel));
+    k->mig_rel = h->mig_rel;
+    k->mig_dirty = h->mig_dirty || r->in_mig;
+}
+
+/*
  * Derives a record again from its stored workload (decoded where it is
  * stored: the view is dropped before anything is written) and the
  * snapshot, and attaches it where it now belongs. What comes from the
  * spec (podsets, priority, queue, uid) is kept while the generation and
- * the snapshot hold (spec_ok): then only the status is decoded. A
- * workload that cannot be queued (no LocalQueue, its ClusterQueue missing
- * or inactive, its namespace not selected) gets Kueue's
- * QuotaReserved=False message. `cond` is obj's cond_scan.
+ * the snapshot hold (spec_ok): then only the status is decoded. A new
+ * spec whose podSets equal some decoded before (k->psviews) decodes all
+ * but them, and a status.admission decoded before (k->admviews, by its
+ * hash adm_h) is not decoded again. A workload that cannot be queued (no
+ * LocalQueue, its ClusterQueue missing or inactive, its namespace not
+ * selected) gets Kueue's QuotaReserved=False message. `cond` is obj's
+ * cond_scan.
  */
 static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
                        const struct fq_value *obj,
-                       const struct fq_value *const cond[NCOND], int64_t now)
+                       const struct fq_value *const cond[NCOND], uint64_t adm_h,
+                       int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
     struct snap *s = k->snap;
     struct wl *w = &r->w;
+    struct held was;
+    held_save(k, r, &was);
     rec_detach(k, r);
     const struct fq_value *md = fq_map_get(obj, "metadata");
     int64_t gen = int_at(md, "generation", 0);
     struct fq_workload v;
+    /* An admission decoded before (so valid) is not decoded again. */
+    char akey[17];
+    hex_key(adm_h, akey);
+    const struct admview *av = fq_smap_get(&k->admviews, akey);
+    unsigned parts = FQ_WL_CHECKS | FQ_WL_REQUEUE;
+    if (!av)
+        parts |= FQ_WL_ADMISSION;
     bool light = r->spec_ok && r->spec_gen == gen &&
-                 fq_workload_status_decode(obj, &v) == 0;
+                 fq_workload_status_decode(obj, parts, &v) == 0;
     r->mig_valid = false;
     if (light) {
         /* The status-derived part goes; the spec's stays. */
@@ -2667,7 +2816,15 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         w->cq = -1;
         r->ok = r->spec_ok = false;
         r->shape = -1;
-        if (fq_workload_decode(obj, NULL, &v, NULL) != 0)
+        /* A podSets subtree seen before decoded then (so it is valid) to
+         * the view kept: only the rest is decoded. */
+        char pkey[17];
+        hex_key(
+            fp_value(FP_SEED, fq_map_get(fq_map_get(obj, "spec"), "podSets")),
+            pkey);
+        const struct psview *pv = fq_smap_get(&k->psviews, pkey);
+        if ((pv ? fq_workload_decode_no_podsets(obj, &v) :
+                  fq_workload_decode(obj, NULL, &v, NULL)) != 0)
             return;
         r->ok = r->spec_ok = true;
         r->spec_gen = gen;
@@ -2676,7 +2833,23 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         w->created = parse_time(v.meta.creation_timestamp, 0);
         r->queue_name = v.queue_name ? fq_xstrdup(v.queue_name) : NULL;
         r->active = v.active;
-        wl_podsets(s, w, &v);
+        int nres = s->adm.nres > 0 ? s->adm.nres : 1;
+        struct psview mine;
+        if (pv) {
+            podsets_copy(nres, pv, &mine);
+            w->npodsets = mine.npodsets;
+            w->ps = mine.ps;
+            w->psname = mine.psname;
+            w->req = mine.req;
+        } else {
+            wl_podsets(s, w, &v);
+            mine = (struct psview){w->npodsets, w->ps, w->psname, w->req};
+            if (k->psviews.n >= VIEWS_MAX)
+                fq_smap_clear(&k->psviews);
+            struct psview *keep = fq_xmalloc(sizeof(*keep));
+            podsets_copy(nres, &mine, keep);
+            fq_smap_put(&k->psviews, pkey, keep);
+        }
         r->shape = SHAPE_UNKNOWN;
     }
     const char *ns = w->ns;
@@ -2687,21 +2860,33 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         w->why_msg = fq_xstrdup(str_at(qr, "message", ""));
     const struct fq_value *rq = cond[C_REQUEUED];
     bool in_backoff = rq && !strcmp(str_at(rq, "status", ""), "False");
-    w->qts = queue_order_ts(obj, cond[C_EVICTED], cfg);
+    /* w->created is the spec's view's: the store keeps creationTimestamp
+     * as it was created (server-owned), so a status write leaves it. */
+    w->qts = queue_order_ts(w->created, cond[C_EVICTED], cfg);
     const char *avoid =
         fq_value_as_str(fq_map_get(ann, FQ_KUEUE_AVOID_FLAVORS));
     w->avoid_ann = avoid ? fq_xstrdup(avoid) : NULL;
     const char *why = NULL; /* a message to write once the view is gone */
     char msg[512];
     const char *queue = r->queue_name;
-    if (v.has_admission && !strcmp(qr_status, "True")) {
-        w->cq = find_cq(
-            s, v.admission_cluster_queue ? v.admission_cluster_queue : "");
+    if ((av || v.has_admission) && !strcmp(qr_status, "True")) {
+        struct admview made;
+        if (!av) {
+            adm_view(s, &v, &made);
+            av = &made;
+            if (k->admviews.n >= VIEWS_MAX)
+                fq_smap_clear(&k->admviews);
+            struct admview *keep = fq_xmalloc(sizeof(*keep));
+            *keep = made;
+            fq_smap_put(&k->admviews, akey, keep);
+        }
+        w->cq = av->cq;
         w->holds = w->cq >= 0;
         w->admitted = cond_is_true(cond[C_ADMITTED]);
         w->evicting = cond_is_true(cond[C_EVICTED]);
         w->reserved_at = parse_time(str_at(qr, "lastTransitionTime", NULL), 0);
-        wl_usage(s, w, &v);
+        wl_set_use(w, av->nuse, av->use_fr, av->use_amt);
+        w->assigned_flv = av->assigned_flv;
         /* Waiting on a check, none Ready: may migrate. */
         bool any = false, ready = false;
         for (size_t c = 0; c < v.n_check_states; c++) {
@@ -2744,6 +2929,7 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     }
     fq_workload_release(&v);
     rec_attach(k, r);
+    held_restore(k, r, &was);
     if (why)
         set_pending(e, w, "Inadmissible", why, now);
 }
@@ -2824,30 +3010,79 @@ static uint64_t fp_value(uint64_t h, const struct fq_value *v)
     return h;
 }
 
+/* The members of a condition rec_derive may read, for fp_cond. */
+enum {
+    F_STATUS = 1,
+    F_REASON = 2,
+    F_MESSAGE = 4,
+    F_TIME = 8
+};
+
+/* What rec_derive reads of each condition type (0: nothing). */
+static const unsigned cond_reads[NCOND] = {
+    [C_QUOTA_RESERVED] = F_STATUS | F_MESSAGE | F_TIME,
+    [C_ADMITTED] = F_STATUS,
+    [C_EVICTED] = F_STATUS | F_REASON | F_TIME,
+    [C_REQUEUED] = F_STATUS,
+};
+
+/* fp_value of condition c (or of its absence), but of only the members
+ * in `want` (the first of each key, as str_at finds it): the others
+ * (observedGeneration, most reasons and messages) are most of its bytes
+ * and rec_derive does not read them. */
+static uint64_t fp_cond(uint64_t h, const struct fq_value *c, unsigned want)
+{
+    if (!c || c->type != FQ_V_MAP)
+        return fp_value(h, c);
+    const struct fq_value *f[4] = {NULL, NULL, NULL, NULL};
+    bool seen[4] = {false, false, false, false};
+    for (size_t i = 0; i < c->u.map.n; i++) {
+        const struct fq_member *x = &c->u.map.items[i];
+        int at = member_is(x, "status")             ? 0 :
+                 member_is(x, "reason")             ? 1 :
+                 member_is(x, "message")            ? 2 :
+                 member_is(x, "lastTransitionTime") ? 3 :
+                                                      -1;
+        if (at >= 0 && !seen[at]) {
+            seen[at] = true;
+            f[at] = x->val;
+        }
+    }
+    h = fp_word(h, FQ_V_MAP + 2);
+    for (int i = 0; i < 4; i++)
+        if (want & (1u << i))
+            h = fp_value(h, f[i]);
+    return h;
+}
+
 /*
  * A hash of what rec_derive reads of a stored workload: generation (the
  * spec moves it), uid, creation, annotations, status.admission, the
- * conditions it looks at and the check states. Writes it does not read
- * (PodsReady, cost, podSetUpdates) leave it, so they cost no decode. What
- * a record reads from elsewhere (the snapshot, Namespaces, priority
- * classes, an old slice) clears fp_ok instead.
+ * members it reads of the conditions it looks at, and the check states.
+ * Writes it does not read (PodsReady, cost, podSetUpdates, a condition's
+ * message it does not show) leave it, so they cost no decode. What a
+ * record reads from elsewhere (the snapshot, Namespaces, priority
+ * classes, an old slice) clears fp_ok instead. *adm_h is the hash of
+ * status.admission alone (its key in admviews).
  */
 static uint64_t fingerprint(const struct fq_value *obj,
-                            const struct fq_value *const found[NCOND])
+                            const struct fq_value *const found[NCOND],
+                            uint64_t *adm_h)
 {
     const struct fq_value *md = fq_map_get(obj, "metadata");
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = FP_SEED;
     h = fp_value(h, fq_map_get(md, "generation"));
     h = fp_value(h, fq_map_get(md, "uid"));
     h = fp_value(h, fq_map_get(md, "creationTimestamp"));
     h = fp_value(h, fq_map_get(md, "annotations"));
     const struct fq_value *st = fq_map_get(obj, "status");
-    h = fp_value(h, fq_map_get(st, "admission"));
+    *adm_h = fp_value(FP_SEED, fq_map_get(st, "admission"));
+    h = fp_word(h, *adm_h);
 
     /* The first entry of each type, as cond_find reads them. */
     for (int t = 0; t < NCOND; t++)
-        if (t != C_PODS_READY) /* rec_derive does not read it */
-            h = fp_value(h, found[t]);
+        if (cond_reads[t])
+            h = fp_cond(h, found[t], cond_reads[t]);
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         const struct fq_value *ch = fq_seq_at(chs, i);
@@ -2887,10 +3122,11 @@ static void rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
         r->qcq = -1;
         fq_smap_put(&k->recs, key, r);
     }
-    uint64_t fp = fingerprint(obj, cond);
+    uint64_t adm_h;
+    uint64_t fp = fingerprint(obj, cond, &adm_h);
     if (r->fp_ok && r->fp == fp && !r->w.replaces)
         return;
-    rec_derive(k, e, r, obj, cond, now);
+    rec_derive(k, e, r, obj, cond, adm_h, now);
     r->fp = fp;
     r->fp_ok = true;
     if (r->w.replaces && !r->in_slices)
@@ -3496,6 +3732,8 @@ static void *create(struct fq_engine *e)
     k->config_dirty = true;
     k->recs.free_val = rec_free;
     k->timers.free_val = free;
+    k->psviews.free_val = psview_free;
+    k->admviews.free_val = free;
     k->park_gen = 1;
     k->snap_ver = 1;
     k->ff_len = 1;
@@ -3618,6 +3856,8 @@ static void queues_free(struct kueue *k)
     k->heads = NULL;
     free(k->memo);
     fq_smap_clear(&k->shapes);
+    fq_smap_clear(&k->psviews); /* they hold the snapshot's indexes */
+    fq_smap_clear(&k->admviews);
     k->nshapes = 0;
     k->memo = NULL;
     k->memo_cap = 0;
@@ -3710,6 +3950,8 @@ static void destroy(void *self)
     fq_smap_free(&k->live);
     fq_smap_free(&k->timers);
     fq_smap_free(&k->shapes);
+    fq_smap_free(&k->psviews);
+    fq_smap_free(&k->admviews);
     for (size_t i = 0; i < k->ntq; i++)
         free(k->tq[i].key);
     free(k->tq);

@@ -537,14 +537,17 @@ void fq_localqueue_release(struct fq_localqueue *v)
 
 /* --- Workload ----------------------------------------------------------------------- */
 
+/* The `parts` (enum fq_wl_status_part) of status into out. */
 static void decode_workload_status(struct dctx *c, const struct fq_value *st,
-                                   struct fq_workload *out)
+                                   unsigned parts, struct fq_workload *out)
 {
     static const char *const states[] = {"Pending", "Ready", "Retry",
                                          "Rejected", NULL};
     size_t old = path_key(c, "status");
-    want_conditions(c, st, "conditions", &out->conditions);
-    const struct fq_value *adm = want_map(c, st, "admission", false);
+    if (parts & FQ_WL_CONDITIONS)
+        want_conditions(c, st, "conditions", &out->conditions);
+    const struct fq_value *adm =
+        parts & FQ_WL_ADMISSION ? want_map(c, st, "admission", false) : NULL;
     if (adm) {
         out->has_admission = true;
         size_t o2 = path_key(c, "admission");
@@ -576,7 +579,8 @@ static void decode_workload_status(struct dctx *c, const struct fq_value *st,
         path_pop(c, o2);
     }
     const struct fq_value *acs =
-        want_seq(c, st, "admissionChecks", false, 0, 0);
+        parts & FQ_WL_CHECKS ? want_seq(c, st, "admissionChecks", false, 0, 0) :
+                               NULL;
     if (acs) {
         out->check_states = MEM_ARRAY(c, struct fq_check_status, acs->u.seq.n);
         size_t o2 = path_key(c, "admissionChecks");
@@ -609,7 +613,8 @@ static void decode_workload_status(struct dctx *c, const struct fq_value *st,
         }
         path_pop(c, o2);
     }
-    const struct fq_value *rq = want_map(c, st, "requeueState", false);
+    const struct fq_value *rq =
+        parts & FQ_WL_REQUEUE ? want_map(c, st, "requeueState", false) : NULL;
     if (rq) {
         out->has_requeue_state = true;
         size_t o2 = path_key(c, "requeueState");
@@ -620,8 +625,10 @@ static void decode_workload_status(struct dctx *c, const struct fq_value *st,
     path_pop(c, old);
 }
 
-int fq_workload_decode(const struct fq_value *obj, const char *file,
-                       struct fq_workload *out, struct fq_errlist *errs)
+/* A Workload, spec.podSets too when `podsets`. */
+static int decode_workload(const struct fq_value *obj, const char *file,
+                           bool podsets, struct fq_workload *out,
+                           struct fq_errlist *errs)
 {
     static const char *const sources[] = {
         "", "kueue.x-k8s.io/workloadpriorityclass",
@@ -632,7 +639,8 @@ int fq_workload_decode(const struct fq_value *obj, const char *file,
                    &out->meta) == 0) {
         const struct fq_value *spec = want_map(&c, obj, "spec", true);
         size_t old = path_key(&c, "spec");
-        const struct fq_value *ps = want_seq(&c, spec, "podSets", true, 1, 18);
+        const struct fq_value *ps =
+            podsets ? want_seq(&c, spec, "podSets", true, 1, 18) : NULL;
         if (ps) {
             out->podsets = MEM_ARRAY(&c, struct fq_podset, ps->u.seq.n);
             size_t o2 = path_key(&c, "podSets");
@@ -706,12 +714,24 @@ int fq_workload_decode(const struct fq_value *obj, const char *file,
         path_pop(&c, old);
         const struct fq_value *st = want_map(&c, obj, "status", false);
         if (st)
-            decode_workload_status(&c, st, out);
+            decode_workload_status(&c, st, FQ_WL_STATUS_ALL, out);
     }
     return dctx_end(&c, out, sizeof(*out), &out->mem);
 }
 
-int fq_workload_status_decode(const struct fq_value *obj,
+int fq_workload_decode(const struct fq_value *obj, const char *file,
+                       struct fq_workload *out, struct fq_errlist *errs)
+{
+    return decode_workload(obj, file, true, out, errs);
+}
+
+int fq_workload_decode_no_podsets(const struct fq_value *obj,
+                                  struct fq_workload *out)
+{
+    return decode_workload(obj, NULL, false, out, NULL);
+}
+
+int fq_workload_status_decode(const struct fq_value *obj, unsigned parts,
                               struct fq_workload *out)
 {
     struct dctx c;
@@ -722,7 +742,7 @@ int fq_workload_status_decode(const struct fq_value *obj,
     c.kind = FQ_KIND_WORKLOAD;
     const struct fq_value *st = fq_map_get(obj, "status");
     if (st && st->type == FQ_V_MAP)
-        decode_workload_status(&c, st, out);
+        decode_workload_status(&c, st, parts, out);
     return dctx_end(&c, out, sizeof(*out), &out->mem);
 }
 

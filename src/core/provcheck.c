@@ -163,15 +163,17 @@ struct provcheck {
      * from the Nodes' notices like the index: free_attempt asks one
      * question per attempt instead of reading every Node. */
     struct fq_smap node_req, req_nodes;
-    /* Workloads ("ns/name") to reconcile at the next run: those that
-     * changed and those whose requests changed. Every workload is looked
-     * at when `all` is set (the first run, a check or config changed). */
-    struct fq_smap dirty;
-    /* The same keys (owned) in the order they were marked: a run sorts
-     * and clears these, at a cost of what was marked rather than of the
-     * set's table, which keeps the size of the busiest run. */
+    /* Workloads ("ns/name", owned) to reconcile at the next run: those
+     * that changed and those whose requests changed, in the order they
+     * were marked, repeats and all: a run sorts them and skips repeats,
+     * which costs less than a set kept to refuse them (most are marked
+     * once). Every workload is looked at when `all` is set (the first
+     * run, a check or config changed). */
     char **marked;
     size_t nmarked, capmarked;
+    /* The run's workloads (run_keys), kept for the next run's. */
+    char **keys;
+    size_t capkeys;
     bool all;
     /* The revisions of this controller's own changes that call for no
      * reconcile (a workload's status write, a request's deletion), in
@@ -720,6 +722,81 @@ static struct fq_value *pod_set_updates(const struct fq_value *req,
     return ups;
 }
 
+/* Is v the string s, as fq_value_equal compares it with fq_value_str(s)? */
+static bool str_equals(const struct fq_value *v, const char *s)
+{
+    size_t n = strlen(s);
+    return v && v->type == FQ_V_STR && v->u.str.len == n &&
+           !memcmp(v->u.str.s, s, n);
+}
+
+/* Is `have` what pod_set_updates(req, prc) would build (as fq_value_equal
+ * compares)? A Ready check is reconciled again at each change of its
+ * workload, and its podSetUpdates are nearly always the same: comparing
+ * costs far less than building them to compare. */
+static bool pod_set_updates_same(const struct fq_value *have,
+                                 const struct fq_value *req,
+                                 const struct prc *prc)
+{
+    const struct fq_value *sets = fq_value_path(req, "spec.podSets");
+    size_t n = fq_value_len(sets);
+    if (!have || have->type != FQ_V_SEQ || have->u.seq.n != n)
+        return false;
+    const char *name = fq_value_path_str(req, "metadata.name", "");
+    const char *klass =
+        fq_value_path_str(req, "spec.provisioningClassName", "");
+    const struct fq_value *details =
+        fq_value_path(req, "status.provisioningClassDetails");
+    const struct fq_value *sel =
+        fq_value_path(prc->obj, "spec.podSetUpdates.nodeSelector");
+    size_t nsel = fq_value_len(sel);
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value *u = have->u.seq.items[i];
+        const struct fq_value *a = fq_map_get(u, "annotations");
+        const struct fq_value *ns = fq_map_get(u, "nodeSelector");
+        if (!u || u->type != FQ_V_MAP || u->u.map.n != (ns ? 3u : 2u) ||
+            !str_equals(
+                fq_map_get(u, "name"),
+                fq_value_path_str(fq_seq_at(sets, i), "podSetName", "")) ||
+            !a || a->type != FQ_V_MAP || a->u.map.n != 2 ||
+            !str_equals(fq_map_get(a, FQ_ANN_CONSUME_PROVREQ), name) ||
+            !str_equals(fq_map_get(a, FQ_ANN_PROVREQ_CLASS), klass))
+            return false;
+        /* The selector's entries as pod_set_updates sets them: a later
+         * one of the same key replaces an earlier one. */
+        size_t want = 0;
+        for (size_t k = 0; k < nsel; k++) {
+            const struct fq_value *x = fq_seq_at(sel, k);
+            const char *key = fq_value_path_str(x, "key", NULL);
+            const char *from =
+                fq_value_path_str(x, "valueFromProvisioningClassDetail", NULL);
+            const char *v =
+                from ? fq_value_as_str(fq_map_get(details, from)) : NULL;
+            if (!key || !v)
+                continue;
+            bool replaced = false;
+            for (size_t l = k + 1; !replaced && l < nsel; l++) {
+                const struct fq_value *y = fq_seq_at(sel, l);
+                const char *ykey = fq_value_path_str(y, "key", NULL);
+                const char *yfrom = fq_value_path_str(
+                    y, "valueFromProvisioningClassDetail", NULL);
+                replaced = ykey && yfrom && !strcmp(ykey, key) &&
+                           fq_value_as_str(fq_map_get(details, yfrom));
+            }
+            if (replaced)
+                continue;
+            want++;
+            if (!str_equals(fq_map_get(ns, key), v))
+                return false;
+        }
+        if (ns && (ns->type != FQ_V_MAP || ns->u.map.n != want || want == 0))
+            return false;
+        if (!ns && want > 0)
+            return false;
+    }
+    return true;
+}
+
 static void mark_reported(struct fq_engine *e, const struct fq_object *req)
 {
     struct fq_value *o = fq_objstore_edit(
@@ -784,12 +861,11 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
         return false; /* admitted: ignored, the workload keeps running */
     if (fq_cond_status_is(prov, "True")) {
         bool changed = set_state(e, wl, ch, "Ready", pmsg, now);
-        struct fq_value *ups = pod_set_updates(req->obj, prc);
-        if (!fq_value_equal(fq_map_get(ck_get(ch), "podSetUpdates"), ups)) {
-            fq_map_set(ck_edit(ch), "podSetUpdates", ups);
+        if (!pod_set_updates_same(fq_map_get(ck_get(ch), "podSetUpdates"),
+                                  req->obj, prc)) {
+            fq_map_set(ck_edit(ch), "podSetUpdates",
+                       pod_set_updates(req->obj, prc));
             changed = true;
-        } else {
-            fq_value_free(ups);
         }
         return changed;
     }
@@ -1054,7 +1130,7 @@ static void pc_destroy(void *self)
     for (size_t i = 0; i < pc->nmarked; i++)
         free(pc->marked[i]);
     free(pc->marked);
-    fq_smap_free(&pc->dirty);
+    free(pc->keys);
     free(pc->own);
     forget_resolved(pc);
     free(pc->res);
@@ -1224,14 +1300,8 @@ static bool has_our_check(struct provcheck *pc, struct fq_engine *e,
  * still costs the engine a settle round. */
 static void mark(struct provcheck *pc, const char *ns, const char *name)
 {
-    char buf[600];
-    char *key = key_of(buf, sizeof(buf), ns, name);
-    if (!fq_smap_has(&pc->dirty, key)) {
-        fq_smap_put(&pc->dirty, key, NULL);
-        FQ_GROW(pc->marked, pc->capmarked, pc->nmarked + 1);
-        pc->marked[pc->nmarked++] = fq_xstrdup(key);
-    }
-    key_done(key, buf);
+    FQ_GROW(pc->marked, pc->capmarked, pc->nmarked + 1);
+    pc->marked[pc->nmarked++] = key_of(NULL, 0, ns, name);
 }
 
 /* A workload whose requests may have lost it (see struct provcheck). */
@@ -1306,42 +1376,51 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The workloads this run looks at, "ns" and "name" interleaved. */
-static size_t run_keys(struct provcheck *pc, struct fq_engine *e, char ***out)
+/* The workloads this run looks at, "ns" and "name" interleaved in
+ * pc->keys: each "ns" is owned, its "name" lies in the same allocation. */
+static size_t run_keys(struct provcheck *pc, struct fq_engine *e)
 {
     char **keys;
     size_t n = 0;
+    char **v = pc->marked;
+    size_t m = pc->nmarked;
     if (pc->all) {
         const struct fq_object **list;
-        size_t m =
+        size_t nl =
             fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &list);
-        keys = fq_xcalloc(2 * m + 1, sizeof(*keys));
-        for (size_t i = 0; i < m; i++) {
-            keys[2 * n] = fq_xstrdup(list[i]->ns);
-            keys[2 * n + 1] = fq_xstrdup(list[i]->name);
+        FQ_GROW(pc->keys, pc->capkeys, 2 * nl);
+        keys = pc->keys;
+        for (size_t i = 0; i < nl; i++) {
+            size_t a = strlen(list[i]->ns);
+            char *k = key_of(NULL, 0, list[i]->ns, list[i]->name);
+            k[a] = '\0';
+            keys[2 * n] = k;
+            keys[2 * n + 1] = k + a + 1;
             n++;
         }
         free(list);
+        for (size_t i = 0; i < m; i++)
+            free(v[i]);
     } else {
-        char **v = pc->marked;
-        size_t m = pc->nmarked;
         if (m > 1)
             qsort(v, m, sizeof(*v), cmp_str);
-        keys = fq_xcalloc(2 * m + 1, sizeof(*keys));
+        FQ_GROW(pc->keys, pc->capkeys, 2 * m);
+        keys = pc->keys;
         for (size_t i = 0; i < m; i++) {
+            if (i + 1 < m && !strcmp(v[i], v[i + 1])) {
+                free(v[i]); /* marked again: the last one stays */
+                continue;
+            }
             size_t l = strcspn(v[i], "/");
-            keys[2 * n] = fq_xstrndup(v[i], l);
-            keys[2 * n + 1] = fq_xstrdup(v[i][l] ? v[i] + l + 1 : "");
+            char *name = v[i] + l + (v[i][l] ? 1 : 0);
+            v[i][l] = '\0';
+            keys[2 * n] = v[i];
+            keys[2 * n + 1] = name;
             n++;
         }
     }
     pc->all = false;
-    for (size_t i = 0; i < pc->nmarked; i++) {
-        fq_smap_del(&pc->dirty, pc->marked[i]);
-        free(pc->marked[i]);
-    }
     pc->nmarked = 0;
-    *out = keys;
     return n;
 }
 
@@ -1352,8 +1431,8 @@ static void pc_run(void *self, struct fq_engine *e, int64_t now)
         build_index(pc, e);
     /* Names first: reconcile writes to the store, which may move the
      * borrowed objects. */
-    char **keys;
-    size_t n = run_keys(pc, e, &keys);
+    size_t n = run_keys(pc, e);
+    char **keys = pc->keys;
     for (size_t i = 0; i < n; i++) {
         const struct fq_object *wl = fq_objstore_get(
             fq_engine_store(e), FQ_KIND_WORKLOAD, keys[2 * i], keys[2 * i + 1]);
@@ -1368,9 +1447,7 @@ static void pc_run(void *self, struct fq_engine *e, int64_t now)
             delete_requests(pc, e, keys[2 * i], keys[2 * i + 1], false, NULL,
                             0);
         free(keys[2 * i]);
-        free(keys[2 * i + 1]);
     }
-    free(keys);
     orphans(pc, e);
 }
 

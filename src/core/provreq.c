@@ -701,7 +701,12 @@ static int64_t quiet(struct fq_capacity *st, const struct fq_object *o,
  * and not terminal is `live` in the table; a live request is dirty (and
  * listed) or clean with entries (until, stamp) in until_h and (wake,
  * stamp) in wake_h when those are not FQ_NEVER, and, if `counts`, in
- * cdeps. Heap entries whose stamp is not the request's are stale.
+ * cdeps. Heap entries whose stamp is not the request's are stale, and
+ * stay so: stamps come from one counter of the table, so a request made
+ * again under a deleted one's name never takes up its stamps. A run
+ * starts by dropping the stale entries when they outnumber the requests
+ * four to one (a request settles again and again, pushing the same far
+ * deadlines each time, and each stale entry popped costs a log n).
  *
  * Order: a run steps its dirty requests oldest first, then by namespace
  * and name, as a pass over all of them would. A request dirtied during
@@ -719,6 +724,9 @@ struct preq {
     int64_t until, wake;
     int64_t order_t; /* this run's sort time */
     uint64_t stamp;
+    /* The revision of its last step's status write: that write's notice
+     * brings nothing the step did not take into account. */
+    uint64_t own_rev;
     struct req_memo memo;
 };
 
@@ -729,6 +737,7 @@ struct preqs {
     struct preq **cdeps; /* clean with `counts` */
     size_t ncdeps, capcdeps;
     struct fq_cap_heap until_h, wake_h;
+    uint64_t stamps; /* the last stamp given */
     bool seeded, all;
     /* during a run: the requests still to step (a min-heap in step
      * order) and the one being stepped */
@@ -883,18 +892,26 @@ static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
     r->live = handled_class(
                   fq_value_path_str(obj, "spec.provisioningClassName", "")) &&
               !fq_capacity_provreq_terminal(fq_map_get(obj, "status"));
-    r->stamp++; /* what it said before is stale */
+    r->stamp = ++t->stamps; /* what it said before is stale */
     r->dirty = false;
     mark(st, t, r);
 }
 
-void fq_provreq_note(struct fq_capacity *st, const struct fq_change *c)
+bool fq_provreq_note(struct fq_capacity *st, const struct fq_change *c)
 {
     struct preqs *t = table(st);
     if (!t->seeded)
-        return; /* the first run lists them all */
+        return false; /* the first run lists them all */
+    if (c->type == FQ_CHANGE_MODIFIED) {
+        char key[600];
+        fq_capacity_key(c->ns, c->name, key, sizeof(key));
+        const struct preq *r = fq_smap_get(&t->by_key, key);
+        if (r && r->own_rev == c->rev)
+            return true;
+    }
     note_obj(st, t, c->ns, c->name,
              c->type == FQ_CHANGE_DELETED ? NULL : c->obj);
+    return false;
 }
 
 void fq_provreq_nodes_changed(struct fq_capacity *st, const char *key)
@@ -940,7 +957,7 @@ static void seed(struct fq_capacity *st, struct fq_engine *e, struct preqs *t)
 static void settle(struct fq_capacity *st, struct preqs *t, struct preq *r,
                    bool dirty, int64_t until, int64_t wake, bool counts)
 {
-    r->stamp++;
+    r->stamp = ++t->stamps;
     if (dirty || r->dirty) {
         r->dirty = false;
         mark(st, t, r);
@@ -964,6 +981,18 @@ static struct preq *entry_req(struct preqs *t, const struct fq_cap_hent *h)
 {
     struct preq *r = fq_smap_get(&t->by_key, h->key);
     return r && r->live && r->stamp == h->stamp ? r : NULL;
+}
+
+static bool entry_live(void *t, const struct fq_cap_hent *h)
+{
+    return entry_req(t, h) != NULL;
+}
+
+/* Drops a heap's stale entries when they pile up (see the invariants). */
+static void prune(struct preqs *t, struct fq_cap_heap *h)
+{
+    if (h->n >= 64 && h->n > 4 * t->by_key.n)
+        fq_capacity_heap_filter(h, entry_live, t);
 }
 
 static void step_one(struct fq_capacity *st, struct fq_engine *e,
@@ -1012,9 +1041,17 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
     bool changed = false;
     if (r.copy) {
         uint64_t rev = fq_objstore_revision(s);
+        bool live =
+            handled_class(r.klass) && !fq_capacity_provreq_terminal(r.copy);
         fq_objstore_set_status(s, FQ_KIND_PROVISIONINGREQUEST, pr->ns, pr->name,
                                r.copy, NULL);
         changed = fq_objstore_revision(s) != rev;
+        /* What the write's notice would tell the table, it is told now:
+         * the request is marked below, its nodes here. */
+        if (changed) {
+            pr->own_rev = fq_objstore_revision(s);
+            pr->live = live;
+        }
     }
     /* This run's scale-down reads whether its nodes are booked. */
     if (changed)
@@ -1033,6 +1070,8 @@ void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e)
             if (t->by_key.t[i].key)
                 mark(st, t, t->by_key.t[i].val);
     }
+    prune(t, &t->until_h);
+    prune(t, &t->wake_h);
     /* Clean requests whose time came. */
     const struct fq_cap_hent *h;
     while ((h = fq_capacity_heap_top(&t->until_h)) && h->t <= st->now) {

@@ -2,7 +2,8 @@
  * test_autoscaler.c - the cluster autoscaler with pods as objects: scale-up
  * for Unschedulable pods (selector, taints, bounds), pods that consume a
  * ProvisioningRequest left to it, minimum sizes, scale-down of idle nodes
- * after the unneeded time, and the default-pool of a fresh cluster.
+ * after the unneeded time, and the default-pool of a fresh cluster. Also
+ * the deadline heap: filtering keeps the (time, key) order of what stays.
  */
 #include "capacity_testlib.h"
 
@@ -183,12 +184,39 @@ static void test_pool_status_throttled(void **state)
     fq_engine_free(e);
 }
 
+static bool even_stamp(void *ctx, const struct fq_cap_hent *h)
+{
+    (void)ctx;
+    return h->stamp % 2 == 0;
+}
+
+static void test_heap_filter(void **state)
+{
+    (void)state;
+    struct fq_cap_heap h = {0};
+    static const char *const keys[] = {"d", "b", "a", "c", "e", "b"};
+    static const int64_t ts[] = {5, 3, 3, 9, 1, 7};
+    for (int i = 0; i < 6; i++)
+        fq_capacity_heap_push(&h, ts[i], keys[i], (uint64_t)i);
+    /* stamps 0, 2, 4 stay: d@5, a@3, e@1 */
+    fq_capacity_heap_filter(&h, even_stamp, NULL);
+    assert_int_equal(h.n, 3);
+    static const char *const want[] = {"e", "a", "d"};
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(fq_capacity_heap_top(&h)->key, want[i]);
+        fq_capacity_heap_pop(&h);
+    }
+    assert_null(fq_capacity_heap_top(&h));
+    fq_capacity_heap_free(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scale_up_and_down),
         cmocka_unit_test(test_pool_status_throttled),
         cmocka_unit_test(test_deleted_pool_and_bad_pool),
+        cmocka_unit_test(test_heap_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

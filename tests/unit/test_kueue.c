@@ -1,8 +1,9 @@
 /*
  * test_kueue.c - the kueue controller through the engine: many workloads
  * come and go (the controller's records must follow), the queue counts in
- * ClusterQueue status stay right, the stats count what happened, and with
- * Kueue's pace a deep queue is tried one head per cycle, to the
+ * ClusterQueue status stay right, the stats count what happened,
+ * workloads with equal podSets share a view yet keep their own requests,
+ * and with Kueue's pace a deep queue is tried one head per cycle, to the
  * millisecond, while the engine wakes far less often than once a cycle.
  */
 #include <setjmp.h>
@@ -113,6 +114,51 @@ static void test_many_come_and_go(void **state)
     assert_int_equal(st.reservations, 20);
     assert_int_equal(st.preemptions, 0);
     assert_true(st.cycles >= 2);
+    fq_engine_free(e);
+}
+
+static bool has_quota(struct fq_engine *e, const char *name)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, "default", name);
+    assert_non_null(o);
+    return fq_value_path(o->obj, "status.admission") != NULL;
+}
+
+/*
+ * Workloads with equal podSets share one decoded view (psviews), which
+ * must give each shape its own requests and follow a new snapshot.
+ * Quota 10: a (6) fits, b (6, a's podSets) does not, c (4) does; with
+ * the quota raised to 16 (a new snapshot) b fits too.
+ */
+static void test_shared_podset_views(void **state)
+{
+    (void)state;
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.policy = fq_policy_default();
+    struct fq_engine *e = fq_engine_new(&cfg);
+    int64_t t = 1767225600000; /* 2026-01-01 */
+    for (size_t i = 0; i < sizeof(queue_yaml) / sizeof(*queue_yaml); i++)
+        apply(e, queue_yaml[i], t);
+    add_named(e, "a", 6, t);
+    add_named(e, "b", 6, t);
+    add_named(e, "c", 4, t);
+    fq_engine_run(e, t);
+    assert_true(has_quota(e, "a"));
+    assert_false(has_quota(e, "b"));
+    assert_true(has_quota(e, "c"));
+    t += 1000;
+    apply(e,
+          "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+          "metadata: {name: cq}\nspec:\n  namespaceSelector: {}\n"
+          "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+          "    - {name: default, resources: [{name: cpu, nominalQuota: 16}]}\n",
+          t);
+    add_named(e, "d", 6, t);
+    fq_engine_run(e, t);
+    assert_true(has_quota(e, "b"));
+    assert_false(has_quota(e, "d"));
     fq_engine_free(e);
 }
 
@@ -278,6 +324,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_come_and_go),
+        cmocka_unit_test(test_shared_podset_views),
         cmocka_unit_test(test_kueue_pace_deep_queue),
         cmocka_unit_test(test_kueue_pace_strict_fifo),
     };

@@ -743,6 +743,26 @@ static void test_view_defaults(void **state)
     assert_false(fq_conditions_true(&wl.conditions, "Admitted"));
     assert_null(fq_conditions_get(&wl.conditions, "Admitted"));
     fq_workload_release(&wl);
+    /* Parts of the status alone: what is asked for, as decoded above. */
+    assert_int_equal(
+        fq_workload_status_decode(v, FQ_WL_ADMISSION | FQ_WL_CHECKS, &wl), 0);
+    assert_null(wl.podsets);
+    assert_true(wl.has_admission);
+    assert_string_equal(wl.admission_cluster_queue, "cq");
+    assert_int_equal(wl.check_states[0].state, FQ_CHECK_RETRY);
+    assert_int_equal(wl.conditions.n, 0);
+    fq_workload_release(&wl);
+    assert_int_equal(fq_workload_status_decode(v, FQ_WL_CHECKS, &wl), 0);
+    assert_false(wl.has_admission);
+    assert_int_equal(wl.n_check_states, 1);
+    fq_workload_release(&wl);
+    /* All but the podsets. */
+    assert_int_equal(fq_workload_decode_no_podsets(v, &wl), 0);
+    assert_null(wl.podsets);
+    assert_int_equal(wl.n_podsets, 0);
+    assert_true(wl.active);
+    assert_string_equal(wl.admission_cluster_queue, "cq");
+    fq_workload_release(&wl);
     fq_value_free(v);
 }
 

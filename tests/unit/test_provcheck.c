@@ -147,6 +147,28 @@ static void test_request_and_ready(void **state)
     assert_string_equal(ct_cond(wl, "Admitted", "status"), "True");
     assert_int_equal(ct_count_events(e, "AdmissionCheckUpdated"), 1);
 
+    /* podSetUpdates that drifted (another value, an extra selector key)
+     * are put back at the workload's next change */
+    struct fq_objstore *s = fq_engine_store(e);
+    struct fq_value *o = fq_objstore_edit(s, FQ_KIND_WORKLOAD, "default", "wl");
+    struct fq_value *sel = fq_value_path(
+        fq_seq_at(fq_value_path(
+                      fq_seq_at(fq_value_path(o, "status.admissionChecks"), 0),
+                      "podSetUpdates"),
+                  0),
+        "nodeSelector");
+    fq_map_set(sel, "example.com/eta", fq_value_str("stale"));
+    fq_map_set(sel, "example.com/extra", fq_value_str("x"));
+    assert_int_equal(fq_objstore_update(s, o, true, NULL, NULL, NULL), 0);
+    ct_run_to(e, CT0 + 92 * SEC);
+    wl = ct_get(e, FQ_KIND_WORKLOAD, "default", "wl");
+    up = fq_seq_at(fq_value_path(check(wl), "podSetUpdates"), 0);
+    assert_string_equal(fq_value_as_str(fq_map_get(
+                            fq_map_get(up, "nodeSelector"), "example.com/eta")),
+                        "2026-01-01T00:01:00Z");
+    assert_int_equal(fq_value_len(fq_map_get(up, "nodeSelector")), 1);
+    assert_string_equal(fq_value_path_str(check(wl), "state", ""), "Ready");
+
     /* maxRunDurationSeconds 600 from the annotation: revoked at 690 s */
     ct_run_to(e, CT0 + 689 * SEC);
     assert_int_equal(ct_count_nodes(e, "dws-pool"), 4);
