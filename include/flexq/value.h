@@ -15,9 +15,11 @@
  * Ownership: a tree owns its children. fq_value_free frees a whole subtree.
  * Functions that take a `struct fq_value *child` "to set/push" take ownership
  * of it. Getters return borrowed pointers. A tree's pieces (nodes, keys,
- * texts, arrays) are small blocks (alloc.h), not malloc's: callers may
- * read the fields below, and replace a member's or item's value, but
- * never free, realloc or re-point a key, text or array.
+ * texts, arrays) are small blocks (alloc.h), not malloc's, and the most
+ * common keys ("name", "status", ...) are static text shared by every
+ * tree: callers may read the fields below, and replace a member's or
+ * item's value, but never free, realloc, write or re-point a key, text
+ * or array.
  *
  * Parsers (yaml.h, json.h) take a struct fq_limits so that no input can make
  * flexq use unbounded memory or stack.
@@ -45,13 +47,14 @@ enum fq_vtype {
 struct fq_value;
 
 struct fq_member {
-    char *key; /* owned */
+    const char *key; /* owned, or one of value.c's well-known keys */
     uint32_t line, col;
     struct fq_value *val; /* owned */
     /* Kept by value.c so that a lookup reads no key but the one it finds
      * (see fq_map_get): strlen(key) (keys are shorter than 4 GiB) and
      * fq_key_prefix(key, klen), the key's first 8 bytes. */
     uint32_t klen;
+    bool well_known; /* key is value.c's static text, never freed */
     uint64_t kpre;
 };
 

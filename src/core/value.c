@@ -6,9 +6,10 @@
  * growable arrays (fq_grow doubles, so n appends cost O(n)). Mappings keep
  * members in insertion order and are searched linearly: Kubernetes objects
  * have a handful of keys per level, and a scan over a few cache lines beats
- * a hash table at that size. A member's key is a block of its own, and in
- * a tree that lived long (a running workload, a node) it is out of the
- * CPU's caches: a scan that read each candidate's key to compare it took
+ * a hash table at that size. A member's key is a block of its own (but
+ * for the well-known keys, static text, see below), and in a tree that
+ * lived long (a running workload, a node) it is out of the CPU's
+ * caches: a scan that read each candidate's key to compare it took
  * a cache miss per member (strcmp was the replay's top function, at 13%
  * of its time). So each member also keeps its key's length and first 8
  * bytes (klen, kpre: fq_key_prefix in value.h), a scan compares those
@@ -49,6 +50,8 @@
  *     blocks (alloc.h), each freed with the size it was allocated with:
  *     sizeof(struct fq_value), klen + 1, strlen(raw) + 1, len + 1, and
  *     cap times the element's size. (Sanitizer builds check the sizes.)
+ *     The exception is a well-known key (well_known below), which is
+ *     static text, marked so in its member and never freed.
  *
  * What it does not do: no sequence indexing in paths, no JSON/YAML text
  * (json.c, yaml.c), no schema knowledge (kinds.c).
@@ -103,6 +106,205 @@ static char *dup_text(const char *s, size_t n)
 static void free_text(char *s, size_t n)
 {
     fq_small_free(s, n + 1);
+}
+
+/*
+ * Well-known keys. Most members of an object have one of a few dozen keys
+ * ("name", "status", "lastTransitionTime", ...), and a copy of each in a
+ * block of its own cost an allocation, a copy and a free per member
+ * built, cloned or freed, and a cold block to read in a lookup of a key
+ * longer than 8 bytes. So a member whose key is one of those below points
+ * at this static text instead (its well_known flag set): clone copies
+ * the pointer, and free leaves it alone. The list is the keys of the
+ * objects flexq writes (a Philly replay's most frequent, by count); a key
+ * not in it is copied as before, so it only has to be short, not
+ * complete. Grouped by length, so that finding one is a jump on the
+ * length and a compare of the prefix with a few constants.
+ */
+
+/* Whether the n-byte key k, whose prefix is pre, is the literal s of sn
+ * bytes: with s a literal, the compiler folds its length and prefix. */
+static inline bool is_key(const char *k, size_t n, uint64_t pre, const char *s,
+                          size_t sn)
+{
+    return n == sn && pre == fq_key_prefix(s, sn) &&
+           (sn <= 8 || !memcmp(k + 8, s + 8, sn - 8));
+}
+
+/* The static text of the n-byte key k (prefix pre), or NULL when it is
+ * not a well-known key. */
+static const char *well_known(const char *k, size_t n, uint64_t pre)
+{
+#define WK(s)                              \
+ do {                                      \
+  if (is_key(k, n, pre, s, sizeof(s) - 1)) \
+   return s;                               \
+ } while (0)
+    switch (n) {
+    case 3:
+        WK("uid");
+        WK("cpu");
+        WK("key");
+        WK("usd");
+        break;
+    case 4:
+        WK("name");
+        WK("type");
+        WK("spec");
+        WK("kind");
+        WK("pods");
+        WK("cost");
+        WK("asOf");
+        break;
+    case 5:
+        WK("count");
+        WK("image");
+        WK("total");
+        WK("state");
+        WK("value");
+        break;
+    case 6:
+        WK("status");
+        WK("reason");
+        WK("labels");
+        WK("limits");
+        WK("podSet");
+        WK("active");
+        WK("memory");
+        WK("effect");
+        WK("taints");
+        WK("asOfMs");
+        break;
+    case 7:
+        WK("message");
+        WK("podSets");
+        WK("flavors");
+        break;
+    case 8:
+        WK("requests");
+        WK("metadata");
+        WK("template");
+        WK("operator");
+        WK("workload");
+        WK("priority");
+        WK("borrowed");
+        WK("capacity");
+        break;
+    case 9:
+        WK("resources");
+        WK("namespace");
+        WK("queueName");
+        WK("admission");
+        break;
+    case 10:
+        WK("conditions");
+        WK("apiVersion");
+        WK("generation");
+        WK("containers");
+        WK("podSetName");
+        WK("controller");
+        WK("providerID");
+        WK("placements");
+        break;
+    case 11:
+        WK("annotations");
+        WK("tolerations");
+        WK("allocatable");
+        WK("nodeSeconds");
+        break;
+    case 12:
+        WK("clusterQueue");
+        WK("flavorsUsage");
+        WK("nodeSelector");
+        break;
+    case 13:
+        WK("resourceUsage");
+        WK("flexq.dev/eta");
+        WK("podSetUpdates");
+        break;
+    case 14:
+        WK("nvidia.com/gpu");
+        WK("podTemplateRef");
+        break;
+    case 15:
+        WK("resourceVersion");
+        WK("admissionChecks");
+        WK("ownerReferences");
+        WK("flexq.dev/check");
+        WK("flexq.dev/slice");
+        break;
+    case 16:
+        WK("pendingWorkloads");
+        WK("pricePerNodeHour");
+        break;
+    case 17:
+        WK("creationTimestamp");
+        WK("podSetAssignments");
+        WK("admittedWorkloads");
+        WK("flexq.dev/granted");
+        WK("flexq.dev/attempt");
+        WK("lastHeartbeatTime");
+        break;
+    case 18:
+        WK("lastTransitionTime");
+        WK("observedGeneration");
+        WK("reservingWorkloads");
+        WK("flavorsReservation");
+        WK("flexq.dev/workload");
+        WK("flexq.dev/ready-at");
+        WK("flexq.dev/consumed");
+        break;
+    case 19:
+        WK("flexq.dev/trace-job");
+        break;
+    case 21:
+        WK("provisioningClassName");
+        WK("flexq.dev/slice-index");
+        break;
+    case 22:
+        WK("kueue.x-k8s.io/managed");
+        WK("kubernetes.io/hostname");
+        break;
+    case 24:
+        WK("provisioningClassDetails");
+        WK("flexq.dev/unneeded-since");
+        break;
+    case 25:
+        WK("kueue.x-k8s.io/queue-name");
+        break;
+    case 27:
+        WK("topology.kubernetes.io/zone");
+        WK("cloud.google.com/gke-queued");
+        break;
+    case 29:
+        WK("cloud.google.com/gke-nodepool");
+        break;
+    case 30:
+        WK("flexq.dev/provisioning-request");
+        break;
+    case 31:
+        WK("cloud.google.com/gke-flex-start");
+        break;
+    case 32:
+        WK("node.kubernetes.io/instance-type");
+        WK("cloud.google.com/gke-accelerator");
+        break;
+    case 44:
+        WK("autoscaling.x-k8s.io/provisioning-class-name");
+        break;
+    case 49:
+        WK("autoscaling.x-k8s.io/consume-provisioning-request");
+        break;
+    }
+#undef WK
+    return NULL;
+}
+
+/* Frees member mem's key unless it is a well-known one. */
+static void free_key(const struct fq_member *mem)
+{
+    if (!mem->well_known)
+        free_text((char *)mem->key, mem->klen);
 }
 
 struct fq_value *fq_value_null(void)
@@ -465,7 +667,7 @@ void fq_value_free(struct fq_value *v)
         for (size_t i = 0; i < n; i++) {
             if (i + 1 < n)
                 prefetch_items(it[i + 1].val);
-            free_text(it[i].key, it[i].klen);
+            free_key(&it[i]);
             fq_value_free(it[i].val);
         }
         fq_small_free(it, v->u.map.cap * sizeof(*it));
@@ -516,8 +718,9 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         }
         for (size_t i = 0; i < v->u.map.n; i++) {
             const struct fq_member *m = &v->u.map.items[i];
-            c->u.map.items[i] = *m; /* position, klen, kpre */
-            c->u.map.items[i].key = dup_text(m->key, m->klen);
+            c->u.map.items[i] = *m; /* position, klen, kpre, key */
+            if (!m->well_known)
+                c->u.map.items[i].key = dup_text(m->key, m->klen);
             c->u.map.items[i].val = fq_value_clone(m->val);
         }
         c->u.map.n = v->u.map.n;
@@ -655,11 +858,14 @@ struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
     }
     FQ_SMALL_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
     struct fq_member *mem = &m->u.map.items[m->u.map.n++];
-    mem->key = dup_text(key, klen);
+    uint64_t pre = fq_key_prefix(key, klen);
+    const char *wk = well_known(key, klen, pre);
+    mem->key = wk ? wk : dup_text(key, klen);
+    mem->well_known = wk != NULL;
     mem->line = mem->col = 0;
     mem->val = val;
     mem->klen = (uint32_t)klen;
-    mem->kpre = fq_key_prefix(key, klen);
+    mem->kpre = pre;
     return mem;
 }
 
@@ -692,7 +898,7 @@ bool fq_map_del(struct fq_value *m, const char *key)
     if (!mem)
         return false;
     size_t i = (size_t)(mem - m->u.map.items);
-    free_text(mem->key, mem->klen);
+    free_key(mem);
     fq_value_free(mem->val);
     memmove(&m->u.map.items[i], &m->u.map.items[i + 1],
             (m->u.map.n - i - 1) * sizeof(*mem));
@@ -888,7 +1094,7 @@ static void merge_members(struct fq_value *t, const struct fq_value *patch)
         size_t w = 0;
         for (size_t r = 0; r < t->u.map.n; r++) {
             if (!t->u.map.items[r].val) {
-                free_text(t->u.map.items[r].key, t->u.map.items[r].klen);
+                free_key(&t->u.map.items[r]);
                 continue;
             }
             t->u.map.items[w++] = t->u.map.items[r];

@@ -361,6 +361,56 @@ static void test_key_prefix(void **state)
     fq_value_free(deep);
 }
 
+/* Well-known keys are static text shared by every tree; a key that only
+ * looks like one (same length and first 8 bytes, or a prefix of one) is
+ * a copy of its own. Either kind clones, compares, deletes and frees
+ * alike (the sanitizer build catches a free of the static text). */
+static void test_well_known_keys(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {
+        "name",
+        "status",
+        "flexq.dev/slice",
+        "flexq.dev/slicX",
+        "flexq.dev/sli",
+        "nvidia.com/gpu",
+        "nvidia.com/gpX",
+        "nam",
+        "lastTransitionTime",
+    };
+    static const bool known[] = {true, true,  true,  false, false,
+                                 true, false, false, true};
+    size_t nk = sizeof(keys) / sizeof(keys[0]);
+    struct fq_value *a = fq_value_map(), *b = fq_value_map();
+    for (size_t i = 0; i < nk; i++) {
+        fq_map_set(a, keys[i], fq_value_int((int64_t)i));
+        fq_map_set(b, opaque(keys[i]), fq_value_int((int64_t)i));
+    }
+    struct fq_value *c = fq_value_clone(a);
+    for (size_t i = 0; i < nk; i++) {
+        const struct fq_member *ma = &a->u.map.items[i];
+        const struct fq_member *mb = &b->u.map.items[i];
+        const struct fq_member *mc = &c->u.map.items[i];
+        assert_string_equal(ma->key, keys[i]);
+        assert_int_equal(ma->well_known, known[i]);
+        assert_int_equal(mb->well_known, known[i]);
+        assert_int_equal(mc->well_known, known[i]);
+        /* shared text, or a copy of each */
+        assert_int_equal(ma->key == mb->key, known[i]);
+        assert_int_equal(ma->key == mc->key, known[i]);
+        assert_int_equal(fq_map_get(c, opaque(keys[i]))->u.num.i, i);
+    }
+    assert_true(fq_value_equal(a, b));
+    assert_true(fq_value_equal(a, c));
+    for (size_t i = 0; i < nk; i += 2)
+        assert_true(fq_map_del(c, keys[i]));
+    assert_int_equal(c->u.map.n, nk / 2);
+    fq_value_free(c);
+    fq_value_free(b);
+    fq_value_free(a);
+}
+
 static void test_clone_equal(void **state)
 {
     (void)state;
@@ -537,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_seq),
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_key_prefix),
+        cmocka_unit_test(test_well_known_keys),
         cmocka_unit_test(test_clone_equal),
         cmocka_unit_test(test_merge_patch),
         cmocka_unit_test(test_big_maps),
