@@ -167,14 +167,36 @@ static inline struct fq_value *fq_map_get(const struct fq_value *m,
     return fq_map_get_n(m, key, n, fq_key_prefix(key, n));
 }
 
-/* Sets key to val (owned), replacing and freeing an old value in place. */
-void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val);
+/* The out-of-line halves of fq_map_set and fq_map_ensure_map, for the
+ * n-byte key k whose prefix is pre. Call the inline functions instead. */
+void fq_map_set_n(struct fq_value *m, const char *k, size_t n, uint64_t pre,
+                  struct fq_value *val);
+struct fq_value *fq_map_ensure_map_n(struct fq_value *m, const char *k,
+                                     size_t n, uint64_t pre);
+
+/* Sets key to val (owned), replacing and freeing an old value in place.
+ * Inline like fq_map_get: the controllers set literal keys, over a
+ * million times in a replay. */
+static inline void fq_map_set(struct fq_value *m, const char *key,
+                              struct fq_value *val)
+{
+    size_t n = strlen(key);
+    fq_map_set_n(m, key, n, fq_key_prefix(key, n), val);
+}
+
 /* Removes key; returns true if it was there. */
 bool fq_map_del(struct fq_value *m, const char *key);
 /* Removes key and returns its value (owned by the caller), or NULL. */
 struct fq_value *fq_map_take(struct fq_value *m, const char *key);
-/* Returns the child map at key, creating an empty one if absent. */
-struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key);
+
+/* Returns the child map at key, creating an empty one if absent (and
+ * replacing a value that is not a map). */
+static inline struct fq_value *fq_map_ensure_map(struct fq_value *m,
+                                                 const char *key)
+{
+    size_t n = strlen(key);
+    return fq_map_ensure_map_n(m, key, n, fq_key_prefix(key, n));
+}
 
 /* Sequences. */
 void fq_seq_push(struct fq_value *s, struct fq_value *val); /* takes val */

@@ -14,9 +14,10 @@
  * of its time). So each member also keeps its key's length and first 8
  * bytes (klen, kpre: fq_key_prefix in value.h), a scan compares those
  * with the wanted key's (same_key), and reads a key only for the bytes
- * past the eighth of one that matched so far. fq_map_get and the path
- * getters are inline (value.h): for a literal key the compiler folds the
- * length and the prefix into constants. A dotted path is looked up the
+ * past the eighth of one that matched so far. fq_map_get, fq_map_set,
+ * fq_map_ensure_map and the path getters are inline (value.h): for a
+ * literal key the compiler folds the length and the prefix into
+ * constants. A dotted path is looked up the
  * same way, segment by segment (fq_value_path_n). The parsers
  * never call fq_map_set while they build (that would be quadratic on
  * hostile input); they append (fq_value_map_append) and check duplicate
@@ -849,8 +850,9 @@ bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
 
 /* --- mappings ----------------------------------------------------------- */
 
-struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
-                                      size_t klen, struct fq_value *val)
+/* fq_value_map_append for a key whose prefix the caller has. */
+static struct fq_member *append(struct fq_value *m, const char *key,
+                                size_t klen, uint64_t pre, struct fq_value *val)
 {
     if (klen > UINT32_MAX) { /* like running out of memory: see alloc.h */
         fprintf(stderr, "flexq: a mapping key of %zu bytes\n", klen);
@@ -858,7 +860,6 @@ struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
     }
     FQ_SMALL_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
     struct fq_member *mem = &m->u.map.items[m->u.map.n++];
-    uint64_t pre = fq_key_prefix(key, klen);
     const char *wk = well_known(key, klen, pre);
     mem->key = wk ? wk : dup_text(key, klen);
     mem->well_known = wk != NULL;
@@ -869,6 +870,12 @@ struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
     return mem;
 }
 
+struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
+                                      size_t klen, struct fq_value *val)
+{
+    return append(m, key, klen, fq_key_prefix(key, klen), val);
+}
+
 struct fq_value *fq_map_get_n(const struct fq_value *m, const char *k, size_t n,
                               uint64_t pre)
 {
@@ -876,20 +883,20 @@ struct fq_value *fq_map_get_n(const struct fq_value *m, const char *k, size_t n,
     return mem ? mem->val : NULL;
 }
 
-void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val)
+void fq_map_set_n(struct fq_value *m, const char *k, size_t n, uint64_t pre,
+                  struct fq_value *val)
 {
     if (!m || m->type != FQ_V_MAP) {
         fq_value_free(val);
         return;
     }
-    size_t n = strlen(key); /* needed to append too */
-    struct fq_member *mem = find_n(m, key, n, fq_key_prefix(key, n));
+    struct fq_member *mem = find_n(m, k, n, pre);
     if (mem) {
         fq_value_free(mem->val);
         mem->val = val;
         return;
     }
-    fq_value_map_append(m, key, n, val);
+    append(m, k, n, pre, val);
 }
 
 bool fq_map_del(struct fq_value *m, const char *key)
@@ -917,9 +924,10 @@ struct fq_value *fq_map_take(struct fq_value *m, const char *key)
     return v;
 }
 
-struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key)
+struct fq_value *fq_map_ensure_map_n(struct fq_value *m, const char *k,
+                                     size_t n, uint64_t pre)
 {
-    struct fq_member *mem = find(m, key);
+    struct fq_member *mem = find_n(m, k, n, pre);
     if (mem && mem->val && mem->val->type == FQ_V_MAP)
         return mem->val;
     struct fq_value *v = fq_value_map();
@@ -927,7 +935,7 @@ struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key)
         fq_value_free(mem->val);
         mem->val = v;
     } else {
-        fq_map_set(m, key, v);
+        fq_map_set_n(m, k, n, pre, v); /* frees v when m is no map */
     }
     return v;
 }
@@ -1085,9 +1093,9 @@ static void merge_members(struct fq_value *t, const struct fq_value *patch)
         struct fq_value *nv = NULL;
         fq_value_merge_patch(&nv, pm->val); /* drops nested nulls */
         if (big) {
-            fq_value_map_append(t, pm->key, pm->klen, nv);
+            append(t, pm->key, pm->klen, pm->kpre, nv);
         } else {
-            fq_map_set(t, pm->key, nv);
+            fq_map_set_n(t, pm->key, pm->klen, pm->kpre, nv);
         }
     }
     if (deleted) {
