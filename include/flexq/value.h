@@ -261,6 +261,12 @@ static inline bool fq_value_path_bool(const struct fq_value *v,
 void fq_value_set_path(struct fq_value *v, const char *path,
                        struct fq_value *val); /* takes val */
 
+/* Sets STR node v's text to a copy of the n bytes at s (cut at a NUL),
+ * in place: no node is made or freed, which matters for the one string
+ * every write of an object changes (its resourceVersion). s must not
+ * point into v's own text. Nothing when v is not a STR node. */
+void fq_value_set_str(struct fq_value *v, const char *s, size_t n);
+
 /* Scalar helpers: the string of a STR node, else NULL. */
 static inline const char *fq_value_as_str(const struct fq_value *v)
 {

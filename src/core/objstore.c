@@ -201,15 +201,22 @@ static void rehash(struct fq_objstore *s)
     s->nbuckets = nb;
 }
 
+/* Writes rv into obj's metadata.resourceVersion: in the string node
+ * already there when there is one (every write but an object's first),
+ * rather than a new node for the old one. */
 static void set_rv(struct fq_value *obj, uint64_t rv)
 {
     char d[24], *p = d + sizeof(d);
-    *--p = '\0';
     do
         *--p = (char)('0' + rv % 10);
     while ((rv /= 10) > 0);
-    fq_map_set(fq_map_ensure_map(obj, "metadata"), "resourceVersion",
-               fq_value_str(p));
+    size_t n = (size_t)(d + sizeof(d) - p);
+    struct fq_value *md = fq_map_ensure_map(obj, "metadata");
+    struct fq_value *cur = fq_map_get(md, "resourceVersion");
+    if (cur && cur->type == FQ_V_STR)
+        fq_value_set_str(cur, p, n);
+    else
+        fq_map_set(md, "resourceVersion", fq_value_strn(p, n));
 }
 
 static void record(struct fq_objstore *s, enum fq_change_type type,

@@ -534,6 +534,15 @@ struct fq_value *fq_value_strn(const char *s, size_t len)
     return v;
 }
 
+void fq_value_set_str(struct fq_value *v, const char *s, size_t n)
+{
+    if (!v || v->type != FQ_V_STR)
+        return;
+    if (v->u.str.s != v->u.str.buf)
+        free_text(v->u.str.s, v->u.str.len);
+    set_str(v, s, n);
+}
+
 struct fq_value *fq_value_str(const char *s)
 {
     struct fq_value *v = node(FQ_V_STR);

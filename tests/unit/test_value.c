@@ -43,7 +43,21 @@ static void test_constructors(void **state)
     v = fq_value_bool(true);
     assert_true(v->u.b);
     fq_value_free(v);
+    /* A string set in place, from short (in the node) to long and back. */
+    v = fq_value_str("7");
+    static const char *const texts[] = {"12", "a text longer than the node",
+                                        "another long one, longer still", "",
+                                        "99"};
+    for (size_t k = 0; k < sizeof(texts) / sizeof(texts[0]); k++) {
+        fq_value_set_str(v, texts[k], strlen(texts[k]));
+        assert_string_equal(v->u.str.s, texts[k]);
+        assert_int_equal(v->u.str.len, strlen(texts[k]));
+    }
+    fq_value_set_str(v, "ab\0cd", 5); /* cut at the NUL */
+    assert_string_equal(v->u.str.s, "ab");
+    fq_value_free(v);
     v = fq_value_int(INT64_MIN);
+    fq_value_set_str(v, "x", 1); /* not a string: unchanged */
     assert_string_equal(v->u.num.raw, "-9223372036854775808");
     assert_true(v->u.num.is_int);
     fq_value_free(v);
