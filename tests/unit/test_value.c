@@ -349,6 +349,15 @@ static void test_key_prefix(void **state)
     assert_true(fq_key_prefix("metadata1", 9) == fq_key_prefix("metadata2", 9));
     assert_true(fq_key_prefix("ab", 2) == ('a' | 'b' << 8));
     assert_true(fq_key_prefix("x", 0) == 0);
+    /* At run time (loads, overlapping for 4 to 7 bytes), every length
+     * gives the bytes one by one would: k[i] at bits 8i, zero above. */
+    static const char bytes[] = "\x01\x82\x03\xf4\x05\x06\x87\x08\x09\x0a";
+    for (size_t n = 0; n <= 10; n++) {
+        uint64_t want = 0;
+        for (size_t i = 0; i < n && i < 8; i++)
+            want |= (uint64_t)(unsigned char)bytes[i] << (8 * i);
+        assert_true(fq_key_prefix(opaque(bytes), n) == want);
+    }
     struct fq_value *m = fq_value_map(), *deep = fq_value_map();
     for (size_t i = 0; i < nk; i++) {
         fq_map_set(m, keys[i], fq_value_int((int64_t)i));
