@@ -982,6 +982,32 @@ static inline size_t segment_len(const char *p, const char *end)
     return (size_t)(q - p);
 }
 
+/* The length of the path segment at p, and its prefix in *pre. With 8
+ * bytes or more left, the first 8 are one load, which is the prefix and
+ * is searched for a dot all at once: a byte of w ^ "........" is zero
+ * where w holds a dot, and (x - 0x01..) & ~x & 0x80.. flags the zero
+ * bytes of x (and maybe bytes above one, never below, so its lowest flag
+ * is the first dot). A scan byte by byte and then the prefix took some 30
+ * instructions a segment, run for every segment of every path. */
+static inline size_t segment(const char *p, const char *end, uint64_t *pre)
+{
+    if (end - p < 8) {
+        size_t n = segment_len(p, end);
+        *pre = fq_key_prefix(p, n);
+        return n;
+    }
+    uint64_t w = fq_key_load64(p);
+    uint64_t x = w ^ 0x2e2e2e2e2e2e2e2eull; /* '.' is 0x2e */
+    uint64_t dots = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+    if (!dots) {
+        *pre = w;
+        return 8 + segment_len(p + 8, end);
+    }
+    size_t n = (size_t)__builtin_ctzll(dots) / 8;
+    *pre = n ? w & (~0ull >> (64 - 8 * n)) : 0;
+    return n;
+}
+
 /* Each segment is looked up by its length and prefix like any key, so a
  * key that holds a '.' (a label such as "kubernetes.io/arch") is never
  * taken for a segment: a segment holds none. An empty segment ("a..b",
@@ -991,8 +1017,9 @@ struct fq_value *fq_value_path_n(const struct fq_value *v, const char *path,
 {
     const char *end = path + len;
     for (const char *p = path;; p++) { /* p++: past the dot */
-        size_t n = segment_len(p, end);
-        const struct fq_member *mem = find_n(v, p, n, fq_key_prefix(p, n));
+        uint64_t pre;
+        size_t n = segment(p, end, &pre);
+        const struct fq_member *mem = find_n(v, p, n, pre);
         if (!mem)
             return NULL;
         v = mem->val;

@@ -434,6 +434,53 @@ static void test_well_known_keys(void **state)
     fq_value_free(a);
 }
 
+/* Paths split at every position around the 8 bytes a segment is first
+ * read in: segments of 0 to 11 bytes, some with bytes next to '.' (0x2e)
+ * in value ('-' 0x2d, '/' 0x2f) or above 0x7f, 2 and 3 deep, each found
+ * under its own keys and no other. */
+static void test_path_segments(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {
+        "",
+        "x",
+        "ab/",
+        "abcdefg",
+        "abcdefgh",
+        "abcdefgh/",
+        "-/-/-/-/-/",
+        "\xc3\xa9t\xc3\xa9s",
+        "abcdefghijk",
+    };
+    size_t nk = sizeof(keys) / sizeof(keys[0]);
+    struct fq_value *root = fq_value_map();
+    for (size_t i = 0; i < nk; i++)
+        for (size_t j = 0; j < nk; j++) {
+            struct fq_value *m = fq_map_ensure_map(root, keys[i]);
+            fq_map_set(m, keys[j], fq_value_int((int64_t)(i * nk + j)));
+            struct fq_value *deep = fq_map_ensure_map(
+                fq_map_ensure_map(fq_map_ensure_map(root, "d"), keys[i]),
+                keys[j]);
+            fq_map_set(deep, keys[i], fq_value_int((int64_t)(i * nk + j)));
+        }
+    char path[80];
+    for (size_t i = 0; i < nk; i++)
+        for (size_t j = 0; j < nk; j++) {
+            int64_t want = (int64_t)(i * nk + j);
+            snprintf(path, sizeof(path), "%s.%s", keys[i], keys[j]);
+            assert_int_equal(fq_value_path_int(root, opaque(path), -1), want);
+            snprintf(path, sizeof(path), "d.%s.%s.%s", keys[i], keys[j],
+                     keys[i]);
+            assert_int_equal(fq_value_path_int(root, opaque(path), -1), want);
+            /* one byte more or less in a segment finds nothing */
+            snprintf(path, sizeof(path), "%s.%sz", keys[i], keys[j]);
+            assert_int_equal(fq_value_path_int(root, opaque(path), -1), -1);
+            snprintf(path, sizeof(path), "%s~.%s", keys[i], keys[j]);
+            assert_int_equal(fq_value_path_int(root, opaque(path), -1), -1);
+        }
+    fq_value_free(root);
+}
+
 static void test_clone_equal(void **state)
 {
     (void)state;
@@ -611,6 +658,7 @@ int main(void)
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_key_prefix),
         cmocka_unit_test(test_well_known_keys),
+        cmocka_unit_test(test_path_segments),
         cmocka_unit_test(test_clone_equal),
         cmocka_unit_test(test_merge_patch),
         cmocka_unit_test(test_big_maps),
