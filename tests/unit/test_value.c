@@ -358,6 +358,28 @@ static void test_key_prefix(void **state)
             want |= (uint64_t)(unsigned char)bytes[i] << (8 * i);
         assert_true(fq_key_prefix(opaque(bytes), n) == want);
     }
+    /* Keys of 9 to 26 bytes alike but for one byte past the eighth, at
+     * each place: each finds only itself. */
+    for (size_t n = 9; n <= 26; n++) {
+        struct fq_value *alike = fq_value_map();
+        char key[32];
+        for (size_t at = 8; at < n; at++) {
+            memset(key, 'k', n);
+            key[n] = '\0';
+            key[at] = 'X';
+            fq_map_set(alike, key, fq_value_int((int64_t)at));
+        }
+        for (size_t at = 8; at < n; at++) {
+            memset(key, 'k', n);
+            key[n] = '\0';
+            key[at] = 'X';
+            assert_int_equal(fq_map_get(alike, opaque(key))->u.num.i, at);
+        }
+        memset(key, 'k', n);
+        key[n] = '\0';
+        assert_null(fq_map_get(alike, opaque(key)));
+        fq_value_free(alike);
+    }
     struct fq_value *m = fq_value_map(), *deep = fq_value_map();
     for (size_t i = 0; i < nk; i++) {
         fq_map_set(m, keys[i], fq_value_int((int64_t)i));
