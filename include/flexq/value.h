@@ -15,9 +15,11 @@
  * Ownership: a tree owns its children. fq_value_free frees a whole subtree.
  * Functions that take a `struct fq_value *child` "to set/push" take ownership
  * of it. Getters return borrowed pointers. A tree's pieces (nodes, keys,
- * texts, arrays) are small blocks (alloc.h), not malloc's: callers may
- * read the fields below, and replace a member's or item's value, but
- * never free, realloc or re-point a key, text or array.
+ * texts, arrays) are small blocks (alloc.h), not malloc's, and the most
+ * common keys ("name", "status", ...) are static text shared by every
+ * tree: callers may read the fields below, and replace a member's or
+ * item's value, but never free, realloc, write or re-point a key, text
+ * or array.
  *
  * Parsers (yaml.h, json.h) take a struct fq_limits so that no input can make
  * flexq use unbounded memory or stack.
@@ -45,13 +47,14 @@ enum fq_vtype {
 struct fq_value;
 
 struct fq_member {
-    char *key; /* owned */
+    const char *key; /* owned, or one of value.c's well-known keys */
     uint32_t line, col;
     struct fq_value *val; /* owned */
     /* Kept by value.c so that a lookup reads no key but the one it finds
      * (see fq_map_get): strlen(key) (keys are shorter than 4 GiB) and
      * fq_key_prefix(key, klen), the key's first 8 bytes. */
     uint32_t klen;
+    bool well_known; /* key is value.c's static text, never freed */
     uint64_t kpre;
 };
 
@@ -131,19 +134,46 @@ bool fq_value_equal(const struct fq_value *a, const struct fq_value *b);
  * the compiler folds its length and prefix into constants.
  */
 
+/* The 8 or 4 bytes at p as a number, p[0] lowest (little-endian), for
+ * fq_key_prefix. */
+static inline uint64_t fq_key_load64(const char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+static inline uint64_t fq_key_load32(const char *p)
+{
+    uint32_t w;
+    memcpy(&w, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap32(w);
+#endif
+    return w;
+}
+
 /* The first 8 bytes of the n-byte key k as a number, k[0] lowest, zero
  * above the key's end (so "name" and "name\0\0" differ only in their
- * lengths, which are compared too). Byte by byte, in a loop the compiler
- * unrolls, rather than by memcpy: a literal key folds to a constant, and
- * any other costs a few loads. */
+ * lengths, which are compared too). A literal key folds to a constant.
+ * Any other costs one load when it is 8 bytes or longer, and two
+ * overlapping ones when it is 4 to 7 (the bytes both read land in the
+ * same places): a byte-by-byte loop here, run for every key appended and
+ * every path segment, cost some 30 instructions a key. */
 static inline uint64_t fq_key_prefix(const char *k, size_t n)
 {
-    uint64_t p = 0;
-#pragma GCC unroll 8
-    for (size_t i = 0; i < 8; i++)
-        if (i < n)
-            p |= (uint64_t)(unsigned char)k[i] << (8 * i);
-    return p;
+    if (n >= 8)
+        return fq_key_load64(k);
+    if (n >= 4)
+        return fq_key_load32(k) | fq_key_load32(k + n - 4) << (8 * (n - 4));
+    if (n == 0)
+        return 0;
+    return (uint64_t)(unsigned char)k[0] |
+           (uint64_t)(unsigned char)k[n / 2] << (8 * (n / 2)) |
+           (uint64_t)(unsigned char)k[n - 1] << (8 * (n - 1));
 }
 
 /* The out-of-line halves of fq_map_get and fq_value_path: the value of
@@ -164,14 +194,36 @@ static inline struct fq_value *fq_map_get(const struct fq_value *m,
     return fq_map_get_n(m, key, n, fq_key_prefix(key, n));
 }
 
-/* Sets key to val (owned), replacing and freeing an old value in place. */
-void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val);
+/* The out-of-line halves of fq_map_set and fq_map_ensure_map, for the
+ * n-byte key k whose prefix is pre. Call the inline functions instead. */
+void fq_map_set_n(struct fq_value *m, const char *k, size_t n, uint64_t pre,
+                  struct fq_value *val);
+struct fq_value *fq_map_ensure_map_n(struct fq_value *m, const char *k,
+                                     size_t n, uint64_t pre);
+
+/* Sets key to val (owned), replacing and freeing an old value in place.
+ * Inline like fq_map_get: the controllers set literal keys, over a
+ * million times in a replay. */
+static inline void fq_map_set(struct fq_value *m, const char *key,
+                              struct fq_value *val)
+{
+    size_t n = strlen(key);
+    fq_map_set_n(m, key, n, fq_key_prefix(key, n), val);
+}
+
 /* Removes key; returns true if it was there. */
 bool fq_map_del(struct fq_value *m, const char *key);
 /* Removes key and returns its value (owned by the caller), or NULL. */
 struct fq_value *fq_map_take(struct fq_value *m, const char *key);
-/* Returns the child map at key, creating an empty one if absent. */
-struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key);
+
+/* Returns the child map at key, creating an empty one if absent (and
+ * replacing a value that is not a map). */
+static inline struct fq_value *fq_map_ensure_map(struct fq_value *m,
+                                                 const char *key)
+{
+    size_t n = strlen(key);
+    return fq_map_ensure_map_n(m, key, n, fq_key_prefix(key, n));
+}
 
 /* Sequences. */
 void fq_seq_push(struct fq_value *s, struct fq_value *val); /* takes val */
@@ -235,6 +287,12 @@ static inline bool fq_value_path_bool(const struct fq_value *v,
 /* Sets a string/int at a dotted path, creating intermediate maps. */
 void fq_value_set_path(struct fq_value *v, const char *path,
                        struct fq_value *val); /* takes val */
+
+/* Sets STR node v's text to a copy of the n bytes at s (cut at a NUL),
+ * in place: no node is made or freed, which matters for the one string
+ * every write of an object changes (its resourceVersion). s must not
+ * point into v's own text. Nothing when v is not a STR node. */
+void fq_value_set_str(struct fq_value *v, const char *s, size_t n);
 
 /* Scalar helpers: the string of a STR node, else NULL. */
 static inline const char *fq_value_as_str(const struct fq_value *v)

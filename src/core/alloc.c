@@ -36,7 +36,10 @@
  * which blocks are freed (a burst of deletions in a replay frees about
  * 10 MiB of trees at once, and a 4 MiB bound cost 1% more instructions);
  * what a thread holds when it exits is not returned (the core runs on one
- * thread; the daemon's syncer thread makes no values).
+ * thread; the daemon's syncer thread makes no values). The bound is kept
+ * on the stacks' room, not on what they hold: a stack grows only while
+ * the blocks all the stacks could hold stay within it, so a push and a
+ * pop, the hot path, keep no count.
  *
  * Sanitizer builds do without it: there every block is its own malloc,
  * so ASan still sees a use after free or an overrun past the n bytes
@@ -160,7 +163,7 @@ struct small_stack {
 
 static _Thread_local struct {
     struct small_stack free[SMALL_CLASSES];
-    size_t bytes; /* held, all classes together */
+    size_t room; /* bytes the stacks can hold, all classes together */
 } cache;
 
 /* malloc for a cache miss, kept out of line so that the hit path of
@@ -178,25 +181,25 @@ void *fq_small_alloc(size_t n)
     struct small_stack *s = &cache.free[c];
     if (s->top == s->base)
         return miss((c + 1) * SMALL_STEP);
-    cache.bytes -= (c + 1) * SMALL_STEP;
     return *--s->top;
 }
 
 /* fq_small_free's push onto a full stack: doubles the stack (its first
- * one holds 64 blocks), or frees p when the cache is at its bound. */
+ * one holds 64 blocks), or frees p when that would take the stacks' room
+ * past the bound. */
 __attribute__((noinline)) static void push_grow(struct small_stack *s, void *p,
                                                 size_t size)
 {
-    if (cache.bytes + size > SMALL_CACHE_BYTES) {
+    size_t n = (size_t)(s->top - s->base), cap = n ? 2 * n : 64;
+    if (cache.room + (cap - n) * size > SMALL_CACHE_BYTES) {
         free(p);
         return;
     }
-    size_t n = (size_t)(s->top - s->base), cap = n ? 2 * n : 64;
     s->base = fq_xrealloc(s->base, cap * sizeof(*s->base));
     s->top = s->base + n;
     s->end = s->base + cap;
     *s->top++ = p;
-    cache.bytes += size;
+    cache.room += (cap - n) * size;
 }
 
 void fq_small_free(void *p, size_t n)
@@ -207,14 +210,13 @@ void fq_small_free(void *p, size_t n)
         free(p);
         return;
     }
-    size_t c = n ? (n - 1) / SMALL_STEP : 0, size = (c + 1) * SMALL_STEP;
+    size_t c = n ? (n - 1) / SMALL_STEP : 0;
     struct small_stack *s = &cache.free[c];
-    if (s->top == s->end || cache.bytes + size > SMALL_CACHE_BYTES) {
-        push_grow(s, p, size);
+    if (s->top == s->end) {
+        push_grow(s, p, (c + 1) * SMALL_STEP);
         return;
     }
     *s->top++ = p;
-    cache.bytes += size;
 }
 
 #else /* sanitizer builds: malloc, with the size in front */

@@ -40,6 +40,7 @@
 struct entry {
     uint64_t hash;
     struct entry *next;
+    uint32_t nlen, nslen; /* strlen(pub.name), strlen(pub.ns) */
     struct fq_object pub; /* pub.name and pub.ns point into text */
     char text[];          /* the name, its NUL, the namespace, its NUL */
 };
@@ -61,13 +62,23 @@ struct fq_objstore {
     fq_objstore_hook_fn hook;
     void *hook_ctx;
     struct entry *deleting; /* the entry being deleted, during its hook */
+    bool namespaced[FQ_KIND__COUNT]; /* fq_kind_info's, at hand */
+};
+
+/* What a lookup looks for: (kind, ns, name), ns normalised, with the
+ * lengths and the hash, each worked out once. */
+struct key {
+    enum fq_kind kind;
+    const char *ns, *name;
+    size_t nslen, nlen;
+    uint64_t hash;
 };
 
 /* Mixes the n bytes at p into h, 8 at a time: a multiply per word where
  * FNV-1a took one per byte (a lookup of a workload hashes some 40 bytes,
  * and that was a third of its time). The chains are never walked in an
  * order anyone sees, so the function is free to change. */
-static uint64_t hash_bytes(uint64_t h, const char *p, size_t n)
+static inline uint64_t hash_bytes(uint64_t h, const char *p, size_t n)
 {
     for (;; p += 8, n -= 8) {
         uint64_t w;
@@ -82,17 +93,46 @@ static uint64_t hash_bytes(uint64_t h, const char *p, size_t n)
     }
 }
 
-static uint64_t key_hash(enum fq_kind kind, const char *ns, const char *name)
+static const char *norm_ns(const struct fq_objstore *s, enum fq_kind kind,
+                           const char *ns)
 {
-    uint64_t h = hash_bytes((uint64_t)kind, ns, strlen(ns));
-    return hash_bytes(h, name, strlen(name));
-}
-
-static const char *norm_ns(enum fq_kind kind, const char *ns)
-{
-    if (!fq_kind_info(kind)->namespaced)
+    if (!s->namespaced[kind])
         return "";
     return ns && *ns ? ns : "default";
+}
+
+/* The key of (kind, ns, name), ns not yet normalised. */
+static struct key key_of(const struct fq_objstore *s, enum fq_kind kind,
+                         const char *ns, const char *name)
+{
+    struct key k = {.kind = kind, .ns = norm_ns(s, kind, ns), .name = name};
+    k.nslen = strlen(k.ns);
+    k.nlen = strlen(name);
+    k.hash =
+        hash_bytes(hash_bytes((uint64_t)kind, k.ns, k.nslen), name, k.nlen);
+    return k;
+}
+
+/* Whether the n bytes at a and at b are the same, by inline loads (the
+ * last 8 read at n - 8, inside both): a call to memcmp cost more than the
+ * compare of a name of a few dozen bytes. */
+static inline bool same_text(const char *a, const char *b, size_t n)
+{
+    if (n < 8)
+        return fq_key_prefix(a, n) == fq_key_prefix(b, n);
+    for (size_t j = 0; j + 8 < n; j += 8)
+        if (fq_key_load64(a + j) != fq_key_load64(b + j))
+            return false;
+    return fq_key_load64(a + n - 8) == fq_key_load64(b + n - 8);
+}
+
+/* Whether entry e is the one of key k. The hashes are compared first:
+ * they differ for nearly every other entry in the chain. */
+static inline bool entry_is(const struct entry *e, const struct key *k)
+{
+    return e->hash == k->hash && e->pub.kind == k->kind && e->nlen == k->nlen &&
+           e->nslen == k->nslen && same_text(e->pub.name, k->name, k->nlen) &&
+           same_text(e->pub.ns, k->ns, k->nslen);
 }
 
 struct fq_objstore *fq_objstore_new(void)
@@ -101,19 +141,22 @@ struct fq_objstore *fq_objstore_new(void)
     s->nbuckets = 256;
     s->buckets = fq_xcalloc(s->nbuckets, sizeof(*s->buckets));
     s->logging = true;
+    for (int k = 0; k < FQ_KIND__COUNT; k++)
+        s->namespaced[k] = fq_kind_info((enum fq_kind)k)->namespaced;
     return s;
 }
 
-/* A new entry for (kind, ns, name), its object not yet set. */
-static struct entry *entry_new(enum fq_kind kind, const char *ns,
-                               const char *name, uint64_t h)
+/* A new entry for key k, its object not yet set. */
+static struct entry *entry_new(const struct key *k)
 {
-    size_t nn = strlen(name) + 1, ns_n = strlen(ns) + 1;
+    size_t nn = k->nlen + 1, ns_n = k->nslen + 1;
     struct entry *e = fq_xcalloc(1, sizeof(*e) + nn + ns_n);
-    memcpy(e->text, name, nn);
-    memcpy(e->text + nn, ns, ns_n);
-    e->hash = h;
-    e->pub.kind = kind;
+    memcpy(e->text, k->name, nn);
+    memcpy(e->text + nn, k->ns, ns_n);
+    e->hash = k->hash;
+    e->nlen = (uint32_t)k->nlen;
+    e->nslen = (uint32_t)k->nslen;
+    e->pub.kind = k->kind;
     e->pub.name = e->text;
     e->pub.ns = e->text + nn;
     return e;
@@ -144,14 +187,12 @@ void fq_objstore_free(struct fq_objstore *s)
     free(s);
 }
 
-/* The entry of (kind, ns, name), whose key_hash is h, or NULL; ns is
- * normalised. */
-static struct entry *find_h(const struct fq_objstore *s, enum fq_kind kind,
-                            const char *ns, const char *name, uint64_t h)
+/* The entry of key k, or NULL. */
+static struct entry *find_k(const struct fq_objstore *s, const struct key *k)
 {
-    for (struct entry *e = s->buckets[h & (s->nbuckets - 1)]; e; e = e->next)
-        if (e->hash == h && e->pub.kind == kind && !strcmp(e->pub.name, name) &&
-            !strcmp(e->pub.ns, ns))
+    for (struct entry *e = s->buckets[k->hash & (s->nbuckets - 1)]; e;
+         e = e->next)
+        if (entry_is(e, k))
             return e;
     return NULL;
 }
@@ -159,8 +200,8 @@ static struct entry *find_h(const struct fq_objstore *s, enum fq_kind kind,
 static struct entry *find(const struct fq_objstore *s, enum fq_kind kind,
                           const char *ns, const char *name)
 {
-    ns = norm_ns(kind, ns);
-    return find_h(s, kind, ns, name, key_hash(kind, ns, name));
+    struct key k = key_of(s, kind, ns, name);
+    return find_k(s, &k);
 }
 
 /* The index of (ns, name) in the kind's sorted array, or where it would
@@ -201,15 +242,22 @@ static void rehash(struct fq_objstore *s)
     s->nbuckets = nb;
 }
 
+/* Writes rv into obj's metadata.resourceVersion: in the string node
+ * already there when there is one (every write but an object's first),
+ * rather than a new node for the old one. */
 static void set_rv(struct fq_value *obj, uint64_t rv)
 {
     char d[24], *p = d + sizeof(d);
-    *--p = '\0';
     do
         *--p = (char)('0' + rv % 10);
     while ((rv /= 10) > 0);
-    fq_map_set(fq_map_ensure_map(obj, "metadata"), "resourceVersion",
-               fq_value_str(p));
+    size_t n = (size_t)(d + sizeof(d) - p);
+    struct fq_value *md = fq_map_ensure_map(obj, "metadata");
+    struct fq_value *cur = fq_map_get(md, "resourceVersion");
+    if (cur && cur->type == FQ_V_STR)
+        fq_value_set_str(cur, p, n);
+    else
+        fq_map_set(md, "resourceVersion", fq_value_strn(p, n));
 }
 
 static void record(struct fq_objstore *s, enum fq_change_type type,
@@ -237,22 +285,24 @@ static void record(struct fq_objstore *s, enum fq_change_type type,
         s->hook(s->hook_ctx, &c);
 }
 
-/* Reads kind and name from obj; fills *kind, *ns, *name (borrowed). */
-static int identify(const struct fq_value *obj, enum fq_kind *kind,
-                    const char **ns, const char **name, struct fq_err *err)
+/* Reads kind, namespace and name from obj into *key (its texts
+ * borrowed from obj). */
+static int identify(const struct fq_objstore *s, const struct fq_value *obj,
+                    struct key *key, struct fq_err *err)
 {
     const char *av = fq_value_path_str(obj, "apiVersion", NULL);
     const char *k = fq_value_path_str(obj, "kind", NULL);
     if (!av || !k)
         return fq_err_set(err, FQ_EINVAL,
                           "object has no apiVersion or no kind");
-    *kind = fq_kind_from_gvk(av, k);
-    if (*kind == FQ_KIND_NONE)
+    enum fq_kind kind = fq_kind_from_gvk(av, k);
+    if (kind == FQ_KIND_NONE)
         return fq_err_set(err, FQ_EINVAL, "unknown kind %s/%s", av, k);
-    *name = fq_value_path_str(obj, "metadata.name", NULL);
-    if (!*name || !**name)
+    const char *name = fq_value_path_str(obj, "metadata.name", NULL);
+    if (!name || !*name)
         return fq_err_set(err, FQ_EINVAL, "metadata.name: required");
-    *ns = norm_ns(*kind, fq_value_path_str(obj, "metadata.namespace", NULL));
+    *key = key_of(s, kind, fq_value_path_str(obj, "metadata.namespace", NULL),
+                  name);
     return 0;
 }
 
@@ -289,26 +339,25 @@ int fq_objstore_create(struct fq_objstore *s, struct fq_value *obj,
                        int64_t now_ms, const char *uid,
                        const struct fq_object **out, struct fq_err *err)
 {
-    enum fq_kind kind;
-    const char *ns, *name;
-    int rc = identify(obj, &kind, &ns, &name, err);
+    struct key k;
+    int rc = identify(s, obj, &k, err);
     if (rc < 0) {
         fq_value_free(obj);
         return rc;
     }
-    uint64_t h = key_hash(kind, ns, name);
-    if (find_h(s, kind, ns, name, h)) {
+    enum fq_kind kind = k.kind;
+    if (find_k(s, &k)) {
         rc = fq_err_set(err, FQ_EEXIST, "%s \"%s\" already exists",
-                        fq_kind_info(kind)->plural, name);
+                        fq_kind_info(kind)->plural, k.name);
         fq_value_free(obj);
         return rc;
     }
-    /* From here on ns and name (borrowed from obj) may go: the entry's
-     * copies are used. */
-    struct entry *e = entry_new(kind, ns, name, h);
+    /* From here on k's ns and name (borrowed from obj) may go: the
+     * entry's copies are used. */
+    struct entry *e = entry_new(&k);
 
     struct fq_value *md = fq_map_ensure_map(obj, "metadata");
-    if (fq_kind_info(kind)->namespaced)
+    if (s->namespaced[kind])
         fq_map_set(md, "namespace", fq_value_str(e->pub.ns));
     if (!fq_value_as_str(fq_map_get(md, "uid")) && uid)
         fq_map_set(md, "uid", fq_value_str(uid));
@@ -377,16 +426,17 @@ int fq_objstore_update(struct fq_objstore *s, struct fq_value *obj,
                        bool with_status, bool *changed,
                        const struct fq_object **out, struct fq_err *err)
 {
-    enum fq_kind kind;
-    const char *ns, *name;
+    struct key k;
     if (changed)
         *changed = false;
-    int rc = identify(obj, &kind, &ns, &name, err);
+    int rc = identify(s, obj, &k, err);
     if (rc < 0) {
         fq_value_free(obj);
         return rc;
     }
-    struct entry *e = find(s, kind, ns, name);
+    enum fq_kind kind = k.kind;
+    const char *name = k.name;
+    struct entry *e = find_k(s, &k);
     if (!e) {
         rc = fq_err_set(err, FQ_ENOTFOUND, "%s \"%s\" not found",
                         fq_kind_info(kind)->plural, name);
@@ -557,13 +607,11 @@ struct fq_value *fq_objstore_edit(struct fq_objstore *s, enum fq_kind kind,
 int fq_objstore_delete(struct fq_objstore *s, enum fq_kind kind, const char *ns,
                        const char *name, struct fq_err *err)
 {
-    ns = norm_ns(kind, ns);
-    uint64_t h = key_hash(kind, ns, name);
-    struct entry **pp = &s->buckets[h & (s->nbuckets - 1)];
+    struct key k = key_of(s, kind, ns, name);
+    struct entry **pp = &s->buckets[k.hash & (s->nbuckets - 1)];
     for (; *pp; pp = &(*pp)->next) {
         struct entry *e = *pp;
-        if (e->hash != h || e->pub.kind != kind || strcmp(e->pub.name, name) ||
-            strcmp(e->pub.ns, ns))
+        if (!entry_is(e, &k))
             continue;
         *pp = e->next;
         struct kindlist *kl = &s->kinds[kind];
@@ -607,7 +655,7 @@ size_t fq_objstore_list(const struct fq_objstore *s, enum fq_kind kind,
     const struct fq_object **v = fq_xmalloc((kl->n + 1) * sizeof(*v));
     size_t n = 0;
     for (size_t i = 0; i < kl->n; i++)
-        if (!ns || !strcmp(kl->items[i]->pub.ns, norm_ns(kind, ns)))
+        if (!ns || !strcmp(kl->items[i]->pub.ns, norm_ns(s, kind, ns)))
             v[n++] = &kl->items[i]->pub;
     *out = v;
     return n;

@@ -21,11 +21,18 @@
 
 #include "flexq/alloc.h"
 
+/* FNV-1a of k. Measured first (strlen reads a word at a time), so that
+ * the byte loop has a known count and is unrolled: a step per byte is
+ * then a load, a xor and a multiply, without the test for the NUL and
+ * the branch, which were half of it. */
 static uint64_t hash_str(const char *k)
 {
+    const unsigned char *p = (const unsigned char *)k;
+    size_t n = strlen(k);
     uint64_t h = 1469598103934665603ull;
-    for (; *k; k++)
-        h = (h ^ (unsigned char)*k) * 1099511628211ull;
+#pragma GCC unroll 8
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
     return h;
 }
 

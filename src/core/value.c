@@ -6,16 +6,18 @@
  * growable arrays (fq_grow doubles, so n appends cost O(n)). Mappings keep
  * members in insertion order and are searched linearly: Kubernetes objects
  * have a handful of keys per level, and a scan over a few cache lines beats
- * a hash table at that size. A member's key is a block of its own, and in
- * a tree that lived long (a running workload, a node) it is out of the
- * CPU's caches: a scan that read each candidate's key to compare it took
+ * a hash table at that size. A member's key is a block of its own (but
+ * for the well-known keys, static text, see below), and in a tree that
+ * lived long (a running workload, a node) it is out of the CPU's
+ * caches: a scan that read each candidate's key to compare it took
  * a cache miss per member (strcmp was the replay's top function, at 13%
  * of its time). So each member also keeps its key's length and first 8
  * bytes (klen, kpre: fq_key_prefix in value.h), a scan compares those
  * with the wanted key's (same_key), and reads a key only for the bytes
- * past the eighth of one that matched so far. fq_map_get and the path
- * getters are inline (value.h): for a literal key the compiler folds the
- * length and the prefix into constants. A dotted path is looked up the
+ * past the eighth of one that matched so far. fq_map_get, fq_map_set,
+ * fq_map_ensure_map and the path getters are inline (value.h): for a
+ * literal key the compiler folds the length and the prefix into
+ * constants. A dotted path is looked up the
  * same way, segment by segment (fq_value_path_n). The parsers
  * never call fq_map_set while they build (that would be quadratic on
  * hostile input); they append (fq_value_map_append) and check duplicate
@@ -49,6 +51,8 @@
  *     blocks (alloc.h), each freed with the size it was allocated with:
  *     sizeof(struct fq_value), klen + 1, strlen(raw) + 1, len + 1, and
  *     cap times the element's size. (Sanitizer builds check the sizes.)
+ *     The exception is a well-known key (well_known below), which is
+ *     static text, marked so in its member and never freed.
  *
  * What it does not do: no sequence indexing in paths, no JSON/YAML text
  * (json.c, yaml.c), no schema knowledge (kinds.c).
@@ -103,6 +107,205 @@ static char *dup_text(const char *s, size_t n)
 static void free_text(char *s, size_t n)
 {
     fq_small_free(s, n + 1);
+}
+
+/*
+ * Well-known keys. Most members of an object have one of a few dozen keys
+ * ("name", "status", "lastTransitionTime", ...), and a copy of each in a
+ * block of its own cost an allocation, a copy and a free per member
+ * built, cloned or freed, and a cold block to read in a lookup of a key
+ * longer than 8 bytes. So a member whose key is one of those below points
+ * at this static text instead (its well_known flag set): clone copies
+ * the pointer, and free leaves it alone. The list is the keys of the
+ * objects flexq writes (a Philly replay's most frequent, by count); a key
+ * not in it is copied as before, so it only has to be short, not
+ * complete. Grouped by length, so that finding one is a jump on the
+ * length and a compare of the prefix with a few constants.
+ */
+
+/* Whether the n-byte key k, whose prefix is pre, is the literal s of sn
+ * bytes: with s a literal, the compiler folds its length and prefix. */
+static inline bool is_key(const char *k, size_t n, uint64_t pre, const char *s,
+                          size_t sn)
+{
+    return n == sn && pre == fq_key_prefix(s, sn) &&
+           (sn <= 8 || !memcmp(k + 8, s + 8, sn - 8));
+}
+
+/* The static text of the n-byte key k (prefix pre), or NULL when it is
+ * not a well-known key. */
+static const char *well_known(const char *k, size_t n, uint64_t pre)
+{
+#define WK(s)                              \
+ do {                                      \
+  if (is_key(k, n, pre, s, sizeof(s) - 1)) \
+   return s;                               \
+ } while (0)
+    switch (n) {
+    case 3:
+        WK("uid");
+        WK("cpu");
+        WK("key");
+        WK("usd");
+        break;
+    case 4:
+        WK("name");
+        WK("type");
+        WK("spec");
+        WK("kind");
+        WK("pods");
+        WK("cost");
+        WK("asOf");
+        break;
+    case 5:
+        WK("count");
+        WK("image");
+        WK("total");
+        WK("state");
+        WK("value");
+        break;
+    case 6:
+        WK("status");
+        WK("reason");
+        WK("labels");
+        WK("limits");
+        WK("podSet");
+        WK("active");
+        WK("memory");
+        WK("effect");
+        WK("taints");
+        WK("asOfMs");
+        break;
+    case 7:
+        WK("message");
+        WK("podSets");
+        WK("flavors");
+        break;
+    case 8:
+        WK("requests");
+        WK("metadata");
+        WK("template");
+        WK("operator");
+        WK("workload");
+        WK("priority");
+        WK("borrowed");
+        WK("capacity");
+        break;
+    case 9:
+        WK("resources");
+        WK("namespace");
+        WK("queueName");
+        WK("admission");
+        break;
+    case 10:
+        WK("conditions");
+        WK("apiVersion");
+        WK("generation");
+        WK("containers");
+        WK("podSetName");
+        WK("controller");
+        WK("providerID");
+        WK("placements");
+        break;
+    case 11:
+        WK("annotations");
+        WK("tolerations");
+        WK("allocatable");
+        WK("nodeSeconds");
+        break;
+    case 12:
+        WK("clusterQueue");
+        WK("flavorsUsage");
+        WK("nodeSelector");
+        break;
+    case 13:
+        WK("resourceUsage");
+        WK("flexq.dev/eta");
+        WK("podSetUpdates");
+        break;
+    case 14:
+        WK("nvidia.com/gpu");
+        WK("podTemplateRef");
+        break;
+    case 15:
+        WK("resourceVersion");
+        WK("admissionChecks");
+        WK("ownerReferences");
+        WK("flexq.dev/check");
+        WK("flexq.dev/slice");
+        break;
+    case 16:
+        WK("pendingWorkloads");
+        WK("pricePerNodeHour");
+        break;
+    case 17:
+        WK("creationTimestamp");
+        WK("podSetAssignments");
+        WK("admittedWorkloads");
+        WK("flexq.dev/granted");
+        WK("flexq.dev/attempt");
+        WK("lastHeartbeatTime");
+        break;
+    case 18:
+        WK("lastTransitionTime");
+        WK("observedGeneration");
+        WK("reservingWorkloads");
+        WK("flavorsReservation");
+        WK("flexq.dev/workload");
+        WK("flexq.dev/ready-at");
+        WK("flexq.dev/consumed");
+        break;
+    case 19:
+        WK("flexq.dev/trace-job");
+        break;
+    case 21:
+        WK("provisioningClassName");
+        WK("flexq.dev/slice-index");
+        break;
+    case 22:
+        WK("kueue.x-k8s.io/managed");
+        WK("kubernetes.io/hostname");
+        break;
+    case 24:
+        WK("provisioningClassDetails");
+        WK("flexq.dev/unneeded-since");
+        break;
+    case 25:
+        WK("kueue.x-k8s.io/queue-name");
+        break;
+    case 27:
+        WK("topology.kubernetes.io/zone");
+        WK("cloud.google.com/gke-queued");
+        break;
+    case 29:
+        WK("cloud.google.com/gke-nodepool");
+        break;
+    case 30:
+        WK("flexq.dev/provisioning-request");
+        break;
+    case 31:
+        WK("cloud.google.com/gke-flex-start");
+        break;
+    case 32:
+        WK("node.kubernetes.io/instance-type");
+        WK("cloud.google.com/gke-accelerator");
+        break;
+    case 44:
+        WK("autoscaling.x-k8s.io/provisioning-class-name");
+        break;
+    case 49:
+        WK("autoscaling.x-k8s.io/consume-provisioning-request");
+        break;
+    }
+#undef WK
+    return NULL;
+}
+
+/* Frees member mem's key unless it is a well-known one. */
+static void free_key(const struct fq_member *mem)
+{
+    if (!mem->well_known)
+        free_text((char *)mem->key, mem->klen);
 }
 
 struct fq_value *fq_value_null(void)
@@ -331,6 +534,15 @@ struct fq_value *fq_value_strn(const char *s, size_t len)
     return v;
 }
 
+void fq_value_set_str(struct fq_value *v, const char *s, size_t n)
+{
+    if (!v || v->type != FQ_V_STR)
+        return;
+    if (v->u.str.s != v->u.str.buf)
+        free_text(v->u.str.s, v->u.str.len);
+    set_str(v, s, n);
+}
+
 struct fq_value *fq_value_str(const char *s)
 {
     struct fq_value *v = node(FQ_V_STR);
@@ -376,6 +588,20 @@ struct fq_value *fq_value_map(void)
 
 /* --- finding a key ---------------------------------------------------- */
 
+/* Whether the n-byte keys a and b (n > 8), whose first 8 bytes are the
+ * same, are the same: 8 bytes at a time, the last 8 read at n - 8 (they
+ * may overlap bytes already compared, and are inside both keys). Inline
+ * loads, not memcmp: a call in the scan of find_n made every lookup save
+ * and restore registers around it, and for a literal b the compiler
+ * folds b's words to constants. */
+static inline bool same_tail(const char *a, const char *b, size_t n)
+{
+    for (size_t j = 8; j + 8 < n; j += 8)
+        if (fq_key_load64(a + j) != fq_key_load64(b + j))
+            return false;
+    return fq_key_load64(a + n - 8) == fq_key_load64(b + n - 8);
+}
+
 /* Whether member mem's key is the n-byte key k, whose prefix is pre: the
  * length and the first 8 bytes are compared in the member, and the key
  * itself (a block of its own, often cold) is read only for the bytes past
@@ -384,7 +610,7 @@ static inline bool same_key(const struct fq_member *mem, const char *k,
                             size_t n, uint64_t pre)
 {
     return mem->kpre == pre && mem->klen == n &&
-           (n <= 8 || !memcmp(mem->key + 8, k + 8, n - 8));
+           (n <= 8 || same_tail(mem->key, k, n));
 }
 
 /* Maps are small (a few keys): a linear scan, a member's length and prefix
@@ -465,7 +691,7 @@ void fq_value_free(struct fq_value *v)
         for (size_t i = 0; i < n; i++) {
             if (i + 1 < n)
                 prefetch_items(it[i + 1].val);
-            free_text(it[i].key, it[i].klen);
+            free_key(&it[i]);
             fq_value_free(it[i].val);
         }
         fq_small_free(it, v->u.map.cap * sizeof(*it));
@@ -516,8 +742,9 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
         }
         for (size_t i = 0; i < v->u.map.n; i++) {
             const struct fq_member *m = &v->u.map.items[i];
-            c->u.map.items[i] = *m; /* position, klen, kpre */
-            c->u.map.items[i].key = dup_text(m->key, m->klen);
+            c->u.map.items[i] = *m; /* position, klen, kpre, key */
+            if (!m->well_known)
+                c->u.map.items[i].key = dup_text(m->key, m->klen);
             c->u.map.items[i].val = fq_value_clone(m->val);
         }
         c->u.map.n = v->u.map.n;
@@ -646,8 +873,9 @@ bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
 
 /* --- mappings ----------------------------------------------------------- */
 
-struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
-                                      size_t klen, struct fq_value *val)
+/* fq_value_map_append for a key whose prefix the caller has. */
+static struct fq_member *append(struct fq_value *m, const char *key,
+                                size_t klen, uint64_t pre, struct fq_value *val)
 {
     if (klen > UINT32_MAX) { /* like running out of memory: see alloc.h */
         fprintf(stderr, "flexq: a mapping key of %zu bytes\n", klen);
@@ -655,12 +883,20 @@ struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
     }
     FQ_SMALL_GROW(m->u.map.items, m->u.map.cap, m->u.map.n + 1);
     struct fq_member *mem = &m->u.map.items[m->u.map.n++];
-    mem->key = dup_text(key, klen);
+    const char *wk = well_known(key, klen, pre);
+    mem->key = wk ? wk : dup_text(key, klen);
+    mem->well_known = wk != NULL;
     mem->line = mem->col = 0;
     mem->val = val;
     mem->klen = (uint32_t)klen;
-    mem->kpre = fq_key_prefix(key, klen);
+    mem->kpre = pre;
     return mem;
+}
+
+struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
+                                      size_t klen, struct fq_value *val)
+{
+    return append(m, key, klen, fq_key_prefix(key, klen), val);
 }
 
 struct fq_value *fq_map_get_n(const struct fq_value *m, const char *k, size_t n,
@@ -670,20 +906,20 @@ struct fq_value *fq_map_get_n(const struct fq_value *m, const char *k, size_t n,
     return mem ? mem->val : NULL;
 }
 
-void fq_map_set(struct fq_value *m, const char *key, struct fq_value *val)
+void fq_map_set_n(struct fq_value *m, const char *k, size_t n, uint64_t pre,
+                  struct fq_value *val)
 {
     if (!m || m->type != FQ_V_MAP) {
         fq_value_free(val);
         return;
     }
-    size_t n = strlen(key); /* needed to append too */
-    struct fq_member *mem = find_n(m, key, n, fq_key_prefix(key, n));
+    struct fq_member *mem = find_n(m, k, n, pre);
     if (mem) {
         fq_value_free(mem->val);
         mem->val = val;
         return;
     }
-    fq_value_map_append(m, key, n, val);
+    append(m, k, n, pre, val);
 }
 
 bool fq_map_del(struct fq_value *m, const char *key)
@@ -692,7 +928,7 @@ bool fq_map_del(struct fq_value *m, const char *key)
     if (!mem)
         return false;
     size_t i = (size_t)(mem - m->u.map.items);
-    free_text(mem->key, mem->klen);
+    free_key(mem);
     fq_value_free(mem->val);
     memmove(&m->u.map.items[i], &m->u.map.items[i + 1],
             (m->u.map.n - i - 1) * sizeof(*mem));
@@ -711,9 +947,10 @@ struct fq_value *fq_map_take(struct fq_value *m, const char *key)
     return v;
 }
 
-struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key)
+struct fq_value *fq_map_ensure_map_n(struct fq_value *m, const char *k,
+                                     size_t n, uint64_t pre)
 {
-    struct fq_member *mem = find(m, key);
+    struct fq_member *mem = find_n(m, k, n, pre);
     if (mem && mem->val && mem->val->type == FQ_V_MAP)
         return mem->val;
     struct fq_value *v = fq_value_map();
@@ -721,7 +958,7 @@ struct fq_value *fq_map_ensure_map(struct fq_value *m, const char *key)
         fq_value_free(mem->val);
         mem->val = v;
     } else {
-        fq_map_set(m, key, v);
+        fq_map_set_n(m, k, n, pre, v); /* frees v when m is no map */
     }
     return v;
 }
@@ -759,6 +996,32 @@ static inline size_t segment_len(const char *p, const char *end)
     return (size_t)(q - p);
 }
 
+/* The length of the path segment at p, and its prefix in *pre. With 8
+ * bytes or more left, the first 8 are one load, which is the prefix and
+ * is searched for a dot all at once: a byte of w ^ "........" is zero
+ * where w holds a dot, and (x - 0x01..) & ~x & 0x80.. flags the zero
+ * bytes of x (and maybe bytes above one, never below, so its lowest flag
+ * is the first dot). A scan byte by byte and then the prefix took some 30
+ * instructions a segment, run for every segment of every path. */
+static inline size_t segment(const char *p, const char *end, uint64_t *pre)
+{
+    if (end - p < 8) {
+        size_t n = segment_len(p, end);
+        *pre = fq_key_prefix(p, n);
+        return n;
+    }
+    uint64_t w = fq_key_load64(p);
+    uint64_t x = w ^ 0x2e2e2e2e2e2e2e2eull; /* '.' is 0x2e */
+    uint64_t dots = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+    if (!dots) {
+        *pre = w;
+        return 8 + segment_len(p + 8, end);
+    }
+    size_t n = (size_t)__builtin_ctzll(dots) / 8;
+    *pre = n ? w & (~0ull >> (64 - 8 * n)) : 0;
+    return n;
+}
+
 /* Each segment is looked up by its length and prefix like any key, so a
  * key that holds a '.' (a label such as "kubernetes.io/arch") is never
  * taken for a segment: a segment holds none. An empty segment ("a..b",
@@ -768,8 +1031,9 @@ struct fq_value *fq_value_path_n(const struct fq_value *v, const char *path,
 {
     const char *end = path + len;
     for (const char *p = path;; p++) { /* p++: past the dot */
-        size_t n = segment_len(p, end);
-        const struct fq_member *mem = find_n(v, p, n, fq_key_prefix(p, n));
+        uint64_t pre;
+        size_t n = segment(p, end, &pre);
+        const struct fq_member *mem = find_n(v, p, n, pre);
         if (!mem)
             return NULL;
         v = mem->val;
@@ -879,16 +1143,16 @@ static void merge_members(struct fq_value *t, const struct fq_value *patch)
         struct fq_value *nv = NULL;
         fq_value_merge_patch(&nv, pm->val); /* drops nested nulls */
         if (big) {
-            fq_value_map_append(t, pm->key, pm->klen, nv);
+            append(t, pm->key, pm->klen, pm->kpre, nv);
         } else {
-            fq_map_set(t, pm->key, nv);
+            fq_map_set_n(t, pm->key, pm->klen, pm->kpre, nv);
         }
     }
     if (deleted) {
         size_t w = 0;
         for (size_t r = 0; r < t->u.map.n; r++) {
             if (!t->u.map.items[r].val) {
-                free_text(t->u.map.items[r].key, t->u.map.items[r].klen);
+                free_key(&t->u.map.items[r]);
                 continue;
             }
             t->u.map.items[w++] = t->u.map.items[r];

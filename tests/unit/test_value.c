@@ -43,7 +43,21 @@ static void test_constructors(void **state)
     v = fq_value_bool(true);
     assert_true(v->u.b);
     fq_value_free(v);
+    /* A string set in place, from short (in the node) to long and back. */
+    v = fq_value_str("7");
+    static const char *const texts[] = {"12", "a text longer than the node",
+                                        "another long one, longer still", "",
+                                        "99"};
+    for (size_t k = 0; k < sizeof(texts) / sizeof(texts[0]); k++) {
+        fq_value_set_str(v, texts[k], strlen(texts[k]));
+        assert_string_equal(v->u.str.s, texts[k]);
+        assert_int_equal(v->u.str.len, strlen(texts[k]));
+    }
+    fq_value_set_str(v, "ab\0cd", 5); /* cut at the NUL */
+    assert_string_equal(v->u.str.s, "ab");
+    fq_value_free(v);
     v = fq_value_int(INT64_MIN);
+    fq_value_set_str(v, "x", 1); /* not a string: unchanged */
     assert_string_equal(v->u.num.raw, "-9223372036854775808");
     assert_true(v->u.num.is_int);
     fq_value_free(v);
@@ -335,6 +349,37 @@ static void test_key_prefix(void **state)
     assert_true(fq_key_prefix("metadata1", 9) == fq_key_prefix("metadata2", 9));
     assert_true(fq_key_prefix("ab", 2) == ('a' | 'b' << 8));
     assert_true(fq_key_prefix("x", 0) == 0);
+    /* At run time (loads, overlapping for 4 to 7 bytes), every length
+     * gives the bytes one by one would: k[i] at bits 8i, zero above. */
+    static const char bytes[] = "\x01\x82\x03\xf4\x05\x06\x87\x08\x09\x0a";
+    for (size_t n = 0; n <= 10; n++) {
+        uint64_t want = 0;
+        for (size_t i = 0; i < n && i < 8; i++)
+            want |= (uint64_t)(unsigned char)bytes[i] << (8 * i);
+        assert_true(fq_key_prefix(opaque(bytes), n) == want);
+    }
+    /* Keys of 9 to 26 bytes alike but for one byte past the eighth, at
+     * each place: each finds only itself. */
+    for (size_t n = 9; n <= 26; n++) {
+        struct fq_value *alike = fq_value_map();
+        char key[32];
+        for (size_t at = 8; at < n; at++) {
+            memset(key, 'k', n);
+            key[n] = '\0';
+            key[at] = 'X';
+            fq_map_set(alike, key, fq_value_int((int64_t)at));
+        }
+        for (size_t at = 8; at < n; at++) {
+            memset(key, 'k', n);
+            key[n] = '\0';
+            key[at] = 'X';
+            assert_int_equal(fq_map_get(alike, opaque(key))->u.num.i, at);
+        }
+        memset(key, 'k', n);
+        key[n] = '\0';
+        assert_null(fq_map_get(alike, opaque(key)));
+        fq_value_free(alike);
+    }
     struct fq_value *m = fq_value_map(), *deep = fq_value_map();
     for (size_t i = 0; i < nk; i++) {
         fq_map_set(m, keys[i], fq_value_int((int64_t)i));
@@ -359,6 +404,103 @@ static void test_key_prefix(void **state)
     assert_int_equal(fq_map_get(m, "metadata2")->u.num.i, 8);
     fq_value_free(m);
     fq_value_free(deep);
+}
+
+/* Well-known keys are static text shared by every tree; a key that only
+ * looks like one (same length and first 8 bytes, or a prefix of one) is
+ * a copy of its own. Either kind clones, compares, deletes and frees
+ * alike (the sanitizer build catches a free of the static text). */
+static void test_well_known_keys(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {
+        "name",
+        "status",
+        "flexq.dev/slice",
+        "flexq.dev/slicX",
+        "flexq.dev/sli",
+        "nvidia.com/gpu",
+        "nvidia.com/gpX",
+        "nam",
+        "lastTransitionTime",
+    };
+    static const bool known[] = {true, true,  true,  false, false,
+                                 true, false, false, true};
+    size_t nk = sizeof(keys) / sizeof(keys[0]);
+    struct fq_value *a = fq_value_map(), *b = fq_value_map();
+    for (size_t i = 0; i < nk; i++) {
+        fq_map_set(a, keys[i], fq_value_int((int64_t)i));
+        fq_map_set(b, opaque(keys[i]), fq_value_int((int64_t)i));
+    }
+    struct fq_value *c = fq_value_clone(a);
+    for (size_t i = 0; i < nk; i++) {
+        const struct fq_member *ma = &a->u.map.items[i];
+        const struct fq_member *mb = &b->u.map.items[i];
+        const struct fq_member *mc = &c->u.map.items[i];
+        assert_string_equal(ma->key, keys[i]);
+        assert_int_equal(ma->well_known, known[i]);
+        assert_int_equal(mb->well_known, known[i]);
+        assert_int_equal(mc->well_known, known[i]);
+        /* shared text, or a copy of each */
+        assert_int_equal(ma->key == mb->key, known[i]);
+        assert_int_equal(ma->key == mc->key, known[i]);
+        assert_int_equal(fq_map_get(c, opaque(keys[i]))->u.num.i, i);
+    }
+    assert_true(fq_value_equal(a, b));
+    assert_true(fq_value_equal(a, c));
+    for (size_t i = 0; i < nk; i += 2)
+        assert_true(fq_map_del(c, keys[i]));
+    assert_int_equal(c->u.map.n, nk / 2);
+    fq_value_free(c);
+    fq_value_free(b);
+    fq_value_free(a);
+}
+
+/* Paths split at every position around the 8 bytes a segment is first
+ * read in: segments of 0 to 11 bytes, some with bytes next to '.' (0x2e)
+ * in value ('-' 0x2d, '/' 0x2f) or above 0x7f, 2 and 3 deep, each found
+ * under its own keys and no other. */
+static void test_path_segments(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {
+        "",
+        "x",
+        "ab/",
+        "abcdefg",
+        "abcdefgh",
+        "abcdefgh/",
+        "-/-/-/-/-/",
+        "\xc3\xa9t\xc3\xa9s",
+        "abcdefghijk",
+    };
+    size_t nk = sizeof(keys) / sizeof(keys[0]);
+    struct fq_value *root = fq_value_map();
+    for (size_t i = 0; i < nk; i++)
+        for (size_t j = 0; j < nk; j++) {
+            struct fq_value *m = fq_map_ensure_map(root, keys[i]);
+            fq_map_set(m, keys[j], fq_value_int((int64_t)(i * nk + j)));
+            struct fq_value *deep = fq_map_ensure_map(
+                fq_map_ensure_map(fq_map_ensure_map(root, "d"), keys[i]),
+                keys[j]);
+            fq_map_set(deep, keys[i], fq_value_int((int64_t)(i * nk + j)));
+        }
+    char path[80];
+    for (size_t i = 0; i < nk; i++)
+        for (size_t j = 0; j < nk; j++) {
+            int64_t want = (int64_t)(i * nk + j);
+            snprintf(path, sizeof(path), "%s.%s", keys[i], keys[j]);
+            assert_int_equal(fq_value_path_int(root, opaque(path), -1), want);
+            snprintf(path, sizeof(path), "d.%s.%s.%s", keys[i], keys[j],
+                     keys[i]);
+            assert_int_equal(fq_value_path_int(root, opaque(path), -1), want);
+            /* one byte more or less in a segment finds nothing */
+            snprintf(path, sizeof(path), "%s.%sz", keys[i], keys[j]);
+            assert_int_equal(fq_value_path_int(root, opaque(path), -1), -1);
+            snprintf(path, sizeof(path), "%s~.%s", keys[i], keys[j]);
+            assert_int_equal(fq_value_path_int(root, opaque(path), -1), -1);
+        }
+    fq_value_free(root);
 }
 
 static void test_clone_equal(void **state)
@@ -537,6 +679,8 @@ int main(void)
         cmocka_unit_test(test_seq),
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_key_prefix),
+        cmocka_unit_test(test_well_known_keys),
+        cmocka_unit_test(test_path_segments),
         cmocka_unit_test(test_clone_equal),
         cmocka_unit_test(test_merge_patch),
         cmocka_unit_test(test_big_maps),
