@@ -36,8 +36,9 @@
  *
  * Invariants.
  *  1. A node owns its children; there is no sharing and no cycle, so
- *     fq_value_free and fq_value_clone are plain recursions whose depth is
- *     the tree's depth (the parsers cap it with fq_limits.max_depth).
+ *     fq_value_clone is a plain recursion whose depth is the tree's depth
+ *     (the parsers cap it with fq_limits.max_depth), and fq_value_free
+ *     walks breadth-first, recursing only past a full ring (see there).
  *  2. Mapping keys are unique when built through fq_map_set (the parsers
  *     reject duplicates).
  *  3. STR nodes hold a NUL-terminated copy; `len` is strlen(s). A string
@@ -638,70 +639,85 @@ static struct fq_member *find(const struct fq_value *m, const char *key)
 
 /* --- free, clone, equal ------------------------------------------------ */
 
-/* Asks for the array of container v (NULL, or a node already asked for),
- * so that it is on its way while the nodes before it are freed. */
-static inline void prefetch_items(const struct fq_value *v)
+/* Frees a node that holds no other node, with its text. */
+static void free_leaf(struct fq_value *v)
 {
-    if (!v)
-        return;
-    if (v->type == FQ_V_MAP)
-        __builtin_prefetch(v->u.map.items);
-    else if (v->type == FQ_V_SEQ)
-        __builtin_prefetch(v->u.seq.items);
+    if (v->type == FQ_V_NUM && v->u.num.raw && v->u.num.raw != v->u.num.buf)
+        free_text(v->u.num.raw, strlen(v->u.num.raw));
+    else if (v->type == FQ_V_STR && v->u.str.s != v->u.str.buf)
+        free_text(v->u.str.s, v->u.str.len);
+    fq_small_free(v, sizeof(*v));
 }
 
 /*
- * A tree is mostly freed long after it was last read (a finished
- * workload, a replaced status), so its nodes are cold, and a plain
- * recursion waited for each node and each array in turn. So a container
- * first asks for all its children's nodes at once (the misses overlap),
- * and before freeing child i asks for the array of child i + 1.
+ * A tree is mostly freed long after it was last read (a finished workload,
+ * a replaced status), so its nodes and arrays are cold, and a recursion
+ * waits for each of them in turn: deleted objects' trees were a tenth of a
+ * whole-trace replay. So a tree is freed breadth-first through a ring of
+ * pending work. A node is asked for (prefetched) when it enters the ring
+ * and read when it leaves it; a container read there asks for its array
+ * and goes round again, and frees the array and its children's keys when
+ * it comes back. With the ring's width between asking and reading, many
+ * misses are in flight at once. Children that find the ring full are freed
+ * at once, by a call of their own.
  */
+#define FREE_RING 256 /* a power of two */
+
 void fq_value_free(struct fq_value *v)
 {
     if (!v)
         return;
-    switch (v->type) {
-    case FQ_V_NUM:
-        if (v->u.num.raw && v->u.num.raw != v->u.num.buf)
-            free_text(v->u.num.raw, strlen(v->u.num.raw));
-        break;
-    case FQ_V_STR:
-        if (v->u.str.s != v->u.str.buf)
-            free_text(v->u.str.s, v->u.str.len);
-        break;
-    case FQ_V_SEQ: {
-        struct fq_value **it = v->u.seq.items;
-        size_t n = v->u.seq.n;
-        for (size_t i = 0; i < n; i++)
-            __builtin_prefetch(it[i]);
-        for (size_t i = 0; i < n; i++) {
-            if (i + 1 < n)
-                prefetch_items(it[i + 1]);
-            fq_value_free(it[i]);
+    struct fq_value *ring[FREE_RING];
+    bool array_asked[FREE_RING];
+    size_t head = 0, tail = 0; /* pending: [head, tail), modulo the ring */
+#define FREE_PUSH(node, asked)             \
+ do {                                      \
+  ring[tail % FREE_RING] = (node);         \
+  array_asked[tail % FREE_RING] = (asked); \
+  tail++;                                  \
+ } while (0)
+    FREE_PUSH(v, false);
+    while (head != tail) {
+        struct fq_value *n = ring[head % FREE_RING];
+        bool asked = array_asked[head % FREE_RING];
+        head++;
+        if (n->type != FQ_V_MAP && n->type != FQ_V_SEQ) {
+            free_leaf(n);
+            continue;
         }
-        fq_small_free(it, v->u.seq.cap * sizeof(*it));
-        break;
-    }
-    case FQ_V_MAP: {
-        struct fq_member *it = v->u.map.items;
-        size_t n = v->u.map.n;
-        for (size_t i = 0; i < n; i++)
-            __builtin_prefetch(it[i].val);
-        for (size_t i = 0; i < n; i++) {
-            if (i + 1 < n)
-                prefetch_items(it[i + 1].val);
-            free_key(&it[i]);
-            fq_value_free(it[i].val);
+        if (!asked) { /* one slot is free: the one just left */
+            __builtin_prefetch(n->type == FQ_V_MAP ? (void *)n->u.map.items :
+                                                     (void *)n->u.seq.items);
+            FREE_PUSH(n, true);
+            continue;
         }
-        fq_small_free(it, v->u.map.cap * sizeof(*it));
-        break;
+        size_t count = n->type == FQ_V_MAP ? n->u.map.n : n->u.seq.n;
+        for (size_t i = 0; i < count; i++) {
+            struct fq_value *c;
+            if (n->type == FQ_V_MAP) {
+                free_key(&n->u.map.items[i]);
+                c = n->u.map.items[i].val;
+            } else {
+                c = n->u.seq.items[i];
+            }
+            if (!c)
+                continue;
+            if (tail - head == FREE_RING) {
+                fq_value_free(c);
+                continue;
+            }
+            __builtin_prefetch(c);
+            FREE_PUSH(c, false);
+        }
+        if (n->type == FQ_V_MAP)
+            fq_small_free(n->u.map.items,
+                          n->u.map.cap * sizeof(*n->u.map.items));
+        else
+            fq_small_free(n->u.seq.items,
+                          n->u.seq.cap * sizeof(*n->u.seq.items));
+        fq_small_free(n, sizeof(*n));
     }
-    case FQ_V_NULL:
-    case FQ_V_BOOL:
-        break;
-    }
-    fq_small_free(v, sizeof(*v));
+#undef FREE_PUSH
 }
 
 struct fq_value *fq_value_clone(const struct fq_value *v)
