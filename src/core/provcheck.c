@@ -342,10 +342,37 @@ static size_t needs_of(const struct fq_value *wl, const struct prc *prc,
     return n;
 }
 
+/* v in decimal at out (room for 21 bytes); returns its length. Names
+ * and annotations are built by hand where a request is made: snprintf
+ * cost more than the rest of their building. */
+static size_t put_dec(char *out, int64_t v)
+{
+    char tmp[21];
+    size_t n = 0, len = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        tmp[n++] = (char)('0' + u % 10);
+    while ((u /= 10) > 0);
+    if (v < 0)
+        out[len++] = '-';
+    while (n > 0)
+        out[len++] = tmp[--n];
+    return len;
+}
+
 /* The request name: <wl>-<check>-<attempt>, shortened with a hash to 253. */
 static void request_name(const char *wl, const char *check, int64_t attempt,
                          char *buf, size_t n)
 {
+    size_t a = strlen(wl), b = strlen(check);
+    if (a + b + 23 <= n && a + b + 22 <= 253) {
+        memcpy(buf, wl, a);
+        buf[a] = '-';
+        memcpy(buf + a + 1, check, b);
+        buf[a + 1 + b] = '-';
+        buf[a + b + 2 + put_dec(buf + a + b + 2, attempt)] = '\0';
+        return;
+    }
     int len = snprintf(buf, n, "%s-%s-%lld", wl, check, (long long)attempt);
     if (len > 253 && n > 253) {
         uint64_t h = 1469598103934665603ull;
@@ -464,7 +491,8 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
     struct fq_value *an = fq_map_ensure_map(md, "annotations");
     fq_map_set(an, ANN_WORKLOAD, fq_value_str(wl->name));
     fq_map_set(an, ANN_CHECK, fq_value_str(check));
-    fq_map_set(an, ANN_ATTEMPT, fq_value_strf("%lld", (long long)attempt));
+    char num[24];
+    fq_map_set(an, ANN_ATTEMPT, fq_value_strn(num, put_dec(num, attempt)));
     struct fq_value *refs = fq_value_seq();
     struct fq_value *ref = fq_value_map();
     fq_map_set(ref, "apiVersion",
@@ -493,8 +521,19 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
     for (size_t i = 0; i < nneeds; i++) {
         const char *psname = fq_value_path_str(needs[i].psa, "name", "");
         struct fq_value *set = fq_value_map();
-        fq_map_set(fq_map_ensure_map(set, "podTemplateRef"), "name",
-                   fq_value_strf("ppt-%s-%s", name, psname));
+        size_t nl = strlen(name), pl = strlen(psname);
+        char ppt[600];
+        struct fq_value *pref;
+        if (nl + pl + 5 <= sizeof(ppt)) {
+            memcpy(ppt, "ppt-", 4);
+            memcpy(ppt + 4, name, nl);
+            ppt[4 + nl] = '-';
+            memcpy(ppt + 5 + nl, psname, pl);
+            pref = fq_value_strn(ppt, nl + pl + 5);
+        } else {
+            pref = fq_value_strf("ppt-%s-%s", name, psname);
+        }
+        fq_map_set(fq_map_ensure_map(set, "podTemplateRef"), "name", pref);
         fq_map_set(set, "count", fq_value_int(needs[i].count));
         fq_map_set(set, "podSetName", fq_value_str(psname));
         fq_map_set(set, "template",
@@ -503,8 +542,10 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
     }
     fq_map_set(spec, "podSets", sets);
     char uid[40];
-    snprintf(uid, sizeof(uid), "%016llx-preq",
-             (unsigned long long)fq_engine_rand(e));
+    uint64_t r = fq_engine_rand(e);
+    for (int i = 15; i >= 0; i--, r >>= 4)
+        uid[i] = "0123456789abcdef"[r & 15];
+    memcpy(uid + 16, "-preq", 6);
     if (fq_objstore_create(fq_engine_store(e), o, now, uid, NULL, NULL) == 0) {
         pc->created++;
         fq_engine_event(e, wl->obj, "Normal", "ProvisioningRequestCreated",

@@ -12,7 +12,8 @@
  * reservation (moved to another flavor with the same check) is replaced
  * under a name no node still carries. After a restart, a request
  * restored without its workload is deleted, and so is one created later
- * for a workload that does not exist.
+ * for a workload that does not exist. A workload name too long for the
+ * request name is cut to 253 characters with a hash.
  */
 #include "capacity_testlib.h"
 
@@ -111,6 +112,14 @@ static void test_request_and_ready(void **state)
     assert_int_equal(fq_value_path_int(s0, "count", 0), 4);
     assert_string_equal(fq_value_path_str(s0, "podTemplateRef.name", ""),
                         "ppt-wl-dws-prov-1-workers");
+    assert_string_equal(
+        fq_value_as_str(fq_map_get(fq_value_path(r, "metadata.annotations"),
+                                   "flexq.dev/attempt")),
+        "1");
+    const char *uid = fq_value_path_str(r, "metadata.uid", "");
+    assert_int_equal(strlen(uid), 21);
+    assert_int_equal(strspn(uid, "0123456789abcdef"), 16);
+    assert_string_equal(uid + 16, "-preq");
     /* flavor merged in, limits copied to requests */
     const struct fq_value *tspec = fq_value_path(s0, "template.spec");
     assert_string_equal(
@@ -510,6 +519,37 @@ static void test_orphans_after_restart(void **state)
     fq_engine_free(e2);
 }
 
+/* A workload name too long for <workload>-<check>-<attempt>: the request
+ * name is cut to 253 characters with a hash, the attempt kept last, and
+ * its podTemplateRef is built from it. */
+static void test_long_name(void **state)
+{
+    (void)state;
+    struct fq_engine *e = start("60");
+    char name[246];
+    memset(name, 'w', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    workload(e, name, "", CT0);
+    ct_run_to(e, CT0 + 1 * SEC);
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
+                                NULL, &list);
+    assert_int_equal(n, 1);
+    const char *req = list[0]->name;
+    assert_int_equal(strlen(req), 253);
+    assert_int_equal(strncmp(req, name, 200), 0);
+    assert_string_equal(req + 251, "-1");
+    char ppt[300];
+    snprintf(ppt, sizeof(ppt), "ppt-%s-workers", req);
+    assert_string_equal(
+        fq_value_path_str(
+            fq_seq_at(fq_value_path(list[0]->obj, "spec.podSets"), 0),
+            "podTemplateRef.name", ""),
+        ppt);
+    free(list);
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_migration_deletes_unneeded_request),
         cmocka_unit_test(test_moved_reservation_replaces_request),
         cmocka_unit_test(test_orphans_after_restart),
+        cmocka_unit_test(test_long_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
