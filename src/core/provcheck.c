@@ -613,15 +613,13 @@ static int cmp_preq(const struct preq *x, const char *check, int64_t attempt,
     return c ? c : strcmp(x->name, name);
 }
 
-/* The latest request of (workload, check) still there, and its attempt
- * (0 when none). */
-static struct preq *latest_request(struct provcheck *pc, const char *ns,
-                                   const char *wl, const char *check,
+/* The latest request of check `check` among a workload's requests g
+ * (NULL: none) still there, and its attempt (0 when none). */
+static struct preq *latest_request(struct wlreqs *g, const char *check,
                                    int64_t *attempt)
 {
     struct preq *best = NULL;
     *attempt = 0;
-    struct wlreqs *g = requests_of(pc, ns, wl);
     for (size_t i = 0; g && i < g->n; i++) {
         struct preq *r = &g->v[i];
         if (r->gone || strcmp(r->check, check) || r->attempt < *attempt)
@@ -931,18 +929,18 @@ static bool kept(const struct preq *r, const struct keep *keep, size_t nkeep)
     return false;
 }
 
-/* Deletes the workload's requests: all, or only the live ones (not Failed,
- * BookingExpired or CapacityRevoked) that `keep` does not list. */
+/* Deletes a workload's requests g (NULL: none): all, or only the live
+ * ones (not Failed, BookingExpired or CapacityRevoked) that `keep` does
+ * not list. */
 static void delete_requests(struct provcheck *pc, struct fq_engine *e,
-                            const char *ns, const char *wl, bool only_live,
+                            struct wlreqs *g, bool only_live,
                             const struct keep *keep, size_t nkeep)
 {
-    struct wlreqs *g = requests_of(pc, ns, wl);
     for (size_t i = 0; g && i < g->n; i++) {
         struct preq *r = &g->v[i];
         if (r->gone || (only_live && (!r->live || kept(r, keep, nkeep))))
             continue;
-        drop(pc, e, ns, r);
+        drop(pc, e, g->ns, r);
     }
 }
 
@@ -1008,15 +1006,18 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
     fq_conds_in_status(st, 4, types, c);
     const struct fq_value *finished = c[0], *reserved_c = c[1], *evicted = c[2],
                           *admitted_c = c[3];
+    /* The workload's requests, looked up once: during a run the index
+     * only marks entries gone (invariant 4), so g stays put. */
+    struct wlreqs *g = requests_of(pc, wl->ns, wl->name);
     if (fq_cond_status_is(finished, "True")) {
-        delete_requests(pc, e, wl->ns, wl->name, false, NULL, 0);
+        delete_requests(pc, e, g, false, NULL, 0);
         return;
     }
     bool reserved = fq_cond_status_is(reserved_c, "True") &&
                     fq_map_get(st, "admission") &&
                     !fq_cond_status_is(evicted, "True");
     if (!reserved) {
-        delete_requests(pc, e, wl->ns, wl->name, true, NULL, 0);
+        delete_requests(pc, e, g, true, NULL, 0);
         return;
     }
     bool admitted = fq_cond_status_is(admitted_c, "True");
@@ -1052,7 +1053,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
             continue;
         }
         int64_t attempt;
-        struct preq *pr = latest_request(pc, wl->ns, wl->name, check, &attempt);
+        struct preq *pr = latest_request(g, check, &attempt);
         const struct fq_object *req =
             pr ?
                 fq_objstore_get(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
@@ -1063,7 +1064,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
             !request_matches(e, req->obj, &prc, needs, nneeds)) {
             /* Made for an earlier reservation: replaced below. */
             drop(pc, e, wl->ns, pr);
-            pr = latest_request(pc, wl->ns, wl->name, check, &attempt);
+            pr = latest_request(g, check, &attempt);
             req = pr ? fq_objstore_get(fq_engine_store(e),
                                        FQ_KIND_PROVISIONINGREQUEST, wl->ns,
                                        pr->name) :
@@ -1088,7 +1089,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         changed |=
             sync_state(e, wl->obj, &ch, req, attempt, &prc, admitted, now);
     }
-    delete_requests(pc, e, wl->ns, wl->name, true, keep, nkeep);
+    delete_requests(pc, e, g, true, keep, nkeep);
     if (keep != few)
         free(keep);
     if (ch.copy && changed) {
@@ -1485,8 +1486,9 @@ static void pc_run(void *self, struct fq_engine *e, int64_t now)
             reconcile(pc, e, wl, now);
         else if (wl &&
                  cond_is(fq_map_get(wl->obj, "status"), "Finished", "True"))
-            delete_requests(pc, e, keys[2 * i], keys[2 * i + 1], false, NULL,
-                            0);
+            delete_requests(pc, e,
+                            requests_of(pc, keys[2 * i], keys[2 * i + 1]),
+                            false, NULL, 0);
         free(keys[2 * i]);
     }
     orphans(pc, e);
