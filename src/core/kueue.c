@@ -2364,9 +2364,6 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     cond_clear(obj, "Evicted", "QuotaReserved", "Previously: evicted", now);
     cond_clear(obj, "Preempted", "QuotaReserved", "Previously: preempted", now);
     /* Checks that apply to the assigned flavors. */
-    struct fq_value *st = fq_map_ensure_map(obj, "status");
-    struct fq_value *chs = fq_map_get(st, "admissionChecks");
-    (void)chs;
     sync_checks(s, c, obj, flv, now);
     const struct fq_value *cl = status_get(obj, "admissionChecks");
     bool checks = fq_value_len(cl) > 0;
