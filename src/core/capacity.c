@@ -718,6 +718,32 @@ static struct fq_cap_node *node_decode(struct fq_capacity *st,
     return n;
 }
 
+/* What node_decode would read from a node add_slice just built, known
+ * without reading it: no placements, no unneeded mark, and the exact
+ * ready time rather than the stored one (seconds). */
+static struct fq_cap_node *node_made(struct fq_capacity *st,
+                                     const struct fq_object *obj,
+                                     const struct fq_cap_pool *pool,
+                                     const char *slice, const char *provreq,
+                                     bool ready, int64_t ready_at)
+{
+    struct fq_cap_node *n = fq_xcalloc(1, sizeof(*n));
+    n->rv = obj->rv;
+    n->name = fq_xstrdup(obj->name);
+    const char *pl = fq_value_as_str(fq_map_get(
+        fq_value_path(obj->obj, "metadata.labels"), FQ_LABEL_NODEPOOL));
+    n->pool = fq_xstrdup(pl ? pl : "");
+    n->slice = fq_xstrdup(slice);
+    n->provreq = provreq ? fq_xstrdup(provreq) : NULL;
+    n->ready = ready;
+    n->ready_at = ready ? FQ_NEVER : ready_at;
+    n->unneeded_since = FQ_NEVER;
+    memcpy(n->alloc, pool->node_alloc, sizeof(n->alloc));
+    if (!st->no_pods)
+        pods_usage(st, n);
+    return n;
+}
+
 /* --- the node table: indices ---------------------------------------------- */
 
 static void nodes_val_free(void *v)
@@ -1428,8 +1454,12 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         else
             snprintf(name, sizeof(name), "gke-%s", slice);
         bool ready = boot <= 0;
-        if (!pool->node_proto)
+        if (!pool->node_proto) {
             pool->node_proto = fq_nodepool_node_proto(&pool->spec);
+            memset(pool->node_alloc, 0, sizeof(pool->node_alloc));
+            add_resources(fq_value_path(pool->node_proto, "status.allocatable"),
+                          pool->node_alloc);
+        }
         struct fq_value *node = fq_nodepool_node_from(
             pool->node_proto, &pool->spec, name, slice, i, ready, st->now);
         struct fq_value *ann = fq_map_ensure_map(
@@ -1441,17 +1471,12 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         char uid[40];
         snprintf(uid, sizeof(uid), "%016llx-node",
                  (unsigned long long)fq_engine_rand_in(e, FQ_RAND_CLOUD));
-        if (fq_objstore_create(fq_engine_store(e), node, st->now, uid, NULL,
+        const struct fq_object *made = NULL;
+        if (fq_objstore_create(fq_engine_store(e), node, st->now, uid, &made,
                                NULL) < 0)
             continue;
-        const struct fq_object *made =
-            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", name);
-        if (!made)
-            continue;
-        struct fq_cap_node *nd = node_decode(st, made);
-        /* The exact time, not the stored one (seconds). */
-        if (!ready)
-            nd->ready_at = ready_at;
+        struct fq_cap_node *nd =
+            node_made(st, made, pool, slice, provreq, ready, ready_at);
         nd->born = ++st->nborn;
         nd->p = fq_capacity_pool(st, nd->pool);
         fq_smap_put(&st->node_by_name, nd->name, nd);

@@ -84,6 +84,7 @@ struct fq_cap_pool {
     /* owned: fq_nodepool_node_proto of the spec, made at the first node
      * created after a decode, or NULL */
     struct fq_value *node_proto;
+    int64_t node_alloc[FQ_R_N]; /* its status.allocatable, with it */
     /* Kept by the node table: its nodes and Ready nodes (not gone). */
     int64_t nodes, ready;
     /* Nodes that were there when the run started, by name: Ready ones
