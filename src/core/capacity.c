@@ -1922,7 +1922,8 @@ size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
     *out = NULL;
     if (st->nunsettled == 0)
         return 0;
-    struct fq_cap_unsettled *v = fq_xcalloc(st->nunsettled, sizeof(*v));
+    FQ_GROW(st->ulist, st->capulist, st->nunsettled);
+    struct fq_cap_unsettled *v = st->ulist;
     size_t m = 0;
     uint64_t pass = ++st->unsettled_pass;
     for (size_t i = 0; i < st->nunsettled; i++) {
@@ -2009,6 +2010,7 @@ static void cap_destroy(void *self)
     for (size_t i = 0; i < st->nunsettled; i++)
         free(st->unsettled[i]);
     free(st->unsettled);
+    free(st->ulist);
     fq_smap_free(&st->stopped);
     for (size_t i = 0; i < st->nstopped_keys; i++)
         free(st->stopped_keys[i]);

@@ -315,6 +315,10 @@ struct fq_capacity {
     char **unsettled;
     size_t nunsettled, capunsettled;
     uint64_t unsettled_pass;
+    /* What fq_capacity_unsettled returns, kept for its next call: most
+     * runs list a few workloads, twice. */
+    struct fq_cap_unsettled *ulist;
+    size_t capulist;
     /* Workloads that stopped being active since the last run ("ns/name"
      * set): their placements go; all placements are checked when
      * unplace_all (the first run). The same keys (owned) in a list, as a
@@ -521,8 +525,8 @@ struct fq_cap_unsettled {
 };
 
 /* The watched workloads not settled, in key order. Returns the count;
- * *out is an owned array (NULL when none is listed, as in most runs)
- * whose members borrow: good during the run, until the next call. */
+ * *out (NULL when none is listed) is borrowed, as are its members: good
+ * during the run, until the next call. */
 size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
                              struct fq_cap_unsettled **out);
 
