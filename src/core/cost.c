@@ -307,6 +307,17 @@ static void queues_write(struct fq_capacity *st, struct fq_engine *e,
     free(qs->v);
 }
 
+/* snprintf's "%s", without its cost: keys are copied once per charged
+ * workload. */
+static void copy_key(char *dst, size_t n, const char *src)
+{
+    size_t l = strlen(src);
+    if (l >= n)
+        l = n - 1;
+    memcpy(dst, src, l);
+    dst[l] = 0;
+}
+
 /* Writes a workload's unwritten charges into its status.cost and adds
  * them to its queue's sum; *cq is its ClusterQueue (owned, updated). */
 static void write_workload(struct fq_capacity *st, struct fq_engine *e,
@@ -314,7 +325,7 @@ static void write_workload(struct fq_capacity *st, struct fq_engine *e,
                            struct qsums *qs)
 {
     char key[512];
-    snprintf(key, sizeof(key), "%s", wl);
+    copy_key(key, sizeof(key), wl);
     char *slash = strchr(key, '/');
     if (!slash)
         return;
@@ -496,11 +507,7 @@ static void charge_changed(struct fq_capacity *st, struct fq_engine *e,
         if (w->nrefs == 0 && !w->seq && w->usd <= 0 && w->node_s <= 0) {
             /* The entry's key goes with it: delete by a copy. */
             char key[600];
-            size_t l = strlen(w->key);
-            if (l >= sizeof(key))
-                l = sizeof(key) - 1;
-            memcpy(key, w->key, l);
-            key[l] = 0;
+            copy_key(key, sizeof(key), w->key);
             fq_smap_del(&st->wls, key);
         }
     }
