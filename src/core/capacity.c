@@ -1389,6 +1389,16 @@ void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n)
     buf[at + b] = 0;
 }
 
+size_t fq_capacity_append(char *buf, size_t n, size_t at, const char *s)
+{
+    size_t l = strlen(s);
+    if (l > n - 1 - at)
+        l = n - 1 - at;
+    memcpy(buf + at, s, l);
+    buf[at + l] = 0;
+    return at + l;
+}
+
 const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
                                           enum fq_kind kind, const char *key)
 {
@@ -1439,8 +1449,13 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
     fq_cost_pool_flush(st, e, pool);
     char sfx[8];
     fq_engine_rand_suffix_in(e, FQ_RAND_CLOUD, sfx, 5);
+    /* The names are joined without a printf: a slice is made per
+     * granted request. "%.200s-%s": */
     char slice[300];
-    snprintf(slice, sizeof(slice), "%.200s-%s", pool->name, sfx);
+    size_t pl = strnlen(pool->name, 200);
+    memcpy(slice, pool->name, pl);
+    slice[pl] = '-';
+    fq_capacity_append(slice, sizeof(slice), pl + 1, sfx);
     int64_t boot = fq_cloud_boot_ms(st->cloud, pool->spec.machine->name,
                                     pool->spec.location);
     int64_t ready_at = st->now + boot;
@@ -1452,7 +1467,9 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         if (pool->spec.slice_hosts > 1)
             snprintf(name, sizeof(name), "gke-%s-%d", slice, i);
         else
-            snprintf(name, sizeof(name), "gke-%s", slice);
+            fq_capacity_append(
+                name, sizeof(name),
+                fq_capacity_append(name, sizeof(name), 0, "gke-"), slice);
         bool ready = boot <= 0;
         if (!pool->node_proto) {
             pool->node_proto = fq_nodepool_node_proto(&pool->spec);
@@ -1468,9 +1485,11 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
             fq_map_set(ann, FQ_ANN_READY_AT, fq_value_str(ts));
         if (provreq)
             fq_map_set(ann, FQ_ANN_NODE_PROVREQ, fq_value_str(provreq));
-        char uid[40];
-        snprintf(uid, sizeof(uid), "%016llx-node",
-                 (unsigned long long)fq_engine_rand_in(e, FQ_RAND_CLOUD));
+        char uid[40]; /* "%016llx-node" */
+        uint64_t r = fq_engine_rand_in(e, FQ_RAND_CLOUD);
+        for (int d = 15; d >= 0; d--, r >>= 4)
+            uid[d] = "0123456789abcdef"[r & 15];
+        fq_capacity_append(uid, sizeof(uid), 16, "-node");
         const struct fq_object *made = NULL;
         if (fq_objstore_create(fq_engine_store(e), node, st->now, uid, &made,
                                NULL) < 0)

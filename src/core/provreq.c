@@ -386,17 +386,6 @@ static void revoke(struct fq_capacity *st, struct fq_engine *e, struct req *r,
                      "flex-start node reached its maximum run duration");
 }
 
-/* Puts s at buf[at] (at < n), cut as snprintf cuts; returns its end. */
-static size_t append(char *buf, size_t n, size_t at, const char *s)
-{
-    size_t l = strlen(s);
-    if (l > n - 1 - at)
-        l = n - 1 - at;
-    memcpy(buf + at, s, l);
-    buf[at + l] = 0;
-    return at + l;
-}
-
 /* Queued: create the request's slices on its pool when the cloud has them. */
 static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
                              struct req *r)
@@ -435,10 +424,12 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
             req_wake(st, r, eta);
         }
         /* Most steps of a queued request end here: no printf. */
-        size_t at = append(msg, sizeof(msg), 0, "Waiting for capacity in ");
-        at = append(msg, sizeof(msg), at, p->spec.location);
-        at = append(msg, sizeof(msg), at, "; expected provisioning time: ");
-        append(msg, sizeof(msg), at, ts);
+        size_t at =
+            fq_capacity_append(msg, sizeof(msg), 0, "Waiting for capacity in ");
+        at = fq_capacity_append(msg, sizeof(msg), at, p->spec.location);
+        at = fq_capacity_append(msg, sizeof(msg), at,
+                                "; expected provisioning time: ");
+        fq_capacity_append(msg, sizeof(msg), at, ts);
         set_cond(r, "Provisioned", "False", "NotProvisioned", msg, st->now);
         return;
     }
