@@ -612,7 +612,6 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
                 w->own_rev = o->rv;
         }
     }
-    free(list);
 }
 
 /* --- pods: pending pods as demand ----------------------------------------- */

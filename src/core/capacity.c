@@ -718,6 +718,32 @@ static struct fq_cap_node *node_decode(struct fq_capacity *st,
     return n;
 }
 
+/* What node_decode would read from a node add_slice just built, known
+ * without reading it: no placements, no unneeded mark, and the exact
+ * ready time rather than the stored one (seconds). */
+static struct fq_cap_node *node_made(struct fq_capacity *st,
+                                     const struct fq_object *obj,
+                                     const struct fq_cap_pool *pool,
+                                     const char *slice, const char *provreq,
+                                     bool ready, int64_t ready_at)
+{
+    struct fq_cap_node *n = fq_xcalloc(1, sizeof(*n));
+    n->rv = obj->rv;
+    n->name = fq_xstrdup(obj->name);
+    const char *pl = fq_value_as_str(fq_map_get(
+        fq_value_path(obj->obj, "metadata.labels"), FQ_LABEL_NODEPOOL));
+    n->pool = fq_xstrdup(pl ? pl : "");
+    n->slice = fq_xstrdup(slice);
+    n->provreq = provreq ? fq_xstrdup(provreq) : NULL;
+    n->ready = ready;
+    n->ready_at = ready ? FQ_NEVER : ready_at;
+    n->unneeded_since = FQ_NEVER;
+    memcpy(n->alloc, pool->node_alloc, sizeof(n->alloc));
+    if (!st->no_pods)
+        pods_usage(st, n);
+    return n;
+}
+
 /* --- the node table: indices ---------------------------------------------- */
 
 static void nodes_val_free(void *v)
@@ -1363,6 +1389,16 @@ void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n)
     buf[at + b] = 0;
 }
 
+size_t fq_capacity_append(char *buf, size_t n, size_t at, const char *s)
+{
+    size_t l = strlen(s);
+    if (l > n - 1 - at)
+        l = n - 1 - at;
+    memcpy(buf + at, s, l);
+    buf[at + l] = 0;
+    return at + l;
+}
+
 const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
                                           enum fq_kind kind, const char *key)
 {
@@ -1413,8 +1449,13 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
     fq_cost_pool_flush(st, e, pool);
     char sfx[8];
     fq_engine_rand_suffix_in(e, FQ_RAND_CLOUD, sfx, 5);
+    /* The names are joined without a printf: a slice is made per
+     * granted request. "%.200s-%s": */
     char slice[300];
-    snprintf(slice, sizeof(slice), "%.200s-%s", pool->name, sfx);
+    size_t pl = strnlen(pool->name, 200);
+    memcpy(slice, pool->name, pl);
+    slice[pl] = '-';
+    fq_capacity_append(slice, sizeof(slice), pl + 1, sfx);
     int64_t boot = fq_cloud_boot_ms(st->cloud, pool->spec.machine->name,
                                     pool->spec.location);
     int64_t ready_at = st->now + boot;
@@ -1426,10 +1467,16 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         if (pool->spec.slice_hosts > 1)
             snprintf(name, sizeof(name), "gke-%s-%d", slice, i);
         else
-            snprintf(name, sizeof(name), "gke-%s", slice);
+            fq_capacity_append(
+                name, sizeof(name),
+                fq_capacity_append(name, sizeof(name), 0, "gke-"), slice);
         bool ready = boot <= 0;
-        if (!pool->node_proto)
+        if (!pool->node_proto) {
             pool->node_proto = fq_nodepool_node_proto(&pool->spec);
+            memset(pool->node_alloc, 0, sizeof(pool->node_alloc));
+            add_resources(fq_value_path(pool->node_proto, "status.allocatable"),
+                          pool->node_alloc);
+        }
         struct fq_value *node = fq_nodepool_node_from(
             pool->node_proto, &pool->spec, name, slice, i, ready, st->now);
         struct fq_value *ann = fq_map_ensure_map(
@@ -1438,20 +1485,17 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
             fq_map_set(ann, FQ_ANN_READY_AT, fq_value_str(ts));
         if (provreq)
             fq_map_set(ann, FQ_ANN_NODE_PROVREQ, fq_value_str(provreq));
-        char uid[40];
-        snprintf(uid, sizeof(uid), "%016llx-node",
-                 (unsigned long long)fq_engine_rand_in(e, FQ_RAND_CLOUD));
-        if (fq_objstore_create(fq_engine_store(e), node, st->now, uid, NULL,
+        char uid[40]; /* "%016llx-node" */
+        uint64_t r = fq_engine_rand_in(e, FQ_RAND_CLOUD);
+        for (int d = 15; d >= 0; d--, r >>= 4)
+            uid[d] = "0123456789abcdef"[r & 15];
+        fq_capacity_append(uid, sizeof(uid), 16, "-node");
+        const struct fq_object *made = NULL;
+        if (fq_objstore_create(fq_engine_store(e), node, st->now, uid, &made,
                                NULL) < 0)
             continue;
-        const struct fq_object *made =
-            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", name);
-        if (!made)
-            continue;
-        struct fq_cap_node *nd = node_decode(st, made);
-        /* The exact time, not the stored one (seconds). */
-        if (!ready)
-            nd->ready_at = ready_at;
+        struct fq_cap_node *nd =
+            node_made(st, made, pool, slice, provreq, ready, ready_at);
         nd->born = ++st->nborn;
         nd->p = fq_capacity_pool(st, nd->pool);
         fq_smap_put(&st->node_by_name, nd->name, nd);
@@ -1897,7 +1941,8 @@ size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
     *out = NULL;
     if (st->nunsettled == 0)
         return 0;
-    struct fq_cap_unsettled *v = fq_xcalloc(st->nunsettled, sizeof(*v));
+    FQ_GROW(st->ulist, st->capulist, st->nunsettled);
+    struct fq_cap_unsettled *v = st->ulist;
     size_t m = 0;
     uint64_t pass = ++st->unsettled_pass;
     for (size_t i = 0; i < st->nunsettled; i++) {
@@ -1984,6 +2029,7 @@ static void cap_destroy(void *self)
     for (size_t i = 0; i < st->nunsettled; i++)
         free(st->unsettled[i]);
     free(st->unsettled);
+    free(st->ulist);
     fq_smap_free(&st->stopped);
     for (size_t i = 0; i < st->nstopped_keys; i++)
         free(st->stopped_keys[i]);

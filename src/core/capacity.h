@@ -84,6 +84,7 @@ struct fq_cap_pool {
     /* owned: fq_nodepool_node_proto of the spec, made at the first node
      * created after a decode, or NULL */
     struct fq_value *node_proto;
+    int64_t node_alloc[FQ_R_N]; /* its status.allocatable, with it */
     /* Kept by the node table: its nodes and Ready nodes (not gone). */
     int64_t nodes, ready;
     /* Nodes that were there when the run started, by name: Ready ones
@@ -314,6 +315,10 @@ struct fq_capacity {
     char **unsettled;
     size_t nunsettled, capunsettled;
     uint64_t unsettled_pass;
+    /* What fq_capacity_unsettled returns, kept for its next call: most
+     * runs list a few workloads, twice. */
+    struct fq_cap_unsettled *ulist;
+    size_t capulist;
     /* Workloads that stopped being active since the last run ("ns/name"
      * set): their placements go; all placements are checked when
      * unplace_all (the first run). The same keys (owned) in a list, as a
@@ -520,8 +525,8 @@ struct fq_cap_unsettled {
 };
 
 /* The watched workloads not settled, in key order. Returns the count;
- * *out is an owned array (NULL when none is listed, as in most runs)
- * whose members borrow: good during the run, until the next call. */
+ * *out (NULL when none is listed) is borrowed, as are its members: good
+ * during the run, until the next call. */
 size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
                              struct fq_cap_unsettled **out);
 
@@ -538,6 +543,11 @@ void fq_capacity_wldec_free(struct fq_cap_wldec *d);
 
 /* "ns/name" into buf (cut at n - 1 bytes). */
 void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n);
+
+/* Puts s at buf + at (at < n), cut as snprintf cuts at n - 1 bytes;
+ * returns where it ends: names and messages made often are joined with
+ * it instead of a printf. */
+size_t fq_capacity_append(char *buf, size_t n, size_t at, const char *s);
 
 /* The stored object of `kind` named by key "ns/name", or NULL. */
 const struct fq_object *fq_capacity_keyed(struct fq_engine *e,

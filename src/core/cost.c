@@ -215,6 +215,10 @@ struct wcharges {
     struct fq_cap_wl **changed;
     size_t nchanged, capchanged;
     uint64_t seq;
+    /* charge_changed's lists of those to write and to enter, kept for its
+     * next call. */
+    struct fq_cap_wl **flush, **fresh;
+    size_t capflush, capfresh;
 };
 
 /* The charges live beside the controller state; one per engine. */
@@ -240,6 +244,8 @@ void fq_cost_release(struct fq_capacity *st)
     free(c->w);
     fq_smap_free(&c->at);
     free(c->changed);
+    free(c->flush);
+    free(c->fresh);
     free(c);
     st->cost_state = NULL;
 }
@@ -301,6 +307,17 @@ static void queues_write(struct fq_capacity *st, struct fq_engine *e,
     free(qs->v);
 }
 
+/* snprintf's "%s", without its cost: keys are copied once per charged
+ * workload. */
+static void copy_key(char *dst, size_t n, const char *src)
+{
+    size_t l = strlen(src);
+    if (l >= n)
+        l = n - 1;
+    memcpy(dst, src, l);
+    dst[l] = 0;
+}
+
 /* Writes a workload's unwritten charges into its status.cost and adds
  * them to its queue's sum; *cq is its ClusterQueue (owned, updated). */
 static void write_workload(struct fq_capacity *st, struct fq_engine *e,
@@ -308,7 +325,7 @@ static void write_workload(struct fq_capacity *st, struct fq_engine *e,
                            struct qsums *qs)
 {
     char key[512];
-    snprintf(key, sizeof(key), "%s", wl);
+    copy_key(key, sizeof(key), wl);
     char *slash = strchr(key, '/');
     if (!slash)
         return;
@@ -455,8 +472,9 @@ static void charge_changed(struct fq_capacity *st, struct fq_engine *e,
 {
     if (c->nchanged == 0)
         return; /* most runs: nothing was accrued since the last */
-    struct fq_cap_wl **flush = fq_xcalloc(c->nchanged + 1, sizeof(*flush));
-    struct fq_cap_wl **fresh = fq_xcalloc(c->nchanged + 1, sizeof(*fresh));
+    FQ_GROW(c->flush, c->capflush, c->nchanged);
+    FQ_GROW(c->fresh, c->capfresh, c->nchanged);
+    struct fq_cap_wl **flush = c->flush, **fresh = c->fresh;
     size_t nflush = 0, nfresh = 0;
     for (size_t i = 0; i < c->nchanged; i++) {
         struct fq_cap_wl *w = c->changed[i];
@@ -487,14 +505,13 @@ static void charge_changed(struct fq_capacity *st, struct fq_engine *e,
         struct fq_cap_wl *w = c->changed[i];
         w->listed = false;
         if (w->nrefs == 0 && !w->seq && w->usd <= 0 && w->node_s <= 0) {
+            /* The entry's key goes with it: delete by a copy. */
             char key[600];
-            snprintf(key, sizeof(key), "%s", w->key);
+            copy_key(key, sizeof(key), w->key);
             fq_smap_del(&st->wls, key);
         }
     }
     c->nchanged = 0;
-    free(flush);
-    free(fresh);
 }
 
 /* --- with pods: charged run by run ----------------------------------------- */

@@ -1489,14 +1489,14 @@ static int64_t backoff_ms(const struct fq_pods_ready_config *c, int64_t count)
  * PodsReady timeout, deactivation). Edits obj, the stored tree, in place,
  * and says what it changed in k->lc_changed (anything) and k->lc_spec
  * (spec.active): the caller tells the store. Its conditions are read in
- * one pass (cd), and again after a step that changed something.
+ * one pass (cd: the caller's cond_scan of obj, which this updates), and
+ * again after a step that changed something.
  */
 static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
-                      struct fq_value *obj, int64_t now)
+                      struct fq_value *obj, const struct fq_value *cd[NCOND],
+                      int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
-    const struct fq_value *cd[NCOND];
-    cond_scan(obj, cd);
     if (cond_is_true(cd[C_FINISHED]))
         return;
     bool active = fq_value_path_bool(obj, "spec.active", true);
@@ -2364,9 +2364,6 @@ static void reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     cond_clear(obj, "Evicted", "QuotaReserved", "Previously: evicted", now);
     cond_clear(obj, "Preempted", "QuotaReserved", "Previously: preempted", now);
     /* Checks that apply to the assigned flavors. */
-    struct fq_value *st = fq_map_ensure_map(obj, "status");
-    struct fq_value *chs = fq_map_get(st, "admissionChecks");
-    (void)chs;
     sync_checks(s, c, obj, flv, now);
     const struct fq_value *cl = status_get(obj, "admissionChecks");
     bool checks = fq_value_len(cl) > 0;
@@ -4033,12 +4030,13 @@ static void on_change(void *self, struct fq_engine *e,
 /*
  * Whether lifecycle() may have something to do for this workload: most
  * workloads (pending without backoff, admitted and running) have nothing,
- * and skipping them spares a deep copy per workload per run.
+ * and skipping them spares a deep copy per workload per run. cond gets
+ * obj's cond_scan, which lifecycle() reads instead of scanning again.
  */
 static bool needs_lifecycle(const struct fq_value *obj,
-                            const struct fq_engine_config *cfg)
+                            const struct fq_engine_config *cfg,
+                            const struct fq_value *cond[NCOND])
 {
-    const struct fq_value *cond[NCOND];
     cond_scan(obj, cond);
     if (cond_is_true(cond[C_FINISHED]))
         return false;
@@ -4090,13 +4088,14 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
          * change in place (fq_objstore_edited tells the store). */
         struct fq_value *obj =
             fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
-        if (!obj || !needs_lifecycle(obj, cfg)) {
+        const struct fq_value *cond[NCOND];
+        if (!obj || !needs_lifecycle(obj, cfg, cond)) {
             timer_set(k, keys[i], FQ_NEVER);
             continue;
         }
         k->lc_timer = FQ_NEVER;
         k->lc_changed = k->lc_spec = false;
-        lifecycle(k, e, k->snap, obj, now);
+        lifecycle(k, e, k->snap, obj, cond, now);
         if (k->lc_changed)
             fq_objstore_edited(st, FQ_KIND_WORKLOAD, ns, name, k->lc_spec);
         timer_set(k, keys[i], k->lc_timer);

@@ -423,9 +423,13 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
             fq_time_format(eta, ts, sizeof(ts));
             req_wake(st, r, eta);
         }
-        snprintf(msg, sizeof(msg),
-                 "Waiting for capacity in %s; expected provisioning time: %s",
-                 p->spec.location, ts);
+        /* Most steps of a queued request end here: no printf. */
+        size_t at =
+            fq_capacity_append(msg, sizeof(msg), 0, "Waiting for capacity in ");
+        at = fq_capacity_append(msg, sizeof(msg), at, p->spec.location);
+        at = fq_capacity_append(msg, sizeof(msg), at,
+                                "; expected provisioning time: ");
+        fq_capacity_append(msg, sizeof(msg), at, ts);
         set_cond(r, "Provisioned", "False", "NotProvisioned", msg, st->now);
         return;
     }
