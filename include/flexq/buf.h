@@ -2,13 +2,16 @@
  * buf.h - a growable byte buffer, always NUL-terminated.
  *
  * Used for encoders (JSON, YAML, tables, HTTP bodies). It grows by doubling
- * and aborts on allocation failure like the rest of flexq.
+ * and aborts on allocation failure like the rest of flexq. Also two helpers
+ * for text built often in fixed buffers (names, keys, uids, messages),
+ * where a printf costs more than the rest of the work.
  */
 #ifndef FLEXQ_BUF_H
 #define FLEXQ_BUF_H
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct fq_buf {
     char *data; /* owned; NUL-terminated; NULL until the first append */
@@ -38,5 +41,12 @@ void fq_buf_vprintf(struct fq_buf *b, const char *fmt, va_list ap)
 const char *fq_buf_str(const struct fq_buf *b);
 /* Hands the string to the caller (owned) and resets the buffer. */
 char *fq_buf_detach(struct fq_buf *b);
+
+/* Puts s at buf + at (at < n), cut as snprintf cuts at n - 1 bytes and
+ * NUL-terminated; returns where it ends. */
+size_t fq_text_put(char *buf, size_t n, size_t at, const char *s);
+/* The low 4 * digits bits of v as that many lowercase hex digits at p (no
+ * NUL); returns the end. */
+char *fq_hex_put(char *p, uint64_t v, int digits);
 
 #endif

@@ -116,3 +116,23 @@ void fq_buf_put_xml(struct fq_buf *b, const char *s)
         }
     }
 }
+
+size_t fq_text_put(char *buf, size_t n, size_t at, const char *s)
+{
+    size_t l = strlen(s);
+    if (l > n - 1 - at)
+        l = n - 1 - at;
+    memcpy(buf + at, s, l);
+    buf[at + l] = 0;
+    return at + l;
+}
+
+char *fq_hex_put(char *p, uint64_t v, int digits)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = digits - 1; i >= 0; i--) {
+        p[i] = hex[v & 15];
+        v >>= 4;
+    }
+    return p + digits;
+}

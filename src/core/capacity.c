@@ -94,6 +94,7 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
+#include "flexq/buf.h"
 #include "flexq/quantity.h"
 
 /* --- small helpers -------------------------------------------------------- */
@@ -1389,16 +1390,6 @@ void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n)
     buf[at + b] = 0;
 }
 
-size_t fq_capacity_append(char *buf, size_t n, size_t at, const char *s)
-{
-    size_t l = strlen(s);
-    if (l > n - 1 - at)
-        l = n - 1 - at;
-    memcpy(buf + at, s, l);
-    buf[at + l] = 0;
-    return at + l;
-}
-
 const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
                                           enum fq_kind kind, const char *key)
 {
@@ -1455,7 +1446,7 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
     size_t pl = strnlen(pool->name, 200);
     memcpy(slice, pool->name, pl);
     slice[pl] = '-';
-    fq_capacity_append(slice, sizeof(slice), pl + 1, sfx);
+    fq_text_put(slice, sizeof(slice), pl + 1, sfx);
     int64_t boot = fq_cloud_boot_ms(st->cloud, pool->spec.machine->name,
                                     pool->spec.location);
     int64_t ready_at = st->now + boot;
@@ -1467,9 +1458,8 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         if (pool->spec.slice_hosts > 1)
             snprintf(name, sizeof(name), "gke-%s-%d", slice, i);
         else
-            fq_capacity_append(
-                name, sizeof(name),
-                fq_capacity_append(name, sizeof(name), 0, "gke-"), slice);
+            fq_text_put(name, sizeof(name),
+                        fq_text_put(name, sizeof(name), 0, "gke-"), slice);
         bool ready = boot <= 0;
         if (!pool->node_proto) {
             pool->node_proto = fq_nodepool_node_proto(&pool->spec);
@@ -1486,10 +1476,8 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         if (provreq)
             fq_map_set(ann, FQ_ANN_NODE_PROVREQ, fq_value_str(provreq));
         char uid[40]; /* "%016llx-node" */
-        uint64_t r = fq_engine_rand_in(e, FQ_RAND_CLOUD);
-        for (int d = 15; d >= 0; d--, r >>= 4)
-            uid[d] = "0123456789abcdef"[r & 15];
-        fq_capacity_append(uid, sizeof(uid), 16, "-node");
+        fq_hex_put(uid, fq_engine_rand_in(e, FQ_RAND_CLOUD), 16);
+        fq_text_put(uid, sizeof(uid), 16, "-node");
         const struct fq_object *made = NULL;
         if (fq_objstore_create(fq_engine_store(e), node, st->now, uid, &made,
                                NULL) < 0)

@@ -544,11 +544,6 @@ void fq_capacity_wldec_free(struct fq_cap_wldec *d);
 /* "ns/name" into buf (cut at n - 1 bytes). */
 void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n);
 
-/* Puts s at buf + at (at < n), cut as snprintf cuts at n - 1 bytes;
- * returns where it ends: names and messages made often are joined with
- * it instead of a printf. */
-size_t fq_capacity_append(char *buf, size_t n, size_t at, const char *s);
-
 /* The stored object of `kind` named by key "ns/name", or NULL. */
 const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
                                           enum fq_kind kind, const char *key);

@@ -61,6 +61,7 @@
 
 #include "capacity.h"
 #include "flexq/alloc.h"
+#include "flexq/buf.h"
 #include "smap.h"
 
 #define FLUSH_MS (60 * 1000)
@@ -307,17 +308,6 @@ static void queues_write(struct fq_capacity *st, struct fq_engine *e,
     free(qs->v);
 }
 
-/* snprintf's "%s", without its cost: keys are copied once per charged
- * workload. */
-static void copy_key(char *dst, size_t n, const char *src)
-{
-    size_t l = strlen(src);
-    if (l >= n)
-        l = n - 1;
-    memcpy(dst, src, l);
-    dst[l] = 0;
-}
-
 /* Writes a workload's unwritten charges into its status.cost and adds
  * them to its queue's sum; *cq is its ClusterQueue (owned, updated). */
 static void write_workload(struct fq_capacity *st, struct fq_engine *e,
@@ -325,7 +315,7 @@ static void write_workload(struct fq_capacity *st, struct fq_engine *e,
                            struct qsums *qs)
 {
     char key[512];
-    copy_key(key, sizeof(key), wl);
+    fq_text_put(key, sizeof(key), 0, wl);
     char *slash = strchr(key, '/');
     if (!slash)
         return;
@@ -507,7 +497,7 @@ static void charge_changed(struct fq_capacity *st, struct fq_engine *e,
         if (w->nrefs == 0 && !w->seq && w->usd <= 0 && w->node_s <= 0) {
             /* The entry's key goes with it: delete by a copy. */
             char key[600];
-            copy_key(key, sizeof(key), w->key);
+            fq_text_put(key, sizeof(key), 0, w->key);
             fq_smap_del(&st->wls, key);
         }
     }

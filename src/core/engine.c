@@ -201,18 +201,6 @@ void fq_engine_rand_suffix(struct fq_engine *e, char *buf, int n)
     fq_engine_rand_suffix_in(e, FQ_RAND_OBJECTS, buf, n);
 }
 
-/* The low 4 * digits bits of v as that many lowercase hex digits at p;
- * returns the end. */
-static char *put_hex(char *p, uint64_t v, int digits)
-{
-    static const char hex[] = "0123456789abcdef";
-    for (int i = digits - 1; i >= 0; i--) {
-        p[i] = hex[v & 15];
-        v >>= 4;
-    }
-    return p + digits;
-}
-
 void fq_engine_new_uid(struct fq_engine *e, char *buf, size_t size)
 {
     uint64_t a = fq_engine_rand(e), b = fq_engine_rand(e);
@@ -220,16 +208,16 @@ void fq_engine_new_uid(struct fq_engine *e, char *buf, size_t size)
      * fixed-width, built by hand: every object the simulator creates
      * gets a uid, and the formatting cost more than the rest of it. */
     char uid[37], *p = uid;
-    p = put_hex(p, a >> 32, 8);
+    p = fq_hex_put(p, a >> 32, 8);
     *p++ = '-';
-    p = put_hex(p, a >> 16, 4);
+    p = fq_hex_put(p, a >> 16, 4);
     *p++ = '-';
     *p++ = '4';
-    p = put_hex(p, a, 3);
+    p = fq_hex_put(p, a, 3);
     *p++ = '-';
-    p = put_hex(p, 0x8000 | ((b >> 48) & 0x3fff), 4);
+    p = fq_hex_put(p, 0x8000 | ((b >> 48) & 0x3fff), 4);
     *p++ = '-';
-    p = put_hex(p, b, 12);
+    p = fq_hex_put(p, b, 12);
     *p = '\0';
     if (size > 0) {
         size_t n = size - 1 < sizeof(uid) - 1 ? size - 1 : sizeof(uid) - 1;

@@ -99,6 +99,7 @@
 
 #include "admission.h"
 #include "flexq/alloc.h"
+#include "flexq/buf.h"
 #include "flexq/objects.h"
 #include "flexq/quantity.h"
 #include "kueue_slices.h"
@@ -2661,9 +2662,7 @@ static uint64_t fp_value(uint64_t h, const struct fq_value *v);
 /* A hash (fp_value's) in hex: a key of psviews and admviews. */
 static void hex_key(uint64_t h, char key[17])
 {
-    for (int i = 15; i >= 0; i--, h >>= 4)
-        key[i] = "0123456789abcdef"[h & 15];
-    key[16] = 0;
+    *fq_hex_put(key, h, 16) = 0;
 }
 
 /* A pending workload's podsets as the assigner sees them, interned: two

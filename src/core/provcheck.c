@@ -122,6 +122,7 @@
 #include "capacity.h"
 #include "conditions.h"
 #include "flexq/alloc.h"
+#include "flexq/buf.h"
 #include "smap.h"
 
 #define CONTROLLER_NAME "kueue.x-k8s.io/provisioning-request"
@@ -542,9 +543,7 @@ static void create_request(struct provcheck *pc, struct fq_engine *e,
     }
     fq_map_set(spec, "podSets", sets);
     char uid[40];
-    uint64_t r = fq_engine_rand(e);
-    for (int i = 15; i >= 0; i--, r >>= 4)
-        uid[i] = "0123456789abcdef"[r & 15];
+    fq_hex_put(uid, fq_engine_rand(e), 16);
     memcpy(uid + 16, "-preq", 6);
     if (fq_objstore_create(fq_engine_store(e), o, now, uid, NULL, NULL) == 0) {
         pc->created++;

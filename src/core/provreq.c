@@ -70,6 +70,7 @@
 
 #include "capacity.h"
 #include "flexq/alloc.h"
+#include "flexq/buf.h"
 #include "provider_demand.h"
 
 #define CLASS_QUEUED "queued-provisioning.gke.io"
@@ -425,11 +426,11 @@ static void try_grant_queued(struct fq_capacity *st, struct fq_engine *e,
         }
         /* Most steps of a queued request end here: no printf. */
         size_t at =
-            fq_capacity_append(msg, sizeof(msg), 0, "Waiting for capacity in ");
-        at = fq_capacity_append(msg, sizeof(msg), at, p->spec.location);
-        at = fq_capacity_append(msg, sizeof(msg), at,
-                                "; expected provisioning time: ");
-        fq_capacity_append(msg, sizeof(msg), at, ts);
+            fq_text_put(msg, sizeof(msg), 0, "Waiting for capacity in ");
+        at = fq_text_put(msg, sizeof(msg), at, p->spec.location);
+        at =
+            fq_text_put(msg, sizeof(msg), at, "; expected provisioning time: ");
+        fq_text_put(msg, sizeof(msg), at, ts);
         set_cond(r, "Provisioned", "False", "NotProvisioned", msg, st->now);
         return;
     }
