@@ -95,7 +95,7 @@ struct fq_engine_config {
     /* With sim_provider false: the capacity controller still decides
      * scale-ups and scale-downs but writes them as requests on the
      * NodePool's status.providerRequests for the daemon's provider to carry
-     * out (src/core/provider_demand.h); false: it decides nothing. */
+     * out (src/core/capacity/provider_demand.h); false: it decides nothing. */
     bool provider_demand;
     /* When true (the simulator), pods are not created as objects: the
      * capacity and job controllers work at workload granularity. */

@@ -55,13 +55,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/cloud.h"
-#include "../core/conditions.h"
-#include "../core/drive.h"
-#include "../core/nodepool.h"
 #include "flexq/alloc.h"
+#include "flexq/cloud.h"
+#include "flexq/conditions.h"
+#include "flexq/drive.h"
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
+#include "flexq/nodepool.h"
 #include "flexq/quantity.h"
 
 #define MAX_POOLS          64
