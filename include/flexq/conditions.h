@@ -5,8 +5,10 @@
  *
  * One copy for every reader that takes the whole object (core
  * controllers, the daemon's store and web UI, the simulator, the CLI)
- * and, through fq_cond_in_status, for those that hold the status map
- * (capacity.h's helpers); pods.h keeps its own variant.
+ * and, through the fq_cond_in_status / fq_cond_status_* family, for those
+ * that hold the status map (the capacity controllers, provcheck). The job
+ * controllers' fq_pods_cond_set (jobs/pods.h) differs on purpose: a NULL
+ * reason or message removes the member, as the kubelet writes pods.
  */
 #ifndef FLEXQ_CONDITIONS_H
 #define FLEXQ_CONDITIONS_H
@@ -52,5 +54,32 @@ void fq_cond_put(struct fq_value *obj, const char *type, const char *status,
  * changes (metav1.Condition's rule); reason and message are always set. */
 void fq_cond_set(struct fq_value *obj, const char *type, const char *status,
                  const char *reason, const char *message, int64_t now);
+
+/* fq_cond_in_status(status, type) has status "True". */
+bool fq_cond_in_status_true(const struct fq_value *status, const char *type);
+
+/* lastTransitionTime of condition `type` in ms since the epoch, or -1. */
+int64_t fq_cond_in_status_time(const struct fq_value *status, const char *type);
+
+/*
+ * Sets condition `type` of a status map (the last entry of that type;
+ * status.conditions made when missing): lastTransitionTime moves only
+ * when the status flips; reason is set, message set to "" when NULL.
+ * Returns true when anything changed.
+ */
+bool fq_cond_status_set(struct fq_value *status, const char *type,
+                        const char *cstatus, const char *reason,
+                        const char *message, int64_t now);
+
+/* Would fq_cond_status_set change anything? (A writer that works on a
+ * copy checks first, to copy only when something changes.) */
+bool fq_cond_status_differs(const struct fq_value *status, const char *type,
+                            const char *cstatus, const char *reason,
+                            const char *message);
+
+/* Is a ProvisioningRequest with this status in a terminal state (Failed,
+ * BookingExpired or CapacityRevoked True)? Read by Kueue's check
+ * controller and by the capacity controllers alike. */
+bool fq_provreq_terminal(const struct fq_value *status);
 
 #endif

@@ -18,11 +18,8 @@
 
 #include "flexq/engine.h"
 #include "flexq/err.h"
+#include "flexq/names.h"
 #include "flexq/value.h"
-
-/* Annotation with a job's expected run time: seconds ("3600") or a Go
- * duration ("90m", "1h30m"). On a Workload or on the job that owns it. */
-#define FQ_ANN_EXPECTED_RUNTIME "flexq.dev/expected-runtime"
 
 /* Where a run time came from (fq_estimate_runtime). */
 enum fq_estimate_source {

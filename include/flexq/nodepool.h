@@ -33,26 +33,12 @@
 
 #include "flexq/catalog.h"
 #include "flexq/err.h"
+#include "flexq/names.h"
 #include "flexq/value.h"
 
 #define FQ_NODEPOOL_DEFAULT         "default-pool"
 #define FQ_NODEPOOL_DEFAULT_MACHINE "n2-standard-16"
 #define FQ_NODEPOOL_DEFAULT_ZONE    "us-east5-b"
-
-/* Label keys GKE sets on nodes, and flexq's own. */
-#define FQ_LABEL_NODEPOOL     "cloud.google.com/gke-nodepool"
-#define FQ_LABEL_TPU_ACCEL    "cloud.google.com/gke-tpu-accelerator"
-#define FQ_LABEL_TPU_TOPOLOGY "cloud.google.com/gke-tpu-topology"
-#define FQ_LABEL_GPU_ACCEL    "cloud.google.com/gke-accelerator"
-#define FQ_LABEL_FLEX_START   "cloud.google.com/gke-flex-start"
-#define FQ_LABEL_QUEUED       "cloud.google.com/gke-queued"
-#define FQ_LABEL_SPOT         "cloud.google.com/gke-spot"
-#define FQ_LABEL_SLICE        "flexq.dev/slice"
-#define FQ_TAINT_QUEUED       "cloud.google.com/gke-queued"
-#define FQ_TAINT_TPU          "google.com/tpu"
-#define FQ_TAINT_GPU          "nvidia.com/gpu"
-/* On nodes made for a ProvisioningRequest: "namespace/name". */
-#define FQ_ANN_NODE_PROVREQ "flexq.dev/provisioning-request"
 
 /* A pool's fields, decoded. Strings and values borrow from the object. */
 struct fq_nodepool_spec {

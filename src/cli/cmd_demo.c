@@ -60,6 +60,7 @@
 #include "flexq/conditions.h"
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
+#include "flexq/timefmt.h"
 #include "flexq/value.h"
 
 extern char **environ;

@@ -77,6 +77,7 @@
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
+#include "flexq/timefmt.h"
 #include "flexq/value.h"
 
 struct ctx {

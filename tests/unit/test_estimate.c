@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "flexq/engine.h"
 #include "flexq/estimate.h"
+#include "flexq/names.h"
 #include "flexq/value.h"
 
 #include "planab_testlib.h"

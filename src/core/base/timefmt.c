@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "flexq/engine.h"
+#include "flexq/err.h"
+#include "flexq/timefmt.h"
 
 /* Days since 1970-01-01 for a proleptic Gregorian date (Hinnant's method). */
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)

@@ -87,7 +87,9 @@
 #include "capacity/provider_demand.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
+#include "flexq/names.h"
 #include "flexq/quantity.h"
+#include "flexq/timefmt.h"
 
 struct group {
     struct fq_cap_pool *pool;
@@ -155,7 +157,7 @@ struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
 static bool cond_is(const struct fq_value *status, const char *type,
                     const char *want)
 {
-    return fq_cond_status_is(fq_capacity_cond(status, type), want);
+    return fq_cond_status_is(fq_cond_in_status(status, type), want);
 }
 
 static const struct fq_value *find_podset(const struct fq_value *wl,
@@ -931,7 +933,7 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
             cond_is(s, "PodsReady", "True") ||
             fq_value_len(fq_map_get(s, "admissionChecks")) > 0)
             continue;
-        int64_t admitted = fq_capacity_cond_time(s, "Admitted");
+        int64_t admitted = fq_cond_in_status_time(s, "Admitted");
         const struct fq_value *psas =
             fq_value_path(wl, "status.admission.podSetAssignments");
         for (size_t k = 0; k < fq_value_len(psas); k++) {
@@ -960,8 +962,8 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
                      flavor, p->name,
                      (long long)(cfg->policy.stockout_fallback_after_ms / 1000),
                      p->fail_reason[0] ? p->fail_reason : "stockout");
-            fq_capacity_cond_set(fq_map_ensure_map(o, "status"), "Evicted",
-                                 "True", "NodesUnavailable", msg, st->now);
+            fq_cond_status_set(fq_map_ensure_map(o, "status"), "Evicted",
+                               "True", "NodesUnavailable", msg, st->now);
             add_avoid(o, flavor, st->now + cfg->policy.flavor_cooldown_ms,
                       st->now);
             fq_engine_event(e, o, "Warning", "NodesUnavailable", "%s", msg);
@@ -984,7 +986,7 @@ static bool booked(struct fq_engine *e, const struct fq_cap_node *nd)
     if (!pr)
         return false;
     const struct fq_value *s = fq_map_get(pr->obj, "status");
-    if (fq_capacity_provreq_terminal(s))
+    if (fq_provreq_terminal(s))
         return false;
     return !fq_map_get(fq_map_get(s, "provisioningClassDetails"),
                        "flexq.dev/consumed");

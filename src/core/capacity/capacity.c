@@ -95,7 +95,9 @@
 
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/names.h"
 #include "flexq/quantity.h"
+#include "flexq/timefmt.h"
 
 /* --- small helpers -------------------------------------------------------- */
 
@@ -136,112 +138,16 @@ bool fq_capacity_pool_matches(const struct fq_cap_pool *p,
     return true;
 }
 
-const struct fq_value *fq_capacity_cond(const struct fq_value *status,
-                                        const char *type)
-{
-    return fq_cond_in_status(status, type);
-}
-
-bool fq_capacity_cond_true(const struct fq_value *status, const char *type)
-{
-    return fq_cond_status_is(fq_cond_in_status(status, type), "True");
-}
-
 static bool cond_is(const struct fq_value *status, const char *type,
                     const char *want)
 {
     return fq_cond_status_is(fq_cond_in_status(status, type), want);
 }
 
-bool fq_capacity_provreq_terminal(const struct fq_value *status)
-{
-    static const char *const types[] = {"Failed", "BookingExpired",
-                                        "CapacityRevoked"};
-    const struct fq_value *c[3];
-    fq_conds_in_status(status, 3, types, c);
-    return fq_cond_status_is(c[0], "True") || fq_cond_status_is(c[1], "True") ||
-           fq_cond_status_is(c[2], "True");
-}
-
-int64_t fq_capacity_cond_time(const struct fq_value *status, const char *type)
-{
-    const struct fq_value *c = fq_capacity_cond(status, type);
-    int64_t t;
-    const char *s = fq_value_as_str(fq_map_get(c, "lastTransitionTime"));
-    if (!s || fq_time_parse(s, &t) < 0)
-        return -1;
-    return t;
-}
-
-static bool set_str(struct fq_value *m, const char *key, const char *v)
-{
-    const char *old = fq_value_as_str(fq_map_get(m, key));
-    if (old && !strcmp(old, v))
-        return false;
-    fq_map_set(m, key, fq_value_str(v));
-    return true;
-}
-
-/* The last condition of `type` in a conditions sequence (the one
- * fq_capacity_cond_set writes), or NULL. */
-static struct fq_value *cond_last(const struct fq_value *conds,
-                                  const char *type)
-{
-    struct fq_value *c = NULL;
-    for (size_t i = 0; i < conds->u.seq.n; i++) {
-        const char *t =
-            fq_value_as_str(fq_map_get(conds->u.seq.items[i], "type"));
-        if (!strcmp(t ? t : "", type))
-            c = conds->u.seq.items[i];
-    }
-    return c;
-}
-
 static bool str_is(const struct fq_value *m, const char *key, const char *v)
 {
     const char *have = fq_value_as_str(fq_map_get(m, key));
     return have && !strcmp(have, v);
-}
-
-bool fq_capacity_cond_differs(const struct fq_value *status, const char *type,
-                              const char *cstatus, const char *reason,
-                              const char *message)
-{
-    const struct fq_value *conds = fq_map_get(status, "conditions");
-    if (!conds || conds->type != FQ_V_SEQ)
-        return true;
-    const struct fq_value *c = cond_last(conds, type);
-    return !c || !str_is(c, "status", cstatus) ||
-           !str_is(c, "reason", reason) ||
-           !str_is(c, "message", message ? message : "");
-}
-
-bool fq_capacity_cond_set(struct fq_value *status, const char *type,
-                          const char *cstatus, const char *reason,
-                          const char *message, int64_t now)
-{
-    struct fq_value *conds = fq_map_get(status, "conditions");
-    if (!conds || conds->type != FQ_V_SEQ) {
-        conds = fq_value_seq();
-        fq_map_set(status, "conditions", conds);
-    }
-    struct fq_value *c = cond_last(conds, type);
-    bool changed = false;
-    if (!c) {
-        c = fq_value_map();
-        fq_map_set(c, "type", fq_value_str(type));
-        fq_seq_push(conds, c);
-        changed = true;
-    }
-    if (set_str(c, "status", cstatus) || changed) {
-        char ts[40];
-        fq_time_format(now, ts, sizeof(ts));
-        fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
-        changed = true;
-    }
-    changed |= set_str(c, "reason", reason);
-    changed |= set_str(c, "message", message ? message : "");
-    return changed;
 }
 
 void fq_capacity_set_cond_stored(struct fq_engine *e, enum fq_kind kind,
@@ -256,8 +162,8 @@ void fq_capacity_set_cond_stored(struct fq_engine *e, enum fq_kind kind,
     if (!obj)
         return;
     bool made = !fq_map_get(obj, "status");
-    if (fq_capacity_cond_set(fq_map_ensure_map(obj, "status"), type, cstatus,
-                             reason, message, now) ||
+    if (fq_cond_status_set(fq_map_ensure_map(obj, "status"), type, cstatus,
+                           reason, message, now) ||
         made)
         fq_objstore_edited(s, kind, ns, name, false);
 }
@@ -706,7 +612,7 @@ static struct fq_cap_node *node_decode(struct fq_capacity *st,
     const char *pr = fq_value_as_str(fq_map_get(
         fq_value_path(o, "metadata.annotations"), FQ_ANN_NODE_PROVREQ));
     n->provreq = pr ? fq_xstrdup(pr) : NULL;
-    n->ready = fq_capacity_cond_true(fq_map_get(o, "status"), "Ready");
+    n->ready = fq_cond_in_status_true(fq_map_get(o, "status"), "Ready");
     n->ready_at = n->ready ? FQ_NEVER : ann_time(o, FQ_ANN_READY_AT);
     n->unneeded_since = ann_time(o, FQ_ANN_UNNEEDED);
     add_resources(fq_value_path(o, "status.allocatable"), n->alloc);
@@ -1624,7 +1530,7 @@ static void boot_nodes(struct fq_capacity *st, struct fq_engine *e)
         if (!o)
             continue;
         bool changed = !fq_map_get(o, "status");
-        changed |= fq_capacity_cond_set(
+        changed |= fq_cond_status_set(
             fq_map_ensure_map(o, "status"), "Ready", "True", "KubeletReady",
             "kubelet is posting ready status", st->now);
         struct fq_value *md = fq_map_ensure_map(o, "metadata");
@@ -1701,11 +1607,11 @@ static bool pool_status_differs(const struct fq_value *cs,
     if (!init || init->type != FQ_V_BOOL || !init->u.b)
         return true;
     if (p->failed_scale_up)
-        return fq_capacity_cond_differs(cs, "ScaleUp", "False", "GCE_STOCKOUT",
-                                        p->fail_reason);
-    return fq_capacity_cond(cs, "ScaleUp") &&
-           fq_capacity_cond_differs(cs, "ScaleUp", "True", "Ok",
-                                    "scale-up possible");
+        return fq_cond_status_differs(cs, "ScaleUp", "False", "GCE_STOCKOUT",
+                                      p->fail_reason);
+    return fq_cond_in_status(cs, "ScaleUp") &&
+           fq_cond_status_differs(cs, "ScaleUp", "True", "Ok",
+                                  "scale-up possible");
 }
 
 bool fq_capacity_pool_rewrite_due(const struct fq_capacity *st,
@@ -1736,7 +1642,7 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
         if (same && cur->rv == p->shown_rv)
             continue;
         const struct fq_value *cs = fq_map_get(cur->obj, "status");
-        const struct fq_value *cond = fq_capacity_cond(cs, "ScaleUp");
+        const struct fq_value *cond = fq_cond_in_status(cs, "ScaleUp");
         const char *cst = fq_value_path_str(cond, "status", "");
         bool cond_ok =
             !p->ok || (p->failed_scale_up ?
@@ -1769,11 +1675,11 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
             fq_map_set(s, "phase", fq_value_str(phase));
             if (p->ok) {
                 if (p->failed_scale_up)
-                    fq_capacity_cond_set(s, "ScaleUp", "False", "GCE_STOCKOUT",
-                                         p->fail_reason, st->now);
-                else if (fq_capacity_cond(s, "ScaleUp"))
-                    fq_capacity_cond_set(s, "ScaleUp", "True", "Ok",
-                                         "scale-up possible", st->now);
+                    fq_cond_status_set(s, "ScaleUp", "False", "GCE_STOCKOUT",
+                                       p->fail_reason, st->now);
+                else if (fq_cond_in_status(s, "ScaleUp"))
+                    fq_cond_status_set(s, "ScaleUp", "True", "Ok",
+                                       "scale-up possible", st->now);
             }
             fq_objstore_edited(store, FQ_KIND_NODEPOOL, "", p->name, false);
             p->throttled.status_written = st->now;

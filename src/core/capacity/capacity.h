@@ -29,19 +29,11 @@
 #include <stdint.h>
 
 #include "base/smap.h"
+#include "engine/controllers.h"
 #include "flexq/cloud.h"
 #include "flexq/engine.h"
+#include "flexq/names.h"
 #include "flexq/nodepool.h"
-
-/* Node annotations flexq keeps for itself. */
-#define FQ_ANN_READY_AT "flexq.dev/ready-at"
-#define FQ_ANN_UNNEEDED "flexq.dev/unneeded-since"
-/* Workload annotation read by the kueue controller (policy
- * flavor_failure_cooldown): "<flavor>=<until RFC 3339>[,...]". */
-#define FQ_ANN_AVOID_FLAVORS "flexq.dev/avoid-flavors"
-#define FQ_ANN_CONSUME_PROVREQ \
- "autoscaling.x-k8s.io/consume-provisioning-request"
-#define FQ_ANN_PROVREQ_CLASS "autoscaling.x-k8s.io/provisioning-class-name"
 
 enum {
     FQ_R_CPU,
@@ -339,8 +331,6 @@ struct fq_capacity {
     uint64_t scale_ups, scale_up_failures, scale_downs, slices_created;
 };
 
-extern const struct fq_controller_ops fq_capacity_controller;
-
 /* --- helpers shared by the capacity files (capacity.c) --------------- */
 
 /* Asks for a run at `t` (kept if earlier than what is asked already). */
@@ -479,32 +469,13 @@ int64_t fq_capacity_fits(const int64_t free_[FQ_R_N],
 int64_t fq_capacity_hosts_in_use(struct fq_capacity *st, const char *machine,
                                  bool flex);
 
-/* Condition helpers over a status map: returns the condition or NULL. */
-const struct fq_value *fq_capacity_cond(const struct fq_value *status,
-                                        const char *type);
-bool fq_capacity_cond_true(const struct fq_value *status, const char *type);
 /* The stockout backoff of pool `pool`, added (no failures, until -1) when
  * the pool has none yet (autoscaler.c). */
 struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
                                            const char *pool);
-/* Sets a condition (lastTransitionTime moves only when status flips).
- * Returns true when anything changed. */
-bool fq_capacity_cond_set(struct fq_value *status, const char *type,
-                          const char *cstatus, const char *reason,
-                          const char *message, int64_t now);
-/* Would fq_capacity_cond_set change anything? (A writer that works on a
- * copy checks first, to copy only when something changes.) */
-bool fq_capacity_cond_differs(const struct fq_value *status, const char *type,
-                              const char *cstatus, const char *reason,
-                              const char *message);
-/* Is a ProvisioningRequest with this status in a terminal state (Failed,
- * BookingExpired or CapacityRevoked True)? */
-bool fq_capacity_provreq_terminal(const struct fq_value *status);
-/* lastTransitionTime of a condition in ms, or -1. */
-int64_t fq_capacity_cond_time(const struct fq_value *status, const char *type);
 
 /* Sets one condition of a stored object's status in place (only
- * status.conditions is copied and written), as fq_capacity_cond_set
+ * status.conditions is copied and written), as fq_cond_status_set
  * would on a copy of the whole object. */
 void fq_capacity_set_cond_stored(struct fq_engine *e, enum fq_kind kind,
                                  const char *ns, const char *name,

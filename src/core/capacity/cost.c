@@ -63,6 +63,7 @@
 #include "capacity/capacity.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/timefmt.h"
 
 #define FLUSH_MS (60 * 1000)
 

@@ -41,7 +41,9 @@
 
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
+#include "flexq/names.h"
 #include "flexq/quantity.h"
+#include "flexq/timefmt.h"
 
 /* The first of two paths that is present. */
 static const struct fq_value *path2(const struct fq_value *obj, const char *a,

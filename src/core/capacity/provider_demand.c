@@ -40,8 +40,11 @@
 
 #include "capacity/provider_demand.h"
 #include "flexq/alloc.h"
+#include "flexq/conditions.h"
+#include "flexq/names.h"
 #include "flexq/nodepool.h"
 #include "flexq/objstore.h"
+#include "flexq/timefmt.h"
 
 bool fq_provider_demand_on(const struct fq_engine *e)
 {
@@ -135,10 +138,10 @@ static void provision_failed(struct fq_capacity *st, struct fq_engine *e,
     if (!o)
         return;
     struct fq_value *status = fq_map_ensure_map(o, "status");
-    fq_capacity_cond_set(status, "Failed", "True", "ProvisioningFailed", msg,
-                         st->now);
-    fq_capacity_cond_set(status, "Provisioned", "False", "ProvisioningFailed",
-                         msg, st->now);
+    fq_cond_status_set(status, "Failed", "True", "ProvisioningFailed", msg,
+                       st->now);
+    fq_cond_status_set(status, "Provisioned", "False", "ProvisioningFailed",
+                       msg, st->now);
     fq_engine_event(e, o, "Warning", "FailedToProvision", "%s", msg);
     fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);
     fq_capacity_provreq_written(st, key); /* this run's scale-down */

@@ -72,6 +72,8 @@
 #include "capacity/provider_demand.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/conditions.h"
+#include "flexq/timefmt.h"
 
 #define CLASS_QUEUED "queued-provisioning.gke.io"
 #define CLASS_ATOMIC "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
@@ -145,14 +147,13 @@ static struct fq_value *edit_status(struct req *r)
     return r->copy;
 }
 
-/* fq_capacity_cond_set on the request's status, copying it only when the
+/* fq_cond_status_set on the request's status, copying it only when the
  * condition changes. */
 static void set_cond(struct req *r, const char *type, const char *cstatus,
                      const char *reason, const char *message, int64_t now)
 {
-    if (fq_capacity_cond_differs(r->status, type, cstatus, reason, message))
-        fq_capacity_cond_set(edit_status(r), type, cstatus, reason, message,
-                             now);
+    if (fq_cond_status_differs(r->status, type, cstatus, reason, message))
+        fq_cond_status_set(edit_status(r), type, cstatus, reason, message, now);
 }
 
 static const char *detail(const struct req *r, const char *key)
@@ -605,10 +606,10 @@ static void step(struct fq_capacity *st, struct fq_engine *e, struct req *r)
     struct fq_cap_pool *qp = queued ? pick_pool(st, r, true) : NULL;
     const char *mt = qp ? qp->spec.machine->name : NULL;
     const char *zone = qp ? qp->spec.location : NULL;
-    if (!fq_capacity_cond(r->status, "Accepted"))
+    if (!fq_cond_in_status(r->status, "Accepted"))
         accept(st, e, r);
-    if (fq_capacity_cond_true(r->status, "Provisioned")) {
-        int64_t at = fq_capacity_cond_time(r->status, "Provisioned");
+    if (fq_cond_in_status_true(r->status, "Provisioned")) {
+        int64_t at = fq_cond_in_status_time(r->status, "Provisioned");
         int ready, busy = 1;
         if (!detail(r, "flexq.dev/consumed"))
             req_nodes(st, r->key, &ready, &busy);
@@ -679,11 +680,11 @@ static int64_t quiet(struct fq_capacity *st, const struct fq_object *o,
     if (strcmp(fq_value_path_str(o->obj, "spec.provisioningClassName", ""),
                CLASS_QUEUED) ||
         !detail(&r, "flexq.dev/consumed") ||
-        !fq_capacity_cond_true(r.status, "Provisioned") ||
-        fq_capacity_provreq_terminal(r.status))
+        !fq_cond_in_status_true(r.status, "Provisioned") ||
+        fq_provreq_terminal(r.status))
         return -1;
     int64_t end =
-        fq_capacity_cond_time(r.status, "Provisioned") + max_run_ms(st, &r);
+        fq_cond_in_status_time(r.status, "Provisioned") + max_run_ms(st, &r);
     if (st->now >= end)
         return -1;
     fq_capacity_wake(st, end);
@@ -896,7 +897,7 @@ static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
     }
     r->live = handled_class(
                   fq_value_path_str(obj, "spec.provisioningClassName", "")) &&
-              !fq_capacity_provreq_terminal(fq_map_get(obj, "status"));
+              !fq_provreq_terminal(fq_map_get(obj, "status"));
     r->stamp = ++t->stamps; /* what it said before is stale */
     r->dirty = false;
     mark(st, t, r);
@@ -1046,8 +1047,7 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
     bool changed = false;
     if (r.copy) {
         uint64_t rev = fq_objstore_revision(s);
-        bool live =
-            handled_class(r.klass) && !fq_capacity_provreq_terminal(r.copy);
+        bool live = handled_class(r.klass) && !fq_provreq_terminal(r.copy);
         fq_objstore_set_status(s, FQ_KIND_PROVISIONINGREQUEST, pr->ns, pr->name,
                                r.copy, NULL);
         changed = fq_objstore_revision(s) != rev;

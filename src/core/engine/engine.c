@@ -31,42 +31,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/controllers.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
-#include "jobs/pods.h"
-#include "kueue/kueue.h"
-#if defined(__has_include)
-# if __has_include("flexq/objects.h")
-#  include "flexq/objects.h"
-#  define HAVE_OBJECTS 1
-# endif
-#endif
+#include "flexq/objects.h"
+#include "flexq/timefmt.h"
 
-/*
- * The controllers, in the order they run within a round. Each module
- * defines its ops table (`const struct fq_controller_ops fq_X_controller`);
- * declare it here and add one line to the table.
- */
-extern const struct fq_controller_ops fq_jobframework_controller;
-extern const struct fq_controller_ops fq_kueue_controller;
-extern const struct fq_controller_ops fq_rayjob_controller;
-extern const struct fq_controller_ops fq_raycluster_controller;
-extern const struct fq_controller_ops fq_job_controller;
-extern const struct fq_controller_ops fq_binder_controller;
-extern const struct fq_controller_ops fq_gc_controller;
-extern const struct fq_controller_ops fq_provcheck_controller;
-extern const struct fq_controller_ops fq_capacity_controller;
-
+/* The controllers (engine/controllers.h), in the order they run within a
+ * round. */
 static const struct fq_controller_ops *const controller_table[] = {
-    NULL, /* keeps the array non-empty until the first controller lands */
-    &fq_jobframework_controller,
-    &fq_kueue_controller,
-    &fq_provcheck_controller,
-    &fq_rayjob_controller,
-    &fq_raycluster_controller,
-    &fq_job_controller,
-    &fq_binder_controller,
-    &fq_capacity_controller,
+    &fq_jobframework_controller, &fq_kueue_controller,
+    &fq_provcheck_controller,    &fq_rayjob_controller,
+    &fq_raycluster_controller,   &fq_job_controller,
+    &fq_binder_controller,       &fq_capacity_controller,
     &fq_gc_controller,
 };
 
@@ -330,8 +307,6 @@ struct fq_engine *fq_engine_new(const struct fq_engine_config *cfg)
     fq_objstore_set_hook(e->store, on_store_change, e);
     for (size_t i = 0; i < NCTRL; i++) {
         const struct fq_controller_ops *ops = controller_table[i];
-        if (!ops)
-            continue;
         struct ctrl *c = &e->ctrls[e->nctrl++];
         c->ops = ops;
         c->self = ops->create ? ops->create(e) : NULL;
@@ -459,11 +434,7 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
         e->now = now_ms;
     struct fq_errlist errs;
     fq_errlist_init(&errs);
-#ifdef HAVE_OBJECTS
     int rc = fq_object_validate(obj, NULL, &errs);
-#else
-    int rc = 0;
-#endif
     if (rc < 0 || errs.n > 0) {
         if (errs.n > 0 && err)
             *err = errs.items[0];

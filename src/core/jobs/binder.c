@@ -53,6 +53,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/names.h"
 #include "flexq/objstore.h"
 #include "flexq/quantity.h"
 #include "jobs/pods.h"

@@ -63,7 +63,9 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
+#include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/timefmt.h"
 #include "jobs/pods.h"
 
 struct jobctl {

@@ -38,7 +38,7 @@
  * What it does not do: run jobs (rayjob.c, job.c), priority from pod
  * PriorityClasses.
  */
-#include "jobs/jobframework.h"
+#include "engine/controllers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,10 +46,10 @@
 
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
+#include "flexq/names.h"
 #include "flexq/objects.h"
 #include "jobs/jobframework_slices.h"
 
-#define LABEL_QUEUE    "kueue.x-k8s.io/queue-name"
 #define LABEL_PRIORITY "kueue.x-k8s.io/priority-class"
 #define ANN_MIN_PAR    "kueue.x-k8s.io/job-min-parallelism"
 
@@ -272,8 +272,9 @@ static void create_workload(struct fq_engine *e, const struct fq_value *job,
     fq_seq_push(ors, or);
     fq_map_set(md, "ownerReferences", ors);
     struct fq_value *spec = fq_map_ensure_map(w, "spec");
-    fq_map_set(spec, "queueName",
-               fq_value_str(fq_value_as_str(fq_map_get(labels, LABEL_QUEUE))));
+    fq_map_set(
+        spec, "queueName",
+        fq_value_str(fq_value_as_str(fq_map_get(labels, FQ_LABEL_QUEUE_NAME))));
     fq_map_set(spec, "podSets",
                kind == FQ_KIND_RAYJOB ? rayjob_podsets(job) : job_podsets(job));
     if (pc) {
@@ -510,7 +511,7 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
 {
     const struct fq_value *job = jo->obj;
     const struct fq_value *labels = fq_value_path(job, "metadata.labels");
-    if (!fq_value_as_str(fq_map_get(labels, LABEL_QUEUE)))
+    if (!fq_value_as_str(fq_map_get(labels, FQ_LABEL_QUEUE_NAME)))
         return;
     /* A Job created by a RayJob belongs to its parent's workload. */
     const struct fq_value *ors = fq_value_path(job, "metadata.ownerReferences");

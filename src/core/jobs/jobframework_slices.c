@@ -58,10 +58,10 @@
 
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
+#include "flexq/names.h"
 #include "flexq/objects.h"
 #include "flexq/quantity.h"
 #include "jobs/pods.h"
-#include "kueue/kueue_slices.h"
 
 #define MAX_SLICES 4096 /* name lookups per reconcile, at most */
 
@@ -327,7 +327,7 @@ void fq_jobslices_gate_pod(struct fq_engine *e, const struct fq_value *rc,
     if (!o || !fq_jobslices_elastic(o->obj) ||
         !fq_value_path(o->obj, "metadata.labels") ||
         !fq_map_get(fq_value_path(o->obj, "metadata.labels"),
-                    "kueue.x-k8s.io/queue-name"))
+                    FQ_LABEL_QUEUE_NAME))
         return;
     struct fq_value *spec = fq_map_ensure_map(pod, "spec");
     struct fq_value *gates = fq_map_get(spec, "schedulingGates");

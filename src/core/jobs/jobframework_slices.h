@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "flexq/engine.h"
+#include "flexq/names.h"
 
 /* Whether a job (RayJob or Job, borrowed) carries
  * kueue.x-k8s.io/elastic-job: "true". */
@@ -37,9 +38,6 @@ bool fq_jobslices_elastic(const struct fq_value *job);
 void fq_jobslices_reconcile(struct fq_engine *e, const struct fq_value *job,
                             const struct fq_value *want, char *wname, size_t n,
                             bool *keep_running, int64_t now);
-
-/* The scheduling gate Kueue puts on the pods of elastic jobs. */
-#define FQ_SLICE_GATE "kueue.x-k8s.io/elastic-job"
 
 /*
  * Pod gating, so that a scale up's pods start only once its slice is

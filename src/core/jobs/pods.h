@@ -23,31 +23,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/controllers.h"
 #include "flexq/engine.h"
 #include "flexq/jobs.h"
 #include "flexq/kinds.h"
+#include "flexq/names.h"
 #include "flexq/value.h"
-
-/* Labels and annotations flexq's job controllers put on what they make. */
-#define FQ_LABEL_JOB_NAME              "batch.kubernetes.io/job-name"
-#define FQ_LABEL_JOB_NAME_LEGACY       "job-name"
-#define FQ_LABEL_CONTROLLER_UID        "batch.kubernetes.io/controller-uid"
-#define FQ_LABEL_CONTROLLER_UID_LEGACY "controller-uid"
-#define FQ_ANN_COMPLETION_INDEX        "batch.kubernetes.io/job-completion-index"
-#define FQ_LABEL_RAY_CLUSTER           "ray.io/cluster"
-#define FQ_LABEL_RAY_GROUP             "ray.io/group"
-#define FQ_LABEL_RAY_NODE_TYPE         "ray.io/node-type"
-#define FQ_LABEL_RAY_ORIGIN_NAME       "ray.io/originated-from-cr-name"
-#define FQ_LABEL_RAY_ORIGIN_CRD        "ray.io/originated-from-crd"
-#define FQ_LABEL_CREATED_BY            "app.kubernetes.io/created-by"
-#define FQ_LABEL_REPLICA               "flexq.dev/replica-index"
-#define FQ_LABEL_HOST                  "flexq.dev/host-index"
-#define FQ_LABEL_GROUP_INDEX           "flexq.dev/group-index"
-/* Pods that bind all-or-nothing carry the gang's name and size. */
-#define FQ_ANN_GANG      "flexq.dev/gang"
-#define FQ_ANN_GANG_SIZE "flexq.dev/gang-size"
-/* The first of the two rendezvous ports a RayCluster / Job holds. */
-#define FQ_ANN_RDV_PORT "flexq.dev/rendezvous-port"
 
 /* The rendezvous port range (fixed; see fq_pods_alloc_port). */
 #define FQ_PODS_PORT_BASE  29500
@@ -222,26 +203,5 @@ int fq_pods_alloc_port(struct fq_engine *e);
  */
 void fq_pods_kill(struct fq_engine *e, const char *ns, const char *name,
                   const char *reason, const char *message, int64_t now);
-
-/*
- * Applies the runner's report to pod ns/name (the body of
- * fq_engine_pod_update): phase, Ready / ContainersReady / Initialized
- * conditions, containerStatuses with running / terminated states, exit
- * code and reason, startTime. A Failed report on a pod whose restartPolicy
- * is OnFailure or Always counts a restart and leaves the pod Running (not
- * ready), which tells the runner to start the process again.
- * FQ_ENOTFOUND when the pod is not there, FQ_EINVAL for a bad phase.
- */
-int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
-                   const struct fq_pod_report *r, int64_t now,
-                   struct fq_err *err);
-
-/* --- controllers of this family (listed in engine.c's table) ----------- */
-
-extern const struct fq_controller_ops fq_gc_controller;
-extern const struct fq_controller_ops fq_job_controller;
-extern const struct fq_controller_ops fq_raycluster_controller;
-extern const struct fq_controller_ops fq_rayjob_controller;
-extern const struct fq_controller_ops fq_binder_controller;
 
 #endif

@@ -52,7 +52,9 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
+#include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/timefmt.h"
 #include "jobs/jobframework_slices.h"
 #include "jobs/pods.h"
 

@@ -100,8 +100,10 @@
 #include "base/smap.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/names.h"
 #include "flexq/objects.h"
 #include "flexq/quantity.h"
+#include "flexq/timefmt.h"
 #include "kueue/admission.h"
 #include "kueue/kueue_slices.h"
 
@@ -1625,13 +1627,13 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 struct fq_buf b = FQ_BUF_INIT;
                 const char *oldann = fq_value_path_str(
                     fq_value_path(obj, "metadata.annotations"),
-                    FQ_KUEUE_AVOID_FLAVORS, NULL);
+                    FQ_ANN_AVOID_FLAVORS, NULL);
                 const struct fq_value *ann =
                     fq_value_path(obj, "metadata.annotations");
                 oldann = NULL;
                 if (ann)
-                    oldann = fq_value_as_str(
-                        fq_map_get(ann, FQ_KUEUE_AVOID_FLAVORS));
+                    oldann =
+                        fq_value_as_str(fq_map_get(ann, FQ_ANN_AVOID_FLAVORS));
                 if (oldann && *oldann)
                     fq_buf_puts(&b, oldann);
                 char until[40];
@@ -1651,8 +1653,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 }
                 fq_map_set(fq_map_ensure_map(fq_map_ensure_map(obj, "metadata"),
                                              "annotations"),
-                           FQ_KUEUE_AVOID_FLAVORS,
-                           fq_value_str(fq_buf_str(&b)));
+                           FQ_ANN_AVOID_FLAVORS, fq_value_str(fq_buf_str(&b)));
                 fq_buf_release(&b);
                 k->lc_changed = true;
             }
@@ -2859,8 +2860,7 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     /* w->created is the spec's view's: the store keeps creationTimestamp
      * as it was created (server-owned), so a status write leaves it. */
     w->qts = queue_order_ts(w->created, cond[C_EVICTED], cfg);
-    const char *avoid =
-        fq_value_as_str(fq_map_get(ann, FQ_KUEUE_AVOID_FLAVORS));
+    const char *avoid = fq_value_as_str(fq_map_get(ann, FQ_ANN_AVOID_FLAVORS));
     w->avoid_ann = avoid ? fq_xstrdup(avoid) : NULL;
     const char *why = NULL; /* a message to write once the view is gone */
     char msg[512];

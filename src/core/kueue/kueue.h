@@ -9,22 +9,9 @@
 
 #include <stdint.h>
 
+#include "engine/controllers.h"
 #include "flexq/engine.h"
-
-/*
- * The virtual duration of one scheduling cycle. In Kueue a cycle takes the
- * time its API writes take; in virtual time several cycles at one instant
- * would hide the one-pop-per-ClusterQueue limit, so after a cycle the next
- * one runs no earlier than this much later.
- */
-#define FQ_KUEUE_CYCLE_MS 100
-
-/* The annotation other controllers (and kueue itself, on a check Retry)
- * set to make the next attempt avoid flavors for a cool-down:
- * "<flavor>=<until RFC3339>[,...]". */
-#define FQ_KUEUE_AVOID_FLAVORS "flexq.dev/avoid-flavors"
-
-extern const struct fq_controller_ops fq_kueue_controller;
+#include "flexq/names.h"
 
 /* Counters, for tests and the dashboard (fq_engine_controller(e, "kueue")
  * returns the controller's state; pass it here). */

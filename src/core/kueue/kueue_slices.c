@@ -42,6 +42,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
+#include "flexq/names.h"
 #include "flexq/objstore.h"
 
 bool fq_kueue_slice_prepare(const struct fq_adm *a, const struct fq_value *old,

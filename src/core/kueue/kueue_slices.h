@@ -11,14 +11,8 @@
 #include <stdint.h>
 
 #include "flexq/engine.h"
+#include "flexq/names.h"
 #include "kueue/admission.h"
-
-/* A job opts in with this annotation set to "true". */
-#define FQ_SLICE_ANN_ELASTIC "kueue.x-k8s.io/elastic-job"
-/* A slice names the Workload it replaces with this annotation. */
-#define FQ_SLICE_ANN_REPLACES "kueue.x-k8s.io/workload-slice-replacement-for"
-/* The Finished reason of a replaced slice. */
-#define FQ_SLICE_REASON_REPLACED "WorkloadSliceReplaced"
 
 /*
  * Is `old` (a stored Workload, borrowed; may be NULL) an old slice that

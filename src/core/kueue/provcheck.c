@@ -117,13 +117,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kueue/provcheck.h"
+#include "engine/controllers.h"
 
 #include "base/smap.h"
-#include "capacity/capacity.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/conditions.h"
+#include "flexq/names.h"
+#include "flexq/timefmt.h"
 
 #define CONTROLLER_NAME "kueue.x-k8s.io/provisioning-request"
 #define ANN_WORKLOAD    "flexq.dev/workload"
@@ -207,7 +208,7 @@ struct resolved {
 static bool cond_is(const struct fq_value *status, const char *type,
                     const char *want)
 {
-    return fq_cond_status_is(fq_capacity_cond(status, type), want);
+    return fq_cond_status_is(fq_cond_in_status(status, type), want);
 }
 
 static const char *ann(const struct fq_value *obj, const char *key)
@@ -1219,7 +1220,7 @@ static const char *index_put(struct provcheck *pc, const char *ns,
     if (!check)
         check = "";
     int64_t attempt = a ? atoll(a) : 0;
-    bool live = !fq_capacity_provreq_terminal(fq_map_get(obj, "status"));
+    bool live = !fq_provreq_terminal(fq_map_get(obj, "status"));
     char buf[600];
     char *key = key_of(buf, sizeof(buf), ns, name);
     struct wlreqs *g = fq_smap_get(&pc->by_name, key);
@@ -1374,8 +1375,8 @@ static void pc_on_change(void *self, struct fq_engine *e,
                 has_our_check(pc, e, c->obj) ||
                     (fq_objstore_count(fq_engine_store(e),
                                        FQ_KIND_PROVISIONINGREQUEST) > 0 &&
-                     (fq_capacity_cond_true(fq_map_get(c->obj, "status"),
-                                            "Finished") ||
+                     (fq_cond_in_status_true(fq_map_get(c->obj, "status"),
+                                             "Finished") ||
                       owns_live(self, c->ns, c->name)));
         if (!relevant)
             return;

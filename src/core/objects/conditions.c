@@ -16,7 +16,7 @@
 
 #include <string.h>
 
-#include "flexq/engine.h"
+#include "flexq/timefmt.h"
 
 /* A member's string, or "" when it is missing or not a string (what
  * fq_value_path_str(v, key, "") reads, without parsing a path). */
@@ -123,4 +123,102 @@ void fq_cond_set(struct fq_value *obj, const char *type, const char *status,
                  const char *reason, const char *message, int64_t now)
 {
     write_cond(obj, type, status, reason, message, now, false);
+}
+
+/* --- over a status map, as the capacity controllers write them -------- */
+
+static bool set_str(struct fq_value *m, const char *key, const char *v)
+{
+    const char *old = fq_value_as_str(fq_map_get(m, key));
+    if (old && !strcmp(old, v))
+        return false;
+    fq_map_set(m, key, fq_value_str(v));
+    return true;
+}
+
+/* The last condition of `type` in a conditions sequence (the one
+ * fq_cond_status_set writes), or NULL. */
+static struct fq_value *cond_last(const struct fq_value *conds,
+                                  const char *type)
+{
+    struct fq_value *c = NULL;
+    for (size_t i = 0; i < conds->u.seq.n; i++) {
+        const char *t =
+            fq_value_as_str(fq_map_get(conds->u.seq.items[i], "type"));
+        if (!strcmp(t ? t : "", type))
+            c = conds->u.seq.items[i];
+    }
+    return c;
+}
+
+static bool str_is(const struct fq_value *m, const char *key, const char *v)
+{
+    const char *have = fq_value_as_str(fq_map_get(m, key));
+    return have && !strcmp(have, v);
+}
+
+bool fq_cond_status_differs(const struct fq_value *status, const char *type,
+                            const char *cstatus, const char *reason,
+                            const char *message)
+{
+    const struct fq_value *conds = fq_map_get(status, "conditions");
+    if (!conds || conds->type != FQ_V_SEQ)
+        return true;
+    const struct fq_value *c = cond_last(conds, type);
+    return !c || !str_is(c, "status", cstatus) ||
+           !str_is(c, "reason", reason) ||
+           !str_is(c, "message", message ? message : "");
+}
+
+bool fq_cond_status_set(struct fq_value *status, const char *type,
+                        const char *cstatus, const char *reason,
+                        const char *message, int64_t now)
+{
+    struct fq_value *conds = fq_map_get(status, "conditions");
+    if (!conds || conds->type != FQ_V_SEQ) {
+        conds = fq_value_seq();
+        fq_map_set(status, "conditions", conds);
+    }
+    struct fq_value *c = cond_last(conds, type);
+    bool changed = false;
+    if (!c) {
+        c = fq_value_map();
+        fq_map_set(c, "type", fq_value_str(type));
+        fq_seq_push(conds, c);
+        changed = true;
+    }
+    if (set_str(c, "status", cstatus) || changed) {
+        char ts[40];
+        fq_time_format(now, ts, sizeof(ts));
+        fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+        changed = true;
+    }
+    changed |= set_str(c, "reason", reason);
+    changed |= set_str(c, "message", message ? message : "");
+    return changed;
+}
+
+int64_t fq_cond_in_status_time(const struct fq_value *status, const char *type)
+{
+    const struct fq_value *c = fq_cond_in_status(status, type);
+    int64_t t;
+    const char *s = fq_value_as_str(fq_map_get(c, "lastTransitionTime"));
+    if (!s || fq_time_parse(s, &t) < 0)
+        return -1;
+    return t;
+}
+
+bool fq_cond_in_status_true(const struct fq_value *status, const char *type)
+{
+    return fq_cond_status_is(fq_cond_in_status(status, type), "True");
+}
+
+bool fq_provreq_terminal(const struct fq_value *status)
+{
+    static const char *const types[] = {"Failed", "BookingExpired",
+                                        "CapacityRevoked"};
+    const struct fq_value *c[3];
+    fq_conds_in_status(status, 3, types, c);
+    return fq_cond_status_is(c[0], "True") || fq_cond_status_is(c[1], "True") ||
+           fq_cond_status_is(c[2], "True");
 }

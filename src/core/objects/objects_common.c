@@ -36,6 +36,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/cloud.h"
+#include "flexq/names.h"
 #include "flexq/nodepool.h"
 
 /* --- arena ---------------------------------------------------------------- */
@@ -1428,7 +1429,7 @@ static void decode_meta(struct dctx *c, const struct fq_value *obj,
 
 void check_kueue_labels(struct dctx *c, const struct fq_meta *meta)
 {
-    static const char *const keys[] = {"kueue.x-k8s.io/queue-name",
+    static const char *const keys[] = {FQ_LABEL_QUEUE_NAME,
                                        "kueue.x-k8s.io/priority-class"};
     const struct fq_value *labels = fq_value_path(c->obj, "metadata.labels");
     for (size_t i = 0; i < 2; i++) {

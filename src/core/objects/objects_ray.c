@@ -23,9 +23,9 @@
  */
 #include <string.h>
 
+#include "flexq/names.h"
 #include "objects/objects_internal.h"
 
-#define KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 #define KUEUE_ELASTIC_ANN "kueue.x-k8s.io/elastic-job"
 
 /* rayStartParams is map[string]string: `num-cpus: 0` must be quoted. */
@@ -152,7 +152,7 @@ int fq_rayjob_decode(const struct fq_value *obj, const char *file,
     if (dctx_begin(&c, obj, file, errs, FQ_KIND_RAYJOB, &out->mem,
                    &out->meta) == 0) {
         check_kueue_labels(&c, &out->meta);
-        bool kueue = fq_kvs_get(&out->meta.labels, KUEUE_QUEUE_LABEL) != NULL;
+        bool kueue = fq_kvs_get(&out->meta.labels, FQ_LABEL_QUEUE_NAME) != NULL;
         const struct fq_value *spec = want_map(&c, obj, "spec", true);
         size_t old = path_key(&c, "spec");
         out->submission_mode = (enum fq_submission_mode)want_enum(
@@ -224,7 +224,7 @@ int fq_rayjob_decode(const struct fq_value *obj, const char *file,
                              spec,
                          "shutdownAfterJobFinishes",
                          "must be true for a job queued by Kueue (label %s)",
-                         KUEUE_QUEUE_LABEL);
+                         FQ_LABEL_QUEUE_NAME);
             if (has_sel)
                 derr_key(&c, field(spec, "clusterSelector"), "clusterSelector",
                          "a job queued by Kueue cannot run on an existing "
@@ -270,7 +270,7 @@ int fq_raycluster_decode(const struct fq_value *obj, const char *file,
     if (dctx_begin(&c, obj, file, errs, FQ_KIND_RAYCLUSTER, &out->mem,
                    &out->meta) == 0) {
         check_kueue_labels(&c, &out->meta);
-        bool kueue = fq_kvs_get(&out->meta.labels, KUEUE_QUEUE_LABEL) != NULL;
+        bool kueue = fq_kvs_get(&out->meta.labels, FQ_LABEL_QUEUE_NAME) != NULL;
         const struct fq_value *spec = want_map(&c, obj, "spec", true);
         size_t old = path_key(&c, "spec");
         if (spec)

@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
-#include "flexq/engine.h"
+#include "flexq/timefmt.h"
 
 /* One object. The fields a lookup reads come first, and the namespace and
  * name it compares are in the entry's own block (text), not two blocks of

@@ -60,10 +60,11 @@
 #include "flexq/alloc.h"
 #include "flexq/drive.h"
 #include "flexq/kinds.h"
+#include "flexq/names.h"
+#include "flexq/timefmt.h"
 
 #define WARMUP_MS       (6 * 3600000LL)
 #define DEFAULT_HORIZON (14 * 86400000LL)
-#define QUEUE_LABEL     "kueue.x-k8s.io/queue-name"
 /* A forecast gives up after this many steps (a guard: each step is an
  * instant where something was due, so real runs stay far below it). */
 #define MAX_STEPS 2000000
@@ -765,13 +766,14 @@ int fq_estimate_run(const struct fq_estimate_world *w,
     out->now_ms = w->now_ms;
     out->horizon_ms = w->horizon_ms > 0 ? w->horizon_ms : DEFAULT_HORIZON;
     const char *ns = ns_of(target);
-    const char *lq = fq_value_as_str(
-        fq_map_get(fq_value_path(target, "metadata.labels"), QUEUE_LABEL));
+    const char *lq = fq_value_as_str(fq_map_get(
+        fq_value_path(target, "metadata.labels"), FQ_LABEL_QUEUE_NAME));
     if (!lq)
         lq = fq_value_path_str(target, "spec.queueName", NULL);
     if (!lq)
         return fq_err_set(err, FQ_EINVAL,
-                          "the job has no " QUEUE_LABEL " label: it would "
+                          "the job has no " FQ_LABEL_QUEUE_NAME
+                          " label: it would "
                           "not be queued");
     const struct fq_value *lqo = find_obj(w, FQ_KIND_LOCALQUEUE, ns, lq);
     if (!lqo)

@@ -65,6 +65,7 @@
 #include "flexq/conditions.h"
 #include "flexq/engine.h"
 #include "flexq/quantity.h"
+#include "flexq/timefmt.h"
 
 #define MAX_BUCKETS 16
 

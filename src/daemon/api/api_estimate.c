@@ -43,6 +43,7 @@
 #include "flexq/estimate.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
+#include "flexq/timefmt.h"
 
 #define DEFAULT_RUN_MS (3600 * 1000LL)
 #define MIN_LEFT_MS    (60 * 1000LL)

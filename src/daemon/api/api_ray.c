@@ -34,6 +34,7 @@
 #include "flexq/jobs.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
+#include "flexq/timefmt.h"
 #include "runner/logs.h"
 #include "runner/runner.h"
 

@@ -19,6 +19,7 @@
 #include "api/web.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
+#include "flexq/timefmt.h"
 
 #define MAX_ROWS 500
 
