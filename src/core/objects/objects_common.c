@@ -35,9 +35,7 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
-#include "flexq/cloud.h"
 #include "flexq/names.h"
-#include "flexq/nodepool.h"
 
 /* --- arena ---------------------------------------------------------------- */
 
@@ -1658,11 +1656,8 @@ static int validate_foreign(const struct fq_value *obj, const char *file,
     if (dctx_begin(&c, obj, file, errs, kind, &mem, &meta) == 0) {
         struct fq_err e;
         memset(&e, 0, sizeof(e));
-        int rc = 0;
-        if (kind == FQ_KIND_NODEPOOL)
-            rc = fq_nodepool_validate(obj, &e);
-        else if (kind == FQ_KIND_CAPACITYMODEL)
-            rc = fq_cloud_validate(obj, &e);
+        fq_spec_validate_fn validate = fq_kind_spec_validator(kind);
+        int rc = validate ? validate(obj, &e) : 0;
         if (rc < 0 && c.nerr == 0)
             foreign_error(&c, obj, &e);
     }
