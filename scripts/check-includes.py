@@ -30,7 +30,8 @@ PUBLIC = {
     "value": "objects", "kinds": "objects", "manifest": "objects",
     "objects": "objects", "objstore": "objects", "quantity": "objects",
     "conditions": "objects", "catalog": "objects", "names": "objects",
-    "engine": "engine", "drive": "engine",
+    "engine": "engine", "drive": "engine", "check": "engine",
+    "assert": "base",
     "jobs": "jobs", "cloud": "capacity", "nodepool": "capacity",
     "estimate": "views", "visibility": "views", "metrics": "views",
 }
