@@ -66,6 +66,7 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
+#include "flexq/assert.h"
 #include "flexq/quantity.h"
 
 #define NO_FLV (-1)
@@ -224,6 +225,9 @@ static void charge_fr(struct fq_adm *a, int node, int fr, int64_t delta)
         struct fq_adm_cell *c = &a->nodes[node].cells[fr];
         int64_t old = c->usage;
         c->usage += delta;
+        /* Charges and releases are exact inverses (a workload is charged
+         * once and released once): usage below zero is a double release. */
+        FQ_ASSERT(c->usage >= 0);
         int parent = a->nodes[node].parent;
         if (parent < 0)
             return;
