@@ -80,14 +80,10 @@ static int cohort_node(struct fq_adm *a, struct cohort_ent **cs, size_t *n,
     return c->node;
 }
 
-void kq_snap_build(struct snap *s, struct fq_engine *e)
+/* ResourceFlavors: interned, and decoded where they exist. */
+static void add_flavors(struct snap *s, struct fq_objstore *st)
 {
-    struct fq_objstore *st = fq_engine_store(e);
     const struct fq_object **objs;
-    memset(s, 0, sizeof(*s));
-    fq_adm_init(&s->adm);
-
-    /* Flavors. */
     size_t n = fq_objstore_list(st, FQ_KIND_RESOURCEFLAVOR, NULL, &objs);
     for (size_t i = 0; i < n; i++) {
         int f = fq_adm_flavor(&s->adm, objs[i]->name);
@@ -98,8 +94,27 @@ void kq_snap_build(struct snap *s, struct fq_engine *e)
             s->flv[f].exists = true;
     }
     free(objs);
+}
 
-    /* ClusterQueues: decode, intern resources and referenced flavors. */
+/* The resources and flavors of resource groups, interned. */
+static void intern_groups(struct snap *s, const struct fq_resource_group *rgs,
+                          size_t ng, bool note_pods)
+{
+    for (size_t g = 0; g < ng; g++) {
+        const struct fq_resource_group *rg = &rgs[g];
+        for (size_t r = 0; r < rg->n_covered; r++) {
+            fq_adm_resource(&s->adm, rg->covered[r]);
+            if (note_pods && !strcmp(rg->covered[r], "pods"))
+                s->have_pods_res = true;
+        }
+        for (size_t f = 0; f < rg->n_flavors; f++)
+            fq_adm_flavor(&s->adm, rg->flavors[f].name);
+    }
+}
+
+/* ClusterQueues decoded into s->cqs (the ones that decode). */
+static void add_clusterqueues(struct snap *s, struct fq_objstore *st)
+{
     const struct fq_object **cqo;
     size_t ncq = fq_objstore_list(st, FQ_KIND_CLUSTERQUEUE, NULL, &cqo);
     s->cqs = fq_xcalloc(ncq + 1, sizeof(*s->cqs));
@@ -113,45 +128,53 @@ void kq_snap_build(struct snap *s, struct fq_engine *e)
         c->reserved_msg = fq_xstrdup(fq_buf_str(&b));
         fq_buf_release(&b);
         s->ncq++;
-        for (size_t g = 0; g < c->view.n_groups; g++) {
-            const struct fq_resource_group *rg = &c->view.groups[g];
-            for (size_t r = 0; r < rg->n_covered; r++) {
-                fq_adm_resource(&s->adm, rg->covered[r]);
-                if (!strcmp(rg->covered[r], "pods"))
-                    s->have_pods_res = true;
-            }
-            for (size_t f = 0; f < rg->n_flavors; f++)
-                fq_adm_flavor(&s->adm, rg->flavors[f].name);
-        }
+        intern_groups(s, c->view.groups, c->view.n_groups, true);
     }
     free(cqo);
-    const struct fq_object **coo;
-    size_t nco = fq_objstore_list(st, FQ_KIND_COHORT, NULL, &coo);
-    struct cohort_ent *cos = NULL;
-    size_t ncos = 0, capcos = 0;
-    /* Cohort quotas may name resources too. */
-    struct fq_cohort *coviews = fq_xcalloc(nco + 1, sizeof(*coviews));
-    bool *cook = fq_xcalloc(nco + 1, sizeof(bool));
-    for (size_t i = 0; i < nco; i++) {
-        if (fq_cohort_decode(coo[i]->obj, NULL, &coviews[i], NULL) != 0)
-            continue;
-        cook[i] = true;
-        for (size_t g = 0; g < coviews[i].n_groups; g++) {
-            const struct fq_resource_group *rg = &coviews[i].groups[g];
-            for (size_t r = 0; r < rg->n_covered; r++)
-                fq_adm_resource(&s->adm, rg->covered[r]);
-            for (size_t f = 0; f < rg->n_flavors; f++)
-                fq_adm_flavor(&s->adm, rg->flavors[f].name);
-        }
-    }
+}
 
-    /* Nodes: cohorts first (explicit), then CQs. */
-    for (size_t i = 0; i < nco; i++) {
-        if (!cook[i])
+/* The Cohort objects while a snapshot is built, and the quota tree's
+ * cohort nodes made so far (cohort_node). */
+struct cohorts {
+    const struct fq_object **objs;
+    size_t n;
+    struct fq_cohort *views;
+    bool *ok; /* views[i] decoded */
+    struct cohort_ent *ents;
+    size_t nents, capents;
+};
+
+static void cohorts_decode(struct snap *s, struct fq_objstore *st,
+                           struct cohorts *co)
+{
+    memset(co, 0, sizeof(*co));
+    co->n = fq_objstore_list(st, FQ_KIND_COHORT, NULL, &co->objs);
+    co->views = fq_xcalloc(co->n + 1, sizeof(*co->views));
+    co->ok = fq_xcalloc(co->n + 1, sizeof(bool));
+    for (size_t i = 0; i < co->n; i++) {
+        if (fq_cohort_decode(co->objs[i]->obj, NULL, &co->views[i], NULL) != 0)
             continue;
-        int node = cohort_node(&s->adm, &cos, &ncos, &capcos, coo[i]->name);
-        for (size_t g = 0; g < coviews[i].n_groups; g++) {
-            const struct fq_resource_group *rg = &coviews[i].groups[g];
+        co->ok[i] = true;
+        /* Cohort quotas may name resources too. */
+        intern_groups(s, co->views[i].groups, co->views[i].n_groups, false);
+    }
+}
+
+static int cohort_of(struct snap *s, struct cohorts *co, const char *name)
+{
+    return cohort_node(&s->adm, &co->ents, &co->nents, &co->capents, name);
+}
+
+/* The cohorts' own quota, then their parents (a cycle is refused: the
+ * link that would close it is not made). */
+static void cohorts_link(struct snap *s, struct cohorts *co)
+{
+    for (size_t i = 0; i < co->n; i++) {
+        if (!co->ok[i])
+            continue;
+        int node = cohort_of(s, co, co->objs[i]->name);
+        for (size_t g = 0; g < co->views[i].n_groups; g++) {
+            const struct fq_resource_group *rg = &co->views[i].groups[g];
             for (size_t f = 0; f < rg->n_flavors; f++) {
                 int fi = fq_adm_find_flavor(&s->adm, rg->flavors[f].name);
                 if (fi >= 0)
@@ -159,114 +182,130 @@ void kq_snap_build(struct snap *s, struct fq_engine *e)
             }
         }
     }
-    for (size_t i = 0; i < nco; i++) {
-        if (!cook[i] || !coviews[i].parent)
+    for (size_t i = 0; i < co->n; i++) {
+        if (!co->ok[i] || !co->views[i].parent)
             continue;
-        int node = cohort_node(&s->adm, &cos, &ncos, &capcos, coo[i]->name);
-        int parent =
-            cohort_node(&s->adm, &cos, &ncos, &capcos, coviews[i].parent);
-        /* Refuse a cycle: walk up from the parent. */
+        int node = cohort_of(s, co, co->objs[i]->name);
+        int parent = cohort_of(s, co, co->views[i].parent);
         int p = parent, guard = 0;
         while (p >= 0 && p != node && guard++ < 1000)
             p = s->adm.nodes[p].parent;
         if (p != node)
             s->adm.nodes[node].parent = parent;
     }
-    for (int i = 0; i < s->ncq; i++) {
-        struct cq_info *c = &s->cqs[i];
-        struct fq_clusterqueue *v = &c->view;
-        c->adm = fq_adm_add_cq(&s->adm);
-        struct fq_adm_cq *ac = &s->adm.cqs[c->adm];
-        if (v->cohort)
-            s->adm.nodes[ac->node].parent =
-                cohort_node(&s->adm, &cos, &ncos, &capcos, v->cohort);
-        c->active = true;
-        ac->ngroups = (int)v->n_groups;
-        ac->groups = fq_xcalloc(v->n_groups + 1, sizeof(*ac->groups));
-        for (size_t g = 0; g < v->n_groups; g++) {
-            const struct fq_resource_group *rg = &v->groups[g];
-            struct fq_adm_group *ag = &ac->groups[g];
-            for (size_t r = 0; r < rg->n_covered; r++) {
-                int ri = fq_adm_find_resource(&s->adm, rg->covered[r]);
-                if (ri >= 0)
-                    ag->res_mask |= 1u << ri;
-            }
-            for (size_t f = 0; f < rg->n_flavors && f < FQ_ADM_MAX_FLAVORS;
-                 f++) {
-                int fi = fq_adm_find_flavor(&s->adm, rg->flavors[f].name);
-                if (fi < 0)
-                    continue;
-                ag->flv[ag->nflv++] = (uint8_t)fi;
-                c->all_flv |= 1ull << fi;
-                set_quota(&s->adm, ac->node, &rg->flavors[f], fi);
-                if (!s->flv[fi].exists && c->active) {
-                    c->active = false;
-                    c->inactive_reason = fq_xstrdup("FlavorNotFound");
-                    c->inactive_msg = fq_xasprintf(
-                        "Can't admit new workloads: references missing "
-                        "ResourceFlavor(s): [%s]",
-                        rg->flavors[f].name);
-                }
-            }
+}
+
+static void cohorts_release(struct cohorts *co)
+{
+    for (size_t i = 0; i < co->nents; i++)
+        free(co->ents[i].name);
+    free(co->ents);
+    for (size_t i = 0; i < co->n; i++)
+        if (co->ok[i])
+            fq_cohort_release(&co->views[i]);
+    free(co->views);
+    free(co->ok);
+    free(co->objs);
+}
+
+/* Marks ClusterQueue c inactive (the first reason found wins). */
+static void cq_inactive(struct cq_info *c, const char *reason, char *msg)
+{
+    if (!c->active) {
+        free(msg);
+        return;
+    }
+    c->active = false;
+    c->inactive_reason = fq_xstrdup(reason);
+    c->inactive_msg = msg;
+}
+
+/* A ClusterQueue's resource groups and their quota into its node; a
+ * missing flavor makes it inactive (FlavorNotFound). */
+static void cq_groups(struct snap *s, struct cq_info *c, struct fq_adm_cq *ac)
+{
+    struct fq_clusterqueue *v = &c->view;
+    ac->ngroups = (int)v->n_groups;
+    ac->groups = fq_xcalloc(v->n_groups + 1, sizeof(*ac->groups));
+    for (size_t g = 0; g < v->n_groups; g++) {
+        const struct fq_resource_group *rg = &v->groups[g];
+        struct fq_adm_group *ag = &ac->groups[g];
+        for (size_t r = 0; r < rg->n_covered; r++) {
+            int ri = fq_adm_find_resource(&s->adm, rg->covered[r]);
+            if (ri >= 0)
+                ag->res_mask |= 1u << ri;
         }
-        ac->strategy = v->queueing_strategy == FQ_STRICT_FIFO ?
-                           FQ_ADM_STRICT_FIFO :
-                           FQ_ADM_BEST_EFFORT_FIFO;
-        ac->within_cq = map_policy(v->preemption.within_cluster_queue);
-        ac->reclaim_within_cohort =
-            map_policy(v->preemption.reclaim_within_cohort);
-        ac->borrow_within_cohort =
-            map_policy(v->preemption.borrow_within_cohort);
-        s->preempts |= ac->within_cq != FQ_ADM_NEVER ||
-                       ac->reclaim_within_cohort != FQ_ADM_NEVER ||
-                       ac->borrow_within_cohort != FQ_ADM_NEVER;
-        ac->has_borrow_threshold = v->preemption.has_max_priority_threshold;
-        ac->borrow_threshold = (int32_t)v->preemption.max_priority_threshold;
-        ac->can_borrow_try_next =
-            v->fungibility.when_can_borrow == FQ_FUNG_TRY_NEXT_FLAVOR;
-        ac->can_preempt_try_next =
-            v->fungibility.when_can_preempt == FQ_FUNG_TRY_NEXT_FLAVOR;
-        ac->preemption_over_borrowing =
-            v->fungibility.preference == FQ_PREFER_PREEMPTION_OVER_BORROWING;
-        c->nchecks = (int)v->n_checks;
-        c->checks = fq_xcalloc(v->n_checks + 1, sizeof(*c->checks));
-        for (size_t k = 0; k < v->n_checks; k++) {
-            c->checks[k].name = fq_xstrdup(v->checks[k].name);
-            for (size_t f = 0; f < v->checks[k].n_on_flavors; f++) {
-                int fi =
-                    fq_adm_find_flavor(&s->adm, v->checks[k].on_flavors[f]);
-                if (fi >= 0)
-                    c->checks[k].on_flv |= 1ull << fi;
-            }
-            if (c->active &&
-                !stored(e, FQ_KIND_ADMISSIONCHECK, "", v->checks[k].name)) {
-                c->active = false;
-                c->inactive_reason = fq_xstrdup("AdmissionCheckNotFound");
-                c->inactive_msg = fq_xasprintf(
-                    "Can't admit new workloads: references missing "
-                    "AdmissionCheck(s): [%s]",
-                    v->checks[k].name);
-            }
-        }
-        if (c->active && v->stop_policy != FQ_STOP_NONE) {
-            c->active = false;
-            c->inactive_reason = fq_xstrdup("Stopped");
-            c->inactive_msg =
-                fq_xstrdup("Can't admit new workloads: is stopped");
+        for (size_t f = 0; f < rg->n_flavors && f < FQ_ADM_MAX_FLAVORS; f++) {
+            int fi = fq_adm_find_flavor(&s->adm, rg->flavors[f].name);
+            if (fi < 0)
+                continue;
+            ag->flv[ag->nflv++] = (uint8_t)fi;
+            c->all_flv |= 1ull << fi;
+            set_quota(&s->adm, ac->node, &rg->flavors[f], fi);
+            if (!s->flv[fi].exists && c->active)
+                cq_inactive(c, "FlavorNotFound",
+                            fq_xasprintf("Can't admit new workloads: "
+                                         "references missing "
+                                         "ResourceFlavor(s): [%s]",
+                                         rg->flavors[f].name));
         }
     }
-    fq_adm_finish(&s->adm);
-    for (size_t i = 0; i < ncos; i++)
-        free(cos[i].name);
-    free(cos);
-    for (size_t i = 0; i < nco; i++)
-        if (cook[i])
-            fq_cohort_release(&coviews[i]);
-    free(coviews);
-    free(cook);
-    free(coo);
+}
 
-    /* LocalQueues. */
+/* Queueing strategy, preemption and flavor fungibility. */
+static void cq_policies(struct snap *s, const struct fq_clusterqueue *v,
+                        struct fq_adm_cq *ac)
+{
+    ac->strategy = v->queueing_strategy == FQ_STRICT_FIFO ?
+                       FQ_ADM_STRICT_FIFO :
+                       FQ_ADM_BEST_EFFORT_FIFO;
+    ac->within_cq = map_policy(v->preemption.within_cluster_queue);
+    ac->reclaim_within_cohort = map_policy(v->preemption.reclaim_within_cohort);
+    ac->borrow_within_cohort = map_policy(v->preemption.borrow_within_cohort);
+    s->preempts |= ac->within_cq != FQ_ADM_NEVER ||
+                   ac->reclaim_within_cohort != FQ_ADM_NEVER ||
+                   ac->borrow_within_cohort != FQ_ADM_NEVER;
+    ac->has_borrow_threshold = v->preemption.has_max_priority_threshold;
+    ac->borrow_threshold = (int32_t)v->preemption.max_priority_threshold;
+    ac->can_borrow_try_next =
+        v->fungibility.when_can_borrow == FQ_FUNG_TRY_NEXT_FLAVOR;
+    ac->can_preempt_try_next =
+        v->fungibility.when_can_preempt == FQ_FUNG_TRY_NEXT_FLAVOR;
+    ac->preemption_over_borrowing =
+        v->fungibility.preference == FQ_PREFER_PREEMPTION_OVER_BORROWING;
+}
+
+/* The admission checks a ClusterQueue names, with the flavors each
+ * applies on; a missing check makes it inactive (AdmissionCheckNotFound),
+ * and so does a stopPolicy (Stopped). */
+static void cq_checks(struct snap *s, struct fq_engine *e, struct cq_info *c)
+{
+    struct fq_clusterqueue *v = &c->view;
+    c->nchecks = (int)v->n_checks;
+    c->checks = fq_xcalloc(v->n_checks + 1, sizeof(*c->checks));
+    for (size_t k = 0; k < v->n_checks; k++) {
+        c->checks[k].name = fq_xstrdup(v->checks[k].name);
+        for (size_t f = 0; f < v->checks[k].n_on_flavors; f++) {
+            int fi = fq_adm_find_flavor(&s->adm, v->checks[k].on_flavors[f]);
+            if (fi >= 0)
+                c->checks[k].on_flv |= 1ull << fi;
+        }
+        if (c->active &&
+            !stored(e, FQ_KIND_ADMISSIONCHECK, "", v->checks[k].name))
+            cq_inactive(c, "AdmissionCheckNotFound",
+                        fq_xasprintf("Can't admit new workloads: references "
+                                     "missing AdmissionCheck(s): [%s]",
+                                     v->checks[k].name));
+    }
+    if (c->active && v->stop_policy != FQ_STOP_NONE)
+        cq_inactive(c, "Stopped",
+                    fq_xstrdup("Can't admit new workloads: is stopped"));
+}
+
+/* LocalQueues: namespace, name and their ClusterQueue. */
+static void add_localqueues(struct snap *s, struct fq_objstore *st)
+{
+    const struct fq_object **objs;
     size_t nlq = fq_objstore_list(st, FQ_KIND_LOCALQUEUE, NULL, &objs);
     s->lqs = fq_xcalloc(nlq + 1, sizeof(*s->lqs));
     for (size_t i = 0; i < nlq; i++) {
@@ -280,6 +319,39 @@ void kq_snap_build(struct snap *s, struct fq_engine *e)
         l->cq = fq_xstrdup(cq);
     }
     free(objs);
+}
+
+/*
+ * Builds the snapshot from the configuration objects: flavors, then the
+ * ClusterQueues and Cohorts with every resource and flavor they name
+ * interned, the quota tree (cohorts first, explicit, then each queue
+ * under its cohort), each queue's policies and checks, and the
+ * LocalQueues.
+ */
+void kq_snap_build(struct snap *s, struct fq_engine *e)
+{
+    struct fq_objstore *st = fq_engine_store(e);
+    memset(s, 0, sizeof(*s));
+    fq_adm_init(&s->adm);
+    add_flavors(s, st);
+    add_clusterqueues(s, st);
+    struct cohorts co;
+    cohorts_decode(s, st, &co);
+    cohorts_link(s, &co);
+    for (int i = 0; i < s->ncq; i++) {
+        struct cq_info *c = &s->cqs[i];
+        c->adm = fq_adm_add_cq(&s->adm);
+        struct fq_adm_cq *ac = &s->adm.cqs[c->adm];
+        if (c->view.cohort)
+            s->adm.nodes[ac->node].parent = cohort_of(s, &co, c->view.cohort);
+        c->active = true;
+        cq_groups(s, c, ac);
+        cq_policies(s, &c->view, ac);
+        cq_checks(s, e, c);
+    }
+    fq_adm_finish(&s->adm);
+    cohorts_release(&co);
+    add_localqueues(s, st);
 }
 
 void kq_snap_release(struct snap *s)
