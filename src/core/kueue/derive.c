@@ -101,13 +101,175 @@ static void held_restore(struct kueue *k, const struct rec *r,
  * selected) gets Kueue's QuotaReserved=False message. `cond` is obj's
  * cond_scan.
  */
+/* A record derived again from status alone: the status-derived part of
+ * its wl goes, the spec's view stays. */
+static void forget_status(struct wl *w)
+{
+    free(w->why_msg);
+    free(w->avoid_ann);
+    free(w->replaces);
+    free(w->use_fr);
+    free(w->use_amt);
+    w->why_msg = w->avoid_ann = w->replaces = NULL;
+    w->use_fr = NULL;
+    w->use_amt = NULL;
+    w->nuse = 0;
+    w->cq = -1;
+    w->lq = NULL;
+    w->holds = w->admitted = w->pending = w->evicting = false;
+    w->reserved_at = 0;
+    w->assigned_flv = 0;
+    w->waiting_check = w->is_slice = false;
+}
+
+/* A record derived from the whole Workload into *v: the spec's view
+ * (uid, priority, creation, queue, podsets) made again, the podsets taken
+ * from a podset view when this spec.podSets was seen before. Returns
+ * false when the Workload does not decode (the record is then not ok). */
+static bool derive_spec(struct kueue *k, struct fq_engine *e, struct rec *r,
+                        const struct fq_value *obj, int64_t gen,
+                        struct fq_workload *v)
+{
+    struct snap *s = k->snap;
+    struct wl *w = &r->w;
+    char *ns = w->ns, *name = w->name;
+    w->ns = w->name = NULL;
+    kq_wl_release(w);
+    free(r->queue_name);
+    r->queue_name = NULL;
+    memset(w, 0, sizeof(*w));
+    w->ns = ns;
+    w->name = name;
+    w->cq = -1;
+    r->ok = r->spec_ok = false;
+    r->shape = -1;
+    char pkey[17];
+    hex_key(fp_value(FP_SEED, fq_map_get(fq_map_get(obj, "spec"), "podSets")),
+            pkey);
+    const struct psview *pv = fq_smap_get(&k->psviews, pkey);
+    if ((pv ? fq_workload_decode_no_podsets(obj, v) :
+              fq_workload_decode(obj, NULL, v, NULL)) != 0)
+        return false;
+    r->ok = r->spec_ok = true;
+    r->spec_gen = gen;
+    w->uid = fq_xstrdup(v->meta.uid ? v->meta.uid : "");
+    w->prio = kq_priority_of(e, v);
+    w->created = parse_time(v->meta.creation_timestamp, 0);
+    r->queue_name = v->queue_name ? fq_xstrdup(v->queue_name) : NULL;
+    r->active = v->active;
+    int nres = s->adm.nres > 0 ? s->adm.nres : 1;
+    struct psview mine;
+    if (pv) {
+        kq_podsets_copy(nres, pv, &mine);
+        w->npodsets = mine.npodsets;
+        w->ps = mine.ps;
+        w->psname = mine.psname;
+        w->req = mine.req;
+    } else {
+        kq_wl_podsets(s, w, v);
+        mine = (struct psview){w->npodsets, w->ps, w->psname, w->req};
+        if (k->psviews.n >= VIEWS_MAX)
+            fq_smap_clear(&k->psviews);
+        struct psview *keep = fq_xmalloc(sizeof(*keep));
+        kq_podsets_copy(nres, &mine, keep);
+        fq_smap_put(&k->psviews, pkey, keep);
+    }
+    r->shape = SHAPE_UNKNOWN;
+    return true;
+}
+
+/* A workload that holds quota: its queue, usage and flavors from its
+ * admission's view (made and kept under akey when av is NULL), and
+ * whether it waits on a check with none Ready (a migration candidate). */
+static void derive_holding(struct kueue *k, struct rec *r,
+                           const struct admview *av, const char *akey,
+                           const struct fq_workload *v,
+                           const struct fq_value *const cond[NCOND])
+{
+    struct snap *s = k->snap;
+    struct wl *w = &r->w;
+    struct admview made;
+    if (!av) {
+        kq_adm_view(s, v, &made);
+        av = &made;
+        if (k->admviews.n >= VIEWS_MAX)
+            fq_smap_clear(&k->admviews);
+        struct admview *keep = fq_xmalloc(sizeof(*keep));
+        *keep = made;
+        fq_smap_put(&k->admviews, akey, keep);
+    }
+    w->cq = av->cq;
+    w->holds = w->cq >= 0;
+    w->admitted = cond_is_true(cond[C_ADMITTED]);
+    w->evicting = cond_is_true(cond[C_EVICTED]);
+    w->reserved_at = parse_time(
+        str_at(cond[C_QUOTA_RESERVED], "lastTransitionTime", NULL), 0);
+    kq_wl_set_use(w, av->nuse, av->use_fr, av->use_amt);
+    w->assigned_flv = av->assigned_flv;
+    bool any = false, ready = false;
+    for (size_t c = 0; c < v->n_check_states; c++) {
+        any = true;
+        if (v->check_states[c].state != FQ_CHECK_PENDING)
+            ready = true;
+    }
+    w->waiting_check = any && !ready && !w->admitted;
+    if (r->queue_name)
+        w->lq = kq_find_lq(s, w->ns, r->queue_name);
+}
+
+/* A pending workload: is it admissible now (its LocalQueue and
+ * ClusterQueue exist, the queue is active and selects its namespace)?
+ * Returns why not into msg (NULL when it is, and then it is pending in
+ * its ClusterQueue, a slice prepared against the one it replaces). */
+static const char *derive_pending(struct kueue *k, struct fq_engine *e,
+                                  struct rec *r, const struct fq_value *ann,
+                                  char *msg, size_t n)
+{
+    struct snap *s = k->snap;
+    struct wl *w = &r->w;
+    const char *ns = w->ns, *queue = r->queue_name;
+    w->lq = kq_find_lq(s, ns, queue);
+    int ci = w->lq ? kq_find_cq(s, w->lq->cq) : -1;
+    if (!w->lq) {
+        snprintf(msg, n, "LocalQueue %s doesn't exist", queue);
+        return msg;
+    }
+    if (ci < 0) {
+        snprintf(msg, n, "ClusterQueue %s doesn't exist", w->lq->cq);
+        return msg;
+    }
+    if (!s->cqs[ci].active) {
+        snprintf(msg, n, "ClusterQueue %s is inactive", w->lq->cq);
+        return msg;
+    }
+    if (!kq_ns_matches(e, &s->cqs[ci], ns))
+        return "Workload namespace doesn't match ClusterQueue selector";
+    w->cq = ci;
+    w->pending = true;
+    const char *old = fq_value_as_str(fq_map_get(ann, FQ_SLICE_ANN_REPLACES));
+    if (old) {
+        w->replaces = fq_xstrdup(old);
+        w->is_slice = fq_kueue_slice_prepare(
+            &s->adm, stored(e, FQ_KIND_WORKLOAD, ns, old), w->npodsets,
+            w->psname, w->slice_flv, w->slice_base);
+    }
+    return NULL;
+}
+
+/*
+ * Derives record r again from its stored workload: out of every index
+ * first (rec_detach), the spec's view kept when only the status moved
+ * (same generation) and made again otherwise, then the status's part
+ * (holding quota, or pending and admissible or not), back into the
+ * indexes (rec_attach), and a holder back at the usage it had
+ * (held_restore). adm_h is the hash of status.admission (the key of its
+ * view).
+ */
 static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
                        const struct fq_value *obj,
                        const struct fq_value *const cond[NCOND], uint64_t adm_h,
                        int64_t now)
 {
-    const struct fq_engine_config *cfg = fq_engine_config(e);
-    struct snap *s = k->snap;
     struct wl *w = &r->w;
     struct held was;
     held_save(k, r, &was);
@@ -125,72 +287,10 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     bool light = r->spec_ok && r->spec_gen == gen &&
                  fq_workload_status_decode(obj, parts, &v) == 0;
     r->mig_valid = false;
-    if (light) {
-        /* The status-derived part goes; the spec's stays. */
-        free(w->why_msg);
-        free(w->avoid_ann);
-        free(w->replaces);
-        free(w->use_fr);
-        free(w->use_amt);
-        w->why_msg = w->avoid_ann = w->replaces = NULL;
-        w->use_fr = NULL;
-        w->use_amt = NULL;
-        w->nuse = 0;
-        w->cq = -1;
-        w->lq = NULL;
-        w->holds = w->admitted = w->pending = w->evicting = false;
-        w->reserved_at = 0;
-        w->assigned_flv = 0;
-        w->waiting_check = w->is_slice = false;
-    } else {
-        char *ns = w->ns, *name = w->name;
-        w->ns = w->name = NULL;
-        kq_wl_release(w);
-        free(r->queue_name);
-        r->queue_name = NULL;
-        memset(w, 0, sizeof(*w));
-        w->ns = ns;
-        w->name = name;
-        w->cq = -1;
-        r->ok = r->spec_ok = false;
-        r->shape = -1;
-        /* A podSets subtree seen before decoded then (so it is valid) to
-         * the view kept: only the rest is decoded. */
-        char pkey[17];
-        hex_key(
-            fp_value(FP_SEED, fq_map_get(fq_map_get(obj, "spec"), "podSets")),
-            pkey);
-        const struct psview *pv = fq_smap_get(&k->psviews, pkey);
-        if ((pv ? fq_workload_decode_no_podsets(obj, &v) :
-                  fq_workload_decode(obj, NULL, &v, NULL)) != 0)
-            return;
-        r->ok = r->spec_ok = true;
-        r->spec_gen = gen;
-        w->uid = fq_xstrdup(v.meta.uid ? v.meta.uid : "");
-        w->prio = kq_priority_of(e, &v);
-        w->created = parse_time(v.meta.creation_timestamp, 0);
-        r->queue_name = v.queue_name ? fq_xstrdup(v.queue_name) : NULL;
-        r->active = v.active;
-        int nres = s->adm.nres > 0 ? s->adm.nres : 1;
-        struct psview mine;
-        if (pv) {
-            kq_podsets_copy(nres, pv, &mine);
-            w->npodsets = mine.npodsets;
-            w->ps = mine.ps;
-            w->psname = mine.psname;
-            w->req = mine.req;
-        } else {
-            kq_wl_podsets(s, w, &v);
-            mine = (struct psview){w->npodsets, w->ps, w->psname, w->req};
-            if (k->psviews.n >= VIEWS_MAX)
-                fq_smap_clear(&k->psviews);
-            struct psview *keep = fq_xmalloc(sizeof(*keep));
-            kq_podsets_copy(nres, &mine, keep);
-            fq_smap_put(&k->psviews, pkey, keep);
-        }
-        r->shape = SHAPE_UNKNOWN;
-    }
-    const char *ns = w->ns;
+    if (light)
+        forget_status(w);
+    else if (!derive_spec(k, e, r, obj, gen, &v))
+        return;
     const struct fq_value *ann = fq_map_get(md, "annotations");
     const struct fq_value *qr = cond[C_QUOTA_RESERVED];
     const char *qr_status = str_at(qr, "status", "");
@@ -200,70 +300,16 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     bool in_backoff = rq && !strcmp(str_at(rq, "status", ""), "False");
     /* w->created is the spec's view's: the store keeps creationTimestamp
      * as it was created (server-owned), so a status write leaves it. */
-    w->qts = kq_queue_order_ts(w->created, cond[C_EVICTED], cfg);
+    w->qts =
+        kq_queue_order_ts(w->created, cond[C_EVICTED], fq_engine_config(e));
     const char *avoid = fq_value_as_str(fq_map_get(ann, FQ_ANN_AVOID_FLAVORS));
     w->avoid_ann = avoid ? fq_xstrdup(avoid) : NULL;
     const char *why = NULL; /* a message to write once the view is gone */
     char msg[512];
-    const char *queue = r->queue_name;
-    if ((av || v.has_admission) && !strcmp(qr_status, "True")) {
-        struct admview made;
-        if (!av) {
-            kq_adm_view(s, &v, &made);
-            av = &made;
-            if (k->admviews.n >= VIEWS_MAX)
-                fq_smap_clear(&k->admviews);
-            struct admview *keep = fq_xmalloc(sizeof(*keep));
-            *keep = made;
-            fq_smap_put(&k->admviews, akey, keep);
-        }
-        w->cq = av->cq;
-        w->holds = w->cq >= 0;
-        w->admitted = cond_is_true(cond[C_ADMITTED]);
-        w->evicting = cond_is_true(cond[C_EVICTED]);
-        w->reserved_at = parse_time(str_at(qr, "lastTransitionTime", NULL), 0);
-        kq_wl_set_use(w, av->nuse, av->use_fr, av->use_amt);
-        w->assigned_flv = av->assigned_flv;
-        /* Waiting on a check, none Ready: may migrate. */
-        bool any = false, ready = false;
-        for (size_t c = 0; c < v.n_check_states; c++) {
-            any = true;
-            if (v.check_states[c].state != FQ_CHECK_PENDING)
-                ready = true;
-        }
-        w->waiting_check = any && !ready && !w->admitted;
-        if (queue)
-            w->lq = kq_find_lq(s, ns, queue);
-    } else if (r->active && !in_backoff && queue) {
-        /* Pending: admissible now? */
-        w->lq = kq_find_lq(s, ns, queue);
-        int ci = w->lq ? kq_find_cq(s, w->lq->cq) : -1;
-        if (!w->lq) {
-            snprintf(msg, sizeof(msg), "LocalQueue %s doesn't exist", queue);
-            why = msg;
-        } else if (ci < 0) {
-            snprintf(msg, sizeof(msg), "ClusterQueue %s doesn't exist",
-                     w->lq->cq);
-            why = msg;
-        } else if (!s->cqs[ci].active) {
-            snprintf(msg, sizeof(msg), "ClusterQueue %s is inactive",
-                     w->lq->cq);
-            why = msg;
-        } else if (!kq_ns_matches(e, &s->cqs[ci], ns)) {
-            why = "Workload namespace doesn't match ClusterQueue selector";
-        } else {
-            w->cq = ci;
-            w->pending = true;
-            const char *old =
-                fq_value_as_str(fq_map_get(ann, FQ_SLICE_ANN_REPLACES));
-            if (old) {
-                w->replaces = fq_xstrdup(old);
-                w->is_slice = fq_kueue_slice_prepare(
-                    &s->adm, stored(e, FQ_KIND_WORKLOAD, ns, old), w->npodsets,
-                    w->psname, w->slice_flv, w->slice_base);
-            }
-        }
-    }
+    if ((av || v.has_admission) && !strcmp(qr_status, "True"))
+        derive_holding(k, r, av, akey, &v, cond);
+    else if (r->active && !in_backoff && r->queue_name)
+        why = derive_pending(k, e, r, ann, msg, sizeof(msg));
     fq_workload_release(&v);
     kq_rec_attach(k, r);
     held_restore(k, r, &was);
