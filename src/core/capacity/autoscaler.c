@@ -84,7 +84,7 @@
 #include <string.h>
 
 #include "capacity/capacity.h"
-#include "capacity/provider_demand.h"
+#include "capacity/provider_protocol.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"

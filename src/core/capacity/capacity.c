@@ -85,7 +85,7 @@
  * sim_provider is false; then this controller creates none).
  */
 #include "capacity/capacity.h"
-#include "capacity/provider_demand.h"
+#include "capacity/provider_protocol.h"
 #include "flexq/conditions.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /*
  * provider_demand.c - scale decisions written as requests for an outside
- * provider, and the provider's answers read back (provider_demand.h has
+ * provider, and the provider's answers read back (capacity/provider_protocol.h has
  * the request format).
  *
  * Life of one request in NodePool status.providerRequests:
@@ -38,7 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capacity/provider_demand.h"
+#include "capacity/capacity.h"
+#include "capacity/provider_protocol.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"

@@ -69,7 +69,7 @@
 #include <string.h>
 
 #include "capacity/capacity.h"
-#include "capacity/provider_demand.h"
+#include "capacity/provider_protocol.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/conditions.h"

@@ -57,7 +57,7 @@
  *      and puts them back).
  *
  * What it does not do: look at objects, time, admission checks or the
- * queues; kueue.c does that and calls in here.
+ * queues; controller.c does that and calls in here.
  */
 #include "kueue/admission.h"
 

@@ -1,7 +1,7 @@
 /*
  * admission.h - Kueue's admission algorithm over compact structs.
  *
- * The kueue controller (kueue.c) turns stored objects into the plain structs
+ * The kueue controller (controller.c) turns stored objects into the plain structs
  * below and asks this module three questions:
  *
  *   fq_adm_assign   which flavor would each podset of a workload get, and is

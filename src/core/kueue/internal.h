@@ -9,12 +9,12 @@
  *
  * The files, in the order a change travels through them:
  *
- *   kueue.c      the controller: on_change, run, deadlines, queue status
+ *   controller.c the controller: on_change, run, deadlines, queue status
  *   snapshot.c   configuration objects -> struct snap (with admission.c)
  *   workload.c   a Workload -> struct wl; podset and admission views
  *   derive.c     records derived again only when their fingerprint moves
  *   queues.c     usage (account), pending queues, holders, candidates
- *   lifecycle.c  the state machine's transitions (diagram in kueue.c)
+ *   lifecycle.c  the state machine's transitions (diagram in controller.c)
  *   cycle.c      the scheduling cycle
  *   admit.c      reserve, pending, preempt, migrate
  *   pace.c       Kueue-paced cycles planned ahead

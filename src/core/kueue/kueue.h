@@ -1,7 +1,7 @@
 /*
  * kueue.h - the "kueue" controller: Kueue's scheduler and workload
  * controller (queues, flavor assignment, preemption, admission checks,
- * eviction and requeue). See kueue.c for the workload state machine and
+ * eviction and requeue). See controller.c for the workload state machine and
  * docs/admission.md for the whole picture.
  */
 #ifndef FLEXQ_KUEUE_H

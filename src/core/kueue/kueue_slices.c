@@ -6,7 +6,7 @@
  * a worker group up while it runs gets a second Workload, a "slice", with
  * the larger counts and the annotation
  * kueue.x-k8s.io/workload-slice-replacement-for: <old slice> (made by
- * jobframework.c). The scheduler (kueue.c) treats the slice as any pending
+ * jobframework.c). The scheduler (controller.c) treats the slice as any pending
  * workload, except that:
  *
  *   - each podset is forced onto the flavor the old slice holds; every
@@ -15,7 +15,7 @@
  *   - only the delta (new count - old count) is charged, since the old
  *     slice's usage is still in the snapshot (admission.c, base_count);
  *   - there is no partial admission, and the old slice is never one of
- *     its preemption targets (kueue.c);
+ *     its preemption targets (controller.c);
  *   - once the slice reserves quota, the old slice is marked
  *     Finished=True, reason WorkloadSliceReplaced (this file). The next
  *     run recomputes usage from the stored workloads: the new slice holds

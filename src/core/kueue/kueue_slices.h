@@ -31,7 +31,7 @@ bool fq_kueue_slice_prepare(const struct fq_adm *a, const struct fq_value *old,
  * The new slice `new_name` got its quota: marks the old slice `old_name`
  * (namespace ns) Finished=True, reason WorkloadSliceReplaced, with an
  * event on it. Nothing when it is gone or already Finished. Its quota is
- * released by the next run (kueue.c invariant 1), while the new slice's
+ * released by the next run (controller.c invariant 1), while the new slice's
  * delta charge covers the cycle in between.
  */
 void fq_kueue_slice_replaced(struct fq_engine *e, const char *ns,

@@ -1,5 +1,5 @@
 /*
- * lifecycle.c - the workload state machine of kueue.c's diagram: one
+ * lifecycle.c - the workload state machine of controller.c's diagram: one
  * function per transition (reserve is in admit.c), and lifecycle(), which
  * looks at one workload that changed or came due and performs the
  * transitions its conditions call for: checks synced to the ClusterQueue,
@@ -7,7 +7,7 @@
  * Rejected, a PodsReady timeout or deactivation, quota released after an
  * eviction, requeue after the backoff.
  *
- * Invariants (numbered as in kueue.c): 2 and 3 are kept here.
+ * Invariants (numbered as in controller.c): 2 and 3 are kept here.
  */
 #include "kueue/internal.h"
 
@@ -525,7 +525,7 @@ static void requeue_after_backoff(struct look *l)
 
 /*
  * Looks at one workload that changed or came due and performs, in order,
- * the transitions of the diagram in kueue.c that its state calls for.
+ * the transitions of the diagram in controller.c that its state calls for.
  * Writes go to `obj` (the caller's copy; it stores it when lc_changed);
  * `cd` are its conditions by enum cond_type, scanned again after each
  * transition that wrote. A Finished workload has none.

@@ -47,7 +47,7 @@
  *     deleteUnusedProvisioningRequests does: above all the request of a
  *     workload that migrate_to_preferred_flavor moved off the dws flavor
  *     (the check is dropped), whose nodes would otherwise idle until the
- *     booking expires. kueue.c writes status.admission and the checks for
+ *     booking expires. controller.c writes status.admission and the checks for
  *     its flavors in one update, so the list is never stale while quota
  *     is reserved; no check list is read without a reservation;
  *   - a new request never reuses a name that Nodes still carry (a deleted
@@ -984,7 +984,7 @@ static bool request_matches(struct fq_engine *e, const struct fq_value *req,
  * One workload. Which requests stay is decided as Kueue's
  * activeOrLastPRForChecks / deleteUnusedProvisioningRequests do, and only
  * while quota is reserved (QuotaReserved=True, status.admission set, not
- * Evicted): kueue.c writes the admission and the checks that apply to its
+ * Evicted): controller.c writes the admission and the checks that apply to its
  * flavors in one update, so then status.admissionChecks is the truth. A
  * live request is kept only when it is the latest attempt of a check that
  * is listed there, is ours and active, needs a request for the assigned

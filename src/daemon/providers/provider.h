@@ -13,7 +13,7 @@
  * A provider reports Nodes by creating / deleting Node objects in the
  * engine's store, as a kubelet registers its node. With a provider other
  * than sim the core's autoscaler writes its decisions on each NodePool's
- * status.providerRequests (src/core/capacity/provider_demand.h); the provider
+ * status.providerRequests (src/core/capacity/provider_protocol.h); the provider
  * carries them out and answers with fq_provider_request_answer.
  */
 #ifndef FLEXQ_PROVIDER_H

@@ -24,7 +24,7 @@
  *   (asked again, same "id", after FLEXQ_EXEC_SYNC_S).
  *
  * Who asks: the core's autoscaler writes create / delete requests on the
- * NodePool's status.providerRequests (src/core/capacity/provider_demand.h); sync
+ * NodePool's status.providerRequests (src/core/capacity/provider_protocol.h); sync
  * starts one child per Pending request and, when it answers, creates or
  * deletes the Node objects and marks the request Done, or Failed with the
  * script's message (the core then backs off, as after a stockout). Every

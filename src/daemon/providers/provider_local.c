@@ -232,7 +232,7 @@ static int local_start(struct fq_provider *p, struct fq_err *err)
 }
 
 /* This machine is what it is: every request of the core's autoscaler
- * (provider_demand.h) is refused with a message that says why; the core
+ * (capacity/provider_protocol.h) is refused with a message that says why; the core
  * turns a refused scale-up into its backoff and a ScaleUp=False
  * condition, and a refused scale-down into a restarted unneeded clock. */
 static void local_sync(struct fq_provider *p, int64_t now_ms)

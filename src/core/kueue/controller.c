@@ -1,5 +1,5 @@
 /*
- * kueue.c - the "kueue" controller: Kueue's scheduler and workload
+ * controller.c - the "kueue" controller: Kueue's scheduler and workload
  * controller over stored objects.
  *
  * It watches ResourceFlavor, ClusterQueue, Cohort, LocalQueue, Workload,
