@@ -148,115 +148,159 @@ static int64_t status_total(const struct fq_value *cq, const char *flavor,
     return -1;
 }
 
+/* The configuration and the tallies of one check. */
+struct quotas {
+    struct fq_objstore *store;
+    const struct fq_object **cqo, **coo;
+    size_t ncq, nco;
+    struct fq_clusterqueue *cqs;
+    struct fq_cohort *cos;
+    bool *cq_ok, *co_ok; /* decoded */
+    struct tally per_cq, per_tree;
+};
+
+static void quotas_load(struct quotas *q, struct fq_objstore *s)
+{
+    memset(q, 0, sizeof(*q));
+    q->store = s;
+    q->ncq = fq_objstore_list(s, FQ_KIND_CLUSTERQUEUE, NULL, &q->cqo);
+    q->nco = fq_objstore_list(s, FQ_KIND_COHORT, NULL, &q->coo);
+    q->cqs = fq_xcalloc(q->ncq + 1, sizeof(*q->cqs));
+    q->cos = fq_xcalloc(q->nco + 1, sizeof(*q->cos));
+    q->cq_ok = fq_xcalloc(q->ncq + 1, sizeof(*q->cq_ok));
+    q->co_ok = fq_xcalloc(q->nco + 1, sizeof(*q->co_ok));
+    for (size_t i = 0; i < q->ncq; i++)
+        q->cq_ok[i] =
+            fq_clusterqueue_decode(q->cqo[i]->obj, NULL, &q->cqs[i], NULL) == 0;
+    for (size_t i = 0; i < q->nco; i++)
+        q->co_ok[i] =
+            fq_cohort_decode(q->coo[i]->obj, NULL, &q->cos[i], NULL) == 0;
+    /* Quotas: per queue, and per cohort tree (queues and cohorts). */
+    for (size_t i = 0; i < q->ncq; i++) {
+        if (!q->cq_ok[i])
+            continue;
+        const struct fq_clusterqueue *cq = &q->cqs[i];
+        add_quota(&q->per_cq, cq->meta.name, cq->groups, cq->n_groups);
+        if (cq->cohort)
+            add_quota(&q->per_tree, cohort_root(q->cos, q->nco, cq->cohort),
+                      cq->groups, cq->n_groups);
+    }
+    for (size_t i = 0; i < q->nco; i++)
+        if (q->co_ok[i])
+            add_quota(&q->per_tree,
+                      cohort_root(q->cos, q->nco, q->cos[i].meta.name),
+                      q->cos[i].groups, q->cos[i].n_groups);
+}
+
+static void quotas_release(struct quotas *q)
+{
+    for (size_t i = 0; i < q->ncq; i++)
+        if (q->cq_ok[i])
+            fq_clusterqueue_release(&q->cqs[i]);
+    for (size_t i = 0; i < q->nco; i++)
+        if (q->co_ok[i])
+            fq_cohort_release(&q->cos[i]);
+    tally_release(&q->per_cq);
+    tally_release(&q->per_tree);
+    free(q->cq_ok);
+    free(q->co_ok);
+    free(q->cqs);
+    free(q->cos);
+    free(q->cqo);
+    free(q->coo);
+}
+
+/* The decoded ClusterQueue `name` (and its stored object), or NULL. */
+static const struct fq_clusterqueue *find_cq(const struct quotas *q,
+                                             const char *name,
+                                             const struct fq_value **obj)
+{
+    for (size_t i = 0; i < q->ncq && name; i++)
+        if (q->cq_ok[i] && !strcmp(q->cqs[i].meta.name, name)) {
+            if (obj)
+                *obj = q->cqo[i]->obj;
+            return &q->cqs[i];
+        }
+    return NULL;
+}
+
+/* K1 and K2 for one workload, and its usage added to the tallies when it
+ * holds quota. Returns the findings. */
+static size_t tally_workload(struct quotas *q, const struct fq_object *o,
+                             struct fq_errlist *out)
+{
+    size_t n = 0;
+    struct fq_workload wl;
+    if (fq_workload_status_decode(o->obj, FQ_WL_CONDITIONS | FQ_WL_ADMISSION,
+                                  &wl) != 0)
+        return 0;
+    const char *ns = o->ns, *name = o->name;
+    bool reserved = fq_conditions_true(&wl.conditions, "QuotaReserved");
+    bool admitted = fq_conditions_true(&wl.conditions, "Admitted");
+    bool finished = fq_conditions_true(&wl.conditions, "Finished");
+    if (admitted && (!reserved || !wl.has_admission))
+        finding(out, &n,
+                "K1: workload %s/%s is Admitted without its quota reserved", ns,
+                name);
+    const struct fq_clusterqueue *cq =
+        find_cq(q, wl.admission_cluster_queue, NULL);
+    if (reserved && !finished && wl.has_admission && !cq)
+        finding(out, &n,
+                "K2: workload %s/%s holds quota of ClusterQueue \"%s\", "
+                "which does not exist",
+                ns, name,
+                wl.admission_cluster_queue ? wl.admission_cluster_queue : "");
+    for (size_t a = 0; cq && reserved && !finished && a < wl.n_assignments;
+         a++) {
+        const struct fq_podset_assignment *pa = &wl.assignments[a];
+        for (size_t r = 0; r < pa->resource_usage.n; r++) {
+            const char *res = pa->resource_usage.items[r].name;
+            const char *flv = fq_kvs_get(&pa->flavors, res);
+            int64_t v = pa->resource_usage.items[r].value;
+            if (!flv)
+                continue;
+            if (!fq_objstore_get(q->store, FQ_KIND_RESOURCEFLAVOR, "", flv))
+                finding(out, &n,
+                        "K2: workload %s/%s was assigned flavor \"%s\", "
+                        "which does not exist",
+                        ns, name, flv);
+            struct cell *c = cell_of(&q->per_cq, cq->meta.name, flv, res);
+            if (!c->listed)
+                finding(out, &n,
+                        "K2: workload %s/%s uses %s of flavor \"%s\", "
+                        "which ClusterQueue \"%s\" does not have",
+                        ns, name, res, flv, cq->meta.name);
+            c->used += v;
+            if (cq->cohort)
+                cell_of(&q->per_tree, cohort_root(q->cos, q->nco, cq->cohort),
+                        flv, res)
+                    ->used += v;
+        }
+    }
+    fq_workload_release(&wl);
+    return n;
+}
+
 size_t fq_kueue_check(struct fq_engine *e, struct fq_errlist *out)
 {
-    struct fq_objstore *s = fq_engine_store(e);
     size_t n = 0;
-    const struct fq_object **cqo = NULL, **coo = NULL, **wlo = NULL;
-    size_t ncq = fq_objstore_list(s, FQ_KIND_CLUSTERQUEUE, NULL, &cqo);
-    size_t nco = fq_objstore_list(s, FQ_KIND_COHORT, NULL, &coo);
-    size_t nwl = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &wlo);
-    struct fq_clusterqueue *cqs = fq_xcalloc(ncq + 1, sizeof(*cqs));
-    struct fq_cohort *cos = fq_xcalloc(nco + 1, sizeof(*cos));
-    bool *cq_ok = fq_xcalloc(ncq + 1, sizeof(*cq_ok));
-    bool *co_ok = fq_xcalloc(nco + 1, sizeof(*co_ok));
-    for (size_t i = 0; i < ncq; i++)
-        cq_ok[i] =
-            fq_clusterqueue_decode(cqo[i]->obj, NULL, &cqs[i], NULL) == 0;
-    for (size_t i = 0; i < nco; i++)
-        co_ok[i] = fq_cohort_decode(coo[i]->obj, NULL, &cos[i], NULL) == 0;
+    struct quotas q;
+    quotas_load(&q, fq_engine_store(e));
+    const struct fq_object **wlo = NULL;
+    size_t nwl = fq_objstore_list(q.store, FQ_KIND_WORKLOAD, NULL, &wlo);
+    for (size_t w = 0; w < nwl; w++)
+        n += tally_workload(&q, wlo[w], out);
+    free(wlo);
 
-    /* Quotas: per queue, and per cohort tree (queues and cohorts). */
-    struct tally per_cq = {0}, per_tree = {0};
-    for (size_t i = 0; i < ncq; i++) {
-        if (!cq_ok[i])
-            continue;
-        add_quota(&per_cq, cqs[i].meta.name, cqs[i].groups, cqs[i].n_groups);
-        if (cqs[i].cohort)
-            add_quota(&per_tree, cohort_root(cos, nco, cqs[i].cohort),
-                      cqs[i].groups, cqs[i].n_groups);
-    }
-    for (size_t i = 0; i < nco; i++)
-        if (co_ok[i])
-            add_quota(&per_tree, cohort_root(cos, nco, cos[i].meta.name),
-                      cos[i].groups, cos[i].n_groups);
-
-    /* Usage of the workloads that hold quota. */
-    for (size_t w = 0; w < nwl; w++) {
-        struct fq_workload wl;
-        if (fq_workload_status_decode(
-                wlo[w]->obj, FQ_WL_CONDITIONS | FQ_WL_ADMISSION, &wl) != 0)
-            continue;
-        const char *ns = wlo[w]->ns, *name = wlo[w]->name;
-        bool reserved = fq_conditions_true(&wl.conditions, "QuotaReserved");
-        bool admitted = fq_conditions_true(&wl.conditions, "Admitted");
-        bool finished = fq_conditions_true(&wl.conditions, "Finished");
-        if (admitted && (!reserved || !wl.has_admission))
-            finding(out, &n,
-                    "K1: workload %s/%s is Admitted without its quota "
-                    "reserved",
-                    ns, name);
-        if (!reserved || finished || !wl.has_admission) {
-            fq_workload_release(&wl);
-            continue;
-        }
-        const char *cqn = wl.admission_cluster_queue;
-        const struct fq_clusterqueue *cq = NULL;
-        for (size_t i = 0; i < ncq && cqn; i++)
-            if (cq_ok[i] && !strcmp(cqs[i].meta.name, cqn))
-                cq = &cqs[i];
-        if (!cq) {
-            finding(out, &n,
-                    "K2: workload %s/%s holds quota of ClusterQueue \"%s\", "
-                    "which does not exist",
-                    ns, name, cqn ? cqn : "");
-            fq_workload_release(&wl);
-            continue;
-        }
-        for (size_t a = 0; a < wl.n_assignments; a++) {
-            const struct fq_podset_assignment *pa = &wl.assignments[a];
-            for (size_t r = 0; r < pa->resource_usage.n; r++) {
-                const char *res = pa->resource_usage.items[r].name;
-                const char *flv = fq_kvs_get(&pa->flavors, res);
-                int64_t v = pa->resource_usage.items[r].value;
-                if (!flv)
-                    continue;
-                if (!fq_objstore_get(s, FQ_KIND_RESOURCEFLAVOR, "", flv))
-                    finding(out, &n,
-                            "K2: workload %s/%s was assigned flavor \"%s\", "
-                            "which does not exist",
-                            ns, name, flv);
-                struct cell *c = cell_of(&per_cq, cq->meta.name, flv, res);
-                if (!c->listed)
-                    finding(out, &n,
-                            "K2: workload %s/%s uses %s of flavor \"%s\", "
-                            "which ClusterQueue \"%s\" does not have",
-                            ns, name, res, flv, cq->meta.name);
-                c->used += v;
-                if (cq->cohort)
-                    cell_of(&per_tree, cohort_root(cos, nco, cq->cohort), flv,
-                            res)
-                        ->used += v;
-            }
-        }
-        fq_workload_release(&wl);
-    }
-
-    /* K3: within quota, alone or as a cohort tree. K4: the status agrees. */
     /* Kueue-paced cycles (cycle_ms) take a workload's change into the
      * queues' tables at the next cycle, as Kueue's cache does, and the
      * status follows the tables: K4 holds between cycles only unpaced. */
     const struct fq_engine_config *cfg = fq_engine_config(e);
     bool fresh = cfg->status_every_ms == 0 && cfg->policy.cycle_ms == 0;
-    for (size_t i = 0; i < per_cq.n; i++) {
-        const struct cell *c = &per_cq.cells[i];
-        const struct fq_clusterqueue *cq = NULL;
+    for (size_t i = 0; i < q.per_cq.n; i++) {
+        const struct cell *c = &q.per_cq.cells[i];
         const struct fq_value *stored_cq = NULL;
-        for (size_t j = 0; j < ncq; j++)
-            if (cq_ok[j] && !strcmp(cqs[j].meta.name, c->cq)) {
-                cq = &cqs[j];
-                stored_cq = cqo[j]->obj;
-            }
+        const struct fq_clusterqueue *cq = find_cq(&q, c->cq, &stored_cq);
         if (cq && !cq->cohort && c->used > c->nominal)
             finding(out, &n,
                     "K3: ClusterQueue \"%s\" holds %lld of %s in flavor "
@@ -273,8 +317,8 @@ size_t fq_kueue_check(struct fq_engine *e, struct fq_errlist *out)
                         (long long)c->used);
         }
     }
-    for (size_t i = 0; i < per_tree.n; i++) {
-        const struct cell *c = &per_tree.cells[i];
+    for (size_t i = 0; i < q.per_tree.n; i++) {
+        const struct cell *c = &q.per_tree.cells[i];
         if (c->used > c->nominal)
             finding(out, &n,
                     "K3: cohort tree \"%s\" holds %lld of %s in flavor "
@@ -282,21 +326,6 @@ size_t fq_kueue_check(struct fq_engine *e, struct fq_errlist *out)
                     c->cq, (long long)c->used, c->resource, c->flavor,
                     (long long)c->nominal);
     }
-
-    for (size_t i = 0; i < ncq; i++)
-        if (cq_ok[i])
-            fq_clusterqueue_release(&cqs[i]);
-    for (size_t i = 0; i < nco; i++)
-        if (co_ok[i])
-            fq_cohort_release(&cos[i]);
-    tally_release(&per_cq);
-    tally_release(&per_tree);
-    free(cq_ok);
-    free(co_ok);
-    free(cqs);
-    free(cos);
-    free(cqo);
-    free(coo);
-    free(wlo);
+    quotas_release(&q);
     return n;
 }
