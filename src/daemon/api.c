@@ -67,8 +67,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "auth.h"
+#include "discovery.h"
 #include "flexq/alloc.h"
 #include "labelsel.h"
 #include "log.h"
@@ -310,6 +312,9 @@ static struct fq_value *resource_list(const char *group, const char *version)
             ns++;
         if (ns)
             fq_map_set(e, "shortNames", str_seq(ki->shortnames, ns));
+        const char *const *cats = fq_discovery_categories(ki->kind);
+        if (cats)
+            fq_map_set(e, "categories", str_seq(cats, 4));
         fq_seq_push(res, e);
         if (ki->has_status) {
             e = fq_value_map();
@@ -476,10 +481,18 @@ static int query_count(struct fq_http_req *r, const char *key, long long max,
     return 0;
 }
 
-static bool query_true(struct fq_http_req *r, const char *key)
+/* A boolean query parameter as Kubernetes reads one: absent, "0" and
+ * "false" (any case) are false, every other value is true ("True" from the
+ * Python client, "1", even ""). */
+bool fq_api_query_bool(struct fq_http_req *r, const char *key)
 {
     const char *v = fq_http_query(r, key);
-    return v && (!strcmp(v, "true") || !strcmp(v, "1"));
+    return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
+}
+
+static bool query_true(struct fq_http_req *r, const char *key)
+{
+    return fq_api_query_bool(r, key);
 }
 
 /* --- list pages --------------------------------------------------------- */
@@ -1249,8 +1262,7 @@ static void handle_objects(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     const char *method = fq_http_method(r);
-    const char *w = fq_http_query(r, "watch");
-    bool watch = w && (!strcmp(w, "true") || !strcmp(w, "1"));
+    bool watch = fq_api_query_bool(r, "watch");
     const char *verb = verb_of(method, &t, watch);
     if (!verb) {
         fail(d, r, FQ_EUNSUPPORTED, "method %s is not allowed here", method);
@@ -1358,12 +1370,7 @@ static int split(char *path, char **seg)
 
 static void version_info(struct fq_daemon *d, struct fq_http_req *r)
 {
-    struct fq_value *v = fq_value_map();
-    fq_map_set(v, "major", fq_value_str("0"));
-    fq_map_set(v, "minor", fq_value_str("1"));
-    fq_map_set(v, "gitVersion", fq_value_str("v" FLEXQ_VERSION));
-    fq_map_set(v, "platform", fq_value_str("linux"));
-    fq_map_set(v, "flexq", fq_value_str(FLEXQ_VERSION));
+    struct fq_value *v = fq_discovery_version(FLEXQ_VERSION);
     reply_value(d, r, 200, v);
     fq_value_free(v);
 }
@@ -1396,6 +1403,23 @@ static void handle_api(struct fq_daemon *d, struct fq_http_req *r,
 {
     bool get = !strcmp(fq_http_method(r), "GET");
     struct fq_value *out = NULL;
+    const char *agg = fq_discovery_accepts(fq_http_header(r, "Accept"));
+    if (get && agg && n == 1) {
+        /* Aggregated discovery: every group and resource in one answer. */
+        out = fq_discovery_aggregated(!strcmp(seg[0], "api"), agg);
+        struct fq_buf b = FQ_BUF_INIT;
+        fq_json_encode(out, FQ_JSON_COMPACT, &b);
+        fq_value_free(out);
+        /* The content type is kept by pointer until the reply leaves. */
+        const char *ct = !strcmp(agg, "v2") ?
+                             "application/json;g=apidiscovery.k8s.io;v=v2;"
+                             "as=APIGroupDiscoveryList" :
+                             "application/json;g=apidiscovery.k8s.io;"
+                             "v=v2beta1;as=APIGroupDiscoveryList";
+        fq_daemon_defer_reply(d, r, 200, ct, &b);
+        fq_buf_release(&b);
+        return;
+    }
     if (!strcmp(seg[0], "api")) {
         if (n == 1 && get) {
             out = fq_value_map();
