@@ -66,6 +66,7 @@
 #include "daemon.h"
 #include "flexq/alloc.h"
 #include "log.h"
+#include "openapi.h"
 #include "runner.h"
 #include "web.h"
 
@@ -579,6 +580,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     }
     d->web = fq_web_attach(d); /* dashboard, /metrics, visibility */
     fq_api_estimate_attach(d); /* wait-time forecasts */
+    fq_openapi_attach(d);      /* /openapi/v2, /openapi/v3 */
     return 0;
 fail:
     fq_docs_release(&cfg_objs);
