@@ -74,6 +74,7 @@
 #include "flexq/alloc.h"
 #include "labelsel.h"
 #include "log.h"
+#include "table.h"
 
 #define RING_SIZE 8192
 #define MAX_SEGS  12
@@ -109,8 +110,10 @@ struct watch {
     bool pending;
     uint64_t start_rev;
     struct fq_buf initial;
-    int64_t deadline;      /* ?timeoutSeconds: end of the stream, or 0 */
-    bool bookmarks;        /* ?allowWatchBookmarks=true */
+    int64_t deadline;  /* ?timeoutSeconds: end of the stream, or 0 */
+    bool bookmarks;    /* ?allowWatchBookmarks=true */
+    const char *table; /* Table version (Accept as=Table) or NULL */
+    enum fq_table_include include;
     int64_t next_bookmark; /* when the next periodic BOOKMARK is due */
     struct watch *next;
 };
@@ -612,6 +615,12 @@ static void list_objects(struct fq_daemon *d, struct fq_http_req *r,
         fq_api_error(d, r, rc, &e, t->ki->plural, NULL);
         return;
     }
+    /* kubectl get asks for a Table: the kind's printer columns. */
+    const char *tv = fq_table_accepts(fq_http_header(r, "Accept"));
+    struct fq_value *table = tv ? fq_table_new(t->kind, tv) : NULL;
+    enum fq_table_include inc =
+        fq_table_include_of(fq_http_query(r, "includeObject"));
+    int64_t now = fq_daemon_now(d);
     struct fq_buf items = FQ_BUF_INIT;
     size_t taken = 0, remaining = 0;
     const struct fq_object *last = NULL;
@@ -623,12 +632,36 @@ static void list_objects(struct fq_daemon *d, struct fq_http_req *r,
             remaining++;
             continue;
         }
+        last = objs[i];
+        if (table) {
+            taken++;
+            fq_table_add_row(table, t->kind, objs[i]->obj, now, inc);
+            continue;
+        }
         if (taken++)
             fq_buf_putc(&items, ',');
         fq_json_encode(objs[i]->obj, FQ_JSON_COMPACT, &items);
-        last = objs[i];
     }
     struct fq_buf b = FQ_BUF_INIT;
+    if (table) {
+        struct fq_value *md = fq_map_get(table, "metadata");
+        fq_map_set(md, "resourceVersion",
+                   fq_value_strf("%llu",
+                                 (unsigned long long)fq_objstore_revision(os)));
+        if (remaining && last) {
+            continue_token(&b, last);
+            fq_map_set(md, "continue", fq_value_str(fq_buf_str(&b)));
+            fq_map_set(md, "remainingItemCount",
+                       fq_value_int((int64_t)remaining));
+            fq_buf_reset(&b);
+        }
+        fq_json_encode(table, FQ_JSON_COMPACT, &b);
+        fq_value_free(table);
+        fq_buf_release(&items);
+        free(objs);
+        reply_buf(d, r, 200, &b);
+        return;
+    }
     fq_buf_printf(&b,
                   "{\"apiVersion\":\"%s\",\"kind\":\"%sList\",\"metadata\":"
                   "{\"resourceVersion\":\"%llu\"",
@@ -682,6 +715,24 @@ static void line_of(struct fq_buf *b, enum fq_change_type type,
     fq_buf_printf(b, "{\"type\":\"%s\",\"object\":", type_name(type));
     fq_json_encode(obj, FQ_JSON_COMPACT, b);
     fq_buf_puts(b, "}\n");
+}
+
+/* A watch line for w: the object, or for a Table watch (kubectl get -w)
+ * a Table holding the object's row. */
+static void watch_line(const struct watch *w, struct fq_buf *b,
+                       enum fq_change_type type, const struct fq_value *obj)
+{
+    if (!w->table) {
+        line_of(b, type, obj);
+        return;
+    }
+    struct fq_value *t = fq_table_new(w->kind, w->table);
+    fq_map_set(
+        fq_map_get(t, "metadata"), "resourceVersion",
+        fq_value_str(fq_value_path_str(obj, "metadata.resourceVersion", "")));
+    fq_table_add_row(t, w->kind, obj, fq_daemon_now(w->api->d), w->include);
+    line_of(b, type, t);
+    fq_value_free(t);
 }
 
 /* Drops a watch whose client is too slow; true if it was dropped. */
@@ -816,6 +867,8 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
     if (timeout_s > 0)
         w->deadline = now + timeout_s * 1000;
     w->bookmarks = query_true(r, "allowWatchBookmarks");
+    w->table = fq_table_accepts(fq_http_header(r, "Accept"));
+    w->include = fq_table_include_of(fq_http_query(r, "includeObject"));
     w->next_bookmark = now + BOOKMARK_MS;
     fq_http_stream_start(r, 200, JSON, watch_closed, w);
     w->next = a->watches;
@@ -825,7 +878,7 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
         size_t n = fq_objstore_list(os, t->kind, w->ns, &objs);
         for (size_t i = 0; i < n; i++)
             if (watch_wants(w, t->kind, objs[i]->ns, objs[i]->obj))
-                line_of(&w->initial, FQ_CHANGE_ADDED, objs[i]->obj);
+                watch_line(w, &w->initial, FQ_CHANGE_ADDED, objs[i]->obj);
         free(objs);
         w->start_rev = fq_objstore_revision(os);
         w->pending = true;
@@ -839,7 +892,7 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
         size_t i = (a->ring_head + RING_SIZE - a->ring_n + k) % RING_SIZE;
         struct ringent *re = &a->ring[i];
         if (re->rev > since && watch_wants(w, re->kind, re->ns, re->obj))
-            line_of(&b, re->type, re->obj);
+            watch_line(w, &b, re->type, re->obj);
     }
     bool dropped = b.len && watch_send(w, b.data, b.len);
     fq_buf_release(&b);
@@ -878,6 +931,13 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
             }
             if (!watch_wants(w, e->kind, e->ns, e->obj))
                 continue;
+            if (w->table) {
+                struct fq_buf b = FQ_BUF_INIT;
+                watch_line(w, &b, e->type, e->obj);
+                watch_send(w, b.data, b.len);
+                fq_buf_release(&b);
+                continue;
+            }
             if (!e->line) {
                 struct fq_buf b = FQ_BUF_INIT;
                 line_of(&b, e->type, e->obj);
@@ -1327,7 +1387,15 @@ static void handle_objects(struct fq_daemon *d, struct fq_http_req *r,
         } else {
             const struct fq_object *o = fq_objstore_get(
                 fq_engine_store(d->engine), t.kind, obj_ns(&t), t.name);
-            if (o) {
+            const char *tv = fq_table_accepts(fq_http_header(r, "Accept"));
+            if (o && tv) {
+                struct fq_value *tab = fq_table_new(t.kind, tv);
+                fq_table_add_row(
+                    tab, t.kind, o->obj, fq_daemon_now(d),
+                    fq_table_include_of(fq_http_query(r, "includeObject")));
+                reply_value(d, r, 200, tab);
+                fq_value_free(tab);
+            } else if (o) {
                 reply_value(d, r, 200, o->obj);
             } else {
                 fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found",
