@@ -71,7 +71,9 @@
 
 #include "auth.h"
 #include "discovery.h"
+#include "dryrun.h"
 #include "flexq/alloc.h"
+#include "flexq/patch.h"
 #include "labelsel.h"
 #include "log.h"
 #include "table.h"
@@ -1157,7 +1159,16 @@ static void do_create(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
-    apply_and_reply(d, r, t, obj, 201, false);
+    bool dry = false;
+    rc = fq_dryrun_param(r, &dry, &e);
+    if (rc < 0) {
+        fq_api_error(d, r, rc, &e, t->ki->plural, name);
+        fq_value_free(obj);
+    } else if (dry) {
+        fq_dryrun_reply(d, r, t->ki->plural, NULL, obj, false);
+    } else {
+        apply_and_reply(d, r, t, obj, 201, false);
+    }
 }
 
 /* PUT and PATCH of the status subresource: replaces only .status. */
@@ -1183,6 +1194,16 @@ static void write_status(struct fq_daemon *d, struct fq_http_req *r,
         fq_map_set(obj, "status", st ? fq_value_clone(st) : fq_value_map());
     }
     fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
+    bool dry = false;
+    if (fq_dryrun_param(r, &dry, &e) < 0) {
+        fq_api_error(d, r, e.code, &e, t->ki->plural, t->name);
+        fq_value_free(obj);
+        return;
+    }
+    if (dry) {
+        fq_dryrun_reply(d, r, t->ki->plural, cur, obj, true);
+        return;
+    }
     int rc = fq_objstore_update(fq_engine_store(d->engine), obj, true, NULL,
                                 NULL, &e);
     if (rc < 0) {
@@ -1198,9 +1219,20 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
     struct fq_objstore *os = fq_engine_store(d->engine);
     const char *ct = fq_http_header(r, "Content-Type");
     bool apply = patch && ct && strstr(ct, "apply-patch");
-    if (patch && ct && strstr(ct, "json-patch")) {
-        fail(d, r, FQ_EUNSUPPORTED,
-             "JSON patch is not supported; use application/merge-patch+json");
+    bool json_patch = patch && ct && strstr(ct, "json-patch+json");
+    bool strategic = patch && ct && strstr(ct, "strategic-merge-patch");
+    if (strategic && !fq_patch_strategic_supported(t->kind)) {
+        /* As for custom resources in Kubernetes: no patch strategies. */
+        fq_dryrun_unsupported_media(d, r,
+                                    "application/json-patch+json, "
+                                    "application/merge-patch+json, "
+                                    "application/apply-patch+yaml");
+        return;
+    }
+    bool dry = false;
+    struct fq_err de = {0};
+    if (fq_dryrun_param(r, &dry, &de) < 0) {
+        fq_api_error(d, r, de.code, &de, t->ki->plural, t->name);
         return;
     }
     struct fq_value *body = NULL;
@@ -1210,8 +1242,10 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
         fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
         return;
     }
-    if (!body || body->type != FQ_V_MAP) {
-        fail(d, r, FQ_EPARSE, "the body must be a JSON object");
+    if (!body || body->type != (json_patch ? FQ_V_SEQ : FQ_V_MAP)) {
+        fail(d, r, FQ_EPARSE,
+             json_patch ? "a JSON patch must be a list of operations" :
+                          "the body must be a JSON object");
         fq_value_free(body);
         return;
     }
@@ -1231,7 +1265,10 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
             return;
         }
         fq_map_del(fq_map_get(body, "metadata"), "resourceVersion");
-        apply_and_reply(d, r, t, body, 200, true);
+        if (dry)
+            fq_dryrun_reply(d, r, t->ki->plural, cur, body, false);
+        else
+            apply_and_reply(d, r, t, body, 200, true);
         return;
     }
     if (!cur) {
@@ -1247,7 +1284,19 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     struct fq_value *obj;
-    if (patch) {
+    if (json_patch || strategic) {
+        /* Patched on a copy: a failed patch changes nothing. */
+        obj = fq_value_clone(cur->obj);
+        rc = json_patch ? fq_patch_json(&obj, body, &e) :
+                          fq_patch_strategic(&obj, body, t->kind, &e);
+        fq_value_free(body);
+        body = NULL;
+        if (rc < 0) {
+            fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+            fq_value_free(obj);
+            return;
+        }
+    } else if (patch) {
         obj = fq_value_clone(cur->obj);
         fq_value_merge_patch(&obj, body);
     } else {
@@ -1268,7 +1317,10 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
-    apply_and_reply(d, r, t, obj, 200, false);
+    if (dry)
+        fq_dryrun_reply(d, r, t->ki->plural, cur, obj, false);
+    else
+        apply_and_reply(d, r, t, obj, 200, false);
 }
 
 static void do_delete(struct fq_daemon *d, struct fq_http_req *r,
@@ -1284,9 +1336,19 @@ static void do_delete(struct fq_daemon *d, struct fq_http_req *r,
         fq_api_error(d, r, FQ_ENOTFOUND, &e, t->ki->plural, t->name);
         return;
     }
+    bool dry = false;
+    int rc = fq_dryrun_param(r, &dry, &e);
+    if (rc < 0 || dry) {
+        /* A dry-run delete answers with the object and keeps it. */
+        if (rc < 0)
+            fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+        else
+            reply_value(d, r, 200, cur->obj);
+        return;
+    }
     struct fq_value *last = fq_value_clone(cur->obj);
-    int rc = fq_engine_delete(d->engine, t->kind, obj_ns(t), t->name,
-                              fq_daemon_now(d), &e);
+    rc = fq_engine_delete(d->engine, t->kind, obj_ns(t), t->name,
+                          fq_daemon_now(d), &e);
     if (rc < 0)
         fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
     else
