@@ -73,6 +73,7 @@
 #include "discovery.h"
 #include "dryrun.h"
 #include "flexq/alloc.h"
+#include "flexq/kpb.h"
 #include "flexq/patch.h"
 #include "labelsel.h"
 #include "log.h"
@@ -983,6 +984,8 @@ static int parse_body(struct fq_http_req *r, struct fq_value **out,
     struct fq_limits lim = fq_limits_default();
     if (len == 0)
         return fq_err_set(err, FQ_EPARSE, "the request has no body");
+    if (ct && strstr(ct, "application/vnd.kubernetes.protobuf"))
+        return fq_kpb_decode(body, len, out, err);
     if (ct && strstr(ct, "yaml")) {
         struct fq_docs docs = {0};
         int rc = fq_yaml_parse(body, len, "body", &lim, &docs, err);
@@ -1131,6 +1134,10 @@ static void do_create(struct fq_daemon *d, struct fq_http_req *r,
     struct fq_value *obj = NULL;
     struct fq_err e = {0};
     int rc = parse_body(r, &obj, &e);
+    if (rc == FQ_EUNSUPPORTED) {
+        fq_dryrun_unsupported_media(d, r, "application/json, application/yaml");
+        return;
+    }
     if (rc == 0)
         rc = fix_identity(t, obj, &e);
     if (rc < 0) {
@@ -1238,6 +1245,10 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
     struct fq_value *body = NULL;
     struct fq_err e = {0};
     int rc = parse_body(r, &body, &e);
+    if (rc == FQ_EUNSUPPORTED) {
+        fq_dryrun_unsupported_media(d, r, "application/json, application/yaml");
+        return;
+    }
     if (rc < 0) {
         fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
         return;
