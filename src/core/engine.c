@@ -483,12 +483,18 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
                          fq_value_path_str(obj, "kind", ""));
     const char *name = fq_value_path_str(obj, "metadata.name", "");
     const char *ns = fq_value_path_str(obj, "metadata.namespace", "");
-    if (fq_objstore_get(e->store, kind, ns, name)) {
+    const struct fq_object *old = fq_objstore_get(e->store, kind, ns, name);
+    if (old) {
+        if (kind == FQ_KIND_JOB)
+            fq_job_default_selector(
+                obj, fq_value_path_str(old->obj, "metadata.uid", ""));
         /* apply replaces what the user owns; the store keeps the status */
         return fq_objstore_update(e->store, obj, false, changed, NULL, err);
     }
     char uid[40];
     fq_engine_new_uid(e, uid, sizeof(uid));
+    if (kind == FQ_KIND_JOB)
+        fq_job_default_selector(obj, uid);
     rc = fq_objstore_create(e->store, obj, e->now, uid, NULL, err);
     if (rc == 0) {
         if (created)

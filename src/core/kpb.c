@@ -42,9 +42,8 @@ struct rd {
 static int bad(struct rd *r, const char *what)
 {
     if (r->rc == 0)
-        r->rc = fq_err_set(r->err, FQ_EPARSE,
-                           "protobuf body: %s at byte %zu", what,
-                           (size_t)(r->p - r->base));
+        r->rc = fq_err_set(r->err, FQ_EPARSE, "protobuf body: %s at byte %zu",
+                           what, (size_t)(r->p - r->base));
     return r->rc;
 }
 
@@ -79,7 +78,8 @@ static bool next(struct rd *r, struct field *f)
     if (r->rc || r->p >= r->end)
         return false;
     uint64_t tag;
-    if (!varint(&r->p, r->end, &tag) || (tag >> 3) == 0 || (tag >> 3) > 1u << 29)
+    if (!varint(&r->p, r->end, &tag) || (tag >> 3) == 0 ||
+        (tag >> 3) > 1u << 29)
         return bad(r, "a bad field tag"), false;
     f->num = (unsigned)(tag >> 3);
     f->wt = (unsigned)(tag & 7);
@@ -214,9 +214,9 @@ static struct fq_value *meta(struct rd *r, const struct field *f)
     struct fq_value *m = fq_value_map();
     struct rd s = sub(r, f);
     struct field e;
-    static const char *const strs[] = {NULL,   "name", "generateName",
-                                       "namespace", NULL, "uid",
-                                       "resourceVersion"};
+    static const char *const strs[] = {
+        NULL, "name", "generateName",   "namespace",
+        NULL, "uid",  "resourceVersion"};
     while (next(&s, &e)) {
         /* gogo protobuf writes every string, empty or not: an empty one
          * is an absent one, as in JSON with omitempty. */
@@ -225,12 +225,12 @@ static struct fq_value *meta(struct rd *r, const struct field *f)
                 fq_map_set(m, strs[e.num], str_of(&e));
         } else if (e.num == 7 && e.wt == 0) {
             if (e.v)
-            fq_map_set(m, "generation", fq_value_int((int64_t)e.v));
+                fq_map_set(m, "generation", fq_value_int((int64_t)e.v));
         } else if ((e.num == 11 || e.num == 12)) {
-            map_entry(&s, &e,
-                      fq_map_ensure_map(m, e.num == 11 ? "labels" :
-                                                         "annotations"),
-                      false);
+            map_entry(
+                &s, &e,
+                fq_map_ensure_map(m, e.num == 11 ? "labels" : "annotations"),
+                false);
         } else if (e.num == 14) {
             struct fq_value *fin = fq_map_get(m, "finalizers");
             if (!fin) {
@@ -292,10 +292,10 @@ static struct fq_value *object(struct rd *r, const char *av, const char *kind)
             join(r, &s);
         } else if (!cm && !ns) { /* Secret */
             if (f.num == 2 || f.num == 4)
-                map_entry(r, &f,
-                          fq_map_ensure_map(o, f.num == 2 ? "data" :
-                                                            "stringData"),
-                          f.num == 2);
+                map_entry(
+                    r, &f,
+                    fq_map_ensure_map(o, f.num == 2 ? "data" : "stringData"),
+                    f.num == 2);
             else if (f.num == 3 && f.wt == 2 && f.len)
                 fq_map_set(o, "type", str_of(&f));
             else if (f.num == 5 && f.wt == 0)
@@ -310,8 +310,7 @@ int fq_kpb_decode(const void *data, size_t len, struct fq_value **out,
 {
     *out = NULL;
     if (len > FQ_KPB_MAX_BYTES)
-        return fq_err_set(err, FQ_ELIMIT,
-                          "protobuf body: more than %d bytes",
+        return fq_err_set(err, FQ_ELIMIT, "protobuf body: more than %d bytes",
                           FQ_KPB_MAX_BYTES);
     if (len < 4 || memcmp(data, "k8s\0", 4) != 0)
         return fq_err_set(err, FQ_EPARSE,
@@ -348,16 +347,15 @@ int fq_kpb_decode(const void *data, size_t len, struct fq_value **out,
     }
     int rc = r.rc;
     const struct kind_msg *k = KINDS;
-    while (rc == 0 && k->kind &&
-           !(av && kind && !strcmp(av, k->api_version) &&
-             !strcmp(kind, k->kind)))
+    while (
+        rc == 0 && k->kind &&
+        !(av && kind && !strcmp(av, k->api_version) && !strcmp(kind, k->kind)))
         k++;
     if (rc == 0 && (encoded || !k->kind))
         rc = fq_err_set(err, FQ_EUNSUPPORTED,
                         "protobuf bodies of %s %s are not supported; send "
                         "application/json",
-                        av ? av : "(no apiVersion)",
-                        kind ? kind : "(no kind)");
+                        av ? av : "(no apiVersion)", kind ? kind : "(no kind)");
     if (rc == 0) {
         struct rd s = {base, raw, raw + raw_len, r.entries, err, 0};
         struct fq_value *o = object(&s, k->api_version, k->kind);

@@ -249,6 +249,12 @@ int fq_rayjob_stop(struct fq_engine *e, const char *ns, const char *name,
 /* --- controllers of this family (listed in engine.c's table) ----------- */
 
 extern const struct fq_controller_ops fq_gc_controller;
+/* What the API server sets on a new Job (unless spec.manualSelector):
+ * spec.selector matching batch.kubernetes.io/controller-uid, and the
+ * template's job-name and controller-uid labels (both spellings), so
+ * `kubectl logs job/NAME` finds its pods by the selector. */
+void fq_job_default_selector(struct fq_value *job, const char *uid);
+
 extern const struct fq_controller_ops fq_job_controller;
 extern const struct fq_controller_ops fq_raycluster_controller;
 extern const struct fq_controller_ops fq_rayjob_controller;

@@ -400,6 +400,20 @@ static struct fq_value *group_list(void)
 
 /* --- object requests ---------------------------------------------------- */
 
+/* "rayjobs.ray.io", "jobs.batch", "configmaps": how Kubernetes names a
+ * resource in its messages (NotFound, AlreadyExists, Conflict). */
+struct qname {
+    char s[160];
+};
+
+static struct qname qualified(const struct fq_kind_info *ki)
+{
+    struct qname q;
+    snprintf(q.s, sizeof(q.s), "%s%s%s", ki->plural, *ki->group ? "." : "",
+             ki->group);
+    return q;
+}
+
 /* What an object path names. */
 struct target {
     enum fq_kind kind;
@@ -1067,7 +1081,7 @@ static void conflict(struct fq_daemon *d, struct fq_http_req *r,
                "Operation cannot be fulfilled on %s \"%s\": the object has "
                "been modified; please apply your changes to the latest "
                "version and try again",
-               t->ki->plural, name);
+               qualified(t->ki).s, name);
     fq_api_error(d, r, FQ_ECONFLICT, &e, t->ki->plural, name);
 }
 
@@ -1159,8 +1173,8 @@ static void do_create(struct fq_daemon *d, struct fq_http_req *r,
                          fq_value_path_str(obj, "metadata.namespace", "") :
                          "";
     if (fq_objstore_get(fq_engine_store(d->engine), t->kind, ns, name)) {
-        fq_err_set(&e, FQ_EEXIST, "%s \"%s\" already exists", t->ki->plural,
-                   name);
+        fq_err_set(&e, FQ_EEXIST, "%s \"%s\" already exists",
+                   qualified(t->ki).s, name);
         fq_api_error(d, r, FQ_EEXIST, &e, t->ki->plural, name);
         fq_value_free(obj);
         return;
@@ -1283,7 +1297,7 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     if (!cur) {
-        fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found", t->ki->plural,
+        fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found", qualified(t->ki).s,
                    t->name);
         fq_api_error(d, r, FQ_ENOTFOUND, &e, t->ki->plural, t->name);
         fq_value_free(body);
@@ -1342,7 +1356,7 @@ static void do_delete(struct fq_daemon *d, struct fq_http_req *r,
         fq_objstore_get(os, t->kind, obj_ns(t), t->name);
     struct fq_err e = {0};
     if (!cur) {
-        fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found", t->ki->plural,
+        fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found", qualified(t->ki).s,
                    t->name);
         fq_api_error(d, r, FQ_ENOTFOUND, &e, t->ki->plural, t->name);
         return;
@@ -1472,7 +1486,7 @@ static void handle_objects(struct fq_daemon *d, struct fq_http_req *r,
                 reply_value(d, r, 200, o->obj);
             } else {
                 fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found",
-                           t.ki->plural, t.name);
+                           qualified(t.ki).s, t.name);
                 fq_api_error(d, r, FQ_ENOTFOUND, &e, t.ki->plural, t.name);
             }
         }

@@ -33,8 +33,9 @@ static void one(const uint8_t *data, size_t size)
     struct fq_value *back = NULL;
     if (fq_json_parse(text, strlen(text), NULL, &lim, &back, NULL) < 0 ||
         !fq_value_equal(v, back)) {
-        fprintf(stderr, "fuzz_kpb: JSON of a decoded body does not parse "
-                        "back equal:\n%s\n",
+        fprintf(stderr,
+                "fuzz_kpb: JSON of a decoded body does not parse "
+                "back equal:\n%s\n",
                 text);
         abort();
     }
