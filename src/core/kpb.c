@@ -141,8 +141,47 @@ static bool count(struct rd *r)
     return true;
 }
 
-static struct fq_value *str_of(const struct field *f)
+/* True if p[0..n) is UTF-8 without NUL (what a JSON body can carry). */
+static bool text_ok(const unsigned char *p, size_t n)
 {
+    for (size_t i = 0; i < n;) {
+        unsigned char c = p[i];
+        size_t len = c < 0x80           ? 1 :
+                     (c & 0xe0) == 0xc0 ? 2 :
+                     (c & 0xf0) == 0xe0 ? 3 :
+                     (c & 0xf8) == 0xf0 ? 4 :
+                                          0;
+        if (!c || !len || i + len > n || (len == 2 && c < 0xc2) ||
+            (len == 4 && c > 0xf4))
+            return false;
+        for (size_t k = 1; k < len; k++)
+            if ((p[i + k] & 0xc0) != 0x80)
+                return false;
+        if (len == 3) {
+            unsigned cp = (c & 0x0fu) << 12 | (p[i + 1] & 0x3fu) << 6 |
+                          (p[i + 2] & 0x3fu);
+            if (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))
+                return false;
+        }
+        if (len == 4) {
+            unsigned cp = (c & 0x07u) << 18 | (p[i + 1] & 0x3fu) << 12 |
+                          (p[i + 2] & 0x3fu) << 6 | (p[i + 3] & 0x3fu);
+            if (cp < 0x10000 || cp > 0x10ffff)
+                return false;
+        }
+        i += len;
+    }
+    return true;
+}
+
+/* A string field; invalid UTF-8 is an error (an empty string is given
+ * back so the caller goes on; the error ends the decode). */
+static struct fq_value *str_of(struct rd *r, const struct field *f)
+{
+    if (!text_ok(f->data, f->len)) {
+        bad(r, "a string that is not UTF-8");
+        return fq_value_str("");
+    }
     return fq_value_strn((const char *)f->data, f->len);
 }
 
@@ -188,10 +227,12 @@ static void map_entry(struct rd *r, const struct field *f, struct fq_value *m,
             continue;
         if (e.num == 1) {
             free(key);
+            if (!text_ok(e.data, e.len))
+                bad(&s, "a key that is not UTF-8");
             key = fq_xstrndup((const char *)e.data, e.len);
         } else if (e.num == 2) {
             fq_value_free(val);
-            val = bytes ? b64_of(&e) : str_of(&e);
+            val = bytes ? b64_of(&e) : str_of(&s, &e);
         }
     }
     join(r, &s);
@@ -205,7 +246,7 @@ static void map_entry(struct rd *r, const struct field *f, struct fq_value *m,
 static void str_item(struct rd *r, const struct field *f, struct fq_value *seq)
 {
     if (f->wt == 2 && count(r))
-        fq_seq_push(seq, str_of(f));
+        fq_seq_push(seq, str_of(r, f));
 }
 
 /* ObjectMeta (apimachinery meta/v1). */
@@ -222,7 +263,7 @@ static struct fq_value *meta(struct rd *r, const struct field *f)
          * is an absent one, as in JSON with omitempty. */
         if (e.num <= 6 && strs[e.num] && e.wt == 2) {
             if (e.len)
-                fq_map_set(m, strs[e.num], str_of(&e));
+                fq_map_set(m, strs[e.num], str_of(&s, &e));
         } else if (e.num == 7 && e.wt == 0) {
             if (e.v)
                 fq_map_set(m, "generation", fq_value_int((int64_t)e.v));
@@ -279,7 +320,7 @@ static struct fq_value *object(struct rd *r, const char *av, const char *kind)
                     continue;
                 if (f.num == 3) {
                     if (e.len)
-                        fq_map_set(part, "phase", str_of(&e));
+                        fq_map_set(part, "phase", str_of(&s, &e));
                     continue;
                 }
                 struct fq_value *fin = fq_map_get(part, "finalizers");
@@ -297,7 +338,7 @@ static struct fq_value *object(struct rd *r, const char *av, const char *kind)
                     fq_map_ensure_map(o, f.num == 2 ? "data" : "stringData"),
                     f.num == 2);
             else if (f.num == 3 && f.wt == 2 && f.len)
-                fq_map_set(o, "type", str_of(&f));
+                fq_map_set(o, "type", str_of(r, &f));
             else if (f.num == 5 && f.wt == 0)
                 fq_map_set(o, "immutable", fq_value_bool(f.v != 0));
         }
