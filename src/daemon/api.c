@@ -56,9 +56,14 @@
  *       start_rev, until start_rev has landed; changes up to start_rev are
  *       not sent to it again.
  *
- * What it does not do: strategic merge patch (treated as a merge patch),
- * JSON patch (405), server-side apply field ownership (apply replaces the
- * object as `kubectl apply` would after its three-way merge), snapshot
+ * Kubernetes clients: JSON patch and strategic merge patch come from
+ * patch.h (strategic merge on custom resources is 415, as in Kubernetes),
+ * ?dryRun=All from dryrun.h, Tables (Accept as=Table) from table.h,
+ * aggregated discovery and /version from discovery.h, protobuf bodies
+ * from kpb.h.
+ *
+ * What it does not do: server-side apply field ownership (apply replaces
+ * the object as `kubectl apply` would after its three-way merge), snapshot
  * lists (a continue token resumes after a key, not at a revision).
  */
 #include "api.h"
