@@ -80,8 +80,10 @@
 #include "flexq/alloc.h"
 #include "flexq/kpb.h"
 #include "flexq/patch.h"
+#include "flexq/ssa.h"
 #include "labelsel.h"
 #include "log.h"
+#include "ssa_reply.h"
 #include "table.h"
 
 #define RING_SIZE 8192
@@ -1120,6 +1122,36 @@ static void give_name(struct fq_daemon *d, struct fq_value *obj)
                fq_value_strf("%s%s", gen, suffix));
 }
 
+/* The field manager of a write: ?fieldManager=, else the client's name
+ * from its User-Agent ("kubectl", "OpenAPI-Generator"), as Kubernetes
+ * defaults it. */
+static void field_manager(struct fq_http_req *r, char *buf, size_t size)
+{
+    const char *fm = fq_http_query(r, "fieldManager");
+    const char *ua = fq_http_header(r, "User-Agent");
+    if (fm && *fm) {
+        snprintf(buf, size, "%s", fm);
+        return;
+    }
+    size_t n = ua ? strcspn(ua, "/ ") : 0;
+    snprintf(buf, size, "%.*s", (int)(n ? n : 7), n ? ua : "unknown");
+}
+
+/* Records who changed which fields (managedFields) for objects that
+ * track them: those written with a fieldManager or applied server-side
+ * before. Objects flexq's own CLI writes are not tracked. */
+static void track_fields(struct fq_daemon *d, struct fq_http_req *r,
+                         const struct fq_object *cur, struct fq_value *obj)
+{
+    if (!fq_http_query(r, "fieldManager") &&
+        !(cur && fq_value_path(cur->obj, "metadata.managedFields")))
+        return;
+    char fm[128], now[40];
+    field_manager(r, fm, sizeof(fm));
+    fq_time_format(fq_daemon_now(d), now, sizeof(now));
+    fq_ssa_update(cur ? cur->obj : NULL, obj, fm, now);
+}
+
 /* Applies `obj` (taken) through the engine and answers. */
 static void apply_and_reply(struct fq_daemon *d, struct fq_http_req *r,
                             const struct target *t, struct fq_value *obj,
@@ -1185,6 +1217,7 @@ static void do_create(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
+    track_fields(d, r, NULL, obj);
     bool dry = false;
     rc = fq_dryrun_param(r, &dry, &e);
     if (rc < 0) {
@@ -1294,6 +1327,24 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
             fq_value_free(body);
             return;
         }
+        if (fq_http_query(r, "fieldManager")) {
+            /* kubectl apply --server-side: field ownership, conflicts. */
+            char now[40];
+            fq_time_format(fq_daemon_now(d), now, sizeof(now));
+            struct fq_value *out = NULL, *clash = NULL;
+            rc = fq_ssa_apply(
+                cur ? cur->obj : NULL, body, fq_http_query(r, "fieldManager"),
+                fq_api_query_bool(r, "force"), now, &out, &clash, &e);
+            fq_value_free(body);
+            if (rc == FQ_ECONFLICT)
+                fq_ssa_reply_conflict(d, r, t->ki->plural, t->name, clash);
+            else if (rc < 0)
+                fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+            fq_value_free(clash);
+            if (rc < 0)
+                return;
+            body = out;
+        }
         fq_map_del(fq_map_get(body, "metadata"), "resourceVersion");
         if (dry)
             fq_dryrun_reply(d, r, t->ki->plural, cur, body, false);
@@ -1347,6 +1398,7 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
+    track_fields(d, r, cur, obj);
     if (dry)
         fq_dryrun_reply(d, r, t->ki->plural, cur, obj, false);
     else

@@ -191,6 +191,36 @@ def one_version(kbin):
           before == after, tag + "diff shows the change and writes "
           "nothing: rc=%d %s %s" % (rc, out, err))
 
+    # server-side apply: managers keep their fields, conflicts, force
+    ssa = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa}\n"
+           "data: %s\n")
+    rc, out, err = run(kbin, "apply", "--server-side", "-f", "-", ns=ns,
+                       stdin=ssa % '{a: "1", b: "2"}')
+    obj = get(cm_path(ns, "ssa")) or {}
+    mf = obj.get("metadata", {}).get("managedFields", [])
+    check(rc == 0 and "serverside-applied" in out and
+          [(m["manager"], m["operation"]) for m in mf] ==
+          [("kubectl", "Apply")] and
+          set(mf[0]["fieldsV1"]["f:data"]) == {"f:a", "f:b"},
+          tag + "apply --server-side records managedFields: %s %s %s" %
+          (out, err, mf))
+    rc, out, err = run(kbin, "apply", "--server-side", "--field-manager=other",
+                       "-f", "-", ns=ns, stdin=ssa % '{c: "3"}')
+    check(rc == 0 and (get(cm_path(ns, "ssa")) or {}).get("data") ==
+          {"a": "1", "b": "2", "c": "3"},
+          tag + "a second manager's apply keeps the first's fields: %s" % err)
+    before = get(cm_path(ns, "ssa"))
+    rc, out, err = run(kbin, "apply", "--server-side", "--field-manager=other",
+                       "-f", "-", ns=ns, stdin=ssa % '{a: "9", c: "3"}')
+    check(rc != 0 and 'conflict with "kubectl"' in err and ".data.a" in err
+          and get(cm_path(ns, "ssa")) == before,
+          tag + "conflict names manager and field, changes nothing: %s" % err)
+    rc, out, err = run(kbin, "apply", "--server-side", "--field-manager=other",
+                       "--force-conflicts", "-f", "-", ns=ns,
+                       stdin=ssa % '{a: "9", c: "3"}')
+    check(rc == 0 and (get(cm_path(ns, "ssa")) or {}).get("data") ==
+          {"a": "9", "b": "2", "c": "3"}, tag + "--force-conflicts: %s" % err)
+
     # explain, get all, NotFound
     rc, out, err = run(kbin, "explain", "rayjob.spec")
     check(rc == 0 and "entrypoint" in out and "RayJob" in out,

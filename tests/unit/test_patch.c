@@ -15,6 +15,7 @@
 
 #include "flexq/kpb.h"
 #include "flexq/patch.h"
+#include "flexq/ssa.h"
 #include "flexq/value.h"
 
 static struct fq_value *J(const char *text)
@@ -306,12 +307,77 @@ static void test_kpb(void **state)
     assert_int_equal(fq_kpb_decode("{}", 2, &v, &err), FQ_EPARSE);
 }
 
+static void test_ssa(void **state)
+{
+    (void)state;
+    struct fq_value *cfg = J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+                             "\"metadata\":{\"name\":\"c\"},\"data\":{\"a\":"
+                             "\"1\",\"b\":\"2\"}}");
+    struct fq_value *o1 = NULL, *o2 = NULL, *o3 = NULL, *clash = NULL;
+    struct fq_err e = {0};
+    assert_int_equal(
+        fq_ssa_apply(NULL, cfg, "m1", false, "T1", &o1, &clash, &e), 0);
+    assert_string_equal(
+        fq_value_path_str(
+            fq_seq_at(fq_value_path(o1, "metadata.managedFields"), 0),
+            "manager", ""),
+        "m1");
+    /* m2 sets c: a and b stay (m1 owns them) */
+    struct fq_value *cfg2 = J("{\"apiVersion\":\"v1\",\"kind\":"
+                              "\"ConfigMap\",\"metadata\":{\"name\":\"c\"},"
+                              "\"data\":{\"c\":\"3\",\"a\":\"1\"}}");
+    assert_int_equal(fq_ssa_apply(o1, cfg2, "m2", false, "T2", &o2, &clash, &e),
+                     0);
+    assert_string_equal(fq_value_path_str(o2, "data.b", ""), "2");
+    assert_string_equal(fq_value_path_str(o2, "data.c", ""), "3");
+    /* m2 changes a, which m1 owns: a conflict naming both */
+    struct fq_value *cfg3 = J("{\"apiVersion\":\"v1\",\"kind\":"
+                              "\"ConfigMap\",\"metadata\":{\"name\":\"c\"},"
+                              "\"data\":{\"a\":\"9\"}}");
+    assert_int_equal(fq_ssa_apply(o2, cfg3, "m2", false, "T3", &o3, &clash, &e),
+                     FQ_ECONFLICT);
+    assert_null(o3);
+    assert_int_equal(fq_value_len(clash), 1);
+    assert_string_equal(fq_value_path_str(fq_seq_at(clash, 0), "field", ""),
+                        ".data.a");
+    assert_string_equal(fq_value_path_str(fq_seq_at(clash, 0), "manager", ""),
+                        "m1");
+    fq_value_free(clash);
+    /* forced: a moves to m2; c, which m2 no longer applies, goes */
+    assert_int_equal(fq_ssa_apply(o2, cfg3, "m2", true, "T3", &o3, &clash, &e),
+                     0);
+    assert_string_equal(fq_value_path_str(o3, "data.a", ""), "9");
+    assert_null(fq_value_path(o3, "data.c"));
+    assert_string_equal(fq_value_path_str(o3, "data.b", ""), "2");
+    /* an update by m3 takes b from m1 */
+    struct fq_value *upd = fq_value_clone(o3);
+    fq_value_set_path(upd, "data.b", fq_value_str("7"));
+    assert_int_equal(fq_ssa_update(o3, upd, "m3", "T4"), 0);
+    const struct fq_value *mf = fq_value_path(upd, "metadata.managedFields");
+    bool m3 = false;
+    for (size_t i = 0; i < fq_value_len(mf); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(mf, i), "manager", ""), "m3"))
+            m3 = fq_value_path(fq_seq_at(mf, i), "fieldsV1.f:data.f:b") != NULL;
+    assert_true(m3);
+    fq_value_free(o3);
+    /* no manager: refused */
+    assert_int_equal(fq_ssa_apply(NULL, cfg, "", false, "T", &o3, &clash, &e),
+                     FQ_EPARSE);
+    fq_value_free(upd);
+    fq_value_free(o1);
+    fq_value_free(o2);
+    fq_value_free(cfg);
+    fq_value_free(cfg2);
+    fq_value_free(cfg3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_patch),
         cmocka_unit_test(test_strategic),
         cmocka_unit_test(test_kpb),
+        cmocka_unit_test(test_ssa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
