@@ -495,6 +495,10 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
     fq_engine_new_uid(e, uid, sizeof(uid));
     if (kind == FQ_KIND_JOB)
         fq_job_default_selector(obj, uid);
+    if (kind == FQ_KIND_POD && !fq_value_path_str(obj, "status.phase", NULL))
+        /* as the API server creates a pod: Pending until it runs */
+        fq_map_set(fq_map_ensure_map(obj, "status"), "phase",
+                   fq_value_str("Pending"));
     rc = fq_objstore_create(e->store, obj, e->now, uid, NULL, err);
     if (rc == 0) {
         if (created)
