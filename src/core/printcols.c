@@ -194,6 +194,32 @@ static void node_status(const struct fq_value *obj, int64_t now,
         fq_buf_puts(out, ",SchedulingDisabled");
 }
 
+/* kubectl's ROLES: node-role.kubernetes.io/ROLE labels, or <none>. */
+static void node_roles(const struct fq_value *obj, int64_t now,
+                       struct fq_buf *out)
+{
+    (void)now;
+    const struct fq_value *l = fq_value_path(obj, "metadata.labels");
+    size_t start = out->len;
+    for (size_t i = 0; l && l->type == FQ_V_MAP && i < l->u.map.n; i++) {
+        const char *k = l->u.map.items[i].key;
+        if (strncmp(k, "node-role.kubernetes.io/", 24) != 0 || !k[24])
+            continue;
+        fq_buf_printf(out, "%s%s", out->len > start ? "," : "", k + 24);
+    }
+    if (out->len == start)
+        fq_buf_puts(out, "<none>");
+}
+
+/* The kubelet version a node reports (GKE's, for flexq's nodes). */
+static void node_version(const struct fq_value *obj, int64_t now,
+                         struct fq_buf *out)
+{
+    (void)now;
+    fq_buf_puts(out, fq_value_path_str(obj, "status.nodeInfo.kubeletVersion",
+                                       "v1.32.0-gke.flexq"));
+}
+
 static void data_count(const struct fq_value *obj, int64_t now,
                        struct fq_buf *out)
 {
@@ -409,7 +435,9 @@ static const struct fq_printcol cols_pod[] = {
     END};
 static const struct fq_printcol cols_node[] = {
     {"STATUS", FQ_COL_FN, NULL, node_status, false},
+    {"ROLES", FQ_COL_FN, NULL, node_roles, false},
     AGE,
+    {"VERSION", FQ_COL_FN, NULL, node_version, false},
     {"POOL", FQ_COL_PATH, "metadata.labels.cloud\\.google\\.com/gke-nodepool",
      NULL, true},
     END};
@@ -445,6 +473,8 @@ static const struct fq_printcol cols_pool[] = {
     {"TOPOLOGY", FQ_COL_PATH, "spec.tpuTopology", NULL, true},
     AGE,
     END};
+static const struct fq_printcol cols_namespace[] = {
+    {"STATUS", FQ_COL_PATH, "status.phase", NULL, false}, AGE, END};
 static const struct fq_printcol cols_default[] = {AGE, END};
 
 const struct fq_printcol *fq_printcols(enum fq_kind k)
@@ -480,6 +510,8 @@ const struct fq_printcol *fq_printcols(enum fq_kind k)
         return cols_prq;
     case FQ_KIND_NODEPOOL:
         return cols_pool;
+    case FQ_KIND_NAMESPACE:
+        return cols_namespace;
     default:
         return cols_default;
     }

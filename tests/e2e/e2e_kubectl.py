@@ -316,6 +316,29 @@ try:
             break
         time.sleep(0.2)
     check(out.strip() == "second", "logs job/second: %r" % out)
+
+    # the core kinds' printer columns, as kubectl prints them
+    for kind, want in [
+            ("pods", ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]),
+            ("jobs", ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]),
+            ("nodes", ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]),
+            ("namespaces", ["NAME", "STATUS", "AGE"]),
+            ("events", ["LAST", "SEEN", "TYPE", "REASON", "OBJECT",
+                        "MESSAGE"]),
+            ("clusterqueues", ["NAME", "COHORT", "PENDING", "WORKLOADS",
+                               "ADMITTED", "WORKLOADS"]),
+            ("localqueues", ["NAME", "CLUSTERQUEUE", "PENDING", "WORKLOADS",
+                             "ADMITTED", "WORKLOADS"])]:
+        rc, out, err = run(k, "get", kind, "-A" if kind == "events" else
+                           "-n", *([] if kind == "events" else ["default"]))
+        got = header(out)
+        if kind == "events":
+            got = got[1:]  # -A adds NAMESPACE
+        check(rc == 0 and got == want,
+              "get %s columns: %r %s" % (kind, out[:200], err))
+    rc, out, err = run(k, "get", "pods", "-n", "default")
+    check(any(l.split()[2:3] == ["Completed"] for l in out.splitlines()),
+          "a finished pod's STATUS is Completed: %r" % out)
 finally:
     d.cleanup()
     shutil.rmtree(tmp, ignore_errors=True)
