@@ -34,6 +34,8 @@ PUBLIC = {
     "assert": "base",
     "jobs": "jobs", "cloud": "capacity", "nodepool": "capacity",
     "estimate": "views", "visibility": "views", "metrics": "views",
+    "printcols": "views", "kpb": "objects", "patch": "objects",
+    "schema": "objects", "ssa": "objects",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
