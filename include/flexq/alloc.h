@@ -5,6 +5,10 @@
  * a message and abort. Sizes that come from outside input are capped before
  * they get here (see the limits of each parser), so an abort means a bug or
  * a machine without memory, never a hostile request.
+ *
+ * A primitive of the base layer (src/core/base/): it knows nothing of
+ * objects, Kubernetes or the engine, and must not grow calls into higher
+ * layers. There is one of it; use it rather than writing another.
  */
 #ifndef FLEXQ_ALLOC_H
 #define FLEXQ_ALLOC_H

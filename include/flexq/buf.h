@@ -5,6 +5,10 @@
  * and aborts on allocation failure like the rest of flexq. Also two helpers
  * for text built often in fixed buffers (names, keys, uids, messages),
  * where a printf costs more than the rest of the work.
+ *
+ * A primitive of the base layer (src/core/base/): it knows nothing of
+ * objects, Kubernetes or the engine, and must not grow calls into higher
+ * layers. There is one of it; use it rather than writing another.
  */
 #ifndef FLEXQ_BUF_H
 #define FLEXQ_BUF_H

@@ -6,6 +6,10 @@
  * prints, the HTTP status the API answers with, and the Kubernetes Status
  * "reason" string of the JSON error body. Detail (what was wrong, where) goes
  * into an optional caller-provided struct fq_err.
+ *
+ * A primitive of the base layer (src/core/base/): it knows nothing of
+ * objects, Kubernetes or the engine, and must not grow calls into higher
+ * layers. There is one of it; use it rather than writing another.
  */
 #ifndef FLEXQ_ERR_H
 #define FLEXQ_ERR_H

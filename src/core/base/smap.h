@@ -1,5 +1,6 @@
 /*
- * smap.h - a string-keyed hash map for the core's controllers.
+ * smap.h - the string-keyed hash map of the core's controllers (the
+ * object store keeps its own index, tuned to its kinds).
  *
  * Open addressing with linear probing and deletion by backward shift;
  * keys are copied, values are borrowed unless free_val is set (then the
@@ -10,6 +11,10 @@
  * the order is the hash order, so code that must be deterministic in
  * what it writes sorts what it collects. Not thread-safe (nothing in the
  * core is).
+ *
+ * A primitive of the base layer (src/core/base/): it knows nothing of
+ * objects, Kubernetes or the engine, and must not grow calls into higher
+ * layers. There is one of it; use it rather than writing another.
  */
 #ifndef FLEXQ_SMAP_H
 #define FLEXQ_SMAP_H

@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/smap.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/names.h"
@@ -99,8 +100,8 @@ struct bres {
  * `bound` maps the keys of bound, non-terminal pods to a struct bres.
  */
 struct binder {
-    struct fq_pods_map *pending;
-    struct fq_pods_map *bound;
+    struct fq_smap pending;
+    struct fq_smap bound;
     bool dirty;
 };
 
@@ -525,7 +526,7 @@ static void run_binder(struct binder *b, struct fq_engine *e, int64_t now)
     /* Nodes are not written in this function, so borrowing them is safe;
      * pods are, so the pending ones are copied. */
     struct bnode *nodes = fq_xcalloc(nn + 1, sizeof(*nodes));
-    struct fq_pods_map *by_name = fq_pods_map_new(NULL);
+    struct fq_smap by_name = {0};
     for (size_t i = 0; i < nn; i++) {
         struct bnode *n = &nodes[i];
         n->obj = nobjs[i]->obj;
@@ -534,26 +535,27 @@ static void run_binder(struct binder *b, struct fq_engine *e, int64_t now)
             fq_value_path(n->obj, "metadata.labels"), "flexq.dev/slice"));
         n->ready = fq_pods_cond_true(fq_map_get(n->obj, "status"), "Ready");
         res_from_map(&n->alloc, fq_value_path(n->obj, "status.allocatable"));
-        fq_pods_map_put(by_name, n->name, (void *)(uintptr_t)(i + 1));
+        fq_smap_put(&by_name, n->name, (void *)(uintptr_t)(i + 1));
     }
-    size_t it = 0;
-    const char *key;
-    void *val;
-    while (fq_pods_map_next(b->bound, &it, &key, &val)) {
-        const struct bres *br = val;
-        uintptr_t ix = (uintptr_t)fq_pods_map_get(by_name, br->node);
+    for (size_t i = 0; i < b->bound.cap; i++) {
+        const struct bres *br = b->bound.t[i].val;
+        if (!b->bound.t[i].key)
+            continue;
+        uintptr_t ix = (uintptr_t)fq_smap_get(&by_name, br->node);
         if (ix)
             charge(&nodes[ix - 1], &br->req, 1);
     }
-    fq_pods_map_free(by_name);
+    fq_smap_free(&by_name);
 
-    size_t np = fq_pods_map_count(b->pending);
+    size_t np = b->pending.n;
     struct bpod *pend = fq_xcalloc(np + 1, sizeof(*pend));
     size_t npend = 0;
     char **gone = fq_xcalloc(np + 1, sizeof(*gone));
     size_t ngone = 0;
-    it = 0;
-    while (fq_pods_map_next(b->pending, &it, &key, NULL)) {
+    for (size_t slot = 0; slot < b->pending.cap; slot++) {
+        const char *key = b->pending.t[slot].key;
+        if (!key)
+            continue;
         char *k = fq_xstrdup(key);
         const char *ns, *name;
         fq_pods_key_split(k, &ns, &name);
@@ -581,7 +583,7 @@ static void run_binder(struct binder *b, struct fq_engine *e, int64_t now)
         pod_requests(bp->obj, &bp->req);
     }
     for (size_t i = 0; i < ngone; i++) {
-        fq_pods_map_del(b->pending, gone[i]);
+        fq_smap_del(&b->pending, gone[i]);
         free(gone[i]);
     }
     free(gone);
@@ -680,16 +682,15 @@ static void *b_create(struct fq_engine *e)
     /* Not dirty at start: every pod or node stored (also when flexqd
      * reloads its store) is a change that reaches on_change. */
     struct binder *b = fq_xcalloc(1, sizeof(*b));
-    b->pending = fq_pods_map_new(NULL);
-    b->bound = fq_pods_map_new(bres_free);
+    b->bound.free_val = bres_free;
     return b;
 }
 
 static void b_destroy(void *self)
 {
     struct binder *b = self;
-    fq_pods_map_free(b->pending);
-    fq_pods_map_free(b->bound);
+    fq_smap_free(&b->pending);
+    fq_smap_free(&b->bound);
     free(b);
 }
 
@@ -698,19 +699,19 @@ static void b_destroy(void *self)
 static bool note_pod(struct binder *b, const struct fq_change *c)
 {
     char *key = fq_xasprintf("%s/%s", c->ns, c->name);
-    bool was_bound = fq_pods_map_has(b->bound, key);
+    bool was_bound = fq_smap_has(&b->bound, key);
     bool live =
         c->type != FQ_CHANGE_DELETED && c->obj && !fq_pods_terminal(c->obj);
     const char *node =
         live ? fq_value_path_str(c->obj, "spec.nodeName", NULL) : NULL;
     bool kick = false;
     if (!live) {
-        fq_pods_map_del(b->pending, key);
-        fq_pods_map_del(b->bound, key);
+        fq_smap_del(&b->pending, key);
+        fq_smap_del(&b->bound, key);
         kick = was_bound; /* room freed */
     } else if (node && *node) {
-        fq_pods_map_del(b->pending, key);
-        struct bres *old = fq_pods_map_get(b->bound, key);
+        fq_smap_del(&b->pending, key);
+        struct bres *old = fq_smap_get(&b->bound, key);
         if (!old || strcmp(old->node, node) != 0) {
             struct bres *br = fq_xcalloc(1, sizeof(*br));
             struct res r;
@@ -722,14 +723,14 @@ static bool note_pod(struct binder *b, const struct fq_change *c)
                 br->req.v[i] = r.v[i];
             }
             br->req.n = r.n;
-            fq_pods_map_put(b->bound, key, br);
+            fq_smap_put(&b->bound, key, br);
         }
     } else {
-        fq_pods_map_put(b->pending, key, NULL);
+        fq_smap_add(&b->pending, key);
         kick = true;
     }
     free(key);
-    return kick && fq_pods_map_count(b->pending) > 0;
+    return kick && b->pending.n > 0;
 }
 
 static void b_on_change(void *self, struct fq_engine *e,
@@ -742,7 +743,7 @@ static void b_on_change(void *self, struct fq_engine *e,
     if (c->kind == FQ_KIND_POD)
         kick = note_pod(b, c);
     else
-        kick = fq_pods_map_count(b->pending) > 0; /* a node changed */
+        kick = b->pending.n > 0; /* a node changed */
     if (kick) {
         b->dirty = true;
         fq_engine_kick(e, self);
@@ -755,7 +756,7 @@ static void b_run(void *self, struct fq_engine *e, int64_t now)
     if (!b->dirty)
         return;
     b->dirty = false;
-    if (fq_engine_config(e)->no_pods || fq_pods_map_count(b->pending) == 0)
+    if (fq_engine_config(e)->no_pods || b->pending.n == 0)
         return;
     run_binder(b, e, now);
 }

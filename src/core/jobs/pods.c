@@ -62,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/smap.h"
 #include "flexq/alloc.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
@@ -166,149 +167,6 @@ void fq_pods_key_split(char *key, const char **ns, const char **name)
 
 /* --- indexes ---------------------------------------------------------- */
 
-struct mentry {
-    char *key; /* owned */
-    void *val;
-    struct mentry *next;
-};
-
-struct fq_pods_map {
-    struct mentry **b;
-    size_t nb, n;
-    void (*free_val)(void *);
-};
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-struct fq_pods_map *fq_pods_map_new(void (*free_val)(void *))
-{
-    struct fq_pods_map *m = fq_xcalloc(1, sizeof(*m));
-    m->nb = 64;
-    m->b = fq_xcalloc(m->nb, sizeof(*m->b));
-    m->free_val = free_val;
-    return m;
-}
-
-void fq_pods_map_free(struct fq_pods_map *m)
-{
-    if (!m)
-        return;
-    for (size_t i = 0; i < m->nb; i++) {
-        struct mentry *e = m->b[i];
-        while (e) {
-            struct mentry *next = e->next;
-            if (m->free_val)
-                m->free_val(e->val);
-            free(e->key);
-            free(e);
-            e = next;
-        }
-    }
-    free(m->b);
-    free(m);
-}
-
-static struct mentry **map_slot(const struct fq_pods_map *m, const char *key)
-{
-    struct mentry **pp = &m->b[hash_str(key) & (m->nb - 1)];
-    while (*pp && strcmp((*pp)->key, key) != 0)
-        pp = &(*pp)->next;
-    return pp;
-}
-
-static void map_grow(struct fq_pods_map *m)
-{
-    size_t nb = m->nb * 2;
-    struct mentry **b = fq_xcalloc(nb, sizeof(*b));
-    for (size_t i = 0; i < m->nb; i++) {
-        struct mentry *e = m->b[i];
-        while (e) {
-            struct mentry *next = e->next;
-            size_t h = hash_str(e->key) & (nb - 1);
-            e->next = b[h];
-            b[h] = e;
-            e = next;
-        }
-    }
-    free(m->b);
-    m->b = b;
-    m->nb = nb;
-}
-
-void fq_pods_map_put(struct fq_pods_map *m, const char *key, void *val)
-{
-    struct mentry **pp = map_slot(m, key);
-    if (*pp) {
-        if (m->free_val && (*pp)->val != val)
-            m->free_val((*pp)->val);
-        (*pp)->val = val;
-        return;
-    }
-    struct mentry *e = fq_xcalloc(1, sizeof(*e));
-    e->key = fq_xstrdup(key);
-    e->val = val;
-    *pp = e;
-    if (++m->n > m->nb)
-        map_grow(m);
-}
-
-void *fq_pods_map_get(const struct fq_pods_map *m, const char *key)
-{
-    struct mentry *e = *map_slot(m, key);
-    return e ? e->val : NULL;
-}
-
-bool fq_pods_map_has(const struct fq_pods_map *m, const char *key)
-{
-    return *map_slot(m, key) != NULL;
-}
-
-void fq_pods_map_del(struct fq_pods_map *m, const char *key)
-{
-    struct mentry **pp = map_slot(m, key);
-    struct mentry *e = *pp;
-    if (!e)
-        return;
-    *pp = e->next;
-    if (m->free_val)
-        m->free_val(e->val);
-    free(e->key);
-    free(e);
-    m->n--;
-}
-
-size_t fq_pods_map_count(const struct fq_pods_map *m)
-{
-    return m->n;
-}
-
-bool fq_pods_map_next(const struct fq_pods_map *m, size_t *it, const char **key,
-                      void **val)
-{
-    /* *it encodes bucket << 20 | position in the chain. */
-    size_t bucket = *it >> 20, pos = *it & 0xfffff;
-    for (; bucket < m->nb; bucket++, pos = 0) {
-        struct mentry *e = m->b[bucket];
-        for (size_t i = 0; e && i < pos; i++)
-            e = e->next;
-        if (e) {
-            *key = e->key;
-            if (val)
-                *val = e->val;
-            *it = (bucket << 20) | (pos + 1);
-            return true;
-        }
-    }
-    *it = bucket << 20;
-    return false;
-}
-
 struct names {
     char **v; /* owned */
     size_t n, cap;
@@ -324,13 +182,13 @@ static void names_free(void *p)
 }
 
 struct fq_pods_owners {
-    struct fq_pods_map *by_owner; /* "Kind/ns/name" -> struct names */
+    struct fq_smap by_owner; /* "Kind/ns/name" -> struct names */
 };
 
 struct fq_pods_owners *fq_pods_owners_new(void)
 {
     struct fq_pods_owners *ix = fq_xcalloc(1, sizeof(*ix));
-    ix->by_owner = fq_pods_map_new(names_free);
+    ix->by_owner.free_val = names_free;
     return ix;
 }
 
@@ -338,7 +196,7 @@ void fq_pods_owners_free(struct fq_pods_owners *ix)
 {
     if (!ix)
         return;
-    fq_pods_map_free(ix->by_owner);
+    fq_smap_free(&ix->by_owner);
     free(ix);
 }
 
@@ -366,7 +224,7 @@ void fq_pods_owners_note(struct fq_pods_owners *ix, const struct fq_change *c)
     char *key = owner_key(c->obj, c->ns);
     if (!key)
         return;
-    struct names *l = fq_pods_map_get(ix->by_owner, key);
+    struct names *l = fq_smap_get(&ix->by_owner, key);
     size_t at = 0;
     while (l && at < l->n && strcmp(l->v[at], c->name) != 0)
         at++;
@@ -375,12 +233,12 @@ void fq_pods_owners_note(struct fq_pods_owners *ix, const struct fq_change *c)
             free(l->v[at]);
             memmove(&l->v[at], &l->v[at + 1], (l->n - at - 1) * sizeof(*l->v));
             if (--l->n == 0)
-                fq_pods_map_del(ix->by_owner, key);
+                fq_smap_del(&ix->by_owner, key);
         }
     } else if (!l || at == l->n) {
         if (!l) {
             l = fq_xcalloc(1, sizeof(*l));
-            fq_pods_map_put(ix->by_owner, key, l);
+            fq_smap_put(&ix->by_owner, key, l);
         }
         FQ_GROW(l->v, l->cap, l->n + 1);
         l->v[l->n++] = fq_xstrdup(c->name);
@@ -393,7 +251,7 @@ const char *const *fq_pods_owners_get(const struct fq_pods_owners *ix,
                                       const char *name, size_t *n)
 {
     char *key = fq_xasprintf("%s/%s/%s", kind, ns, name);
-    struct names *l = fq_pods_map_get(ix->by_owner, key);
+    struct names *l = fq_smap_get(&ix->by_owner, key);
     free(key);
     *n = l ? l->n : 0;
     return l ? (const char *const *)l->v : NULL;

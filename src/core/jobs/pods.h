@@ -68,21 +68,6 @@ void fq_pods_key_split(char *key, const char **ns, const char **name);
 
 /* --- indexes kept from the change stream ------------------------------ */
 
-/* A string-keyed hash map; values are freed with `free_val` (may be NULL)
- * when replaced, deleted or at fq_pods_map_free. */
-struct fq_pods_map;
-struct fq_pods_map *fq_pods_map_new(void (*free_val)(void *));
-void fq_pods_map_free(struct fq_pods_map *m);
-void fq_pods_map_put(struct fq_pods_map *m, const char *key, void *val);
-void *fq_pods_map_get(const struct fq_pods_map *m, const char *key);
-bool fq_pods_map_has(const struct fq_pods_map *m, const char *key);
-void fq_pods_map_del(struct fq_pods_map *m, const char *key);
-size_t fq_pods_map_count(const struct fq_pods_map *m);
-/* Iteration: start with *it = 0; returns false at the end. The map must
- * not change meanwhile. key / val are borrowed. */
-bool fq_pods_map_next(const struct fq_pods_map *m, size_t *it, const char **key,
-                      void **val);
-
 /*
  * The pods each owner controls (by controller ownerReference), kept from
  * the Pod changes a controller sees, so that a reconcile costs the pods
