@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flexq/heap.h"
 #include "flexq/objstore.h"
 
 /* One expected end of a run: at time t, job index `job`, run generation
@@ -21,14 +22,17 @@ struct fq_drive_fin {
     uint32_t job, gen;
 };
 
-/* Min-heap of run ends by (t, job). Zero-initialised is empty. */
+/* Min-heap of run ends by (t, job) (flexq/heap.h). Zero-initialised is
+ * empty. */
 struct fq_drive_heap {
-    struct fq_drive_fin *v;
-    size_t n, cap;
+    struct fq_heap h;
 };
 
 void fq_drive_heap_push(struct fq_drive_heap *h, struct fq_drive_fin x);
-/* Removes and returns the earliest entry; h->n must be > 0. */
+/* The earliest entry (borrowed, valid until the next change), or NULL
+ * when the heap is empty. */
+const struct fq_drive_fin *fq_drive_heap_top(const struct fq_drive_heap *h);
+/* Removes and returns the earliest entry; the heap must not be empty. */
 struct fq_drive_fin fq_drive_heap_pop(struct fq_drive_heap *h);
 void fq_drive_heap_free(struct fq_drive_heap *h);
 

@@ -1173,9 +1173,11 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     sample(&s);
     while (s.done < s.njobs) {
         int64_t ta = next < tr->n ? tr->jobs[next].submit_ms : FQ_NEVER;
-        while (s.heap.n && !fin_valid(&s, &s.heap.v[0]))
+        while (fq_drive_heap_top(&s.heap) &&
+               !fin_valid(&s, fq_drive_heap_top(&s.heap)))
             fq_drive_heap_pop(&s.heap);
-        int64_t tf = s.heap.n ? s.heap.v[0].t : FQ_NEVER;
+        const struct fq_drive_fin *top = fq_drive_heap_top(&s.heap);
+        int64_t tf = top ? top->t : FQ_NEVER;
         int64_t tw = fq_engine_next_wakeup(s.e);
         tw = tw == FQ_NEVER ? FQ_NEVER : tw - FQ_SIM_EPOCH_MS;
         int64_t t = ta < tf ? ta : tf;
@@ -1209,7 +1211,8 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
             if (rc)
                 goto out;
         }
-        while (s.heap.n && s.heap.v[0].t <= s.now) {
+        while (fq_drive_heap_top(&s.heap) &&
+               fq_drive_heap_top(&s.heap)->t <= s.now) {
             struct fq_drive_fin f = fq_drive_heap_pop(&s.heap);
             if (fin_valid(&s, &f))
                 mark_finished(&s, f.job);

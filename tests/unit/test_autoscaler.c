@@ -200,7 +200,7 @@ static void test_heap_filter(void **state)
         fq_capacity_heap_push(&h, ts[i], keys[i], (uint64_t)i);
     /* stamps 0, 2, 4 stay: d@5, a@3, e@1 */
     fq_capacity_heap_filter(&h, even_stamp, NULL);
-    assert_int_equal(h.n, 3);
+    assert_int_equal(h.h.n, 3);
     static const char *const want[] = {"e", "a", "d"};
     for (int i = 0; i < 3; i++) {
         assert_string_equal(fq_capacity_heap_top(&h)->key, want[i]);

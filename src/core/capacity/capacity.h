@@ -32,6 +32,7 @@
 #include "engine/controllers.h"
 #include "flexq/cloud.h"
 #include "flexq/engine.h"
+#include "flexq/heap.h"
 #include "flexq/names.h"
 #include "flexq/nodepool.h"
 
@@ -62,8 +63,7 @@ struct fq_cap_hent {
 };
 
 struct fq_cap_heap {
-    struct fq_cap_hent *v;
-    size_t n, cap;
+    struct fq_heap h; /* of struct fq_cap_hent, by (t, key) */
 };
 
 struct fq_cap_pool {

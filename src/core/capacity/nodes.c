@@ -308,8 +308,9 @@ size_t fq_capacity_first_fit(struct fq_cap_pool *p, size_t from,
     return r < p->up.n ? r : p->up.n;
 }
 
-static int hent_less(const struct fq_cap_hent *a, const struct fq_cap_hent *b)
+static bool hent_less(const void *x, const void *y)
 {
+    const struct fq_cap_hent *a = x, *b = y;
     if (a->t != b->t)
         return a->t < b->t;
     return strcmp(a->key, b->key) < 0;
@@ -318,50 +319,38 @@ static int hent_less(const struct fq_cap_hent *a, const struct fq_cap_hent *b)
 void fq_capacity_heap_push(struct fq_cap_heap *h, int64_t t, const char *key,
                            uint64_t stamp)
 {
-    FQ_GROW(h->v, h->cap, h->n + 1);
-    size_t i = h->n++;
-    h->v[i] = (struct fq_cap_hent){t, stamp, fq_xstrdup(key)};
-    while (i > 0) {
-        size_t up = (i - 1) / 2;
-        if (!hent_less(&h->v[i], &h->v[up]))
-            break;
-        struct fq_cap_hent x = h->v[i];
-        h->v[i] = h->v[up];
-        h->v[up] = x;
-        i = up;
-    }
+    if (!h->h.size)
+        fq_heap_init(&h->h, sizeof(struct fq_cap_hent), hent_less);
+    struct fq_cap_hent e = {t, stamp, fq_xstrdup(key)};
+    fq_heap_push(&h->h, &e);
 }
 
 const struct fq_cap_hent *fq_capacity_heap_top(const struct fq_cap_heap *h)
 {
-    return h->n ? &h->v[0] : NULL;
-}
-
-/* Moves entry i down to its place below. */
-static void sift_down(struct fq_cap_heap *h, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->n && hent_less(&h->v[l], &h->v[m]))
-            m = l;
-        if (r < h->n && hent_less(&h->v[r], &h->v[m]))
-            m = r;
-        if (m == i)
-            break;
-        struct fq_cap_hent x = h->v[i];
-        h->v[i] = h->v[m];
-        h->v[m] = x;
-        i = m;
-    }
+    return fq_heap_top(&h->h);
 }
 
 void fq_capacity_heap_pop(struct fq_cap_heap *h)
 {
-    if (!h->n)
-        return;
-    free(h->v[0].key);
-    h->v[0] = h->v[--h->n];
-    sift_down(h, 0);
+    struct fq_cap_hent e;
+    if (fq_heap_pop(&h->h, &e))
+        free(e.key);
+}
+
+static void hent_drop(void *elem)
+{
+    free(((struct fq_cap_hent *)elem)->key);
+}
+
+struct hent_keep {
+    bool (*keep)(void *ctx, const struct fq_cap_hent *ent);
+    void *ctx;
+};
+
+static bool hent_keep(void *ctx, void *elem)
+{
+    const struct hent_keep *k = ctx;
+    return k->keep(k->ctx, elem);
 }
 
 void fq_capacity_heap_filter(struct fq_cap_heap *h,
@@ -369,24 +358,15 @@ void fq_capacity_heap_filter(struct fq_cap_heap *h,
                                           const struct fq_cap_hent *ent),
                              void *ctx)
 {
-    size_t m = 0;
-    for (size_t i = 0; i < h->n; i++) {
-        if (keep(ctx, &h->v[i]))
-            h->v[m++] = h->v[i];
-        else
-            free(h->v[i].key);
-    }
-    h->n = m;
-    for (size_t i = m / 2; i-- > 0;)
-        sift_down(h, i);
+    struct hent_keep k = {keep, ctx};
+    fq_heap_filter(&h->h, hent_keep, hent_drop, &k);
 }
 
 void fq_capacity_heap_free(struct fq_cap_heap *h)
 {
-    for (size_t i = 0; i < h->n; i++)
-        free(h->v[i].key);
-    free(h->v);
-    memset(h, 0, sizeof(*h));
+    for (size_t i = 0; i < h->h.n; i++)
+        hent_drop(fq_heap_at(&h->h, i));
+    fq_heap_release(&h->h);
 }
 
 /* --- the node table: decoding ------------------------------------------- */

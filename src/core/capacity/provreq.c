@@ -997,7 +997,7 @@ static bool entry_live(void *t, const struct fq_cap_hent *h)
 /* Drops a heap's stale entries when they pile up (see the invariants). */
 static void prune(struct preqs *t, struct fq_cap_heap *h)
 {
-    if (h->n >= 64 && h->n > 4 * t->by_key.n)
+    if (h->h.n >= 64 && h->h.n > 4 * t->by_key.n)
         fq_capacity_heap_filter(h, entry_live, t);
 }
 

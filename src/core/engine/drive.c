@@ -19,55 +19,40 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
+#include "flexq/assert.h"
 #include "flexq/conditions.h"
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
 
-static bool fin_less(const struct fq_drive_fin *a, const struct fq_drive_fin *b)
+static bool fin_less(const void *x, const void *y)
 {
+    const struct fq_drive_fin *a = x, *b = y;
     return a->t < b->t || (a->t == b->t && a->job < b->job);
 }
 
 void fq_drive_heap_push(struct fq_drive_heap *h, struct fq_drive_fin x)
 {
-    FQ_GROW(h->v, h->cap, h->n + 1);
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!fin_less(&x, &h->v[p]))
-            break;
-        h->v[i] = h->v[p];
-        i = p;
-    }
-    h->v[i] = x;
+    if (!h->h.size)
+        fq_heap_init(&h->h, sizeof(x), fin_less);
+    fq_heap_push(&h->h, &x);
+}
+
+const struct fq_drive_fin *fq_drive_heap_top(const struct fq_drive_heap *h)
+{
+    return fq_heap_top(&h->h);
 }
 
 struct fq_drive_fin fq_drive_heap_pop(struct fq_drive_heap *h)
 {
-    struct fq_drive_fin top = h->v[0];
-    struct fq_drive_fin last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && fin_less(&h->v[c + 1], &h->v[c]))
-            c++;
-        if (!fin_less(&h->v[c], &last))
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n)
-        h->v[i] = last;
+    struct fq_drive_fin top;
+    bool had = fq_heap_pop(&h->h, &top);
+    FQ_ASSERT(had);
     return top;
 }
 
 void fq_drive_heap_free(struct fq_drive_heap *h)
 {
-    free(h->v);
-    h->v = NULL;
-    h->n = h->cap = 0;
+    fq_heap_release(&h->h);
 }
 
 bool fq_drive_mark_finished(struct fq_objstore *s, const char *ns,

@@ -93,8 +93,8 @@
  * (jobframework.c, provcheck.c), write check states (the check
  * controllers), fair sharing, TAS. Elastic slices: kueue_slices.c.
  */
-#include "kueue/kueue.h"
 #include "kueue/internal.h"
+#include "kueue/kueue.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -224,6 +224,8 @@ static void write_queue_status(struct kueue *k, struct fq_engine *e)
 
 /* --- the controller ------------------------------------------------------ */
 
+static bool tq_less(const void *a, const void *b);
+
 static void *create(struct fq_engine *e)
 {
     struct kueue *k = fq_xcalloc(1, sizeof(*k));
@@ -235,6 +237,7 @@ static void *create(struct fq_engine *e)
     k->config_dirty = true;
     k->recs.free_val = kq_rec_free;
     k->timers.free_val = free;
+    fq_heap_init(&k->tq, sizeof(struct timer), tq_less);
     k->psviews.free_val = kq_psview_free;
     k->admviews.free_val = free;
     k->park_gen = 1;
@@ -247,9 +250,9 @@ static void *create(struct fq_engine *e)
 
 /* --- lifecycle deadlines ---------------------------------------------- */
 
-static bool tq_less(const struct timer *a, const struct timer *b)
+static bool tq_less(const void *a, const void *b)
 {
-    return a->t < b->t;
+    return ((const struct timer *)a)->t < ((const struct timer *)b)->t;
 }
 
 static bool tq_valid(const struct kueue *k, const struct timer *t)
@@ -260,46 +263,32 @@ static bool tq_valid(const struct kueue *k, const struct timer *t)
 
 static void tq_push(struct kueue *k, int64_t t, const char *key)
 {
-    FQ_GROW(k->tq, k->captq, k->ntq + 1);
     struct timer x = {t, fq_xstrdup(key)};
-    size_t i = k->ntq++;
-    while (i > 0 && tq_less(&x, &k->tq[(i - 1) / 2])) {
-        k->tq[i] = k->tq[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    k->tq[i] = x;
+    fq_heap_push(&k->tq, &x);
 }
 
 static struct timer tq_pop(struct kueue *k)
 {
-    struct timer top = k->tq[0], last = k->tq[--k->ntq];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= k->ntq)
-            break;
-        if (c + 1 < k->ntq && tq_less(&k->tq[c + 1], &k->tq[c]))
-            c++;
-        if (!tq_less(&k->tq[c], &last))
-            break;
-        k->tq[i] = k->tq[c];
-        i = c;
-    }
-    if (k->ntq)
-        k->tq[i] = last;
+    struct timer top;
+    fq_heap_pop(&k->tq, &top);
     return top;
+}
+
+static const struct timer *tq_top(const struct kueue *k)
+{
+    return fq_heap_top(&k->tq);
 }
 
 /* Drops stale entries from the top, so the top is the next deadline. */
 static void tq_clean(struct kueue *k)
 {
-    while (k->ntq && !tq_valid(k, &k->tq[0]))
+    while (tq_top(k) && !tq_valid(k, tq_top(k)))
         free(tq_pop(k).key);
 }
 
 static int64_t tq_next(const struct kueue *k)
 {
-    return k->ntq ? k->tq[0].t : FQ_NEVER;
+    return tq_top(k) ? tq_top(k)->t : FQ_NEVER;
 }
 
 /* The workload `key` wants lifecycle() again at t (FQ_NEVER: not). */
@@ -456,9 +445,9 @@ static void destroy(void *self)
     fq_smap_free(&k->shapes);
     fq_smap_free(&k->psviews);
     fq_smap_free(&k->admviews);
-    for (size_t i = 0; i < k->ntq; i++)
-        free(k->tq[i].key);
-    free(k->tq);
+    for (size_t i = 0; i < k->tq.n; i++)
+        free(((struct timer *)fq_heap_at(&k->tq, i))->key);
+    fq_heap_release(&k->tq);
     free(k->handled);
     free(k->mig_copy);
     free(k);
@@ -576,7 +565,7 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
     struct fq_objstore *st = fq_engine_store(e);
-    while (k->ntq && k->tq[0].t <= now) {
+    while (tq_top(k) && tq_top(k)->t <= now) {
         struct timer t = tq_pop(k);
         if (tq_valid(k, &t))
             kq_kl_add(&k->lc_dirty, t.key);

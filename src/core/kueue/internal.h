@@ -32,6 +32,7 @@
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/engine.h"
+#include "flexq/heap.h"
 #include "flexq/names.h"
 #include "flexq/objects.h"
 #include "flexq/objstore.h"
@@ -108,8 +109,7 @@ struct kueue {
                                 run (they depend on their old slice) */
     /* lifecycle deadlines: key -> (int64_t *) time, and a min-heap */
     struct fq_smap timers;
-    struct timer *tq;
-    size_t ntq, captq;
+    struct fq_heap tq;        /* of struct timer, by t */
     int64_t lc_timer;         /* the deadline lifecycle() asks for (one call) */
     bool lc_changed, lc_spec; /* what that call changed (anything; spec) */
     /* Pending queues, one per ClusterQueue of the snapshot. */

@@ -479,9 +479,11 @@ static int load_world(struct fwd *f, struct fq_err *err)
 /* Advances to the next instant something is due; false when nothing is. */
 static bool next_time(struct fwd *f, int64_t ta, int *stall)
 {
-    while (f->heap.n && !fin_valid(f, &f->heap.v[0]))
+    while (fq_drive_heap_top(&f->heap) &&
+           !fin_valid(f, fq_drive_heap_top(&f->heap)))
         fq_drive_heap_pop(&f->heap);
-    int64_t tf = f->heap.n ? f->heap.v[0].t : FQ_NEVER;
+    const struct fq_drive_fin *top = fq_drive_heap_top(&f->heap);
+    int64_t tf = top ? top->t : FQ_NEVER;
     int64_t tw = fq_engine_next_wakeup(f->e);
     int64_t t = ta < tf ? ta : tf;
     if (tw < t)
@@ -502,7 +504,8 @@ static bool next_time(struct fwd *f, int64_t ta, int *stall)
 
 static void finish_due(struct fwd *f)
 {
-    while (f->heap.n && f->heap.v[0].t <= f->t) {
+    while (fq_drive_heap_top(&f->heap) &&
+           fq_drive_heap_top(&f->heap)->t <= f->t) {
         struct fq_drive_fin x = fq_drive_heap_pop(&f->heap);
         if (fin_valid(f, &x))
             mark_finished(f, x.job);
