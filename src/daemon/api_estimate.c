@@ -136,6 +136,11 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
         fq_api_error(d, r, FQ_EUNSUPPORTED, &err, NULL, NULL);
         return;
     }
+    int arc = fq_api_allow(d, r, "create", FQ_KIND_WORKLOAD, ns, NULL, &err);
+    if (arc < 0) {
+        fq_api_error(d, r, arc, &err, "estimates", NULL);
+        return;
+    }
     size_t len = 0;
     const char *body = fq_http_body(r, &len);
     struct fq_limits lim = fq_limits_default();
@@ -292,5 +297,15 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
 
 void fq_api_estimate_attach(struct fq_daemon *d)
 {
-    fq_api_add_route(d->api, FQ_API_ESTIMATE_PREFIX, 0, handle, NULL);
+    /* An estimate is a dry-run create of a job in NS: who may create
+     * workloads there may ask. */
+    static const struct fq_route_def def = {
+        .prefix = FQ_API_ESTIMATE_PREFIX,
+        .access = FQ_ROUTE_NAMESPACED,
+        .methods = "POST",
+        .kind = FQ_KIND_WORKLOAD,
+        .write_verb = "create",
+        .example = FQ_API_ESTIMATE_PREFIX "v1alpha1/namespaces/{ns}/estimates",
+    };
+    fq_api_add_route_def(d->api, &def, handle, NULL);
 }

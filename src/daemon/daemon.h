@@ -43,6 +43,9 @@ struct fq_daemon_opts {
     double time_scale;       /* 1.0 = real time */
     enum fq_store_sync sync;
     uint64_t seed; /* 0: pick one from the clock and pid */
+    /* Listen on a non-loopback address without --tokens anyway (refused
+     * otherwise; warned about loudly when set). */
+    bool insecure_listen;
 };
 
 struct fq_auth;

@@ -36,6 +36,8 @@ static const char usage[] =
     "                       queueing): 25 turns 10 minutes into 24 s\n"
     "                       (default 1, real time)\n"
     "  --tokens FILE        require bearer tokens (see docs/api.md)\n"
+    "  --insecure-listen    allow a non-loopback --listen without --tokens\n"
+    "                       (refused otherwise; anyone reaching it is admin)\n"
     "  --sync full|normal   fsync every commit (full, default) or not\n"
     "  --seed N             seed of the engine's PRNG (default: random)\n"
     "  --log-level LEVEL    debug, info (default), warn, error\n"
@@ -89,6 +91,10 @@ int main(int argc, char **argv)
         if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
             fputs(usage, stdout);
             return 0;
+        }
+        if (!strcmp(name, "--insecure-listen")) {
+            o.insecure_listen = true;
+            continue;
         }
         if (!strcmp(name, "--version")) {
             printf("flexqd v%s\n", FLEXQ_VERSION);

@@ -69,6 +69,7 @@ struct fq_http_req {
     struct event *timer; /* fq_http_stream_timer, or NULL */
     fq_http_timer_fn timer_fn;
     void *timer_ctx;
+    const void *user; /* fq_http_set_user */
 };
 
 static void req_free(struct fq_http_req *r)
@@ -241,6 +242,16 @@ const char *fq_http_body(const struct fq_http_req *r, size_t *len)
 const char *fq_http_peer(const struct fq_http_req *r)
 {
     return r->peer;
+}
+
+void fq_http_set_user(struct fq_http_req *r, const void *user)
+{
+    r->user = user;
+}
+
+const void *fq_http_user(const struct fq_http_req *r)
+{
+    return r->user;
 }
 
 void fq_http_add_header(struct fq_http_req *r, const char *name,

@@ -52,6 +52,10 @@ const char *fq_http_header(const struct fq_http_req *r, const char *name);
 /* The body; always NUL-terminated (the NUL is not counted in *len). */
 const char *fq_http_body(const struct fq_http_req *r, size_t *len);
 const char *fq_http_peer(const struct fq_http_req *r);
+/* One borrowed pointer the handler attaches to the request (the API: the
+ * token it was identified by), NULL until set. */
+void fq_http_set_user(struct fq_http_req *r, const void *user);
+const void *fq_http_user(const struct fq_http_req *r);
 
 /* Adds a response header (before reply or stream_start). */
 void fq_http_add_header(struct fq_http_req *r, const char *name,
