@@ -12,6 +12,8 @@
  * Limits: request bodies above FQ_HTTP_MAX_BODY get 413 and headers above
  * FQ_HTTP_MAX_HEADERS get 400 from evhttp before any handler runs; a stream
  * whose client does not read is closed when FQ_HTTP_MAX_BACKLOG bytes wait.
+ * Out of descriptors, a new connection is answered 503 and closed (one
+ * spare descriptor is kept for that) and the warning is rate-limited.
  */
 #ifndef FLEXQ_DAEMON_HTTP_H
 #define FLEXQ_DAEMON_HTTP_H
@@ -24,6 +26,10 @@
 #define FQ_HTTP_MAX_BODY    (4u << 20)
 #define FQ_HTTP_MAX_HEADERS (64u << 10)
 #define FQ_HTTP_MAX_BACKLOG (16u << 20)
+/* Seconds an idle keep-alive connection, or a client slow to send its
+ * request, is kept; and the same for a stream (watch, log follow). */
+#define FQ_HTTP_IDLE_S   60
+#define FQ_HTTP_STREAM_S 3600
 
 struct fq_http;
 struct fq_http_req;
