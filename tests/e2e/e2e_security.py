@@ -164,6 +164,33 @@ def walk_routes(d):
                       "namespaces/team-b/localqueues/lq-b/pendingworkloads",
                       token=DEV_B)
     check(st == 200, "owner reads its queue's pending workloads: %s" % st)
+    # Estimates run off the loop; the owner gets one, /healthz answers
+    # meanwhile, several at once are answered (200, or 503 when busy).
+    import threading
+    est = "/apis/estimates.flexq.dev/v1alpha1/namespaces/team-b/estimates"
+    job = RAYJOB.replace("rayjob-tpu-v6e-dws-1", "what-if") \
+                .replace("user-queue", "lq-b").encode()
+    answers = []
+
+    def ask():
+        answers.append(req(d, "POST", est, job, token=DEV_B, headers={
+            "Content-Type": "application/yaml"})[:2])
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    st, _, _ = req(d, "GET", "/healthz", timeout=10)
+    check(st == 200, "healthz during estimates: %s" % st)
+    for t in threads:
+        t.join(60)
+    check(len(answers) == 4 and all(
+        (a == 200 and '"Estimate"' in b) or (a == 503 and status_json(b))
+        for a, b in answers), "estimates answered: %s" %
+        [(a, b[:120]) for a, b in answers])
+    check(any(a == 200 for a, _ in answers), "one estimate at least")
+    st, text, _ = req(d, "POST", est, job, token=DEV_A,
+                      headers={"Content-Type": "application/yaml"})
+    check(st == 403, "estimate in a foreign namespace: %s" % st)
+
     st, text, _ = req(d, "GET", "/ui/events", token=DEV_A)
     check(st == 200 and not leaks(text), "events page filtered")
     st, text, _ = req(d, "GET", "/ui/overview", token=DEV_A)
