@@ -64,6 +64,7 @@
 #include "api_estimate.h"
 #include "auth.h"
 #include "daemon.h"
+#include "event_gc.h"
 #include "flexq/alloc.h"
 #include "log.h"
 #include "reqgate.h"
@@ -580,6 +581,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     }
     d->web = fq_web_attach(d); /* dashboard, /metrics, visibility */
     fq_api_estimate_attach(d); /* wait-time forecasts */
+    fq_event_gc_attach(d);     /* Events expire (TTL, count cap) */
     return 0;
 fail:
     fq_docs_release(&cfg_objs);
