@@ -213,7 +213,26 @@ int fq_http_new(void *base, const char *addr, fq_http_handler_fn fn, void *ctx,
                      EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
                      EVHTTP_REQ_OPTIONS);
     evhttp_set_gencb(h->http, on_request, h);
-    h->sock = evhttp_bind_socket_with_handle(h->http, host, (ev_uint16_t)port);
+    /* Our own listener for a deeper accept queue than libevent's default
+     * (128): a burst of connections (1,000 clients at once) would
+     * otherwise drop SYNs, and every client connecting then, however
+     * polite, waits a second for the retransmit. */
+    struct evutil_addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    hints.ai_flags = EVUTIL_AI_PASSIVE;
+    char ps[8];
+    snprintf(ps, sizeof(ps), "%d", port);
+    if (evutil_getaddrinfo(host, ps, &hints, &ai) == 0 && ai) {
+        struct evconnlistener *lev = evconnlistener_new_bind(
+            base, NULL, NULL,
+            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+            FQ_HTTP_BACKLOG, ai->ai_addr, (int)ai->ai_addrlen);
+        evutil_freeaddrinfo(ai);
+        if (lev)
+            h->sock = evhttp_bind_listener(h->http, lev);
+    }
     if (!h->sock) {
         evhttp_free(h->http);
         free(h);

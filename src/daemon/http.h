@@ -28,6 +28,8 @@
 #define FQ_HTTP_MAX_BACKLOG (16u << 20)
 /* Seconds an idle keep-alive connection, or a client slow to send its
  * request, is kept; and the same for a stream (watch, log follow). */
+/* Connections the kernel queues before flexqd accepts them. */
+#define FQ_HTTP_BACKLOG  1024
 #define FQ_HTTP_IDLE_S   60
 #define FQ_HTTP_STREAM_S 3600
 
