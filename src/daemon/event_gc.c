@@ -5,7 +5,8 @@
  * database without bound.
  *
  * How: a turn hook sweeps at most every SWEEP_MS, or at once when the
- * count passes the cap by an eighth. A sweep deletes every Event whose
+ * count passes the cap by an eighth; one sweep deletes at most SWEEP_MAX
+ * (the oldest), and asks for another turn when there is more. A sweep deletes every Event whose
  * lastTimestamp is older than the TTL, then, if more than the cap remain,
  * the oldest ones down to the cap. Deletes go through the object store in
  * the turn, so they are committed with it and watchers see DELETED.
@@ -29,6 +30,10 @@
 #include "log.h"
 
 #define SWEEP_MS 10000
+/* Most Events one sweep deletes: a sweep is one turn's work, and 20,000
+ * deletes in one commit would stall the loop; the rest go in the next
+ * turns. */
+#define SWEEP_MAX 1000
 
 struct aged {
     int64_t at;
@@ -51,7 +56,7 @@ static int64_t last_seen(const struct fq_value *ev)
 }
 
 size_t fq_event_gc_sweep(struct fq_objstore *s, int64_t now_ms, int64_t ttl_ms,
-                         size_t max)
+                         size_t max, size_t most)
 {
     const struct fq_object **objs = NULL;
     size_t n = fq_objstore_list(s, FQ_KIND_EVENT, NULL, &objs);
@@ -66,6 +71,8 @@ size_t fq_event_gc_sweep(struct fq_objstore *s, int64_t now_ms, int64_t ttl_ms,
         del++;
     if (n - del > max)
         del = n - max;
+    if (del > most)
+        del = most; /* the oldest first */
     for (size_t i = 0; i < n; i++) {
         if (i < del)
             fq_objstore_delete(s, FQ_KIND_EVENT, a[i].ns, a[i].name, NULL);
@@ -87,9 +94,13 @@ static void on_turn(struct fq_daemon *d, int64_t now_ms, void *ctx)
     if (!over && now_ms - d->events_swept_ms < SWEEP_MS)
         return;
     d->events_swept_ms = now_ms;
-    size_t n = fq_event_gc_sweep(s, now_ms, ttl, max);
+    size_t n = fq_event_gc_sweep(s, now_ms, ttl, max, SWEEP_MAX);
     if (n)
         fq_log(FQ_LOG_DEBUG, "events expired", "count=%zu", n);
+    if (n == SWEEP_MAX) { /* more to do: again next turn, soon */
+        d->events_swept_ms = now_ms - SWEEP_MS;
+        fq_daemon_wake(d);
+    }
 }
 
 void fq_event_gc_attach(struct fq_daemon *d)

@@ -20,8 +20,9 @@ struct fq_objstore;
 void fq_event_gc_attach(struct fq_daemon *d);
 
 /* Deletes the Events of `s` last seen before now_ms - ttl_ms, then the
- * oldest beyond `max`; returns how many were deleted. */
+ * oldest beyond `max`, at most `most` of them, oldest first; returns how
+ * many were deleted. */
 size_t fq_event_gc_sweep(struct fq_objstore *s, int64_t now_ms, int64_t ttl_ms,
-                         size_t max);
+                         size_t max, size_t most);
 
 #endif

@@ -46,16 +46,18 @@ static void test_ttl_then_cap(void **state)
     }
     add(s, "ConfigMap", "cm", T0);
     int64_t now = T0 + 3700 * 1000LL; /* old-* are past one hour */
-    assert_int_equal(fq_event_gc_sweep(s, now, 3600 * 1000LL, 100), 2);
+    assert_int_equal(fq_event_gc_sweep(s, now, 3600 * 1000LL, 100, 1000), 2);
     assert_null(fq_objstore_get(s, FQ_KIND_EVENT, "team-a", "old-1"));
     assert_non_null(fq_objstore_get(s, FQ_KIND_EVENT, "team-a", "new-0"));
     assert_non_null(fq_objstore_get(s, FQ_KIND_CONFIGMAP, "team-a", "cm"));
-    /* The cap keeps the newest. */
-    assert_int_equal(fq_event_gc_sweep(s, now, 3600 * 1000LL, 3), 2);
+    /* The cap keeps the newest; a sweep deletes at most `most`. */
+    assert_int_equal(fq_event_gc_sweep(s, now, 3600 * 1000LL, 3, 1), 1);
+    assert_null(fq_objstore_get(s, FQ_KIND_EVENT, "team-a", "new-0"));
+    assert_int_equal(fq_event_gc_sweep(s, now, 3600 * 1000LL, 3, 1000), 1);
     assert_int_equal(fq_objstore_count(s, FQ_KIND_EVENT), 3);
     assert_null(fq_objstore_get(s, FQ_KIND_EVENT, "team-a", "new-1"));
     assert_non_null(fq_objstore_get(s, FQ_KIND_EVENT, "team-a", "new-4"));
-    assert_int_equal(fq_event_gc_sweep(s, now, 3600 * 1000LL, 3), 0);
+    assert_int_equal(fq_event_gc_sweep(s, now, 3600 * 1000LL, 3, 1000), 0);
     fq_objstore_free(s);
 }
 
