@@ -165,7 +165,7 @@ static void *run_client(void *arg)
                 "\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}}}]}}",
                 c->id, i);
         int rl = snprintf(req, sizeof(req),
-                          "POST %s HTTP/1.1\r\nHost: bench\r\n"
+                          "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                           "Content-Type: application/json\r\n"
                           "Content-Length: %d\r\n\r\n%s",
                           c->configmap ? "/api/v1/namespaces/default/"

@@ -33,7 +33,8 @@
  X(EPROVIDER, "provider failed", 502, "ServiceUnavailable")       \
  X(EBUSY, "busy, try again", 503, "ServiceUnavailable")           \
  X(EINTERNAL, "internal error", 500, "InternalError")             \
- X(EGONE, "too old, list again", 410, "Expired")
+ X(EGONE, "too old, list again", 410, "Expired")                  \
+ X(EMEDIATYPE, "unsupported media type", 415, "UnsupportedMediaType")
 
 enum fq_errcode {
     FQ_OK = 0,

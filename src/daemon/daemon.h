@@ -43,6 +43,13 @@ struct fq_daemon_opts {
     double time_scale;       /* 1.0 = real time */
     enum fq_store_sync sync;
     uint64_t seed; /* 0: pick one from the clock and pid */
+    /* Listen on a non-loopback address without --tokens anyway (refused
+     * otherwise; warned about loudly when set). */
+    bool insecure_listen;
+    /* Events: seconds kept after last seen (0: 3600) and most kept (0:
+     * 10,000); event_gc.h. */
+    int64_t event_ttl_s;
+    size_t max_events;
 };
 
 struct fq_auth;
@@ -62,6 +69,7 @@ struct fq_daemon {
     struct fq_runtime *runtime; /* pods, logs, Ray API (runner.h) */
     struct fq_web *web;         /* dashboard, /metrics (web.h) */
     int64_t started_ms;
+    int64_t events_swept_ms; /* event_gc.c */
 };
 
 /*

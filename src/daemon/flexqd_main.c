@@ -36,6 +36,10 @@ static const char usage[] =
     "                       queueing): 25 turns 10 minutes into 24 s\n"
     "                       (default 1, real time)\n"
     "  --tokens FILE        require bearer tokens (see docs/api.md)\n"
+    "  --event-ttl SECONDS  keep Events this long after last seen (3600)\n"
+    "  --max-events N       keep at most N Events, oldest go first (10000)\n"
+    "  --insecure-listen    allow a non-loopback --listen without --tokens\n"
+    "                       (refused otherwise; anyone reaching it is admin)\n"
     "  --sync full|normal   fsync every commit (full, default) or not\n"
     "  --seed N             seed of the engine's PRNG (default: random)\n"
     "  --log-level LEVEL    debug, info (default), warn, error\n"
@@ -90,6 +94,10 @@ int main(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         }
+        if (!strcmp(name, "--insecure-listen")) {
+            o.insecure_listen = true;
+            continue;
+        }
         if (!strcmp(name, "--version")) {
             printf("flexqd v%s\n", FLEXQ_VERSION);
             return 0;
@@ -129,6 +137,21 @@ int main(int argc, char **argv)
                         v);
                 return 1;
             }
+        } else if (!strcmp(name, "--event-ttl") ||
+                   !strcmp(name, "--max-events")) {
+            char *end;
+            long long n = strtoll(v, &end, 10);
+            if (*end || n < 1 || n > 100000000) {
+                fprintf(stderr,
+                        "flexqd: %s: \"%s\" is not a number in "
+                        "[1, 100000000]\n",
+                        name, v);
+                return 1;
+            }
+            if (!strcmp(name, "--event-ttl"))
+                o.event_ttl_s = n;
+            else
+                o.max_events = (size_t)n;
         } else if (!strcmp(name, "--tokens")) {
             o.tokens_file = v;
         } else if (!strcmp(name, "--sync")) {

@@ -63,12 +63,14 @@
 #include "api/api.h"
 #include "api/api_estimate.h"
 #include "api/auth.h"
+#include "api/openapi.h"
+#include "api/reqgate.h"
 #include "api/web.h"
 #include "daemon.h"
+#include "event_gc.h"
 #include "flexq/alloc.h"
 #include "log.h"
 #include "runner/runner.h"
-#include "api/openapi.h"
 
 struct pending {
     struct fq_http_req *req;
@@ -500,6 +502,32 @@ static int read_config(const char *file, struct fq_engine_config *c,
     return 0;
 }
 
+/* Anyone who can reach a non-loopback address could use an API without
+ * tokens as its administrator (and run processes through pods): refuse to
+ * start so unless the operator says so, and then say it loudly. */
+static int check_exposure(const struct fq_daemon_opts *o, struct fq_err *err)
+{
+    struct fq_reqgate g;
+    int rc = fq_reqgate_init(&g, o->listen, err);
+    if (rc < 0 || g.loopback || o->tokens_file)
+        return rc;
+    if (!o->insecure_listen)
+        return fq_err_set(err, FQ_EINVAL,
+                          "--listen %s is not a loopback address and no "
+                          "--tokens were given: anyone who can reach it "
+                          "would be an administrator. Add --tokens FILE, or "
+                          "--insecure-listen to do it anyway",
+                          o->listen);
+    fprintf(stderr,
+            "flexqd: WARNING: listening on %s WITHOUT AUTHENTICATION "
+            "(--insecure-listen): anyone who can reach this address can "
+            "create, change and delete everything and run processes\n",
+            o->listen);
+    fq_log(FQ_LOG_WARN, "listening without authentication",
+           "listen=%s hint=\"use --tokens FILE\"", o->listen);
+    return 0;
+}
+
 int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
                    struct fq_err *err)
 {
@@ -525,6 +553,8 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         rc = read_config(o->config_file, &cfg, &cfg_objs, err);
     if (rc == 0 && o->tokens_file)
         rc = fq_auth_load(o->tokens_file, &d->auth, err);
+    if (rc == 0)
+        rc = check_exposure(o, err);
     if (rc < 0)
         goto fail;
     /* Bind before touching the store: a wrong or busy address fails fast
@@ -581,6 +611,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     d->web = fq_web_attach(d); /* dashboard, /metrics, visibility */
     fq_api_estimate_attach(d); /* wait-time forecasts */
     fq_openapi_attach(d);      /* /openapi/v2, /openapi/v3 */
+    fq_event_gc_attach(d);     /* Events expire (TTL, count cap) */
     return 0;
 fail:
     fq_docs_release(&cfg_objs);

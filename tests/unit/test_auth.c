@@ -68,7 +68,11 @@ static void test_rules(void **state)
     int rc;
     struct fq_err err = {0};
     struct fq_auth *a = load(TOKENS, &rc, &err);
-    struct fq_principal admin = {"alice", true}, dev = {"bob", false};
+    struct fq_principal admin, dev;
+    assert_int_equal(fq_auth_identify(a, "Bearer admin-secret-1", &admin, &err),
+                     0);
+    assert_int_equal(fq_auth_identify(a, "Bearer dev-secret-22", &dev, &err),
+                     0);
     assert_int_equal(fq_auth_allow(a, &admin, "create", FQ_KIND_CLUSTERQUEUE,
                                    "", NULL, &err),
                      0);
@@ -115,6 +119,44 @@ static void test_rules(void **state)
     fq_auth_free(a);
 }
 
+/* Two lines may name the same user: each token keeps its own namespaces
+ * (a request is matched by its token, never by the user name), and a
+ * principal that no token made is refused. */
+static void test_same_user_two_tokens(void **state)
+{
+    (void)state;
+    int rc;
+    struct fq_err err = {0};
+    struct fq_auth *a = load("tok-team-a-1 developer bob team-a\n"
+                             "tok-team-b-2 developer bob team-b\n",
+                             &rc, &err);
+    assert_int_equal(rc, 0);
+    struct fq_principal ta, tb;
+    assert_int_equal(fq_auth_identify(a, "Bearer tok-team-a-1", &ta, &err), 0);
+    assert_int_equal(fq_auth_identify(a, "Bearer tok-team-b-2", &tb, &err), 0);
+    assert_int_equal(
+        fq_auth_allow(a, &ta, "get", FQ_KIND_JOB, "team-a", NULL, &err), 0);
+    assert_int_equal(
+        fq_auth_allow(a, &ta, "get", FQ_KIND_JOB, "team-b", NULL, &err),
+        FQ_EFORBIDDEN);
+    assert_int_equal(
+        fq_auth_allow(a, &tb, "get", FQ_KIND_JOB, "team-b", NULL, &err), 0);
+    assert_int_equal(
+        fq_auth_allow(a, &tb, "get", FQ_KIND_JOB, "team-a", NULL, &err),
+        FQ_EFORBIDDEN);
+    struct fq_principal forged = {"bob", false, NULL};
+    assert_int_equal(
+        fq_auth_allow(a, &forged, "get", FQ_KIND_JOB, "team-a", NULL, &err),
+        FQ_EFORBIDDEN);
+    assert_int_equal(
+        fq_auth_allow_somewhere(a, &ta, "update", FQ_KIND_RAYJOB, NULL, &err),
+        0);
+    assert_int_equal(fq_auth_allow_somewhere(a, &ta, "get",
+                                             FQ_KIND_CLUSTERQUEUE, NULL, &err),
+                     FQ_EFORBIDDEN);
+    fq_auth_free(a);
+}
+
 static void test_bad_files(void **state)
 {
     (void)state;
@@ -143,6 +185,14 @@ static void test_bad_files(void **state)
     struct fq_auth *a = NULL;
     struct fq_err err = {0};
     assert_int_equal(fq_auth_load("/nonexistent/tokens", &a, &err), FQ_EIO);
+    static const char nul[] = "tok-123456 admin al\0ice\n";
+    assert_int_equal(fq_auth_parse(nul, sizeof(nul) - 1, "t", &a, &err),
+                     FQ_EINVAL);
+    assert_non_null(strstr(err.msg, "t:1: NUL byte"));
+    char *big = calloc(1, FQ_AUTH_MAX_LINE + 2);
+    memset(big, 'x', FQ_AUTH_MAX_LINE + 1);
+    assert_int_equal(fq_auth_parse(big, strlen(big), "t", &a, &err), FQ_ELIMIT);
+    free(big);
 }
 
 int main(void)
@@ -150,6 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identify),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_same_user_two_tokens),
         cmocka_unit_test(test_bad_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

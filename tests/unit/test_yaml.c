@@ -388,15 +388,38 @@ static void test_billion_laughs(void **state)
     struct fq_docs d;
     struct fq_err err;
     /* Default limits: 80 aliases pass the alias cap, but the expansion
-     * (10^8 nodes) is refused by the node count. */
+     * (10^8 nodes) is refused by the cap on what aliases add. */
     assert_int_equal(parse(b.data, NULL, &d, &err), FQ_ELIMIT);
-    assert_non_null(strstr(err.msg, "more than 1000000 nodes"));
+    assert_non_null(strstr(err.msg, "aliases expand to more than 100000 "
+                                    "nodes"));
     assert_int_equal(d.n, 0);
     /* With a tighter alias cap the alias count stops it first. */
     struct fq_limits l = fq_limits_default();
     l.max_aliases = 20;
     assert_int_equal(parse(b.data, &l, &d, &err), FQ_ELIMIT);
     assert_string_equal(err.msg, "t.yaml:4:10: more than 20 aliases");
+    assert_int_equal(d.n, 0);
+    fq_buf_release(&b);
+}
+
+/* Few aliases of one long string: a small body must not become a large
+ * object (the text aliases add is capped at 1 MiB). */
+static void test_alias_bytes(void **state)
+{
+    (void)state;
+    struct fq_buf b = FQ_BUF_INIT;
+    fq_buf_puts(&b, "a: &big \"");
+    for (int i = 0; i < 600 * 1024; i++)
+        fq_buf_putc(&b, 'x');
+    fq_buf_puts(&b, "\"\nb: *big\n");
+    struct fq_docs d;
+    struct fq_err err;
+    assert_int_equal(parse(b.data, NULL, &d, &err), 0);
+    fq_docs_release(&d);
+    fq_buf_puts(&b, "c: *big\n");
+    assert_int_equal(parse(b.data, NULL, &d, &err), FQ_ELIMIT);
+    assert_non_null(strstr(err.msg, "aliases expand to more than 1048576 "
+                                    "bytes"));
     assert_int_equal(d.n, 0);
     fq_buf_release(&b);
 }
@@ -694,6 +717,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_keys),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_billion_laughs),
+        cmocka_unit_test(test_alias_bytes),
         cmocka_unit_test(test_nested_anchors),
         cmocka_unit_test(test_encode_strings),
         cmocka_unit_test(test_encode_shape),

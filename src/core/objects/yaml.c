@@ -13,7 +13,9 @@
  *         SCALAR  (a key: kept as the frame's pending key)
  *         SCALAR  (a value: resolved, added under the pending key)
  *         ALIAS   -> clone of the anchored node (max_aliases; its node
- *                    count and depth are charged again: no billion laughs)
+ *                    count, text bytes and depth are charged again, and
+ *                    what aliases add is capped at YAML_ALIAS_MAX_NODES
+ *                    and _BYTES: no billion laughs)
  *       MAPPING-END    -> pop; duplicate keys checked; added to the parent
  *     DOCUMENT-END                         root kept unless it is null
  *   STREAM-END
@@ -64,12 +66,19 @@
 
 /* --- reading ------------------------------------------------------------ */
 
+/* Most nodes and scalar bytes that aliases may add to one stream, whatever
+ * the limits: 100 aliases of a 1 MiB anchor would otherwise turn a 1 MiB
+ * body into a 100 MiB object. */
+#define YAML_ALIAS_MAX_NODES 100000
+#define YAML_ALIAS_MAX_BYTES (1 << 20)
+
 struct frame {
     struct fq_value *v; /* owned until it joins its parent */
     char *key;          /* pending key of a mapping, owned, or NULL */
     uint32_t kline, kcol;
     char *anchor; /* owned or NULL */
     size_t nodes_at_start;
+    size_t bytes_at_start;
     size_t child_height; /* greatest height among finished children */
 };
 
@@ -85,6 +94,7 @@ struct anchor {
     const struct fq_value *v; /* borrowed, or == owned */
     struct fq_value *owned;   /* NULL, or the node of a key's anchor */
     size_t nodes, height;     /* what an alias to it costs */
+    size_t bytes;             /* scalar and key bytes in it */
 };
 
 struct reader {
@@ -94,6 +104,8 @@ struct reader {
     struct fq_limits lim;
     struct fq_err *err;
     size_t nodes, aliases, docs;
+    size_t bytes;                    /* scalar and key bytes so far */
+    size_t alias_nodes, alias_bytes; /* what aliases added */
     struct frame *stack;
     size_t depth, cap;
     struct anchor *anchors;
@@ -139,7 +151,7 @@ static void clear_stack(struct reader *r)
 /* Records an anchor; `owned` (may be NULL) passes to the anchor. */
 static void add_anchor(struct reader *r, const char *name,
                        const struct fq_value *v, struct fq_value *owned,
-                       size_t nodes, size_t height)
+                       size_t nodes, size_t height, size_t bytes)
 {
     FQ_GROW(r->anchors, r->acap, r->nanchors + 1);
     struct anchor *a = &r->anchors[r->nanchors++];
@@ -148,6 +160,7 @@ static void add_anchor(struct reader *r, const char *name,
     a->owned = owned;
     a->nodes = nodes;
     a->height = height;
+    a->bytes = bytes;
 }
 
 static const struct anchor *find_anchor(const struct reader *r,
@@ -244,6 +257,7 @@ static int on_scalar(struct reader *r, const yaml_event_t *ev)
     int rc = count_node(r, mark, 1);
     if (rc)
         return rc;
+    r->bytes += len;
 
     if (wants_key(r)) {
         struct frame *f = &r->stack[r->depth - 1];
@@ -252,7 +266,8 @@ static int on_scalar(struct reader *r, const yaml_event_t *ev)
         f->kcol = (uint32_t)mark.column + 1;
         if (ev->data.scalar.anchor) {
             struct fq_value *k = fq_value_strn(s, len);
-            add_anchor(r, (const char *)ev->data.scalar.anchor, k, k, 1, 0);
+            add_anchor(r, (const char *)ev->data.scalar.anchor, k, k, 1, 0,
+                       len);
         }
         return 0;
     }
@@ -289,7 +304,7 @@ static int on_scalar(struct reader *r, const yaml_event_t *ev)
     v->line = (uint32_t)mark.line + 1;
     v->col = (uint32_t)mark.column + 1;
     if (ev->data.scalar.anchor)
-        add_anchor(r, (const char *)ev->data.scalar.anchor, v, NULL, 1, 0);
+        add_anchor(r, (const char *)ev->data.scalar.anchor, v, NULL, 1, 0, len);
     attach(r, v, 0);
     return 0;
 }
@@ -315,6 +330,7 @@ static int on_start(struct reader *r, const yaml_event_t *ev, bool map)
     f->key = NULL;
     f->anchor = anchor ? fq_xstrdup((const char *)anchor) : NULL;
     f->nodes_at_start = r->nodes - 1;
+    f->bytes_at_start = r->bytes;
     f->child_height = 0;
     return 0;
 }
@@ -337,7 +353,8 @@ static int on_end(struct reader *r)
     }
     size_t h = f.child_height + 1;
     if (f.anchor) {
-        add_anchor(r, f.anchor, f.v, NULL, r->nodes - f.nodes_at_start, h);
+        add_anchor(r, f.anchor, f.v, NULL, r->nodes - f.nodes_at_start, h,
+                   r->bytes - f.bytes_at_start);
         free(f.anchor);
     }
     attach(r, f.v, h);
@@ -372,9 +389,21 @@ static int on_alias(struct reader *r, const yaml_event_t *ev)
     const struct anchor *a = find_anchor(r, name);
     if (!a)
         return fail(r, FQ_EPARSE, mark, "unknown anchor \"%.200s\"", name);
+    /* What aliases add is capped on its own, far below the input's
+     * limits: a small body must not expand into a huge object. */
+    if (a->nodes > YAML_ALIAS_MAX_NODES - r->alias_nodes)
+        return fail(r, FQ_ELIMIT, mark, "aliases expand to more than %d nodes",
+                    YAML_ALIAS_MAX_NODES);
+    if (a->bytes > YAML_ALIAS_MAX_BYTES - r->alias_bytes)
+        return fail(r, FQ_ELIMIT, mark,
+                    "aliases expand to more than %d bytes of text",
+                    YAML_ALIAS_MAX_BYTES);
     int rc = count_node(r, mark, a->nodes);
     if (rc)
         return rc;
+    r->alias_nodes += a->nodes;
+    r->alias_bytes += a->bytes;
+    r->bytes += a->bytes;
     if (r->depth + a->height > r->lim.max_depth)
         return fail(r, FQ_ELIMIT, mark, "nesting deeper than the limit of %zu",
                     r->lim.max_depth);

@@ -79,6 +79,7 @@
 #include "api/discovery.h"
 #include "api/dryrun.h"
 #include "api/labelsel.h"
+#include "api/reqgate.h"
 #include "api/ssa_reply.h"
 #include "api/table.h"
 #include "flexq/alloc.h"
@@ -98,7 +99,7 @@
 
 struct route {
     char *prefix;
-    int flags;
+    struct fq_route_def def; /* def.prefix is `prefix` */
     fq_route_fn fn;
     void *ctx;
 };
@@ -143,6 +144,7 @@ struct ringent {
 
 struct fq_api {
     struct fq_daemon *d;
+    struct fq_reqgate gate; /* Host, Origin, Content-Type (reqgate.h) */
     struct route *routes;
     size_t nroutes, caproutes;
     struct subres *subs;
@@ -193,10 +195,21 @@ static void fail(struct fq_daemon *d, struct fq_http_req *r, int code,
 
 /* --- the API object and extension points ------------------------------ */
 
+static void list_routes(struct fq_daemon *d, struct fq_http_req *r, void *ctx);
+
 struct fq_api *fq_api_new(struct fq_daemon *d)
 {
     struct fq_api *a = fq_xcalloc(1, sizeof(*a));
     a->d = d;
+    /* fq_http_new refuses a listen address this cannot parse either. */
+    if (fq_reqgate_init(&a->gate,
+                        d->opts.listen ? d->opts.listen : "127.0.0.1:0",
+                        NULL) < 0)
+        fq_reqgate_init(&a->gate, "127.0.0.1:0", NULL);
+    fq_api_add_route_def(a,
+                         &(struct fq_route_def){.prefix = "/debug/routes",
+                                                .access = FQ_ROUTE_ADMIN},
+                         list_routes, NULL);
     return a;
 }
 
@@ -233,12 +246,73 @@ void fq_api_free(struct fq_api *a)
     free(a);
 }
 
+void fq_api_add_route_def(struct fq_api *a, const struct fq_route_def *def,
+                          fq_route_fn fn, void *ctx)
+{
+    FQ_GROW(a->routes, a->caproutes, a->nroutes + 1);
+    struct route *rt = &a->routes[a->nroutes++];
+    *rt = (struct route){fq_xstrdup(def->prefix), *def, fn, ctx};
+    rt->def.prefix = rt->prefix;
+}
+
 void fq_api_add_route(struct fq_api *a, const char *prefix, int flags,
                       fq_route_fn fn, void *ctx)
 {
-    FQ_GROW(a->routes, a->caproutes, a->nroutes + 1);
-    a->routes[a->nroutes++] =
-        (struct route){fq_xstrdup(prefix), flags, fn, ctx};
+    struct fq_route_def def = {
+        .prefix = prefix,
+        .access = flags & (FQ_ROUTE_PUBLIC | FQ_ROUTE_TOKEN),
+        .methods = "GET,HEAD,POST,PUT,PATCH,DELETE,OPTIONS",
+    };
+    fq_api_add_route_def(a, &def, fn, ctx);
+}
+
+/* The principal a request was identified by (anonymous admin without
+ * --tokens). */
+static void principal_of(struct fq_daemon *d, struct fq_http_req *r,
+                         struct fq_principal *who)
+{
+    if (!d->auth) {
+        *who = (struct fq_principal){"anonymous", true, NULL};
+        return;
+    }
+    fq_auth_principal(d->auth, fq_http_user(r), who);
+}
+
+int fq_api_allow(struct fq_daemon *d, struct fq_http_req *r, const char *verb,
+                 enum fq_kind kind, const char *ns, const char *sub,
+                 struct fq_err *err)
+{
+    if (!d->auth)
+        return 0;
+    struct fq_principal who;
+    principal_of(d, r, &who);
+    return fq_auth_allow(d->auth, &who, verb, kind, ns, sub, err);
+}
+
+bool fq_api_may(struct fq_daemon *d, struct fq_http_req *r, const char *verb,
+                enum fq_kind kind, const char *ns)
+{
+    return fq_api_allow(d, r, verb, kind, ns, NULL, NULL) == 0;
+}
+
+/* GET /debug/routes: the route table, for the security test and for
+ * operators (admin only: it names no object, but says what each route
+ * may touch). */
+static void list_routes(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
+{
+    (void)ctx;
+    struct fq_value *items = fq_value_seq();
+    for (size_t i = 0; i < d->api->nroutes; i++)
+        fq_seq_push(items, fq_route_describe(&d->api->routes[i].def));
+    struct fq_value *subs = fq_value_seq();
+    for (size_t i = 0; i < d->api->nsubs; i++)
+        fq_seq_push(subs, fq_value_str(d->api->subs[i].name));
+    struct fq_value *v = fq_value_map();
+    fq_map_set(v, "kind", fq_value_str("RouteList"));
+    fq_map_set(v, "items", items);
+    fq_map_set(v, "subresources", subs);
+    reply_value(d, r, 200, v);
+    fq_value_free(v);
 }
 
 void fq_api_add_subresource(struct fq_api *a, const char *sub,
@@ -1644,10 +1718,31 @@ void fq_api_handle(void *ctx, struct fq_http_req *r)
 {
     struct fq_daemon *d = ctx;
     const char *path = fq_http_path(r);
-    struct fq_principal who = {"anonymous", true};
+    /* Anonymous is an admin only without --tokens; with them it is
+     * replaced by the identified token, or stays powerless on a public
+     * route. */
+    struct fq_principal who = {"anonymous", !d->auth, NULL};
     fq_log(FQ_LOG_DEBUG, "request", "method=%s path=\"%s\" peer=%s",
            fq_http_method(r), path, fq_http_peer(r));
     struct fq_err e = {0};
+    size_t body_len = 0;
+    fq_http_body(r, &body_len);
+    struct fq_reqgate_in gin = {
+        .method = fq_http_method(r),
+        .host = fq_http_header(r, "Host"),
+        .origin = fq_http_header(r, "Origin"),
+        .sec_fetch_site = fq_http_header(r, "Sec-Fetch-Site"),
+        .content_type = fq_http_header(r, "Content-Type"),
+        .body_len = body_len,
+    };
+    int grc = fq_reqgate_check(&d->api->gate, &gin, &e);
+    if (grc < 0) {
+        fq_log(FQ_LOG_WARN, "request refused",
+               "method=%s path=\"%s\" peer=%s why=\"%s\"", gin.method, path,
+               fq_http_peer(r), e.msg);
+        fq_api_error(d, r, grc, &e, NULL, NULL);
+        return;
+    }
     if (!strcmp(path, "/healthz") || !strcmp(path, "/readyz") ||
         !strcmp(path, "/livez")) {
         health(d, r);
@@ -1672,7 +1767,7 @@ void fq_api_handle(void *ctx, struct fq_http_req *r)
         if (rt && strncmp(rt->prefix, "/apis/", 6) != 0)
             rt = NULL;
     }
-    if (d->auth && !(rt && (rt->flags & FQ_ROUTE_PUBLIC))) {
+    if (d->auth && !(rt && rt->def.access == FQ_ROUTE_PUBLIC)) {
         int rc = fq_auth_identify(d->auth, fq_http_header(r, "Authorization"),
                                   &who, &e);
         if (rc < 0) {
@@ -1680,8 +1775,14 @@ void fq_api_handle(void *ctx, struct fq_http_req *r)
             fq_api_error(d, r, rc, &e, NULL, NULL);
             return;
         }
+        fq_http_set_user(r, who.id);
     }
-    if (rt)
+    /* Every route passes the same check before its handler (routes.h). */
+    int arc =
+        rt ? fq_route_gate(d->auth, &who, &rt->def, fq_http_method(r), &e) : 0;
+    if (arc < 0)
+        fq_api_error(d, r, arc, &e, NULL, NULL);
+    else if (rt)
         rt->fn(d, r, rt->ctx);
     else if (n < 0)
         fail(d, r, FQ_ENOTFOUND, "path too long");

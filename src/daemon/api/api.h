@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "api/routes.h"
 #include "daemon.h"
 #include "flexq/kinds.h"
 
@@ -50,16 +51,32 @@ void fq_api_history_start(struct fq_api *a, uint64_t rev);
 /* Ends every watch stream (shutdown). */
 void fq_api_close_watches(struct fq_api *a);
 
-enum {
-    FQ_ROUTE_PUBLIC = 1 << 0, /* no token needed even with --tokens */
-};
-
 /* A handler for a path prefix; it answers the request itself (reply,
  * defer or stream). Longest prefix wins; K8s paths are tried after. */
 typedef void (*fq_route_fn)(struct fq_daemon *d, struct fq_http_req *r,
                             void *ctx);
+/* Registers a route with what it touches (routes.h): the API checks the
+ * method and the caller's access before `fn` runs. def's strings are
+ * borrowed for the API's life (string literals). */
+void fq_api_add_route_def(struct fq_api *a, const struct fq_route_def *def,
+                          fq_route_fn fn, void *ctx);
+/* The same with only an access class in `flags` (FQ_ROUTE_*; 0 is
+ * admin-only) and every method. */
 void fq_api_add_route(struct fq_api *a, const char *prefix, int flags,
                       fq_route_fn fn, void *ctx);
+
+/*
+ * May the caller of `r` do `verb` on `kind` in namespace `ns` (NULL: all,
+ * "" cluster-scoped), subresource `sub` (may be NULL)? The object API's
+ * check (auth.h) for the token the request was identified by; always 0
+ * without --tokens. FQ_EFORBIDDEN with a message otherwise.
+ * fq_api_may is the same as a yes/no, for filtering lists.
+ */
+int fq_api_allow(struct fq_daemon *d, struct fq_http_req *r, const char *verb,
+                 enum fq_kind kind, const char *ns, const char *sub,
+                 struct fq_err *err);
+bool fq_api_may(struct fq_daemon *d, struct fq_http_req *r, const char *verb,
+                enum fq_kind kind, const char *ns);
 
 /* The object a subresource request names (authorised as a "get" of the
  * subresource before the handler runs). */

@@ -23,8 +23,9 @@
  * A running workload runs for that time minus what it has run already, at
  * least a minute (one that overran is assumed to end soon).
  *
- * Invariants: nothing is written to the store; the forecast runs inside
- * the request (it is bounded by the horizon and the number of seeds).
+ * Invariants: nothing is written to the store; the forecast runs on a
+ * thread, on clones of what it reads, never on the loop (see "off the
+ * loop" below), so /healthz and the API keep answering during it.
  *
  * It does not: stream, cache forecasts, or forecast a job that is not in
  * a queue (FQ_EINVAL from the core).
@@ -32,9 +33,13 @@
 #include "api/api_estimate.h"
 #include "api/status.h"
 
+#include <event2/event.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/api.h"
 #include "flexq/alloc.h"
@@ -49,6 +54,10 @@
 #define DEFAULT_RUN_MS (3600 * 1000LL)
 #define MIN_LEFT_MS    (60 * 1000LL)
 #define MAX_SEEDS      20
+/* An estimate answers within DEADLINE_MS or gets 504; MAX_RUNNING run at
+ * once. */
+#define DEADLINE_MS 20000
+#define MAX_RUNNING 2
 
 static int64_t cond_time(const struct fq_value *obj, const char *type)
 {
@@ -117,6 +126,199 @@ static int cmp_job(const void *a, const void *b)
     return x->submit_ms < y->submit_ms ? -1 : x->submit_ms > y->submit_ms;
 }
 
+/* --- off the loop ---------------------------------------------------------
+ *
+ * A forecast replays the cluster many times and can take seconds with
+ * thousands of pending workloads, so it never runs on the loop: the
+ * handler copies what it needs (clones of the objects and workloads) into
+ * a struct est and starts a thread on it. The thread computes, then
+ * reports through a pipe the loop watches; the loop answers. A deadline
+ * timer answers 504 if the thread is late; the thread, finding itself
+ * abandoned, frees its copy when done. At most MAX_RUNNING run at once;
+ * more get 503 with Retry-After.
+ *
+ *   handler --copy--> RUNNING --thread done--> DONE --pipe--> loop answers,
+ *                        |                                    joins, frees
+ *                        +--deadline (loop)--> ABANDONED: 504 now; the
+ *                                              thread frees it when done
+ */
+enum {
+    EST_RUNNING,
+    EST_DONE,
+    EST_ABANDONED
+};
+
+struct est {
+    struct fq_daemon *d;
+    struct fq_http_req *r;
+    pthread_t th;
+    pthread_mutex_t mu;
+    int state;   /* EST_*, under mu */
+    int pipe[2]; /* the thread writes one byte when done */
+    struct event *ready, *deadline;
+    /* the copy: owned */
+    struct fq_value **objects;
+    struct fq_estimate_job *jobs;
+    struct fq_value *target;
+    struct fq_estimate_world world;
+    struct fq_estimate_options opts;
+    int counts[FQ_EST_SRC_DEFAULT + 1];
+    size_t nrun;
+    /* the answer */
+    int rc;
+    struct fq_err err;
+    struct fq_estimate_result res;
+};
+
+/* Estimates in flight. File-level because the route has no context of its
+ * own to free at exit; only the loop thread touches it. */
+static int running_now;
+
+static void est_free(struct est *e)
+{
+    for (size_t i = 0; i < e->world.nobjects; i++)
+        fq_value_free(e->objects[i]);
+    free(e->objects);
+    for (size_t i = 0; i < e->world.njobs; i++)
+        fq_value_free((struct fq_value *)e->jobs[i].obj);
+    free(e->jobs);
+    fq_value_free(e->target);
+    if (e->rc == 0)
+        fq_estimate_result_release(&e->res);
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+}
+
+static void *est_thread(void *arg)
+{
+    struct est *e = arg;
+    e->rc = fq_estimate_run(&e->world, e->target, &e->opts, &e->res, &e->err);
+    pthread_mutex_lock(&e->mu);
+    bool abandoned = e->state == EST_ABANDONED;
+    e->state = EST_DONE;
+    if (!abandoned) {
+        char c = 1;
+        ssize_t w = write(e->pipe[1], &c, 1);
+        (void)w;
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (abandoned) { /* detached: nobody else holds it */
+        close(e->pipe[1]);
+        est_free(e);
+    }
+    return NULL;
+}
+
+/* Loop side: events off, read end closed; the thread's end stays. */
+static void est_unhook(struct est *e)
+{
+    event_free(e->ready);
+    event_free(e->deadline);
+    close(e->pipe[0]);
+    running_now--;
+}
+
+static void est_answer(struct est *e)
+{
+    struct fq_daemon *d = e->d;
+    if (e->rc) {
+        fq_api_error(d, e->r, e->rc, &e->err, "estimates", NULL);
+        return;
+    }
+    struct fq_value *v = fq_estimate_to_value(&e->res);
+    struct fq_value *rt = fq_value_map();
+    fq_map_set(rt, "annotation",
+               fq_value_int(e->counts[FQ_EST_SRC_ANNOTATION]));
+    fq_map_set(rt, "activeDeadlineSeconds",
+               fq_value_int(e->counts[FQ_EST_SRC_DEADLINE]));
+    fq_map_set(rt, "queueMean", fq_value_int(e->counts[FQ_EST_SRC_QUEUE_MEAN]));
+    fq_map_set(rt, "default", fq_value_int(e->counts[FQ_EST_SRC_DEFAULT]));
+    fq_map_set(v, "runtimes", rt);
+    fq_map_set(v, "running", fq_value_int((int64_t)e->nrun));
+    fq_map_set(v, "pending", fq_value_int((int64_t)(e->world.njobs - e->nrun)));
+    struct fq_buf out;
+    fq_buf_init(&out);
+    fq_json_encode(v, FQ_JSON_PRETTY, &out);
+    fq_buf_putc(&out, '\n');
+    fq_value_free(v);
+    fq_daemon_defer_reply(d, e->r, 200, "application/json", &out);
+    fq_buf_release(&out);
+    fq_daemon_wake(d);
+}
+
+static void on_ready(evutil_socket_t fd, short what, void *arg)
+{
+    struct est *e = arg;
+    (void)fd;
+    (void)what;
+    est_unhook(e);
+    pthread_join(e->th, NULL);
+    close(e->pipe[1]);
+    est_answer(e);
+    est_free(e);
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    struct est *e = arg;
+    (void)fd;
+    (void)what;
+    pthread_mutex_lock(&e->mu);
+    bool done = e->state == EST_DONE;
+    if (!done)
+        e->state = EST_ABANDONED;
+    pthread_mutex_unlock(&e->mu);
+    if (done) { /* finished just now: its byte is in the pipe */
+        on_ready(-1, 0, e);
+        return;
+    }
+    pthread_detach(e->th);
+    est_unhook(e);
+    struct fq_err err = {0};
+    fq_err_set(&err, FQ_ETIMEOUT,
+               "the estimate took longer than %d s (%zu workloads ahead); "
+               "try fewer ?seeds",
+               DEADLINE_MS / 1000, e->world.njobs);
+    fq_api_error(e->d, e->r, FQ_ETIMEOUT, &err, "estimates", NULL);
+    fq_daemon_wake(e->d);
+    /* the thread frees e */
+}
+
+static void start(struct est *e)
+{
+    struct fq_err err = {0};
+    if (running_now >= MAX_RUNNING || pipe(e->pipe) != 0) {
+        fq_err_set(&err, FQ_EBUSY,
+                   "%d estimates are running; try again in a moment",
+                   running_now);
+        fq_http_add_header(e->r, "Retry-After", "1");
+        fq_api_error(e->d, e->r, FQ_EBUSY, &err, "estimates", NULL);
+        e->rc = -1;
+        pthread_mutex_init(&e->mu, NULL);
+        est_free(e);
+        return;
+    }
+    fcntl(e->pipe[0], F_SETFD, FD_CLOEXEC);
+    fcntl(e->pipe[1], F_SETFD, FD_CLOEXEC);
+    pthread_mutex_init(&e->mu, NULL);
+    e->state = EST_RUNNING;
+    struct event_base *base = fq_daemon_event_base(e->d);
+    e->ready = event_new(base, e->pipe[0], EV_READ, on_ready, e);
+    e->deadline = evtimer_new(base, on_deadline, e);
+    event_add(e->ready, NULL);
+    struct timeval tv = {DEADLINE_MS / 1000, DEADLINE_MS % 1000 * 1000};
+    event_add(e->deadline, &tv);
+    running_now++;
+    if (pthread_create(&e->th, NULL, est_thread, e) != 0) {
+        est_unhook(e);
+        close(e->pipe[1]);
+        fq_err_set(&err, FQ_EBUSY, "cannot start an estimate thread");
+        fq_api_error(e->d, e->r, FQ_EBUSY, &err, "estimates", NULL);
+        e->rc = -1;
+        est_free(e);
+    }
+}
+
 static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
 {
     (void)ctx;
@@ -136,6 +338,11 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     if (strcmp(fq_http_method(r), "POST")) {
         fq_err_set(&err, FQ_EUNSUPPORTED, "estimates are POSTed");
         fq_api_error(d, r, FQ_EUNSUPPORTED, &err, NULL, NULL);
+        return;
+    }
+    int arc = fq_api_allow(d, r, "create", FQ_KIND_WORKLOAD, ns, NULL, &err);
+    if (arc < 0) {
+        fq_api_error(d, r, arc, &err, "estimates", NULL);
         return;
     }
     size_t len = 0;
@@ -255,36 +462,30 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
         o.nseeds = v < 1 ? 1 : v > MAX_SEEDS ? MAX_SEEDS : v;
     }
     o.seed = (uint64_t)now;
-    struct fq_estimate_result res;
-    rc = fq_estimate_run(&world, target, &o, &res, &err);
-    if (rc) {
-        fq_api_error(d, r, rc, &err, "estimates", NULL);
-    } else {
-        struct fq_value *v = fq_estimate_to_value(&res);
-        struct fq_value *rt = fq_value_map();
-        fq_map_set(rt, "annotation",
-                   fq_value_int(counts[FQ_EST_SRC_ANNOTATION]));
-        fq_map_set(rt, "activeDeadlineSeconds",
-                   fq_value_int(counts[FQ_EST_SRC_DEADLINE]));
-        fq_map_set(rt, "queueMean",
-                   fq_value_int(counts[FQ_EST_SRC_QUEUE_MEAN]));
-        fq_map_set(rt, "default", fq_value_int(counts[FQ_EST_SRC_DEFAULT]));
-        fq_map_set(v, "runtimes", rt);
-        fq_map_set(v, "running", fq_value_int(0));
-        size_t nrun = 0;
-        for (size_t i = 0; i < nj; i++)
-            nrun += jobs[i].running;
-        fq_map_set(v, "running", fq_value_int((int64_t)nrun));
-        fq_map_set(v, "pending", fq_value_int((int64_t)(nj - nrun)));
-        struct fq_buf out;
-        fq_buf_init(&out);
-        fq_json_encode(v, FQ_JSON_PRETTY, &out);
-        fq_buf_putc(&out, '\n');
-        fq_value_free(v);
-        fq_estimate_result_release(&res);
-        fq_daemon_defer_reply(d, r, 200, "application/json", &out);
-        fq_buf_release(&out);
+    size_t nrun = 0;
+    for (size_t i = 0; i < nj; i++)
+        nrun += jobs[i].running;
+    /* The forecast runs on a copy, off the loop (see the top comment). */
+    struct est *e = fq_xcalloc(1, sizeof(*e));
+    e->d = d;
+    e->r = r;
+    e->opts = o;
+    e->world = world;
+    e->nrun = nrun;
+    memcpy(e->counts, counts, sizeof(counts));
+    e->target = target;
+    docs.items[0] = NULL;
+    e->objects = fq_xcalloc(nobjs ? nobjs : 1, sizeof(*e->objects));
+    for (size_t i = 0; i < nobjs; i++)
+        e->objects[i] = fq_value_clone(objs[i]);
+    e->jobs = fq_xcalloc(nj ? nj : 1, sizeof(*e->jobs));
+    for (size_t i = 0; i < nj; i++) {
+        e->jobs[i] = jobs[i];
+        e->jobs[i].obj = fq_value_clone(jobs[i].obj);
     }
+    e->world.objects = (const struct fq_value *const *)e->objects;
+    e->world.jobs = e->jobs;
+    start(e);
     free(jobs);
     free(qm);
     free(wls);
@@ -294,5 +495,15 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
 
 void fq_api_estimate_attach(struct fq_daemon *d)
 {
-    fq_api_add_route(d->api, FQ_API_ESTIMATE_PREFIX, 0, handle, NULL);
+    /* An estimate is a dry-run create of a job in NS: who may create
+     * workloads there may ask. */
+    static const struct fq_route_def def = {
+        .prefix = FQ_API_ESTIMATE_PREFIX,
+        .access = FQ_ROUTE_NAMESPACED,
+        .methods = "POST",
+        .kind = FQ_KIND_WORKLOAD,
+        .write_verb = "create",
+        .example = FQ_API_ESTIMATE_PREFIX "v1alpha1/namespaces/{ns}/estimates",
+    };
+    fq_api_add_route_def(d->api, &def, handle, NULL);
 }

@@ -13,7 +13,9 @@
  * "result" event when there is one, else the last rank-0 "report".
  *
  * Invariants: read-only but for stop; unknown ids answer 404 with Ray's
- * text body.
+ * text body. With --tokens a developer sees (lists, gets, reads the logs
+ * of, stops) only the RayJobs of its namespaces: the others answer 404
+ * as if they did not exist, and the list leaves them out (routes.h).
  *
  * POST /api/jobs/ID/stop (what `ray job stop` sends) stops a running
  * RayJob's Ray job through fq_rayjob_stop (flexq/jobs.h) and answers
@@ -205,18 +207,26 @@ static void reply_text(struct fq_http_req *r, int status, const char *text)
     fq_http_reply(r, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
-static const struct fq_object *find_job(const struct fq_objstore *s,
+/* The RayJob whose job id (or name) is `id`, among those the caller may
+ * `verb` (a job of a namespace the token cannot see does not exist for
+ * it, as in a namespaced list). */
+static const struct fq_object *find_job(struct fq_daemon *d,
+                                        struct fq_http_req *r, const char *verb,
                                         const char *id)
 {
+    const struct fq_objstore *s = fq_engine_store(d->engine);
     const struct fq_object **all = NULL;
     size_t n = fq_objstore_list(s, FQ_KIND_RAYJOB, NULL, &all);
     const struct fq_object *hit = NULL;
-    for (size_t i = 0; i < n && !hit; i++)
-        if (!strcmp(fq_value_path_str(all[i]->obj, "status.jobId", ""), id))
-            hit = all[i];
-    for (size_t i = 0; i < n && !hit; i++)
-        if (!strcmp(all[i]->name, id))
-            hit = all[i];
+    for (int pass = 0; pass < 2 && !hit; pass++)
+        for (size_t i = 0; i < n && !hit; i++) {
+            const char *key =
+                pass == 0 ? fq_value_path_str(all[i]->obj, "status.jobId", "") :
+                            all[i]->name;
+            if (!strcmp(key, id) &&
+                fq_api_may(d, r, verb, FQ_KIND_RAYJOB, all[i]->ns))
+                hit = all[i];
+        }
     free(all);
     return hit;
 }
@@ -245,7 +255,7 @@ void fq_api_ray_handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     if (!strcmp(method, "POST") && pl > strlen("/api/jobs//stop") &&
         !strncmp(path, "/api/jobs/", 10) && !strcmp(path + pl - 5, "/stop")) {
         char *id = fq_xstrndup(path + 10, pl - 15);
-        const struct fq_object *o = find_job(s, id);
+        const struct fq_object *o = find_job(d, r, "update", id);
         bool stopped = false;
         if (!o) {
             char *msg = fq_xasprintf("Job %s does not exist", id);
@@ -278,8 +288,9 @@ void fq_api_ray_handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
         size_t n = fq_objstore_list(s, FQ_KIND_RAYJOB, NULL, &all);
         struct fq_value *list = fq_value_seq();
         for (size_t i = 0; i < n; i++)
-            fq_seq_push(
-                list, fq_api_ray_job_details(s, d->opts.data_dir, all[i]->obj));
+            if (fq_api_may(d, r, "list", FQ_KIND_RAYJOB, all[i]->ns))
+                fq_seq_push(list, fq_api_ray_job_details(s, d->opts.data_dir,
+                                                         all[i]->obj));
         free(all);
         reply_json(r, 200, list);
         fq_value_free(list);
@@ -289,7 +300,10 @@ void fq_api_ray_handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     char *sub = strchr(id, '/');
     if (sub)
         *sub++ = '\0';
-    const struct fq_object *o = find_job(s, id);
+    const struct fq_object *o = find_job(d, r, "get", id);
+    if (o && sub && !strcmp(sub, "logs") &&
+        !fq_api_may(d, r, "get", FQ_KIND_POD, o->ns))
+        o = NULL; /* its logs are the pods' */
     if (!o) {
         char *msg = fq_xasprintf("Job %s does not exist", id);
         reply_text(r, 404, msg);
@@ -319,8 +333,24 @@ void fq_api_ray_handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
 
 void fq_api_ray_attach(struct fq_daemon *d)
 {
-    fq_api_add_route(d->api, "/api/jobs", 0, fq_api_ray_handle, NULL);
-    fq_api_add_route(d->api, "/api/version", 0, fq_api_ray_handle, NULL);
-    fq_api_add_route(d->api, "/api/gcs_healthz", FQ_ROUTE_PUBLIC,
-                     fq_api_ray_handle, NULL);
+    static const struct fq_route_def jobs = {
+        .prefix = "/api/jobs",
+        .access = FQ_ROUTE_NAMESPACED,
+        .methods = "GET,HEAD,POST",
+        .kind = FQ_KIND_RAYJOB,
+        .read_verb = "get",
+        .write_verb = "update",
+        .example = "/api/jobs/{id}",
+    };
+    static const struct fq_route_def version = {
+        .prefix = "/api/version",
+        .access = FQ_ROUTE_TOKEN,
+    };
+    static const struct fq_route_def health = {
+        .prefix = "/api/gcs_healthz",
+        .access = FQ_ROUTE_PUBLIC,
+    };
+    fq_api_add_route_def(d->api, &jobs, fq_api_ray_handle, NULL);
+    fq_api_add_route_def(d->api, &version, fq_api_ray_handle, NULL);
+    fq_api_add_route_def(d->api, &health, fq_api_ray_handle, NULL);
 }

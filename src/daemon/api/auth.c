@@ -104,24 +104,36 @@ static int parse_line(struct fq_auth *a, char *line, const char *file,
     return 0;
 }
 
-int fq_auth_load(const char *file, struct fq_auth **out, struct fq_err *err)
+int fq_auth_parse(const char *text, size_t len, const char *file,
+                  struct fq_auth **out, struct fq_err *err)
 {
-    FILE *f = fopen(file, "r");
-    if (!f)
-        return fq_err_set(err, FQ_EIO, "--tokens: cannot read %s", file);
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
-        fq_log(FQ_LOG_WARN, "tokens file readable by others",
-               "file=%s mode=%03o hint=\"chmod 600\"", file,
-               (unsigned)(st.st_mode & 0777));
+    if (len > FQ_AUTH_MAX_FILE)
+        return fq_err_set(err, FQ_ELIMIT, "%s: larger than %u bytes", file,
+                          FQ_AUTH_MAX_FILE);
     struct fq_auth *a = fq_xcalloc(1, sizeof(*a));
-    char line[4096];
+    char line[FQ_AUTH_MAX_LINE + 1];
     int lineno = 0, rc = 0;
-    while (rc == 0 && fgets(line, sizeof(line), f)) {
+    size_t pos = 0;
+    while (rc == 0 && pos < len) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
         lineno++;
+        if (l > FQ_AUTH_MAX_LINE) {
+            rc = fq_err_set(err, FQ_ELIMIT,
+                            "%s:%d: line longer than %d characters", file,
+                            lineno, FQ_AUTH_MAX_LINE);
+            break;
+        }
+        if (memchr(text + pos, '\0', l)) {
+            rc = fq_err_set(err, FQ_EINVAL, "%s:%d: NUL byte in the line", file,
+                            lineno);
+            break;
+        }
+        memcpy(line, text + pos, l);
+        line[l] = '\0';
+        pos += l + (nl ? 1 : 0);
         rc = parse_line(a, line, file, lineno, err);
     }
-    fclose(f);
     if (rc == 0 && a->n == 0)
         rc = fq_err_set(err, FQ_EINVAL, "%s: no tokens", file);
     if (rc < 0) {
@@ -130,6 +142,26 @@ int fq_auth_load(const char *file, struct fq_auth **out, struct fq_err *err)
     }
     *out = a;
     return 0;
+}
+
+int fq_auth_load(const char *file, struct fq_auth **out, struct fq_err *err)
+{
+    FILE *f = fopen(file, "re");
+    if (!f)
+        return fq_err_set(err, FQ_EIO, "--tokens: cannot read %s", file);
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+        fq_log(FQ_LOG_WARN, "tokens file readable by others",
+               "file=%s mode=%03o hint=\"chmod 600\"", file,
+               (unsigned)(st.st_mode & 0777));
+    char *text = fq_xmalloc(FQ_AUTH_MAX_FILE + 1);
+    size_t len = fread(text, 1, FQ_AUTH_MAX_FILE + 1, f);
+    bool bad = ferror(f);
+    fclose(f);
+    int rc = bad ? fq_err_set(err, FQ_EIO, "--tokens: cannot read %s", file) :
+                   fq_auth_parse(text, len, file, out, err);
+    free(text);
+    return rc;
 }
 
 /* Compares without stopping at the first difference. */
@@ -156,6 +188,7 @@ int fq_auth_identify(const struct fq_auth *a, const char *authz,
 {
     who->user = NULL;
     who->admin = false;
+    who->id = NULL;
     if (!authz || !*authz)
         return fq_err_set(err, FQ_EUNAUTH,
                           "this server needs a bearer token: pass --token "
@@ -168,7 +201,19 @@ int fq_auth_identify(const struct fq_auth *a, const char *authz,
         return fq_err_set(err, FQ_EUNAUTH, "the token is not valid");
     who->user = t->user;
     who->admin = t->admin;
+    who->id = t;
     return 0;
+}
+
+void fq_auth_principal(const struct fq_auth *a, const void *id,
+                       struct fq_principal *who)
+{
+    const struct token *t = id;
+    if (!a || !t || t < a->items || t >= a->items + a->n) {
+        *who = (struct fq_principal){NULL, false, NULL};
+        return;
+    }
+    *who = (struct fq_principal){t->user, t->admin, t};
 }
 
 static bool is_read(const char *verb)
@@ -183,13 +228,12 @@ int fq_auth_allow(const struct fq_auth *a, const struct fq_principal *who,
 {
     if (!a || who->admin)
         return 0;
-    const struct token *t = NULL;
-    for (size_t i = 0; i < a->n && !t; i++)
-        if (!strcmp(a->items[i].user, who->user))
-            t = &a->items[i];
+    /* The token the request was identified by, never a lookup by user
+     * name: two tokens may name the same user with other namespaces. */
+    const struct token *t = who->id;
     const struct fq_kind_info *ki = fq_kind_info(kind);
-    if (!t)
-        return fq_err_set(err, FQ_EFORBIDDEN, "unknown user");
+    if (!t || t < a->items || t >= a->items + a->n)
+        return fq_err_set(err, FQ_EFORBIDDEN, "unknown token");
     if (!ki->namespaced)
         return fq_err_set(err, FQ_EFORBIDDEN,
                           "user \"%s\" (developer) cannot %s %s: "
@@ -224,4 +268,20 @@ int fq_auth_allow(const struct fq_auth *a, const struct fq_principal *who,
                       "user \"%s\" (developer) cannot %s %s in namespace "
                       "\"%s\"",
                       who->user, verb, ki->plural, ns);
+}
+
+int fq_auth_allow_somewhere(const struct fq_auth *a,
+                            const struct fq_principal *who, const char *verb,
+                            enum fq_kind kind, const char *sub,
+                            struct fq_err *err)
+{
+    if (!a || who->admin)
+        return 0;
+    const struct token *t = who->id;
+    if (!t || t < a->items || t >= a->items + a->n)
+        return fq_err_set(err, FQ_EFORBIDDEN, "unknown token");
+    int rc = FQ_EFORBIDDEN;
+    for (int i = 0; i < t->nns && rc < 0; i++)
+        rc = fq_auth_allow(a, who, verb, kind, t->ns[i], sub, err);
+    return rc;
 }

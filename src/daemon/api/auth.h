@@ -9,26 +9,40 @@
  *
  * An admin may do anything. A developer may read and write RayJobs, Jobs,
  * Workloads and ConfigMaps, and read logs, Pods, Events, LocalQueues and
- * RayClusters, in its namespaces only. Everyone with a token may read
+ * RayClusters, in its namespaces only. A request is matched to its token
+ * line by the token itself; the user name is only a label for messages
+ * (two lines may share one). Everyone with a token may read
  * discovery and /version; /healthz needs none.
  */
 #ifndef FLEXQ_DAEMON_AUTH_H
 #define FLEXQ_DAEMON_AUTH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "flexq/err.h"
 #include "flexq/kinds.h"
 
 struct fq_auth;
 
+/* Caps on the tokens file: its size and one line's length. */
+#define FQ_AUTH_MAX_FILE (1u << 20)
+#define FQ_AUTH_MAX_LINE 4096
+
+/* Reads the tokens file `file`; *out gets an owned table. FQ_EINVAL or
+ * FQ_ELIMIT with file:line on a bad line, FQ_EIO if it cannot be read. */
 int fq_auth_load(const char *file, struct fq_auth **out, struct fq_err *err);
+/* The same from `len` bytes of text (borrowed); `file` names it in
+ * messages. */
+int fq_auth_parse(const char *text, size_t len, const char *file,
+                  struct fq_auth **out, struct fq_err *err);
 void fq_auth_free(struct fq_auth *a);
 
 /* Who a request is; NULL pointer fields when unknown. */
 struct fq_principal {
     const char *user;
     bool admin;
+    const void *id; /* the token entry it was identified by (borrowed) */
 };
 
 /*
@@ -37,6 +51,11 @@ struct fq_principal {
  */
 int fq_auth_identify(const struct fq_auth *a, const char *authz,
                      struct fq_principal *who, struct fq_err *err);
+
+/* The principal of a token entry (who->id of an earlier identify); all
+ * NULL / false when `id` is not one of a's entries. */
+void fq_auth_principal(const struct fq_auth *a, const void *id,
+                       struct fq_principal *who);
 
 /*
  * May `who` do `verb` ("get", "list", "watch", "create", "update", "patch",
@@ -47,5 +66,13 @@ int fq_auth_identify(const struct fq_auth *a, const char *authz,
 int fq_auth_allow(const struct fq_auth *a, const struct fq_principal *who,
                   const char *verb, enum fq_kind kind, const char *ns,
                   const char *sub, struct fq_err *err);
+
+/* May `who` do `verb` on `kind` (subresource `sub`) in at least one
+ * namespace? The check a route that serves several namespaces makes
+ * before it filters each object with fq_auth_allow. */
+int fq_auth_allow_somewhere(const struct fq_auth *a,
+                            const struct fq_principal *who, const char *verb,
+                            enum fq_kind kind, const char *sub,
+                            struct fq_err *err);
 
 #endif

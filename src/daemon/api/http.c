@@ -31,19 +31,30 @@
 #include "api/http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "flexq/alloc.h"
+#include "log.h"
+
+/* How long the listener rests after an accept error it could not clear,
+ * and how often the warning about refused connections may be logged. */
+#define ACCEPT_PAUSE_MS 100
+#define WARN_EVERY_S    10
 
 struct fq_http {
     struct event_base *base;
@@ -52,6 +63,12 @@ struct fq_http {
     int port;
     fq_http_handler_fn fn;
     void *ctx;
+    /* Out of descriptors: one kept open (on /dev/null) to be closed so a
+     * pending connection can be accepted and refused cleanly. */
+    int spare_fd;
+    struct event *resume;  /* re-enables the listener after a pause */
+    unsigned long refused; /* connections refused since the last warning */
+    time_t last_warn;
 };
 
 struct fq_http_req {
@@ -69,6 +86,7 @@ struct fq_http_req {
     struct event *timer; /* fq_http_stream_timer, or NULL */
     fq_http_timer_fn timer_fn;
     void *timer_ctx;
+    const void *user; /* fq_http_set_user */
 };
 
 static void req_free(struct fq_http_req *r)
@@ -137,6 +155,40 @@ static int split_addr(const char *addr, char *host, size_t hsize, int *port)
     return 0;
 }
 
+static void on_resume(evutil_socket_t fd, short what, void *arg);
+static void on_accept_error(struct evconnlistener *lev, void *arg);
+
+/*
+ * libevent passes an accept error callback the listener's argument, which
+ * evhttp has set to its own struct evhttp; this table finds our server
+ * from it. A file-level table because nothing else links the two; a
+ * process has one server (tests: a few), so it stays tiny.
+ */
+#define MAX_SERVERS 16
+
+static struct {
+    const struct evhttp *http;
+    struct fq_http *h;
+} servers[MAX_SERVERS];
+
+static void server_link(struct fq_http *h, bool on)
+{
+    for (size_t i = 0; i < MAX_SERVERS; i++)
+        if (on ? !servers[i].http : servers[i].h == h) {
+            servers[i].http = on ? h->http : NULL;
+            servers[i].h = on ? h : NULL;
+            return;
+        }
+}
+
+static struct fq_http *server_of(const void *http)
+{
+    for (size_t i = 0; i < MAX_SERVERS; i++)
+        if (servers[i].http && servers[i].http == http)
+            return servers[i].h;
+    return NULL;
+}
+
 int fq_http_new(void *base, const char *addr, fq_http_handler_fn fn, void *ctx,
                 struct fq_http **out, struct fq_err *err)
 {
@@ -152,13 +204,35 @@ int fq_http_new(void *base, const char *addr, fq_http_handler_fn fn, void *ctx,
     h->ctx = ctx;
     evhttp_set_max_body_size(h->http, FQ_HTTP_MAX_BODY);
     evhttp_set_max_headers_size(h->http, FQ_HTTP_MAX_HEADERS);
-    evhttp_set_timeout(h->http, 3600);
+    /* Idle keep-alive connections and slow clients (headers or body
+     * dribbled in) are closed after FQ_HTTP_IDLE_S; streams get
+     * FQ_HTTP_STREAM_S (fq_http_stream_start). */
+    evhttp_set_timeout(h->http, FQ_HTTP_IDLE_S);
     evhttp_set_allowed_methods(
         h->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                      EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
                      EVHTTP_REQ_OPTIONS);
     evhttp_set_gencb(h->http, on_request, h);
-    h->sock = evhttp_bind_socket_with_handle(h->http, host, (ev_uint16_t)port);
+    /* Our own listener for a deeper accept queue than libevent's default
+     * (128): a burst of connections (1,000 clients at once) would
+     * otherwise drop SYNs, and every client connecting then, however
+     * polite, waits a second for the retransmit. */
+    struct evutil_addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    hints.ai_flags = EVUTIL_AI_PASSIVE;
+    char ps[8];
+    snprintf(ps, sizeof(ps), "%d", port);
+    if (evutil_getaddrinfo(host, ps, &hints, &ai) == 0 && ai) {
+        struct evconnlistener *lev = evconnlistener_new_bind(
+            base, NULL, NULL,
+            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+            FQ_HTTP_BACKLOG, ai->ai_addr, (int)ai->ai_addrlen);
+        evutil_freeaddrinfo(ai);
+        if (lev)
+            h->sock = evhttp_bind_listener(h->http, lev);
+    }
     if (!h->sock) {
         evhttp_free(h->http);
         free(h);
@@ -167,6 +241,11 @@ int fq_http_new(void *base, const char *addr, fq_http_handler_fn fn, void *ctx,
                           "local?)",
                           addr);
     }
+    h->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    h->resume = evtimer_new(base, on_resume, h);
+    server_link(h, true);
+    evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(h->sock),
+                                on_accept_error);
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     evutil_socket_t fd = evhttp_bound_socket_get_fd(h->sock);
@@ -185,8 +264,85 @@ void fq_http_free(struct fq_http *h)
 {
     if (!h)
         return;
+    server_link(h, false);
     evhttp_free(h->http);
+    if (h->resume)
+        event_free(h->resume);
+    if (h->spare_fd >= 0)
+        close(h->spare_fd);
     free(h);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    struct fq_http *h = arg;
+    (void)fd;
+    (void)what;
+    evconnlistener_enable(evhttp_bound_socket_get_listener(h->sock));
+}
+
+static void warn_refused(struct fq_http *h, int e)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (h->last_warn && now.tv_sec - h->last_warn < WARN_EVERY_S)
+        return;
+    h->last_warn = now.tv_sec;
+    fq_log(FQ_LOG_WARN, "connections refused",
+           "count=%lu error=\"%s\" hint=\"raise the open-files limit "
+           "(ulimit -n) or close idle clients\"",
+           h->refused, strerror(e));
+    h->refused = 0;
+}
+
+/*
+ * accept() failed. Out of descriptors, libevent would retry at once,
+ * forever (the pending connection keeps the socket readable): flexqd would
+ * spin and log without end. Instead the spare descriptor is given up for
+ * a moment, the pending connection accepted, told 503 and closed, and the
+ * warning is logged at most every WARN_EVERY_S seconds with a count. If
+ * that does not clear it, the listener rests ACCEPT_PAUSE_MS.
+ */
+static void on_accept_error(struct evconnlistener *lev, void *arg)
+{
+    int e = errno;
+    struct fq_http *h = server_of(arg);
+    if (!h) { /* not ours: rest, as libevent would not */
+        evconnlistener_disable(lev);
+        return;
+    }
+    bool nofd = e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+    bool cleared = false;
+    if (nofd && h->spare_fd >= 0) {
+        close(h->spare_fd);
+        int fd = accept(evconnlistener_get_fd(lev), NULL, NULL);
+        if (fd >= 0) {
+            static const char body[] =
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                "\"status\":\"Failure\",\"message\":\"flexqd has no "
+                "descriptor left for this connection\",\"reason\":"
+                "\"ServiceUnavailable\",\"code\":503}";
+            char busy[512];
+            int n = snprintf(busy, sizeof(busy),
+                             "HTTP/1.1 503 Service Unavailable\r\n"
+                             "Content-Type: application/json\r\n"
+                             "Connection: close\r\nRetry-After: 1\r\n"
+                             "Content-Length: %zu\r\n\r\n%s",
+                             sizeof(body) - 1, body);
+            ssize_t w = send(fd, busy, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+            (void)w;
+            close(fd);
+            cleared = true;
+        }
+        h->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    h->refused++;
+    warn_refused(h, e);
+    if (!cleared || h->spare_fd < 0) {
+        evconnlistener_disable(lev);
+        struct timeval tv = {0, ACCEPT_PAUSE_MS * 1000};
+        evtimer_add(h->resume, &tv);
+    }
 }
 
 int fq_http_port(const struct fq_http *h)
@@ -243,6 +399,16 @@ const char *fq_http_peer(const struct fq_http_req *r)
     return r->peer;
 }
 
+void fq_http_set_user(struct fq_http_req *r, const void *user)
+{
+    r->user = user;
+}
+
+const void *fq_http_user(const struct fq_http_req *r)
+{
+    return r->user;
+}
+
 void fq_http_add_header(struct fq_http_req *r, const char *name,
                         const char *value)
 {
@@ -288,6 +454,7 @@ void fq_http_stream_start(struct fq_http_req *r, int status, const char *ctype,
     r->close_ctx = ctx;
     evhttp_send_reply_start(r->req, status, NULL);
     if (r->evcon) {
+        evhttp_connection_set_timeout(r->evcon, FQ_HTTP_STREAM_S);
         evhttp_connection_set_closecb(r->evcon, on_conn_close, r);
         /* Watch the socket for EOF so a client that leaves is noticed
          * even when nothing is being written to it. */

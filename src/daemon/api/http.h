@@ -12,6 +12,8 @@
  * Limits: request bodies above FQ_HTTP_MAX_BODY get 413 and headers above
  * FQ_HTTP_MAX_HEADERS get 400 from evhttp before any handler runs; a stream
  * whose client does not read is closed when FQ_HTTP_MAX_BACKLOG bytes wait.
+ * Out of descriptors, a new connection is answered 503 and closed (one
+ * spare descriptor is kept for that) and the warning is rate-limited.
  */
 #ifndef FLEXQ_DAEMON_HTTP_H
 #define FLEXQ_DAEMON_HTTP_H
@@ -24,6 +26,12 @@
 #define FQ_HTTP_MAX_BODY    (4u << 20)
 #define FQ_HTTP_MAX_HEADERS (64u << 10)
 #define FQ_HTTP_MAX_BACKLOG (16u << 20)
+/* Seconds an idle keep-alive connection, or a client slow to send its
+ * request, is kept; and the same for a stream (watch, log follow). */
+/* Connections the kernel queues before flexqd accepts them. */
+#define FQ_HTTP_BACKLOG  1024
+#define FQ_HTTP_IDLE_S   60
+#define FQ_HTTP_STREAM_S 3600
 
 struct fq_http;
 struct fq_http_req;
@@ -52,6 +60,10 @@ const char *fq_http_header(const struct fq_http_req *r, const char *name);
 /* The body; always NUL-terminated (the NUL is not counted in *len). */
 const char *fq_http_body(const struct fq_http_req *r, size_t *len);
 const char *fq_http_peer(const struct fq_http_req *r);
+/* One borrowed pointer the handler attaches to the request (the API: the
+ * token it was identified by), NULL until set. */
+void fq_http_set_user(struct fq_http_req *r, const void *user);
+const void *fq_http_user(const struct fq_http_req *r);
 
 /* Adds a response header (before reply or stream_start). */
 void fq_http_add_header(struct fq_http_req *r, const char *name,

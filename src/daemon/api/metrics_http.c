@@ -48,7 +48,10 @@ struct fq_metrics_http *fq_metrics_http_attach(struct fq_daemon *d)
     mh->m = fq_metrics_new();
     fq_metrics_seed(mh->m, fq_engine_store(d->engine));
     fq_daemon_add_change_listener(d, on_changes, mh);
-    fq_api_add_route(d->api, "/metrics", 0, on_scrape, mh);
+    /* Cluster-wide figures (queues, flavors, nodes): admin tokens only. */
+    static const struct fq_route_def def = {.prefix = "/metrics",
+                                            .access = FQ_ROUTE_ADMIN};
+    fq_api_add_route_def(d->api, &def, on_scrape, mh);
     return mh;
 }
 

@@ -555,5 +555,5 @@ static void serve(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
 
 void fq_openapi_attach(struct fq_daemon *d)
 {
-    fq_api_add_route(d->api, "/openapi/", 0, serve, NULL);
+    fq_api_add_route(d->api, "/openapi/", FQ_ROUTE_TOKEN, serve, NULL);
 }

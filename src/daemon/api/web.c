@@ -131,7 +131,8 @@ static void start_stream(struct fq_web *w, struct fq_http_req *r)
             from = n - STREAM_EVENTS;
         }
         for (size_t k = from; k < n; k++)
-            sse_change(&b, "ADDED", stream_kinds[i], os[k]->obj);
+            if (fq_api_may(d, r, "watch", stream_kinds[i], os[k]->ns))
+                sse_change(&b, "ADDED", stream_kinds[i], os[k]->obj);
         free(os);
     }
     fq_buf_puts(&b, "event: synced\ndata: {}\n\n");
@@ -145,20 +146,27 @@ static void start_stream(struct fq_web *w, struct fq_http_req *r)
 static void on_changes(struct fq_daemon *d, const struct fq_change *c, size_t n,
                        void *ctx)
 {
-    (void)d;
     struct fq_web *w = ctx;
     if (!w->nstreams)
         return;
     struct fq_buf b = FQ_BUF_INIT;
     static const char *const types[] = {"ADDED", "MODIFIED", "DELETED"};
-    for (size_t i = 0; i < n; i++)
-        if (c[i].obj && streamed(c[i].kind))
-            sse_change(&b, types[c[i].type], c[i].kind, c[i].obj);
-    for (size_t i = 0; b.len && i < w->nstreams;)
-        if (fq_http_stream_write(w->streams[i], b.data, b.len) < 0)
+    /* Without tokens every stream gets the same lines; with them each
+     * gets those its token may watch (auth.c), built per stream. */
+    for (size_t i = 0; i < w->nstreams;) {
+        struct fq_http_req *r = w->streams[i];
+        if (i == 0 || d->auth) {
+            fq_buf_reset(&b);
+            for (size_t k = 0; k < n; k++)
+                if (c[k].obj && streamed(c[k].kind) &&
+                    fq_api_may(d, r, "watch", c[k].kind, c[k].ns))
+                    sse_change(&b, types[c[k].type], c[k].kind, c[k].obj);
+        }
+        if (b.len && fq_http_stream_write(r, b.data, b.len) < 0)
             w->streams[i] = w->streams[--w->nstreams]; /* ended by http */
         else
             i++;
+    }
     fq_buf_release(&b);
 }
 
@@ -255,6 +263,18 @@ static void on_visibility(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
         free(copy);
         return;
     }
+    /* Kueue grants pendingworkloads with its queue: a ClusterQueue's to
+     * admins, a LocalQueue's to who may read the LocalQueue. */
+    struct fq_err ae = {0};
+    int arc = cq ? fq_api_allow(d, r, "get", FQ_KIND_CLUSTERQUEUE, "",
+                                "pendingworkloads", &ae) :
+                   fq_api_allow(d, r, "get", FQ_KIND_LOCALQUEUE, ns,
+                                "pendingworkloads", &ae);
+    if (arc < 0) {
+        fq_api_error(d, r, arc, &ae, NULL, NULL);
+        free(copy);
+        return;
+    }
     const struct fq_object *o =
         cq ? fq_objstore_get(fq_engine_store(d->engine), FQ_KIND_CLUSTERQUEUE,
                              "", cq) :
@@ -291,9 +311,32 @@ struct fq_web *fq_web_attach(struct fq_daemon *d)
     struct fq_web *w = fq_xcalloc(1, sizeof(*w));
     w->d = d;
     fq_daemon_add_change_listener(d, on_changes, w);
-    fq_api_add_route(d->api, "/", FQ_ROUTE_PUBLIC, on_asset, w);
-    fq_api_add_route(d->api, "/ui", 0, on_ui, w);
-    fq_api_add_route(d->api, VIS_GROUP, 0, on_visibility, w);
+    static const struct fq_route_def assets = {
+        .prefix = "/",
+        .access = FQ_ROUTE_PUBLIC,
+        .example = "/index.html",
+    };
+    /* Pages and the stream show objects of every namespace: a developer
+     * gets those of its namespaces only (stream, jobs, events) and no
+     * cluster-wide page (overview, capacity). */
+    static const struct fq_route_def ui = {
+        .prefix = "/ui",
+        .access = FQ_ROUTE_NAMESPACED,
+        .kind = FQ_KIND_WORKLOAD,
+        .read_verb = "list",
+        .example = "/ui/jobs",
+    };
+    static const struct fq_route_def vis = {
+        .prefix = VIS_GROUP,
+        .access = FQ_ROUTE_NAMESPACED,
+        .methods = "GET",
+        .kind = FQ_KIND_LOCALQUEUE,
+        .example = VIS_GROUP "v1beta1/namespaces/{ns}/localqueues/{lq}/"
+                             "pendingworkloads",
+    };
+    fq_api_add_route_def(d->api, &assets, on_asset, w);
+    fq_api_add_route_def(d->api, &ui, on_ui, w);
+    fq_api_add_route_def(d->api, &vis, on_visibility, w);
     w->metrics = fq_metrics_http_attach(d);
     return w;
 }

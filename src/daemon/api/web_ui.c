@@ -16,12 +16,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
+#include "api/status.h"
 #include "api/web.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
 #include "flexq/timefmt.h"
 
 #define MAX_ROWS 500
+
+/* Leaves in os[] the objects the caller of r may list (all without
+ * --tokens); returns how many. */
+static size_t visible(struct fq_daemon *d, struct fq_http_req *r,
+                      enum fq_kind kind, const struct fq_object **os, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fq_api_may(d, r, "list", kind, os[i]->ns))
+            os[k++] = os[i];
+    return k;
+}
 
 static void td(struct fq_buf *b, const char *s)
 {
@@ -202,13 +216,15 @@ static void page_overview(struct fq_daemon *d, struct fq_buf *b)
     free(cqs);
 }
 
-static void page_jobs(struct fq_daemon *d, struct fq_buf *b)
+static void page_jobs(struct fq_daemon *d, struct fq_http_req *r,
+                      struct fq_buf *b)
 {
     struct fq_objstore *s = fq_engine_store(d->engine);
     int64_t now = fq_daemon_now(d);
     begin(b, "Jobs");
     const struct fq_object **ws = NULL;
     size_t n = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &ws);
+    n = visible(d, r, FQ_KIND_WORKLOAD, ws, n);
     static const char *const cols[] = {"Name",  "Namespace", "Queue", "Flavor",
                                        "State", "Waited",    "Ran",   "Cost",
                                        "Why",   NULL};
@@ -348,12 +364,14 @@ static int event_cmp(const void *x, const void *y)
     return a->rv < b->rv ? 1 : a->rv > b->rv ? -1 : 0;
 }
 
-static void page_events(struct fq_daemon *d, struct fq_buf *b)
+static void page_events(struct fq_daemon *d, struct fq_http_req *r,
+                        struct fq_buf *b)
 {
     struct fq_objstore *s = fq_engine_store(d->engine);
     begin(b, "Events");
     const struct fq_object **es = NULL;
     size_t n = fq_objstore_list(s, FQ_KIND_EVENT, NULL, &es);
+    n = visible(d, r, FQ_KIND_EVENT, es, n);
     qsort(es, n, sizeof(*es), event_cmp);
     static const char *const cols[] = {"Last seen", "Type",    "Reason",
                                        "Object",    "Message", NULL};
@@ -381,14 +399,26 @@ void fq_web_ui_page(struct fq_daemon *d, struct fq_http_req *r,
 {
     struct fq_buf b = FQ_BUF_INIT;
     int status = 200;
+    /* The overview and capacity pages are cluster-wide (queues, pools,
+     * nodes): what a token may list of ClusterQueues decides. */
+    bool cluster = !strcmp(page, "overview") || !strcmp(page, "capacity");
+    struct fq_err e = {0};
+    int rc = cluster ? fq_api_allow(d, r, "list", FQ_KIND_CLUSTERQUEUE, "",
+                                    NULL, &e) :
+                       0;
+    if (rc < 0) {
+        fq_buf_release(&b);
+        fq_api_error(d, r, rc, &e, NULL, NULL);
+        return;
+    }
     if (!strcmp(page, "overview"))
         page_overview(d, &b);
     else if (!strcmp(page, "jobs"))
-        page_jobs(d, &b);
+        page_jobs(d, r, &b);
     else if (!strcmp(page, "capacity"))
         page_capacity(d, &b);
     else if (!strcmp(page, "events"))
-        page_events(d, &b);
+        page_events(d, r, &b);
     else {
         status = 404;
         begin(&b, "Not found");
