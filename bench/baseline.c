@@ -38,10 +38,20 @@
  * by S and passes --time-scale S to flexqd; the figures are then given in
  * baseline time (multiplied back by S).
  *
+ * Scheduling cycles: flexqd runs with policy.cycleMilliseconds 100
+ * (Kueue's cadence; --cycle-ms). With flexqd's default 0 (a cycle
+ * whenever something changed) this workload sends flexqd into scheduling
+ * cycle after cycle inside one settle (preempt, set_pending and an Event
+ * in each, per the profile), its memory growing by
+ * gigabytes in seconds (--cycle-ms 0 shows it; docs/benchmarks.md).
+ *
  * Usage: baseline [--cohorts N] [--time-scale S] [--senders K]
- *   --cohorts N  cohorts of 6 ClusterQueues (default 5, the full baseline;
- *                1 is a fifth of the load on the same 66 s timeline)
- *   --senders K  keep-alive connections sending (default 16)
+ *                 [--cycle-ms MS]
+ *   --cohorts N   cohorts of 6 ClusterQueues (default 5, the full
+ *                 baseline; 1 is a fifth of the load on the same 66 s
+ *                 timeline)
+ *   --senders K   keep-alive connections sending (default 16)
+ *   --cycle-ms MS flexqd's policy.cycleMilliseconds (default 100)
  * Output: readable figures, then one JSON object as the last line with
  * usage_pct, large_s, medium_s, small_s, wall_s.
  *
@@ -459,7 +469,7 @@ static double metric_sum(const char *text, const char *name)
 
 int main(int argc, char **argv)
 {
-    int cohorts = 5, senders = 16, cycle_ms = -1;
+    int cohorts = 5, senders = 16, cycle_ms = 100;
     double scale = 1.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -483,7 +493,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (cohorts < 1 || cohorts > 50 || senders < 1 || senders > MAX_SENDERS ||
+    if (cohorts < 1 || cohorts > 50 || senders < 1 || cycle_ms < 0 ||
+        cycle_ms > 10000 || senders > MAX_SENDERS ||
         !(scale >= 1 && scale <= 100)) {
         fprintf(stderr, "baseline: --cohorts 1-50, --senders 1-64, "
                         "--time-scale 1-100\n");
@@ -498,8 +509,9 @@ int main(int argc, char **argv)
     }
     char ts[32];
     snprintf(ts, sizeof(ts), "%g", scale);
-    /* --cycle-ms: flexqd's policy.cycleMilliseconds (default 0: a
-     * scheduling cycle whenever something changed; Kueue's is 100) */
+    /* --cycle-ms: flexqd's policy.cycleMilliseconds (flexqd's default 0
+     * is a scheduling cycle whenever something changed; the bench's
+     * default is Kueue's 100, see the top comment) */
     char cfg[96];
     snprintf(cfg, sizeof(cfg), "%s/config.yaml", dir);
     FILE *cf = fopen(cfg, "we");
@@ -510,7 +522,7 @@ int main(int argc, char **argv)
     fprintf(cf,
             "apiVersion: flexq.dev/v1alpha1\nkind: FlexqdConfig\nspec:\n"
             "  policy: {cycleMilliseconds: %d}\n",
-            cycle_ms < 0 ? 0 : cycle_ms);
+            cycle_ms);
     fclose(cf);
     const char *const args[] = {
         "--provider",   "sim", "--sync",   "full", "--seed", "42",
