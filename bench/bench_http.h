@@ -261,9 +261,10 @@ static inline char *bin_path(const char *argv0, const char *env,
 }
 
 /* Starts `bin` --listen 127.0.0.1:0 --data-dir DIR/data ARGS..., its log
- * in DIR/flexqd.log; waits (30 s at most) for its "listening" line. */
-static inline int daemon_start(struct daemon *d, const char *bin,
-                               const char *dir, const char *const args[])
+ * in DIR/flexqd.log; waits (wait_s at most) for its "listening" line. */
+static inline int daemon_start_wait(struct daemon *d, const char *bin,
+                                    const char *dir, const char *const args[],
+                                    double wait_s)
 {
     memset(d, 0, sizeof(*d));
     char data[200];
@@ -292,7 +293,7 @@ static inline int daemon_start(struct daemon *d, const char *bin,
         _exit(127);
     }
     close(lfd);
-    for (double lim = wall() + 30; !d->port && wall() < lim;) {
+    for (double lim = wall() + wait_s; !d->port && wall() < lim;) {
         FILE *f = fopen(d->log, "re");
         char line[4096];
         while (f && fgets(line, sizeof(line), f)) {
@@ -317,6 +318,12 @@ static inline int daemon_start(struct daemon *d, const char *bin,
     }
     snprintf(d->url, sizeof(d->url), "http://127.0.0.1:%d", d->port);
     return 0;
+}
+
+static inline int daemon_start(struct daemon *d, const char *bin,
+                               const char *dir, const char *const args[])
+{
+    return daemon_start_wait(d, bin, dir, args, 30);
 }
 
 static inline void daemon_stop(struct daemon *d)

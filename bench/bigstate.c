@@ -332,7 +332,7 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     double t0 = wall();
-    if (daemon_start(&d, bin, big, args) < 0)
+    if (daemon_start_wait(&d, bin, big, args, 600) < 0)
         return 1;
     double t_listen = wall() - t0;
     c->fd = connect_to(d.port);
