@@ -2,8 +2,9 @@
  * bench/admission.c - admission decisions per second, memory per pending
  * workload, and Kueue's scheduler baseline replayed in virtual time.
  *
- * Part 1 (throughput): 100,000 pending workloads across 100 ClusterQueues
- * in 10 cohorts, 3 flavors, 3 resources (cpu, memory, nvidia.com/gpu).
+ * Part 1 (throughput): 100,000 pending workloads (or argv[1]) across 100
+ * ClusterQueues in 10 cohorts, 3 flavors, 3 resources (cpu, memory,
+ * nvidia.com/gpu).
  * Each queue is a binary heap ordered as Kueue orders it (priority, then
  * queue-order time); the bench pops heads round-robin and asks the
  * admission module (src/core/kueue/admission.c, the same code the kueue
@@ -131,12 +132,11 @@ struct tp_result {
     long decisions, admitted;
 };
 
-static void throughput(struct tp_result *out)
+static void throughput(struct tp_result *out, int NWL)
 {
     enum {
         NCOH = 10,
-        NCQ = 100,
-        NWL = 100000
+        NCQ = 100
     };
     struct fq_adm a;
     fq_adm_init(&a);
@@ -483,12 +483,19 @@ static void baseline(int per_cycle, struct base_result *out)
     fq_adm_release(&a);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* admission [PENDING]: 100,000 by default; issue 21 asks 1,000,000 */
+    int pending = argc > 1 ? atoi(argv[1]) : 100000;
+    if (pending < 1000 || pending > 10000000) {
+        fprintf(stderr, "usage: admission [PENDING (1000-10000000)]\n");
+        return 2;
+    }
     struct tp_result tp;
-    throughput(&tp);
-    printf("admission throughput: 100000 pending workloads, 100 "
-           "ClusterQueues, 10 cohorts, 3 flavors, 3 resources\n");
+    throughput(&tp, pending);
+    printf("admission throughput: %d pending workloads, 100 "
+           "ClusterQueues, 10 cohorts, 3 flavors, 3 resources\n",
+           pending);
     printf("  decisions          %ld (%ld admitted)\n", tp.decisions,
            tp.admitted);
     printf("  decisions/s        %.0f   (target >= 100000)\n",
@@ -514,7 +521,7 @@ int main(void)
            k0.mean_ms[0] / 1000, k0.wall_s);
     printf("  (preemptions %ld / %ld, cycles %ld / %ld)\n", k1.preemptions,
            k0.preemptions, k1.cycles, k0.cycles);
-    printf("{\"bench\":\"admission\",\"pending\":100000,\"decisions_per_s\":%."
+    printf("{\"bench\":\"admission\",\"pending\":%d,\"decisions_per_s\":%."
            "0f,\"bytes_per_pending\":%.0f,\"baseline_kueue_policy\":{"
            "\"usage_pct\":%.1f,\"large_s\":%.2f,\"medium_s\":%.2f,"
            "\"small_s\":%.2f,\"wall_s\":%.1f},\"baseline_flexq_policy\":{"
@@ -522,7 +529,7 @@ int main(void)
            "\"small_s\":%.2f,\"wall_s\":%.1f},\"kueue_published\":{"
            "\"usage_pct\":55.9,\"large_s\":16.5,\"medium_s\":76.8,"
            "\"small_s\":215.5}}\n",
-           tp.decisions_per_s, tp.bytes_per_pending, k1.usage_pct,
+           pending, tp.decisions_per_s, tp.bytes_per_pending, k1.usage_pct,
            k1.mean_ms[2] / 1000, k1.mean_ms[1] / 1000, k1.mean_ms[0] / 1000,
            k1.wall_s, k0.usage_pct, k0.mean_ms[2] / 1000, k0.mean_ms[1] / 1000,
            k0.mean_ms[0] / 1000, k0.wall_s);

@@ -592,13 +592,55 @@ static bool pod_workload(struct fq_engine *e, const struct fq_value *pod,
     return true;
 }
 
+/* "ns/name" keys in the store's order: namespace, then name. */
+static int pod_key_cmp(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    const char *xs = strchr(x, '/'), *ys = strchr(y, '/');
+    size_t xl = xs ? (size_t)(xs - x) : strlen(x);
+    size_t yl = ys ? (size_t)(ys - y) : strlen(y);
+    int c = strncmp(x, y, xl < yl ? xl : yl);
+    if (c || xl != yl)
+        return c ? c : (xl < yl ? -1 : 1);
+    return strcmp(xs ? xs + 1 : "", ys ? ys + 1 : "");
+}
+
+/*
+ * The pods that may run: the capacity controller's index of live bound
+ * pods (st->pods, kept by on_change) when it keeps one, in the store's
+ * order, so that a run does not walk every finished pod; else every pod.
+ */
+static size_t running_pods(struct fq_capacity *st, struct fq_engine *e,
+                           const struct fq_object ***out)
+{
+    if (!st->pods_seeded)
+        return fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, NULL, out);
+    const char **keys = fq_xmalloc(sizeof(*keys) * (st->pods.n + 1));
+    size_t nk = 0;
+    for (size_t i = 0; i < st->pods.cap; i++)
+        if (st->pods.t[i].key)
+            keys[nk++] = st->pods.t[i].key;
+    qsort(keys, nk, sizeof(*keys), pod_key_cmp);
+    const struct fq_object **v = fq_xmalloc(sizeof(*v) * (nk + 1));
+    size_t n = 0;
+    for (size_t i = 0; i < nk; i++) {
+        const struct fq_object *o = fq_capacity_keyed(e, FQ_KIND_POD, keys[i]);
+        if (o)
+            v[n++] = o;
+    }
+    free(keys);
+    *out = v;
+    return n;
+}
+
 static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
                         struct wcharges *c, int64_t dt)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const struct fq_object **wls, **pods;
-    size_t nwl = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &wls);
-    size_t np = fq_objstore_list(s, FQ_KIND_POD, NULL, &pods);
+    const struct fq_object **wls = NULL, **pods;
+    size_t nwl = 0;
+    bool listed = false; /* the Workloads, listed when first needed */
+    size_t np = running_pods(st, e, &pods);
     struct owners ix = {0};
     for (size_t i = 0; i < np; i++) {
         const struct fq_value *pod = pods[i]->obj;
@@ -609,6 +651,10 @@ static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
         const struct fq_cap_node *nd = fq_capacity_node(st, node);
         struct fq_cap_pool *p = nd ? nd->p : NULL;
         char key[600];
+        if (p && !listed) {
+            nwl = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &wls);
+            listed = true;
+        }
         if (!p || !pod_workload(e, pod, wls, nwl, &ix, key, sizeof(key)))
             continue;
         int64_t req[FQ_R_N];

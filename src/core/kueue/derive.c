@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "flexq/names.h"
 
 static uint64_t fp_value(uint64_t h, const struct fq_value *v);
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "flexq/names.h"
 
 /* Does check k of cq apply to a workload assigned `flv` (0 = no admission)? */
 static bool check_applies(const struct snap *s, const struct cq_info *c,

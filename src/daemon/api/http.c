@@ -40,6 +40,7 @@
 #include <event2/listener.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,13 @@ static void on_request(struct evhttp_request *req, void *arg)
     evbuffer_remove(in, r->body, r->body_len);
     r->body[r->body_len] = '\0';
     if (r->evcon) {
+        /* A large answer goes out in several writes: without NODELAY its
+         * last segment waits for the client's delayed ACK (40 ms). */
+        struct bufferevent *bev = evhttp_connection_get_bufferevent(r->evcon);
+        int one = 1;
+        if (bev && bufferevent_getfd(bev) >= 0)
+            setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one,
+                       sizeof(one));
         char *addr = NULL;
         ev_uint16_t port = 0;
         evhttp_connection_get_peer(r->evcon, &addr, &port);
