@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
-libyaml-dev libevent-dev libsqlite3-dev libcurl4-openssl-dev
+libyaml-dev libevent-dev libssl-dev libsqlite3-dev libcurl4-openssl-dev
 libcmocka-dev bubblewrap gettext-base python3 curl"
 if [ "${FLEXQ_WITH_BROWSER:-0}" = 1 ]; then
     PKGS="$PKGS chromium"

@@ -36,6 +36,7 @@
 
 #include "cloud.h"
 #include "flexq/alloc.h"
+#include "gke.h"
 #include "nodepool.h"
 
 /* --- arena ---------------------------------------------------------------- */
@@ -1662,6 +1663,8 @@ static int validate_foreign(const struct fq_value *obj, const char *file,
             rc = fq_nodepool_validate(obj, &e);
         else if (kind == FQ_KIND_CAPACITYMODEL)
             rc = fq_cloud_validate(obj, &e);
+        else if (kind == FQ_KIND_CLUSTER)
+            rc = fq_gke_cluster_validate(obj, &e);
         if (rc < 0 && c.nerr == 0)
             foreign_error(&c, obj, &e);
     }
@@ -1759,6 +1762,7 @@ static int validate_kind(struct dctx *cp, const struct fq_value *obj,
 #undef CASE
     case FQ_KIND_NODEPOOL:
     case FQ_KIND_CAPACITYMODEL:
+    case FQ_KIND_CLUSTER:
         return validate_foreign(obj, file, errs, k);
     default:
         break;

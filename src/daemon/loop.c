@@ -61,10 +61,13 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "api_authz.h"
 #include "api_estimate.h"
+#include "api_gke.h"
 #include "auth.h"
 #include "daemon.h"
 #include "flexq/alloc.h"
+#include "https.h"
 #include "log.h"
 #include "runner.h"
 #include "web.h"
@@ -549,8 +552,13 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         rc = err && err->code ? err->code : FQ_EINTERNAL;
         goto fail;
     }
-    d->web = fq_web_attach(d); /* dashboard, /metrics, visibility */
-    fq_api_estimate_attach(d); /* wait-time forecasts */
+    d->web = fq_web_attach(d);    /* dashboard, /metrics, visibility */
+    fq_api_estimate_attach(d);    /* wait-time forecasts */
+    fq_gke_attach(d);             /* gcloud's container API (api_gke.h) */
+    fq_authz_attach(d);           /* SelfSubject{Access,}Review (api_authz.h) */
+    rc = fq_https_attach(d, err); /* HTTPS listener (https.h) */
+    if (rc < 0)
+        goto fail;
     return 0;
 fail:
     fq_docs_release(&cfg_objs);
@@ -605,6 +613,8 @@ void fq_daemon_release(struct fq_daemon *d)
     d->web = NULL;
     fq_http_free(d->http);
     d->http = NULL;
+    fq_https_detach(d);
+    fq_gke_detach(d);
     fq_api_free(d->api);
     d->api = NULL;
     if (l) {
