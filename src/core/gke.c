@@ -392,20 +392,27 @@ struct fq_value *fq_gke_pool_to_api(const struct fq_value *pool,
     fq_map_set(mg, "autoUpgrade", fq_value_bool(true));
     fq_map_set(v, "podIpv4CidrSize", fq_value_int(24));
     const struct fq_value *st = fq_map_get(pool, "status");
-    const char *phase = fq_value_path_str(st, "phase", "RUNNING");
-    fq_map_set(v, "status", fq_value_str(*phase ? phase : "RUNNING"));
+    /* flexq's phases (Running, Provisioning, ...) in GKE's spelling. */
+    const char *phase = fq_value_path_str(st, "phase", "");
+    char up[32];
+    size_t i = 0;
+    for (; phase[i] && i + 1 < sizeof(up); i++)
+        up[i] = (char)(phase[i] >= 'a' && phase[i] <= 'z' ? phase[i] - 32 :
+                                                           phase[i]);
+    up[i] = '\0';
+    fq_map_set(v, "status", fq_value_str(i ? up : "RUNNING"));
     if (st) {
         fq_map_set(v, "currentNodeCount",
                    fq_value_int(fq_value_path_int(st, "nodeCount", 0)));
         const char *msg = NULL;
         const struct fq_value *conds = fq_map_get(st, "conditions");
-        for (size_t i = 0; i < fq_value_len(conds); i++) {
-            const struct fq_value *cd = fq_seq_at(conds, i);
+        for (size_t j = 0; j < fq_value_len(conds); j++) {
+            const struct fq_value *cd = fq_seq_at(conds, j);
             if (!strcmp(fq_value_path_str(cd, "status", ""), "True") &&
                 fq_value_path_str(cd, "message", NULL))
                 msg = fq_value_path_str(cd, "message", NULL);
         }
-        if (msg && strcmp(phase, "RUNNING"))
+        if (msg && strcmp(up, "RUNNING") && i)
             fq_map_set(v, "statusMessage", fq_value_str(msg));
     }
     if (self)

@@ -15,8 +15,8 @@
  * list and wait (they are not stored: a restart forgets them, and an
  * unknown operation is NotFound).
  *
- * What it does not do: clusters.update and the other cluster setters
- * (501 UNIMPLEMENTED), zones/ paths (gcloud uses locations/), more than
+ * What it does not do: clusters.update beyond a pool's autoscaling (400)
+ * and the other cluster setters (501 UNIMPLEMENTED), zones/ paths (gcloud uses locations/), more than
  * one cluster per flexqd (400 FAILED_PRECONDITION naming the one there),
  * long-running operations (nothing to wait for: the objects are stored
  * when the answer leaves; nodes come later, as on GKE).
@@ -594,18 +594,16 @@ static void delete_pool(struct greq *q, const char *cname, const char *pname)
 
 /* PUT (update), :setSize, :setAutoscaling: a changed copy of the pool,
  * checked by fq_gke_pool_from_api on the fields the request sets. */
-static void change_pool(struct greq *q, const char *cname, const char *pname,
-                        const char *verb)
+static void change_pool_with(struct greq *q, const char *cname,
+                             const char *pname, const char *verb,
+                             struct fq_value *b)
 {
-    if (authorize(q, "update", FQ_KIND_NODEPOOL) < 0)
-        return;
     const struct fq_object *c = find_cluster(q, cname, true);
     const struct fq_object *p = c ? find_pool(q, cname, pname, true) : NULL;
-    if (!p)
+    if (!p) {
+        fq_value_free(b);
         return;
-    struct fq_value *b = body(q);
-    if (!b)
-        return;
+    }
     /* The request's fields, as a GKE NodePool to convert. */
     struct fq_value *np = fq_value_map();
     fq_map_set(np, "name", fq_value_str(pname));
@@ -669,6 +667,44 @@ static void change_pool(struct greq *q, const char *cname, const char *pname,
     fq_value_free(conv);
     fq_value_free(np);
     fq_value_free(b);
+}
+
+static void change_pool(struct greq *q, const char *cname, const char *pname,
+                        const char *verb)
+{
+    if (authorize(q, "update", FQ_KIND_NODEPOOL) < 0)
+        return;
+    struct fq_value *b = body(q);
+    if (b)
+        change_pool_with(q, cname, pname, verb, b);
+}
+
+/* clusters.update: gcloud's `node-pools update --enable-autoscaling`
+ * sends desiredNodePoolId with desiredNodePoolAutoscaling; that pair is
+ * all flexqd serves of it. */
+static void update_cluster(struct greq *q, const char *cname)
+{
+    if (authorize(q, "update", FQ_KIND_NODEPOOL) < 0)
+        return;
+    struct fq_value *b = body(q);
+    if (!b)
+        return;
+    const struct fq_value *u = fq_map_get(b, "update");
+    const char *pool = fq_value_path_str(u, "desiredNodePoolId", NULL);
+    const struct fq_value *as = fq_map_get(u, "desiredNodePoolAutoscaling");
+    if (!pool || !as || fq_value_len(u) != 2) {
+        gfail(q, 400, "INVALID_ARGUMENT",
+              "flexqd serves clusters.update for desiredNodePoolId with "
+              "desiredNodePoolAutoscaling only");
+        fq_value_free(b);
+        return;
+    }
+    struct fq_value *nb = fq_value_map();
+    fq_map_set(nb, "autoscaling", fq_value_clone(as));
+    char *p = fq_xstrdup(pool);
+    fq_value_free(b);
+    change_pool_with(q, cname, p, "setAutoscaling", nb);
+    free(p);
 }
 
 /* --- operations ------------------------------------------------------------ */
@@ -779,6 +815,8 @@ static void route(struct greq *q)
         get_cluster(q, c);
     else if (k == 2 && del && !v)
         delete_cluster(q, c);
+    else if (k == 2 && put && !v)
+        update_cluster(q, c);
     else if (k == 3 && is(q, 7, "nodePools") && get && !v)
         list_pools(q, c);
     else if (k == 3 && is(q, 7, "nodePools") && post && !v)
