@@ -398,7 +398,7 @@ struct fq_value *fq_gke_pool_to_api(const struct fq_value *pool,
     size_t i = 0;
     for (; phase[i] && i + 1 < sizeof(up); i++)
         up[i] = (char)(phase[i] >= 'a' && phase[i] <= 'z' ? phase[i] - 32 :
-                                                           phase[i]);
+                                                            phase[i]);
     up[i] = '\0';
     fq_map_set(v, "status", fq_value_str(i ? up : "RUNNING"));
     if (st) {

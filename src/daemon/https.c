@@ -4,6 +4,11 @@
  * second evhttp server with an OpenSSL bufferevent per connection
  * (http.c's fq_http_new_tls) and records the endpoint clients dial.
  *
+ * It also serves GET /flexq/v1/tls (public: a CA certificate is no
+ * secret) on both listeners: {"endpoint": "127.0.0.1:8266",
+ * "caCertificate": PEM, "caData": base64 of the PEM}, what
+ * `flexq config kubeconfig` writes into a kubeconfig; 404 without HTTPS.
+ *
  * It does not: redirect plain HTTP, or listen without certificates.
  */
 #include "https.h"
@@ -42,8 +47,31 @@ static int split(const char *addr, char *host, size_t hsize, int *port)
     return 0;
 }
 
+static void tls_info(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
+{
+    (void)ctx;
+    if (!d->tls || !fq_tls_endpoint(d->tls)) {
+        struct fq_err e = {0};
+        fq_err_set(&e, FQ_ENOTFOUND,
+                   "flexqd serves no HTTPS (started with --tls-listen off, "
+                   "or its port was taken)");
+        fq_api_error(d, r, FQ_ENOTFOUND, &e, NULL, NULL);
+        return;
+    }
+    struct fq_value *v = fq_value_map();
+    fq_map_set(v, "endpoint", fq_value_str(fq_tls_endpoint(d->tls)));
+    fq_map_set(v, "caCertificate", fq_value_str(fq_tls_ca_pem(d->tls)));
+    fq_map_set(v, "caData", fq_value_str(fq_tls_ca_b64(d->tls)));
+    struct fq_buf b = FQ_BUF_INIT;
+    fq_json_encode(v, FQ_JSON_COMPACT, &b);
+    fq_value_free(v);
+    fq_daemon_defer_reply(d, r, 200, "application/json", &b);
+    fq_buf_release(&b);
+}
+
 int fq_https_attach(struct fq_daemon *d, struct fq_err *err)
 {
+    fq_api_add_route(d->api, "/flexq/v1/tls", FQ_ROUTE_PUBLIC, tls_info, NULL);
     const char *want = d->opts.tls_listen;
     if (want && !strcmp(want, "off"))
         return 0;
