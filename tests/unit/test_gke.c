@@ -53,8 +53,7 @@ static void test_dws_pool_round_trip(void **state)
                         "dws-pool");
     assert_string_equal(fq_value_path_str(pool, "spec.machineType", ""),
                         "ct6e-standard-4t");
-    assert_string_equal(fq_value_path_str(pool, "spec.tpuTopology", ""),
-                        "4x4");
+    assert_string_equal(fq_value_path_str(pool, "spec.tpuTopology", ""), "4x4");
     assert_string_equal(fq_value_path_str(pool, "spec.cluster", ""),
                         "tpu-cluster");
     assert_string_equal(fq_value_path_str(pool, "spec.location", ""),
@@ -62,9 +61,8 @@ static void test_dws_pool_round_trip(void **state)
     assert_true(fq_value_path_bool(pool, "spec.flexStart", false));
     assert_true(
         fq_value_path_bool(pool, "spec.queuedProvisioning.enabled", false));
-    assert_int_equal(fq_value_path_int(pool, "spec.autoscaling.maxNodeCount",
-                                       -1),
-                     4);
+    assert_int_equal(
+        fq_value_path_int(pool, "spec.autoscaling.maxNodeCount", -1), 4);
     assert_null(fq_value_path(pool, "spec.oauthScopes"));
 
     struct fq_value *back = fq_gke_pool_to_api(pool, "http://h/v1/c");
@@ -95,8 +93,7 @@ static void test_reservation_and_taints(void **state)
         "\"locations\": [\"us-east5-a\"]}");
     struct fq_value *pool = NULL;
     struct fq_err e = {0};
-    assert_int_equal(fq_gke_pool_from_api(np, "c", "us-east5-b", &pool, &e),
-                     0);
+    assert_int_equal(fq_gke_pool_from_api(np, "c", "us-east5-b", &pool, &e), 0);
     assert_string_equal(fq_value_path_str(pool, "spec.reservationAffinity", ""),
                         "none");
     assert_string_equal(fq_value_path_str(pool, "spec.location", ""),
@@ -106,9 +103,8 @@ static void test_reservation_and_taints(void **state)
     assert_string_equal(fq_value_path_str(pool, "spec.labels.team", ""), "ml");
     struct fq_value *back = fq_gke_pool_to_api(pool, NULL);
     assert_string_equal(
-        fq_value_path_str(back,
-                          "config.reservationAffinity.consumeReservationType",
-                          ""),
+        fq_value_path_str(
+            back, "config.reservationAffinity.consumeReservationType", ""),
         "NO_RESERVATION");
     t = fq_seq_at(fq_value_path(back, "config.taints"), 0);
     assert_string_equal(fq_value_path_str(t, "effect", ""), "NO_EXECUTE");
@@ -120,6 +116,7 @@ static void test_reservation_and_taints(void **state)
 static void test_refusals_name_the_field(void **state)
 {
     (void)state;
+
     static const struct {
         const char *in, *msg;
     } cases[] = {
@@ -139,6 +136,7 @@ static void test_refusals_name_the_field(void **state)
          "nodePool.autoscaling.enabled: must be a boolean"},
         {"[1]", "nodePool: must be an object"},
     };
+
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct fq_value *np = json(cases[i].in);
         struct fq_value *pool = (struct fq_value *)1;
@@ -167,8 +165,7 @@ static void test_cluster_view(void **state)
                                   "\"currentNodeCount\": 3}]");
     struct fq_value *v =
         fq_gke_cluster_to_api(c, pools, "127.0.0.1:8266", "Q0E=", "http://s");
-    assert_string_equal(fq_value_path_str(v, "endpoint", ""),
-                        "127.0.0.1:8266");
+    assert_string_equal(fq_value_path_str(v, "endpoint", ""), "127.0.0.1:8266");
     assert_string_equal(
         fq_value_path_str(v, "masterAuth.clusterCaCertificate", ""), "Q0E=");
     assert_string_equal(fq_value_path_str(v, "zone", ""), "us-east5-b");
@@ -190,7 +187,14 @@ static void test_cluster_view(void **state)
 /* `auth can-i create pods` as kubectl 1.32 encodes it: the envelope,
  * TypeMeta, and the review (group "" and subresource "" present). */
 static const unsigned char SSAR[] = {
-    'k', '8', 's', 0x00, 0x0a, '2', 0x0a, 0x17, 'a', 'u', 't', 'h', 'o', 'r', 'i', 'z', 'a', 't', 'i', 'o', 'n', '.', 'k', '8', 's', '.', 'i', 'o', '/', 'v', '1', 0x12, 0x17, 'S', 'e', 'l', 'f', 'S', 'u', 'b', 'j', 'e', 'c', 't', 'A', 'c', 'c', 'e', 's', 's', 'R', 'e', 'v', 'i', 'e', 'w', 0x12, '!', 0x0a, 0x00, 0x12, 0x1d, 0x0a, 0x1b, 0x0a, 0x07, 'd', 'e', 'f', 'a', 'u', 'l', 't', 0x12, 0x06, 'c', 'r', 'e', 'a', 't', 'e', 0x1a, 0x00, '*', 0x04, 'p', 'o', 'd', 's', '2', 0x00, 0x1a, 0x00, '"', 0x00};
+    'k',  '8',  's',  0x00, 0x0a, '2',  0x0a, 0x17, 'a',  'u',  't',  'h',
+    'o',  'r',  'i',  'z',  'a',  't',  'i',  'o',  'n',  '.',  'k',  '8',
+    's',  '.',  'i',  'o',  '/',  'v',  '1',  0x12, 0x17, 'S',  'e',  'l',
+    'f',  'S',  'u',  'b',  'j',  'e',  'c',  't',  'A',  'c',  'c',  'e',
+    's',  's',  'R',  'e',  'v',  'i',  'e',  'w',  0x12, '!',  0x0a, 0x00,
+    0x12, 0x1d, 0x0a, 0x1b, 0x0a, 0x07, 'd',  'e',  'f',  'a',  'u',  'l',
+    't',  0x12, 0x06, 'c',  'r',  'e',  'a',  't',  'e',  0x1a, 0x00, '*',
+    0x04, 'p',  'o',  'd',  's',  '2',  0x00, 0x1a, 0x00, '"',  0x00};
 
 static void test_ssar_protobuf(void **state)
 {
