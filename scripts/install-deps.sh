@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
-libyaml-dev libevent-dev libssl-dev libsqlite3-dev libcurl4-openssl-dev
+libyaml-dev libevent-dev libsqlite3-dev libcurl4-openssl-dev
 libcmocka-dev bubblewrap gettext-base python3 curl"
 if [ "${FLEXQ_WITH_BROWSER:-0}" = 1 ]; then
     PKGS="$PKGS chromium"
@@ -14,6 +14,10 @@ if [ "${FLEXQ_WITH_BROWSER:-0}" = 1 ]; then
     command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
     command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 fi
+
+# OpenSSL for flexqd's HTTPS listener (libevent_openssl comes with
+# libevent-dev).
+PKGS="$PKGS libssl-dev"
 
 missing=""
 for p in $PKGS; do

@@ -552,13 +552,14 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         rc = err && err->code ? err->code : FQ_EINTERNAL;
         goto fail;
     }
-    d->web = fq_web_attach(d);    /* dashboard, /metrics, visibility */
-    fq_api_estimate_attach(d);    /* wait-time forecasts */
-    fq_gke_attach(d);             /* gcloud's container API (api_gke.h) */
-    fq_authz_attach(d);           /* SelfSubject{Access,}Review (api_authz.h) */
-    rc = fq_https_attach(d, err); /* HTTPS listener (https.h) */
-    if (rc < 0)
+    /* gcloud's container API (api_gke.h), SelfSubject{Access,}Review
+     * (api_authz.h) and the HTTPS listener (https.h). */
+    fq_gke_attach(d);
+    fq_authz_attach(d);
+    if ((rc = fq_https_attach(d, err)) < 0)
         goto fail;
+    d->web = fq_web_attach(d); /* dashboard, /metrics, visibility */
+    fq_api_estimate_attach(d); /* wait-time forecasts */
     return 0;
 fail:
     fq_docs_release(&cfg_objs);
