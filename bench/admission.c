@@ -6,7 +6,7 @@
  * in 10 cohorts, 3 flavors, 3 resources (cpu, memory, nvidia.com/gpu).
  * Each queue is a binary heap ordered as Kueue orders it (priority, then
  * queue-order time); the bench pops heads round-robin and asks the
- * admission module (src/core/admission.c, the same code the kueue
+ * admission module (src/core/kueue/admission.c, the same code the kueue
  * controller runs) for a flavor assignment: Fit -> charge the quota tree,
  * otherwise -> park the workload. One call is one decision. Memory per
  * pending workload is measured with mallinfo2 around building the queues:
@@ -35,9 +35,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/core/admission.h"
-#include "../src/core/kueue.h"
 #include "flexq/alloc.h"
+#include "kueue/admission.h"
+#include "kueue/kueue.h"
 
 static double now_s(void)
 {

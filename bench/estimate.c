@@ -38,10 +38,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/core/estimate.h"
 #include "cli.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/estimate.h"
 #include "flexq/value.h"
 #include "trace.h"
 

@@ -77,7 +77,7 @@
 #include "flexq/engine.h"
 #include "flexq/objstore.h"
 #include "flexq/value.h"
-#include "runner.h"
+#include "runner/runner.h"
 
 #define NODES       4
 #define CPUS        16

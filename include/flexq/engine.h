@@ -67,6 +67,14 @@ struct fq_policy {
     int64_t cycle_ms;
 };
 
+/*
+ * The virtual duration of one scheduling cycle. In Kueue a cycle takes the
+ * time its API writes take; in virtual time several cycles at one instant
+ * would hide the one-pop-per-ClusterQueue limit, so after a cycle the next
+ * one runs no earlier than this much later.
+ */
+#define FQ_KUEUE_CYCLE_MS 100
+
 struct fq_policy fq_policy_default(void);
 struct fq_policy fq_policy_kueue(void);
 
@@ -95,7 +103,7 @@ struct fq_engine_config {
     /* With sim_provider false: the capacity controller still decides
      * scale-ups and scale-downs but writes them as requests on the
      * NodePool's status.providerRequests for the daemon's provider to carry
-     * out (src/core/provider_demand.h); false: it decides nothing. */
+     * out (src/core/capacity/provider_demand.h); false: it decides nothing. */
     bool provider_demand;
     /* When true (the simulator), pods are not created as objects: the
      * capacity and job controllers work at workload granularity. */
@@ -230,13 +238,5 @@ void fq_engine_kick(struct fq_engine *e, const void *self);
 void *fq_engine_controller(struct fq_engine *e, const char *name);
 
 #define FQ_KIND_BIT(k) (1ull << (k))
-
-/* Time helpers: RFC 3339 "2026-11-29T15:44:00Z" from ms since the epoch. */
-void fq_time_format(int64_t ms, char *buf, unsigned long size);
-/* The same with milliseconds when the time is not a whole second
- * ("2026-11-29T15:44:00.250Z"), for flexq's own annotations that hold a
- * deadline: what is stored is then what was meant. */
-void fq_time_format_ms(int64_t ms, char *buf, unsigned long size);
-int fq_time_parse(const char *s, int64_t *ms);
 
 #endif

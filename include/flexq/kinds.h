@@ -65,4 +65,23 @@ enum fq_kind fq_kind_lookup(const char *name);
 /* "apps/v1"-style apiVersion for a kind: "kueue.x-k8s.io/v1beta1", "v1". */
 const char *fq_kind_api_version(enum fq_kind k);
 
+struct fq_value;
+struct fq_err;
+
+/*
+ * A kind's spec rules that live with the module owning the kind, above
+ * the objects layer (NodePool and CapacityModel: the capacity module,
+ * next to the machine catalog). fq_object_validate checks such an
+ * object's metadata, then calls this. Returns 0 or a negative FQ_E* code
+ * with `err` filled (may be NULL).
+ */
+typedef int (*fq_spec_validate_fn)(const struct fq_value *obj,
+                                   struct fq_err *err);
+
+/* The spec validator of kind k, or NULL when the objects layer checks the
+ * whole kind itself. The seam is declared here and filled by the owning
+ * layer (capacity/validators.c), so that the object validator includes
+ * no header above its own layer. */
+fq_spec_validate_fn fq_kind_spec_validator(enum fq_kind k);
+
 #endif

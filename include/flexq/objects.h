@@ -634,10 +634,11 @@ struct fq_namespace {
 
 /*
  * NodePool and CapacityModel belong to the capacity module, which decodes
- * them next to the machine catalog: src/core/nodepool.h
- * (fq_nodepool_decode, fq_nodepool_validate) and src/core/cloud.h
+ * them next to the machine catalog: include/flexq/nodepool.h
+ * (fq_nodepool_decode, fq_nodepool_validate) and include/flexq/cloud.h
  * (fq_cloud_validate). fq_object_validate checks their metadata here and
- * calls those validators for the spec. Their shapes:
+ * finds those validators for the spec through the kinds registry
+ * (fq_kind_spec_validator). Their shapes:
  *
  * NodePool: a GKE node pool, fields named after the gcloud flags of
  * `gcloud container node-pools create`:

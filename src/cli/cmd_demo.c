@@ -53,13 +53,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/conditions.h"
 #include "cli.h"
 #include "client.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/conditions.h"
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
+#include "flexq/timefmt.h"
 #include "flexq/value.h"
 
 extern char **environ;

@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "cmdutil.h"
 #include "flexq/alloc.h"
+#include "flexq/names.h"
 #include "print.h"
 
 #define ESTIMATE_PATH "/apis/estimates.flexq.dev/v1alpha1/namespaces/"
@@ -128,7 +129,7 @@ static bool waiting(const struct fq_value *obj)
     if (strcmp(kind, "RayJob") && strcmp(kind, "Job"))
         return false;
     return fq_map_get(fq_value_path(obj, "metadata.labels"),
-                      "kueue.x-k8s.io/queue-name") &&
+                      FQ_LABEL_QUEUE_NAME) &&
            fq_value_path_bool(obj, "spec.suspend", false);
 }
 

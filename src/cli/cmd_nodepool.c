@@ -28,11 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/nodepool.h"
 #include "cli.h"
 #include "cmdutil.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/nodepool.h"
 #include "flexq/value.h"
 
 /* The helpers below are exported for tests (test_nodepool.c). */

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/conditions.h"
 #include "flexq/alloc.h"
+#include "flexq/conditions.h"
 
 static bool pending(const struct fq_value *w)
 {

@@ -21,6 +21,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
+#include "flexq/timefmt.h"
 
 int64_t fq_print_now(void)
 {

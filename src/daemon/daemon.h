@@ -28,10 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/http.h"
 #include "flexq/buf.h"
 #include "flexq/engine.h"
 #include "flexq/err.h"
-#include "http.h"
 #include "store.h"
 
 struct fq_daemon_opts {

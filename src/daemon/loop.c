@@ -60,17 +60,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "api_authz.h"
-#include "api_estimate.h"
-#include "api_gke.h"
-#include "auth.h"
+#include "api/api.h"
+#include "api/api_authz.h"
+#include "api/api_estimate.h"
+#include "api/api_gke.h"
+#include "api/auth.h"
+#include "api/https.h"
+#include "api/web.h"
 #include "daemon.h"
 #include "flexq/alloc.h"
-#include "https.h"
 #include "log.h"
-#include "runner.h"
-#include "web.h"
+#include "runner/runner.h"
 
 struct pending {
     struct fq_http_req *req;

@@ -63,8 +63,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/conditions.h"
 #include "flexq/alloc.h"
+#include "flexq/conditions.h"
 #include "flexq/quantity.h"
 
 /* One row of the objects table: its key and id (open addressing). */

@@ -55,14 +55,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/cloud.h"
-#include "../core/conditions.h"
-#include "../core/drive.h"
-#include "../core/nodepool.h"
 #include "flexq/alloc.h"
+#include "flexq/cloud.h"
+#include "flexq/conditions.h"
+#include "flexq/drive.h"
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
+#include "flexq/names.h"
+#include "flexq/nodepool.h"
 #include "flexq/quantity.h"
+#include "flexq/timefmt.h"
 
 #define MAX_POOLS          64
 #define PROVREQ_CONTROLLER "kueue.x-k8s.io/provisioning-request"
@@ -698,7 +700,7 @@ static struct fq_value *make_workload(struct sim *s, size_t idx,
     struct fq_value *md = fq_map_ensure_map(w, "metadata");
     fq_map_set(md, "name", fq_value_str(name));
     fq_map_set(md, "namespace", fq_value_str(s->ns));
-    fq_map_set(fq_map_ensure_map(md, "labels"), "kueue.x-k8s.io/queue-name",
+    fq_map_set(fq_map_ensure_map(md, "labels"), FQ_LABEL_QUEUE_NAME,
                fq_value_str(queue));
     fq_map_set(fq_map_ensure_map(md, "annotations"), "flexq.dev/trace-job",
                fq_value_str(tj->id));

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/core/gke.h"
-#include "../../src/core/nodepool.h"
-#include "../../src/core/ssar_pb.h"
+#include "flexq/gke.h"
+#include "flexq/nodepool.h"
+#include "flexq/ssar_pb.h"
 #include "flexq/value.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 /*
  * fuzz_labelsel.c - libFuzzer target for the API's label and field
- * selectors (src/daemon/labelsel.c), which come straight from query
+ * selectors (src/daemon/api/labelsel.c), which come straight from query
  * strings.
  *
  * The input is parsed as a label selector and as a field selector; what
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/daemon/labelsel.c"
+#include "../../src/daemon/api/labelsel.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

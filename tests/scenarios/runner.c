@@ -74,9 +74,11 @@
 
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/check.h"
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
+#include "flexq/timefmt.h"
 #include "flexq/value.h"
 
 struct ctx {
@@ -87,6 +89,7 @@ struct ctx {
     const struct fq_value *vars;
     int step;
     int nexpect;
+    long nchecks; /* settles held to the invariants */
     bool verbose;
 };
 
@@ -444,6 +447,24 @@ static void expect_one(struct ctx *c, const struct fq_value *x)
 }
 
 /* Runs the engine at every wakeup up to t, then at t. */
+/* Settles the engine at `t`, then holds it to every invariant of
+ * flexq/check.h: a scenario fails at the first settle that breaks one,
+ * whatever its expectations say. */
+static void settle(struct ctx *c, int64_t t)
+{
+    fq_engine_run(c->e, t);
+    struct fq_errlist errs;
+    fq_errlist_init(&errs);
+    c->nchecks++;
+    if (fq_engine_check(c->e, &errs) > 0) {
+        for (size_t i = 0; i < errs.n; i++)
+            fprintf(stderr, "invariant: %s\n", errs.items[i].msg);
+        die(c, "%zu invariant(s) broken after the settle at %+.3f s", errs.n,
+            (double)(t - c->t0) / 1000.0);
+    }
+    fq_errlist_release(&errs);
+}
+
 static void advance(struct ctx *c, int64_t t)
 {
     long guard = 0;
@@ -454,13 +475,13 @@ static void advance(struct ctx *c, int64_t t)
         if (w == FQ_NEVER || w > t)
             break;
         c->now = w;
-        fq_engine_run(c->e, w);
+        settle(c, w);
         if (++guard > 200000)
             die(c, "the engine keeps waking up (at %lld)", (long long)w);
     }
     if (t > c->now)
         c->now = t;
-    fq_engine_run(c->e, c->now);
+    settle(c, c->now);
 }
 
 static void do_delete(struct ctx *c, const struct fq_value *d)
@@ -678,14 +699,15 @@ int main(int argc, char **argv)
             do_set_check(&c, fq_map_get(st, "set_check"));
         if (fq_map_get(st, "pod"))
             do_pod(&c, fq_map_get(st, "pod"));
-        fq_engine_run(c.e, c.now);
+        settle(&c, c.now);
         const struct fq_value *ex = fq_map_get(st, "expect");
         for (size_t j = 0; j < fq_value_len(ex); j++)
             expect_one(&c, fq_seq_at(ex, j));
     }
-    printf("ok %s: %zu steps, %d expectations\n",
+    printf("ok %s: %zu steps, %d expectations, invariants held at %ld "
+           "settles\n",
            fq_value_path_str(sc, "name", c.file), fq_value_len(steps),
-           c.nexpect);
+           c.nexpect, c.nchecks);
     fq_engine_free(c.e);
     fq_docs_release(&docs);
     return 0;

@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/core/pods.h"
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
 #include "flexq/objstore.h"
 #include "flexq/value.h"
+#include "jobs/pods.h"
 #include "yaml_testlib.h"
 
 #define T0 1764431040000LL /* 2025-11-29T15:44:00Z */

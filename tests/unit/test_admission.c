@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/admission.h"
 #include "flexq/alloc.h"
+#include "kueue/admission.h"
 
 /* A tree: cohort with CQs a and b; flavors f0, f1; resource cpu. */
 struct fix {

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "auth.h"
+#include "api/auth.h"
 
 static char path[64];
 

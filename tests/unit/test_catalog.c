@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/catalog.h"
+#include "flexq/catalog.h"
 
 static void test_shapes(void **state)
 {

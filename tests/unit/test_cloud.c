@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/cloud.h"
+#include "flexq/cloud.h"
 #include "flexq/engine.h"
 #include "flexq/value.h"
 #include "yaml_testlib.h"

@@ -22,6 +22,7 @@
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
 #include "flexq/objstore.h"
+#include "flexq/timefmt.h"
 #include "flexq/value.h"
 
 static struct fq_value *configmap(const char *ns, const char *name,

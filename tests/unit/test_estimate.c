@@ -17,9 +17,10 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/estimate.h"
 #include "cli.h"
 #include "flexq/engine.h"
+#include "flexq/estimate.h"
+#include "flexq/names.h"
 #include "flexq/value.h"
 
 #include "planab_testlib.h"

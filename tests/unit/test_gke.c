@@ -14,10 +14,10 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/gke.h"
-#include "../../src/core/nodepool.h"
-#include "../../src/core/ssar_pb.h"
 #include "flexq/buf.h"
+#include "flexq/gke.h"
+#include "flexq/nodepool.h"
+#include "flexq/ssar_pb.h"
 #include "flexq/value.h"
 
 static struct fq_value *json(const char *s)

@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/kueue.h"
 #include "flexq/engine.h"
 #include "flexq/value.h"
+#include "kueue/kueue.h"
 #include "yaml_testlib.h"
 
 static void apply(struct fq_engine *e, const char *yaml, int64_t now)

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
+#include "api/labelsel.h"
 #include "flexq/value.h"
-#include "labelsel.h"
 
 static struct fq_value *obj(const char *json)
 {

@@ -20,8 +20,8 @@
 #include "flexq/alloc.h"
 #include "flexq/objstore.h"
 #include "flexq/value.h"
-#include "logs.h"
-#include "runner.h"
+#include "runner/logs.h"
+#include "runner/runner.h"
 #include "tmpdir_testlib.h"
 #include "yaml_testlib.h"
 

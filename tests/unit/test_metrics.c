@@ -1,6 +1,6 @@
 /*
- * test_metrics.c - the Prometheus exposition (src/core/metrics.c) and the
- * visibility positions (src/core/visibility.c).
+ * test_metrics.c - the Prometheus exposition (src/core/views/metrics.c) and the
+ * visibility positions (src/core/views/visibility.c).
  *
  * A scenario on the real engine: the tutorial's queue config plus a small
  * second ClusterQueue; one 16-TPU workload lands on on-demand and is
@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/core/metrics.h"
-#include "../../src/core/visibility.h"
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
+#include "flexq/metrics.h"
 #include "flexq/value.h"
+#include "flexq/visibility.h"
 
 #define T0 1795968000000LL /* 2026-11-29T00:00:00Z */
 

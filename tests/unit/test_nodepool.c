@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/nodepool.h"
 #include "flexq/buf.h"
+#include "flexq/nodepool.h"
 #include "flexq/value.h"
 #include "yaml_testlib.h"
 

@@ -31,7 +31,7 @@
 #include "flexq/alloc.h"
 #include "flexq/quantity.h"
 #include "flexq/value.h"
-#include "provider.h"
+#include "providers/provider.h"
 #include "tmpdir_testlib.h"
 
 static char dir[64];

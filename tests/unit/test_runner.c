@@ -36,7 +36,7 @@
 #include "flexq/engine.h"
 #include "flexq/objstore.h"
 #include "flexq/value.h"
-#include "runner.h"
+#include "runner/runner.h"
 #include "tmpdir_testlib.h"
 #include "yaml_testlib.h"
 

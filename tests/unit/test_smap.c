@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/smap.h"
+#include "base/smap.h"
 
 static int freed;
 

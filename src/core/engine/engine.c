@@ -1,0 +1,576 @@
+/*
+ * engine.c - settles the object store by running the controllers.
+ *
+ * How it works. The engine owns the object store and hooks into it: every
+ * change (by a user through fq_engine_apply, by the runner through
+ * fq_engine_pod_update, or by a controller) is queued as a notice. A settle
+ * (fq_engine_run) repeats two phases until neither has work:
+ *
+ *   dispatch: hand each queued notice to the controllers watching its kind
+ *             (on_change), oldest first;
+ *   run:      call `run` of each controller that was kicked or whose
+ *             next_wakeup has come, in table order.
+ *
+ * A controller's changes during on_change or run queue more notices, so a
+ * chain of reactions (RayJob -> Workload -> admission -> pods -> binding)
+ * completes inside one settle, at one instant of engine time. A round limit
+ * stops a pair of controllers that would keep undoing each other; that is a
+ * bug and is counted in the stats rather than looping forever.
+ *
+ * Determinism: notices are dispatched in change order, controllers run in
+ * table order, the PRNG is seeded from the config, and the store lists in
+ * name order; so the same inputs give the same store.
+ *
+ * What it does not do: validation beyond identifying the kind (objects.c
+ * does it, called from fq_engine_apply), any I/O, any clock.
+ */
+#include "flexq/engine.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/controllers.h"
+#include "flexq/alloc.h"
+#include "flexq/buf.h"
+#include "flexq/objects.h"
+#include "flexq/timefmt.h"
+
+/* The controllers (engine/controllers.h), in the order they run within a
+ * round. */
+static const struct fq_controller_ops *const controller_table[] = {
+    &fq_jobframework_controller, &fq_kueue_controller,
+    &fq_provcheck_controller,    &fq_rayjob_controller,
+    &fq_raycluster_controller,   &fq_job_controller,
+    &fq_binder_controller,       &fq_capacity_controller,
+    &fq_gc_controller,
+};
+
+#define NCTRL      (sizeof(controller_table) / sizeof(controller_table[0]))
+#define MAX_ROUNDS 10000
+
+struct notice {
+    uint64_t rev;
+    enum fq_change_type type;
+    enum fq_kind kind;
+    char *ns;              /* owned: one small block holds ns and name */
+    char *name;            /* points into it */
+    size_t text_size;      /* the block's size, to free it with */
+    struct fq_value *last; /* owned: the object as deleted (DELETED only) */
+    bool by_controller;    /* made during a settle, not by the shell */
+};
+
+struct ctrl {
+    const struct fq_controller_ops *ops;
+    void *self;
+    bool kicked;
+};
+
+struct fq_engine {
+    struct fq_engine_config cfg;
+    struct fq_objstore *store;
+    int64_t now;
+    uint64_t rng[FQ_RAND__N][4]; /* one xoshiro256** state per stream */
+    struct ctrl ctrls[NCTRL];
+    size_t nctrl;
+    /* The controller whose on_change is being called (NCTRL: none): it
+     * is most often the one that kicks itself. */
+    size_t in_change;
+    struct notice *q; /* FIFO: [qhead, qlen) are pending */
+    size_t qhead, qlen, qcap;
+    bool settling;
+    uint64_t round_limit_hits;
+    fq_objstore_hook_fn observer; /* the shell's, or NULL */
+    void *observer_ctx;
+};
+
+struct fq_policy fq_policy_default(void)
+{
+    struct fq_policy p = {
+        .max_admissions_per_cq_per_cycle = 0,
+        .migrate_to_preferred_flavor = true,
+        .flavor_failure_cooldown = true,
+        .flavor_cooldown_ms = 10 * 60 * 1000,
+        .stockout_fallback = true,
+        .stockout_fallback_after_ms = 10 * 60 * 1000,
+        .cycle_ms = 0,
+    };
+    return p;
+}
+
+struct fq_policy fq_policy_kueue(void)
+{
+    struct fq_policy p = fq_policy_default();
+    p.max_admissions_per_cq_per_cycle = 1;
+    p.migrate_to_preferred_flavor = false;
+    p.flavor_failure_cooldown = false;
+    p.stockout_fallback = false;
+    p.cycle_ms = FQ_KUEUE_CYCLE_MS;
+    return p;
+}
+
+void fq_engine_config_init(struct fq_engine_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->seed = 1;
+    c->policy = fq_policy_default();
+    c->pods_ready.enable = false;
+    c->pods_ready.timeout_ms = 30 * 60 * 1000;
+    c->pods_ready.recovery_timeout_ms = 30 * 60 * 1000;
+    c->pods_ready.timestamp_eviction = true;
+    c->pods_ready.backoff_limit_count = -1;
+    c->pods_ready.backoff_base_ms = 60 * 1000;
+    c->pods_ready.backoff_max_ms = 3600 * 1000;
+    c->time_scale = 1.0;
+    c->sim_provider = true;
+    c->no_pods = false;
+    c->record_events = true;
+}
+
+/* --- PRNG: xoshiro256** seeded through splitmix64 ----------------------- */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t fq_engine_rand_in(struct fq_engine *e, enum fq_rand_stream stream)
+{
+    uint64_t *s = e->rng[stream];
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+uint64_t fq_engine_rand(struct fq_engine *e)
+{
+    return fq_engine_rand_in(e, FQ_RAND_OBJECTS);
+}
+
+void fq_engine_rand_suffix_in(struct fq_engine *e, enum fq_rand_stream stream,
+                              char *buf, int n)
+{
+    /* Kubernetes' rand.String alphabet: no vowels, no confusable digits. */
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    for (int i = 0; i < n; i++)
+        buf[i] =
+            alphabet[fq_engine_rand_in(e, stream) % (sizeof(alphabet) - 1)];
+    buf[n] = '\0';
+}
+
+void fq_engine_rand_suffix(struct fq_engine *e, char *buf, int n)
+{
+    fq_engine_rand_suffix_in(e, FQ_RAND_OBJECTS, buf, n);
+}
+
+void fq_engine_new_uid(struct fq_engine *e, char *buf, size_t size)
+{
+    uint64_t a = fq_engine_rand(e), b = fq_engine_rand(e);
+    /* What snprintf("%08x-%04x-4%03x-%04x-%012llx") writes, every field
+     * fixed-width, built by hand: every object the simulator creates
+     * gets a uid, and the formatting cost more than the rest of it. */
+    char uid[37], *p = uid;
+    p = fq_hex_put(p, a >> 32, 8);
+    *p++ = '-';
+    p = fq_hex_put(p, a >> 16, 4);
+    *p++ = '-';
+    *p++ = '4';
+    p = fq_hex_put(p, a, 3);
+    *p++ = '-';
+    p = fq_hex_put(p, 0x8000 | ((b >> 48) & 0x3fff), 4);
+    *p++ = '-';
+    p = fq_hex_put(p, b, 12);
+    *p = '\0';
+    if (size > 0) {
+        size_t n = size - 1 < sizeof(uid) - 1 ? size - 1 : sizeof(uid) - 1;
+        memcpy(buf, uid, n);
+        buf[n] = '\0';
+    }
+}
+
+/* --- change notices ------------------------------------------------------ */
+
+static void on_store_change(void *ctx, const struct fq_change *c)
+{
+    struct fq_engine *e = ctx;
+    if (e->qhead > 0 && e->qhead == e->qlen)
+        e->qhead = e->qlen = 0;
+    FQ_GROW(e->q, e->qcap, e->qlen + 1);
+    struct notice *n = &e->q[e->qlen++];
+    n->rev = c->rev;
+    n->type = c->type;
+    n->kind = c->kind;
+    /* Copies, as the object may be gone by dispatch; in one small block
+     * (alloc.h), as every stored change makes a notice, and malloc and
+     * free cost some 120 instructions a notice more. */
+    size_t lns = strlen(c->ns), lname = strlen(c->name);
+    n->text_size = lns + lname + 2;
+    n->ns = fq_small_alloc(n->text_size);
+    memcpy(n->ns, c->ns, lns + 1);
+    n->name = n->ns + lns + 1;
+    memcpy(n->name, c->name, lname + 1);
+    n->last = NULL;
+    n->by_controller = e->settling;
+    if (c->type == FQ_CHANGE_DELETED) /* the store frees it otherwise */
+        n->last = fq_objstore_take_deleted(e->store);
+    if (e->observer)
+        e->observer(e->observer_ctx, c);
+}
+
+void fq_engine_set_observer(struct fq_engine *e, fq_objstore_hook_fn fn,
+                            void *ctx)
+{
+    e->observer = fn;
+    e->observer_ctx = ctx;
+}
+
+static void notice_release(struct notice *n)
+{
+    fq_small_free(n->ns, n->text_size); /* and the name */
+    fq_value_free(n->last);
+}
+
+/* Dispatches queued notices; returns true if there were any. */
+static bool dispatch(struct fq_engine *e)
+{
+    bool any = false;
+    while (e->qhead < e->qlen) {
+        struct notice n = e->q[e->qhead++];
+        any = true;
+        struct fq_change c = {
+            .rev = n.rev,
+            .type = n.type,
+            .kind = n.kind,
+            .ns = n.ns,
+            .name = n.name,
+            .by_controller = n.by_controller,
+        };
+        if (n.type == FQ_CHANGE_DELETED) {
+            c.obj = n.last;
+        } else {
+            const struct fq_object *o =
+                fq_objstore_get(e->store, n.kind, n.ns, n.name);
+            /* Gone since: its DELETED notice follows in the queue. */
+            c.obj = o ? o->obj : NULL;
+        }
+        if (c.obj || n.type == FQ_CHANGE_DELETED) {
+            for (size_t i = 0; i < e->nctrl; i++) {
+                const struct fq_controller_ops *ops = e->ctrls[i].ops;
+                if (!ops->on_change || !(ops->watch & FQ_KIND_BIT(n.kind)))
+                    continue;
+                e->in_change = i;
+                ops->on_change(e->ctrls[i].self, e, &c);
+            }
+            e->in_change = NCTRL;
+        }
+        notice_release(&n);
+    }
+    return any;
+}
+
+/* --- lifecycle --------------------------------------------------------- */
+
+struct fq_engine *fq_engine_new(const struct fq_engine_config *cfg)
+{
+    struct fq_engine *e = fq_xcalloc(1, sizeof(*e));
+    if (cfg)
+        e->cfg = *cfg;
+    else
+        fq_engine_config_init(&e->cfg);
+    if (e->cfg.time_scale <= 0)
+        e->cfg.time_scale = 1.0;
+    /* Each stream from its own splitmix64 sequence of the seed: draws in
+     * one never shift another (an extra Event's uid does not change how
+     * long the cloud makes a flex-start request wait). */
+    for (int st = 0; st < FQ_RAND__N; st++) {
+        uint64_t seed = e->cfg.seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)st);
+        for (int i = 0; i < 4; i++)
+            e->rng[st][i] = splitmix64(&seed);
+    }
+    e->in_change = NCTRL;
+    e->store = fq_objstore_new();
+    fq_objstore_set_hook(e->store, on_store_change, e);
+    for (size_t i = 0; i < NCTRL; i++) {
+        const struct fq_controller_ops *ops = controller_table[i];
+        struct ctrl *c = &e->ctrls[e->nctrl++];
+        c->ops = ops;
+        c->self = ops->create ? ops->create(e) : NULL;
+    }
+    return e;
+}
+
+void fq_engine_free(struct fq_engine *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->nctrl; i++)
+        if (e->ctrls[i].ops->destroy)
+            e->ctrls[i].ops->destroy(e->ctrls[i].self);
+    for (size_t i = e->qhead; i < e->qlen; i++)
+        notice_release(&e->q[i]);
+    free(e->q);
+    fq_objstore_free(e->store);
+    free(e);
+}
+
+struct fq_objstore *fq_engine_store(struct fq_engine *e)
+{
+    return e->store;
+}
+
+const struct fq_engine_config *fq_engine_config(const struct fq_engine *e)
+{
+    return &e->cfg;
+}
+
+int64_t fq_engine_now(const struct fq_engine *e)
+{
+    return e->now;
+}
+
+void fq_engine_kick(struct fq_engine *e, const void *self)
+{
+    /* Controllers without state share self NULL, and all of them are
+     * kicked then. */
+    if (self && e->in_change < e->nctrl &&
+        e->ctrls[e->in_change].self == self) {
+        e->ctrls[e->in_change].kicked = true;
+        return;
+    }
+    for (size_t i = 0; i < e->nctrl; i++)
+        if (e->ctrls[i].self == self)
+            e->ctrls[i].kicked = true;
+}
+
+void *fq_engine_controller(struct fq_engine *e, const char *name)
+{
+    for (size_t i = 0; i < e->nctrl; i++)
+        if (!strcmp(e->ctrls[i].ops->name, name))
+            return e->ctrls[i].self;
+    return NULL;
+}
+
+int64_t fq_engine_next_wakeup(const struct fq_engine *e)
+{
+    int64_t t = FQ_NEVER;
+    for (size_t i = 0; i < e->nctrl; i++) {
+        const struct ctrl *c = &e->ctrls[i];
+        if (c->kicked || e->qhead < e->qlen)
+            return e->now;
+        if (c->ops->next_wakeup) {
+            int64_t w = c->ops->next_wakeup(c->self);
+            if (w < t)
+                t = w;
+        }
+    }
+    return t;
+}
+
+void fq_engine_run(struct fq_engine *e, int64_t now_ms)
+{
+    if (now_ms > e->now)
+        e->now = now_ms;
+    if (e->settling)
+        return; /* a controller called back in: the outer settle goes on */
+    e->settling = true;
+    for (int round = 0;; round++) {
+        if (round == MAX_ROUNDS) {
+            e->round_limit_hits++;
+            break;
+        }
+        bool work = dispatch(e);
+        for (size_t i = 0; i < e->nctrl; i++) {
+            struct ctrl *c = &e->ctrls[i];
+            bool due = c->kicked;
+            if (!due && c->ops->next_wakeup)
+                due = c->ops->next_wakeup(c->self) <= e->now;
+            if (!due || !c->ops->run)
+                continue;
+            c->kicked = false;
+            c->ops->run(c->self, e, e->now);
+            work = true;
+            dispatch(e);
+        }
+        if (!work && e->qhead == e->qlen)
+            break;
+        /* Stop when nothing is queued and nobody is kicked or due. */
+        bool more = e->qhead < e->qlen;
+        for (size_t i = 0; i < e->nctrl && !more; i++) {
+            struct ctrl *c = &e->ctrls[i];
+            more = c->kicked || (c->ops->next_wakeup &&
+                                 c->ops->next_wakeup(c->self) <= e->now);
+        }
+        if (!more)
+            break;
+    }
+    e->settling = false;
+}
+
+/* --- user-facing inputs ---------------------------------------------------- */
+
+int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
+                    bool *created, bool *changed, struct fq_err *err)
+{
+    if (created)
+        *created = false;
+    if (changed)
+        *changed = false;
+    if (now_ms > e->now)
+        e->now = now_ms;
+    struct fq_errlist errs;
+    fq_errlist_init(&errs);
+    int rc = fq_object_validate(obj, NULL, &errs);
+    if (rc < 0 || errs.n > 0) {
+        if (errs.n > 0 && err)
+            *err = errs.items[0];
+        else
+            fq_err_set(err, rc < 0 ? rc : FQ_EINVAL, "invalid object");
+        rc = errs.n > 0 ? errs.items[0].code : rc;
+        if (rc >= 0)
+            rc = FQ_EINVAL;
+        fq_errlist_release(&errs);
+        fq_value_free(obj);
+        return rc;
+    }
+    fq_errlist_release(&errs);
+
+    enum fq_kind kind =
+        fq_kind_from_gvk(fq_value_path_str(obj, "apiVersion", ""),
+                         fq_value_path_str(obj, "kind", ""));
+    const char *name = fq_value_path_str(obj, "metadata.name", "");
+    const char *ns = fq_value_path_str(obj, "metadata.namespace", "");
+    if (fq_objstore_get(e->store, kind, ns, name)) {
+        /* apply replaces what the user owns; the store keeps the status */
+        return fq_objstore_update(e->store, obj, false, changed, NULL, err);
+    }
+    char uid[40];
+    fq_engine_new_uid(e, uid, sizeof(uid));
+    rc = fq_objstore_create(e->store, obj, e->now, uid, NULL, err);
+    if (rc == 0) {
+        if (created)
+            *created = true;
+        if (changed)
+            *changed = true;
+    }
+    return rc;
+}
+
+int fq_engine_create(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
+                     struct fq_err *err)
+{
+    if (now_ms > e->now)
+        e->now = now_ms;
+    char uid[40];
+    fq_engine_new_uid(e, uid, sizeof(uid));
+    return fq_objstore_create(e->store, obj, e->now, uid, NULL, err);
+}
+
+int fq_engine_delete(struct fq_engine *e, enum fq_kind kind, const char *ns,
+                     const char *name, int64_t now_ms, struct fq_err *err)
+{
+    if (now_ms > e->now)
+        e->now = now_ms;
+    return fq_objstore_delete(e->store, kind, ns, name, err);
+}
+
+int fq_engine_pod_update(struct fq_engine *e, const char *ns, const char *name,
+                         const struct fq_pod_report *r, int64_t now_ms,
+                         struct fq_err *err)
+{
+    if (now_ms > e->now)
+        e->now = now_ms;
+    /* pods.c turns the report into pod status (phase, conditions,
+     * container states, restarts for OnFailure / Always). Callers often
+     * pass strings that live in the pod's own tree, which the update
+     * replaces: work on copies. */
+    char *ns_copy = fq_xstrdup(ns), *name_copy = fq_xstrdup(name);
+    int rc = fq_pods_report(e, ns_copy, name_copy, r, e->now, err);
+    free(ns_copy);
+    free(name_copy);
+    return rc;
+}
+
+/* --- events ------------------------------------------------------------- */
+
+void fq_engine_event(struct fq_engine *e, const struct fq_value *involved,
+                     const char *type, const char *reason, const char *fmt, ...)
+{
+    if (!e->cfg.record_events)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+
+    const char *kind = fq_value_path_str(involved, "kind", "");
+    const char *name = fq_value_path_str(involved, "metadata.name", "");
+    const char *ns = fq_value_path_str(involved, "metadata.namespace", "");
+    const char *uid = fq_value_path_str(involved, "metadata.uid", "");
+    if (!*ns)
+        ns = "default";
+
+    /* Same object, reason and message: one Event with a count, as
+     * Kubernetes' event recorder aggregates them. */
+    uint64_t h = 1469598103934665603ull;
+    const char *parts[] = {kind, name, uid, reason, msg};
+    for (size_t i = 0; i < 5; i++) {
+        for (const char *p = parts[i]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        h = (h ^ 0xff) * 1099511628211ull;
+    }
+    char evname[300];
+    snprintf(evname, sizeof(evname), "%.240s.%016llx", name,
+             (unsigned long long)h);
+    char ts[40];
+    fq_time_format(e->now, ts, sizeof(ts));
+
+    struct fq_value *ev = fq_objstore_edit(e->store, FQ_KIND_EVENT, ns, evname);
+    if (ev) {
+        fq_map_set(ev, "count",
+                   fq_value_int(fq_value_path_int(ev, "count", 1) + 1));
+        fq_map_set(ev, "lastTimestamp", fq_value_str(ts));
+        fq_objstore_update(e->store, ev, true, NULL, NULL, NULL);
+        return;
+    }
+    ev = fq_value_map();
+    fq_map_set(ev, "apiVersion", fq_value_str("v1"));
+    fq_map_set(ev, "kind", fq_value_str("Event"));
+    struct fq_value *md = fq_map_ensure_map(ev, "metadata");
+    fq_map_set(md, "name", fq_value_str(evname));
+    fq_map_set(md, "namespace", fq_value_str(ns));
+    struct fq_value *io = fq_map_ensure_map(ev, "involvedObject");
+    fq_map_set(io, "apiVersion",
+               fq_value_str(fq_value_path_str(involved, "apiVersion", "")));
+    fq_map_set(io, "kind", fq_value_str(kind));
+    fq_map_set(io, "name", fq_value_str(name));
+    if (fq_value_path_str(involved, "metadata.namespace", NULL))
+        fq_map_set(io, "namespace", fq_value_str(ns));
+    fq_map_set(io, "uid", fq_value_str(uid));
+    fq_map_set(ev, "reason", fq_value_str(reason));
+    fq_map_set(ev, "message", fq_value_str(msg));
+    fq_map_set(ev, "type", fq_value_str(type));
+    fq_map_set(ev, "count", fq_value_int(1));
+    fq_map_set(ev, "firstTimestamp", fq_value_str(ts));
+    fq_map_set(ev, "lastTimestamp", fq_value_str(ts));
+    fq_map_set(fq_map_ensure_map(ev, "source"), "component",
+               fq_value_str("flexq"));
+    char uid2[40];
+    fq_engine_new_uid(e, uid2, sizeof(uid2));
+    fq_objstore_create(e->store, ev, e->now, uid2, NULL, NULL);
+}

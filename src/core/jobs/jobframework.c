@@ -1,0 +1,761 @@
+/*
+ * jobframework.c - Kueue's job integration for RayJob and batch Job: the
+ * "jobframework" controller.
+ *
+ * For every RayJob or Job with the label kueue.x-k8s.io/queue-name it
+ * keeps one Workload, named as Kueue names it (`rayjob-<name>-<5 hex>`,
+ * `job-<name>-<5 hex>`, the hex from the job's uid), owned by the job:
+ *
+ *   job seen, no Workload    create the Workload (podsets below), suspend
+ *                            the job (spec.suspend=true) until admitted
+ *   Workload Admitted=True   merge into the job's pod templates the
+ *   and job suspended        assigned flavors' nodeLabels (nodeSelector)
+ *                            and tolerations and the checks'
+ *                            podSetUpdates, then spec.suspend=false
+ *   Workload evicted / no    spec.suspend=true, templates restored from
+ *   longer admitted          the Workload's podsets (nodeSelector,
+ *                            tolerations, labels, annotations)
+ *   job ready                Workload PodsReady=True (Started)
+ *   job Complete / Failed    Workload Finished=True (Succeeded / Failed)
+ *   job gone                 its Workloads are deleted (owner GC)
+ *
+ * RayJob podsets (reference/dws_rayjob.md §3.4): `head` (count 1; plus
+ * the autoscaler sidecar, 500m / 512Mi, with enableInTreeAutoscaling),
+ * one per worker group named after it with count = replicas (1 when
+ * unset) x numOfHosts, and `submitter` (count 1, 500m / 200Mi requests,
+ * 1 / 1Gi limits) in K8sJobMode. A batch Job has one podset `main` with
+ * count = parallelism and minCount from the annotation
+ * kueue.x-k8s.io/job-min-parallelism (partial admission).
+ *
+ * Invariants
+ *   1. A queued job is not unsuspended unless its Workload is Admitted.
+ *   2. The Workload's podsets are written once, at creation; the job's
+ *      templates are only changed by merge (admit) and restore (evict).
+ *
+ * Elastic jobs (kueue.x-k8s.io/elastic-job: "true") run under a chain of
+ * Workload slices: jobframework_slices.c picks the one reconciled here.
+ *
+ * What it does not do: run jobs (rayjob.c, job.c), priority from pod
+ * PriorityClasses.
+ */
+#include "engine/controllers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexq/alloc.h"
+#include "flexq/conditions.h"
+#include "flexq/names.h"
+#include "flexq/objects.h"
+#include "jobs/jobframework_slices.h"
+
+#define LABEL_PRIORITY "kueue.x-k8s.io/priority-class"
+#define ANN_MIN_PAR    "kueue.x-k8s.io/job-min-parallelism"
+
+/*
+ * The controller reconciles only the jobs that may have something to do:
+ * a job is dirty when it changed or when its Workload (found through the
+ * Workload's ownerReferences) changed, since reconcile_job() reads nothing
+ * else that can change its outcome later. Orphan collection looks at the
+ * Workloads that changed, and at every Workload only after a job was
+ * deleted. `full` (the first run) reconciles everything, as a restart
+ * must.
+ */
+struct jref {
+    enum fq_kind kind; /* FQ_KIND_RAYJOB or FQ_KIND_JOB; WORKLOAD for
+                          orphan checks */
+    char *ns, *name;   /* owned */
+};
+
+struct jf {
+    bool full;         /* reconcile every job and workload */
+    bool orphans_full; /* a job was deleted: check every workload */
+    struct jref *dirty;
+    size_t ndirty, cap;
+};
+
+static void mark(struct jf *j, enum fq_kind kind, const char *ns,
+                 const char *name)
+{
+    FQ_GROW(j->dirty, j->cap, j->ndirty + 1);
+    struct jref *r = &j->dirty[j->ndirty++];
+    r->kind = kind;
+    r->ns = fq_xstrdup(ns);
+    r->name = fq_xstrdup(name);
+}
+
+static int jref_cmp(const void *x, const void *y)
+{
+    const struct jref *a = x, *b = y;
+    if (a->kind != b->kind)
+        return a->kind == FQ_KIND_RAYJOB ? -1 :
+               b->kind == FQ_KIND_RAYJOB ? 1 :
+               a->kind == FQ_KIND_JOB    ? -1 :
+               b->kind == FQ_KIND_JOB    ? 1 :
+                                           0;
+    int c = strcmp(a->ns, b->ns);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+static void jrefs_free(struct jref *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(r[i].ns);
+        free(r[i].name);
+    }
+    free(r);
+}
+
+static bool commit(struct fq_engine *e, struct fq_value *obj)
+{
+    bool changed = false;
+    if (fq_objstore_update(fq_engine_store(e), obj, true, &changed, NULL,
+                           NULL) != 0)
+        return false;
+    return changed;
+}
+
+/* Kueue's name: <prefix>-<job name>-<5 hex of a hash of the uid>. */
+static void workload_name(const char *prefix, const char *name, const char *uid,
+                          char *buf, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = uid; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    char full[400];
+    snprintf(full, sizeof(full), "%s-%.200s", prefix, name);
+    if (strlen(full) > 247)
+        full[247] = '\0';
+    snprintf(buf, n, "%s-%05x", full, (unsigned)(h & 0xfffff));
+}
+
+static struct fq_value *podset(const char *name, int64_t count,
+                               const struct fq_value *tmpl)
+{
+    struct fq_value *ps = fq_value_map();
+    fq_map_set(ps, "name", fq_value_str(name));
+    fq_map_set(ps, "count", fq_value_int(count));
+    fq_map_set(ps, "template", tmpl ? fq_value_clone(tmpl) : fq_value_map());
+    return ps;
+}
+
+static struct fq_value *container(const char *name, const char *image,
+                                  const char *cpu, const char *mem,
+                                  const char *lcpu, const char *lmem)
+{
+    struct fq_value *c = fq_value_map();
+    fq_map_set(c, "name", fq_value_str(name));
+    fq_map_set(c, "image", fq_value_str(image));
+    struct fq_value *res = fq_value_map();
+    struct fq_value *req = fq_value_map();
+    fq_map_set(req, "cpu", fq_value_str(cpu));
+    fq_map_set(req, "memory", fq_value_str(mem));
+    fq_map_set(res, "requests", req);
+    if (lcpu) {
+        struct fq_value *lim = fq_value_map();
+        fq_map_set(lim, "cpu", fq_value_str(lcpu));
+        fq_map_set(lim, "memory", fq_value_str(lmem));
+        fq_map_set(res, "limits", lim);
+    }
+    fq_map_set(c, "resources", res);
+    return c;
+}
+
+/* The podsets of a RayJob, as Kueue's RayJob integration computes them. */
+static struct fq_value *rayjob_podsets(const struct fq_value *rj)
+{
+    struct fq_value *pss = fq_value_seq();
+    const struct fq_value *cs = fq_value_path(rj, "spec.rayClusterSpec");
+    const struct fq_value *head = fq_value_path(cs, "headGroupSpec.template");
+    struct fq_value *ht = fq_value_clone(head ? head : fq_value_path(rj, "x"));
+    if (!ht)
+        ht = fq_value_map();
+    const char *image =
+        fq_value_path_str(fq_seq_at(fq_value_path(ht, "spec.containers"), 0),
+                          "image", "rayproject/ray");
+    if (fq_value_path_bool(cs, "enableInTreeAutoscaling", false)) {
+        struct fq_value *spec = fq_map_ensure_map(ht, "spec");
+        struct fq_value *cl = fq_map_get(spec, "containers");
+        if (!cl || cl->type != FQ_V_SEQ) {
+            cl = fq_value_seq();
+            fq_map_set(spec, "containers", cl);
+        }
+        fq_seq_push(cl, container("autoscaler", image, "500m", "512Mi", "500m",
+                                  "512Mi"));
+    }
+    struct fq_value *hp = podset("head", 1, NULL);
+    fq_map_set(hp, "template", ht);
+    fq_seq_push(pss, hp);
+    const struct fq_value *wgs = fq_value_path(cs, "workerGroupSpecs");
+    for (size_t i = 0; i < fq_value_len(wgs); i++) {
+        const struct fq_value *g = fq_seq_at(wgs, i);
+        int64_t replicas = fq_value_path_int(g, "replicas", 1);
+        int64_t hosts = fq_value_path_int(g, "numOfHosts", 1);
+        if (hosts < 1)
+            hosts = 1;
+        fq_seq_push(pss, podset(fq_value_path_str(g, "groupName", "workers"),
+                                replicas * hosts, fq_map_get(g, "template")));
+    }
+    const char *mode =
+        fq_value_path_str(rj, "spec.submissionMode", "K8sJobMode");
+    if (!strcmp(mode, "K8sJobMode")) {
+        const struct fq_value *st =
+            fq_value_path(rj, "spec.submitterPodTemplate");
+        struct fq_value *t;
+        if (st) {
+            t = fq_value_clone(st);
+        } else {
+            t = fq_value_map();
+            struct fq_value *spec = fq_map_ensure_map(t, "spec");
+            struct fq_value *cl = fq_value_seq();
+            fq_seq_push(cl, container("ray-job-submitter", image, "500m",
+                                      "200Mi", "1", "1Gi"));
+            fq_map_set(spec, "containers", cl);
+            fq_map_set(spec, "restartPolicy", fq_value_str("Never"));
+        }
+        struct fq_value *sp = podset("submitter", 1, NULL);
+        fq_map_set(sp, "template", t);
+        fq_seq_push(pss, sp);
+    }
+    return pss;
+}
+
+static struct fq_value *job_podsets(const struct fq_value *job)
+{
+    struct fq_value *pss = fq_value_seq();
+    int64_t par = fq_value_path_int(job, "spec.parallelism", 1);
+    int64_t comp = fq_value_path_int(job, "spec.completions", par);
+    if (comp < par && comp > 0)
+        par = comp;
+    struct fq_value *ps =
+        podset("main", par, fq_value_path(job, "spec.template"));
+    const struct fq_value *ann = fq_value_path(job, "metadata.annotations");
+    const char *minp = fq_value_as_str(fq_map_get(ann, ANN_MIN_PAR));
+    if (minp) {
+        long m = strtol(minp, NULL, 10);
+        if (m > 0 && m < par)
+            fq_map_set(ps, "minCount", fq_value_int(m));
+    }
+    fq_seq_push(pss, ps);
+    return pss;
+}
+
+static void create_workload(struct fq_engine *e, const struct fq_value *job,
+                            enum fq_kind kind, const char *wname, int64_t now)
+{
+    const char *ns = fq_value_path_str(job, "metadata.namespace", "default");
+    struct fq_value *w = fq_value_map();
+    fq_map_set(w, "apiVersion", fq_value_str("kueue.x-k8s.io/v1beta1"));
+    fq_map_set(w, "kind", fq_value_str("Workload"));
+    struct fq_value *md = fq_map_ensure_map(w, "metadata");
+    fq_map_set(md, "name", fq_value_str(wname));
+    fq_map_set(md, "namespace", fq_value_str(ns));
+    const struct fq_value *labels = fq_value_path(job, "metadata.labels");
+    struct fq_value *wl = fq_map_ensure_map(md, "labels");
+    fq_map_set(wl, "kueue.x-k8s.io/job-uid",
+               fq_value_str(fq_value_path_str(job, "metadata.uid", "")));
+    const char *pc = fq_value_as_str(fq_map_get(labels, LABEL_PRIORITY));
+    struct fq_value *ors = fq_value_seq();
+    struct fq_value * or = fq_value_map();
+    fq_map_set(or, "apiVersion",
+               fq_value_str(fq_value_path_str(job, "apiVersion", "")));
+    fq_map_set(or, "kind", fq_value_str(fq_value_path_str(job, "kind", "")));
+    fq_map_set(or, "name",
+               fq_value_str(fq_value_path_str(job, "metadata.name", "")));
+    fq_map_set(or, "uid",
+               fq_value_str(fq_value_path_str(job, "metadata.uid", "")));
+    fq_map_set(or, "controller", fq_value_bool(true));
+    fq_map_set(or, "blockOwnerDeletion", fq_value_bool(true));
+    fq_seq_push(ors, or);
+    fq_map_set(md, "ownerReferences", ors);
+    struct fq_value *spec = fq_map_ensure_map(w, "spec");
+    fq_map_set(
+        spec, "queueName",
+        fq_value_str(fq_value_as_str(fq_map_get(labels, FQ_LABEL_QUEUE_NAME))));
+    fq_map_set(spec, "podSets",
+               kind == FQ_KIND_RAYJOB ? rayjob_podsets(job) : job_podsets(job));
+    if (pc) {
+        fq_map_set(spec, "priorityClassName", fq_value_str(pc));
+        fq_map_set(spec, "priorityClassSource",
+                   fq_value_str("kueue.x-k8s.io/workloadpriorityclass"));
+        const struct fq_object *p = fq_objstore_get(
+            fq_engine_store(e), FQ_KIND_WORKLOADPRIORITYCLASS, "", pc);
+        fq_map_set(spec, "priority",
+                   fq_value_int(p ? fq_value_path_int(p->obj, "value", 0) : 0));
+    }
+    fq_map_set(spec, "active", fq_value_bool(true));
+    char uid[48];
+    fq_engine_new_uid(e, uid, sizeof(uid));
+    struct fq_err err;
+    if (fq_objstore_create(fq_engine_store(e), w, now, uid, NULL, &err) == 0)
+        fq_engine_event(e, job, "Normal", "CreatedWorkload",
+                        "Created Workload: %s/%s", ns, wname);
+}
+
+/* The pod template of a job's podset, for editing (borrowed from job). */
+static struct fq_value *template_of(struct fq_value *job, enum fq_kind kind,
+                                    const char *ps)
+{
+    if (kind == FQ_KIND_JOB)
+        return fq_value_path(job, "spec.template");
+    struct fq_value *cs = fq_value_path(job, "spec.rayClusterSpec");
+    if (!strcmp(ps, "head"))
+        return fq_value_path(cs, "headGroupSpec.template");
+    struct fq_value *wgs = fq_map_get(cs, "workerGroupSpecs");
+    for (size_t i = 0; i < fq_value_len(wgs); i++) {
+        struct fq_value *g = fq_seq_at(wgs, i);
+        if (!strcmp(fq_value_path_str(g, "groupName", ""), ps))
+            return fq_map_get(g, "template");
+    }
+    return NULL; /* the submitter: KubeRay builds it */
+}
+
+static void merge_map(struct fq_value *dst, const struct fq_value *src)
+{
+    for (size_t i = 0; src && src->type == FQ_V_MAP && i < src->u.map.n; i++)
+        fq_map_set(dst, src->u.map.items[i].key,
+                   fq_value_clone(src->u.map.items[i].val));
+}
+
+static void push_all(struct fq_value *seq, const struct fq_value *src)
+{
+    for (size_t i = 0; i < fq_value_len(src); i++) {
+        const struct fq_value *x = fq_seq_at(src, i);
+        bool dup = false;
+        for (size_t j = 0; j < fq_value_len(seq); j++)
+            if (fq_value_equal(fq_seq_at(seq, j), x))
+                dup = true;
+        if (!dup)
+            fq_seq_push(seq, fq_value_clone(x));
+    }
+}
+
+static struct fq_value *ensure_seq(struct fq_value *m, const char *key)
+{
+    struct fq_value *s = fq_map_get(m, key);
+    if (!s || s->type != FQ_V_SEQ) {
+        s = fq_value_seq();
+        fq_map_set(m, key, s);
+    }
+    return s;
+}
+
+/* Admission: flavors and check updates into the job's templates. */
+static void merge_admission(struct fq_engine *e, struct fq_value *job,
+                            enum fq_kind kind, const struct fq_value *wl)
+{
+    const struct fq_value *psa =
+        fq_value_path(wl, "status.admission.podSetAssignments");
+    for (size_t i = 0; i < fq_value_len(psa); i++) {
+        const struct fq_value *a = fq_seq_at(psa, i);
+        const char *name = fq_value_path_str(a, "name", "main");
+        struct fq_value *t = template_of(job, kind, name);
+        if (!t)
+            continue;
+        struct fq_value *spec = fq_map_ensure_map(t, "spec");
+        /* Partial admission: the Job runs with the admitted count. */
+        if (kind == FQ_KIND_JOB && fq_map_get(a, "count"))
+            fq_value_set_path(job, "spec.parallelism",
+                              fq_value_int(fq_value_path_int(a, "count", 1)));
+        const struct fq_value *fl = fq_map_get(a, "flavors");
+        for (size_t j = 0; fl && fl->type == FQ_V_MAP && j < fl->u.map.n; j++) {
+            const char *f = fq_value_as_str(fl->u.map.items[j].val);
+            const struct fq_object *rf =
+                f ? fq_objstore_get(fq_engine_store(e), FQ_KIND_RESOURCEFLAVOR,
+                                    "", f) :
+                    NULL;
+            if (!rf)
+                continue;
+            const struct fq_value *nl =
+                fq_value_path(rf->obj, "spec.nodeLabels");
+            if (fq_value_len(nl))
+                merge_map(fq_map_ensure_map(spec, "nodeSelector"), nl);
+            const struct fq_value *tol =
+                fq_value_path(rf->obj, "spec.tolerations");
+            if (fq_value_len(tol))
+                push_all(ensure_seq(spec, "tolerations"), tol);
+        }
+        const struct fq_value *chs =
+            fq_value_path(wl, "status.admissionChecks");
+        for (size_t c = 0; c < fq_value_len(chs); c++) {
+            const struct fq_value *ups =
+                fq_map_get(fq_seq_at(chs, c), "podSetUpdates");
+            for (size_t u = 0; u < fq_value_len(ups); u++) {
+                const struct fq_value *up = fq_seq_at(ups, u);
+                if (strcmp(fq_value_path_str(up, "name", ""), name))
+                    continue;
+                struct fq_value *md = fq_map_ensure_map(t, "metadata");
+                if (fq_map_get(up, "labels"))
+                    merge_map(fq_map_ensure_map(md, "labels"),
+                              fq_map_get(up, "labels"));
+                if (fq_map_get(up, "annotations"))
+                    merge_map(fq_map_ensure_map(md, "annotations"),
+                              fq_map_get(up, "annotations"));
+                if (fq_map_get(up, "nodeSelector"))
+                    merge_map(fq_map_ensure_map(spec, "nodeSelector"),
+                              fq_map_get(up, "nodeSelector"));
+                if (fq_map_get(up, "tolerations"))
+                    push_all(ensure_seq(spec, "tolerations"),
+                             fq_map_get(up, "tolerations"));
+            }
+        }
+    }
+}
+
+static void restore_field(struct fq_value *dst, const struct fq_value *src,
+                          const char *key)
+{
+    const struct fq_value *v = fq_map_get(src, key);
+    if (v)
+        fq_map_set(dst, key, fq_value_clone(v));
+    else
+        fq_map_del(dst, key);
+}
+
+/* Eviction: the templates as they were before admission. */
+static void restore_templates(struct fq_value *job, enum fq_kind kind,
+                              const struct fq_value *wl)
+{
+    const struct fq_value *pss = fq_value_path(wl, "spec.podSets");
+    for (size_t i = 0; i < fq_value_len(pss); i++) {
+        const struct fq_value *ps = fq_seq_at(pss, i);
+        struct fq_value *t =
+            template_of(job, kind, fq_value_path_str(ps, "name", "main"));
+        const struct fq_value *orig = fq_map_get(ps, "template");
+        if (!t || !orig)
+            continue;
+        struct fq_value *spec = fq_map_ensure_map(t, "spec");
+        const struct fq_value *ospec = fq_map_get(orig, "spec");
+        if (kind == FQ_KIND_JOB && fq_map_get(ps, "count"))
+            fq_value_set_path(job, "spec.parallelism",
+                              fq_value_int(fq_value_path_int(ps, "count", 1)));
+        restore_field(spec, ospec, "nodeSelector");
+        restore_field(spec, ospec, "tolerations");
+        struct fq_value *md = fq_map_ensure_map(t, "metadata");
+        const struct fq_value *omd = fq_map_get(orig, "metadata");
+        restore_field(md, omd, "labels");
+        restore_field(md, omd, "annotations");
+    }
+}
+
+/* Job status -> Workload PodsReady / Finished. */
+static void map_status(struct fq_engine *e, const struct fq_value *job,
+                       enum fq_kind kind, const char *ns, const char *wname,
+                       int64_t now)
+{
+    const struct fq_object *wo =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+    if (!wo || fq_cond_true(wo->obj, "Finished"))
+        return;
+    bool finished = false, ok = false, ready = false;
+    const char *fmsg = "";
+    if (kind == FQ_KIND_RAYJOB) {
+        const char *ds =
+            fq_value_path_str(job, "status.jobDeploymentStatus", "");
+        if (!strcmp(ds, "Complete") || !strcmp(ds, "Failed")) {
+            finished = true;
+            ok = !strcmp(fq_value_path_str(job, "status.jobStatus", ""),
+                         "SUCCEEDED");
+            fmsg = fq_value_path_str(job, "status.message", "");
+        }
+        ready =
+            !strcmp(fq_value_path_str(job, "status.rayClusterStatus.state", ""),
+                    "ready");
+    } else {
+        if (fq_cond_true(job, "Complete")) {
+            finished = ok = true;
+        } else if (fq_cond_true(job, "Failed")) {
+            finished = true;
+            fmsg =
+                fq_value_path_str(fq_cond_find(job, "Failed"), "message", "");
+        }
+        int64_t par = fq_value_path_int(job, "spec.parallelism", 1);
+        int64_t rd = fq_value_path_int(job, "status.ready", 0);
+        ready = rd >= par || fq_value_path_int(job, "status.succeeded", 0) > 0;
+    }
+    /* Only status.conditions can change: edit a copy of them alone and
+     * write that member back (no copy of the whole workload). */
+    struct fq_value *w = fq_value_map();
+    const struct fq_value *oc = fq_value_path(wo->obj, "status.conditions");
+    if (oc)
+        fq_map_set(fq_map_ensure_map(w, "status"), "conditions",
+                   fq_value_clone(oc));
+    if (finished) {
+        fq_cond_set(w, "Finished", "True", ok ? "Succeeded" : "Failed",
+                    ok ? "Job finished successfully" :
+                         (*fmsg ? fmsg : "Job failed"),
+                    now);
+    } else if (fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted")) {
+        if (ready)
+            fq_cond_set(
+                w, "PodsReady", "True", "Started",
+                "All pods reached readiness and the workload is running", now);
+        else if (fq_cond_true(w, "PodsReady"))
+            fq_cond_set(w, "PodsReady", "False", "WaitForRecovery",
+                        "At least one pod has failed, waiting for recovery",
+                        now);
+    }
+    const struct fq_value *nc = fq_value_path(w, "status.conditions");
+    if (nc)
+        fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, ns,
+                                   wname, "conditions", fq_value_clone(nc),
+                                   NULL, NULL);
+    fq_value_free(w);
+}
+
+static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
+                          const struct fq_object *jo, int64_t now)
+{
+    const struct fq_value *job = jo->obj;
+    const struct fq_value *labels = fq_value_path(job, "metadata.labels");
+    if (!fq_value_as_str(fq_map_get(labels, FQ_LABEL_QUEUE_NAME)))
+        return;
+    /* A Job created by a RayJob belongs to its parent's workload. */
+    const struct fq_value *ors = fq_value_path(job, "metadata.ownerReferences");
+    for (size_t i = 0; i < fq_value_len(ors); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(ors, i), "kind", ""), "RayJob"))
+            return;
+    char wname[300];
+    workload_name(kind == FQ_KIND_RAYJOB ? "rayjob" : "job", jo->name,
+                  fq_value_path_str(job, "metadata.uid", ""), wname,
+                  sizeof(wname));
+    char *ns = fq_xstrdup(jo->ns), *name = fq_xstrdup(jo->name);
+    const struct fq_object *wo =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+    if (!wo) {
+        create_workload(e, job, kind, wname, now);
+        wo = fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+    }
+    jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
+    if (!wo || !jo)
+        goto out;
+    /* An elastic job runs under one of its slices (jobframework_slices.c). */
+    bool keep = false;
+    if (fq_jobslices_elastic(jo->obj)) {
+        struct fq_value *want = kind == FQ_KIND_RAYJOB ?
+                                    rayjob_podsets(jo->obj) :
+                                    job_podsets(jo->obj);
+        fq_jobslices_reconcile(e, jo->obj, want, wname, sizeof(wname), &keep,
+                               now);
+        fq_value_free(want);
+        wo = fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+        jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
+        if (!wo || !jo)
+            goto out;
+    }
+    bool suspended = fq_value_path_bool(jo->obj, "spec.suspend", false);
+    bool admitted =
+        fq_cond_true(wo->obj, "Admitted") && !fq_cond_true(wo->obj, "Evicted");
+    bool finished = fq_cond_true(wo->obj, "Finished");
+    if (!finished && !admitted && !suspended && !keep) {
+        struct fq_value *j =
+            fq_objstore_edit(fq_engine_store(e), kind, ns, name);
+        bool was_running = fq_value_path(wo->obj, "status.admission") != NULL ||
+                           fq_cond_true(wo->obj, "Evicted");
+        fq_value_set_path(j, "spec.suspend", fq_value_bool(true));
+        restore_templates(j, kind, wo->obj);
+        if (commit(e, j) && was_running) {
+            const struct fq_object *now_j =
+                fq_objstore_get(fq_engine_store(e), kind, ns, name);
+            const char *why = fq_value_path_str(
+                fq_cond_find(wo->obj, "Evicted"), "message", "Not admitted");
+            if (now_j)
+                fq_engine_event(e, now_j->obj, "Normal", "Stopped", "%s", why);
+        }
+    } else if (admitted && suspended && !finished) {
+        struct fq_value *j =
+            fq_objstore_edit(fq_engine_store(e), kind, ns, name);
+        merge_admission(e, j, kind, wo->obj);
+        fq_value_set_path(j, "spec.suspend", fq_value_bool(false));
+        if (commit(e, j)) {
+            const struct fq_object *now_j =
+                fq_objstore_get(fq_engine_store(e), kind, ns, name);
+            if (now_j)
+                fq_engine_event(
+                    e, now_j->obj, "Normal", "Started",
+                    "Admitted by clusterQueue %s",
+                    fq_value_path_str(wo->obj, "status.admission.clusterQueue",
+                                      ""));
+        }
+    }
+    jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
+    if (jo)
+        map_status(e, jo->obj, kind, ns, wname, now);
+    /* Elastic RayJobs: the admitted replicas' pods may start. */
+    jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
+    wo = fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
+    if (jo && wo && kind == FQ_KIND_RAYJOB && fq_jobslices_elastic(jo->obj))
+        fq_jobslices_ungate(e, jo->obj, wo->obj);
+out:
+    free(ns);
+    free(name);
+}
+
+/* Whether a Workload's owning job is gone (or replaced: another uid). */
+static bool orphaned(struct fq_engine *e, const struct fq_object *w)
+{
+    const struct fq_value * or
+        = fq_seq_at(fq_value_path(w->obj, "metadata.ownerReferences"), 0);
+    if (! or)
+        return false;
+    const char *k = fq_value_path_str(or, "kind", "");
+    enum fq_kind kind = !strcmp(k, "RayJob") ? FQ_KIND_RAYJOB :
+                        !strcmp(k, "Job")    ? FQ_KIND_JOB :
+                                               FQ_KIND_NONE;
+    if (kind == FQ_KIND_NONE)
+        return false;
+    const struct fq_object *owner = fq_objstore_get(
+        fq_engine_store(e), kind, w->ns, fq_value_path_str(or, "name", ""));
+    return !owner || strcmp(fq_value_path_str(owner->obj, "metadata.uid", ""),
+                            fq_value_path_str(or, "uid", ""));
+}
+
+/* Workloads whose owning job is gone are deleted, as the GC would: all of
+ * them (`all`), or those of `ws` (sorted, kind WORKLOAD). */
+static void collect_orphans(struct fq_engine *e, bool all,
+                            const struct jref *ws, size_t nws)
+{
+    const struct fq_object **objs = NULL;
+    size_t n = nws;
+    if (all)
+        n = fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &objs);
+    char **ns = fq_xcalloc(n + 1, sizeof(char *));
+    char **names = fq_xcalloc(n + 1, sizeof(char *));
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_object *w =
+            all ? objs[i] :
+                  fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD,
+                                  ws[i].ns, ws[i].name);
+        if (!w || !orphaned(e, w))
+            continue;
+        ns[m] = fq_xstrdup(w->ns);
+        names[m++] = fq_xstrdup(w->name);
+    }
+    free(objs);
+    for (size_t i = 0; i < m; i++) {
+        fq_objstore_delete(fq_engine_store(e), FQ_KIND_WORKLOAD, ns[i],
+                           names[i], NULL);
+        free(ns[i]);
+        free(names[i]);
+    }
+    free(ns);
+    free(names);
+}
+
+static void *create(struct fq_engine *e)
+{
+    (void)e;
+    struct jf *j = fq_xcalloc(1, sizeof(struct jf));
+    j->full = true;
+    return j;
+}
+
+static void destroy(void *self)
+{
+    struct jf *j = self;
+    jrefs_free(j->dirty, j->ndirty);
+    free(j);
+}
+
+static void on_change(void *self, struct fq_engine *e,
+                      const struct fq_change *c)
+{
+    struct jf *j = self;
+    if (c->kind == FQ_KIND_POD) {
+        /* Only a gated pod of an elastic RayJob concerns us: its job
+         * lifts the gate once the slice is admitted. */
+        const char *rj = c->type != FQ_CHANGE_DELETED ?
+                             fq_jobslices_gated_job(c->obj) :
+                             NULL;
+        if (rj) {
+            mark(j, FQ_KIND_RAYJOB, c->ns, rj);
+            fq_engine_kick(e, self);
+        }
+        return;
+    }
+    if (c->kind == FQ_KIND_WORKLOAD) {
+        /* Its owner job may have something to do, and it may be an
+         * orphan. */
+        const struct fq_value * or
+            = fq_seq_at(fq_value_path(c->obj, "metadata.ownerReferences"), 0);
+        const char *k = fq_value_path_str(or, "kind", "");
+        if (!strcmp(k, "RayJob") || !strcmp(k, "Job"))
+            mark(j, !strcmp(k, "RayJob") ? FQ_KIND_RAYJOB : FQ_KIND_JOB, c->ns,
+                 fq_value_path_str(or, "name", ""));
+        if (c->type != FQ_CHANGE_DELETED)
+            mark(j, FQ_KIND_WORKLOAD, c->ns, c->name);
+    } else {
+        mark(j, c->kind, c->ns, c->name);
+        if (c->type == FQ_CHANGE_DELETED)
+            j->orphans_full = true;
+    }
+    fq_engine_kick(e, self);
+}
+
+/* Every job of a kind, as dirty entries. */
+static void mark_all(struct jf *j, struct fq_engine *e, enum fq_kind kind)
+{
+    const struct fq_object **objs;
+    size_t n = fq_objstore_list(fq_engine_store(e), kind, NULL, &objs);
+    for (size_t i = 0; i < n; i++)
+        mark(j, kind, objs[i]->ns, objs[i]->name);
+    free(objs);
+}
+
+static void run(void *self, struct fq_engine *e, int64_t now)
+{
+    struct jf *j = self;
+    bool all_orphans = j->full || j->orphans_full;
+    if (j->full) {
+        mark_all(j, e, FQ_KIND_RAYJOB);
+        mark_all(j, e, FQ_KIND_JOB);
+        j->full = false;
+    }
+    j->orphans_full = false;
+    /* Take the set: the writes below queue notices for the next run. */
+    struct jref *d = j->dirty;
+    size_t n = j->ndirty;
+    j->dirty = NULL;
+    j->ndirty = j->cap = 0;
+    /* RayJobs, then Jobs, then Workloads, each by namespace and name: the
+     * order of a full pass, so uids are drawn in the same order. */
+    if (n > 1) /* qsort's array may not be NULL, even when empty */
+        qsort(d, n, sizeof(*d), jref_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && !jref_cmp(&d[m - 1], &d[i])) {
+            free(d[i].ns);
+            free(d[i].name);
+            continue;
+        }
+        d[m++] = d[i];
+    }
+    size_t w0 = m;
+    for (size_t i = 0; i < m; i++) {
+        if (d[i].kind == FQ_KIND_WORKLOAD) {
+            w0 = i;
+            break;
+        }
+        const struct fq_object *o =
+            fq_objstore_get(fq_engine_store(e), d[i].kind, d[i].ns, d[i].name);
+        if (o)
+            reconcile_job(e, d[i].kind, o, now);
+    }
+    collect_orphans(e, all_orphans, d + w0, m - w0);
+    jrefs_free(d, m);
+}
+
+const struct fq_controller_ops fq_jobframework_controller = {
+    .name = "jobframework",
+    .watch = FQ_KIND_BIT(FQ_KIND_RAYJOB) | FQ_KIND_BIT(FQ_KIND_JOB) |
+             FQ_KIND_BIT(FQ_KIND_WORKLOAD) | FQ_KIND_BIT(FQ_KIND_POD),
+    .create = create,
+    .destroy = destroy,
+    .on_change = on_change,
+    .run = run,
+    .next_wakeup = NULL,
+};

@@ -1,0 +1,513 @@
+/*
+ * raycluster.c - KubeRay's RayCluster controller: a head pod and worker
+ * pods, reconciled to the spec.
+ *
+ * For a RayCluster `c` the controller keeps:
+ *   - one head pod `<c>-head-<5 chars>` from headGroupSpec.template;
+ *   - per worker group g, replicas r = clamp(replicas, minReplicas,
+ *     maxReplicas) (replicas absent: minReplicas; group suspended: 0), and
+ *     r x numOfHosts pods `<c>-<g>-worker-<5 chars>`, each labelled with
+ *     its replica and host index. With numOfHosts > 1 a replica is one
+ *     multi-host slice: its pods carry the gang annotations, so the binder
+ *     places them all-or-nothing on one slice, and scale up / down adds or
+ *     removes whole replicas (the highest indexes go first).
+ *
+ * Status, as KubeRay writes it: state "ready" once the head and every
+ * desired worker pod have been running and ready at the same time
+ * (condition RayClusterProvisioned, reason AllPodRunningAndReadyFirstTime;
+ * it stays ready afterwards, as in KubeRay >= 1.1), "suspended" while
+ * spec.suspend is true; desired / min / max / ready / available worker
+ * counts; head.podName, head.serviceName `<c>-head-svc`, endpoints.
+ *
+ *   (created) --pods made--> (no state) --all pods ready--> ready
+ *        ^                                                    |
+ *        '-------- spec.suspend=false ---- suspended <--------'
+ *                                          (pods deleted)   spec.suspend
+ *
+ * flexq departures, on purpose:
+ *  - Pods are processes of one run, so worker and head pods get
+ *    restartPolicy Never, and a pod that finished (Succeeded) counts as
+ *    having been ready; failed pods are not replaced (the RayJob that owns
+ *    the cluster fails, as a Ray job would when a worker dies).
+ *  - A container without `command` is left so: the runner then runs
+ *    `python3 -m flexq.node`, flexq's stand-in for the Ray image (an idle
+ *    Ray node that waits for SIGTERM). The RayJob controller fills the
+ *    workers' command with the job's entrypoint before making the cluster.
+ *  - Every worker pod gets the rendezvous env (pods.h): RANK is the pod's
+ *    index over all groups (group order, then replica, then host),
+ *    WORLD_SIZE the number of desired worker pods, TPU_WORKER_ID the
+ *    host index in its slice; plus TPU_NAME `<g>-<replica>`,
+ *    FLEXQ_RAY_ROLE (head | worker), FLEXQ_RAY_CLUSTER and FLEXQ_RAY_GROUP.
+ *
+ * Invariants:
+ *  1. At most one live head pod; at most one live pod per (group,
+ *     replica, host).
+ *  2. A suspended cluster has no pods.
+ *
+ * What it does not do: services, autoscaler sidecars, GCS fault tolerance,
+ * scaleStrategy.workersToDelete, idle timeouts; nothing in `no_pods` mode.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexq/alloc.h"
+#include "flexq/names.h"
+#include "flexq/objstore.h"
+#include "flexq/timefmt.h"
+#include "jobs/jobframework_slices.h"
+#include "jobs/pods.h"
+
+struct rcctl {
+    struct fq_pods_queue q;
+    struct fq_pods_owners *own; /* RayCluster -> its pods */
+};
+
+struct rpod {
+    char *name;  /* owned */
+    char *group; /* owned; NULL for the head */
+    int64_t replica, host;
+    bool terminal, up, ready, running;
+};
+
+static void rpods_free(struct rpod *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(p[i].name);
+        free(p[i].group);
+    }
+    free(p);
+}
+
+static size_t collect(struct fq_engine *e, const struct rcctl *ctl,
+                      const char *ns, const struct fq_value *rc,
+                      struct rpod **out)
+{
+    const char *name = fq_value_path_str(rc, "metadata.name", "");
+    const char *uid = fq_value_path_str(rc, "metadata.uid", "");
+    size_t n = 0;
+    const char *const *names =
+        fq_pods_owners_get(ctl->own, "RayCluster", ns, name, &n);
+    struct rpod *v = fq_xcalloc(n + 1, sizeof(*v));
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_object *o =
+            fq_objstore_get(fq_engine_store(e), FQ_KIND_POD, ns, names[i]);
+        const struct fq_value *p = o ? o->obj : NULL;
+        if (!p || !fq_pods_owned_by(p, "RayCluster", name, uid))
+            continue;
+        const struct fq_value *l = fq_value_path(p, "metadata.labels");
+        struct rpod *r = &v[m++];
+        r->name = fq_xstrdup(o->name);
+        const char *type =
+            fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_NODE_TYPE));
+        if (!type || strcmp(type, "head") != 0) {
+            const char *g = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_GROUP));
+            r->group = fq_xstrdup(g ? g : "");
+        }
+        const char *ri = fq_value_as_str(fq_map_get(l, FQ_LABEL_REPLICA));
+        const char *hi = fq_value_as_str(fq_map_get(l, FQ_LABEL_HOST));
+        r->replica = ri ? atoll(ri) : 0;
+        r->host = hi ? atoll(hi) : 0;
+        r->terminal = fq_pods_terminal(p);
+        r->ready = fq_pods_ready(p);
+        r->running = strcmp(fq_pods_phase(p), "Running") == 0;
+        r->up = r->ready || strcmp(fq_pods_phase(p), "Succeeded") == 0;
+    }
+    *out = v;
+    return m;
+}
+
+/* Desired replicas of a worker group, as KubeRay computes them. */
+static int64_t group_replicas(const struct fq_value *g)
+{
+    if (fq_value_path_bool(g, "suspend", false))
+        return 0;
+    int64_t min = fq_value_path_int(g, "minReplicas", 0);
+    int64_t max = fq_value_path_int(g, "maxReplicas", INT32_MAX);
+    int64_t r = fq_value_path_int(g, "replicas", min);
+    if (r < min)
+        r = min;
+    if (r > max)
+        r = max;
+    return r < 0 ? 0 : r;
+}
+
+static int64_t group_hosts(const struct fq_value *g)
+{
+    int64_t h = fq_value_path_int(g, "numOfHosts", 1);
+    return h < 1 ? 1 : h;
+}
+
+/* Common labels / settings of a cluster's pods. */
+static struct fq_value *make_pod(struct fq_engine *e, const char *ns,
+                                 const struct fq_value *rc,
+                                 const struct fq_value *tmpl, const char *pname,
+                                 const char *group, const char *type)
+{
+    const char *cname = fq_value_path_str(rc, "metadata.name", "");
+    struct fq_value *pod = fq_pods_from_template(tmpl, ns, pname, rc);
+    (void)e;
+    fq_pods_set_label(pod, FQ_LABEL_RAY_CLUSTER, cname);
+    fq_pods_set_label(pod, FQ_LABEL_RAY_GROUP, group);
+    fq_pods_set_label(pod, FQ_LABEL_RAY_NODE_TYPE, type);
+    fq_pods_set_label(pod, "ray.io/is-ray-node", "yes");
+    fq_pods_set_label(pod, FQ_LABEL_CREATED_BY, "kuberay-operator");
+    const struct fq_value *cl = fq_value_path(rc, "metadata.labels");
+    const char *on = fq_value_as_str(fq_map_get(cl, FQ_LABEL_RAY_ORIGIN_NAME));
+    const char *oc = fq_value_as_str(fq_map_get(cl, FQ_LABEL_RAY_ORIGIN_CRD));
+    if (on)
+        fq_pods_set_label(pod, FQ_LABEL_RAY_ORIGIN_NAME, on);
+    if (oc)
+        fq_pods_set_label(pod, FQ_LABEL_RAY_ORIGIN_CRD, oc);
+    struct fq_value *spec = fq_map_get(pod, "spec");
+    fq_map_set(spec, "restartPolicy", fq_value_str("Never"));
+    fq_pods_set_env(spec, "FLEXQ_RAY_ROLE", type);
+    fq_pods_set_env(spec, "FLEXQ_RAY_CLUSTER", cname);
+    fq_pods_set_env(spec, "FLEXQ_RAY_GROUP", group);
+    return pod;
+}
+
+/* The cluster's rendezvous port, allocated and recorded on first use. */
+static int cluster_port(struct fq_engine *e, const char *ns, const char *name)
+{
+    struct fq_objstore *s = fq_engine_store(e);
+    const struct fq_object *o =
+        fq_objstore_get(s, FQ_KIND_RAYCLUSTER, ns, name);
+    const char *p = fq_value_as_str(fq_map_get(
+        fq_value_path(o->obj, "metadata.annotations"), FQ_ANN_RDV_PORT));
+    if (p)
+        return atoi(p);
+    int port = fq_pods_alloc_port(e);
+    struct fq_value *copy = fq_objstore_edit(s, FQ_KIND_RAYCLUSTER, ns, name);
+    char buf[16];
+    snprintf(buf, sizeof(buf), "%d", port);
+    fq_pods_set_annotation(copy, FQ_ANN_RDV_PORT, buf);
+    fq_objstore_update(s, copy, true, NULL, NULL, NULL);
+    return port;
+}
+
+static void create_worker(struct fq_engine *e, const char *ns,
+                          const struct fq_value *rc, const struct fq_value *g,
+                          size_t gi, int64_t replica, int64_t host, int rank,
+                          int world, int port, int64_t now)
+{
+    const char *cname = fq_value_path_str(rc, "metadata.name", "");
+    const char *gname = fq_value_path_str(g, "groupName", "workers");
+    int64_t hosts = group_hosts(g);
+    char sfx[8], buf[64];
+    fq_engine_rand_suffix(e, sfx, 5);
+    char *pname = fq_xasprintf("%s-%s-worker-%s", cname, gname, sfx);
+    struct fq_value *pod =
+        make_pod(e, ns, rc, fq_map_get(g, "template"), pname, gname, "worker");
+    snprintf(buf, sizeof(buf), "%zu", gi);
+    fq_pods_set_label(pod, FQ_LABEL_GROUP_INDEX, buf);
+    snprintf(buf, sizeof(buf), "%lld", (long long)replica);
+    fq_pods_set_label(pod, FQ_LABEL_REPLICA, buf);
+    snprintf(buf, sizeof(buf), "%lld", (long long)host);
+    fq_pods_set_label(pod, FQ_LABEL_HOST, buf);
+    char *tpu_name = fq_xasprintf("%s-%lld", gname, (long long)replica);
+    struct fq_value *spec = fq_map_get(pod, "spec");
+    fq_pods_set_env(spec, "TPU_NAME", tpu_name);
+    if (hosts > 1) {
+        char *gang = fq_xasprintf("%s-%s", cname, tpu_name);
+        fq_pods_set_annotation(pod, FQ_ANN_GANG, gang);
+        snprintf(buf, sizeof(buf), "%lld", (long long)hosts);
+        fq_pods_set_annotation(pod, FQ_ANN_GANG_SIZE, buf);
+        free(gang);
+    }
+    struct fq_buf hn = FQ_BUF_INIT;
+    for (int64_t i = 0; i < hosts && i < 4096; i++)
+        fq_buf_printf(&hn, "%s127.0.0.1", i ? "," : "");
+    struct fq_rendezvous r = {
+        .host = "127.0.0.1",
+        .port = port,
+        .rank = rank,
+        .world = world,
+        .worker_id = (int)host,
+        .hostnames = fq_buf_str(&hn),
+    };
+    fq_pods_add_rendezvous(spec, &r);
+    fq_buf_release(&hn);
+    fq_jobslices_gate_pod(e, rc, pod); /* elastic: wait for the slice */
+    fq_pods_create(e, pod, now, rc, "CreatedWorkerPod");
+    free(tpu_name);
+    free(pname);
+}
+
+static void delete_pod(struct fq_engine *e, const char *ns,
+                       const struct fq_value *rc, const char *pname,
+                       const char *reason)
+{
+    if (fq_objstore_delete(fq_engine_store(e), FQ_KIND_POD, ns, pname, NULL) ==
+        0)
+        fq_engine_event(e, rc, "Normal", reason, "Deleted pod %s", pname);
+}
+
+static void reconcile(struct fq_engine *e, const struct rcctl *ctl,
+                      const char *ns, const char *name, int64_t now)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_RAYCLUSTER, ns, name);
+    if (!o)
+        return;
+    struct fq_value *rc = fq_value_clone(o->obj);
+    const struct fq_value *spec = fq_map_get(rc, "spec");
+    struct fq_value *st = fq_value_clone(fq_map_get(rc, "status"));
+    if (!st || st->type != FQ_V_MAP) {
+        fq_value_free(st);
+        st = fq_value_map();
+    }
+    struct rpod *pods = NULL;
+    size_t np = collect(e, ctl, ns, rc, &pods);
+    const struct fq_value *groups = fq_map_get(spec, "workerGroupSpecs");
+    char ts[40];
+    fq_time_format(now, ts, sizeof(ts));
+
+    if (fq_value_path_bool(spec, "suspend", false)) {
+        for (size_t i = 0; i < np; i++)
+            delete_pod(e, ns, rc, pods[i].name, "DeletedPod");
+        fq_map_set(st, "state", fq_value_str("suspended"));
+        fq_pods_cond_set(st, "RayClusterSuspended", "True", "Suspended", NULL,
+                         now);
+        fq_pods_cond_set(st, "RayClusterProvisioned", "False",
+                         "RayClusterPodsProvisioning", NULL, now);
+        fq_map_del(st, "head");
+        fq_map_set(st, "readyWorkerReplicas", fq_value_int(0));
+        fq_map_set(st, "availableWorkerReplicas", fq_value_int(0));
+        goto write;
+    }
+    if (fq_pods_cond(st, "RayClusterSuspended"))
+        fq_pods_cond_set(st, "RayClusterSuspended", "False", "Resumed", NULL,
+                         now);
+    if (strcmp(fq_value_path_str(st, "state", ""), "suspended") == 0)
+        fq_map_del(st, "state");
+
+    /* Head. */
+    const struct rpod *head = NULL;
+    for (size_t i = 0; i < np; i++)
+        if (!pods[i].group && (!pods[i].terminal || !head))
+            head = &pods[i];
+    if (!head) {
+        char sfx[8];
+        fq_engine_rand_suffix(e, sfx, 5);
+        char *pname = fq_xasprintf("%s-head-%s", name, sfx);
+        struct fq_value *pod =
+            make_pod(e, ns, rc, fq_value_path(spec, "headGroupSpec.template"),
+                     pname, "headgroup", "head");
+        fq_pods_create(e, pod, now, rc, "CreatedHeadPod");
+        fq_map_ensure_map(st, "head");
+        fq_map_set(fq_map_get(st, "head"), "podName", fq_value_str(pname));
+        free(pname);
+    } else {
+        fq_map_ensure_map(st, "head");
+        fq_map_set(fq_map_get(st, "head"), "podName", fq_value_str(head->name));
+        if (head->running)
+            fq_map_set(fq_map_get(st, "head"), "podIP",
+                       fq_value_str("127.0.0.1"));
+    }
+    char *svc = fq_xasprintf("%s-head-svc", name);
+    fq_map_set(fq_map_get(st, "head"), "serviceName", fq_value_str(svc));
+    free(svc);
+
+    /* Workers: world size and rank offsets over all groups. */
+    int world = 0;
+    for (size_t g = 0; g < fq_value_len(groups); g++) {
+        const struct fq_value *gs = fq_seq_at(groups, g);
+        world += (int)(group_replicas(gs) * group_hosts(gs));
+    }
+    int port = world > 0 ? cluster_port(e, ns, name) : 0;
+    int offset = 0;
+    int64_t min_w = 0, max_w = 0;
+    int64_t ready_w = 0, avail_w = 0;
+    bool all_up = head && head->up;
+    for (size_t g = 0; g < fq_value_len(groups); g++) {
+        const struct fq_value *gs = fq_seq_at(groups, g);
+        const char *gname = fq_value_path_str(gs, "groupName", "workers");
+        int64_t r = group_replicas(gs), hosts = group_hosts(gs);
+        min_w += fq_value_path_int(gs, "minReplicas", 0) * hosts;
+        max_w += fq_value_path_int(gs, "maxReplicas", INT32_MAX) * hosts;
+        for (int64_t rep = 0; rep < r; rep++) {
+            for (int64_t h = 0; h < hosts; h++) {
+                const struct rpod *have = NULL;
+                for (size_t i = 0; i < np && !have; i++)
+                    if (pods[i].group && strcmp(pods[i].group, gname) == 0 &&
+                        pods[i].replica == rep && pods[i].host == h)
+                        have = &pods[i];
+                if (!have) {
+                    create_worker(e, ns, rc, gs, g, rep, h,
+                                  offset + (int)(rep * hosts + h), world, port,
+                                  now);
+                    all_up = false;
+                    continue;
+                }
+                all_up = all_up && have->up;
+            }
+        }
+        offset += (int)(r * hosts);
+        /* Scale down: whole replicas above the desired count go. */
+        for (size_t i = 0; i < np; i++) {
+            if (pods[i].group && strcmp(pods[i].group, gname) == 0 &&
+                pods[i].replica >= r) {
+                delete_pod(e, ns, rc, pods[i].name, "DeletedWorkerPod");
+                pods[i].terminal = true;
+                pods[i].ready = pods[i].running = false;
+            }
+        }
+        for (size_t i = 0; i < np; i++) {
+            if (!pods[i].group || strcmp(pods[i].group, gname) != 0 ||
+                pods[i].replica >= r)
+                continue;
+            ready_w += pods[i].ready;
+            avail_w += pods[i].running;
+        }
+    }
+    /* Pods of groups no longer in the spec. */
+    for (size_t i = 0; i < np; i++) {
+        if (!pods[i].group || pods[i].terminal)
+            continue;
+        bool known = false;
+        for (size_t g = 0; g < fq_value_len(groups) && !known; g++)
+            known = strcmp(fq_value_path_str(fq_seq_at(groups, g), "groupName",
+                                             "workers"),
+                           pods[i].group) == 0;
+        if (!known)
+            delete_pod(e, ns, rc, pods[i].name, "DeletedWorkerPod");
+    }
+
+    fq_map_set(st, "desiredWorkerReplicas", fq_value_int(world));
+    fq_map_set(st, "minWorkerReplicas", fq_value_int(min_w));
+    fq_map_set(st, "maxWorkerReplicas", fq_value_int(max_w));
+    fq_map_set(st, "readyWorkerReplicas", fq_value_int(ready_w));
+    fq_map_set(st, "availableWorkerReplicas", fq_value_int(avail_w));
+    if (head && head->up)
+        fq_pods_cond_set(st, "HeadPodReady", "True", "HeadPodRunningAndReady",
+                         NULL, now);
+    else
+        fq_pods_cond_set(st, "HeadPodReady", "False", "HeadPodNotFound", NULL,
+                         now);
+    if (all_up && !fq_pods_cond_true(st, "RayClusterProvisioned")) {
+        fq_pods_cond_set(st, "RayClusterProvisioned", "True",
+                         "AllPodRunningAndReadyFirstTime",
+                         "All Ray Pods are ready for the first time", now);
+        fq_map_set(st, "state", fq_value_str("ready"));
+        fq_map_set(fq_map_ensure_map(st, "stateTransitionTimes"), "ready",
+                   fq_value_str(ts));
+        fq_engine_event(e, rc, "Normal", "RayClusterReady",
+                        "All Ray pods of %s are running and ready", name);
+    } else if (!fq_pods_cond(st, "RayClusterProvisioned")) {
+        fq_pods_cond_set(st, "RayClusterProvisioned", "False",
+                         "RayClusterPodsProvisioning",
+                         "RayCluster Pods are being provisioned for first "
+                         "time",
+                         now);
+    }
+    struct fq_value *ep = fq_value_map();
+    const struct fq_value *ports = fq_value_path(
+        fq_seq_at(fq_value_path(spec, "headGroupSpec.template.spec."
+                                      "containers"),
+                  0),
+        "ports");
+    for (size_t i = 0; i < fq_value_len(ports); i++) {
+        const struct fq_value *p = fq_seq_at(ports, i);
+        const char *pn = fq_value_path_str(p, "name", NULL);
+        int64_t cp = fq_value_path_int(p, "containerPort", 0);
+        if (pn && cp > 0)
+            fq_map_set(ep, pn, fq_value_strf("%lld", (long long)cp));
+    }
+    if (fq_value_len(ep))
+        fq_map_set(st, "endpoints", ep);
+    else
+        fq_value_free(ep);
+    fq_map_set(st, "observedGeneration",
+               fq_value_int(fq_value_path_int(rc, "metadata.generation", 1)));
+
+write:
+    fq_pods_put_status(e, FQ_KIND_RAYCLUSTER, ns, name, st);
+    rpods_free(pods, np);
+    fq_value_free(rc);
+}
+
+/* --- controller ------------------------------------------------------- */
+
+static void *rc_create(struct fq_engine *e)
+{
+    (void)e;
+    struct rcctl *c = fq_xcalloc(1, sizeof(*c));
+    fq_pods_queue_init(&c->q);
+    c->own = fq_pods_owners_new();
+    return c;
+}
+
+static void rc_destroy(void *self)
+{
+    struct rcctl *c = self;
+    fq_pods_queue_release(&c->q);
+    fq_pods_owners_free(c->own);
+    free(c);
+}
+
+static void rc_on_change(void *self, struct fq_engine *e,
+                         const struct fq_change *c)
+{
+    struct rcctl *rc = self;
+    if (fq_engine_config(e)->no_pods)
+        return;
+    if (c->kind == FQ_KIND_RAYCLUSTER) {
+        if (c->type == FQ_CHANGE_DELETED)
+            return;
+        fq_pods_queue_add(&rc->q, c->ns, c->name);
+    } else if (c->kind == FQ_KIND_POD && c->obj) {
+        fq_pods_owners_note(rc->own, c);
+        const char *owner = fq_pods_owner_name(c->obj, "RayCluster");
+        if (!owner)
+            return;
+        fq_pods_queue_add(&rc->q, c->ns, owner);
+    } else {
+        return;
+    }
+    fq_engine_kick(e, self);
+}
+
+static void rc_run(void *self, struct fq_engine *e, int64_t now)
+{
+    struct rcctl *rc = self;
+    if (fq_engine_config(e)->no_pods) {
+        rc->q.resync = false;
+        return;
+    }
+    if (rc->q.resync) {
+        rc->q.resync = false;
+        const struct fq_object **objs = NULL;
+        size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_RAYCLUSTER,
+                                    NULL, &objs);
+        for (size_t i = 0; i < n; i++)
+            fq_pods_queue_add(&rc->q, objs[i]->ns, objs[i]->name);
+        free(objs);
+    }
+    char **keys = NULL;
+    size_t n = fq_pods_queue_take(&rc->q, &keys);
+    for (size_t i = 0; i < n; i++) {
+        const char *ns, *name;
+        fq_pods_key_split(keys[i], &ns, &name);
+        reconcile(e, rc, ns, name, now);
+        free(keys[i]);
+    }
+    free(keys);
+}
+
+static int64_t rc_next_wakeup(const void *self)
+{
+    const struct rcctl *rc = self;
+    return rc->q.resync ? 0 : FQ_NEVER;
+}
+
+const struct fq_controller_ops fq_raycluster_controller = {
+    .name = "raycluster",
+    .watch = FQ_KIND_BIT(FQ_KIND_RAYCLUSTER) | FQ_KIND_BIT(FQ_KIND_POD),
+    .create = rc_create,
+    .destroy = rc_destroy,
+    .on_change = rc_on_change,
+    .run = rc_run,
+    .next_wakeup = rc_next_wakeup,
+};

@@ -1,0 +1,226 @@
+/*
+ * cycle.c - the scheduling cycle: Kueue's round of heads, one nomination
+ * per ClusterQueue (admission.c's flavor assignment), entries in Kueue's
+ * order, then reserve, preempt or mark pending, and the migration pass
+ * after it.
+ *
+ * Invariant 4 (cycle pace and heads per queue) is kept here.
+ */
+#include "kueue/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One cycle's state, shared by its steps. */
+struct cyc {
+    struct kueue *k;
+    struct fq_engine *e;
+    struct snap *s;
+    int64_t now;
+    int limit;     /* policy.max_admissions_per_cq_per_cycle (0: all) */
+    bool cooldown; /* policy.flavor_failure_cooldown */
+    size_t nhandled;
+};
+
+/* The round's heads, one per ClusterQueue that is active, not blocked and
+ * under its limit, from its act array past the cursor (a parked workload
+ * ahead of the head blocks a StrictFIFO queue). Returns their count. */
+static int pick_heads(struct cyc *y)
+{
+    struct kueue *k = y->k;
+    struct snap *s = y->s;
+    int nheads = 0;
+    for (size_t c = 0; c < (size_t)s->ncq; c++) {
+        if (k->cq_blocked[c] || !s->cqs[c].active)
+            continue;
+        if (y->limit > 0 && k->cq_taken[c] >= y->limit)
+            continue;
+        struct pq *q = &k->pq[c];
+        bool strict = s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO;
+        for (; k->cq_cur[c] < q->nact; k->cq_cur[c]++) {
+            struct rec *r = q->act[k->cq_cur[c]];
+            if (r->done == k->cycle_no)
+                continue;
+            if (strict && q->plo < q->npark &&
+                kq_rec_cmp(q->park[q->plo], r) < 0) {
+                k->cq_blocked[c] = true;
+                break;
+            }
+            k->heads[nheads++] = r;
+            break;
+        }
+    }
+    return nheads;
+}
+
+/* Assigns head w against the snapshot into its queue's nomination. */
+static void assign(struct cyc *y, struct wl *w, struct fq_adm_result *r)
+{
+    struct fq_adm_wl aw;
+    kq_adm_wl(w, &aw, y->cooldown);
+    aw.cq = y->s->cqs[w->cq].adm;
+    fq_adm_assign(&y->s->adm, &aw, y->k->hs, (int)y->k->nh, r);
+}
+
+/* Nominates every head of the round: its flavors' cool-downs, then its
+ * assignment, which stays its outcome unless an earlier head moves
+ * quota. */
+static void nominate(struct cyc *y, int nheads)
+{
+    for (int h = 0; h < nheads; h++) {
+        struct wl *w = &y->k->heads[h]->w;
+        int64_t next = FQ_NEVER;
+        w->avoid = kq_avoid_mask(&y->s->adm, w->avoid_ann, y->now, &next);
+        struct fq_adm_result *r = &y->k->nom[w->cq];
+        assign(y, w, r);
+        w->nom_fit = r->mode == FQ_ADM_FIT;
+        w->nom_borrows = r->borrows;
+    }
+}
+
+/* Preempts the targets of head w's nomination and leaves it pending at
+ * the head of its queue (retried next cycle). */
+static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
+{
+    struct kueue *k = y->k;
+    for (int t = 0; t < r->ntargets; t++) {
+        struct rec *v = k->hw[r->targets[t]];
+        if (!v->w.evicting) {
+            kq_preempt(k, y->e, &v->w, w, r->target_reason[t], y->now);
+            k->hs[r->targets[t]].evicting = true;
+        }
+    }
+    char msg[FQ_ADM_MSG_MAX + 64];
+    snprintf(msg, sizeof(msg), "%s%sPending the preemption of %d workload(s)",
+             r->msg, r->msg[0] ? ". " : "", r->ntargets);
+    kq_set_pending(y->e, w, "WaitingForPreemptedWorkloads", msg, y->now);
+    k->need_cycle = true;
+    k->cq_blocked[w->cq] = true;
+}
+
+/* Processes one head in Kueue's order: reserve, preempt, or pending
+ * (parked when inadmissible). `moved` says whether quota or holders moved
+ * since the nominations (then it is assigned again); returns whether they
+ * have moved now. */
+static bool process(struct cyc *y, struct rec *rc, bool moved)
+{
+    struct kueue *k = y->k;
+    struct wl *w = &rc->w;
+    struct cq_info *c = &y->s->cqs[w->cq];
+    bool strict = y->s->adm.cqs[c->adm].strategy == FQ_ADM_STRICT_FIFO;
+    rc->done = k->cycle_no;
+    FQ_GROW(k->handled, k->caphandled, y->nhandled + 1);
+    k->handled[y->nhandled++] = rc;
+    k->cq_taken[w->cq]++;
+    struct fq_adm_result *r = &k->nom[w->cq];
+    if (moved) {
+        fq_adm_result_release(r);
+        assign(y, w, r);
+    }
+    /* A slice never preempts the slice it replaces. */
+    for (int t = 0; w->replaces && r->mode == FQ_ADM_PREEMPT && t < r->ntargets;
+         t++)
+        if (!strcmp(k->hw[r->targets[t]]->w.name, w->replaces) &&
+            !strcmp(k->hw[r->targets[t]]->w.ns, w->ns))
+            r->mode = FQ_ADM_NO_CANDIDATES;
+    if (r->mode == FQ_ADM_FIT) {
+        kq_reserve(k, y->e, y->s, w, r, y->now, NULL);
+        if (w->replaces)
+            fq_kueue_slice_replaced(y->e, w->ns, w->replaces, w->name, y->now);
+        rc->parked = 0;
+        moved = true;
+    } else if (r->mode == FQ_ADM_PREEMPT && r->ntargets > 0) {
+        preempt_for(y, w, r);
+        moved = true;
+    } else if (w->nom_fit) {
+        /* Another head took the room first: retry next cycle. */
+        kq_set_pending(y->e, w, "Pending",
+                       "Workload no longer fits after processing "
+                       "another workload",
+                       y->now);
+        k->need_cycle = true;
+    } else {
+        kq_set_pending(y->e, w, fq_adm_why_reason(r->why), r->msg, y->now);
+        rc->parked = k->park_gen;
+        if (strict)
+            k->cq_blocked[w->cq] = true;
+    }
+    fq_adm_result_release(r);
+    return moved;
+}
+
+/* After a cycle that tried heads: its time counts, and another cycle is
+ * due if some queue still has a head to try. */
+static void after_heads(struct cyc *y)
+{
+    struct kueue *k = y->k;
+    k->stats.cycles++;
+    k->last_cycle = y->now;
+    for (size_t c = 0; c < (size_t)y->s->ncq && !k->need_cycle; c++) {
+        if (k->cq_blocked[c] || !y->s->cqs[c].active)
+            continue;
+        const struct pq *q = &k->pq[c];
+        for (size_t i = k->cq_cur[c]; i < q->nact; i++)
+            if (q->act[i]->done != k->cycle_no) {
+                k->need_cycle = true;
+                break;
+            }
+    }
+}
+
+/*
+ * A scheduling cycle. The migration pass first (moves free the later
+ * flavor for others); then rounds of one head per ClusterQueue, each
+ * nominated against the snapshot and processed in Kueue's order
+ * (non-borrowing first, priority, FIFO), until no head is left or, with
+ * Kueue's one pop per queue per cycle, after one round. The act arrays do
+ * not change during the cycle (a cursor per queue skips what was
+ * handled): what the heads' outcomes move is applied at the end.
+ */
+void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
+{
+    const struct fq_engine_config *cfg = fq_engine_config(e);
+    struct cyc y = {.k = k,
+                    .e = e,
+                    .s = k->snap,
+                    .now = now,
+                    .limit = cfg->policy.max_admissions_per_cq_per_cycle,
+                    .cooldown = cfg->policy.flavor_failure_cooldown};
+    k->need_cycle = false;
+    k->cycle_no++;
+    k->in_cycle = true;
+    if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0 &&
+        (k->mig_dirty || now >= k->mig_retry))
+        kq_mig_pass(k, e, now);
+    for (size_t c = 0; c < (size_t)y.s->ncq; c++) {
+        k->cq_cur[c] = k->pq[c].alo;
+        k->cq_taken[c] = 0;
+        k->cq_blocked[c] = false;
+    }
+    for (;;) {
+        int nheads = pick_heads(&y);
+        if (nheads == 0)
+            break;
+        nominate(&y, nheads);
+        qsort(k->heads, (size_t)nheads, sizeof(*k->heads), kq_head_cmp);
+        bool moved = false;
+        for (int h = 0; h < nheads; h++)
+            moved = process(&y, k->heads[h], moved);
+        if (y.limit == 1)
+            break; /* Kueue: one pop per CQ per cycle. */
+    }
+    /* A cycle that tried no head took no time (Kueue's scheduler sleeps
+     * until a queue has a head). */
+    if (y.nhandled > 0)
+        after_heads(&y);
+    for (size_t i = 0; i < y.nhandled; i++) {
+        struct rec *rc = k->handled[i];
+        if (!rc->w.pending)
+            kq_pq_remove(k, rc);
+        else if (kq_rec_parked(k, rc))
+            kq_pq_park(k, rc);
+    }
+    kq_holders_settle(k);
+}

@@ -1,0 +1,596 @@
+/*
+ * internal.h - what the files of the kueue controller share: its state
+ * (struct kueue), the configuration snapshot (struct snap), the compact
+ * workload (struct wl) and its record (struct rec), and the functions one
+ * file calls in another (named kq_*).
+ *
+ * Private to src/core/kueue/: the rest of the core and the shells talk to
+ * the controller through stored objects, flexq/engine.h and kueue.h.
+ *
+ * The files, in the order a change travels through them:
+ *
+ *   controller.c the controller: on_change, run, deadlines, queue status
+ *   snapshot.c   configuration objects -> struct snap (with admission.c)
+ *   workload.c   a Workload -> struct wl; podset and admission views
+ *   derive.c     records derived again only when their fingerprint moves
+ *   queues.c     usage (account), pending queues, holders, candidates
+ *   lifecycle.c  the state machine's transitions (diagram in controller.c)
+ *   cycle.c      the scheduling cycle
+ *   admit.c      reserve, pending, preempt, migrate
+ *   pace.c       Kueue-paced cycles planned ahead
+ *   objtree.c    condition and key helpers (the smallest inline below)
+ */
+#ifndef FLEXQ_KUEUE_INTERNAL_H
+#define FLEXQ_KUEUE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/smap.h"
+#include "flexq/alloc.h"
+#include "flexq/buf.h"
+#include "flexq/engine.h"
+#include "flexq/names.h"
+#include "flexq/objects.h"
+#include "flexq/objstore.h"
+#include "flexq/quantity.h"
+#include "flexq/timefmt.h"
+#include "kueue/admission.h"
+#include "kueue/kueue.h"
+#include "kueue/kueue_slices.h"
+
+struct snap;
+struct rec;
+
+/* A lifecycle deadline: the workload `key` has a transition due at `t`
+ * (a backoff ending, a PodsReady timeout). Entries whose key holds
+ * another time since are stale and skipped. */
+struct timer {
+    int64_t t;
+    char *key; /* owned */
+};
+
+/*
+ * One ClusterQueue's pending workloads in the order of Kueue's heap
+ * (wl_cmp): `act` may give the next head, `park` holds the inadmissible
+ * ones until capacity changes. Each is sorted; the live entries are
+ * act[alo..nact) and park[plo..npark), so taking the head costs nothing.
+ */
+struct pq {
+    struct rec **act, **park;
+    size_t alo, nact, capact, plo, npark, cappark;
+};
+
+/*
+ * Keys ("ns/name") to look at in the next pass: appended as changes come,
+ * duplicates and all, into one buffer, and read back sorted in the
+ * store's order, each once (kl_sorted). A change costs an append, not a
+ * hash set's lookup, copy and later clearing; the memory is kept between
+ * passes. Nothing adds to a list while a pass reads it (on_change is
+ * never called during a run).
+ */
+struct keylist {
+    struct fq_buf bytes;    /* the keys, each NUL-terminated */
+    size_t *off, n, capoff; /* where each starts in bytes */
+    const char **sorted;    /* kl_sorted's answer, into bytes */
+    size_t capsorted;
+};
+
+/* A podset shape's outcome on a ClusterQueue (ff_quiet). */
+struct memo {
+    uint64_t ver;
+    int8_t mode; /* enum fq_adm_mode */
+};
+
+struct kueue {
+    bool need_cycle;         /* something changed: run a cycle when due */
+    bool requeue;            /* capacity changed: retry inadmissible ones */
+    int64_t last_cycle;      /* engine time of the last cycle */
+    int64_t cycle_ms;        /* policy.cycle_ms */
+    struct fq_smap seen_gen; /* "kind/ns/name@generation" of config */
+    /* The configuration (flavors, queues, quota tree), rebuilt only when
+     * configuration changes. Its usage cells hold exactly the charges of
+     * the records that hold quota (account()). */
+    struct snap *snap;
+    bool config_dirty;
+    /* Every workload not Finished that has been seen: "ns/name" -> struct
+     * rec (owned). Kept between runs and derived again only when its
+     * workload (or the configuration) changes, so a run costs what
+     * changed, not what is stored. */
+    struct fq_smap recs;
+    bool seeded;             /* recs was filled from the store once */
+    struct fq_smap live;     /* keys of workloads seen and not Finished */
+    struct keylist dirty;    /* keys whose record must be derived again */
+    struct keylist lc_dirty; /* keys whose lifecycle() must run */
+    struct fq_smap slices;   /* keys of elastic slices: derived every full
+                                run (they depend on their old slice) */
+    /* lifecycle deadlines: key -> (int64_t *) time, and a min-heap */
+    struct fq_smap timers;
+    struct timer *tq;
+    size_t ntq, captq;
+    int64_t lc_timer;         /* the deadline lifecycle() asks for (one call) */
+    bool lc_changed, lc_spec; /* what that call changed (anything; spec) */
+    /* Pending queues, one per ClusterQueue of the snapshot. */
+    struct pq *pq;
+    /* A cycle's scratch, one entry per ClusterQueue of the snapshot
+     * (sized by rebuild and kept, so that a cycle allocates nothing): the
+     * cursor into each act array, the heads taken, whether the queue is
+     * blocked, a round's heads and their nominations (fq_adm_assign's
+     * results, indexed by queue). The heads a cycle handled and the
+     * migration pass's copy of mig grow as needed and are kept too. */
+    size_t *cq_cur;
+    int *cq_taken;
+    bool *cq_blocked;
+    struct rec **heads;
+    struct fq_adm_result *nom; /* a round's nomination of each queue's head */
+    struct rec **handled, **mig_copy;
+    size_t caphandled, capmig_copy;
+    /* The records holding quota, sorted by key, and their holder views
+     * (preemption candidates; hs[i] describes hw[i]). A cycle appends
+     * the workloads it admits and sorts them in when it ends. */
+    struct rec **hw;
+    struct fq_adm_holder *hs;
+    size_t nh, caph, nh_sorted;
+    bool in_cycle;
+    /* Reserved workloads waiting on a check, sorted by key: the ones the
+     * migrate_to_preferred_flavor switch looks at. */
+    struct rec **mig;
+    size_t nmig, capmig;
+    /* Whether a pass over them may move one: a candidate came (or was
+     * derived again), quota was released, or a cool-down ends by
+     * mig_retry; otherwise every one of them would find what it found. */
+    bool mig_dirty;
+    int64_t mig_retry;
+    /* Which of them a pass must look at. One that tried before finds
+     * what it found unless quota was released since on a flavor it may
+     * move to, or its cool-down ended; so when no release since the
+     * last pass (mig_rel, a bit per flavor) was on a flavor some
+     * candidate may move to (mig_to counts them per flavor) and no
+     * cool-down ended, a pass looks at the candidates that came since
+     * (mig_new, unsorted) and not at every one. */
+    struct rec **mig_new;
+    size_t nmig_new, capmig_new;
+    uint64_t mig_rel;
+    int mig_to[FQ_ADM_MAX_FLAVORS];
+    /* Queue counts: per ClusterQueue and LocalQueue of the snapshot,
+     * [0] pending, [1] reserving, [2] admitted; usage of admitted
+     * workloads per ClusterQueue and (flavor, resource). */
+    int (*cqn)[3];
+    int (*lqn)[3];
+    int64_t *adm_use;
+    bool counts_dirty;   /* the queues' status may differ from the stored */
+    int64_t last_status; /* engine time of the last write of it */
+    uint64_t cycle_no;   /* records handled in cycle n carry done = n */
+    uint64_t park_gen;   /* a record is parked iff its parked == park_gen */
+    /* Per flavor, bumped whenever held quota on it goes down. */
+    uint64_t rel_flv[FQ_ADM_MAX_FLAVORS];
+    bool quota_moved; /* the running cycle reserved, preempted or moved */
+    /* Cycles ahead, with a cycle pace (ff_plan): podset shapes interned
+     * ("shape key" -> id + 1), the outcome of a shape on a ClusterQueue
+     * for the snapshot as it is (memo[shape * ncq + cq], valid while its
+     * ver is snap_ver), and the quiet cycles planned after last_cycle. */
+    struct fq_smap shapes;
+    int nshapes;
+    struct memo *memo;
+    /* The podset view (struct psview) of each distinct spec.podSets seen
+     * since the snapshot was built, by fp_value hash in hex: workloads
+     * of one job shape share it, so a new one decodes no pod template. */
+    struct fq_smap psviews;
+    /* Likewise the usage view (struct admview) of each distinct
+     * status.admission: workloads of a shape on a flavor share it, so a
+     * holder's status write decodes no admission. */
+    struct fq_smap admviews;
+    size_t memo_cap;
+    uint64_t snap_ver; /* bumped whenever usage or configuration moves */
+    uint64_t q_ver;    /* bumped whenever a pending queue changes */
+    int64_t ff_n;      /* quiet cycles planned after last_cycle */
+    int64_t ff_at;     /* engine time the plan was made */
+    bool ff_incl;      /* replay the cycle at the next run's own time too */
+    bool ff_slept;     /* the plan ends with no head left: need_cycle off */
+    int64_t ran_at;    /* engine time of the last run */
+    uint64_t ff_snap_ver, ff_q_ver;
+    int64_t ff_len; /* how many cycles the next plan may look ahead */
+    struct fq_kueue_stats stats;
+};
+
+/* The condition types the controller reads of a Workload, for cond_scan. */
+enum cond_type {
+    C_QUOTA_RESERVED,
+    C_ADMITTED,
+    C_EVICTED,
+    C_REQUEUED,
+    C_FINISHED,
+    C_DEACTIVATION_TARGET,
+    C_PODS_READY,
+    NCOND
+};
+
+/*
+ * The members of a condition cond_set reads and may replace (the first
+ * of each key, as fq_map_get would find it), found in one pass over its
+ * few members, so that each is read, compared and replaced without
+ * another lookup.
+ */
+struct cond_members {
+    struct fq_member *status, *time, *reason, *message, *gen;
+};
+
+struct check_info {
+    char *name;
+    uint64_t on_flv; /* bit per flavor; 0 = all flavors */
+};
+
+struct cq_info {
+    char *name;
+    char *reserved_msg; /* QuotaReserved=True's message, made once */
+    int adm;            /* index in the fq_adm */
+    bool active;
+    char *inactive_reason;
+    char *inactive_msg;
+    struct fq_clusterqueue view; /* decoded; borrows from the store */
+    uint64_t all_flv;
+    int nchecks;
+    struct check_info *checks;
+    /* counts for status */
+    int pending, reserving, admitted;
+};
+
+struct lq_info {
+    char *ns, *name, *cq;
+    int pending, reserving, admitted;
+};
+
+struct flv_info {
+    bool exists;
+    struct fq_resourceflavor view;
+};
+
+struct snap {
+    struct fq_adm adm;
+    /* Some ClusterQueue may preempt: only then are the workloads holding
+     * quota kept as candidates (with none, fq_adm_assign never looks at
+     * them). */
+    bool preempts;
+    struct cq_info *cqs;
+    int ncq;
+    struct lq_info *lqs;
+    int nlq;
+    struct flv_info flv[FQ_ADM_MAX_FLAVORS];
+    bool have_pods_res;
+};
+
+struct cohort_ent {
+    char *name;
+    int node;
+    struct fq_cohort view;
+    bool has_view;
+    char *parent;
+};
+
+/* What the scheduler needs of a workload, derived from its stored object
+ * and the snapshot (rec_derive). */
+struct wl {
+    char *ns, *name, *uid; /* owned */
+    int cq;                /* snapshot index, or -1 */
+    struct lq_info *lq;
+    int32_t prio;
+    int64_t created, qts, reserved_at;
+    bool holds; /* holds quota */
+    bool admitted;
+    bool pending; /* may be scheduled now */
+    bool evicting;
+    int npodsets; /* built for pending and waiting_check workloads */
+    struct fq_adm_podset *ps; /* owned, npodsets */
+    char **psname;            /* owned, npodsets */
+    int64_t *req;             /* owned, npodsets * nres */
+    char *avoid_ann;          /* owned copy of the avoid-flavors annotation */
+    uint64_t avoid;           /* its mask, computed at the time of use */
+    char *why_msg;            /* the QuotaReserved=False message now stored */
+    /* quota held: nuse (flavor * nres + resource, amount) pairs, owned */
+    int nuse;
+    uint16_t *use_fr;
+    int64_t *use_amt;
+    uint64_t assigned_flv; /* bit per flavor of the current admission */
+    bool waiting_check;    /* reserved, a check applies, none Ready yet */
+    bool nom_fit;          /* nominated this cycle as a Fit */
+    bool nom_borrows;      /* ... and borrowing */
+    /* Elastic slice (kueue_slices.c): the Workload it replaces (owned, or
+     * NULL) and, while that one holds quota, its flavors and counts. */
+    char *replaces;
+    bool is_slice;
+    int8_t slice_flv[FQ_ADM_MAX_PODSETS];
+    int32_t slice_base[FQ_ADM_MAX_PODSETS];
+};
+
+/*
+ * A live workload's record, kept between runs ("ns/name" in struct
+ * kueue's recs). Its membership of the pending queues, the holders and
+ * the migration candidates, and what it adds to usage and counts, follow
+ * from `w` and are changed only by rec_detach / rec_attach and the
+ * scheduler's own transitions (reserve, park), so they never disagree.
+ */
+struct rec {
+    struct wl w;    /* first member: a struct wl * of a record is the record */
+    char *key;      /* "ns/name", owned */
+    bool ok;        /* its workload decodes: it takes part */
+    bool accounted; /* w's usage and counts are in the snapshot */
+    int qcq;        /* the ClusterQueue whose pending queue holds it, -1 */
+    /* == park_gen: in that queue's park array, not act (a generation,
+     * so that a requeue moves every parked record back without writing
+     * to each one) */
+    uint64_t in_park_gen;
+    bool holder;      /* in hw / hs */
+    bool in_mig;      /* in mig */
+    bool in_mig_new;  /* in mig_new */
+    uint64_t done;    /* == cycle_no: handled in the running cycle */
+    uint64_t parked;  /* == park_gen: inadmissible until capacity changes */
+    uint64_t own_rev; /* revision of our last QuotaReserved=False message */
+    /* A migration that did not fit stays impossible until quota is
+     * released on a flavor it may move to (the sum of their rel_flv
+     * moves) or a flavor cool-down ends. */
+    bool mig_valid;
+    uint64_t mig_sum;
+    int64_t mig_retry;
+    /* While a candidate (mig_add): the flavors a move may not go to (at
+     * or after the latest one assigned, per group), as try_migrate would
+     * find them each time until the record is derived again. */
+    uint64_t mig_skip;
+    /* Interned shape of its podsets (shape_of), -1 when it has none, or
+     * SHAPE_UNKNOWN until ff_quiet first asks (a replay at the flexq
+     * policy's pace never does). */
+    int shape;
+    bool in_slices; /* its key is in struct kueue's slices */
+    /* From the spec, kept while spec_ok and the generation is spec_gen
+     * (rec_derive decodes only the status then). */
+    bool spec_ok, active;
+    int64_t spec_gen;
+    char *queue_name; /* owned, or NULL */
+    /* What it was derived from (fingerprint()), while fp_ok. */
+    uint64_t fp;
+    bool fp_ok;
+};
+
+/* A podSets subtree's view in a struct wl (wl_podsets' answer), kept
+ * in struct kueue's psviews. */
+struct psview {
+    int npodsets;
+    struct fq_adm_podset *ps; /* owned, npodsets */
+    char **psname;            /* owned, npodsets */
+    int64_t *req;             /* owned, npodsets * nres */
+};
+
+/* What rec_derive reads of a status.admission, kept in struct kueue's
+ * admviews. */
+struct admview {
+    int cq; /* snapshot index, or -1 */
+    uint64_t assigned_flv;
+    int nuse;
+    uint16_t use_fr[FQ_ADM_MAX_FLAVORS];
+    int64_t use_amt[FQ_ADM_MAX_FLAVORS];
+};
+
+#define SHAPE_UNKNOWN (-2)
+
+/* The most views psviews and admviews keep (then they start again): a
+ * bound for a daemon that sees ever new ones. */
+#define VIEWS_MAX 4096
+
+#define FP_SEED 1469598103934665603ull
+
+/*
+ * What a holder held before it is derived again, and the release signals
+ * as they were: taking its usage out and putting the same back is no
+ * release (as in try_migrate), else every status write to a holder (a
+ * check's state, PodsReady) would make the next migration pass try every
+ * candidate again, to find what each found.
+ */
+struct held {
+    bool on; /* it held, and its usage fits here */
+    int cq, nuse;
+    uint16_t fr[FQ_ADM_MAX_FLAVORS];
+    int64_t amt[FQ_ADM_MAX_FLAVORS];
+    uint64_t rel[FQ_ADM_MAX_FLAVORS];
+    uint64_t mig_rel;
+    bool mig_dirty;
+};
+
+/* The members of a condition rec_derive may read, for fp_cond. */
+enum {
+    F_STATUS = 1,
+    F_REASON = 2,
+    F_MESSAGE = 4,
+    F_TIME = 8
+};
+
+#define FF_MAX_AHEAD (1 << 20)
+
+/* --- shared between the files --------------------------------------- */
+
+/* objtree.c */
+struct fq_value *kq_cond_find(const struct fq_value *obj, const char *type);
+void kq_cond_scan(const struct fq_value *obj,
+                  const struct fq_value *found[NCOND]);
+bool kq_cond_set(struct fq_value *obj, const char *type, const char *status,
+                 const char *reason, const char *message, int64_t now);
+void kq_wl_key(const char *ns, const char *name, char *buf, size_t n);
+
+/* snapshot.c */
+int kq_find_cq(const struct snap *s, const char *name);
+struct lq_info *kq_find_lq(struct snap *s, const char *ns, const char *name);
+void kq_snap_build(struct snap *s, struct fq_engine *e);
+void kq_snap_release(struct snap *s);
+
+/* workload.c */
+void kq_wl_release(struct wl *w);
+uint64_t kq_avoid_mask(const struct fq_adm *a, const char *ann, int64_t now,
+                       int64_t *next);
+int64_t kq_queue_order_ts(int64_t created, const struct fq_value *ev,
+                          const struct fq_engine_config *cfg);
+int32_t kq_priority_of(struct fq_engine *e, const struct fq_workload *v);
+void kq_wl_podsets(struct snap *s, struct wl *w, const struct fq_workload *v);
+void kq_podsets_copy(int nres, const struct psview *from, struct psview *to);
+void kq_psview_free(void *p);
+void kq_wl_set_use(struct wl *w, int n, const uint16_t *fr, const int64_t *amt);
+void kq_adm_view(struct snap *s, const struct fq_workload *v,
+                 struct admview *av);
+
+/* lifecycle.c */
+bool kq_sync_checks(const struct snap *s, const struct cq_info *c,
+                    struct fq_value *obj, uint64_t flv, int64_t now);
+bool kq_evict(struct fq_value *obj, const char *reason, const char *msg,
+              int64_t now);
+void kq_lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
+                  struct fq_value *obj, const struct fq_value *cd[NCOND],
+                  int64_t now);
+
+/* queues.c */
+int kq_head_cmp(const void *x, const void *y);
+int kq_key_order(const char *a, const char *b);
+void kq_kl_add(struct keylist *l, const char *key);
+size_t kq_kl_sorted(struct keylist *l, const char *const **out);
+void kq_kl_clear(struct keylist *l);
+void kq_kl_free(struct keylist *l);
+int kq_rec_cmp(const struct rec *a, const struct rec *b);
+size_t kq_ncell(const struct snap *s);
+void kq_account(struct kueue *k, struct rec *r, int sign);
+bool kq_rec_parked(const struct kueue *k, const struct rec *r);
+void kq_pq_remove(struct kueue *k, struct rec *r);
+void kq_pq_park(struct kueue *k, struct rec *r);
+void kq_pq_park_first(struct kueue *k, size_t c, size_t m);
+void kq_pq_requeue(struct kueue *k);
+size_t kq_k_lower(struct rec *const *v, size_t n, const char *key);
+void kq_holder_fill(struct kueue *k, size_t i);
+size_t kq_holder_at(const struct kueue *k, const struct rec *r);
+void kq_holders_add(struct kueue *k, struct rec *r);
+void kq_holders_settle(struct kueue *k);
+void kq_rec_detach(struct kueue *k, struct rec *r);
+void kq_rec_attach(struct kueue *k, struct rec *r);
+void kq_rec_free(void *p);
+
+/* admit.c */
+void kq_fmt_qty(const char *res, int64_t v, char *buf, size_t n);
+void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
+                struct wl *w, const struct fq_adm_result *r, int64_t now,
+                const char *how);
+void kq_set_pending(struct fq_engine *e, struct wl *w, const char *reason,
+                    const char *msg, int64_t now);
+void kq_preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
+                const struct wl *by, int reason, int64_t now);
+void kq_adm_wl(const struct wl *w, struct fq_adm_wl *aw, bool cooldown);
+bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
+                    int64_t now);
+bool kq_ns_matches(struct fq_engine *e, const struct cq_info *c,
+                   const char *ns);
+
+/* derive.c */
+int kq_shape_of(struct kueue *k, const struct wl *w);
+void kq_rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
+                    int64_t now);
+void kq_mig_pass(struct kueue *k, struct fq_engine *e, int64_t now);
+
+/* cycle.c */
+void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now);
+
+/* pace.c */
+void kq_ff_replay(struct kueue *k, int64_t now);
+void kq_ff_note(struct kueue *k, struct fq_engine *e,
+                const struct fq_change *c);
+void kq_ff_plan(struct kueue *k, int64_t now);
+
+/* --- small helpers, inline for the hot paths ------------------------- */
+
+static inline void fmt_time(int64_t ms, char *buf, size_t n)
+{
+    fq_time_format(ms, buf, n);
+}
+
+static inline int64_t parse_time(const char *s, int64_t def)
+{
+    int64_t ms;
+    if (!s || fq_time_parse(s, &ms) != 0)
+        return def;
+    return ms;
+}
+
+/* Member `key` of map m as a string, or def (fq_value_path_str for one
+ * key, without parsing a path: these run for every change). */
+static inline const char *str_at(const struct fq_value *m, const char *key,
+                                 const char *def)
+{
+    const char *s = fq_value_as_str(fq_map_get(m, key));
+    return s ? s : def;
+}
+
+/* Member `key` of map m as an integer, or def (fq_value_path_int for
+ * one key). */
+static inline int64_t int_at(const struct fq_value *m, const char *key,
+                             int64_t def)
+{
+    const struct fq_value *n = fq_map_get(m, key);
+    return n && n->type == FQ_V_NUM && n->u.num.is_int ? n->u.num.i : def;
+}
+
+/* Member `key` of an object's status (status.<key>), or NULL. */
+static inline struct fq_value *status_get(const struct fq_value *obj,
+                                          const char *key)
+{
+    return fq_map_get(fq_map_get(obj, "status"), key);
+}
+
+/* Is this condition (NULL: absent) True? */
+static inline bool cond_is_true(const struct fq_value *c)
+{
+    return c && !strcmp(str_at(c, "status", ""), "True");
+}
+
+static inline bool cond_true(const struct fq_value *obj, const char *type)
+{
+    return cond_is_true(kq_cond_find(obj, type));
+}
+
+static inline const char *cond_reason(const struct fq_value *obj,
+                                      const char *type)
+{
+    return str_at(kq_cond_find(obj, type), "reason", "");
+}
+
+/* Is x's key `key`? Inline, the literal's length is a constant: a
+ * length compare rules out most members without reading a byte. */
+static inline bool member_is(const struct fq_member *x, const char *key)
+{
+    size_t n = strlen(key);
+    return x->klen == n && !memcmp(x->key, key, n);
+}
+
+/* Sets an existing condition False (no-op when absent); true when it
+ * changed. */
+static inline bool cond_clear(struct fq_value *obj, const char *type,
+                              const char *reason, const char *message,
+                              int64_t now)
+{
+    return kq_cond_find(obj, type) &&
+           kq_cond_set(obj, type, "False", reason, message, now);
+}
+
+/* The namespace of an "ns/name" key into ns (cut to n - 1 bytes, as
+ * snprintf would); returns the name, or NULL when the key has no '/'. */
+static inline const char *key_split(const char *key, char *ns, size_t n)
+{
+    size_t l = strcspn(key, "/");
+    size_t c = l < n ? l : n - 1;
+    memcpy(ns, key, c);
+    ns[c] = '\0';
+    return key[l] ? key + l + 1 : NULL;
+}
+
+static inline const struct fq_value *stored(struct fq_engine *e, enum fq_kind k,
+                                            const char *ns, const char *name)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(e), k, ns, name);
+    return o ? o->obj : NULL;
+}
+
+#endif

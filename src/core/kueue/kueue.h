@@ -1,0 +1,37 @@
+/*
+ * kueue.h - the "kueue" controller: Kueue's scheduler and workload
+ * controller (queues, flavor assignment, preemption, admission checks,
+ * eviction and requeue). See controller.c for the workload state machine and
+ * docs/admission.md for the whole picture.
+ */
+#ifndef FLEXQ_KUEUE_H
+#define FLEXQ_KUEUE_H
+
+#include <stdint.h>
+
+#include "engine/controllers.h"
+#include "flexq/engine.h"
+#include "flexq/names.h"
+
+/* Counters, for tests and the dashboard (fq_engine_controller(e, "kueue")
+ * returns the controller's state; pass it here). */
+struct fq_kueue_stats {
+    uint64_t cycles;
+    uint64_t reservations;
+    uint64_t admissions;
+    uint64_t evictions;
+    uint64_t preemptions;
+    uint64_t migrations;
+};
+
+void fq_kueue_get_stats(const void *self, struct fq_kueue_stats *out);
+
+/* The time a pending workload queues by (ms): its creation, or the
+ * Evicted transition for check and (with timestamp=Eviction) PodsReady
+ * evictions, as Kueue's queue order uses. With priority (higher first)
+ * and namespace/name it is the order of the ClusterQueue's heap; the
+ * visibility API's positions follow it. */
+int64_t fq_kueue_queue_order_ts(const struct fq_value *wl,
+                                const struct fq_engine_config *cfg);
+
+#endif

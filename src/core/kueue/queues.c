@@ -1,0 +1,567 @@
+/*
+ * queues.c - the records' bookkeeping: the order of Kueue's queues, the
+ * sorted key lists of what changed, quota usage (account: the only place
+ * usage moves, invariant 1), each ClusterQueue's pending queue (struct
+ * pq: active and parked, in heap order), the holders (preemption
+ * candidates) and the migration candidates.
+ *
+ * These are indexes kept for speed: each follows from the records alone
+ * (rec_attach / rec_detach put a record in or take it out of all of
+ * them), so none can disagree with the records; the checker of K3/K4
+ * compares the usage with the stored workloads after every scenario
+ * settle.
+ */
+#include "kueue/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int wl_cmp(const void *x, const void *y)
+{
+    const struct wl *a = *(struct wl *const *)x;
+    const struct wl *b = *(struct wl *const *)y;
+    if (a->prio != b->prio)
+        return a->prio > b->prio ? -1 : 1;
+    if (a->qts != b->qts)
+        return a->qts < b->qts ? -1 : 1;
+    int c = strcmp(a->ns, b->ns);
+    if (c)
+        return c;
+    return strcmp(a->name, b->name);
+}
+
+/* Kueue's entry order within a cycle (makeClassicalIterator). */
+static int entry_cmp(const void *x, const void *y)
+{
+    const struct wl *a = *(struct wl *const *)x;
+    const struct wl *b = *(struct wl *const *)y;
+    if (a->nom_borrows != b->nom_borrows)
+        return a->nom_borrows ? 1 : -1;
+    return wl_cmp(x, y);
+}
+
+/* entry_cmp over an array of records. */
+int kq_head_cmp(const void *x, const void *y)
+{
+    const struct wl *a = &(*(struct rec *const *)x)->w;
+    const struct wl *b = &(*(struct rec *const *)y)->w;
+    return entry_cmp(&a, &b);
+}
+
+/* --- records: usage, queues, holders ------------------------------------ */
+
+/* Orders "ns/name" keys as the store lists objects: by namespace, then
+ * name (a plain strcmp would put "a-b/x" before "a/x"). */
+int kq_key_order(const char *a, const char *b)
+{
+    size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
+    int c = strncmp(a, b, la < lb ? la : lb);
+    if (c)
+        return c;
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return strcmp(a + la, b + lb);
+}
+
+static int key_cmp(const void *x, const void *y)
+{
+    return kq_key_order(*(const char *const *)x, *(const char *const *)y);
+}
+
+void kq_kl_add(struct keylist *l, const char *key)
+{
+    FQ_GROW(l->off, l->capoff, l->n + 1);
+    l->off[l->n++] = l->bytes.len;
+    fq_buf_append(&l->bytes, key, strlen(key) + 1);
+}
+
+/* The keys of the list, sorted by key_order, each once (borrowed: valid
+ * until kl_clear). */
+size_t kq_kl_sorted(struct keylist *l, const char *const **out)
+{
+    FQ_GROW(l->sorted, l->capsorted, l->n + 1);
+    for (size_t i = 0; i < l->n; i++)
+        l->sorted[i] = l->bytes.data + l->off[i];
+    if (l->n > 1)
+        qsort(l->sorted, l->n, sizeof(*l->sorted), key_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (m == 0 || strcmp(l->sorted[m - 1], l->sorted[i]))
+            l->sorted[m++] = l->sorted[i];
+    *out = l->sorted;
+    return m;
+}
+
+void kq_kl_clear(struct keylist *l)
+{
+    fq_buf_reset(&l->bytes);
+    l->n = 0;
+}
+
+void kq_kl_free(struct keylist *l)
+{
+    fq_buf_release(&l->bytes);
+    free(l->off);
+    free(l->sorted);
+}
+
+int kq_rec_cmp(const struct rec *a, const struct rec *b)
+{
+    const struct wl *x = &a->w, *y = &b->w;
+    return wl_cmp(&x, &y);
+}
+
+size_t kq_ncell(const struct snap *s)
+{
+    return (size_t)(s->adm.nflv * s->adm.nres);
+}
+
+/*
+ * Adds (sign +1) or removes (-1) what a record contributes: its charge in
+ * the quota tree when it holds quota, and the pending / reserving /
+ * admitted counts and admitted usage of its queues. Exact inverses, as
+ * long as w does not change in between (callers detach first).
+ */
+void kq_account(struct kueue *k, struct rec *r, int sign)
+{
+    struct snap *s = k->snap;
+    struct wl *w = &r->w;
+    if (sign > 0 ? r->accounted : !r->accounted)
+        return;
+    r->accounted = sign > 0;
+    k->counts_dirty = true;
+    if (w->holds) {
+        fq_adm_charge(&s->adm, s->cqs[w->cq].adm, w->nuse, w->use_fr,
+                      w->use_amt, sign);
+        k->snap_ver++;
+        for (int u = 0; sign < 0 && u < w->nuse && s->adm.nres > 0; u++) {
+            int f = (w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS;
+            k->rel_flv[f]++;
+            k->mig_rel |= 1ull << f;
+        }
+        if (sign < 0)
+            k->mig_dirty = true;
+    }
+    if (w->cq < 0 || !(w->holds || w->pending))
+        return;
+    int kind = w->holds ? 1 : 0;
+    int *lq = w->lq ? k->lqn[w->lq - s->lqs] : NULL;
+    k->cqn[w->cq][kind] += sign;
+    if (lq)
+        lq[kind] += sign;
+    if (!w->holds || !w->admitted)
+        return;
+    k->cqn[w->cq][2] += sign;
+    if (lq)
+        lq[2] += sign;
+    size_t nc = kq_ncell(s);
+    for (int u = 0; u < w->nuse; u++)
+        if (w->use_fr[u] < nc)
+            k->adm_use[(size_t)w->cq * nc + w->use_fr[u]] +=
+                sign * w->use_amt[u];
+}
+
+/* The first index of v[lo..n) whose entry does not sort before r. */
+static size_t q_lower(struct rec *const *v, size_t lo, size_t n,
+                      const struct rec *r)
+{
+    while (lo < n) {
+        size_t mid = lo + (n - lo) / 2;
+        if (kq_rec_cmp(v[mid], r) < 0)
+            lo = mid + 1;
+        else
+            n = mid;
+    }
+    return lo;
+}
+
+/* Moves the live entries v[lo..n) to the front when the dead prefix is
+ * larger than they are; returns by how much they moved. */
+static size_t q_compact(struct rec **v, size_t *lo, size_t *n)
+{
+    size_t by = *lo;
+    if (by == 0 || by < *n - by)
+        return 0;
+    memmove(v, v + by, (*n - by) * sizeof(*v));
+    *n -= by;
+    *lo = 0;
+    return by;
+}
+
+/* Inserts r in sorted v[lo..n); an entry that goes first reuses the slot
+ * freed by taking the head, and a dead prefix larger than what lives is
+ * reclaimed, so a queue worked from its head costs O(1) a step. */
+static void q_insert(struct rec ***v, size_t *lo, size_t *n, size_t *cap,
+                     struct rec *r)
+{
+    /* Heads are parked, and workloads arrive, mostly in order: try the
+     * end first. */
+    size_t at = *n > *lo && kq_rec_cmp((*v)[*n - 1], r) < 0 ?
+                    *n :
+                    q_lower(*v, *lo, *n, r);
+    if (at == *lo && *lo > 0) {
+        (*v)[--*lo] = r;
+        return;
+    }
+    at -= q_compact(*v, lo, n);
+    FQ_GROW(*v, *cap, *n + 1);
+    memmove(&(*v)[at + 1], &(*v)[at], (*n - at) * sizeof(**v));
+    (*v)[at] = r;
+    (*n)++;
+}
+
+static void q_remove(struct rec **v, size_t *lo, size_t *n, struct rec *r)
+{
+    /* Mostly the head goes. */
+    size_t at = *n > *lo && v[*lo] == r ? *lo : q_lower(v, *lo, *n, r);
+    if (at >= *n || v[at] != r)
+        return; /* not there: rec_cmp is a total order, so never */
+    if (at == *lo) {
+        if (++*lo == *n)
+            *lo = *n = 0;
+        return;
+    }
+    memmove(&v[at], &v[at + 1], (*n - at - 1) * sizeof(*v));
+    (*n)--;
+}
+
+bool kq_rec_parked(const struct kueue *k, const struct rec *r)
+{
+    return r->parked == k->park_gen;
+}
+
+/* Is r in its queue's park array (not act)? */
+static bool in_park(const struct kueue *k, const struct rec *r)
+{
+    return r->in_park_gen == k->park_gen;
+}
+
+static void pq_insert(struct kueue *k, struct rec *r)
+{
+    struct pq *q = &k->pq[r->w.cq];
+    k->q_ver++;
+    r->qcq = r->w.cq;
+    r->in_park_gen = kq_rec_parked(k, r) ? k->park_gen : 0;
+    if (in_park(k, r))
+        q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
+    else
+        q_insert(&q->act, &q->alo, &q->nact, &q->capact, r);
+}
+
+void kq_pq_remove(struct kueue *k, struct rec *r)
+{
+    if (r->qcq < 0)
+        return;
+    struct pq *q = &k->pq[r->qcq];
+    k->q_ver++;
+    if (in_park(k, r))
+        q_remove(q->park, &q->plo, &q->npark, r);
+    else
+        q_remove(q->act, &q->alo, &q->nact, r);
+    r->qcq = -1;
+}
+
+/* Parks r (inadmissible until capacity changes): act -> park. */
+void kq_pq_park(struct kueue *k, struct rec *r)
+{
+    r->parked = k->park_gen;
+    if (r->qcq < 0 || in_park(k, r))
+        return;
+    struct pq *q = &k->pq[r->qcq];
+    k->q_ver++;
+    q_remove(q->act, &q->alo, &q->nact, r);
+    q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
+    r->in_park_gen = k->park_gen;
+}
+
+/* Parks the first m entries of queue c's act array at once, as m
+ * pq_park calls on its head would (ff_replay). They sort after every
+ * parked entry when heads were parked in order since the last requeue:
+ * then the run is appended. */
+void kq_pq_park_first(struct kueue *k, size_t c, size_t m)
+{
+    struct pq *q = &k->pq[c];
+    struct rec **run = &q->act[q->alo];
+    if (m == 0)
+        return;
+    k->q_ver++;
+    for (size_t i = 0; i < m; i++) {
+        run[i]->parked = k->park_gen;
+        run[i]->in_park_gen = k->park_gen;
+    }
+    if (q->plo == q->npark || kq_rec_cmp(q->park[q->npark - 1], run[0]) < 0) {
+        q_compact(q->park, &q->plo, &q->npark);
+        FQ_GROW(q->park, q->cappark, q->npark + m);
+        memcpy(&q->park[q->npark], run, m * sizeof(*run));
+        q->npark += m;
+    } else {
+        for (size_t i = 0; i < m; i++)
+            q_insert(&q->park, &q->plo, &q->npark, &q->cappark, run[i]);
+    }
+    q->alo += m;
+    if (q->alo == q->nact)
+        q->alo = q->nact = 0;
+}
+
+/*
+ * Capacity changed: every parked workload may be a head again (Kueue's
+ * QueueInadmissibleWorkloads), in order: each park array is merged back
+ * into its act array. A deep queue holds tens of thousands of parked
+ * records and capacity changes with every workload that ends, so this
+ * touches no record it need not: the new park_gen takes them all out of
+ * park at once, and when the parked ones all sort before the others
+ * (heads are parked in order) they go back into the slots their heads
+ * left free at the front of act (or the two arrays trade places when
+ * all were parked), or else the merge is two copies, not a comparison
+ * per record.
+ */
+void kq_pq_requeue(struct kueue *k)
+{
+    k->park_gen++;
+    k->q_ver++;
+    for (int c = 0; k->snap && c < k->snap->ncq; c++) {
+        struct pq *q = &k->pq[c];
+        size_t na = q->nact - q->alo, np = q->npark - q->plo;
+        if (np == 0)
+            continue;
+        if (na == 0) {
+            /* Every one was parked: the arrays trade places. */
+            struct rec **t = q->act;
+            size_t cap = q->capact;
+            q->act = q->park;
+            q->capact = q->cappark;
+            q->alo = q->plo;
+            q->nact = q->npark;
+            q->park = t;
+            q->cappark = cap;
+            q->plo = q->npark = 0;
+            continue;
+        }
+        bool before = kq_rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0;
+        if (before && q->alo >= np) {
+            q->alo -= np;
+            memcpy(&q->act[q->alo], &q->park[q->plo], np * sizeof(*q->act));
+            q->plo = q->npark = 0;
+            continue;
+        }
+        struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
+        if (before) {
+            memcpy(m, &q->park[q->plo], np * sizeof(*m));
+            memcpy(m + np, &q->act[q->alo], na * sizeof(*m));
+        } else {
+            size_t i = q->alo, j = q->plo, o = 0;
+            while (i < q->nact || j < q->npark) {
+                bool take_a =
+                    j == q->npark ||
+                    (i < q->nact && kq_rec_cmp(q->act[i], q->park[j]) < 0);
+                m[o++] = take_a ? q->act[i++] : q->park[j++];
+            }
+        }
+        free(q->act);
+        q->act = m;
+        q->alo = 0;
+        q->nact = q->capact = na + np;
+        q->plo = q->npark = 0;
+    }
+}
+
+/* Sorted-by-key arrays of records (holders, migration candidates). */
+size_t kq_k_lower(struct rec *const *v, size_t n, const char *key)
+{
+    size_t lo = 0;
+    while (lo < n) {
+        size_t mid = lo + (n - lo) / 2;
+        if (kq_key_order(v[mid]->key, key) < 0)
+            lo = mid + 1;
+        else
+            n = mid;
+    }
+    return lo;
+}
+
+void kq_holder_fill(struct kueue *k, size_t i)
+{
+    const struct wl *w = &k->hw[i]->w;
+    struct fq_adm_holder *h = &k->hs[i];
+    h->cq = k->snap->cqs[w->cq].adm;
+    h->priority = w->prio;
+    h->ts = w->qts;
+    h->reserved_at = w->reserved_at;
+    h->evicting = w->evicting;
+    h->nuse = w->nuse;
+    h->use_fr = w->use_fr;
+    h->use_amt = w->use_amt;
+}
+
+/* The index of a holder, or nh. Holders admitted in the running cycle sit
+ * unsorted after nh_sorted. */
+size_t kq_holder_at(const struct kueue *k, const struct rec *r)
+{
+    size_t i = kq_k_lower(k->hw, k->nh_sorted, r->key);
+    if (i < k->nh_sorted && k->hw[i] == r)
+        return i;
+    for (i = k->nh_sorted; i < k->nh; i++)
+        if (k->hw[i] == r)
+            return i;
+    return k->nh;
+}
+
+static void holder_put(struct kueue *k, size_t at, struct rec *r)
+{
+    if (k->nh + 1 > k->caph) {
+        k->caph = k->caph ? 2 * k->caph : 64;
+        k->hw = fq_xrealloc(k->hw, k->caph * sizeof(*k->hw));
+        k->hs = fq_xrealloc(k->hs, k->caph * sizeof(*k->hs));
+    }
+    memmove(&k->hw[at + 1], &k->hw[at], (k->nh - at) * sizeof(*k->hw));
+    memmove(&k->hs[at + 1], &k->hs[at], (k->nh - at) * sizeof(*k->hs));
+    k->hw[at] = r;
+    k->nh++;
+    kq_holder_fill(k, at);
+}
+
+/* A new holder: sorted in, or during a cycle appended (the cycle's later
+ * heads see it as Kueue's snapshot does: after the holders it began
+ * with) and sorted in by holders_settle. */
+void kq_holders_add(struct kueue *k, struct rec *r)
+{
+    if (!k->snap->preempts)
+        return; /* nobody can be a target: no list to keep */
+    r->holder = true;
+    if (k->in_cycle) {
+        holder_put(k, k->nh, r);
+        return;
+    }
+    holder_put(k, kq_k_lower(k->hw, k->nh_sorted, r->key), r);
+    k->nh_sorted++;
+}
+
+static void holders_del(struct kueue *k, struct rec *r)
+{
+    if (!r->holder)
+        return;
+    size_t at = kq_holder_at(k, r);
+    r->holder = false;
+    if (at == k->nh)
+        return;
+    memmove(&k->hw[at], &k->hw[at + 1], (k->nh - at - 1) * sizeof(*k->hw));
+    memmove(&k->hs[at], &k->hs[at + 1], (k->nh - at - 1) * sizeof(*k->hs));
+    k->nh--;
+    if (at < k->nh_sorted)
+        k->nh_sorted--;
+}
+
+void kq_holders_settle(struct kueue *k)
+{
+    k->in_cycle = false;
+    size_t n = k->nh - k->nh_sorted;
+    if (n == 0)
+        return;
+    struct rec **tail = fq_xmalloc(n * sizeof(*tail));
+    memcpy(tail, &k->hw[k->nh_sorted], n * sizeof(*tail));
+    k->nh = k->nh_sorted;
+    for (size_t i = 0; i < n; i++) {
+        holder_put(k, kq_k_lower(k->hw, k->nh_sorted, tail[i]->key), tail[i]);
+        k->nh_sorted++;
+    }
+    free(tail);
+}
+
+/* The flavors a move of w may not go to: in each group, the latest one
+ * assigned and every later one. */
+static uint64_t mig_skip_of(const struct snap *s, const struct wl *w)
+{
+    const struct fq_adm_cq *ac = &s->adm.cqs[s->cqs[w->cq].adm];
+    uint64_t skip = 0;
+    for (int g = 0; g < ac->ngroups; g++) {
+        const struct fq_adm_group *grp = &ac->groups[g];
+        int last = -1;
+        for (int i = 0; i < grp->nflv; i++)
+            if ((w->assigned_flv >> grp->flv[i]) & 1)
+                last = i;
+        if (last < 0)
+            continue;
+        for (int i = last; i < grp->nflv; i++)
+            skip |= 1ull << grp->flv[i];
+    }
+    return skip;
+}
+
+/* The flavors of the snapshot a candidate may move to, at most (those
+ * in a cool-down are left out when it tries). */
+static uint64_t mig_to_of(const struct kueue *k, const struct rec *r)
+{
+    int nflv = k->snap->adm.nflv;
+    return ~r->mig_skip & (nflv < 64 ? (1ull << nflv) - 1 : ~0ull);
+}
+
+static void mig_add(struct kueue *k, struct rec *r)
+{
+    r->mig_skip = mig_skip_of(k->snap, &r->w);
+    size_t at = kq_k_lower(k->mig, k->nmig, r->key);
+    FQ_GROW(k->mig, k->capmig, k->nmig + 1);
+    memmove(&k->mig[at + 1], &k->mig[at], (k->nmig - at) * sizeof(*k->mig));
+    k->mig[at] = r;
+    k->nmig++;
+    r->in_mig = true;
+    k->mig_dirty = true;
+    FQ_GROW(k->mig_new, k->capmig_new, k->nmig_new + 1);
+    k->mig_new[k->nmig_new++] = r;
+    r->in_mig_new = true;
+    for (uint64_t m = mig_to_of(k, r); m; m &= m - 1)
+        k->mig_to[__builtin_ctzll(m)]++;
+}
+
+static void mig_del(struct kueue *k, struct rec *r)
+{
+    if (!r->in_mig)
+        return;
+    r->in_mig = false;
+    for (uint64_t m = mig_to_of(k, r); m; m &= m - 1)
+        k->mig_to[__builtin_ctzll(m)]--;
+    for (size_t i = 0; r->in_mig_new && i < k->nmig_new; i++)
+        if (k->mig_new[i] == r) {
+            k->mig_new[i] = k->mig_new[--k->nmig_new];
+            r->in_mig_new = false;
+        }
+    size_t at = kq_k_lower(k->mig, k->nmig, r->key);
+    if (at < k->nmig && k->mig[at] == r) {
+        memmove(&k->mig[at], &k->mig[at + 1],
+                (k->nmig - at - 1) * sizeof(*k->mig));
+        k->nmig--;
+    }
+}
+
+/* Takes r out of usage, counts, queues, holders and candidates. */
+void kq_rec_detach(struct kueue *k, struct rec *r)
+{
+    kq_account(k, r, -1);
+    kq_pq_remove(k, r);
+    holders_del(k, r);
+    mig_del(k, r);
+}
+
+/* Puts r back where its w says it belongs. */
+void kq_rec_attach(struct kueue *k, struct rec *r)
+{
+    if (!r->ok)
+        return;
+    kq_account(k, r, +1);
+    if (r->w.pending && r->w.cq >= 0)
+        pq_insert(k, r);
+    if (r->w.holds)
+        kq_holders_add(k, r);
+    if (r->w.holds && r->w.waiting_check)
+        mig_add(k, r);
+}
+
+void kq_rec_free(void *p)
+{
+    struct rec *r = p;
+    kq_wl_release(&r->w);
+    free(r->queue_name);
+    free(r->key);
+    free(r);
+}

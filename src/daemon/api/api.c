@@ -1,0 +1,1491 @@
+/*
+ * api.c - the Kubernetes-style HTTP/JSON API of flexqd (see api.h and
+ * docs/api.md).
+ *
+ * How it works. fq_api_handle receives every request from http.c:
+ *
+ *   1. prefix routes added by other modules (longest prefix first);
+ *   2. /healthz, /version, discovery (/api, /apis, ...);
+ *   3. object paths, parsed into (kind, namespace, name, subresource)
+ *      through the kind registry (kinds.h), authorised (auth.h), then
+ *      served from the engine's object store (reads) or applied through the
+ *      engine (writes: fq_engine_apply validates and changes nothing on
+ *      error).
+ *
+ * Answers go through fq_daemon_defer_reply, so they leave after the turn's
+ * commit (a read never shows a client state that is not yet on disk).
+ * Errors are Kubernetes Status objects carrying the reason of err.h's table
+ * and, for invalid objects, the field path in details.causes[].field.
+ *
+ * Watches (?watch=true) become chunked streams of JSON lines
+ * {"type":"ADDED|MODIFIED|DELETED","object":{...}}. Committed changes are
+ * also kept in a ring of the last RING_SIZE, so a watch that starts from a
+ * resourceVersion (what `flexq wait` does after its GET) misses nothing in
+ * between; one older than what the ring holds (it wrapped, or flexqd
+ * restarted since) gets 410 Gone with reason Expired, as from Kubernetes,
+ * and the client lists again. Without a resourceVersion a watch starts
+ * with an ADDED line per matching object. ?timeoutSeconds=N ends the
+ * stream cleanly after N s; ?allowWatchBookmarks=true adds BOOKMARK lines
+ * (the last committed revision, nothing else) every minute and at the
+ * timeout, so a client can resume from there without a list.
+ *
+ *   GET ?watch=true&resourceVersion=R
+ *        |--- R < kept_after -------------------> 410 Expired (list again)
+ *        v
+ *   replay: ring entries after R (or, without R, ADDED per object)
+ *        v
+ *   streaming --each commit--> matching change lines
+ *        |----- every minute, with bookmarks ---> BOOKMARK
+ *        |----- timeoutSeconds -----------------> [BOOKMARK], end, freed
+ *        +----- client leaves / shutdown -------> freed
+ *
+ * Lists take ?limit=N and ?continue=TOKEN: pages in (namespace, name)
+ * order, each read from the live store (see list_objects).
+ *
+ * Invariants:
+ *   (1) a failed write changes nothing (validation and conflict checks run
+ *       before the engine is touched, and the engine checks again);
+ *   (2) every request is answered exactly once (deferred reply, stream, or
+ *       a module's own answer);
+ *   (3) watch lines are sent in revision order, each at most once;
+ *   (4) a BOOKMARK names the last durable (landed) revision: every
+ *       matching change up to it was sent before it;
+ *   (5) no watch line shows state that is not yet durable: replays come
+ *       from the ring (landed changes only), and a watch without a
+ *       resourceVersion holds its ADDED lines, taken at revision
+ *       start_rev, until start_rev has landed; changes up to start_rev are
+ *       not sent to it again.
+ *
+ * What it does not do: strategic merge patch (treated as a merge patch),
+ * JSON patch (405), server-side apply field ownership (apply replaces the
+ * object as `kubectl apply` would after its three-way merge), snapshot
+ * lists (a continue token resumes after a key, not at a revision).
+ */
+#include "api/api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/auth.h"
+#include "api/labelsel.h"
+#include "flexq/alloc.h"
+#include "log.h"
+
+#define RING_SIZE 8192
+#define MAX_SEGS  12
+/* A watch with allowWatchBookmarks gets a BOOKMARK this often (Kubernetes
+ * sends one about every minute) and one as its timeoutSeconds ends. */
+#define BOOKMARK_MS (60 * 1000)
+/* Most items one list page may ask for (?limit=). */
+#define MAX_LIMIT 100000
+
+struct route {
+    char *prefix;
+    int flags;
+    fq_route_fn fn;
+    void *ctx;
+};
+
+struct subres {
+    char *name;
+    fq_subresource_fn fn;
+    void *ctx;
+};
+
+struct watch {
+    struct fq_api *api;
+    struct fq_http_req *r;
+    enum fq_kind kind;
+    char *ns; /* NULL: all namespaces */
+    struct fq_labelsel *labels;
+    struct fq_labelsel *fields;
+    /* Without ?resourceVersion: the ADDED lines of the objects as of
+     * start_rev, held until start_rev is durable (fq_api_landed), so a
+     * watcher never sees what a crash could take back. */
+    bool pending;
+    uint64_t start_rev;
+    struct fq_buf initial;
+    int64_t deadline;      /* ?timeoutSeconds: end of the stream, or 0 */
+    bool bookmarks;        /* ?allowWatchBookmarks=true */
+    int64_t next_bookmark; /* when the next periodic BOOKMARK is due */
+    struct watch *next;
+};
+
+/* One committed change kept for watches that start from a revision. */
+struct ringent {
+    uint64_t rev;
+    enum fq_change_type type;
+    enum fq_kind kind;
+    char *ns;
+    struct fq_value *obj; /* owned */
+    char *line;           /* owned JSON line, made on first use */
+    size_t len;
+};
+
+struct fq_api {
+    struct fq_daemon *d;
+    struct route *routes;
+    size_t nroutes, caproutes;
+    struct subres *subs;
+    size_t nsubs, capsubs;
+    struct watch *watches;
+    struct ringent ring[RING_SIZE];
+    size_t ring_head; /* next slot to write */
+    size_t ring_n;
+    /* Every committed change with rev > kept_after is in the ring: a watch
+     * from an older resourceVersion gets 410 (it would miss changes). */
+    uint64_t kept_after;
+    uint64_t fed_rev; /* every revision up to it is durable and fed */
+};
+
+/* --- small helpers ------------------------------------------------------ */
+
+static const char *const JSON = "application/json";
+
+static void reply_buf(struct fq_daemon *d, struct fq_http_req *r, int status,
+                      struct fq_buf *b)
+{
+    fq_daemon_defer_reply(d, r, status, JSON, b);
+    fq_buf_release(b);
+}
+
+static void reply_value(struct fq_daemon *d, struct fq_http_req *r, int status,
+                        const struct fq_value *v)
+{
+    struct fq_buf b = FQ_BUF_INIT;
+    fq_json_encode(v, FQ_JSON_COMPACT, &b);
+    reply_buf(d, r, status, &b);
+}
+
+void fq_api_error(struct fq_daemon *d, struct fq_http_req *r, int code,
+                  const struct fq_err *e, const char *kind_plural,
+                  const char *name)
+{
+    int http = fq_err_http_status(code);
+    struct fq_value *st = fq_value_map();
+    fq_map_set(st, "kind", fq_value_str("Status"));
+    fq_map_set(st, "apiVersion", fq_value_str("v1"));
+    fq_map_set(st, "metadata", fq_value_map());
+    fq_map_set(st, "status", fq_value_str("Failure"));
+    fq_map_set(st, "message",
+               fq_value_str(e && e->msg[0] ? e->msg : fq_strerror(code)));
+    fq_map_set(st, "reason", fq_value_str(fq_err_reason(code)));
+    if (kind_plural || name || (e && e->path[0])) {
+        struct fq_value *det = fq_map_ensure_map(st, "details");
+        if (name)
+            fq_map_set(det, "name", fq_value_str(name));
+        if (kind_plural)
+            fq_map_set(det, "kind", fq_value_str(kind_plural));
+        if (e && e->path[0]) {
+            struct fq_value *causes = fq_value_seq();
+            struct fq_value *c = fq_value_map();
+            fq_map_set(c, "reason", fq_value_str("FieldValueInvalid"));
+            fq_map_set(c, "message", fq_value_str(e->msg));
+            fq_map_set(c, "field", fq_value_str(e->path));
+            fq_seq_push(causes, c);
+            fq_map_set(det, "causes", causes);
+        }
+    }
+    fq_map_set(st, "code", fq_value_int(http));
+    reply_value(d, r, http, st);
+    fq_value_free(st);
+}
+
+static void fail(struct fq_daemon *d, struct fq_http_req *r, int code,
+                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void fail(struct fq_daemon *d, struct fq_http_req *r, int code,
+                 const char *fmt, ...)
+{
+    struct fq_err e = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
+    va_end(ap);
+    e.code = code;
+    fq_api_error(d, r, code, &e, NULL, NULL);
+}
+
+/* --- the API object and extension points ------------------------------ */
+
+struct fq_api *fq_api_new(struct fq_daemon *d)
+{
+    struct fq_api *a = fq_xcalloc(1, sizeof(*a));
+    a->d = d;
+    return a;
+}
+
+static void watch_free(struct watch *w)
+{
+    fq_buf_release(&w->initial);
+    free(w->ns);
+    fq_labelsel_free(w->labels);
+    fq_labelsel_free(w->fields);
+    free(w);
+}
+
+static void ring_clear(struct ringent *e)
+{
+    free(e->ns);
+    fq_value_free(e->obj);
+    free(e->line);
+    memset(e, 0, sizeof(*e));
+}
+
+void fq_api_free(struct fq_api *a)
+{
+    if (!a)
+        return;
+    fq_api_close_watches(a);
+    for (size_t i = 0; i < a->nroutes; i++)
+        free(a->routes[i].prefix);
+    free(a->routes);
+    for (size_t i = 0; i < a->nsubs; i++)
+        free(a->subs[i].name);
+    free(a->subs);
+    for (size_t i = 0; i < RING_SIZE; i++)
+        ring_clear(&a->ring[i]);
+    free(a);
+}
+
+void fq_api_add_route(struct fq_api *a, const char *prefix, int flags,
+                      fq_route_fn fn, void *ctx)
+{
+    FQ_GROW(a->routes, a->caproutes, a->nroutes + 1);
+    a->routes[a->nroutes++] =
+        (struct route){fq_xstrdup(prefix), flags, fn, ctx};
+}
+
+void fq_api_add_subresource(struct fq_api *a, const char *sub,
+                            fq_subresource_fn fn, void *ctx)
+{
+    FQ_GROW(a->subs, a->capsubs, a->nsubs + 1);
+    a->subs[a->nsubs++] = (struct subres){fq_xstrdup(sub), fn, ctx};
+}
+
+/* --- discovery ---------------------------------------------------------- */
+
+static bool serves(const struct fq_kind_info *ki, const char *group,
+                   const char *version)
+{
+    return !strcmp(ki->group, group) &&
+           (!strcmp(ki->version, version) ||
+            (ki->alt_version && !strcmp(ki->alt_version, version)));
+}
+
+static struct fq_value *str_seq(const char *const *items, size_t n)
+{
+    struct fq_value *s = fq_value_seq();
+    for (size_t i = 0; i < n && items[i]; i++)
+        fq_seq_push(s, fq_value_str(items[i]));
+    return s;
+}
+
+static struct fq_value *resource_list(const char *group, const char *version)
+{
+    static const char *const verbs[] = {"create", "delete", "get",  "list",
+                                        "patch",  "update", "watch"};
+    static const char *const sverbs[] = {"get", "patch", "update"};
+    struct fq_value *out = fq_value_map();
+    fq_map_set(out, "kind", fq_value_str("APIResourceList"));
+    fq_map_set(out, "apiVersion", fq_value_str("v1"));
+    fq_map_set(out, "groupVersion",
+               *group ? fq_value_strf("%s/%s", group, version) :
+                        fq_value_str(version));
+    struct fq_value *res = fq_value_seq();
+    for (int k = 1; k < FQ_KIND__COUNT; k++) {
+        const struct fq_kind_info *ki = fq_kind_info((enum fq_kind)k);
+        if (!serves(ki, group, version))
+            continue;
+        struct fq_value *e = fq_value_map();
+        fq_map_set(e, "name", fq_value_str(ki->plural));
+        fq_map_set(e, "singularName", fq_value_str(ki->singular));
+        fq_map_set(e, "namespaced", fq_value_bool(ki->namespaced));
+        fq_map_set(e, "kind", fq_value_str(ki->name));
+        fq_map_set(e, "verbs", str_seq(verbs, 7));
+        size_t ns = 0;
+        while (ns < 4 && ki->shortnames[ns])
+            ns++;
+        if (ns)
+            fq_map_set(e, "shortNames", str_seq(ki->shortnames, ns));
+        fq_seq_push(res, e);
+        if (ki->has_status) {
+            e = fq_value_map();
+            fq_map_set(e, "name", fq_value_strf("%s/status", ki->plural));
+            fq_map_set(e, "singularName", fq_value_str(""));
+            fq_map_set(e, "namespaced", fq_value_bool(ki->namespaced));
+            fq_map_set(e, "kind", fq_value_str(ki->name));
+            fq_map_set(e, "verbs", str_seq(sverbs, 3));
+            fq_seq_push(res, e);
+        }
+    }
+    fq_map_set(out, "resources", res);
+    return out;
+}
+
+static struct fq_value *group_entry(const char *group)
+{
+    struct fq_value *g = fq_value_map();
+    fq_map_set(g, "name", fq_value_str(group));
+    struct fq_value *vs = fq_value_seq();
+    struct fq_value *pref = NULL;
+    for (int k = 1; k < FQ_KIND__COUNT; k++) {
+        const struct fq_kind_info *ki = fq_kind_info((enum fq_kind)k);
+        if (strcmp(ki->group, group) != 0)
+            continue;
+        const char *vv[2] = {ki->version, ki->alt_version};
+        for (int j = 0; j < 2; j++) {
+            if (!vv[j])
+                continue;
+            bool seen = false;
+            for (size_t i = 0; i < fq_value_len(vs); i++)
+                seen |= !strcmp(
+                    fq_value_path_str(fq_seq_at(vs, i), "version", ""), vv[j]);
+            if (seen)
+                continue;
+            struct fq_value *v = fq_value_map();
+            fq_map_set(v, "groupVersion", fq_value_strf("%s/%s", group, vv[j]));
+            fq_map_set(v, "version", fq_value_str(vv[j]));
+            if (!pref)
+                pref = fq_value_clone(v);
+            fq_seq_push(vs, v);
+        }
+    }
+    fq_map_set(g, "versions", vs);
+    if (pref)
+        fq_map_set(g, "preferredVersion", pref);
+    return g;
+}
+
+static bool group_known(const char *group)
+{
+    for (int k = 1; k < FQ_KIND__COUNT; k++)
+        if (!strcmp(fq_kind_info((enum fq_kind)k)->group, group))
+            return true;
+    return false;
+}
+
+static struct fq_value *group_list(void)
+{
+    struct fq_value *out = fq_value_map();
+    fq_map_set(out, "kind", fq_value_str("APIGroupList"));
+    fq_map_set(out, "apiVersion", fq_value_str("v1"));
+    struct fq_value *gs = fq_value_seq();
+    for (int k = 1; k < FQ_KIND__COUNT; k++) {
+        const char *g = fq_kind_info((enum fq_kind)k)->group;
+        if (!*g)
+            continue;
+        bool seen = false;
+        for (size_t i = 0; i < fq_value_len(gs); i++)
+            seen |= !strcmp(fq_value_path_str(fq_seq_at(gs, i), "name", ""), g);
+        if (!seen)
+            fq_seq_push(gs, group_entry(g));
+    }
+    fq_map_set(out, "groups", gs);
+    return out;
+}
+
+/* --- object requests ---------------------------------------------------- */
+
+/* What an object path names. */
+struct target {
+    enum fq_kind kind;
+    const struct fq_kind_info *ki;
+    const char *ns; /* from the path, NULL if none */
+    const char *name;
+    const char *sub;
+};
+
+static enum fq_kind resolve(const char *group, const char *version,
+                            const char *plural)
+{
+    for (int k = 1; k < FQ_KIND__COUNT; k++) {
+        const struct fq_kind_info *ki = fq_kind_info((enum fq_kind)k);
+        if (serves(ki, group, version) && !strcmp(ki->plural, plural))
+            return (enum fq_kind)k;
+    }
+    return FQ_KIND_NONE;
+}
+
+/* Parses the segments after /api/v1 or /apis/G/V. Returns 0 or FQ_E*. */
+static int parse_target(const char *group, const char *version, char **seg,
+                        int n, struct target *t, struct fq_err *err)
+{
+    memset(t, 0, sizeof(*t));
+    const char *res;
+    int i = 0;
+    if (n >= 3 && !strcmp(seg[0], "namespaces")) {
+        t->ns = seg[1];
+        i = 2;
+    }
+    if (i >= n)
+        return fq_err_set(err, FQ_ENOTFOUND, "no resource in the path");
+    res = seg[i++];
+    t->kind = resolve(group, version, res);
+    if (t->kind == FQ_KIND_NONE)
+        return fq_err_set(err, FQ_ENOTFOUND,
+                          "the server could not find the requested "
+                          "resource: %s%s%s/%s",
+                          group, *group ? "/" : "", version, res);
+    t->ki = fq_kind_info(t->kind);
+    if (i < n)
+        t->name = seg[i++];
+    if (i < n)
+        t->sub = seg[i++];
+    if (i < n)
+        return fq_err_set(err, FQ_ENOTFOUND, "path too long");
+    if (t->ns && !t->ki->namespaced)
+        return fq_err_set(err, FQ_ENOTFOUND,
+                          "%s are cluster-scoped; use the path without "
+                          "namespaces/NS",
+                          t->ki->plural);
+    if (t->sub && strcmp(t->sub, "status") != 0 && strcmp(t->sub, "log") != 0)
+        return fq_err_set(err, FQ_ENOTFOUND, "unknown subresource \"%s\"",
+                          t->sub);
+    if (t->sub && !strcmp(t->sub, "status") && !t->ki->has_status)
+        return fq_err_set(err, FQ_ENOTFOUND, "%s have no status subresource",
+                          t->ki->plural);
+    return 0;
+}
+
+/* The namespace an object lives in for storage: "" for cluster-scoped. */
+static const char *obj_ns(const struct target *t)
+{
+    if (!t->ki->namespaced)
+        return "";
+    return t->ns ? t->ns : "default";
+}
+
+/* Reads an optional non-negative integer query parameter; -1 if absent. */
+static int query_count(struct fq_http_req *r, const char *key, long long max,
+                       long long *out, struct fq_err *err)
+{
+    const char *v = fq_http_query(r, key);
+    *out = -1;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    if (*end || x < 0 || x > max)
+        return fq_err_set(err, FQ_EPARSE,
+                          "%s must be an integer from 0 to %lld, not \"%s\"",
+                          key, max, v);
+    *out = x;
+    return 0;
+}
+
+static bool query_true(struct fq_http_req *r, const char *key)
+{
+    const char *v = fq_http_query(r, key);
+    return v && (!strcmp(v, "true") || !strcmp(v, "1"));
+}
+
+/* --- list pages --------------------------------------------------------- */
+
+static const char B64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* base64url without padding, into b. */
+static void b64_put(struct fq_buf *b, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16;
+        if (i + 1 < n)
+            v |= (unsigned)p[i + 1] << 8;
+        if (i + 2 < n)
+            v |= p[i + 2];
+        fq_buf_putc(b, B64[v >> 18 & 63]);
+        fq_buf_putc(b, B64[v >> 12 & 63]);
+        if (i + 1 < n)
+            fq_buf_putc(b, B64[v >> 6 & 63]);
+        if (i + 2 < n)
+            fq_buf_putc(b, B64[v & 63]);
+    }
+}
+
+/* Decodes base64url (no padding) into b; -1 on a bad character. */
+static int b64_get(struct fq_buf *b, const char *s)
+{
+    unsigned v = 0;
+    int bits = 0;
+    for (; *s; s++) {
+        const char *c = strchr(B64, *s);
+        if (!c || !*c)
+            return -1;
+        v = (v << 6 | (unsigned)(c - B64)) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            fq_buf_putc(b, (char)(v >> bits & 0xff));
+        }
+    }
+    return 0;
+}
+
+/* A continue token: base64url of "1\0NS\0NAME", the key of the last item
+ * of the page. The next page starts after that key in (ns, name) order. */
+static void continue_token(struct fq_buf *out, const struct fq_object *last)
+{
+    struct fq_buf raw = FQ_BUF_INIT;
+    fq_buf_append(&raw, "1", 2);
+    fq_buf_append(&raw, last->ns, strlen(last->ns) + 1);
+    fq_buf_puts(&raw, last->name);
+    b64_put(out, (const unsigned char *)raw.data, raw.len);
+    fq_buf_release(&raw);
+}
+
+/* Index of the first object after the token's key in objs (sorted). */
+static int continue_at(const char *tok, const struct fq_object **objs, size_t n,
+                       size_t *at, struct fq_err *err)
+{
+    struct fq_buf raw = FQ_BUF_INIT;
+    int rc = 0;
+    if (strlen(tok) > 2048 || b64_get(&raw, tok) < 0 || raw.len < 3 ||
+        memcmp(raw.data, "1", 2) != 0 ||
+        !memchr(raw.data + 2, '\0', raw.len - 2)) {
+        rc = fq_err_set(err, FQ_EPARSE,
+                        "the continue token is not valid; list from the "
+                        "start again");
+        goto out;
+    }
+    const char *ns = raw.data + 2;
+    char *name = fq_xstrndup(ns + strlen(ns) + 1, raw.len - 2 - strlen(ns) - 1);
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(objs[mid]->ns, ns);
+        if (!c)
+            c = strcmp(objs[mid]->name, name);
+        if (c <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    free(name);
+    *at = lo;
+out:
+    fq_buf_release(&raw);
+    return rc;
+}
+
+/*
+ * GET on a collection. With ?limit=N at most N matching items, and when
+ * more match, metadata.continue (a token for ?continue=) and
+ * metadata.remainingItemCount. Pages are read from the live store in
+ * (namespace, name) order, each at its own resourceVersion: an object is
+ * never listed twice, and one created or deleted between two pages shows
+ * up or not according to where its key falls, as in a Kubernetes list
+ * whose continue token outlived its snapshot.
+ */
+static void list_objects(struct fq_daemon *d, struct fq_http_req *r,
+                         const struct target *t, struct fq_labelsel *ls,
+                         struct fq_labelsel *fs)
+{
+    struct fq_objstore *os = fq_engine_store(d->engine);
+    struct fq_err e = {0};
+    long long limit;
+    int rc = query_count(r, "limit", MAX_LIMIT, &limit, &e);
+    const struct fq_object **objs = NULL;
+    size_t n =
+        fq_objstore_list(os, t->kind, t->ki->namespaced ? t->ns : NULL, &objs);
+    size_t start = 0;
+    const char *tok = fq_http_query(r, "continue");
+    if (rc == 0 && tok && *tok)
+        rc = continue_at(tok, objs, n, &start, &e);
+    if (rc < 0) {
+        free(objs);
+        fq_api_error(d, r, rc, &e, t->ki->plural, NULL);
+        return;
+    }
+    struct fq_buf items = FQ_BUF_INIT;
+    size_t taken = 0, remaining = 0;
+    const struct fq_object *last = NULL;
+    for (size_t i = start; i < n; i++) {
+        if (!fq_labelsel_match(ls, objs[i]->obj) ||
+            !fq_labelsel_match(fs, objs[i]->obj))
+            continue;
+        if (limit > 0 && taken == (size_t)limit) {
+            remaining++;
+            continue;
+        }
+        if (taken++)
+            fq_buf_putc(&items, ',');
+        fq_json_encode(objs[i]->obj, FQ_JSON_COMPACT, &items);
+        last = objs[i];
+    }
+    struct fq_buf b = FQ_BUF_INIT;
+    fq_buf_printf(&b,
+                  "{\"apiVersion\":\"%s\",\"kind\":\"%sList\",\"metadata\":"
+                  "{\"resourceVersion\":\"%llu\"",
+                  fq_kind_api_version(t->kind), t->ki->name,
+                  (unsigned long long)fq_objstore_revision(os));
+    if (remaining && last) {
+        fq_buf_puts(&b, ",\"continue\":\"");
+        continue_token(&b, last);
+        fq_buf_printf(&b, "\",\"remainingItemCount\":%zu", remaining);
+    }
+    fq_buf_puts(&b, "},\"items\":[");
+    fq_buf_append(&b, items.data ? items.data : "", items.len);
+    fq_buf_puts(&b, "]}");
+    fq_buf_release(&items);
+    free(objs);
+    reply_buf(d, r, 200, &b);
+}
+
+/* --- watches ------------------------------------------------------------ */
+
+static void watch_closed(void *ctx, struct fq_http_req *r)
+{
+    struct watch *w = ctx;
+    (void)r;
+    struct watch **pp = &w->api->watches;
+    while (*pp && *pp != w)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = w->next;
+    watch_free(w);
+}
+
+static const char *type_name(enum fq_change_type t)
+{
+    return t == FQ_CHANGE_ADDED    ? "ADDED" :
+           t == FQ_CHANGE_MODIFIED ? "MODIFIED" :
+                                     "DELETED";
+}
+
+static bool watch_wants(const struct watch *w, enum fq_kind kind,
+                        const char *ns, const struct fq_value *obj)
+{
+    return w->kind == kind && (!w->ns || !strcmp(w->ns, ns)) && obj &&
+           fq_labelsel_match(w->labels, obj) &&
+           fq_labelsel_match(w->fields, obj);
+}
+
+static void line_of(struct fq_buf *b, enum fq_change_type type,
+                    const struct fq_value *obj)
+{
+    fq_buf_printf(b, "{\"type\":\"%s\",\"object\":", type_name(type));
+    fq_json_encode(obj, FQ_JSON_COMPACT, b);
+    fq_buf_puts(b, "}\n");
+}
+
+/* Drops a watch whose client is too slow; true if it was dropped. */
+static bool watch_send(struct watch *w, const char *data, size_t len)
+{
+    if (fq_http_stream_write(w->r, data, len) == 0)
+        return false;
+    /* The stream was ended by http.c; forget the watch. */
+    struct watch **pp = &w->api->watches;
+    while (*pp && *pp != w)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = w->next;
+    fq_log(FQ_LOG_WARN, "watch dropped", "reason=slow_client");
+    watch_free(w);
+    return true;
+}
+
+/* Unlinks a watch from the list (it stays allocated). */
+static void watch_unlink(struct watch *w)
+{
+    struct watch **pp = &w->api->watches;
+    while (*pp && *pp != w)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = w->next;
+}
+
+/* {"type":"BOOKMARK","object":{kind, apiVersion, metadata.resourceVersion}}
+ * at the last committed revision: the client has seen every change up to
+ * it and may resume from it. False if the watch was dropped. */
+static bool send_bookmark(struct watch *w)
+{
+    struct fq_buf b = FQ_BUF_INIT;
+    fq_buf_printf(&b,
+                  "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\","
+                  "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+                  "\"%llu\"}}}\n",
+                  fq_kind_info(w->kind)->name, fq_kind_api_version(w->kind),
+                  (unsigned long long)w->api->fed_rev);
+    bool dropped = watch_send(w, b.data, b.len);
+    fq_buf_release(&b);
+    return !dropped;
+}
+
+/* Sends a pending watch's initial lines; false if the watch was dropped. */
+static bool watch_go(struct watch *w)
+{
+    w->pending = false;
+    bool dropped =
+        w->initial.len && watch_send(w, w->initial.data, w->initial.len);
+    if (!dropped)
+        fq_buf_release(&w->initial);
+    return !dropped;
+}
+
+static void on_watch_timer(void *ctx, struct fq_http_req *r);
+
+/* Arms the stream's one timer for the next bookmark or the deadline. */
+static void watch_arm(struct watch *w, int64_t now)
+{
+    int64_t at = INT64_MAX;
+    if (w->deadline)
+        at = w->deadline;
+    if (w->bookmarks && w->next_bookmark < at)
+        at = w->next_bookmark;
+    if (at != INT64_MAX)
+        fq_http_stream_timer(w->r, at - now, on_watch_timer, w);
+}
+
+static void on_watch_timer(void *ctx, struct fq_http_req *r)
+{
+    struct watch *w = ctx;
+    (void)r;
+    int64_t now = fq_daemon_now(w->api->d);
+    if (w->deadline && now >= w->deadline) {
+        /* timeoutSeconds is up: a last bookmark, then a clean end. */
+        if (w->bookmarks && !w->pending && !send_bookmark(w))
+            return;
+        watch_unlink(w);
+        fq_http_stream_end(w->r);
+        watch_free(w);
+        return;
+    }
+    if (w->bookmarks && now >= w->next_bookmark && !w->pending) {
+        if (!send_bookmark(w))
+            return;
+        w->next_bookmark = now + BOOKMARK_MS;
+    }
+    watch_arm(w, now);
+}
+
+static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
+                        const struct target *t, struct fq_labelsel *ls,
+                        struct fq_labelsel *fs)
+{
+    struct fq_api *a = d->api;
+    const char *rvs = fq_http_query(r, "resourceVersion");
+    uint64_t since = rvs && *rvs ? strtoull(rvs, NULL, 10) : 0;
+    struct fq_objstore *os = fq_engine_store(d->engine);
+    struct fq_err e = {0};
+    long long timeout_s;
+    int rc = query_count(r, "timeoutSeconds", 365LL * 86400, &timeout_s, &e);
+    if (rc == 0 && since && since < a->kept_after)
+        /* Changes after `since` are no longer all kept (the ring wrapped,
+         * or flexqd restarted since): the client must list again. */
+        rc = fq_err_set(&e, FQ_EGONE, "too old resource version: %llu (%llu)",
+                        (unsigned long long)since,
+                        (unsigned long long)a->kept_after);
+    if (rc < 0) {
+        fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+        fq_labelsel_free(ls);
+        fq_labelsel_free(fs);
+        return;
+    }
+    struct watch *w = fq_xcalloc(1, sizeof(*w));
+    w->api = a;
+    w->r = r;
+    w->kind = t->kind;
+    w->ns = t->ki->namespaced && t->ns ? fq_xstrdup(t->ns) : NULL;
+    if (t->name) {
+        /* /RESOURCE/NAME?watch=true watches one object. */
+        char *sel = fq_xasprintf("metadata.name=%s", t->name);
+        fq_labelsel_free(fs);
+        fs = NULL;
+        fq_labelsel_parse(sel, true, &fs, &e);
+        free(sel);
+    }
+    w->labels = ls;
+    w->fields = fs;
+    int64_t now = fq_daemon_now(d);
+    if (timeout_s > 0)
+        w->deadline = now + timeout_s * 1000;
+    w->bookmarks = query_true(r, "allowWatchBookmarks");
+    w->next_bookmark = now + BOOKMARK_MS;
+    fq_http_stream_start(r, 200, JSON, watch_closed, w);
+    w->next = a->watches;
+    a->watches = w;
+    if (!since) {
+        const struct fq_object **objs = NULL;
+        size_t n = fq_objstore_list(os, t->kind, w->ns, &objs);
+        for (size_t i = 0; i < n; i++)
+            if (watch_wants(w, t->kind, objs[i]->ns, objs[i]->obj))
+                line_of(&w->initial, FQ_CHANGE_ADDED, objs[i]->obj);
+        free(objs);
+        w->start_rev = fq_objstore_revision(os);
+        w->pending = true;
+        if (w->start_rev <= a->fed_rev && !watch_go(w))
+            return;
+        watch_arm(w, now);
+        return;
+    }
+    struct fq_buf b = FQ_BUF_INIT;
+    for (size_t k = 0; k < a->ring_n; k++) {
+        size_t i = (a->ring_head + RING_SIZE - a->ring_n + k) % RING_SIZE;
+        struct ringent *re = &a->ring[i];
+        if (re->rev > since && watch_wants(w, re->kind, re->ns, re->obj))
+            line_of(&b, re->type, re->obj);
+    }
+    bool dropped = b.len && watch_send(w, b.data, b.len);
+    fq_buf_release(&b);
+    if (!dropped)
+        watch_arm(w, now);
+}
+
+void fq_api_history_start(struct fq_api *a, uint64_t rev)
+{
+    a->kept_after = rev;
+    a->fed_rev = rev;
+}
+
+void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct ringent *e = &a->ring[a->ring_head];
+        if (a->ring_n == RING_SIZE && e->rev > a->kept_after)
+            a->kept_after = e->rev; /* about to be forgotten */
+        ring_clear(e);
+        e->rev = c[i].rev;
+        e->type = c[i].type;
+        e->kind = c[i].kind;
+        e->ns = fq_xstrdup(c[i].ns ? c[i].ns : "");
+        e->obj = c[i].obj; /* taken */
+        c[i].obj = NULL;
+        a->ring_head = (a->ring_head + 1) % RING_SIZE;
+        if (a->ring_n < RING_SIZE)
+            a->ring_n++;
+        for (struct watch *w = a->watches, *next; w; w = next) {
+            next = w->next;
+            if (w->pending) {
+                /* Its initial lines show the objects as of start_rev. */
+                if (e->rev <= w->start_rev || !watch_go(w))
+                    continue;
+            }
+            if (!watch_wants(w, e->kind, e->ns, e->obj))
+                continue;
+            if (!e->line) {
+                struct fq_buf b = FQ_BUF_INIT;
+                line_of(&b, e->type, e->obj);
+                e->len = b.len;
+                e->line = fq_buf_detach(&b);
+            }
+            watch_send(w, e->line, e->len);
+        }
+    }
+}
+
+void fq_api_landed(struct fq_api *a, uint64_t rev)
+{
+    if (rev > a->fed_rev)
+        a->fed_rev = rev;
+    for (struct watch *w = a->watches, *next; w; w = next) {
+        next = w->next;
+        if (w->pending && w->start_rev <= a->fed_rev)
+            watch_go(w);
+    }
+}
+
+void fq_api_close_watches(struct fq_api *a)
+{
+    while (a->watches) {
+        struct watch *w = a->watches;
+        a->watches = w->next;
+        fq_http_stream_end(w->r);
+        watch_free(w);
+    }
+}
+
+/* --- writes ------------------------------------------------------------- */
+
+static int parse_body(struct fq_http_req *r, struct fq_value **out,
+                      struct fq_err *err)
+{
+    size_t len;
+    const char *body = fq_http_body(r, &len);
+    const char *ct = fq_http_header(r, "Content-Type");
+    struct fq_limits lim = fq_limits_default();
+    if (len == 0)
+        return fq_err_set(err, FQ_EPARSE, "the request has no body");
+    if (ct && strstr(ct, "yaml")) {
+        struct fq_docs docs = {0};
+        int rc = fq_yaml_parse(body, len, "body", &lim, &docs, err);
+        if (rc < 0)
+            return rc;
+        if (docs.n != 1) {
+            fq_docs_release(&docs);
+            return fq_err_set(err, FQ_EPARSE,
+                              "the body must hold exactly one document");
+        }
+        *out = docs.items[0];
+        docs.items[0] = NULL;
+        fq_docs_release(&docs);
+        return 0;
+    }
+    return fq_json_parse(body, len, "body", &lim, out, err);
+}
+
+/* Checks and completes the identity of a body against the path. */
+static int fix_identity(const struct target *t, struct fq_value *obj,
+                        struct fq_err *err)
+{
+    if (!obj || obj->type != FQ_V_MAP)
+        return fq_err_set(err, FQ_EPARSE, "the body must be a JSON object");
+    const char *av = fq_value_path_str(obj, "apiVersion", NULL);
+    const char *k = fq_value_path_str(obj, "kind", NULL);
+    if (!av)
+        fq_map_set(obj, "apiVersion",
+                   fq_value_str(fq_kind_api_version(t->kind)));
+    if (!k)
+        fq_map_set(obj, "kind", fq_value_str(t->ki->name));
+    av = fq_value_path_str(obj, "apiVersion", "");
+    k = fq_value_path_str(obj, "kind", "");
+    if (fq_kind_from_gvk(av, k) != t->kind)
+        return fq_err_at(err, FQ_EINVAL, NULL, 0, 0, "kind",
+                         "the body is a %s %s, the path is for %s", av, k,
+                         t->ki->plural);
+    struct fq_value *md = fq_map_ensure_map(obj, "metadata");
+    if (md->type != FQ_V_MAP)
+        return fq_err_at(err, FQ_EINVAL, NULL, 0, 0, "metadata",
+                         "metadata must be a mapping");
+    const char *name = fq_value_path_str(obj, "metadata.name", NULL);
+    if (t->name) {
+        if (name && strcmp(name, t->name) != 0)
+            return fq_err_at(err, FQ_EINVAL, NULL, 0, 0, "metadata.name",
+                             "the name in the body (\"%s\") does not match "
+                             "the path (\"%s\")",
+                             name, t->name);
+        fq_map_set(md, "name", fq_value_str(t->name));
+    }
+    if (t->ki->namespaced) {
+        const char *ns = fq_value_path_str(obj, "metadata.namespace", NULL);
+        if (ns && t->ns && strcmp(ns, t->ns) != 0)
+            return fq_err_at(err, FQ_EINVAL, NULL, 0, 0, "metadata.namespace",
+                             "the namespace of the object (\"%s\") does not "
+                             "match the path (\"%s\")",
+                             ns, t->ns);
+        if (!ns || !*ns)
+            fq_map_set(md, "namespace", fq_value_str(obj_ns(t)));
+    } else {
+        fq_map_del(md, "namespace");
+    }
+    return 0;
+}
+
+/* Returns the stored object's current resourceVersion string or "". */
+static bool rv_conflicts(const struct fq_object *cur,
+                         const struct fq_value *obj)
+{
+    const char *want = fq_value_path_str(obj, "metadata.resourceVersion", "");
+    return *want && cur && strtoull(want, NULL, 10) != cur->rv;
+}
+
+static void conflict(struct fq_daemon *d, struct fq_http_req *r,
+                     const struct target *t, const char *name)
+{
+    struct fq_err e = {0};
+    fq_err_set(&e, FQ_ECONFLICT,
+               "Operation cannot be fulfilled on %s \"%s\": the object has "
+               "been modified; please apply your changes to the latest "
+               "version and try again",
+               t->ki->plural, name);
+    fq_api_error(d, r, FQ_ECONFLICT, &e, t->ki->plural, name);
+}
+
+static void reply_stored(struct fq_daemon *d, struct fq_http_req *r, int status,
+                         const struct target *t, const char *ns,
+                         const char *name)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(d->engine), t->kind, ns, name);
+    if (!o) {
+        /* Applied and removed within the same call (e.g. finalised). */
+        struct fq_buf b = FQ_BUF_INIT;
+        fq_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+                        "\"status\":\"Success\"}");
+        reply_buf(d, r, status, &b);
+        return;
+    }
+    reply_value(d, r, status, o->obj);
+}
+
+static void give_name(struct fq_daemon *d, struct fq_value *obj)
+{
+    if (fq_value_path_str(obj, "metadata.name", NULL))
+        return;
+    const char *gen = fq_value_path_str(obj, "metadata.generateName", NULL);
+    if (!gen || !*gen)
+        return;
+    char suffix[8];
+    fq_engine_rand_suffix(d->engine, suffix, 5);
+    fq_map_set(fq_map_get(obj, "metadata"), "name",
+               fq_value_strf("%s%s", gen, suffix));
+}
+
+/* Applies `obj` (taken) through the engine and answers. */
+static void apply_and_reply(struct fq_daemon *d, struct fq_http_req *r,
+                            const struct target *t, struct fq_value *obj,
+                            int ok_status, bool report)
+{
+    char *name = fq_xstrdup(fq_value_path_str(obj, "metadata.name", ""));
+    char *ns = fq_xstrdup(t->ki->namespaced ?
+                              fq_value_path_str(obj, "metadata.namespace", "") :
+                              "");
+    bool created = false, changed = false;
+    struct fq_err e = {0};
+    int rc = fq_engine_apply(d->engine, obj, fq_daemon_now(d), &created,
+                             &changed, &e);
+    if (rc < 0) {
+        fq_api_error(d, r, rc, &e, t->ki->plural, name);
+    } else {
+        if (report)
+            fq_http_add_header(r, "X-Flexq-Result",
+                               created ? "created" :
+                               changed ? "configured" :
+                                         "unchanged");
+        reply_stored(d, r, created ? 201 : ok_status, t, ns, name);
+    }
+    free(name);
+    free(ns);
+}
+
+static void do_create(struct fq_daemon *d, struct fq_http_req *r,
+                      const struct target *t)
+{
+    struct fq_value *obj = NULL;
+    struct fq_err e = {0};
+    int rc = parse_body(r, &obj, &e);
+    if (rc == 0)
+        rc = fix_identity(t, obj, &e);
+    if (rc < 0) {
+        fq_api_error(d, r, rc, &e, t->ki->plural, NULL);
+        fq_value_free(obj);
+        return;
+    }
+    give_name(d, obj);
+    const char *name = fq_value_path_str(obj, "metadata.name", NULL);
+    if (!name || !*name) {
+        fq_err_at(&e, FQ_EINVAL, NULL, 0, 0, "metadata.name",
+                  "metadata.name: Required value: name or generateName is "
+                  "required");
+        fq_api_error(d, r, FQ_EINVAL, &e, t->ki->plural, NULL);
+        fq_value_free(obj);
+        return;
+    }
+    const char *ns = t->ki->namespaced ?
+                         fq_value_path_str(obj, "metadata.namespace", "") :
+                         "";
+    if (fq_objstore_get(fq_engine_store(d->engine), t->kind, ns, name)) {
+        fq_err_set(&e, FQ_EEXIST, "%s \"%s\" already exists", t->ki->plural,
+                   name);
+        fq_api_error(d, r, FQ_EEXIST, &e, t->ki->plural, name);
+        fq_value_free(obj);
+        return;
+    }
+    fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
+    apply_and_reply(d, r, t, obj, 201, false);
+}
+
+/* PUT and PATCH of the status subresource: replaces only .status. */
+static void write_status(struct fq_daemon *d, struct fq_http_req *r,
+                         const struct target *t, const struct fq_object *cur,
+                         struct fq_value *body, bool patch)
+{
+    struct fq_value *obj = fq_value_clone(cur->obj);
+    struct fq_err e = {0};
+    if (rv_conflicts(cur, body)) {
+        conflict(d, r, t, t->name);
+        fq_value_free(obj);
+        return;
+    }
+    const struct fq_value *st = fq_map_get(body, "status");
+    if (patch) {
+        struct fq_value *cst = fq_map_get(obj, "status");
+        struct fq_value *merged = cst ? fq_value_clone(cst) : fq_value_map();
+        if (st)
+            fq_value_merge_patch(&merged, st);
+        fq_map_set(obj, "status", merged);
+    } else {
+        fq_map_set(obj, "status", st ? fq_value_clone(st) : fq_value_map());
+    }
+    fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
+    int rc = fq_objstore_update(fq_engine_store(d->engine), obj, true, NULL,
+                                NULL, &e);
+    if (rc < 0) {
+        fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+        return;
+    }
+    reply_stored(d, r, 200, t, obj_ns(t), t->name);
+}
+
+static void do_update(struct fq_daemon *d, struct fq_http_req *r,
+                      const struct target *t, bool patch)
+{
+    struct fq_objstore *os = fq_engine_store(d->engine);
+    const char *ct = fq_http_header(r, "Content-Type");
+    bool apply = patch && ct && strstr(ct, "apply-patch");
+    if (patch && ct && strstr(ct, "json-patch")) {
+        fail(d, r, FQ_EUNSUPPORTED,
+             "JSON patch is not supported; use application/merge-patch+json");
+        return;
+    }
+    struct fq_value *body = NULL;
+    struct fq_err e = {0};
+    int rc = parse_body(r, &body, &e);
+    if (rc < 0) {
+        fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+        return;
+    }
+    if (!body || body->type != FQ_V_MAP) {
+        fail(d, r, FQ_EPARSE, "the body must be a JSON object");
+        fq_value_free(body);
+        return;
+    }
+    const struct fq_object *cur =
+        fq_objstore_get(os, t->kind, obj_ns(t), t->name);
+    if (apply) {
+        /* Server-side apply: create or replace, report which. */
+        rc = fix_identity(t, body, &e);
+        if (rc < 0) {
+            fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+            fq_value_free(body);
+            return;
+        }
+        if (rv_conflicts(cur, body)) {
+            conflict(d, r, t, t->name);
+            fq_value_free(body);
+            return;
+        }
+        fq_map_del(fq_map_get(body, "metadata"), "resourceVersion");
+        apply_and_reply(d, r, t, body, 200, true);
+        return;
+    }
+    if (!cur) {
+        fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found", t->ki->plural,
+                   t->name);
+        fq_api_error(d, r, FQ_ENOTFOUND, &e, t->ki->plural, t->name);
+        fq_value_free(body);
+        return;
+    }
+    if (t->sub) {
+        write_status(d, r, t, cur, body, patch);
+        fq_value_free(body);
+        return;
+    }
+    struct fq_value *obj;
+    if (patch) {
+        obj = fq_value_clone(cur->obj);
+        fq_value_merge_patch(&obj, body);
+    } else {
+        obj = body;
+        body = NULL;
+    }
+    bool conflicted = rv_conflicts(cur, body ? body : obj);
+    fq_value_free(body);
+    if (conflicted) {
+        conflict(d, r, t, t->name);
+        fq_value_free(obj);
+        return;
+    }
+    rc = fix_identity(t, obj, &e);
+    if (rc < 0) {
+        fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+        fq_value_free(obj);
+        return;
+    }
+    fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
+    apply_and_reply(d, r, t, obj, 200, false);
+}
+
+static void do_delete(struct fq_daemon *d, struct fq_http_req *r,
+                      const struct target *t)
+{
+    struct fq_objstore *os = fq_engine_store(d->engine);
+    const struct fq_object *cur =
+        fq_objstore_get(os, t->kind, obj_ns(t), t->name);
+    struct fq_err e = {0};
+    if (!cur) {
+        fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found", t->ki->plural,
+                   t->name);
+        fq_api_error(d, r, FQ_ENOTFOUND, &e, t->ki->plural, t->name);
+        return;
+    }
+    struct fq_value *last = fq_value_clone(cur->obj);
+    int rc = fq_engine_delete(d->engine, t->kind, obj_ns(t), t->name,
+                              fq_daemon_now(d), &e);
+    if (rc < 0)
+        fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+    else
+        reply_value(d, r, 200, last);
+    fq_value_free(last);
+}
+
+static const char *verb_of(const char *method, const struct target *t,
+                           bool watch)
+{
+    if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
+        return watch ? "watch" : t->name ? "get" : "list";
+    if (!strcmp(method, "POST"))
+        return "create";
+    if (!strcmp(method, "PUT"))
+        return "update";
+    if (!strcmp(method, "PATCH"))
+        return "patch";
+    if (!strcmp(method, "DELETE"))
+        return "delete";
+    return NULL;
+}
+
+static void handle_objects(struct fq_daemon *d, struct fq_http_req *r,
+                           const struct fq_principal *who, const char *group,
+                           const char *version, char **seg, int n)
+{
+    struct target t;
+    struct fq_err e = {0};
+    int rc = parse_target(group, version, seg, n, &t, &e);
+    if (rc < 0) {
+        fq_api_error(d, r, rc, &e, NULL, NULL);
+        return;
+    }
+    const char *method = fq_http_method(r);
+    const char *w = fq_http_query(r, "watch");
+    bool watch = w && (!strcmp(w, "true") || !strcmp(w, "1"));
+    const char *verb = verb_of(method, &t, watch);
+    if (!verb) {
+        fail(d, r, FQ_EUNSUPPORTED, "method %s is not allowed here", method);
+        return;
+    }
+    /* A namespaced object path without /namespaces/NS/ means "default"
+     * for everything but lists and watches (which then span all
+     * namespaces), so a body cannot name another namespace than the one
+     * authorised (fix_identity refuses a mismatch). */
+    if (t.ki->namespaced && !t.ns && strcmp(verb, "list") != 0 &&
+        strcmp(verb, "watch") != 0)
+        t.ns = "default";
+    const char *authz_ns = t.ki->namespaced ? t.ns : "";
+    if (d->auth) {
+        rc = fq_auth_allow(d->auth, who, verb, t.kind, authz_ns, t.sub, &e);
+        if (rc < 0) {
+            fq_api_error(d, r, rc, &e, t.ki->plural, t.name);
+            return;
+        }
+    }
+    if (t.sub && strcmp(t.sub, "status") != 0) {
+        for (size_t i = 0; i < d->api->nsubs; i++) {
+            if (strcmp(d->api->subs[i].name, t.sub) != 0)
+                continue;
+            struct fq_api_target at = {t.kind, obj_ns(&t), t.name, t.sub};
+            d->api->subs[i].fn(d, r, &at, d->api->subs[i].ctx);
+            return;
+        }
+        fail(d, r, FQ_ENOTFOUND, "the %s subresource is not served here",
+             t.sub);
+        return;
+    }
+    bool one = t.name != NULL;
+    if (!strcmp(verb, "create")) {
+        if (one) {
+            fail(d, r, FQ_EUNSUPPORTED,
+                 "POST goes to the collection, without a name");
+            return;
+        }
+        do_create(d, r, &t);
+        return;
+    }
+    if (!strcmp(verb, "list") || !strcmp(verb, "watch") ||
+        !strcmp(verb, "get")) {
+        struct fq_labelsel *ls = NULL, *fs = NULL;
+        rc = fq_labelsel_parse(fq_http_query(r, "labelSelector"), false, &ls,
+                               &e);
+        if (rc == 0)
+            rc = fq_labelsel_parse(fq_http_query(r, "fieldSelector"), true, &fs,
+                                   &e);
+        if (rc < 0) {
+            fq_labelsel_free(ls);
+            fq_api_error(d, r, rc, &e, t.ki->plural, NULL);
+            return;
+        }
+        if (watch) {
+            start_watch(d, r, &t, ls, fs);
+            return;
+        }
+        if (!one) {
+            list_objects(d, r, &t, ls, fs);
+        } else {
+            const struct fq_object *o = fq_objstore_get(
+                fq_engine_store(d->engine), t.kind, obj_ns(&t), t.name);
+            if (o) {
+                reply_value(d, r, 200, o->obj);
+            } else {
+                fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found",
+                           t.ki->plural, t.name);
+                fq_api_error(d, r, FQ_ENOTFOUND, &e, t.ki->plural, t.name);
+            }
+        }
+        fq_labelsel_free(ls);
+        fq_labelsel_free(fs);
+        return;
+    }
+    if (!one) {
+        fail(d, r, FQ_EUNSUPPORTED, "%s needs an object name in the path",
+             method);
+        return;
+    }
+    if (!strcmp(verb, "delete")) {
+        if (t.sub) {
+            fail(d, r, FQ_EUNSUPPORTED, "cannot delete a subresource");
+            return;
+        }
+        do_delete(d, r, &t);
+        return;
+    }
+    do_update(d, r, &t, !strcmp(verb, "patch"));
+}
+
+/* --- entry point -------------------------------------------------------- */
+
+static int split(char *path, char **seg)
+{
+    int n = 0;
+    for (char *s = strtok(path, "/"); s; s = strtok(NULL, "/")) {
+        if (n == MAX_SEGS)
+            return -1;
+        seg[n++] = s;
+    }
+    return n;
+}
+
+static void version_info(struct fq_daemon *d, struct fq_http_req *r)
+{
+    struct fq_value *v = fq_value_map();
+    fq_map_set(v, "major", fq_value_str("0"));
+    fq_map_set(v, "minor", fq_value_str("1"));
+    fq_map_set(v, "gitVersion", fq_value_str("v" FLEXQ_VERSION));
+    fq_map_set(v, "platform", fq_value_str("linux"));
+    fq_map_set(v, "flexq", fq_value_str(FLEXQ_VERSION));
+    reply_value(d, r, 200, v);
+    fq_value_free(v);
+}
+
+static void health(struct fq_daemon *d, struct fq_http_req *r)
+{
+    struct fq_buf b = FQ_BUF_INIT;
+    fq_buf_puts(&b, "ok");
+    fq_daemon_defer_reply(d, r, 200, "text/plain", &b);
+    fq_buf_release(&b);
+}
+
+static const struct route *find_route(const struct fq_api *a, const char *path)
+{
+    const struct route *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < a->nroutes; i++) {
+        size_t l = strlen(a->routes[i].prefix);
+        if (strncmp(path, a->routes[i].prefix, l) == 0 && l >= best_len) {
+            best = &a->routes[i];
+            best_len = l;
+        }
+    }
+    return best;
+}
+
+/* Discovery and object paths under /api and /apis. */
+static void handle_api(struct fq_daemon *d, struct fq_http_req *r,
+                       const struct fq_principal *who, char **seg, int n)
+{
+    bool get = !strcmp(fq_http_method(r), "GET");
+    struct fq_value *out = NULL;
+    if (!strcmp(seg[0], "api")) {
+        if (n == 1 && get) {
+            out = fq_value_map();
+            fq_map_set(out, "kind", fq_value_str("APIVersions"));
+            const char *v1[] = {"v1"};
+            fq_map_set(out, "versions", str_seq(v1, 1));
+        } else if (n == 2 && get && !strcmp(seg[1], "v1")) {
+            out = resource_list("", "v1");
+        } else if (n >= 3 && !strcmp(seg[1], "v1")) {
+            handle_objects(d, r, who, "", "v1", seg + 2, n - 2);
+            return;
+        }
+    } else {
+        if (n == 1 && get) {
+            out = group_list();
+        } else if (n == 2 && get && group_known(seg[1])) {
+            out = group_entry(seg[1]);
+            fq_map_set(out, "kind", fq_value_str("APIGroup"));
+            fq_map_set(out, "apiVersion", fq_value_str("v1"));
+        } else if (n == 3 && get) {
+            out = resource_list(seg[1], seg[2]);
+            if (fq_value_len(fq_map_get(out, "resources")) == 0) {
+                fq_value_free(out);
+                out = NULL;
+            }
+        } else if (n >= 4) {
+            handle_objects(d, r, who, seg[1], seg[2], seg + 3, n - 3);
+            return;
+        }
+    }
+    if (!out) {
+        fail(d, r, FQ_ENOTFOUND,
+             "the server could not find the requested "
+             "resource");
+        return;
+    }
+    reply_value(d, r, 200, out);
+    fq_value_free(out);
+}
+
+void fq_api_handle(void *ctx, struct fq_http_req *r)
+{
+    struct fq_daemon *d = ctx;
+    const char *path = fq_http_path(r);
+    struct fq_principal who = {"anonymous", true};
+    fq_log(FQ_LOG_DEBUG, "request", "method=%s path=\"%s\" peer=%s",
+           fq_http_method(r), path, fq_http_peer(r));
+    struct fq_err e = {0};
+    if (!strcmp(path, "/healthz") || !strcmp(path, "/readyz") ||
+        !strcmp(path, "/livez")) {
+        health(d, r);
+        return;
+    }
+    char *copy = fq_xstrdup(path);
+    char *seg[MAX_SEGS];
+    int n = split(copy, seg);
+    /* Kubernetes paths (/api, /api/v1/..., /apis/...) and /version are
+     * served here; other paths go to the module whose prefix is longest
+     * ("/api/jobs/" is the Ray Jobs API, "/" the dashboard). */
+    bool k8s = n >= 1 &&
+               (!strcmp(seg[0], "apis") ||
+                (!strcmp(seg[0], "api") && (n == 1 || !strcmp(seg[1], "v1"))));
+    bool version = n == 1 && !strcmp(seg[0], "version");
+    const struct route *rt =
+        k8s || version || n < 0 ? NULL : find_route(d->api, path);
+    /* A module may serve a whole API group of its own (the visibility
+     * API, web.c) by routing a "/apis/GROUP/" prefix. */
+    if (k8s && n >= 2 && !strcmp(seg[0], "apis")) {
+        rt = find_route(d->api, path);
+        if (rt && strncmp(rt->prefix, "/apis/", 6) != 0)
+            rt = NULL;
+    }
+    if (d->auth && !(rt && (rt->flags & FQ_ROUTE_PUBLIC))) {
+        int rc = fq_auth_identify(d->auth, fq_http_header(r, "Authorization"),
+                                  &who, &e);
+        if (rc < 0) {
+            free(copy);
+            fq_api_error(d, r, rc, &e, NULL, NULL);
+            return;
+        }
+    }
+    if (rt)
+        rt->fn(d, r, rt->ctx);
+    else if (n < 0)
+        fail(d, r, FQ_ENOTFOUND, "path too long");
+    else if (version)
+        version_info(d, r);
+    else if (k8s)
+        handle_api(d, r, &who, seg, n);
+    else
+        fail(d, r, FQ_ENOTFOUND, "no such path: %s", path);
+    free(copy);
+}

@@ -1,0 +1,377 @@
+/*
+ * http.c - the daemon's HTTP server over libevent's evhttp.
+ *
+ * How it works. evhttp parses requests (with body and header size caps set
+ * here) and calls `on_request`, which wraps the evhttp request in a struct
+ * fq_http_req holding what handlers read: the decoded path, the parsed query,
+ * a NUL-terminated copy of the body. The wrapper lives until the answer is
+ * sent: at once, later (evhttp keeps a request whose client left until it is
+ * answered, then drops the answer), or, for a stream, until
+ * fq_http_stream_end or the client closing, whichever comes first.
+ *
+ *   request --on_request--> handler --+--> fq_http_reply ----------> freed
+ *                                     +--> kept, reply later ------> freed
+ *                                     +--> fq_http_stream_start
+ *                                            | write, write, ...
+ *                                            +--> fq_http_stream_end --> freed
+ *                                            +--> client closes: on_close
+ *                                                 --> freed
+ *
+ * A stream may have one timer (fq_http_stream_timer: watch deadlines and
+ * bookmarks); it is freed with the wrapper, so it never fires for a
+ * stream that ended or whose client left.
+ *
+ * Invariants: a wrapper is freed exactly once; after a stream's on_close
+ * ran nobody touches it (the close callback is unhooked when a stream ends
+ * normally, so a later keep-alive close does not run it).
+ *
+ * TLS (fq_http_new_tls): the same server over OpenSSL; evhttp asks for
+ * each accepted connection's bufferevent, and gets an OpenSSL one in
+ * accepting state (tls.c makes the SSL_CTX and its certificates).
+ *
+ * What it does not do: HTTP/2, authentication (auth.c).
+ */
+#include "api/http.h"
+
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "flexq/alloc.h"
+
+struct fq_http {
+    struct event_base *base;
+    struct evhttp *http;
+    struct evhttp_bound_socket *sock;
+    int port;
+    fq_http_handler_fn fn;
+    void *ctx;
+    SSL_CTX *ssl_ctx; /* borrowed; NULL for plain HTTP */
+};
+
+struct fq_http_req {
+    struct fq_http *h;
+    struct evhttp_request *req;
+    struct evhttp_connection *evcon;
+    char *path;
+    struct evkeyvalq query;
+    char *body;
+    size_t body_len;
+    char peer[64];
+    bool streaming;
+    fq_http_close_fn on_close;
+    void *close_ctx;
+    struct event *timer; /* fq_http_stream_timer, or NULL */
+    fq_http_timer_fn timer_fn;
+    void *timer_ctx;
+};
+
+static void req_free(struct fq_http_req *r)
+{
+    if (r->timer)
+        event_free(r->timer);
+    free(r->path);
+    evhttp_clear_headers(&r->query);
+    free(r->body);
+    free(r);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+    struct fq_http *h = arg;
+    struct fq_http_req *r = fq_xcalloc(1, sizeof(*r));
+    r->h = h;
+    r->req = req;
+    r->evcon = evhttp_request_get_connection(req);
+    r->query.tqh_first = NULL;
+    r->query.tqh_last = &r->query.tqh_first;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *p = uri ? evhttp_uri_get_path(uri) : NULL;
+    r->path = p ? evhttp_uridecode(p, 0, NULL) : NULL;
+    if (!r->path)
+        r->path = fq_xstrdup("/");
+    const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
+    if (q)
+        evhttp_parse_query_str(q, &r->query);
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    r->body_len = evbuffer_get_length(in);
+    r->body = fq_xmalloc(r->body_len + 1);
+    evbuffer_remove(in, r->body, r->body_len);
+    r->body[r->body_len] = '\0';
+    if (r->evcon) {
+        char *addr = NULL;
+        ev_uint16_t port = 0;
+        evhttp_connection_get_peer(r->evcon, &addr, &port);
+        snprintf(r->peer, sizeof(r->peer), "%s:%u", addr ? addr : "?",
+                 (unsigned)port);
+    }
+    h->fn(h->ctx, r);
+}
+
+static int split_addr(const char *addr, char *host, size_t hsize, int *port)
+{
+    const char *colon = strrchr(addr, ':');
+    if (!colon)
+        return -1;
+    const char *hs = addr, *he = colon;
+    if (*hs == '[') {
+        hs++;
+        if (he == hs || he[-1] != ']')
+            return -1;
+        he--;
+    }
+    if ((size_t)(he - hs) >= hsize)
+        return -1;
+    memcpy(host, hs, (size_t)(he - hs));
+    host[he - hs] = '\0';
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (*end || p < 0 || p > 65535 || end == colon + 1)
+        return -1;
+    *port = (int)p;
+    return 0;
+}
+
+/* evhttp's per-connection bufferevent for a TLS server. */
+static struct bufferevent *tls_bev(struct event_base *base, void *arg)
+{
+    struct fq_http *h = arg;
+    SSL *ssl = SSL_new(h->ssl_ctx);
+    if (!ssl)
+        return NULL;
+    struct bufferevent *bev = bufferevent_openssl_socket_new(
+        base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+    if (bev)
+        /* Clients (curl, Go) often close without close_notify. */
+        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+    return bev;
+}
+
+int fq_http_new(void *base, const char *addr, fq_http_handler_fn fn, void *ctx,
+                struct fq_http **out, struct fq_err *err)
+{
+    return fq_http_new_tls(base, addr, NULL, fn, ctx, out, err);
+}
+
+int fq_http_new_tls(void *base, const char *addr, void *ssl_ctx,
+                    fq_http_handler_fn fn, void *ctx, struct fq_http **out,
+                    struct fq_err *err)
+{
+    char host[128];
+    int port;
+    if (split_addr(addr, host, sizeof(host), &port) < 0)
+        return fq_err_set(err, FQ_EINVAL, "--listen: \"%s\" is not HOST:PORT",
+                          addr);
+    struct fq_http *h = fq_xcalloc(1, sizeof(*h));
+    h->base = base;
+    h->http = evhttp_new(base);
+    h->fn = fn;
+    h->ctx = ctx;
+    h->ssl_ctx = ssl_ctx;
+    if (ssl_ctx)
+        evhttp_set_bevcb(h->http, tls_bev, h);
+    evhttp_set_max_body_size(h->http, FQ_HTTP_MAX_BODY);
+    evhttp_set_max_headers_size(h->http, FQ_HTTP_MAX_HEADERS);
+    evhttp_set_timeout(h->http, 3600);
+    evhttp_set_allowed_methods(
+        h->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+                     EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+                     EVHTTP_REQ_OPTIONS);
+    evhttp_set_gencb(h->http, on_request, h);
+    h->sock = evhttp_bind_socket_with_handle(h->http, host, (ev_uint16_t)port);
+    if (!h->sock) {
+        evhttp_free(h->http);
+        free(h);
+        return fq_err_set(err, FQ_EIO,
+                          "cannot listen on %s (address in use or not "
+                          "local?)",
+                          addr);
+    }
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    evutil_socket_t fd = evhttp_bound_socket_get_fd(h->sock);
+    h->port = port;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET)
+            h->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        else if (ss.ss_family == AF_INET6)
+            h->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+    *out = h;
+    return 0;
+}
+
+void fq_http_free(struct fq_http *h)
+{
+    if (!h)
+        return;
+    evhttp_free(h->http);
+    free(h);
+}
+
+int fq_http_port(const struct fq_http *h)
+{
+    return h->port;
+}
+
+const char *fq_http_method(const struct fq_http_req *r)
+{
+    switch (evhttp_request_get_command(r->req)) {
+    case EVHTTP_REQ_GET:
+        return "GET";
+    case EVHTTP_REQ_POST:
+        return "POST";
+    case EVHTTP_REQ_PUT:
+        return "PUT";
+    case EVHTTP_REQ_PATCH:
+        return "PATCH";
+    case EVHTTP_REQ_DELETE:
+        return "DELETE";
+    case EVHTTP_REQ_HEAD:
+        return "HEAD";
+    case EVHTTP_REQ_OPTIONS:
+        return "OPTIONS";
+    default:
+        return "OTHER";
+    }
+}
+
+const char *fq_http_path(const struct fq_http_req *r)
+{
+    return r->path;
+}
+
+const char *fq_http_query(const struct fq_http_req *r, const char *key)
+{
+    return evhttp_find_header(&r->query, key);
+}
+
+const char *fq_http_header(const struct fq_http_req *r, const char *name)
+{
+    return evhttp_find_header(evhttp_request_get_input_headers(r->req), name);
+}
+
+const char *fq_http_body(const struct fq_http_req *r, size_t *len)
+{
+    if (len)
+        *len = r->body_len;
+    return r->body;
+}
+
+const char *fq_http_peer(const struct fq_http_req *r)
+{
+    return r->peer;
+}
+
+void fq_http_add_header(struct fq_http_req *r, const char *name,
+                        const char *value)
+{
+    evhttp_add_header(evhttp_request_get_output_headers(r->req), name, value);
+}
+
+void fq_http_reply(struct fq_http_req *r, int status, const char *ctype,
+                   const char *body, size_t len)
+{
+    struct evbuffer *out = evbuffer_new();
+    if (ctype)
+        fq_http_add_header(r, "Content-Type", ctype);
+    if (body && len)
+        evbuffer_add(out, body, len);
+    evhttp_send_reply(r->req, status, NULL, out);
+    evbuffer_free(out);
+    req_free(r);
+}
+
+static void on_conn_close(struct evhttp_connection *evcon, void *arg)
+{
+    struct fq_http_req *r = arg;
+    (void)evcon;
+    if (r->on_close)
+        r->on_close(r->close_ctx, r);
+    /* When the client left mid-stream, evhttp has detached the request
+     * from the connection and leaves it to us (it would be freed by the
+     * end of the reply we will never send); a request still attached is
+     * freed with the connection. */
+    if (!evhttp_request_get_connection(r->req))
+        evhttp_request_free(r->req);
+    req_free(r);
+}
+
+void fq_http_stream_start(struct fq_http_req *r, int status, const char *ctype,
+                          fq_http_close_fn on_close, void *ctx)
+{
+    if (ctype)
+        fq_http_add_header(r, "Content-Type", ctype);
+    fq_http_add_header(r, "Cache-Control", "no-cache");
+    r->streaming = true;
+    r->on_close = on_close;
+    r->close_ctx = ctx;
+    evhttp_send_reply_start(r->req, status, NULL);
+    if (r->evcon) {
+        evhttp_connection_set_closecb(r->evcon, on_conn_close, r);
+        /* Watch the socket for EOF so a client that leaves is noticed
+         * even when nothing is being written to it. */
+        struct bufferevent *bev = evhttp_connection_get_bufferevent(r->evcon);
+        if (bev)
+            bufferevent_enable(bev, EV_READ);
+    }
+}
+
+int fq_http_stream_write(struct fq_http_req *r, const char *data, size_t len)
+{
+    if (r->evcon) {
+        struct bufferevent *bev = evhttp_connection_get_bufferevent(r->evcon);
+        if (bev && evbuffer_get_length(bufferevent_get_output(bev)) >
+                       FQ_HTTP_MAX_BACKLOG) {
+            fq_http_stream_end(r);
+            return -1;
+        }
+    }
+    struct evbuffer *out = evbuffer_new();
+    evbuffer_add(out, data, len);
+    evhttp_send_reply_chunk(r->req, out);
+    evbuffer_free(out);
+    return 0;
+}
+
+void fq_http_stream_end(struct fq_http_req *r)
+{
+    if (r->evcon)
+        evhttp_connection_set_closecb(r->evcon, NULL, NULL);
+    evhttp_send_reply_end(r->req);
+    req_free(r);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct fq_http_req *r = arg;
+    (void)fd;
+    (void)what;
+    /* The callback may end the stream, which frees r and this (inactive,
+     * non-persistent) event; nothing touches either afterwards. */
+    r->timer_fn(r->timer_ctx, r);
+}
+
+void fq_http_stream_timer(struct fq_http_req *r, long long ms,
+                          fq_http_timer_fn fn, void *ctx)
+{
+    if (!r->timer)
+        r->timer = evtimer_new(r->h->base, on_timer, r);
+    r->timer_fn = fn;
+    r->timer_ctx = ctx;
+    if (ms < 0)
+        ms = 0;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000 * 1000)};
+    evtimer_add(r->timer, &tv);
+}
