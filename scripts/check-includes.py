@@ -35,6 +35,8 @@ PUBLIC = {
     "jobs": "jobs", "cloud": "capacity", "nodepool": "capacity",
     "gke": "capacity", "ssar_pb": "objects",
     "estimate": "views", "visibility": "views", "metrics": "views",
+    "printcols": "views", "kpb": "objects", "patch": "objects",
+    "schema": "objects", "ssa": "objects",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

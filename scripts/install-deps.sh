@@ -6,7 +6,8 @@ set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
 libyaml-dev libevent-dev libsqlite3-dev libcurl4-openssl-dev
-libcmocka-dev bubblewrap gettext-base python3 curl"
+libcmocka-dev bubblewrap gettext-base python3 curl
+python3-kubernetes"
 if [ "${FLEXQ_WITH_BROWSER:-0}" = 1 ]; then
     PKGS="$PKGS chromium"
     # Node.js may come from elsewhere than Debian (as on the project's

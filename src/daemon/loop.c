@@ -71,6 +71,7 @@
 #include "flexq/alloc.h"
 #include "log.h"
 #include "runner/runner.h"
+#include "api/openapi.h"
 
 struct pending {
     struct fq_http_req *req;
@@ -400,6 +401,33 @@ static bool opt_bool(const struct fq_value *m, const char *k, bool def)
     return fq_value_path_bool(m, k, def);
 }
 
+/* The namespaces every Kubernetes cluster has: `default` and
+ * `kube-system` exist from the first start (kubectl and client libraries
+ * look them up), labelled as the API server labels every namespace. */
+static void seed_namespaces(struct fq_daemon *d)
+{
+    static const char *const names[] = {"default", "kube-system"};
+    for (size_t i = 0; i < 2; i++) {
+        if (fq_objstore_get(fq_engine_store(d->engine), FQ_KIND_NAMESPACE, "",
+                            names[i]))
+            continue;
+        struct fq_value *ns = fq_value_map();
+        fq_map_set(ns, "apiVersion", fq_value_str("v1"));
+        fq_map_set(ns, "kind", fq_value_str("Namespace"));
+        struct fq_value *md = fq_map_ensure_map(ns, "metadata");
+        fq_map_set(md, "name", fq_value_str(names[i]));
+        fq_map_set(fq_map_ensure_map(md, "labels"),
+                   "kubernetes.io/metadata.name", fq_value_str(names[i]));
+        fq_map_set(fq_map_ensure_map(ns, "status"), "phase",
+                   fq_value_str("Active"));
+        struct fq_err e = {0};
+        if (fq_engine_apply(d->engine, ns, fq_daemon_now(d), NULL, NULL, &e) <
+            0)
+            fq_log(FQ_LOG_WARN, "namespace not created", "name=%s err=\"%s\"",
+                   names[i], e.msg);
+    }
+}
+
 /* Reads the FlexqdConfig document of --config into the engine config. */
 static void read_options(const struct fq_value *doc, struct fq_engine_config *c)
 {
@@ -543,6 +571,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         }
     }
     fq_docs_release(&cfg_objs);
+    seed_namespaces(d);
 
     fq_daemon_add_signal(d, SIGTERM, on_stop_signal, NULL);
     fq_daemon_add_signal(d, SIGINT, on_stop_signal, NULL);
@@ -560,6 +589,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         goto fail;
     d->web = fq_web_attach(d); /* dashboard, /metrics, visibility */
     fq_api_estimate_attach(d); /* wait-time forecasts */
+    fq_openapi_attach(d);      /* /openapi/v2, /openapi/v3 */
     return 0;
 fail:
     fq_docs_release(&cfg_objs);

@@ -358,7 +358,34 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
 void fq_capacity_delete_slice(struct fq_capacity *st, struct fq_engine *e,
                               const char *slice, const char *why);
 
-/* --- the node table (capacity.c) ----------------------------------- */
+/* --- the node table's internals (nodes.c), for capacity.c's run steps -- */
+
+/* What the bound live pods take on a node (with pods). */
+struct fq_cap_podsum {
+    int64_t used[FQ_R_N];
+    int busy;
+};
+
+void fq_capacity_add_resources(const struct fq_value *m, int64_t v[FQ_R_N]);
+void fq_capacity_fit_touch(struct fq_cap_node *n);
+void fq_capacity_node_free(struct fq_cap_node *n);
+void fq_capacity_pods_usage(struct fq_capacity *st, struct fq_cap_node *n);
+struct fq_cap_node *fq_capacity_node_made(struct fq_capacity *st,
+                                          const struct fq_object *obj,
+                                          const struct fq_cap_pool *pool,
+                                          const char *slice,
+                                          const char *provreq, bool ready,
+                                          int64_t ready_at);
+void fq_capacity_provreq_touch(struct fq_capacity *st,
+                               const struct fq_cap_node *n);
+void fq_capacity_node_attach(struct fq_capacity *st, struct fq_cap_node *n);
+void fq_capacity_node_gone(struct fq_capacity *st, struct fq_cap_node *n);
+void fq_capacity_node_ready(struct fq_capacity *st, struct fq_cap_node *n);
+void fq_capacity_pools_free(struct fq_capacity *st);
+void fq_capacity_refresh(struct fq_capacity *st, struct fq_engine *e);
+void fq_capacity_pods_seed(struct fq_capacity *st, struct fq_engine *e);
+
+/* --- the node table (nodes.c) ------------------------------------------ */
 
 /* The node named `name` (gone ones included until the next run), or
  * NULL. Borrowed. */

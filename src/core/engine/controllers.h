@@ -39,4 +39,11 @@ int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
                    const struct fq_pod_report *r, int64_t now,
                    struct fq_err *err);
 
+/* The API server's defaulting of a new Job, in jobs/pods.c (unless
+ * spec.manualSelector): spec.selector matching
+ * batch.kubernetes.io/controller-uid, and the template's job-name and
+ * controller-uid labels (both spellings), so `kubectl logs job/NAME` finds
+ * its pods by the selector. */
+void fq_job_default_selector(struct fq_value *job, const char *uid);
+
 #endif

@@ -454,12 +454,22 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
                          fq_value_path_str(obj, "kind", ""));
     const char *name = fq_value_path_str(obj, "metadata.name", "");
     const char *ns = fq_value_path_str(obj, "metadata.namespace", "");
-    if (fq_objstore_get(e->store, kind, ns, name)) {
+    const struct fq_object *old = fq_objstore_get(e->store, kind, ns, name);
+    if (old) {
+        if (kind == FQ_KIND_JOB)
+            fq_job_default_selector(
+                obj, fq_value_path_str(old->obj, "metadata.uid", ""));
         /* apply replaces what the user owns; the store keeps the status */
         return fq_objstore_update(e->store, obj, false, changed, NULL, err);
     }
     char uid[40];
     fq_engine_new_uid(e, uid, sizeof(uid));
+    if (kind == FQ_KIND_JOB)
+        fq_job_default_selector(obj, uid);
+    if (kind == FQ_KIND_POD && !fq_value_path_str(obj, "status.phase", NULL))
+        /* as the API server creates a pod: Pending until it runs */
+        fq_map_set(fq_map_ensure_map(obj, "status"), "phase",
+                   fq_value_str("Pending"));
     rc = fq_objstore_create(e->store, obj, e->now, uid, NULL, err);
     if (rc == 0) {
         if (created)

@@ -458,6 +458,30 @@ const char *fq_pods_owner_name(const struct fq_value *obj, const char *kind)
     return NULL;
 }
 
+void fq_job_default_selector(struct fq_value *job, const char *uid)
+{
+    struct fq_value *spec = fq_map_get(job, "spec");
+    if (!spec || spec->type != FQ_V_MAP ||
+        fq_value_path_bool(spec, "manualSelector", false))
+        return;
+    const char *name = fq_value_path_str(job, "metadata.name", "");
+    if (!fq_map_get(spec, "selector")) {
+        struct fq_value *sel = fq_value_map();
+        fq_map_set(fq_map_ensure_map(sel, "matchLabels"),
+                   FQ_LABEL_CONTROLLER_UID, fq_value_str(uid));
+        fq_map_set(spec, "selector", sel);
+    }
+    struct fq_value *tmpl = fq_map_get(spec, "template");
+    if (!tmpl || tmpl->type != FQ_V_MAP)
+        return;
+    struct fq_value *labels =
+        fq_map_ensure_map(fq_map_ensure_map(tmpl, "metadata"), "labels");
+    fq_map_set(labels, FQ_LABEL_CONTROLLER_UID, fq_value_str(uid));
+    fq_map_set(labels, FQ_LABEL_JOB_NAME, fq_value_str(name));
+    fq_map_set(labels, FQ_LABEL_CONTROLLER_UID_LEGACY, fq_value_str(uid));
+    fq_map_set(labels, FQ_LABEL_JOB_NAME_LEGACY, fq_value_str(name));
+}
+
 int fq_pods_create(struct fq_engine *e, struct fq_value *obj, int64_t now,
                    const struct fq_value *parent, const char *reason)
 {
@@ -466,6 +490,8 @@ int fq_pods_create(struct fq_engine *e, struct fq_value *obj, int64_t now,
     char *name = fq_xstrdup(fq_value_path_str(obj, "metadata.name", ""));
     struct fq_err err;
     fq_pods_uid(e, uid);
+    if (!strcmp(kind, "Job"))
+        fq_job_default_selector(obj, uid);
     int rc = fq_objstore_create(fq_engine_store(e), obj, now, uid, NULL, &err);
     if (rc == 0 && parent && reason)
         fq_engine_event(e, parent, "Normal", reason, "Created %s: %s",
@@ -776,6 +802,7 @@ static struct fq_value *container_status(struct fq_value *status,
                    fq_value_str(fq_value_path_str(c0, "name", "main")));
         fq_map_set(c, "image",
                    fq_value_str(fq_value_path_str(c0, "image", "")));
+        fq_map_set(c, "imageID", fq_value_str(""));
         fq_map_set(c, "ready", fq_value_bool(false));
         fq_map_set(c, "restartCount", fq_value_int(0));
         fq_map_set(c, "started", fq_value_bool(false));
@@ -860,6 +887,17 @@ int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
     if (!fq_map_get(st, "startTime"))
         fq_map_set(st, "startTime", fq_value_str(ts));
     struct fq_value *c = container_status(st, spec);
+    if (!fq_map_get(c, "containerID")) {
+        /* Kubernetes' clients read these (the Python client requires
+         * imageID): the runner has no registry digest nor runtime id, so
+         * the image name and the pod's uid stand for them. */
+        fq_map_set(c, "imageID",
+                   fq_value_str(fq_value_path_str(c, "image", "")));
+        fq_map_set(c, "containerID",
+                   fq_value_strf("flexq://%s/%s",
+                                 fq_value_path_str(o->obj, "metadata.uid", ""),
+                                 fq_value_path_str(c, "name", "")));
+    }
     bool restart = (failed && strcmp(policy, "Never") != 0) ||
                    (succeeded && strcmp(policy, "Always") == 0);
 

@@ -244,168 +244,180 @@ static void delete_pod(struct fq_engine *e, const char *ns,
         fq_engine_event(e, rc, "Normal", reason, "Deleted pod %s", pname);
 }
 
-static void reconcile(struct fq_engine *e, const struct rcctl *ctl,
-                      const char *ns, const char *name, int64_t now)
+/* One reconcile's view of a RayCluster: a copy to read (rc), the status
+ * being written (st, stored at the end if it changed), and its pods. */
+struct rcrun {
+    struct fq_engine *e;
+    const char *ns, *name;
+    int64_t now;
+    struct fq_value *rc, *st;
+    const struct fq_value *spec;
+    struct rpod *pods;
+    size_t np;
+};
+
+/* suspend: every pod goes, state suspended. */
+static void suspend_cluster(struct rcrun *c)
 {
-    const struct fq_object *o =
-        fq_objstore_get(fq_engine_store(e), FQ_KIND_RAYCLUSTER, ns, name);
-    if (!o)
-        return;
-    struct fq_value *rc = fq_value_clone(o->obj);
-    const struct fq_value *spec = fq_map_get(rc, "spec");
-    struct fq_value *st = fq_value_clone(fq_map_get(rc, "status"));
-    if (!st || st->type != FQ_V_MAP) {
-        fq_value_free(st);
-        st = fq_value_map();
-    }
-    struct rpod *pods = NULL;
-    size_t np = collect(e, ctl, ns, rc, &pods);
-    const struct fq_value *groups = fq_map_get(spec, "workerGroupSpecs");
-    char ts[40];
-    fq_time_format(now, ts, sizeof(ts));
+    for (size_t i = 0; i < c->np; i++)
+        delete_pod(c->e, c->ns, c->rc, c->pods[i].name, "DeletedPod");
+    fq_map_set(c->st, "state", fq_value_str("suspended"));
+    fq_pods_cond_set(c->st, "RayClusterSuspended", "True", "Suspended", NULL,
+                     c->now);
+    fq_pods_cond_set(c->st, "RayClusterProvisioned", "False",
+                     "RayClusterPodsProvisioning", NULL, c->now);
+    fq_map_del(c->st, "head");
+    fq_map_set(c->st, "readyWorkerReplicas", fq_value_int(0));
+    fq_map_set(c->st, "availableWorkerReplicas", fq_value_int(0));
+}
 
-    if (fq_value_path_bool(spec, "suspend", false)) {
-        for (size_t i = 0; i < np; i++)
-            delete_pod(e, ns, rc, pods[i].name, "DeletedPod");
-        fq_map_set(st, "state", fq_value_str("suspended"));
-        fq_pods_cond_set(st, "RayClusterSuspended", "True", "Suspended", NULL,
-                         now);
-        fq_pods_cond_set(st, "RayClusterProvisioned", "False",
-                         "RayClusterPodsProvisioning", NULL, now);
-        fq_map_del(st, "head");
-        fq_map_set(st, "readyWorkerReplicas", fq_value_int(0));
-        fq_map_set(st, "availableWorkerReplicas", fq_value_int(0));
-        goto write;
-    }
-    if (fq_pods_cond(st, "RayClusterSuspended"))
-        fq_pods_cond_set(st, "RayClusterSuspended", "False", "Resumed", NULL,
-                         now);
-    if (strcmp(fq_value_path_str(st, "state", ""), "suspended") == 0)
-        fq_map_del(st, "state");
-
-    /* Head. */
+/* The head pod, made when there is none (status.head names it and the
+ * head service). Returns the live head, or NULL when just made. */
+static const struct rpod *ensure_head(struct rcrun *c)
+{
     const struct rpod *head = NULL;
-    for (size_t i = 0; i < np; i++)
-        if (!pods[i].group && (!pods[i].terminal || !head))
-            head = &pods[i];
+    for (size_t i = 0; i < c->np; i++)
+        if (!c->pods[i].group && (!c->pods[i].terminal || !head))
+            head = &c->pods[i];
+    struct fq_value *hs = fq_map_ensure_map(c->st, "head");
     if (!head) {
         char sfx[8];
-        fq_engine_rand_suffix(e, sfx, 5);
-        char *pname = fq_xasprintf("%s-head-%s", name, sfx);
+        fq_engine_rand_suffix(c->e, sfx, 5);
+        char *pname = fq_xasprintf("%s-head-%s", c->name, sfx);
         struct fq_value *pod =
-            make_pod(e, ns, rc, fq_value_path(spec, "headGroupSpec.template"),
-                     pname, "headgroup", "head");
-        fq_pods_create(e, pod, now, rc, "CreatedHeadPod");
-        fq_map_ensure_map(st, "head");
-        fq_map_set(fq_map_get(st, "head"), "podName", fq_value_str(pname));
+            make_pod(c->e, c->ns, c->rc,
+                     fq_value_path(c->spec, "headGroupSpec.template"), pname,
+                     "headgroup", "head");
+        fq_pods_create(c->e, pod, c->now, c->rc, "CreatedHeadPod");
+        hs = fq_map_ensure_map(c->st, "head");
+        fq_map_set(hs, "podName", fq_value_str(pname));
         free(pname);
     } else {
-        fq_map_ensure_map(st, "head");
-        fq_map_set(fq_map_get(st, "head"), "podName", fq_value_str(head->name));
+        fq_map_set(hs, "podName", fq_value_str(head->name));
         if (head->running)
-            fq_map_set(fq_map_get(st, "head"), "podIP",
-                       fq_value_str("127.0.0.1"));
+            fq_map_set(hs, "podIP", fq_value_str("127.0.0.1"));
     }
-    char *svc = fq_xasprintf("%s-head-svc", name);
-    fq_map_set(fq_map_get(st, "head"), "serviceName", fq_value_str(svc));
+    char *svc = fq_xasprintf("%s-head-svc", c->name);
+    fq_map_set(fq_map_get(c->st, "head"), "serviceName", fq_value_str(svc));
     free(svc);
+    return head;
+}
 
-    /* Workers: world size and rank offsets over all groups. */
-    int world = 0;
-    for (size_t g = 0; g < fq_value_len(groups); g++) {
-        const struct fq_value *gs = fq_seq_at(groups, g);
-        world += (int)(group_replicas(gs) * group_hosts(gs));
-    }
-    int port = world > 0 ? cluster_port(e, ns, name) : 0;
-    int offset = 0;
-    int64_t min_w = 0, max_w = 0;
-    int64_t ready_w = 0, avail_w = 0;
-    bool all_up = head && head->up;
-    for (size_t g = 0; g < fq_value_len(groups); g++) {
-        const struct fq_value *gs = fq_seq_at(groups, g);
-        const char *gname = fq_value_path_str(gs, "groupName", "workers");
-        int64_t r = group_replicas(gs), hosts = group_hosts(gs);
-        min_w += fq_value_path_int(gs, "minReplicas", 0) * hosts;
-        max_w += fq_value_path_int(gs, "maxReplicas", INT32_MAX) * hosts;
-        for (int64_t rep = 0; rep < r; rep++) {
-            for (int64_t h = 0; h < hosts; h++) {
-                const struct rpod *have = NULL;
-                for (size_t i = 0; i < np && !have; i++)
-                    if (pods[i].group && strcmp(pods[i].group, gname) == 0 &&
-                        pods[i].replica == rep && pods[i].host == h)
-                        have = &pods[i];
-                if (!have) {
-                    create_worker(e, ns, rc, gs, g, rep, h,
-                                  offset + (int)(rep * hosts + h), world, port,
-                                  now);
-                    all_up = false;
-                    continue;
-                }
-                all_up = all_up && have->up;
-            }
-        }
-        offset += (int)(r * hosts);
-        /* Scale down: whole replicas above the desired count go. */
-        for (size_t i = 0; i < np; i++) {
-            if (pods[i].group && strcmp(pods[i].group, gname) == 0 &&
-                pods[i].replica >= r) {
-                delete_pod(e, ns, rc, pods[i].name, "DeletedWorkerPod");
-                pods[i].terminal = true;
-                pods[i].ready = pods[i].running = false;
-            }
-        }
-        for (size_t i = 0; i < np; i++) {
-            if (!pods[i].group || strcmp(pods[i].group, gname) != 0 ||
-                pods[i].replica >= r)
+/* What the worker groups add up to. */
+struct workers {
+    int world;                /* hosts over all groups */
+    int64_t min, max;         /* min/maxReplicas x hosts */
+    int64_t ready, available; /* of the pods kept */
+    bool all_up;              /* every pod up (and the head) */
+};
+
+/* One worker group: missing pods made (rank `offset` on), pods of
+ * replicas above the desired count deleted, counts added to w. */
+static void sync_group(struct rcrun *c, const struct fq_value *gs, size_t g,
+                       int offset, int port, struct workers *w)
+{
+    const char *gname = fq_value_path_str(gs, "groupName", "workers");
+    int64_t r = group_replicas(gs), hosts = group_hosts(gs);
+    w->min += fq_value_path_int(gs, "minReplicas", 0) * hosts;
+    w->max += fq_value_path_int(gs, "maxReplicas", INT32_MAX) * hosts;
+    for (int64_t rep = 0; rep < r; rep++)
+        for (int64_t h = 0; h < hosts; h++) {
+            const struct rpod *have = NULL;
+            for (size_t i = 0; i < c->np && !have; i++)
+                if (c->pods[i].group && strcmp(c->pods[i].group, gname) == 0 &&
+                    c->pods[i].replica == rep && c->pods[i].host == h)
+                    have = &c->pods[i];
+            if (!have) {
+                create_worker(c->e, c->ns, c->rc, gs, g, rep, h,
+                              offset + (int)(rep * hosts + h), w->world, port,
+                              c->now);
+                w->all_up = false;
                 continue;
-            ready_w += pods[i].ready;
-            avail_w += pods[i].running;
+            }
+            w->all_up = w->all_up && have->up;
         }
+    for (size_t i = 0; i < c->np; i++) {
+        struct rpod *p = &c->pods[i];
+        if (!p->group || strcmp(p->group, gname) != 0)
+            continue;
+        if (p->replica >= r) { /* scale down: whole replicas go */
+            delete_pod(c->e, c->ns, c->rc, p->name, "DeletedWorkerPod");
+            p->terminal = true;
+            p->ready = p->running = false;
+            continue;
+        }
+        w->ready += p->ready;
+        w->available += p->running;
     }
-    /* Pods of groups no longer in the spec. */
-    for (size_t i = 0; i < np; i++) {
-        if (!pods[i].group || pods[i].terminal)
+}
+
+/* Every worker group in turn (world size and rank offsets over all of
+ * them), then the pods of groups no longer in the spec deleted. */
+static void sync_workers(struct rcrun *c, struct workers *w)
+{
+    const struct fq_value *groups = fq_map_get(c->spec, "workerGroupSpecs");
+    for (size_t g = 0; g < fq_value_len(groups); g++) {
+        const struct fq_value *gs = fq_seq_at(groups, g);
+        w->world += (int)(group_replicas(gs) * group_hosts(gs));
+    }
+    int port = w->world > 0 ? cluster_port(c->e, c->ns, c->name) : 0;
+    int offset = 0;
+    for (size_t g = 0; g < fq_value_len(groups); g++) {
+        const struct fq_value *gs = fq_seq_at(groups, g);
+        sync_group(c, gs, g, offset, port, w);
+        offset += (int)(group_replicas(gs) * group_hosts(gs));
+    }
+    for (size_t i = 0; i < c->np; i++) {
+        if (!c->pods[i].group || c->pods[i].terminal)
             continue;
         bool known = false;
         for (size_t g = 0; g < fq_value_len(groups) && !known; g++)
             known = strcmp(fq_value_path_str(fq_seq_at(groups, g), "groupName",
                                              "workers"),
-                           pods[i].group) == 0;
+                           c->pods[i].group) == 0;
         if (!known)
-            delete_pod(e, ns, rc, pods[i].name, "DeletedWorkerPod");
+            delete_pod(c->e, c->ns, c->rc, c->pods[i].name, "DeletedWorkerPod");
     }
+}
 
-    fq_map_set(st, "desiredWorkerReplicas", fq_value_int(world));
-    fq_map_set(st, "minWorkerReplicas", fq_value_int(min_w));
-    fq_map_set(st, "maxWorkerReplicas", fq_value_int(max_w));
-    fq_map_set(st, "readyWorkerReplicas", fq_value_int(ready_w));
-    fq_map_set(st, "availableWorkerReplicas", fq_value_int(avail_w));
+/* HeadPodReady, and RayClusterProvisioned (state ready) the first time
+ * every pod is up. */
+static void provisioned(struct rcrun *c, const struct rpod *head, bool all_up)
+{
+    struct fq_value *st = c->st;
     if (head && head->up)
         fq_pods_cond_set(st, "HeadPodReady", "True", "HeadPodRunningAndReady",
-                         NULL, now);
+                         NULL, c->now);
     else
         fq_pods_cond_set(st, "HeadPodReady", "False", "HeadPodNotFound", NULL,
-                         now);
+                         c->now);
     if (all_up && !fq_pods_cond_true(st, "RayClusterProvisioned")) {
+        char ts[40];
+        fq_time_format(c->now, ts, sizeof(ts));
         fq_pods_cond_set(st, "RayClusterProvisioned", "True",
                          "AllPodRunningAndReadyFirstTime",
-                         "All Ray Pods are ready for the first time", now);
+                         "All Ray Pods are ready for the first time", c->now);
         fq_map_set(st, "state", fq_value_str("ready"));
         fq_map_set(fq_map_ensure_map(st, "stateTransitionTimes"), "ready",
                    fq_value_str(ts));
-        fq_engine_event(e, rc, "Normal", "RayClusterReady",
-                        "All Ray pods of %s are running and ready", name);
+        fq_engine_event(c->e, c->rc, "Normal", "RayClusterReady",
+                        "All Ray pods of %s are running and ready", c->name);
     } else if (!fq_pods_cond(st, "RayClusterProvisioned")) {
         fq_pods_cond_set(st, "RayClusterProvisioned", "False",
                          "RayClusterPodsProvisioning",
                          "RayCluster Pods are being provisioned for first "
                          "time",
-                         now);
+                         c->now);
     }
+}
+
+/* status.endpoints: the head container's named ports. */
+static void endpoints(struct rcrun *c)
+{
     struct fq_value *ep = fq_value_map();
     const struct fq_value *ports = fq_value_path(
-        fq_seq_at(fq_value_path(spec, "headGroupSpec.template.spec."
-                                      "containers"),
+        fq_seq_at(fq_value_path(c->spec, "headGroupSpec.template.spec."
+                                         "containers"),
                   0),
         "ports");
     for (size_t i = 0; i < fq_value_len(ports); i++) {
@@ -416,16 +428,58 @@ static void reconcile(struct fq_engine *e, const struct rcctl *ctl,
             fq_map_set(ep, pn, fq_value_strf("%lld", (long long)cp));
     }
     if (fq_value_len(ep))
-        fq_map_set(st, "endpoints", ep);
+        fq_map_set(c->st, "endpoints", ep);
     else
         fq_value_free(ep);
-    fq_map_set(st, "observedGeneration",
-               fq_value_int(fq_value_path_int(rc, "metadata.generation", 1)));
+}
 
-write:
-    fq_pods_put_status(e, FQ_KIND_RAYCLUSTER, ns, name, st);
-    rpods_free(pods, np);
-    fq_value_free(rc);
+/*
+ * One step of a RayCluster as KubeRay's controller takes it: suspended
+ * (no pods), or the head and every worker group's pods made or deleted
+ * to match the spec, then the status (replica counts, conditions, state,
+ * endpoints) written once at the end if it changed.
+ */
+static void reconcile(struct fq_engine *e, const struct rcctl *ctl,
+                      const char *ns, const char *name, int64_t now)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_RAYCLUSTER, ns, name);
+    if (!o)
+        return;
+    struct rcrun c = {.e = e, .ns = ns, .name = name, .now = now};
+    c.rc = fq_value_clone(o->obj);
+    c.spec = fq_map_get(c.rc, "spec");
+    c.st = fq_value_clone(fq_map_get(c.rc, "status"));
+    if (!c.st || c.st->type != FQ_V_MAP) {
+        fq_value_free(c.st);
+        c.st = fq_value_map();
+    }
+    c.np = collect(e, ctl, ns, c.rc, &c.pods);
+    if (fq_value_path_bool(c.spec, "suspend", false)) {
+        suspend_cluster(&c);
+    } else {
+        if (fq_pods_cond(c.st, "RayClusterSuspended"))
+            fq_pods_cond_set(c.st, "RayClusterSuspended", "False", "Resumed",
+                             NULL, now);
+        if (strcmp(fq_value_path_str(c.st, "state", ""), "suspended") == 0)
+            fq_map_del(c.st, "state");
+        const struct rpod *head = ensure_head(&c);
+        struct workers w = {.all_up = head && head->up};
+        sync_workers(&c, &w);
+        fq_map_set(c.st, "desiredWorkerReplicas", fq_value_int(w.world));
+        fq_map_set(c.st, "minWorkerReplicas", fq_value_int(w.min));
+        fq_map_set(c.st, "maxWorkerReplicas", fq_value_int(w.max));
+        fq_map_set(c.st, "readyWorkerReplicas", fq_value_int(w.ready));
+        fq_map_set(c.st, "availableWorkerReplicas", fq_value_int(w.available));
+        provisioned(&c, head, w.all_up);
+        endpoints(&c);
+        fq_map_set(
+            c.st, "observedGeneration",
+            fq_value_int(fq_value_path_int(c.rc, "metadata.generation", 1)));
+    }
+    fq_pods_put_status(e, FQ_KIND_RAYCLUSTER, ns, name, c.st);
+    rpods_free(c.pods, c.np);
+    fq_value_free(c.rc);
 }
 
 /* --- controller ------------------------------------------------------- */

@@ -656,6 +656,193 @@ static char *submitter_failure(struct fq_engine *e, const char *ns,
 
 /* --- reconcile -------------------------------------------------------- */
 
+/* One reconcile's view of a RayJob: a copy to read (rj) and the status
+ * being written (st, stored at the end if it changed). */
+struct rjrun {
+    struct fq_engine *e;
+    struct fq_objstore *s;
+    const char *ns, *name;
+    int64_t now;
+    struct rjctl *ctl;
+    struct fq_value *rj, *st;
+    const struct fq_value *spec;
+    const char *ds; /* jobDeploymentStatus */
+};
+
+/* Complete or Failed: with shutdownAfterJobFinishes, the cluster goes
+ * when ttlSecondsAfterFinished has passed since the end. */
+static void step_finished(struct rjrun *r)
+{
+    if (!fq_value_path_bool(r->spec, "shutdownAfterJobFinishes", false))
+        return;
+    int64_t end = r->now;
+    fq_time_parse(fq_value_path_str(r->st, "endTime", ""), &end);
+    int64_t at =
+        end + fq_value_path_int(r->spec, "ttlSecondsAfterFinished", 0) * 1000;
+    const char *cname = fq_value_path_str(r->st, "rayClusterName", "");
+    if (r->now < at) {
+        fq_pods_queue_timer(&r->ctl->q, r->ns, r->name, at);
+        return;
+    }
+    if (fq_objstore_get(r->s, FQ_KIND_RAYCLUSTER, r->ns, cname)) {
+        fq_pods_delete_owned(r->e, r->ns, "RayCluster", cname);
+        fq_objstore_delete(r->s, FQ_KIND_RAYCLUSTER, r->ns, cname, NULL);
+        fq_engine_event(r->e, r->rj, "Normal", "DeletedRayCluster",
+                        "Deleted RayCluster %s", cname);
+    }
+}
+
+/* A deadline of `seconds` from startTime: Failed with `reason` once it
+ * has passed, else a timer for it. Returns true when it failed the job. */
+static bool deadline(struct rjrun *r, int64_t seconds, const char *reason,
+                     const char *lead, const char *field)
+{
+    int64_t start = r->now;
+    fq_time_parse(fq_value_path_str(r->st, "startTime", ""), &start);
+    if (r->now < start + seconds * 1000) {
+        fq_pods_queue_timer(&r->ctl->q, r->ns, r->name, start + seconds * 1000);
+        return false;
+    }
+    char *msg = fq_xasprintf("%s StartTime: %s. %s: %lld", lead,
+                             fq_value_path_str(r->st, "startTime", ""), field,
+                             (long long)seconds);
+    to_finished(r->e, r->ns, r->rj, r->st, false, reason, msg, r->now);
+    free(msg);
+    return true;
+}
+
+/* activeDeadlineSeconds, and preRunningDeadlineSeconds while
+ * Initializing. Returns true when one failed the job. */
+static bool deadlines(struct rjrun *r)
+{
+    int64_t ads = fq_value_path_int(r->spec, "activeDeadlineSeconds", -1);
+    if (ads >= 0 && deadline(r, ads, "DeadlineExceeded",
+                             "The RayJob has passed the activeDeadlineSeconds.",
+                             "ActiveDeadlineSeconds"))
+        return true;
+    int64_t prds = fq_value_path_int(r->spec, "preRunningDeadlineSeconds", 0);
+    return prds > 0 && strcmp(r->ds, "Initializing") == 0 &&
+           deadline(r, prds, "PreRunningDeadlineExceeded",
+                    "The RayJob did not reach Running within "
+                    "preRunningDeadlineSeconds.",
+                    "PreRunningDeadlineSeconds");
+}
+
+/* Initializing: once the cluster is ready, the submitter Job and
+ * Running (jobStatus PENDING). */
+static void step_initializing(struct rjrun *r, const struct fq_value *rcs)
+{
+    if (strcmp(fq_value_path_str(rcs, "state", ""), "ready") != 0)
+        return;
+    if (!fq_objstore_get(r->s, FQ_KIND_JOB, r->ns, r->name)) {
+        struct fq_value *job = make_submitter(r->e, r->ns, r->rj, r->st);
+        fq_pods_create(r->e, job, r->now, NULL, NULL);
+        fq_engine_event(r->e, r->rj, "Normal", "CreatedRayJobSubmitter",
+                        "Created Kubernetes Job %s/%s", r->ns, r->name);
+    }
+    set_ds(r->st, "Running");
+    fq_map_set(r->st, "jobStatus", fq_value_str("PENDING"));
+    fq_map_set(r->st, "message", fq_value_str("Job has not started yet."));
+}
+
+/* Running: the submitter Job's outcome is the RayJob's; RUNNING once its
+ * pod has started. */
+static void follow_submitter(struct rjrun *r)
+{
+    const struct fq_object *jo =
+        fq_objstore_get(r->s, FQ_KIND_JOB, r->ns, r->name);
+    if (!jo)
+        return;
+    const struct fq_value *jst = fq_map_get(jo->obj, "status");
+    if (fq_pods_cond_true(jst, "Complete")) {
+        to_finished(r->e, r->ns, r->rj, r->st, true, NULL, NULL, r->now);
+        return;
+    }
+    if (fq_pods_cond_true(jst, "Failed")) {
+        /* KubeRay: AppFailed when the Ray job itself failed, else the
+         * submission failed. flexq's driver is the submitter's process, so
+         * the Ray job ran iff that pod ran (jobStatus RUNNING). */
+        char *msg;
+        const char *reason;
+        if (strcmp(fq_value_path_str(r->st, "jobStatus", ""), "RUNNING") == 0) {
+            msg = submitter_failure(r->e, r->ns, r->name, jo->obj);
+            reason = "AppFailed";
+        } else {
+            const struct fq_value *c = fq_pods_cond(jst, "Failed");
+            msg = fq_xasprintf(
+                "Job submission has failed. Reason: %s. Message: %s",
+                fq_value_path_str(c, "reason", "Failed"),
+                fq_value_path_str(c, "message", ""));
+            reason = "SubmissionFailed";
+        }
+        to_finished(r->e, r->ns, r->rj, r->st, false, reason, msg, r->now);
+        free(msg);
+        return;
+    }
+    if (fq_value_path_int(jst, "active", 0) <= 0)
+        return;
+    const struct fq_object **objs = NULL;
+    size_t n = owned_pods(r->e, "Job", r->ns, r->name, &objs);
+    bool running = false;
+    for (size_t i = 0; i < n && !running; i++)
+        running = fq_pods_owned_by(objs[i]->obj, "Job", r->name, NULL) &&
+                  strcmp(fq_pods_phase(objs[i]->obj), "Running") == 0;
+    free(objs);
+    if (running) {
+        fq_map_set(r->st, "jobStatus", fq_value_str("RUNNING"));
+        fq_map_set(r->st, "message", fq_value_str("Job is currently running."));
+    }
+}
+
+/* Initializing or Running: suspension, deadlines, the RayCluster (made
+ * when missing, replicas kept in sync, its status mirrored), a stop, a
+ * failed cluster pod, then the step of the state. */
+static void step_active(struct rjrun *r)
+{
+    if (fq_value_path_bool(r->spec, "suspend", false)) {
+        set_ds(r->st, "Suspending");
+        to_suspended(r->e, r->ns, r->rj, r->st);
+        return;
+    }
+    if (deadlines(r))
+        return;
+    const char *cname = fq_value_path_str(r->st, "rayClusterName", "");
+    if (!fq_objstore_get(r->s, FQ_KIND_RAYCLUSTER, r->ns, cname)) {
+        struct fq_value *rc = make_cluster(
+            r->rj, r->ns, cname, fq_value_path_str(r->st, "jobId", ""));
+        fq_pods_create(r->e, rc, r->now, NULL, NULL);
+        fq_engine_event(r->e, r->rj, "Normal", "CreatedRayCluster",
+                        "Created RayCluster %s/%s", r->ns, cname);
+        return;
+    }
+    sync_replicas(r->e, r->ns, r->rj, cname);
+    /* A copy: what follows may write the store. */
+    struct fq_value *rc = fq_value_clone(
+        fq_objstore_get(r->s, FQ_KIND_RAYCLUSTER, r->ns, cname)->obj);
+    const struct fq_value *rcs = fq_map_get(rc, "status");
+    if (rcs)
+        fq_map_set(r->st, "rayClusterStatus", fq_value_clone(rcs));
+    char *pod_failure = NULL;
+    if (strcmp(r->ds, "Running") == 0 &&
+        strcmp(fq_value_path_str(r->st, "jobStatus", ""), "STOPPED") == 0)
+        to_stopped(r->e, r->ns, r->rj, r->st, r->now);
+    else if ((pod_failure = failed_cluster_pod(r->e, r->ns, cname)))
+        to_finished(r->e, r->ns, r->rj, r->st, false, "AppFailed", pod_failure,
+                    r->now);
+    else if (strcmp(r->ds, "Initializing") == 0)
+        step_initializing(r, rcs);
+    else
+        follow_submitter(r);
+    free(pod_failure);
+    fq_value_free(rc);
+}
+
+/*
+ * One step of a RayJob along KubeRay's jobDeploymentStatus: New ->
+ * Initializing (or Suspended) -> Running -> Complete | Failed, with
+ * Suspending / Suspended / Retrying between; each state's step is a
+ * function above. The status is written once, at the end, if it changed.
+ */
 static void reconcile(struct fq_engine *e, const char *ns, const char *name,
                       int64_t now, struct rjctl *ctl)
 {
@@ -663,196 +850,42 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     const struct fq_object *o = fq_objstore_get(s, FQ_KIND_RAYJOB, ns, name);
     if (!o)
         return;
-    struct fq_value *rj = fq_value_clone(o->obj);
-    struct fq_value *st = fq_value_clone(fq_map_get(rj, "status"));
-    if (!st || st->type != FQ_V_MAP) {
-        fq_value_free(st);
-        st = fq_value_map();
+    struct rjrun r = {
+        .e = e, .s = s, .ns = ns, .name = name, .now = now, .ctl = ctl};
+    r.rj = fq_value_clone(o->obj);
+    r.st = fq_value_clone(fq_map_get(r.rj, "status"));
+    if (!r.st || r.st->type != FQ_V_MAP) {
+        fq_value_free(r.st);
+        r.st = fq_value_map();
     }
-    const struct fq_value *spec = fq_map_get(rj, "spec");
-    bool suspend = fq_value_path_bool(spec, "suspend", false);
-    const char *ds = ds_of(st);
-    fq_map_set(st, "observedGeneration",
-               fq_value_int(fq_value_path_int(rj, "metadata.generation", 1)));
+    r.spec = fq_map_get(r.rj, "spec");
+    bool suspend = fq_value_path_bool(r.spec, "suspend", false);
+    r.ds = ds_of(r.st);
+    fq_map_set(r.st, "observedGeneration",
+               fq_value_int(fq_value_path_int(r.rj, "metadata.generation", 1)));
 
-    if (strcmp(ds, "New") == 0) {
+    if (strcmp(r.ds, "New") == 0) {
         if (suspend) {
-            set_ds(st, "Suspended");
-            fq_map_set(st, "jobStatus", fq_value_str(""));
+            set_ds(r.st, "Suspended");
+            fq_map_set(r.st, "jobStatus", fq_value_str(""));
         } else {
-            to_initializing(e, rj, st, now);
+            to_initializing(e, r.rj, r.st, now);
         }
-        goto write;
-    }
-    if (strcmp(ds, "Suspended") == 0) {
+    } else if (strcmp(r.ds, "Suspended") == 0) {
         if (!suspend)
-            to_new(st);
-        goto write;
+            to_new(r.st);
+    } else if (strcmp(r.ds, "Suspending") == 0) {
+        to_suspended(e, ns, r.rj, r.st);
+    } else if (strcmp(r.ds, "Retrying") == 0) {
+        delete_children(e, ns, r.rj);
+        to_new(r.st);
+    } else if (strcmp(r.ds, "Complete") == 0 || strcmp(r.ds, "Failed") == 0) {
+        step_finished(&r);
+    } else {
+        step_active(&r);
     }
-    if (strcmp(ds, "Suspending") == 0) {
-        to_suspended(e, ns, rj, st);
-        goto write;
-    }
-    if (strcmp(ds, "Retrying") == 0) {
-        delete_children(e, ns, rj);
-        to_new(st);
-        goto write;
-    }
-    if (strcmp(ds, "Complete") == 0 || strcmp(ds, "Failed") == 0) {
-        /* Terminal: shut the cluster down after the TTL. */
-        if (fq_value_path_bool(spec, "shutdownAfterJobFinishes", false)) {
-            int64_t end = now;
-            fq_time_parse(fq_value_path_str(st, "endTime", ""), &end);
-            int64_t at =
-                end +
-                fq_value_path_int(spec, "ttlSecondsAfterFinished", 0) * 1000;
-            const char *cname = fq_value_path_str(st, "rayClusterName", "");
-            if (now >= at) {
-                if (fq_objstore_get(s, FQ_KIND_RAYCLUSTER, ns, cname)) {
-                    fq_pods_delete_owned(e, ns, "RayCluster", cname);
-                    fq_objstore_delete(s, FQ_KIND_RAYCLUSTER, ns, cname, NULL);
-                    fq_engine_event(e, rj, "Normal", "DeletedRayCluster",
-                                    "Deleted RayCluster %s", cname);
-                }
-            } else {
-                fq_pods_queue_timer(&ctl->q, ns, name, at);
-            }
-        }
-        goto write;
-    }
-    /* Initializing or Running. */
-    if (suspend) {
-        set_ds(st, "Suspending");
-        to_suspended(e, ns, rj, st);
-        goto write;
-    }
-    int64_t ads = fq_value_path_int(spec, "activeDeadlineSeconds", -1);
-    if (ads >= 0) {
-        int64_t start = now;
-        fq_time_parse(fq_value_path_str(st, "startTime", ""), &start);
-        if (now >= start + ads * 1000) {
-            char *msg = fq_xasprintf(
-                "The RayJob has passed the activeDeadlineSeconds. "
-                "StartTime: %s. ActiveDeadlineSeconds: %lld",
-                fq_value_path_str(st, "startTime", ""), (long long)ads);
-            to_finished(e, ns, rj, st, false, "DeadlineExceeded", msg, now);
-            free(msg);
-            goto write;
-        }
-        fq_pods_queue_timer(&ctl->q, ns, name, start + ads * 1000);
-    }
-    int64_t prds = fq_value_path_int(spec, "preRunningDeadlineSeconds", 0);
-    if (prds > 0 && strcmp(ds, "Initializing") == 0) {
-        int64_t start = now;
-        fq_time_parse(fq_value_path_str(st, "startTime", ""), &start);
-        if (now >= start + prds * 1000) {
-            char *msg = fq_xasprintf(
-                "The RayJob did not reach Running within "
-                "preRunningDeadlineSeconds. StartTime: %s. "
-                "PreRunningDeadlineSeconds: %lld",
-                fq_value_path_str(st, "startTime", ""), (long long)prds);
-            to_finished(e, ns, rj, st, false, "PreRunningDeadlineExceeded", msg,
-                        now);
-            free(msg);
-            goto write;
-        }
-        fq_pods_queue_timer(&ctl->q, ns, name, start + prds * 1000);
-    }
-    const char *cname = fq_value_path_str(st, "rayClusterName", "");
-    const struct fq_object *co =
-        fq_objstore_get(s, FQ_KIND_RAYCLUSTER, ns, cname);
-    if (!co) {
-        struct fq_value *rc =
-            make_cluster(rj, ns, cname, fq_value_path_str(st, "jobId", ""));
-        fq_pods_create(e, rc, now, NULL, NULL);
-        fq_engine_event(e, rj, "Normal", "CreatedRayCluster",
-                        "Created RayCluster %s/%s", ns, cname);
-        goto write;
-    }
-    sync_replicas(e, ns, rj, cname);
-    co = fq_objstore_get(s, FQ_KIND_RAYCLUSTER, ns, cname);
-    struct fq_value *rc = fq_value_clone(co->obj);
-    const struct fq_value *rcs = fq_map_get(rc, "status");
-    if (rcs)
-        fq_map_set(st, "rayClusterStatus", fq_value_clone(rcs));
-    if (strcmp(ds, "Running") == 0 &&
-        strcmp(fq_value_path_str(st, "jobStatus", ""), "STOPPED") == 0) {
-        to_stopped(e, ns, rj, st, now);
-        fq_value_free(rc);
-        goto write;
-    }
-    char *pod_failure = failed_cluster_pod(e, ns, cname);
-    if (pod_failure) {
-        to_finished(e, ns, rj, st, false, "AppFailed", pod_failure, now);
-        free(pod_failure);
-        fq_value_free(rc);
-        goto write;
-    }
-    if (strcmp(ds, "Initializing") == 0) {
-        if (strcmp(fq_value_path_str(rcs, "state", ""), "ready") != 0) {
-            fq_value_free(rc);
-            goto write;
-        }
-        if (!fq_objstore_get(s, FQ_KIND_JOB, ns, name)) {
-            struct fq_value *job = make_submitter(e, ns, rj, st);
-            fq_pods_create(e, job, now, NULL, NULL);
-            fq_engine_event(e, rj, "Normal", "CreatedRayJobSubmitter",
-                            "Created Kubernetes Job %s/%s", ns, name);
-        }
-        set_ds(st, "Running");
-        fq_map_set(st, "jobStatus", fq_value_str("PENDING"));
-        fq_map_set(st, "message", fq_value_str("Job has not started yet."));
-        fq_value_free(rc);
-        goto write;
-    }
-    fq_value_free(rc);
-    /* Running: follow the submitter. */
-    const struct fq_object *jo = fq_objstore_get(s, FQ_KIND_JOB, ns, name);
-    if (!jo)
-        goto write;
-    const struct fq_value *jst = fq_map_get(jo->obj, "status");
-    if (fq_pods_cond_true(jst, "Complete")) {
-        to_finished(e, ns, rj, st, true, NULL, NULL, now);
-        goto write;
-    }
-    if (fq_pods_cond_true(jst, "Failed")) {
-        /* KubeRay: AppFailed when the Ray job itself failed, else the
-         * submission failed. flexq's driver is the submitter's process, so
-         * the Ray job ran iff that pod ran (jobStatus RUNNING). */
-        if (strcmp(fq_value_path_str(st, "jobStatus", ""), "RUNNING") == 0) {
-            char *msg = submitter_failure(e, ns, name, jo->obj);
-            to_finished(e, ns, rj, st, false, "AppFailed", msg, now);
-            free(msg);
-        } else {
-            const struct fq_value *c = fq_pods_cond(jst, "Failed");
-            char *msg = fq_xasprintf(
-                "Job submission has failed. Reason: %s. Message: %s",
-                fq_value_path_str(c, "reason", "Failed"),
-                fq_value_path_str(c, "message", ""));
-            to_finished(e, ns, rj, st, false, "SubmissionFailed", msg, now);
-            free(msg);
-        }
-        goto write;
-    }
-    if (fq_value_path_int(jst, "active", 0) > 0) {
-        /* Running once the submitter's pod has started. */
-        const struct fq_object **objs = NULL;
-        size_t n = owned_pods(e, "Job", ns, name, &objs);
-        bool running = false;
-        for (size_t i = 0; i < n && !running; i++)
-            running = fq_pods_owned_by(objs[i]->obj, "Job", name, NULL) &&
-                      strcmp(fq_pods_phase(objs[i]->obj), "Running") == 0;
-        free(objs);
-        if (running) {
-            fq_map_set(st, "jobStatus", fq_value_str("RUNNING"));
-            fq_map_set(st, "message",
-                       fq_value_str("Job is currently running."));
-        }
-    }
-
-write:
-    fq_pods_put_status(e, FQ_KIND_RAYJOB, ns, name, st);
-    fq_value_free(rj);
+    fq_pods_put_status(e, FQ_KIND_RAYJOB, ns, name, r.st);
+    fq_value_free(r.rj);
 }
 
 /* --- stop ------------------------------------------------------------- */

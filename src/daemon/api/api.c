@@ -56,21 +56,36 @@
  *       start_rev, until start_rev has landed; changes up to start_rev are
  *       not sent to it again.
  *
- * What it does not do: strategic merge patch (treated as a merge patch),
- * JSON patch (405), server-side apply field ownership (apply replaces the
- * object as `kubectl apply` would after its three-way merge), snapshot
+ * Kubernetes clients: JSON patch and strategic merge patch come from
+ * patch.h (strategic merge on custom resources is 415, as in Kubernetes),
+ * ?dryRun=All from dryrun.h, Tables (Accept as=Table) from table.h,
+ * aggregated discovery and /version from discovery.h, protobuf bodies
+ * from kpb.h.
+ *
+ * What it does not do: server-side apply field ownership (apply replaces
+ * the object as `kubectl apply` would after its three-way merge), snapshot
  * lists (a continue token resumes after a key, not at a revision).
  */
 #include "api/api.h"
+#include "api/status.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/auth.h"
+#include "api/discovery.h"
+#include "api/dryrun.h"
 #include "api/labelsel.h"
+#include "api/ssa_reply.h"
+#include "api/table.h"
 #include "flexq/alloc.h"
+#include "flexq/kpb.h"
+#include "flexq/patch.h"
+#include "flexq/ssa.h"
+#include "flexq/timefmt.h"
 #include "log.h"
 
 #define RING_SIZE 8192
@@ -107,8 +122,10 @@ struct watch {
     bool pending;
     uint64_t start_rev;
     struct fq_buf initial;
-    int64_t deadline;      /* ?timeoutSeconds: end of the stream, or 0 */
-    bool bookmarks;        /* ?allowWatchBookmarks=true */
+    int64_t deadline;  /* ?timeoutSeconds: end of the stream, or 0 */
+    bool bookmarks;    /* ?allowWatchBookmarks=true */
+    const char *table; /* Table version (Accept as=Table) or NULL */
+    enum fq_table_include include;
     int64_t next_bookmark; /* when the next periodic BOOKMARK is due */
     struct watch *next;
 };
@@ -157,40 +174,6 @@ static void reply_value(struct fq_daemon *d, struct fq_http_req *r, int status,
     struct fq_buf b = FQ_BUF_INIT;
     fq_json_encode(v, FQ_JSON_COMPACT, &b);
     reply_buf(d, r, status, &b);
-}
-
-void fq_api_error(struct fq_daemon *d, struct fq_http_req *r, int code,
-                  const struct fq_err *e, const char *kind_plural,
-                  const char *name)
-{
-    int http = fq_err_http_status(code);
-    struct fq_value *st = fq_value_map();
-    fq_map_set(st, "kind", fq_value_str("Status"));
-    fq_map_set(st, "apiVersion", fq_value_str("v1"));
-    fq_map_set(st, "metadata", fq_value_map());
-    fq_map_set(st, "status", fq_value_str("Failure"));
-    fq_map_set(st, "message",
-               fq_value_str(e && e->msg[0] ? e->msg : fq_strerror(code)));
-    fq_map_set(st, "reason", fq_value_str(fq_err_reason(code)));
-    if (kind_plural || name || (e && e->path[0])) {
-        struct fq_value *det = fq_map_ensure_map(st, "details");
-        if (name)
-            fq_map_set(det, "name", fq_value_str(name));
-        if (kind_plural)
-            fq_map_set(det, "kind", fq_value_str(kind_plural));
-        if (e && e->path[0]) {
-            struct fq_value *causes = fq_value_seq();
-            struct fq_value *c = fq_value_map();
-            fq_map_set(c, "reason", fq_value_str("FieldValueInvalid"));
-            fq_map_set(c, "message", fq_value_str(e->msg));
-            fq_map_set(c, "field", fq_value_str(e->path));
-            fq_seq_push(causes, c);
-            fq_map_set(det, "causes", causes);
-        }
-    }
-    fq_map_set(st, "code", fq_value_int(http));
-    reply_value(d, r, http, st);
-    fq_value_free(st);
 }
 
 static void fail(struct fq_daemon *d, struct fq_http_req *r, int code,
@@ -310,6 +293,9 @@ static struct fq_value *resource_list(const char *group, const char *version)
             ns++;
         if (ns)
             fq_map_set(e, "shortNames", str_seq(ki->shortnames, ns));
+        const char *const *cats = fq_discovery_categories(ki->kind);
+        if (cats)
+            fq_map_set(e, "categories", str_seq(cats, 4));
         fq_seq_push(res, e);
         if (ki->has_status) {
             e = fq_value_map();
@@ -388,6 +374,20 @@ static struct fq_value *group_list(void)
 }
 
 /* --- object requests ---------------------------------------------------- */
+
+/* "rayjobs.ray.io", "jobs.batch", "configmaps": how Kubernetes names a
+ * resource in its messages (NotFound, AlreadyExists, Conflict). */
+struct qname {
+    char s[160];
+};
+
+static struct qname qualified(const struct fq_kind_info *ki)
+{
+    struct qname q;
+    snprintf(q.s, sizeof(q.s), "%s%s%s", ki->plural, *ki->group ? "." : "",
+             ki->group);
+    return q;
+}
 
 /* What an object path names. */
 struct target {
@@ -476,10 +476,18 @@ static int query_count(struct fq_http_req *r, const char *key, long long max,
     return 0;
 }
 
-static bool query_true(struct fq_http_req *r, const char *key)
+/* A boolean query parameter as Kubernetes reads one: absent, "0" and
+ * "false" (any case) are false, every other value is true ("True" from the
+ * Python client, "1", even ""). */
+bool fq_api_query_bool(struct fq_http_req *r, const char *key)
 {
     const char *v = fq_http_query(r, key);
-    return v && (!strcmp(v, "true") || !strcmp(v, "1"));
+    return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
+}
+
+static bool query_true(struct fq_http_req *r, const char *key)
+{
+    return fq_api_query_bool(r, key);
 }
 
 /* --- list pages --------------------------------------------------------- */
@@ -599,6 +607,12 @@ static void list_objects(struct fq_daemon *d, struct fq_http_req *r,
         fq_api_error(d, r, rc, &e, t->ki->plural, NULL);
         return;
     }
+    /* kubectl get asks for a Table: the kind's printer columns. */
+    const char *tv = fq_table_accepts(fq_http_header(r, "Accept"));
+    struct fq_value *table = tv ? fq_table_new(t->kind, tv) : NULL;
+    enum fq_table_include inc =
+        fq_table_include_of(fq_http_query(r, "includeObject"));
+    int64_t now = fq_daemon_now(d);
     struct fq_buf items = FQ_BUF_INIT;
     size_t taken = 0, remaining = 0;
     const struct fq_object *last = NULL;
@@ -610,12 +624,36 @@ static void list_objects(struct fq_daemon *d, struct fq_http_req *r,
             remaining++;
             continue;
         }
+        last = objs[i];
+        if (table) {
+            taken++;
+            fq_table_add_row(table, t->kind, objs[i]->obj, now, inc);
+            continue;
+        }
         if (taken++)
             fq_buf_putc(&items, ',');
         fq_json_encode(objs[i]->obj, FQ_JSON_COMPACT, &items);
-        last = objs[i];
     }
     struct fq_buf b = FQ_BUF_INIT;
+    if (table) {
+        struct fq_value *md = fq_map_get(table, "metadata");
+        fq_map_set(md, "resourceVersion",
+                   fq_value_strf("%llu",
+                                 (unsigned long long)fq_objstore_revision(os)));
+        if (remaining && last) {
+            continue_token(&b, last);
+            fq_map_set(md, "continue", fq_value_str(fq_buf_str(&b)));
+            fq_map_set(md, "remainingItemCount",
+                       fq_value_int((int64_t)remaining));
+            fq_buf_reset(&b);
+        }
+        fq_json_encode(table, FQ_JSON_COMPACT, &b);
+        fq_value_free(table);
+        fq_buf_release(&items);
+        free(objs);
+        reply_buf(d, r, 200, &b);
+        return;
+    }
     fq_buf_printf(&b,
                   "{\"apiVersion\":\"%s\",\"kind\":\"%sList\",\"metadata\":"
                   "{\"resourceVersion\":\"%llu\"",
@@ -669,6 +707,24 @@ static void line_of(struct fq_buf *b, enum fq_change_type type,
     fq_buf_printf(b, "{\"type\":\"%s\",\"object\":", type_name(type));
     fq_json_encode(obj, FQ_JSON_COMPACT, b);
     fq_buf_puts(b, "}\n");
+}
+
+/* A watch line for w: the object, or for a Table watch (kubectl get -w)
+ * a Table holding the object's row. */
+static void watch_line(const struct watch *w, struct fq_buf *b,
+                       enum fq_change_type type, const struct fq_value *obj)
+{
+    if (!w->table) {
+        line_of(b, type, obj);
+        return;
+    }
+    struct fq_value *t = fq_table_new(w->kind, w->table);
+    fq_map_set(
+        fq_map_get(t, "metadata"), "resourceVersion",
+        fq_value_str(fq_value_path_str(obj, "metadata.resourceVersion", "")));
+    fq_table_add_row(t, w->kind, obj, fq_daemon_now(w->api->d), w->include);
+    line_of(b, type, t);
+    fq_value_free(t);
 }
 
 /* Drops a watch whose client is too slow; true if it was dropped. */
@@ -803,6 +859,8 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
     if (timeout_s > 0)
         w->deadline = now + timeout_s * 1000;
     w->bookmarks = query_true(r, "allowWatchBookmarks");
+    w->table = fq_table_accepts(fq_http_header(r, "Accept"));
+    w->include = fq_table_include_of(fq_http_query(r, "includeObject"));
     w->next_bookmark = now + BOOKMARK_MS;
     fq_http_stream_start(r, 200, JSON, watch_closed, w);
     w->next = a->watches;
@@ -812,7 +870,7 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
         size_t n = fq_objstore_list(os, t->kind, w->ns, &objs);
         for (size_t i = 0; i < n; i++)
             if (watch_wants(w, t->kind, objs[i]->ns, objs[i]->obj))
-                line_of(&w->initial, FQ_CHANGE_ADDED, objs[i]->obj);
+                watch_line(w, &w->initial, FQ_CHANGE_ADDED, objs[i]->obj);
         free(objs);
         w->start_rev = fq_objstore_revision(os);
         w->pending = true;
@@ -826,7 +884,7 @@ static void start_watch(struct fq_daemon *d, struct fq_http_req *r,
         size_t i = (a->ring_head + RING_SIZE - a->ring_n + k) % RING_SIZE;
         struct ringent *re = &a->ring[i];
         if (re->rev > since && watch_wants(w, re->kind, re->ns, re->obj))
-            line_of(&b, re->type, re->obj);
+            watch_line(w, &b, re->type, re->obj);
     }
     bool dropped = b.len && watch_send(w, b.data, b.len);
     fq_buf_release(&b);
@@ -865,6 +923,13 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
             }
             if (!watch_wants(w, e->kind, e->ns, e->obj))
                 continue;
+            if (w->table) {
+                struct fq_buf b = FQ_BUF_INIT;
+                watch_line(w, &b, e->type, e->obj);
+                watch_send(w, b.data, b.len);
+                fq_buf_release(&b);
+                continue;
+            }
             if (!e->line) {
                 struct fq_buf b = FQ_BUF_INIT;
                 line_of(&b, e->type, e->obj);
@@ -908,6 +973,8 @@ static int parse_body(struct fq_http_req *r, struct fq_value **out,
     struct fq_limits lim = fq_limits_default();
     if (len == 0)
         return fq_err_set(err, FQ_EPARSE, "the request has no body");
+    if (ct && strstr(ct, "application/vnd.kubernetes.protobuf"))
+        return fq_kpb_decode(body, len, out, err);
     if (ct && strstr(ct, "yaml")) {
         struct fq_docs docs = {0};
         int rc = fq_yaml_parse(body, len, "body", &lim, &docs, err);
@@ -989,7 +1056,7 @@ static void conflict(struct fq_daemon *d, struct fq_http_req *r,
                "Operation cannot be fulfilled on %s \"%s\": the object has "
                "been modified; please apply your changes to the latest "
                "version and try again",
-               t->ki->plural, name);
+               qualified(t->ki).s, name);
     fq_api_error(d, r, FQ_ECONFLICT, &e, t->ki->plural, name);
 }
 
@@ -1021,6 +1088,36 @@ static void give_name(struct fq_daemon *d, struct fq_value *obj)
     fq_engine_rand_suffix(d->engine, suffix, 5);
     fq_map_set(fq_map_get(obj, "metadata"), "name",
                fq_value_strf("%s%s", gen, suffix));
+}
+
+/* The field manager of a write: ?fieldManager=, else the client's name
+ * from its User-Agent ("kubectl", "OpenAPI-Generator"), as Kubernetes
+ * defaults it. */
+static void field_manager(struct fq_http_req *r, char *buf, size_t size)
+{
+    const char *fm = fq_http_query(r, "fieldManager");
+    const char *ua = fq_http_header(r, "User-Agent");
+    if (fm && *fm) {
+        snprintf(buf, size, "%s", fm);
+        return;
+    }
+    size_t n = ua ? strcspn(ua, "/ ") : 0;
+    snprintf(buf, size, "%.*s", (int)(n ? n : 7), n ? ua : "unknown");
+}
+
+/* Records who changed which fields (managedFields) for objects that
+ * track them: those written with a fieldManager or applied server-side
+ * before. Objects flexq's own CLI writes are not tracked. */
+static void track_fields(struct fq_daemon *d, struct fq_http_req *r,
+                         const struct fq_object *cur, struct fq_value *obj)
+{
+    if (!fq_http_query(r, "fieldManager") &&
+        !(cur && fq_value_path(cur->obj, "metadata.managedFields")))
+        return;
+    char fm[128], now[40];
+    field_manager(r, fm, sizeof(fm));
+    fq_time_format(fq_daemon_now(d), now, sizeof(now));
+    fq_ssa_update(cur ? cur->obj : NULL, obj, fm, now);
 }
 
 /* Applies `obj` (taken) through the engine and answers. */
@@ -1056,6 +1153,10 @@ static void do_create(struct fq_daemon *d, struct fq_http_req *r,
     struct fq_value *obj = NULL;
     struct fq_err e = {0};
     int rc = parse_body(r, &obj, &e);
+    if (rc == FQ_EUNSUPPORTED) {
+        fq_dryrun_unsupported_media(d, r, "application/json, application/yaml");
+        return;
+    }
     if (rc == 0)
         rc = fix_identity(t, obj, &e);
     if (rc < 0) {
@@ -1077,14 +1178,24 @@ static void do_create(struct fq_daemon *d, struct fq_http_req *r,
                          fq_value_path_str(obj, "metadata.namespace", "") :
                          "";
     if (fq_objstore_get(fq_engine_store(d->engine), t->kind, ns, name)) {
-        fq_err_set(&e, FQ_EEXIST, "%s \"%s\" already exists", t->ki->plural,
-                   name);
+        fq_err_set(&e, FQ_EEXIST, "%s \"%s\" already exists",
+                   qualified(t->ki).s, name);
         fq_api_error(d, r, FQ_EEXIST, &e, t->ki->plural, name);
         fq_value_free(obj);
         return;
     }
     fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
-    apply_and_reply(d, r, t, obj, 201, false);
+    track_fields(d, r, NULL, obj);
+    bool dry = false;
+    rc = fq_dryrun_param(r, &dry, &e);
+    if (rc < 0) {
+        fq_api_error(d, r, rc, &e, t->ki->plural, name);
+        fq_value_free(obj);
+    } else if (dry) {
+        fq_dryrun_reply(d, r, t->ki->plural, NULL, obj, false);
+    } else {
+        apply_and_reply(d, r, t, obj, 201, false);
+    }
 }
 
 /* PUT and PATCH of the status subresource: replaces only .status. */
@@ -1110,6 +1221,16 @@ static void write_status(struct fq_daemon *d, struct fq_http_req *r,
         fq_map_set(obj, "status", st ? fq_value_clone(st) : fq_value_map());
     }
     fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
+    bool dry = false;
+    if (fq_dryrun_param(r, &dry, &e) < 0) {
+        fq_api_error(d, r, e.code, &e, t->ki->plural, t->name);
+        fq_value_free(obj);
+        return;
+    }
+    if (dry) {
+        fq_dryrun_reply(d, r, t->ki->plural, cur, obj, true);
+        return;
+    }
     int rc = fq_objstore_update(fq_engine_store(d->engine), obj, true, NULL,
                                 NULL, &e);
     if (rc < 0) {
@@ -1125,20 +1246,37 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
     struct fq_objstore *os = fq_engine_store(d->engine);
     const char *ct = fq_http_header(r, "Content-Type");
     bool apply = patch && ct && strstr(ct, "apply-patch");
-    if (patch && ct && strstr(ct, "json-patch")) {
-        fail(d, r, FQ_EUNSUPPORTED,
-             "JSON patch is not supported; use application/merge-patch+json");
+    bool json_patch = patch && ct && strstr(ct, "json-patch+json");
+    bool strategic = patch && ct && strstr(ct, "strategic-merge-patch");
+    if (strategic && !fq_patch_strategic_supported(t->kind)) {
+        /* As for custom resources in Kubernetes: no patch strategies. */
+        fq_dryrun_unsupported_media(d, r,
+                                    "application/json-patch+json, "
+                                    "application/merge-patch+json, "
+                                    "application/apply-patch+yaml");
+        return;
+    }
+    bool dry = false;
+    struct fq_err de = {0};
+    if (fq_dryrun_param(r, &dry, &de) < 0) {
+        fq_api_error(d, r, de.code, &de, t->ki->plural, t->name);
         return;
     }
     struct fq_value *body = NULL;
     struct fq_err e = {0};
     int rc = parse_body(r, &body, &e);
+    if (rc == FQ_EUNSUPPORTED) {
+        fq_dryrun_unsupported_media(d, r, "application/json, application/yaml");
+        return;
+    }
     if (rc < 0) {
         fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
         return;
     }
-    if (!body || body->type != FQ_V_MAP) {
-        fail(d, r, FQ_EPARSE, "the body must be a JSON object");
+    if (!body || body->type != (json_patch ? FQ_V_SEQ : FQ_V_MAP)) {
+        fail(d, r, FQ_EPARSE,
+             json_patch ? "a JSON patch must be a list of operations" :
+                          "the body must be a JSON object");
         fq_value_free(body);
         return;
     }
@@ -1157,12 +1295,33 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
             fq_value_free(body);
             return;
         }
+        if (fq_http_query(r, "fieldManager")) {
+            /* kubectl apply --server-side: field ownership, conflicts. */
+            char now[40];
+            fq_time_format(fq_daemon_now(d), now, sizeof(now));
+            struct fq_value *out = NULL, *clash = NULL;
+            rc = fq_ssa_apply(
+                cur ? cur->obj : NULL, body, fq_http_query(r, "fieldManager"),
+                fq_api_query_bool(r, "force"), now, &out, &clash, &e);
+            fq_value_free(body);
+            if (rc == FQ_ECONFLICT)
+                fq_ssa_reply_conflict(d, r, t->ki->plural, t->name, clash);
+            else if (rc < 0)
+                fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+            fq_value_free(clash);
+            if (rc < 0)
+                return;
+            body = out;
+        }
         fq_map_del(fq_map_get(body, "metadata"), "resourceVersion");
-        apply_and_reply(d, r, t, body, 200, true);
+        if (dry)
+            fq_dryrun_reply(d, r, t->ki->plural, cur, body, false);
+        else
+            apply_and_reply(d, r, t, body, 200, true);
         return;
     }
     if (!cur) {
-        fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found", t->ki->plural,
+        fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found", qualified(t->ki).s,
                    t->name);
         fq_api_error(d, r, FQ_ENOTFOUND, &e, t->ki->plural, t->name);
         fq_value_free(body);
@@ -1174,7 +1333,19 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     struct fq_value *obj;
-    if (patch) {
+    if (json_patch || strategic) {
+        /* Patched on a copy: a failed patch changes nothing. */
+        obj = fq_value_clone(cur->obj);
+        rc = json_patch ? fq_patch_json(&obj, body, &e) :
+                          fq_patch_strategic(&obj, body, t->kind, &e);
+        fq_value_free(body);
+        body = NULL;
+        if (rc < 0) {
+            fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+            fq_value_free(obj);
+            return;
+        }
+    } else if (patch) {
         obj = fq_value_clone(cur->obj);
         fq_value_merge_patch(&obj, body);
     } else {
@@ -1195,7 +1366,11 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
-    apply_and_reply(d, r, t, obj, 200, false);
+    track_fields(d, r, cur, obj);
+    if (dry)
+        fq_dryrun_reply(d, r, t->ki->plural, cur, obj, false);
+    else
+        apply_and_reply(d, r, t, obj, 200, false);
 }
 
 static void do_delete(struct fq_daemon *d, struct fq_http_req *r,
@@ -1206,14 +1381,24 @@ static void do_delete(struct fq_daemon *d, struct fq_http_req *r,
         fq_objstore_get(os, t->kind, obj_ns(t), t->name);
     struct fq_err e = {0};
     if (!cur) {
-        fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found", t->ki->plural,
+        fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found", qualified(t->ki).s,
                    t->name);
         fq_api_error(d, r, FQ_ENOTFOUND, &e, t->ki->plural, t->name);
         return;
     }
+    bool dry = false;
+    int rc = fq_dryrun_param(r, &dry, &e);
+    if (rc < 0 || dry) {
+        /* A dry-run delete answers with the object and keeps it. */
+        if (rc < 0)
+            fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
+        else
+            reply_value(d, r, 200, cur->obj);
+        return;
+    }
     struct fq_value *last = fq_value_clone(cur->obj);
-    int rc = fq_engine_delete(d->engine, t->kind, obj_ns(t), t->name,
-                              fq_daemon_now(d), &e);
+    rc = fq_engine_delete(d->engine, t->kind, obj_ns(t), t->name,
+                          fq_daemon_now(d), &e);
     if (rc < 0)
         fq_api_error(d, r, rc, &e, t->ki->plural, t->name);
     else
@@ -1249,8 +1434,7 @@ static void handle_objects(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     const char *method = fq_http_method(r);
-    const char *w = fq_http_query(r, "watch");
-    bool watch = w && (!strcmp(w, "true") || !strcmp(w, "1"));
+    bool watch = fq_api_query_bool(r, "watch");
     const char *verb = verb_of(method, &t, watch);
     if (!verb) {
         fail(d, r, FQ_EUNSUPPORTED, "method %s is not allowed here", method);
@@ -1315,11 +1499,19 @@ static void handle_objects(struct fq_daemon *d, struct fq_http_req *r,
         } else {
             const struct fq_object *o = fq_objstore_get(
                 fq_engine_store(d->engine), t.kind, obj_ns(&t), t.name);
-            if (o) {
+            const char *tv = fq_table_accepts(fq_http_header(r, "Accept"));
+            if (o && tv) {
+                struct fq_value *tab = fq_table_new(t.kind, tv);
+                fq_table_add_row(
+                    tab, t.kind, o->obj, fq_daemon_now(d),
+                    fq_table_include_of(fq_http_query(r, "includeObject")));
+                reply_value(d, r, 200, tab);
+                fq_value_free(tab);
+            } else if (o) {
                 reply_value(d, r, 200, o->obj);
             } else {
                 fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found",
-                           t.ki->plural, t.name);
+                           qualified(t.ki).s, t.name);
                 fq_api_error(d, r, FQ_ENOTFOUND, &e, t.ki->plural, t.name);
             }
         }
@@ -1358,12 +1550,7 @@ static int split(char *path, char **seg)
 
 static void version_info(struct fq_daemon *d, struct fq_http_req *r)
 {
-    struct fq_value *v = fq_value_map();
-    fq_map_set(v, "major", fq_value_str("0"));
-    fq_map_set(v, "minor", fq_value_str("1"));
-    fq_map_set(v, "gitVersion", fq_value_str("v" FLEXQ_VERSION));
-    fq_map_set(v, "platform", fq_value_str("linux"));
-    fq_map_set(v, "flexq", fq_value_str(FLEXQ_VERSION));
+    struct fq_value *v = fq_discovery_version(FLEXQ_VERSION);
     reply_value(d, r, 200, v);
     fq_value_free(v);
 }
@@ -1396,6 +1583,23 @@ static void handle_api(struct fq_daemon *d, struct fq_http_req *r,
 {
     bool get = !strcmp(fq_http_method(r), "GET");
     struct fq_value *out = NULL;
+    const char *agg = fq_discovery_accepts(fq_http_header(r, "Accept"));
+    if (get && agg && n == 1) {
+        /* Aggregated discovery: every group and resource in one answer. */
+        out = fq_discovery_aggregated(!strcmp(seg[0], "api"), agg);
+        struct fq_buf b = FQ_BUF_INIT;
+        fq_json_encode(out, FQ_JSON_COMPACT, &b);
+        fq_value_free(out);
+        /* The content type is kept by pointer until the reply leaves. */
+        const char *ct = !strcmp(agg, "v2") ?
+                             "application/json;g=apidiscovery.k8s.io;v=v2;"
+                             "as=APIGroupDiscoveryList" :
+                             "application/json;g=apidiscovery.k8s.io;"
+                             "v=v2beta1;as=APIGroupDiscoveryList";
+        fq_daemon_defer_reply(d, r, 200, ct, &b);
+        fq_buf_release(&b);
+        return;
+    }
     if (!strcmp(seg[0], "api")) {
         if (n == 1 && get) {
             out = fq_value_map();

@@ -75,12 +75,8 @@ typedef void (*fq_subresource_fn)(struct fq_daemon *d, struct fq_http_req *r,
 void fq_api_add_subresource(struct fq_api *a, const char *sub,
                             fq_subresource_fn fn, void *ctx);
 
-/*
- * Answers with a Kubernetes Status object for error `code` with `e`'s
- * message and field path (e may be NULL), deferred until the commit.
- */
-void fq_api_error(struct fq_daemon *d, struct fq_http_req *r, int code,
-                  const struct fq_err *e, const char *kind_plural,
-                  const char *name);
+/* A boolean query parameter as Kubernetes parses it: absent, "0" and
+ * "false" (any case) are false, anything else is true. */
+bool fq_api_query_bool(struct fq_http_req *r, const char *key);
 
 #endif

@@ -30,6 +30,7 @@
  * a queue (FQ_EINVAL from the core).
  */
 #include "api/api_estimate.h"
+#include "api/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>

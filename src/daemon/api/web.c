@@ -27,6 +27,7 @@
  * Not done: compression, ETags (assets are small and local).
  */
 #include "api/web.h"
+#include "api/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>

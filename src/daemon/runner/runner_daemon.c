@@ -33,6 +33,7 @@
 
 #include "api/api.h"
 #include "api/api_ray.h"
+#include "api/status.h"
 #include "daemon.h"
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
@@ -148,6 +149,39 @@ static int64_t query_int(struct fq_http_req *r, const char *k, int64_t def)
     return *end ? def : (int64_t)n;
 }
 
+/* A pod whose container has not started has no log yet: 400 with
+ * Kubernetes' message (kubectl prints it as is). True if answered. */
+static bool waiting_to_start(struct fq_daemon *d, struct fq_http_req *r,
+                             const struct fq_objstore *s,
+                             const struct fq_api_target *t)
+{
+    const struct fq_object *o = fq_objstore_get(s, FQ_KIND_POD, t->ns, t->name);
+    const char *fmt = fq_http_query(r, "format");
+    if (!o || fq_http_query(r, "previous") || (fmt && !strcmp(fmt, "json")))
+        return false; /* flexq's CLI polls with format=json and waits */
+    const struct fq_value *cs =
+        fq_seq_at(fq_value_path(o->obj, "status.containerStatuses"), 0);
+    if (cs && (fq_value_path(cs, "state.running") ||
+               fq_value_path(cs, "state.terminated") ||
+               fq_value_path_int(cs, "restartCount", 0) > 0))
+        return false;
+    const char *phase = fq_value_path_str(o->obj, "status.phase", "Pending");
+    if (strcmp(phase, "Pending") != 0)
+        return false;
+    const char *c = fq_http_query(r, "container");
+    if (!c)
+        c = fq_value_path_str(
+            fq_seq_at(fq_value_path(o->obj, "spec.containers"), 0), "name",
+            "main");
+    const char *why = fq_value_path_str(cs, "state.waiting.reason", NULL);
+    struct fq_err e = {0};
+    fq_err_set(&e, FQ_EPARSE,
+               "container \"%s\" in pod \"%s\" is waiting to start: %s", c,
+               t->name, why ? why : "ContainerCreating");
+    fq_api_error(d, r, FQ_EPARSE, &e, "pods", t->name);
+    return true;
+}
+
 static void on_log(struct fq_daemon *d, struct fq_http_req *r,
                    const struct fq_api_target *t, void *ctx)
 {
@@ -165,6 +199,8 @@ static void on_log(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     const struct fq_objstore *s = fq_engine_store(d->engine);
+    if (t->kind == FQ_KIND_POD && waiting_to_start(d, r, s, t))
+        return;
     char *what = fq_xasprintf("%s/%s", kind, t->name);
     struct fq_logs_opts o;
     fq_logs_opts_init(&o);
