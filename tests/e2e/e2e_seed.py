@@ -283,8 +283,13 @@ try:
     print("placement: job 1 on %s, job 2 on %s" % (tpu_flavor(w1), f2))
 
     rc, out, err = sh("kubectl get rayjobs")
-    check(rc == 0 and "rayjob-tpu-v6e-dws-1" in out and
-          "rayjob-tpu-v6e-dws-2" in out, "kubectl get rayjobs: %s" % out)
+    rows = [ln.split() for ln in out.splitlines()]
+    check(rc == 0 and rows and rows[0][:5] == ["NAME", "JOB", "STATUS",
+                                               "DEPLOYMENT", "STATUS"],
+          "kubectl get rayjobs has KubeRay's columns: %s" % out)
+    check(sorted(r[:3] for r in rows[1:]) ==
+          [["rayjob-tpu-v6e-dws-%d" % i, "SUCCEEDED", "Complete"]
+           for i in (1, 2)], "both rows SUCCEEDED Complete: %s" % out)
     rc, out, err = sh("kubectl get workloads")
     check(rc == 0 and out.count("rayjob-rayjob-tpu-v6e-dws-") == 2,
           "kubectl get workloads: %s" % out)

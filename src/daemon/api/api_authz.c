@@ -22,6 +22,7 @@
 
 #include "api/api.h"
 #include "api/auth.h"
+#include "api/status.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/kinds.h"

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/status.h"
 #include "api/tls.h"
 #include "flexq/alloc.h"
 #include "log.h"
