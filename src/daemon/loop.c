@@ -66,12 +66,12 @@
 #include "api/api_gke.h"
 #include "api/auth.h"
 #include "api/https.h"
+#include "api/openapi.h"
 #include "api/web.h"
 #include "daemon.h"
 #include "flexq/alloc.h"
 #include "log.h"
 #include "runner/runner.h"
-#include "api/openapi.h"
 
 struct pending {
     struct fq_http_req *req;
