@@ -33,6 +33,7 @@ PUBLIC = {
     "engine": "engine", "drive": "engine", "check": "engine",
     "assert": "base",
     "jobs": "jobs", "cloud": "capacity", "nodepool": "capacity",
+    "gke": "capacity", "ssar_pb": "objects",
     "estimate": "views", "visibility": "views", "metrics": "views",
     "printcols": "views", "kpb": "objects", "patch": "objects",
     "schema": "objects", "ssa": "objects",

@@ -16,6 +16,10 @@ if [ "${FLEXQ_WITH_BROWSER:-0}" = 1 ]; then
     command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 fi
 
+# OpenSSL for flexqd's HTTPS listener (libevent_openssl comes with
+# libevent-dev).
+PKGS="$PKGS libssl-dev"
+
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then

@@ -34,6 +34,7 @@ enum fq_kind {
     FQ_KIND_NAMESPACE,
     FQ_KIND_NODEPOOL,
     FQ_KIND_CAPACITYMODEL,
+    FQ_KIND_CLUSTER, /* flexq.dev Cluster: the GKE cluster record (gke.h) */
     FQ_KIND__COUNT
 };
 

@@ -44,6 +44,8 @@ struct fq_cli_cmd {
     X(wait) \
     X(create) \
     X(nodepool) \
+    X(gcloud) \
+    X(config) \
     X(logs) \
     X(sim) \
     X(estimate) \

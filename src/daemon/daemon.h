@@ -40,7 +40,11 @@ struct fq_daemon_opts {
     const char *provider;    /* "sim", "local" or "exec" */
     const char *config_file; /* NULL or a YAML file (docs/api.md) */
     const char *tokens_file; /* NULL: no authentication */
-    double time_scale;       /* 1.0 = real time */
+    /* HTTPS listener (https.c): "HOST:PORT", "off", or NULL / "auto"
+     * for --listen's host on its port + 1 (0 stays 0), skipped with a
+     * warning when that port is taken. */
+    const char *tls_listen;
+    double time_scale; /* 1.0 = real time */
     enum fq_store_sync sync;
     uint64_t seed; /* 0: pick one from the clock and pid */
     /* Listen on a non-loopback address without --tokens anyway (refused
@@ -57,6 +61,8 @@ struct fq_api;
 struct fq_loop;
 struct fq_runtime;
 struct fq_web;
+struct fq_tls;
+struct fq_gke;
 
 struct fq_daemon {
     struct fq_daemon_opts opts;
@@ -68,6 +74,9 @@ struct fq_daemon {
     struct fq_loop *loop;       /* libevent state, private to loop.c */
     struct fq_runtime *runtime; /* pods, logs, Ray API (runner.h) */
     struct fq_web *web;         /* dashboard, /metrics (web.h) */
+    struct fq_tls *tls;         /* certificates, NULL without HTTPS */
+    struct fq_http *https;      /* the HTTPS listener, or NULL */
+    struct fq_gke *gke;         /* gcloud's API state (api_gke.h) */
     int64_t started_ms;
     int64_t events_swept_ms; /* event_gc.c */
 };

@@ -25,6 +25,9 @@ static const char usage[] =
     "the job controllers and the HTTP/JSON API, with a durable store.\n"
     "\n"
     "  --listen HOST:PORT   address of the API (default 127.0.0.1:8265)\n"
+    "  --tls-listen ADDR    HTTPS address of the same API: HOST:PORT, off,\n"
+    "                       or auto (default: --listen's port + 1; the CA\n"
+    "                       is made at first start in DIR/tls)\n"
     "  --data-dir DIR       store directory (default $XDG_DATA_HOME/flexq\n"
     "                       or ~/.local/share/flexq)\n"
     "  --provider NAME      sim (default), local or exec\n"
@@ -114,6 +117,8 @@ int main(int argc, char **argv)
         }
         if (!strcmp(name, "--listen")) {
             o.listen = v;
+        } else if (!strcmp(name, "--tls-listen")) {
+            o.tls_listen = v;
         } else if (!strcmp(name, "--data-dir")) {
             o.data_dir = v;
         } else if (!strcmp(name, "--provider")) {

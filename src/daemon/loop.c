@@ -61,10 +61,13 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/api_authz.h"
 #include "api/api_estimate.h"
+#include "api/api_gke.h"
 #include "api/auth.h"
 #include "api/openapi.h"
 #include "api/reqgate.h"
+#include "api/https.h"
 #include "api/web.h"
 #include "daemon.h"
 #include "event_gc.h"
@@ -608,6 +611,12 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         rc = err && err->code ? err->code : FQ_EINTERNAL;
         goto fail;
     }
+    /* gcloud's container API (api_gke.h), SelfSubject{Access,}Review
+     * (api_authz.h) and the HTTPS listener (https.h). */
+    fq_gke_attach(d);
+    fq_authz_attach(d);
+    if ((rc = fq_https_attach(d, err)) < 0)
+        goto fail;
     d->web = fq_web_attach(d); /* dashboard, /metrics, visibility */
     fq_api_estimate_attach(d); /* wait-time forecasts */
     fq_openapi_attach(d);      /* /openapi/v2, /openapi/v3 */
@@ -666,6 +675,8 @@ void fq_daemon_release(struct fq_daemon *d)
     d->web = NULL;
     fq_http_free(d->http);
     d->http = NULL;
+    fq_https_detach(d);
+    fq_gke_detach(d);
     fq_api_free(d->api);
     d->api = NULL;
     if (l) {

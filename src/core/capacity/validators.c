@@ -10,6 +10,7 @@
  * owned above the objects layer adds one case.
  */
 #include "flexq/cloud.h"
+#include "flexq/gke.h"
 #include "flexq/kinds.h"
 #include "flexq/nodepool.h"
 
@@ -20,6 +21,8 @@ fq_spec_validate_fn fq_kind_spec_validator(enum fq_kind k)
         return fq_nodepool_validate;
     case FQ_KIND_CAPACITYMODEL:
         return fq_cloud_validate;
+    case FQ_KIND_CLUSTER:
+        return fq_gke_cluster_validate;
     default:
         return NULL;
     }

@@ -216,6 +216,16 @@ static const struct fq_kind_info table[FQ_KIND__COUNT] = {
                                {"capm", NULL},
                                false,
                                true},
+    [FQ_KIND_CLUSTER] = {FQ_KIND_CLUSTER,
+                         "Cluster",
+                         "flexq.dev",
+                         "v1alpha1",
+                         NULL,
+                         "clusters",
+                         "cluster",
+                         {NULL},
+                         false,
+                         true},
 };
 
 /* The preferred apiVersion string of each kind (invariant 3). */
@@ -240,6 +250,7 @@ static const char *const api_versions[FQ_KIND__COUNT] = {
     [FQ_KIND_NAMESPACE] = "v1",
     [FQ_KIND_NODEPOOL] = "flexq.dev/v1alpha1",
     [FQ_KIND_CAPACITYMODEL] = "flexq.dev/v1alpha1",
+    [FQ_KIND_CLUSTER] = "flexq.dev/v1alpha1",
 };
 
 const struct fq_kind_info *fq_kind_info(enum fq_kind k)

@@ -1755,6 +1755,7 @@ static int validate_kind(struct dctx *cp, const struct fq_value *obj,
 #undef CASE
     case FQ_KIND_NODEPOOL:
     case FQ_KIND_CAPACITYMODEL:
+    case FQ_KIND_CLUSTER:
         return validate_foreign(obj, file, errs, k);
     default:
         break;

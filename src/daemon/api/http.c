@@ -25,8 +25,11 @@
  * ran nobody touches it (the close callback is unhooked when a stream ends
  * normally, so a later keep-alive close does not run it).
  *
- * What it does not do: TLS (flexqd listens on loopback; put a proxy in
- * front for remote use), HTTP/2, authentication (auth.c).
+ * TLS (fq_http_new_tls): the same server over OpenSSL; evhttp asks for
+ * each accepted connection's bufferevent, and gets an OpenSSL one in
+ * accepting state (tls.c makes the SSL_CTX and its certificates).
+ *
+ * What it does not do: HTTP/2, authentication (auth.c).
  */
 #include "api/http.h"
 
@@ -34,6 +37,7 @@
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -41,6 +45,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +75,7 @@ struct fq_http {
     struct event *resume;  /* re-enables the listener after a pause */
     unsigned long refused; /* connections refused since the last warning */
     time_t last_warn;
+    SSL_CTX *ssl_ctx; /* borrowed; NULL for plain HTTP */
 };
 
 struct fq_http_req {
@@ -197,8 +203,30 @@ static struct fq_http *server_of(const void *http)
     return NULL;
 }
 
+/* evhttp's per-connection bufferevent for a TLS server. */
+static struct bufferevent *tls_bev(struct event_base *base, void *arg)
+{
+    struct fq_http *h = arg;
+    SSL *ssl = SSL_new(h->ssl_ctx);
+    if (!ssl)
+        return NULL;
+    struct bufferevent *bev = bufferevent_openssl_socket_new(
+        base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+    if (bev)
+        /* Clients (curl, Go) often close without close_notify. */
+        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+    return bev;
+}
+
 int fq_http_new(void *base, const char *addr, fq_http_handler_fn fn, void *ctx,
                 struct fq_http **out, struct fq_err *err)
+{
+    return fq_http_new_tls(base, addr, NULL, fn, ctx, out, err);
+}
+
+int fq_http_new_tls(void *base, const char *addr, void *ssl_ctx,
+                    fq_http_handler_fn fn, void *ctx, struct fq_http **out,
+                    struct fq_err *err)
 {
     char host[128];
     int port;
@@ -210,6 +238,9 @@ int fq_http_new(void *base, const char *addr, fq_http_handler_fn fn, void *ctx,
     h->http = evhttp_new(base);
     h->fn = fn;
     h->ctx = ctx;
+    h->ssl_ctx = ssl_ctx;
+    if (ssl_ctx)
+        evhttp_set_bevcb(h->http, tls_bev, h);
     evhttp_set_max_body_size(h->http, FQ_HTTP_MAX_BODY);
     evhttp_set_max_headers_size(h->http, FQ_HTTP_MAX_HEADERS);
     /* Idle keep-alive connections and slow clients (headers or body

@@ -47,6 +47,11 @@ typedef void (*fq_http_close_fn)(void *ctx, struct fq_http_req *r);
  */
 int fq_http_new(void *base, const char *addr, fq_http_handler_fn fn, void *ctx,
                 struct fq_http **out, struct fq_err *err);
+/* The same over TLS: `ssl_ctx` (an SSL_CTX *, borrowed, outliving the
+ * server) holds the certificate (tls.h). */
+int fq_http_new_tls(void *base, const char *addr, void *ssl_ctx,
+                    fq_http_handler_fn fn, void *ctx, struct fq_http **out,
+                    struct fq_err *err);
 void fq_http_free(struct fq_http *h);
 /* The bound port (useful with port 0). */
 int fq_http_port(const struct fq_http *h);

@@ -1,0 +1,1 @@
+"""ray.train.v2 on flexq (the v2 trainers live in its submodules)."""
