@@ -234,6 +234,15 @@ void derr_key(struct dctx *c, const struct fq_value *at, const char *key,
     path_pop(c, old);
 }
 
+void derr_missing(struct dctx *c, const struct fq_value *m, const char *key)
+{
+    const struct fq_value *v = fq_map_get(m, key);
+    if (v && v->type == FQ_V_NULL)
+        derr_key(c, v, key, "is null; a value is required here");
+    else
+        derr_key(c, m, key, "required field is missing");
+}
+
 static void var_error(struct dctx *c, const struct fq_value *at, const char *s)
 {
     char vars[256] = "";
@@ -520,7 +529,7 @@ const char *str_of(struct dctx *c, const struct fq_value *m, const char *key,
 {
     if (!v) {
         if (required && m)
-            derr_key(c, m, key, "required field is missing");
+            derr_missing(c, m, key);
         return NULL;
     }
     if (v->type != FQ_V_STR) {
@@ -672,7 +681,7 @@ const struct fq_value *want_map(struct dctx *c, const struct fq_value *m,
     const struct fq_value *v = field(m, key);
     if (!v) {
         if (required && m)
-            derr_key(c, m, key, "required field is missing");
+            derr_missing(c, m, key);
         return NULL;
     }
     if (v->type != FQ_V_MAP) {
@@ -689,7 +698,7 @@ const struct fq_value *want_seq(struct dctx *c, const struct fq_value *m,
     const struct fq_value *v = field(m, key);
     if (!v) {
         if (required && m)
-            derr_key(c, m, key, "required field is missing");
+            derr_missing(c, m, key);
         return NULL;
     }
     if (v->type != FQ_V_SEQ) {
@@ -867,6 +876,12 @@ void want_resources(struct dctx *c, const struct fq_value *m, const char *key,
         int64_t q;
         const struct fq_value *qv =
             mb->val && mb->val->type != FQ_V_NULL ? mb->val : NULL;
+        if (!qv && mb->val) {
+            derr_key(c, mb->val, mb->key,
+                     "is null; give a quantity (like \"1\", \"500m\" or "
+                     "\"16Gi\") or remove the key");
+            continue;
+        }
         if (qty_of(c, mb->key, qv, mb->key, true, &q)) {
             out->items[out->n].name = mb->key;
             out->items[out->n].value = q;
@@ -1184,7 +1199,7 @@ static void decode_container(struct dctx *c, const struct fq_value *it,
             }
             struct fq_container_port *cp = &ct->ports[ct->n_ports++];
             if (!field(p, "containerPort"))
-                derr_key(c, p, "containerPort", "required field is missing");
+                derr_missing(c, p, "containerPort");
             cp->container_port =
                 want_int(c, p, "containerPort", 0, 1, 65535, NULL);
             cp->name = want_name(c, p, "name", false, check_port_name);
