@@ -525,7 +525,10 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
                     ok ? "Job finished successfully" :
                          (*fmsg ? fmsg : "Job failed"),
                     now);
-    } else if (fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted")) {
+    } else if (fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted") &&
+               !fq_engine_config(e)->no_pods) {
+        /* (Without pods the capacity controller places the podsets and
+         * owns PodsReady: the job's own readiness is never reported.) */
         if (ready)
             fq_cond_set(
                 w, "PodsReady", "True", "Started",

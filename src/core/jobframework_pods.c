@@ -321,7 +321,8 @@ static void map_status(struct fq_engine *e, const struct fq_object *const *mem,
     else if (failed)
         fq_cond_set(w, "Finished", "True", "Failed",
                     *fmsg ? fmsg : "Pod failed", now);
-    else if (fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted")) {
+    else if (fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted") &&
+             !fq_engine_config(e)->no_pods) {
         if (ready >= total)
             fq_cond_set(
                 w, "PodsReady", "True", "Started",
