@@ -88,6 +88,7 @@
 #include "flexq/alloc.h"
 #include "flexq/quantity.h"
 #include "provider_demand.h"
+#include "timescale.h"
 
 struct group {
     struct fq_cap_pool *pool;
@@ -943,7 +944,8 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
             if (!p || !flavor || !p->failed_scale_up)
                 continue;
             int64_t deadline =
-                admitted + cfg->policy.stockout_fallback_after_ms;
+                admitted +
+                fq_time_scaled(e, cfg->policy.stockout_fallback_after_ms);
             if (st->now < deadline) {
                 fq_capacity_wake(st, deadline);
                 continue;
@@ -954,15 +956,20 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
             if (!o)
                 break;
             char msg[512];
-            snprintf(msg, sizeof(msg),
-                     "Nodes for flavor %s (node pool %s) could not be "
-                     "provisioned within %llds: %s",
-                     flavor, p->name,
-                     (long long)(cfg->policy.stockout_fallback_after_ms / 1000),
-                     p->fail_reason[0] ? p->fail_reason : "stockout");
+            snprintf(
+                msg, sizeof(msg),
+                "Nodes for flavor %s (node pool %s) could not be "
+                "provisioned within %llds: %s",
+                flavor, p->name,
+                (long long)(fq_time_scaled(
+                                e, cfg->policy.stockout_fallback_after_ms) /
+                            1000),
+                p->fail_reason[0] ? p->fail_reason : "stockout");
             fq_capacity_cond_set(fq_map_ensure_map(o, "status"), "Evicted",
                                  "True", "NodesUnavailable", msg, st->now);
-            add_avoid(o, flavor, st->now + cfg->policy.flavor_cooldown_ms,
+            add_avoid(o, flavor,
+                      st->now +
+                          fq_time_scaled(e, cfg->policy.flavor_cooldown_ms),
                       st->now);
             fq_engine_event(e, o, "Warning", "NodesUnavailable", "%s", msg);
             fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);

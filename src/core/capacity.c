@@ -1595,6 +1595,9 @@ static void load_model(struct fq_capacity *st, struct fq_engine *e)
         fq_engine_event(e, m->obj, "Warning", "InvalidModel", "%s", err.msg);
         c = fq_cloud_new(NULL, fq_engine_config(e)->time_scale, origin, NULL);
     }
+    char why[512];
+    if (m && fq_cloud_never_provisions(c, why, sizeof(why)))
+        fq_engine_event(e, m->obj, "Warning", "NeverProvisions", "%s", why);
     fq_cloud_free(st->cloud);
     st->cloud = c;
     st->cloud_gen++;

@@ -104,6 +104,7 @@
 #include "flexq/quantity.h"
 #include "kueue_slices.h"
 #include "smap.h"
+#include "timescale.h"
 
 /* --- controller state ---------------------------------------------------- */
 
@@ -1582,7 +1583,9 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 int64_t t = parse_time(
                     fq_value_path_str(ch, "lastTransitionTime", NULL), now);
                 int64_t at =
-                    t + fq_value_path_int(ch, "requeueAfterSeconds", 0) * 1000;
+                    t + fq_time_scaled(
+                            e, fq_value_path_int(ch, "requeueAfterSeconds", 0) *
+                                   1000);
                 if (at > requeue_at)
                     requeue_at = at;
             }
@@ -1635,8 +1638,9 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                 if (oldann && *oldann)
                     fq_buf_puts(&b, oldann);
                 char until[40];
-                fmt_time(now + cfg->policy.flavor_cooldown_ms, until,
-                         sizeof(until));
+                fmt_time(now +
+                             fq_time_scaled(e, cfg->policy.flavor_cooldown_ms),
+                         until, sizeof(until));
                 for (int f = 0; f < s->adm.nflv; f++) {
                     bool on = (flv >> f) & 1;
                     bool checked = false;
