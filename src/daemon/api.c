@@ -70,6 +70,7 @@
 
 #include "auth.h"
 #include "flexq/alloc.h"
+#include "flexq/convert.h"
 #include "labelsel.h"
 #include "log.h"
 
@@ -396,6 +397,7 @@ struct target {
     const char *ns; /* from the path, NULL if none */
     const char *name;
     const char *sub;
+    const char *group, *version; /* of the path: Kueue's kinds convert */
 };
 
 static enum fq_kind resolve(const char *group, const char *version,
@@ -414,6 +416,8 @@ static int parse_target(const char *group, const char *version, char **seg,
                         int n, struct target *t, struct fq_err *err)
 {
     memset(t, 0, sizeof(*t));
+    t->group = group;
+    t->version = version;
     const char *res;
     int i = 0;
     if (n >= 3 && !strcmp(seg[0], "namespaces")) {
@@ -612,7 +616,10 @@ static void list_objects(struct fq_daemon *d, struct fq_http_req *r,
         }
         if (taken++)
             fq_buf_putc(&items, ',');
-        fq_json_encode(objs[i]->obj, FQ_JSON_COMPACT, &items);
+        struct fq_value *cv =
+            fq_convert_kueue(objs[i]->obj, t->group, t->version);
+        fq_json_encode(cv ? cv : objs[i]->obj, FQ_JSON_COMPACT, &items);
+        fq_value_free(cv);
         last = objs[i];
     }
     struct fq_buf b = FQ_BUF_INIT;
@@ -1316,7 +1323,10 @@ static void handle_objects(struct fq_daemon *d, struct fq_http_req *r,
             const struct fq_object *o = fq_objstore_get(
                 fq_engine_store(d->engine), t.kind, obj_ns(&t), t.name);
             if (o) {
-                reply_value(d, r, 200, o->obj);
+                struct fq_value *cv =
+                    fq_convert_kueue(o->obj, t.group, t.version);
+                reply_value(d, r, 200, cv ? cv : o->obj);
+                fq_value_free(cv);
             } else {
                 fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found",
                            t.ki->plural, t.name);
