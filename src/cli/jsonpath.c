@@ -214,6 +214,11 @@ static int render(const char *t, size_t len, const struct fq_value *root,
 {
     size_t i = 0;
     while (i < len) {
+        if (out->len > FQ_JSONPATH_MAX_OUT)
+            return fq_err_set(err, FQ_EINVAL,
+                              "jsonpath: the output passed %u MiB (nested "
+                              "{range}s?)",
+                              FQ_JSONPATH_MAX_OUT >> 20);
         if (t[i] != '{') {
             fq_buf_putc(out, t[i++]);
             continue;

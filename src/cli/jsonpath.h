@@ -15,6 +15,8 @@
 /* Longest template or column spec accepted, and deepest {range} nesting. */
 #define FQ_JSONPATH_MAX_LEN   4096
 #define FQ_JSONPATH_MAX_DEPTH 8
+/* Most output one template may make (nested ranges multiply). */
+#define FQ_JSONPATH_MAX_OUT (64u << 20)
 
 /*
  * Renders `tmpl` over `root` into out: text outside braces is copied as
