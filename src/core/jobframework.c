@@ -59,6 +59,7 @@
 #define LABEL_QUEUE    "kueue.x-k8s.io/queue-name"
 #define LABEL_PRIORITY "kueue.x-k8s.io/priority-class"
 #define ANN_MIN_PAR    "kueue.x-k8s.io/job-min-parallelism"
+#define LABEL_MAX_EXEC "kueue.x-k8s.io/max-exec-time-seconds"
 
 /*
  * The controller reconciles only the jobs that may have something to do:
@@ -311,6 +312,14 @@ int fq_jobframework_create_workload(struct fq_engine *e,
                    fq_value_int(p ? fq_value_path_int(p->obj, "value", 0) : 0));
     }
     fq_map_set(spec, "active", fq_value_bool(true));
+    /* Kueue's job label for maximumExecutionTimeSeconds. */
+    const char *mx = fq_value_as_str(fq_map_get(labels, LABEL_MAX_EXEC));
+    if (mx) {
+        char *end;
+        long long v = strtoll(mx, &end, 10);
+        if (!*end && v > 0 && v <= 2147483647LL)
+            fq_map_set(spec, "maximumExecutionTimeSeconds", fq_value_int(v));
+    }
     char uid[48];
     fq_engine_new_uid(e, uid, sizeof(uid));
     struct fq_err err;

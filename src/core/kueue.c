@@ -102,6 +102,7 @@
 #include "flexq/buf.h"
 #include "flexq/objects.h"
 #include "flexq/quantity.h"
+#include "kueue_policy.h"
 #include "kueue_slices.h"
 #include "smap.h"
 #include "timescale.h"
@@ -602,6 +603,7 @@ struct cq_info {
 
 struct lq_info {
     char *ns, *name, *cq;
+    enum fq_stop_policy stop;
     int pending, reserving, admitted;
 };
 
@@ -892,6 +894,7 @@ static void snap_build(struct snap *s, struct fq_engine *e)
         l->ns = fq_xstrdup(objs[i]->ns);
         l->name = fq_xstrdup(objs[i]->name);
         l->cq = fq_xstrdup(cq);
+        l->stop = fq_kueue_lq_stop(objs[i]->obj);
     }
     free(objs);
 }
@@ -1508,6 +1511,22 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     int ci = find_cq(s, cqname);
     struct cq_info *c = ci >= 0 ? &s->cqs[ci] : NULL;
 
+    /* maximumExecutionTimeSeconds and stop policies (kueue_policy.c). */
+    struct fq_kueue_policy pol;
+    fq_kueue_policy_check(e, obj, c ? c->view.stop_policy : FQ_STOP_NONE,
+                          has_adm && active, cond_is_true(cd[C_ADMITTED]),
+                          cond_is_true(cd[C_EVICTED]), now, &pol);
+    if (pol.deactivate_cause) {
+        deactivate(k, obj, pol.deactivate_cause, pol.msg, now);
+        active = false;
+        cond_scan(obj, cd);
+    } else if (pol.evict_reason) {
+        k->lc_changed |= evict(obj, pol.evict_reason, pol.msg, now);
+        cond_scan(obj, cd);
+    } else if (pol.wake_at < k->lc_timer) {
+        k->lc_timer = pol.wake_at;
+    }
+
     const struct fq_value *dt = cd[C_DEACTIVATION_TARGET];
     if (!active && !cond_is_true(cd[C_EVICTED]) &&
         (has_adm || !cond_is_true(dt))) {
@@ -1538,6 +1557,7 @@ static void lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
         cond_scan(obj, cd);
 
     if (has_adm && cond_is_true(cd[C_EVICTED])) {
+        fq_kueue_policy_accumulate(obj, now);
         release_quota(k, e, s, obj, now);
         has_adm = false;
         cond_scan(obj, cd);
@@ -2904,6 +2924,9 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         if (!w->lq) {
             snprintf(msg, sizeof(msg), "LocalQueue %s doesn't exist", queue);
             why = msg;
+        } else if (w->lq->stop != FQ_STOP_NONE) {
+            snprintf(msg, sizeof(msg), "LocalQueue %s is stopped", queue);
+            why = msg;
         } else if (ci < 0) {
             snprintf(msg, sizeof(msg), "ClusterQueue %s doesn't exist",
                      w->lq->cq);
@@ -4038,7 +4061,8 @@ static void on_change(void *self, struct fq_engine *e,
  */
 static bool needs_lifecycle(const struct fq_value *obj,
                             const struct fq_engine_config *cfg,
-                            const struct fq_value *cond[NCOND])
+                            const struct fq_value *cond[NCOND],
+                            bool k_stops_any)
 {
     cond_scan(obj, cond);
     if (cond_is_true(cond[C_FINISHED]))
@@ -4060,10 +4084,26 @@ static bool needs_lifecycle(const struct fq_value *obj,
         for (size_t i = 0; i < fq_value_len(chs); i++)
             if (strcmp(str_at(fq_seq_at(chs, i), "state", ""), "Ready"))
                 return true;
-        return false;
+        /* kueue_policy.c: a deadline, or a stopped queue to drain. */
+        return fq_value_path(obj, "spec.maximumExecutionTimeSeconds") ||
+               k_stops_any;
     }
     const struct fq_value *rq = cond[C_REQUEUED];
     return rq && !strcmp(str_at(rq, "status", ""), "False");
+}
+
+/* Whether some LocalQueue or ClusterQueue has a stop policy (then admitted
+ * workloads may have to be drained: kueue_policy.c). */
+static bool stops_any(const struct kueue *k)
+{
+    const struct snap *s = k->snap;
+    for (int i = 0; s && i < s->nlq; i++)
+        if (s->lqs[i].stop != FQ_STOP_NONE)
+            return true;
+    for (int i = 0; s && i < s->ncq; i++)
+        if (s->cqs[i].view.stop_policy != FQ_STOP_NONE)
+            return true;
+    return false;
 }
 
 /* lifecycle() for the workloads that changed and those whose deadline
@@ -4092,7 +4132,7 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
         struct fq_value *obj =
             fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
         const struct fq_value *cond[NCOND];
-        if (!obj || !needs_lifecycle(obj, cfg, cond)) {
+        if (!obj || !needs_lifecycle(obj, cfg, cond, stops_any(k))) {
             timer_set(k, keys[i], FQ_NEVER);
             continue;
         }
