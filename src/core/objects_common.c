@@ -1535,6 +1535,21 @@ static enum fq_kind check_gvk(struct dctx *c, const struct fq_value *obj)
                  fq_kind_api_version((enum fq_kind)i), alt);
         return FQ_KIND_NONE;
     }
+    /* Kinds Kueue queues that flexq does not run (yet): said so, with
+     * the job kinds it does run, rather than a near name. */
+    static const char *const kueue_kinds[] = {
+        "JobSet",    "PyTorchJob", "TFJob",    "MPIJob",          "XGBoostJob",
+        "PaddleJob", "JAXJob",     "TrainJob", "LeaderWorkerSet", "AppWrapper"};
+    for (size_t i = 0; i < sizeof(kueue_kinds) / sizeof(kueue_kinds[0]); i++)
+        if (!strcmp(kind, kueue_kinds[i])) {
+            derr_key(c, field(obj, "kind"), "kind",
+                     "%s (apiVersion %s) is a Kueue integration flexq does "
+                     "not run; flexq runs Job (batch/v1), RayJob and "
+                     "RayCluster (ray.io/v1) and Pod (v1), each queued with "
+                     "the label kueue.x-k8s.io/queue-name",
+                     kind, av);
+            return FQ_KIND_NONE;
+        }
     enum fq_kind near = closest_kind(kind);
     if (near != FQ_KIND_NONE)
         derr_key(c, field(obj, "kind"), "kind",

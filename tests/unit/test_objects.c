@@ -572,6 +572,13 @@ static const struct rule_case rules[] = {
      "unknown kind \"Deployment\""},
     {"kind not a string", "apiVersion: v1\nkind: 3\nmetadata: {name: d}\n",
      "kind", "must be a string"},
+    {"a Kueue integration flexq does not run",
+     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
+     "js}\n",
+     "kind",
+     "JobSet (apiVersion jobset.x-k8s.io/v1alpha2) is a Kueue "
+     "integration flexq does not run; flexq runs Job (batch/v1), "
+     "RayJob and RayCluster"},
     {"closest kind",
      "apiVersion: ray.io/v1\nkind: RayJobs\nmetadata: {name: "
      "d}\n",
