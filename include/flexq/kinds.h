@@ -34,6 +34,7 @@ enum fq_kind {
     FQ_KIND_NAMESPACE,
     FQ_KIND_NODEPOOL,
     FQ_KIND_CAPACITYMODEL,
+    FQ_KIND_PRIORITYCLASS, /* scheduling.k8s.io/v1: a pod's priority */
     FQ_KIND__COUNT
 };
 

@@ -41,8 +41,11 @@
  * is deleted. A RayCluster made by a RayJob is the RayJob's. Plain Pods
  * and pod groups are in jobframework_pods.c.
  *
- * What it does not do: run jobs (rayjob.c, job.c), priority from pod
- * PriorityClasses.
+ * Priority: the WorkloadPriorityClass of the label
+ * kueue.x-k8s.io/priority-class, else the PriorityClass of the pod
+ * templates' priorityClassName (or the globalDefault one), as Kueue does.
+ *
+ * What it does not do: run jobs (rayjob.c, job.c).
  */
 #include "jobframework.h"
 
@@ -268,6 +271,47 @@ static struct fq_value *job_podsets(const struct fq_value *job)
     return pss;
 }
 
+/*
+ * Kueue's priority without a WorkloadPriorityClass label: the
+ * PriorityClass named by the first podset template's priorityClassName,
+ * else the PriorityClass marked globalDefault; its value becomes
+ * spec.priority (source scheduling.k8s.io/priorityclass). A class that does
+ * not exist gives priority 0 and a Warning event on the job.
+ */
+static void pod_priority(struct fq_engine *e, const struct fq_value *job,
+                         struct fq_value *spec)
+{
+    struct fq_objstore *st = fq_engine_store(e);
+    const struct fq_value *pss = fq_map_get(spec, "podSets");
+    const char *name = NULL;
+    for (size_t i = 0; i < fq_value_len(pss) && !name; i++)
+        name = fq_value_as_str(fq_value_path(
+            fq_seq_at(pss, i), "template.spec.priorityClassName"));
+    const struct fq_object *p = NULL;
+    if (name) {
+        p = fq_objstore_get(st, FQ_KIND_PRIORITYCLASS, "", name);
+        if (!p)
+            fq_engine_event(e, job, "Warning", "PriorityClassNotFound",
+                            "PriorityClass %s not found: priority 0", name);
+    } else {
+        const struct fq_object **all;
+        size_t n = fq_objstore_list(st, FQ_KIND_PRIORITYCLASS, NULL, &all);
+        for (size_t i = 0; i < n && !p; i++)
+            if (fq_value_path_bool(all[i]->obj, "globalDefault", false))
+                p = all[i];
+        free(all);
+        if (p)
+            name = p->name;
+    }
+    if (!name)
+        return;
+    fq_map_set(spec, "priorityClassName", fq_value_str(name));
+    fq_map_set(spec, "priorityClassSource",
+               fq_value_str("scheduling.k8s.io/priorityclass"));
+    fq_map_set(spec, "priority",
+               fq_value_int(p ? fq_value_path_int(p->obj, "value", 0) : 0));
+}
+
 int fq_jobframework_create_workload(struct fq_engine *e,
                                     const struct fq_value *job,
                                     struct fq_value *podsets, const char *wname,
@@ -302,6 +346,8 @@ int fq_jobframework_create_workload(struct fq_engine *e,
     fq_map_set(spec, "queueName",
                fq_value_str(fq_value_as_str(fq_map_get(labels, LABEL_QUEUE))));
     fq_map_set(spec, "podSets", podsets);
+    if (!pc)
+        pod_priority(e, job, spec);
     if (pc) {
         fq_map_set(spec, "priorityClassName", fq_value_str(pc));
         fq_map_set(spec, "priorityClassSource",

@@ -1790,6 +1790,8 @@ static int validate_kind(struct dctx *cp, const struct fq_value *obj,
     case FQ_KIND_NODEPOOL:
     case FQ_KIND_CAPACITYMODEL:
         return validate_foreign(obj, file, errs, k);
+    case FQ_KIND_PRIORITYCLASS:
+        return fq_priorityclass_validate(obj, file, errs);
     default:
         break;
     }

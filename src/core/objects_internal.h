@@ -87,6 +87,10 @@ void derr_key(struct dctx *c, const struct fq_value *at, const char *key,
  * here" at the null's own line and column. */
 void derr_missing(struct dctx *c, const struct fq_value *m, const char *key);
 
+/* scheduling.k8s.io/v1 PriorityClass (objects_sched.c). */
+int fq_priorityclass_validate(const struct fq_value *obj, const char *file,
+                              struct fq_errlist *errs);
+
 /* Does s hold an unexpanded ${VAR}? */
 bool has_var(const char *s);
 
