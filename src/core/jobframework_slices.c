@@ -201,17 +201,9 @@ static bool replaced_by_slice(const struct fq_value *w)
  * condition removed. Kueue finishes the old slice on the new one's
  * admission; flexq does so at its quota reservation, so until the slice
  * is admitted the replacement can be taken back. */
-static void withdraw(struct fq_engine *e, const struct fq_value *job,
-                     const char *ns, const char *cur, const char *prev,
-                     int64_t now)
+static void restore_prev(struct fq_engine *e, const char *ns, const char *prev)
 {
-    (void)now;
     struct fq_objstore *st = fq_engine_store(e);
-    fq_objstore_delete(st, FQ_KIND_WORKLOAD, ns, cur, NULL);
-    fq_engine_event(e, job, "Normal", "DeletedWorkload",
-                    "Deleted Workload: %s/%s (scale-up withdrawn before "
-                    "admission)",
-                    ns, cur);
     struct fq_value *w = fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns, prev);
     if (!w)
         return;
@@ -224,6 +216,17 @@ static void withdraw(struct fq_engine *e, const struct fq_value *job,
     }
     fq_map_set(fq_map_ensure_map(w, "status"), "conditions", keep);
     fq_objstore_update(st, w, true, NULL, NULL, NULL);
+}
+
+static void withdraw(struct fq_engine *e, const struct fq_value *job,
+                     const char *ns, const char *cur, const char *prev)
+{
+    fq_objstore_delete(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, cur, NULL);
+    fq_engine_event(e, job, "Normal", "DeletedWorkload",
+                    "Deleted Workload: %s/%s (scale-up withdrawn before "
+                    "admission)",
+                    ns, cur);
+    restore_prev(e, ns, prev);
 }
 
 /* A new slice `name` like `from` (metadata, spec) with want's podsets. */
@@ -335,7 +338,7 @@ void fq_jobslices_reconcile(struct fq_engine *e, const struct fq_value *job,
              * more): the slice is withdrawn, its requests go with it
              * (provcheck), and prev, which never stopped running, holds
              * the quota again, shrunk to want. */
-            withdraw(e, job, ns, cur, prev, now);
+            withdraw(e, job, ns, cur, prev);
             po = fq_objstore_get(st, FQ_KIND_WORKLOAD, ns, prev);
             compare(w2, po ? po->obj : NULL, &up, &down);
             if (po && down)
@@ -343,6 +346,21 @@ void fq_jobslices_reconcile(struct fq_engine *e, const struct fq_value *job,
             snprintf(wname, n, "%s", prev);
             goto out;
         }
+    }
+    if (po && !holds(co->obj) && !fq_cond_true(co->obj, "Finished") &&
+        !fq_cond_true(co->obj, "Admitted") && replaced_by_slice(po->obj)) {
+        /* The slice lost its reservation before admission (a check in
+         * Retry): prev, still running, takes its quota back and the slice
+         * waits as any scale up, forced onto prev's flavor again when it
+         * reserves (kueue_slices.c) - the job's slices never straddle two
+         * flavors, and the job is not stopped for a failed scale up. */
+        restore_prev(e, ns, prev);
+        fq_engine_event(e, job, "Normal", "ScaleUpRequeued",
+                        "Workload slice %s/%s lost its reservation before "
+                        "admission; %s holds the quota again",
+                        ns, cur, prev);
+        snprintf(wname, n, "%s", prev);
+        goto out;
     }
     if (po && fq_cond_true(po->obj, "Finished") && holds(co->obj) &&
         !fq_cond_true(co->obj, "Admitted"))
