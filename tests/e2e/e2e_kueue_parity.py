@@ -4,7 +4,8 @@ cluster suspended, until their Workloads are admitted; the pod then runs
 and its Workload finishes); Kueue objects written in v1beta2 read in
 v1beta1 with v1beta1's names and back; and the kubectl habits of `flexq
 get` (flags before the verb, jsonpath, custom-columns, --show-labels,
---field-selector, several names in one table, describe's priority and
+--field-selector, several names in one table, aligned -w rows,
+describe's priority and
 conditions)."""
 import os
 import sys
@@ -158,6 +159,30 @@ try:
           "" not in rows, "one table for several names: %r" % out)
     rc, out, err = d.cli("get", "pods", "-o", "jsonpath={.items[0")
     check(rc == 1 and "jsonpath" in err, "bad template refused: %r" % err)
+
+    # -w: rows printed one event at a time stay aligned with the header
+    # (a short name after a long one keeps the wide column).
+    # (not queued: it must not take the queue's turn from "short")
+    rc, out, err = d.cli("apply", "-f", "-", stdin=(POD % (
+        "a-pod-with-a-rather-long-name", "c", '"sleep", "600"')).replace(
+            "kueue.x-k8s.io/queue-name: lq, ", "").replace('cpu: "2"',
+                                                           'cpu: "1"'))
+    check(rc == 0, "apply long-named pod: %s" % err)
+    env = dict(os.environ, FLEXQ_SERVER=d.url)
+    env.pop("FLEXQ_TOKEN", None)
+    env.pop("FLEXQ_NAMESPACE", None)
+    import subprocess
+    w = subprocess.Popen([os.environ.get("FLEXQ", "flexq"), "get", "pods",
+                          "-w"], stdout=subprocess.PIPE, text=True, env=env)
+    lines = [w.stdout.readline() for _ in range(4)]
+    w.kill()
+    w.wait()
+    starts = set()
+    for l in lines:
+        head = l.split()[0]
+        rest = l[len(head):]
+        starts.add(len(head) + len(rest) - len(rest.lstrip()))
+    check(len(starts) == 1, "-w rows aligned: %r" % lines)
 
     # v1beta2 written, v1beta1 read (and the COHORT column).
     cq1 = get(d, "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq")
