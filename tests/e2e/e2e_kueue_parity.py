@@ -5,8 +5,7 @@ and its Workload finishes); Kueue objects written in v1beta2 read in
 v1beta1 with v1beta1's names and back; and the kubectl habits of `flexq
 get` (flags before the verb, jsonpath, custom-columns, --show-labels,
 --field-selector, several names in one table, aligned -w rows,
-describe's priority and
-conditions)."""
+describe's priority and conditions)."""
 import os
 import sys
 import time
