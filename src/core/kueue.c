@@ -4122,6 +4122,7 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
         return;
     const char *const *keys;
     size_t n = kl_sorted(&k->lc_dirty, &keys);
+    bool stops = stops_any(k); /* once a pass, not per workload */
     for (size_t i = 0; i < n; i++) {
         char ns[300];
         const char *name = key_split(keys[i], ns, sizeof(ns));
@@ -4132,7 +4133,7 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
         struct fq_value *obj =
             fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
         const struct fq_value *cond[NCOND];
-        if (!obj || !needs_lifecycle(obj, cfg, cond, stops_any(k))) {
+        if (!obj || !needs_lifecycle(obj, cfg, cond, stops)) {
             timer_set(k, keys[i], FQ_NEVER);
             continue;
         }
