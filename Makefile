@@ -1,6 +1,9 @@
 # Thin habits over CMake. `make test` and `make demo` are the README's two
 # commands: each installs what is missing, builds, then runs.
 BUILD ?= build
+# The build shows its progress lines and errors, not a "gmake[N]: Entering
+# directory" pair for every directory CMake's makefiles recurse into.
+MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 

@@ -36,7 +36,7 @@ PUBLIC = {
     "gke": "capacity", "ssar_pb": "objects",
     "estimate": "views", "visibility": "views", "metrics": "views",
     "printcols": "views", "kpb": "objects", "patch": "objects",
-    "schema": "objects", "ssa": "objects",
+    "schema": "objects", "ssa": "objects", "convert": "objects",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -80,6 +80,10 @@ int64_t fq_cloud_unneeded_ms(const struct fq_cloud *c);
 int64_t fq_cloud_backoff_ms(const struct fq_cloud *c, int fails);
 
 /* Flex-start limits: max queue wait, max run, booking time. */
+/* Whether some flex-start row can never provision (its shortest wait
+ * exceeds its maximum wait, after scaling); writes why into msg. */
+bool fq_cloud_never_provisions(const struct fq_cloud *c, char *msg, size_t n);
+
 int64_t fq_cloud_max_wait_ms(const struct fq_cloud *c, const char *machine,
                              const char *zone);
 int64_t fq_cloud_max_run_ms(const struct fq_cloud *c, const char *machine,

@@ -119,6 +119,13 @@ int fq_estimate_run(const struct fq_estimate_world *w,
 
 void fq_estimate_result_release(struct fq_estimate_result *r);
 
+/* Pins to a flavor the pod templates under v (a job or Workload, edited in
+ * place) that the flavor serves: `pin` is {nodeLabels: {...}, covered:
+ * [resource names of the ClusterQueue groups listing the flavor]}; only a
+ * template whose containers ask for a covered resource gets nodeLabels as
+ * nodeSelector. */
+void fq_estimate_pin_templates(struct fq_value *v, const struct fq_value *pin);
+
 /* The result as an object for the API (returns owned): kind Estimate. */
 struct fq_value *fq_estimate_to_value(const struct fq_estimate_result *r);
 

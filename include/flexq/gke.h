@@ -3,7 +3,7 @@
  * objects, converted both ways.
  *
  * flexqd serves the subset of the container v1 REST API that gcloud uses
- * (src/daemon/gke.c); this file holds the pure part: a GKE NodePool as
+ * (src/core/capacity/gke.c); this file holds the pure part: a GKE NodePool as
  * gcloud sends it becomes a flexq NodePool object (fields one to one:
  * config.machineType -> spec.machineType, placementPolicy.tpuTopology ->
  * spec.tpuTopology, config.flexStart, queuedProvisioning, autoscaling,

@@ -35,6 +35,7 @@ enum fq_kind {
     FQ_KIND_NODEPOOL,
     FQ_KIND_CAPACITYMODEL,
     FQ_KIND_CLUSTER, /* flexq.dev Cluster: the GKE cluster record (gke.h) */
+    FQ_KIND_PRIORITYCLASS, /* scheduling.k8s.io/v1: a pod's priority */
     FQ_KIND__COUNT
 };
 

@@ -14,6 +14,9 @@
 
 /* The LocalQueue a job is submitted to (a label of the job). */
 #define FQ_LABEL_QUEUE_NAME "kueue.x-k8s.io/queue-name"
+/* A job's WorkloadPriorityClass, and its maximumExecutionTimeSeconds. */
+#define FQ_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
+#define FQ_LABEL_MAX_EXEC_TIME  "kueue.x-k8s.io/max-exec-time-seconds"
 /* A job opts into workload slices with this annotation set to "true";
  * its pods then carry the scheduling gate of the same name. */
 #define FQ_ANN_ELASTIC_JOB   "kueue.x-k8s.io/elastic-job"

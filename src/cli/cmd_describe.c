@@ -73,23 +73,38 @@ static void yaml_block(const char *title, const struct fq_value *v,
 static void conditions(const struct fq_value *obj, int64_t now)
 {
     const struct fq_value *cs = fq_value_path(obj, "status.conditions");
-    if (fq_value_len(cs) == 0)
+    size_t n = fq_value_len(cs);
+    if (n == 0)
         return;
-    printf("Conditions:\n");
-    printf("  %-22s%-8s%-26s%-8s%s\n", "Type", "Status", "Reason", "Age",
-           "Message");
-    printf("  %-22s%-8s%-26s%-8s%s\n", "----", "------", "------", "---",
-           "-------");
-    for (size_t i = 0; i < fq_value_len(cs); i++) {
+    /* Columns as wide as their longest cell plus two spaces, so a long
+     * reason (DeactivatedDueToAdmissionCheck) never runs into the age. */
+    int w[4] = {4, 6, 6, 3}; /* Type, Status, Reason, Age */
+    char(*ages)[32] = fq_xcalloc(n, sizeof(*ages));
+    for (size_t i = 0; i < n; i++) {
         const struct fq_value *c = fq_seq_at(cs, i);
-        char age[32];
-        fq_print_age(fq_value_path_str(c, "lastTransitionTime", NULL), now, age,
-                     sizeof(age));
-        printf("  %-22s%-8s%-26s%-8s%s\n", fq_value_path_str(c, "type", ""),
-               fq_value_path_str(c, "status", ""),
-               fq_value_path_str(c, "reason", ""), age,
+        fq_print_age(fq_value_path_str(c, "lastTransitionTime", NULL), now,
+                     ages[i], sizeof(ages[i]));
+        const char *v[4] = {fq_value_path_str(c, "type", ""),
+                            fq_value_path_str(c, "status", ""),
+                            fq_value_path_str(c, "reason", ""), ages[i]};
+        for (int k = 0; k < 4; k++)
+            if ((int)strlen(v[k]) > w[k])
+                w[k] = (int)strlen(v[k]);
+    }
+    printf("Conditions:\n");
+    printf("  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], "Type", w[1], "Status", w[2],
+           "Reason", w[3], "Age", "Message");
+    printf("  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], "----", w[1], "------", w[2],
+           "------", w[3], "---", "-------");
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value *c = fq_seq_at(cs, i);
+        printf("  %-*s  %-*s  %-*s  %-*s  %s\n", w[0],
+               fq_value_path_str(c, "type", ""), w[1],
+               fq_value_path_str(c, "status", ""), w[2],
+               fq_value_path_str(c, "reason", ""), w[3], ages[i],
                fq_value_path_str(c, "message", ""));
     }
+    free(ages);
 }
 
 static void map_inline(const struct fq_value *m, struct fq_buf *b)
@@ -175,10 +190,23 @@ static void waiting_for(struct fq_client *c, const struct fq_value *wl)
 static void describe_workload(struct fq_client *c, const struct fq_value *wl)
 {
     field("Queue:", fq_value_path_str(wl, "spec.queueName", NULL));
+    /* The priority admission orders and preempts by: spec.priority (0
+     * when unset), and the class it came from. */
     const struct fq_value *pr = fq_value_path(wl, "spec.priority");
-    char prio[32] = "0";
-    if (pr && pr->type == FQ_V_NUM)
-        snprintf(prio, sizeof(prio), "%s", pr->u.num.raw);
+    char prio[400];
+    int len =
+        snprintf(prio, sizeof(prio), "%lld",
+                 (long long)(pr && pr->type == FQ_V_NUM ?
+                                 fq_value_path_int(wl, "spec.priority", 0) :
+                                 0));
+    const char *pcn = fq_value_path_str(wl, "spec.priorityClassName", NULL);
+    if (pcn && *pcn)
+        snprintf(prio + len, sizeof(prio) - (size_t)len, " (%s %.200s)",
+                 strstr(fq_value_path_str(wl, "spec.priorityClassSource", ""),
+                        "workloadpriorityclass") ?
+                     "WorkloadPriorityClass" :
+                     "PriorityClass",
+                 pcn);
     field("Priority:", prio);
     const struct fq_value *pss = fq_value_path(wl, "spec.podSets");
     printf("Pod Sets:\n");

@@ -30,13 +30,14 @@ struct flagdef {
 };
 
 static const struct flagdef defs[] = {
-    {"namespace", 'n', true},  {"all-namespaces", 'A', false},
-    {"selector", 'l', true},   {"output", 'o', true},
-    {"filename", 'f', true},   {"for", 0, true},
-    {"timeout", 0, true},      {"from-file", 0, true},
-    {"from-literal", 0, true}, {"ignore-not-found", 0, false},
-    {"watch", 'w', false},     {"no-headers", 0, false},
-    {"pending", 0, false},
+    {"namespace", 'n', true},    {"all-namespaces", 'A', false},
+    {"selector", 'l', true},     {"output", 'o', true},
+    {"filename", 'f', true},     {"for", 0, true},
+    {"timeout", 0, true},        {"from-file", 0, true},
+    {"from-literal", 0, true},   {"ignore-not-found", 0, false},
+    {"watch", 'w', false},       {"no-headers", 0, false},
+    {"pending", 0, false},       {"show-labels", 0, false},
+    {"field-selector", 0, true},
 };
 
 static bool allowed_in(const char *allowed, const char *name)
@@ -76,6 +77,10 @@ static int set_flag(const char *cmd, const struct flagdef *d, const char *v,
         f->no_headers = true;
     else if (!strcmp(n, "pending"))
         f->pending = true;
+    else if (!strcmp(n, "show-labels"))
+        f->show_labels = true;
+    else if (!strcmp(n, "field-selector"))
+        f->field_selector = v;
     else {
         const char **arr = !strcmp(n, "filename")  ? f->files :
                            !strcmp(n, "from-file") ? f->from_file :

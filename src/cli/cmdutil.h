@@ -33,7 +33,9 @@ struct fq_cmd_flags {
     bool ignore_not_found;
     bool watch;
     bool no_headers;
-    bool pending; /* get workloads --pending (positions.h) */
+    bool pending;               /* get workloads --pending (positions.h) */
+    bool show_labels;           /* get --show-labels */
+    const char *field_selector; /* get --field-selector a.b=c,d!=e */
     const char *args[FQ_CMD_MAX_ARGS]; /* positional */
     int nargs;
 };

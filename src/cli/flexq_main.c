@@ -7,13 +7,16 @@
  * $FLEXQ_SERVER / $FLEXQ_TOKEN), finds the command in the table of cli.c
  * and calls it with the rest. `--help`/`-h` anywhere before `--` print the
  * command's usage instead of running it; `flexq help CMD` does the same,
- * and `flexq`, `flexq --help` and `flexq help` list the commands.
+ * and `flexq`, `flexq --help` and `flexq help` list the commands. Command
+ * flags given before the command (`flexq -n team-a get workloads`) are
+ * moved after it, as kubectl accepts them.
  *
  * Exit status: what the command returns (0 or 1); 1 for an unknown command
  * or a bad global flag.
  *
  * It does not parse command flags: each cmd_*.c does its own.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +29,7 @@ static void list_commands(FILE *out)
     const struct fq_cli_cmd *const *cmds = fq_cli_commands(&n);
     fputs("flexq runs AI training jobs through Kueue-style queues, on "
           "on-demand\ncapacity first and flex-start capacity when that "
-          "runs out.\n\nUsage: flexq [--server URL] [--token TOKEN] "
+          "runs out.\n\nUsage: flexq [--server URL] [--token TOKEN] [-n NS] "
           "COMMAND [ARGS...]\n\nCommands:\n",
           out);
     for (size_t i = 0; i < n; i++)
@@ -65,6 +68,37 @@ static int take_flag(int argc, char **argv, int *i, const char *name,
     return 1;
 }
 
+/* Command flags that take a value, as kubectl's global flags do. */
+static bool takes_value(const char *a)
+{
+    static const char *const v[] = {
+        "-n",         "--namespace",      "-o", "--output",  "-l",
+        "--selector", "--field-selector", "-f", "--filename"};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+        if (!strcmp(a, v[i]))
+            return true;
+    return false;
+}
+
+/* kubectl takes flags before the verb too (`flexq -n team-a get wl`):
+ * flags ahead of the first word move to just after it, where the commands
+ * parse them. Returns the count (unchanged). */
+static int verb_first(char **rest, int n)
+{
+    int v = 0;
+    while (v < n && rest[v][0] == '-' && strcmp(rest[v], "--")) {
+        if (takes_value(rest[v]) && v + 1 < n)
+            v++;
+        v++;
+    }
+    if (v == 0 || v >= n)
+        return n;
+    char *verb = rest[v];
+    memmove(rest + 1, rest, (size_t)v * sizeof(*rest));
+    rest[0] = verb;
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     struct fq_cli_global g = *fq_cli_global();
@@ -95,6 +129,7 @@ int main(int argc, char **argv)
     }
     rest[nrest] = NULL;
     fq_cli_global_set(&g);
+    nrest = verb_first(rest, nrest);
 
     int rc = FQ_CLI_OK;
     if (nrest == 0) {

@@ -19,8 +19,8 @@
 
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
-#include "flexq/timefmt.h"
 #include "flexq/printcols.h"
+#include "flexq/timefmt.h"
 
 int64_t fq_print_now(void)
 {
@@ -60,9 +60,15 @@ struct grid {
     size_t rows, ncols;
 };
 
-static void grid_print(const struct grid *g, const char *indent, FILE *out)
+/* keep (may be NULL): g->ncols widths carried between calls, so rows
+ * printed one call at a time (get -w) stay aligned: each column is as
+ * wide as the widest cell seen so far. */
+static void grid_print_keep(const struct grid *g, const char *indent,
+                            size_t *keep, FILE *out)
 {
     size_t *w = fq_xcalloc(g->ncols, sizeof(*w));
+    for (size_t c = 0; keep && c < g->ncols; c++)
+        w[c] = keep[c];
     for (size_t r = 0; r < g->rows; r++)
         for (size_t c = 0; c < g->ncols; c++) {
             size_t l = strlen(g->cells[r * g->ncols + c]);
@@ -82,7 +88,14 @@ static void grid_print(const struct grid *g, const char *indent, FILE *out)
         }
         fputc('\n', out);
     }
+    for (size_t c = 0; keep && c < g->ncols; c++)
+        keep[c] = w[c];
     free(w);
+}
+
+static void grid_print(const struct grid *g, const char *indent, FILE *out)
+{
+    grid_print_keep(g, indent, NULL, out);
 }
 
 static void grid_free(struct grid *g)
@@ -94,6 +107,13 @@ static void grid_free(struct grid *g)
 
 void fq_print_table(enum fq_kind kind, const struct fq_value *const *objs,
                     size_t n, int flags, const char *ns, int64_t now, FILE *out)
+{
+    fq_print_table_keep(kind, objs, n, flags, ns, now, NULL, out);
+}
+
+void fq_print_table_keep(enum fq_kind kind, const struct fq_value *const *objs,
+                         size_t n, int flags, const char *ns, int64_t now,
+                         size_t keep[FQ_PRINT_MAX_COLS], FILE *out)
 {
     const struct fq_kind_info *ki = fq_kind_info(kind);
     if (n == 0) {
@@ -108,9 +128,12 @@ void fq_print_table(enum fq_kind kind, const struct fq_value *const *objs,
     bool wide = flags & FQ_PRINT_WIDE;
     /* kubectl's event table has no NAME column: OBJECT says what it is. */
     bool name_col = kind != FQ_KIND_EVENT;
-    size_t ncols = (size_t)name_col + with_ns;
+    bool labels = flags & FQ_PRINT_LABELS;
+    size_t ncols = (size_t)name_col + with_ns + labels;
     for (const struct fq_printcol *c = cols; c->header; c++)
         ncols += !c->wide || wide;
+    if (ncols > FQ_PRINT_MAX_COLS)
+        keep = NULL;
     struct grid g = {fq_xcalloc((n + 1) * ncols, sizeof(char *)), 0, ncols};
     size_t k = 0;
     bool headers = !(flags & FQ_PRINT_NO_HEADERS);
@@ -122,6 +145,8 @@ void fq_print_table(enum fq_kind kind, const struct fq_value *const *objs,
         for (const struct fq_printcol *c = cols; c->header; c++)
             if (!c->wide || wide)
                 g.cells[k++] = fq_xstrdup(c->header);
+        if (labels)
+            g.cells[k++] = fq_xstrdup("LABELS");
         g.rows++;
     }
     struct fq_buf b = FQ_BUF_INIT;
@@ -144,10 +169,22 @@ void fq_print_table(enum fq_kind kind, const struct fq_value *const *objs,
             fq_printcol_cell(c, objs[i], now, &b);
             g.cells[k++] = fq_xstrdup(fq_buf_str(&b));
         }
+        if (labels) {
+            const struct fq_value *l =
+                fq_value_path(objs[i], "metadata.labels");
+            fq_buf_reset(&b);
+            for (size_t m = 0; l && l->type == FQ_V_MAP && m < l->u.map.n;
+                 m++) {
+                const char *v = fq_value_as_str(l->u.map.items[m].val);
+                fq_buf_printf(&b, "%s%s=%s", m ? "," : "",
+                              l->u.map.items[m].key, v ? v : "");
+            }
+            g.cells[k++] = fq_xstrdup(b.len ? fq_buf_str(&b) : "<none>");
+        }
         g.rows++;
     }
     fq_buf_release(&b);
-    grid_print(&g, "", out);
+    grid_print_keep(&g, "", keep, out);
     grid_free(&g);
 }
 

@@ -18,7 +18,11 @@ enum {
     FQ_PRINT_NAMESPACE = 1 << 1, /* -A: a NAMESPACE column first */
     FQ_PRINT_KIND = 1 << 2,      /* several kinds: NAME is kind.group/name */
     FQ_PRINT_NO_HEADERS = 1 << 3,
+    FQ_PRINT_LABELS = 1 << 4, /* --show-labels: a LABELS column last */
 };
+
+/* Columns fq_print_table_keep can carry widths for. */
+#define FQ_PRINT_MAX_COLS 32
 
 /* Wall-clock now in ms (the CLI is not the pure core). */
 int64_t fq_print_now(void);
@@ -40,6 +44,13 @@ const char *fq_print_condition(const struct fq_value *obj, const char *type);
 void fq_print_table(enum fq_kind kind, const struct fq_value *const *objs,
                     size_t n, int flags, const char *ns, int64_t now,
                     FILE *out);
+
+/* fq_print_table that keeps column widths in keep[] (zeroed by the
+ * caller, NULL for none) between calls: `get -w` prints one row per call
+ * and its rows stay aligned with the header. */
+void fq_print_table_keep(enum fq_kind kind, const struct fq_value *const *objs,
+                         size_t n, int flags, const char *ns, int64_t now,
+                         size_t keep[FQ_PRINT_MAX_COLS], FILE *out);
 
 /* Prints the events of an object (or all given events) as
  * `LAST SEEN  TYPE  REASON  OBJECT  MESSAGE` (object column when

@@ -3,7 +3,7 @@
  * GKE and review endpoints: the body as JSON through
  * fq_gke_pool_from_api (GKE NodePool -> flexq NodePool, then validated
  * and converted back), and the same bytes as a protobuf
- * SelfSubjectAccessReview (src/core/ssar_pb.c).
+ * SelfSubjectAccessReview (src/core/objects/ssar_pb.c).
  *
  * Invariants checked: nothing crashes or leaks; a refusal sets an error
  * message and leaves no object; an accepted pool converts back to GKE's

@@ -138,6 +138,50 @@ static void test_defaults_and_scale(void **state)
     fq_value_free(m);
 }
 
+/* Issue 20: one rule for every duration. A value written in the model is
+ * scaled by the engine's time_scale as the defaults are, so a configured
+ * 1 h flex-start wait stays below the scaled 7-day maximum and Plan B
+ * still provisions; a model that cannot provision is detected. */
+static void test_written_durations_scale(void **state)
+{
+    (void)state;
+    struct fq_value *m = testlib_yaml1(
+        "kind: CapacityModel\nspec:\n"
+        "  autoscaler: {scaleDownUnneededSeconds: 600}\n"
+        "  zones: [{name: z, machineTypes: [{name: ct6e-standard-4t, "
+        "bootSeconds: 60, onDemand: {hosts: 0, schedule: [{at: 1000, "
+        "hosts: 4}]}, flexStart: {hosts: 8, waitSeconds: 3600, "
+        "bookingSeconds: 600, maxRunSeconds: 86400}}]}]\n");
+    struct fq_cloud *c = fq_cloud_new(m, 0.001, 0, NULL);
+    assert_non_null(c);
+    const char *mt = "ct6e-standard-4t";
+    assert_int_equal(fq_cloud_boot_ms(c, mt, "z"), 60);
+    assert_int_equal(fq_cloud_flex_wait_ms(c, mt, "z", 1), 3600);
+    assert_int_equal(fq_cloud_booking_ms(c, mt, "z"), 600);
+    assert_int_equal(fq_cloud_max_run_ms(c, mt, "z"), 86400);
+    assert_int_equal(fq_cloud_max_wait_ms(c, mt, "z"), 7LL * 24 * 3600);
+    assert_int_equal(fq_cloud_unneeded_ms(c), 600);
+    /* the schedule's `at` is a duration from the model's origin too */
+    assert_false(fq_cloud_ondemand_ok(c, mt, "z", 999, 0, 1, NULL));
+    assert_true(fq_cloud_ondemand_ok(c, mt, "z", 1000, 0, 1, NULL));
+    char why[512];
+    assert_false(fq_cloud_never_provisions(c, why, sizeof(why)));
+    fq_cloud_free(c);
+    fq_value_free(m);
+
+    /* A wait longer than the maximum wait never provisions. */
+    m = testlib_yaml1("kind: CapacityModel\nspec:\n"
+                      "  zones: [{name: z, machineTypes: [{name: "
+                      "ct6e-standard-4t, flexStart: {waitSeconds: 7200, "
+                      "maxWaitSeconds: 3600}}]}]\n");
+    c = fq_cloud_new(m, 0.01, 0, NULL);
+    assert_true(fq_cloud_never_provisions(c, why, sizeof(why)));
+    assert_non_null(strstr(why, "can never provision"));
+    assert_non_null(strstr(why, "ct6e-standard-4t"));
+    fq_cloud_free(c);
+    fq_value_free(m);
+}
+
 static void test_bad_models(void **state)
 {
     (void)state;
@@ -191,6 +235,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_defaults_and_scale),
+        cmocka_unit_test(test_written_durations_scale),
         cmocka_unit_test(test_bad_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -304,6 +304,44 @@ static void test_runtime(void **state)
     fq_value_free(w);
 }
 
+/* Issue 20: pinned to a flavor, only the podsets asking for what the
+ * flavor's resource group covers carry its node labels. A head asking for
+ * no GPU keeps its template; the GPU podset is pinned. */
+static void test_pin_served_podsets(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fixture x;
+    setup(&x);
+    struct fq_value *t = workload("mine", 8);
+    struct fq_value *pss = fq_value_path(t, "spec.podSets");
+    struct fq_value *head =
+        testlib_yaml1("name: head\n"
+                      "count: 1\n"
+                      "template:\n"
+                      "  spec:\n"
+                      "    nodeSelector: {pool: head}\n"
+                      "    containers: [{name: head, image: x}]\n");
+    fq_seq_push(pss, head);
+    struct fq_value *pin =
+        testlib_yaml1("nodeLabels: {cloud.google.com/gke-nodepool: dws-pool}\n"
+                      "covered: [nvidia.com/gpu]\n");
+    fq_estimate_pin_templates(t, pin);
+    struct fq_value *ps0 = fq_seq_at(pss, 0);
+    assert_string_equal(fq_value_as_str(fq_map_get(
+                            fq_value_path(ps0, "template.spec.nodeSelector"),
+                            "cloud.google.com/gke-nodepool")),
+                        "dws-pool");
+    const struct fq_value *hsel =
+        fq_value_path(fq_seq_at(pss, 1), "template.spec.nodeSelector");
+    assert_int_equal(fq_value_len(hsel), 1);
+    assert_string_equal(fq_value_as_str(fq_map_get(hsel, "pool")), "head");
+    fq_value_free(pin);
+    fq_value_free(t);
+    teardown(&x);
+}
+
 /* A job without a queue label, or naming a LocalQueue that does not
  * exist, is refused with a message. */
 static void test_bad_target(void **state)
@@ -344,10 +382,15 @@ static void test_cli_args(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_empty),       cmocka_unit_test(test_running_job),
-        cmocka_unit_test(test_queue_ahead), cmocka_unit_test(test_replay),
-        cmocka_unit_test(test_warmup),      cmocka_unit_test(test_runtime),
-        cmocka_unit_test(test_bad_target),  cmocka_unit_test(test_cli_args),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_running_job),
+        cmocka_unit_test(test_queue_ahead),
+        cmocka_unit_test(test_replay),
+        cmocka_unit_test(test_warmup),
+        cmocka_unit_test(test_runtime),
+        cmocka_unit_test(test_bad_target),
+        cmocka_unit_test(test_cli_args),
+        cmocka_unit_test(test_pin_served_podsets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,9 @@
 /*
  * test_gke.c - GKE's NodePool and Cluster JSON and flexq's objects
- * (src/core/gke.c): the tutorial's two pools as gcloud sends them become
+ * (src/core/capacity/gke.c): the tutorial's two pools as gcloud sends them become
  * NodePools with the same fields and come back in gcloud's shape; bad
  * shapes are refused naming the field; the protobuf SelfSubjectAccessReview
- * reader (src/core/ssar_pb.c) reads what kubectl sends and refuses
+ * reader (src/core/objects/ssar_pb.c) reads what kubectl sends and refuses
  * truncated input.
  */
 #include <setjmp.h>

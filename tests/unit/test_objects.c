@@ -572,6 +572,13 @@ static const struct rule_case rules[] = {
      "unknown kind \"Deployment\""},
     {"kind not a string", "apiVersion: v1\nkind: 3\nmetadata: {name: d}\n",
      "kind", "must be a string"},
+    {"a Kueue integration flexq does not run",
+     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
+     "js}\n",
+     "kind",
+     "JobSet (apiVersion jobset.x-k8s.io/v1alpha2) is a Kueue "
+     "integration flexq does not run; flexq runs Job (batch/v1), "
+     "RayJob and RayCluster"},
     {"closest kind",
      "apiVersion: ray.io/v1\nkind: RayJobs\nmetadata: {name: "
      "d}\n",
@@ -674,6 +681,60 @@ static void test_errors_carry_positions(void **state)
     assert_int_equal(fq_localqueue_decode(v, NULL, &lq, NULL), FQ_EINVAL);
     fq_value_free(v);
     assert_int_equal(fq_object_validate(NULL, NULL, NULL), FQ_EINVAL);
+}
+
+/* Issue 20: a quantity given as null names its key and the null's own
+ * line, for a required quota and for a container's requests. */
+static void test_null_quantity(void **state)
+{
+    (void)state;
+    struct fq_value *v = testlib_yaml1("apiVersion: kueue.x-k8s.io/v1beta1\n"
+                                       "kind: ClusterQueue\n"
+                                       "metadata: {name: cq}\n"
+                                       "spec:\n"
+                                       "  resourceGroups:\n"
+                                       "  - coveredResources: [cpu]\n"
+                                       "    flavors:\n"
+                                       "    - name: default\n"
+                                       "      resources:\n"
+                                       "      - name: cpu\n"
+                                       "        nominalQuota: null\n");
+    struct fq_errlist errs;
+    fq_errlist_init(&errs);
+    assert_int_equal(fq_object_validate(v, "t.yaml", &errs), FQ_EINVAL);
+    assert_int_equal(errs.n, 1);
+    assert_int_equal(errs.items[0].line, 11);
+    assert_string_equal(
+        errs.items[0].path,
+        "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota");
+    assert_non_null(strstr(errs.items[0].msg, "is null"));
+    fq_errlist_release(&errs);
+    fq_value_free(v);
+
+    v = testlib_yaml1("apiVersion: batch/v1\n"
+                      "kind: Job\n"
+                      "metadata: {name: j}\n"
+                      "spec:\n"
+                      "  template:\n"
+                      "    spec:\n"
+                      "      restartPolicy: Never\n"
+                      "      containers:\n"
+                      "      - name: c\n"
+                      "        image: busybox\n"
+                      "        resources:\n"
+                      "          requests:\n"
+                      "            memory: 1Gi\n"
+                      "            cpu: ~\n");
+    fq_errlist_init(&errs);
+    assert_int_equal(fq_object_validate(v, "t.yaml", &errs), FQ_EINVAL);
+    assert_int_equal(errs.n, 1);
+    assert_int_equal(errs.items[0].line, 14);
+    assert_string_equal(errs.items[0].path,
+                        "spec.template.spec.containers[0].resources.requests."
+                        "cpu");
+    assert_non_null(strstr(errs.items[0].msg, "is null"));
+    fq_errlist_release(&errs);
+    fq_value_free(v);
 }
 
 static void test_view_defaults(void **state)
@@ -868,6 +929,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind_table),
+        cmocka_unit_test(test_null_quantity),
         cmocka_unit_test(test_kind_lookup),
         cmocka_unit_test(test_name_rules),
         cmocka_unit_test(test_rules),

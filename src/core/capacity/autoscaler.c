@@ -85,6 +85,7 @@
 
 #include "capacity/capacity.h"
 #include "capacity/provider_protocol.h"
+#include "engine/timescale.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"
@@ -945,7 +946,8 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
             if (!p || !flavor || !p->failed_scale_up)
                 continue;
             int64_t deadline =
-                admitted + cfg->policy.stockout_fallback_after_ms;
+                admitted +
+                fq_time_scaled(e, cfg->policy.stockout_fallback_after_ms);
             if (st->now < deadline) {
                 fq_capacity_wake(st, deadline);
                 continue;
@@ -956,15 +958,20 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
             if (!o)
                 break;
             char msg[512];
-            snprintf(msg, sizeof(msg),
-                     "Nodes for flavor %s (node pool %s) could not be "
-                     "provisioned within %llds: %s",
-                     flavor, p->name,
-                     (long long)(cfg->policy.stockout_fallback_after_ms / 1000),
-                     p->fail_reason[0] ? p->fail_reason : "stockout");
+            snprintf(
+                msg, sizeof(msg),
+                "Nodes for flavor %s (node pool %s) could not be "
+                "provisioned within %llds: %s",
+                flavor, p->name,
+                (long long)(fq_time_scaled(
+                                e, cfg->policy.stockout_fallback_after_ms) /
+                            1000),
+                p->fail_reason[0] ? p->fail_reason : "stockout");
             fq_cond_status_set(fq_map_ensure_map(o, "status"), "Evicted",
                                "True", "NodesUnavailable", msg, st->now);
-            add_avoid(o, flavor, st->now + cfg->policy.flavor_cooldown_ms,
+            add_avoid(o, flavor,
+                      st->now +
+                          fq_time_scaled(e, cfg->policy.flavor_cooldown_ms),
                       st->now);
             fq_engine_event(e, o, "Warning", "NodesUnavailable", "%s", msg);
             fq_objstore_update(fq_engine_store(e), o, true, NULL, NULL, NULL);

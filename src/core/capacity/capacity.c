@@ -9,7 +9,9 @@
  *   1. bootstrap   once per engine: in a fresh cluster (no default-pool
  *                  and no Node at all) create `default-pool` (n2-standard-16,
  *                  one node, autoscaling 1..3), like a new GKE cluster, so
- *                  the tutorial's Ray head has somewhere to run;
+ *                  the tutorial's Ray head has somewhere to run; its first
+ *                  node is Ready at once (GKE's `clusters create` returns
+ *                  once the default pool's nodes are up);
  *   2. refresh     bring the node table up to date: nodes deleted in the
  *                  last run leave, nodes it created take their place in
  *                  name order, pools are decoded again if one changed, and
@@ -321,6 +323,12 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
     fq_text_put(slice, sizeof(slice), pl + 1, sfx);
     int64_t boot = fq_cloud_boot_ms(st->cloud, pool->spec.machine->name,
                                     pool->spec.location);
+    /* A fresh cluster's default pool comes with its (one) node Ready;
+     * later nodes of that pool boot as any other. */
+    if (st->default_pool_fresh && !strcmp(pool->name, FQ_NODEPOOL_DEFAULT)) {
+        boot = 0;
+        st->default_pool_fresh = false;
+    }
     int64_t ready_at = st->now + boot;
     char ts[40];
     fq_time_format_ms(ready_at, ts, sizeof(ts));
@@ -418,8 +426,9 @@ static void bootstrap(struct fq_capacity *st, struct fq_engine *e)
     char uid[40];
     snprintf(uid, sizeof(uid), "%016llx-pool",
              (unsigned long long)fq_engine_rand(e));
-    fq_objstore_create(fq_engine_store(e), fq_nodepool_default_object(),
-                       st->now, uid, NULL, NULL);
+    st->default_pool_fresh =
+        fq_objstore_create(fq_engine_store(e), fq_nodepool_default_object(),
+                           st->now, uid, NULL, NULL) == 0;
 }
 
 /* Whether the cloud must be built again (the CapacityModel changed). */
@@ -459,6 +468,9 @@ static void load_model(struct fq_capacity *st, struct fq_engine *e)
         fq_engine_event(e, m->obj, "Warning", "InvalidModel", "%s", err.msg);
         c = fq_cloud_new(NULL, fq_engine_config(e)->time_scale, origin, NULL);
     }
+    char why[512];
+    if (m && fq_cloud_never_provisions(c, why, sizeof(why)))
+        fq_engine_event(e, m->obj, "Warning", "NeverProvisions", "%s", why);
     fq_cloud_free(st->cloud);
     st->cloud = c;
     st->cloud_gen++;

@@ -238,6 +238,10 @@ struct fq_capacity {
     uint64_t model_rv;  /* of the CapacityModel the cloud came from */
     bool model_seen, model_dirty;
     bool bootstrapped; /* default-pool decision taken */
+    /* The default-pool was just made by bootstrap: its first node is Ready
+     * at once, as a new GKE cluster's is when `clusters create` returns
+     * (cleared when that node is made). */
+    bool default_pool_fresh;
     struct fq_cap_backoff *bo;
     size_t nbo, capbo;
     int64_t wake; /* earliest wanted run, FQ_NEVER when none */

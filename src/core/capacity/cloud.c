@@ -236,8 +236,9 @@ static int decode_row(struct fq_cloud *c, const struct fq_value *m,
     snprintf(c->names[2 * c->nrows + 1], sizeof(c->names[0]), "%s", mt);
     r->machine = c->names[2 * c->nrows + 1];
 #define SCALED(ms) ((int64_t)llround((double)(ms)*scale / div))
+    double vdiv = div / scale; /* given values: the same rule as defaults */
     int rc;
-    if ((rc = seconds(m, "bootSeconds", SCALED(DEFAULT_BOOT_MS), div,
+    if ((rc = seconds(m, "bootSeconds", SCALED(DEFAULT_BOOT_MS), vdiv,
                       &r->boot_ms, where, err)) < 0)
         return rc;
     char sub[160];
@@ -245,7 +246,7 @@ static int decode_row(struct fq_cloud *c, const struct fq_value *m,
     snprintf(sub, sizeof(sub), "%s.onDemand", where);
     /* No onDemand: none at all (objects.h); onDemand without hosts: 0. */
     if ((rc = count(od, "hosts", 0, &r->od_hosts, sub, err)) < 0 ||
-        (rc = steps(fq_map_get(od, "schedule"), r->od, &r->nod, origin, div,
+        (rc = steps(fq_map_get(od, "schedule"), r->od, &r->nod, origin, vdiv,
                     sub, err)) < 0)
         return rc;
 
@@ -255,13 +256,13 @@ static int decode_row(struct fq_cloud *c, const struct fq_value *m,
      * else unlimited (a row that only describes flex-start waits). */
     if ((rc = count(fs, "hosts", od ? r->od_hosts : FQ_CLOUD_UNLIMITED,
                     &r->flex_hosts, sub, err)) < 0 ||
-        (rc = steps(fq_map_get(fs, "schedule"), r->fx, &r->nfx, origin, div,
+        (rc = steps(fq_map_get(fs, "schedule"), r->fx, &r->nfx, origin, vdiv,
                     sub, err)) < 0 ||
-        (rc = seconds(fs, "maxWaitSeconds", SCALED(DEFAULT_MAXWAIT_MS), div,
+        (rc = seconds(fs, "maxWaitSeconds", SCALED(DEFAULT_MAXWAIT_MS), vdiv,
                       &r->max_wait_ms, sub, err)) < 0 ||
-        (rc = seconds(fs, "maxRunSeconds", SCALED(DEFAULT_MAXRUN_MS), div,
+        (rc = seconds(fs, "maxRunSeconds", SCALED(DEFAULT_MAXRUN_MS), vdiv,
                       &r->max_run_ms, sub, err)) < 0 ||
-        (rc = seconds(fs, "bookingSeconds", SCALED(DEFAULT_BOOKING_MS), div,
+        (rc = seconds(fs, "bookingSeconds", SCALED(DEFAULT_BOOKING_MS), vdiv,
                       &r->booking_ms, sub, err)) < 0)
         return rc;
     /* A schedule of arrivals starts from nothing unless hosts says. */
@@ -274,11 +275,11 @@ static int decode_row(struct fq_cloud *c, const struct fq_value *m,
         const char *d = fq_value_path_str(w, "distribution", NULL);
         int64_t dflt = SCALED(DEFAULT_WAIT_MS);
         snprintf(sub, sizeof(sub), "%s.flexStart.waitSeconds", where);
-        if ((rc = seconds(w, "min", dflt, div, &r->wait_min_ms, sub, err)) <
+        if ((rc = seconds(w, "min", dflt, vdiv, &r->wait_min_ms, sub, err)) <
                 0 ||
-            (rc = seconds(w, "max", r->wait_min_ms, div, &r->wait_max_ms, sub,
+            (rc = seconds(w, "max", r->wait_min_ms, vdiv, &r->wait_max_ms, sub,
                           err)) < 0 ||
-            (rc = seconds(w, "mean", dflt, div, &r->wait_mean_ms, sub, err)) <
+            (rc = seconds(w, "mean", dflt, vdiv, &r->wait_mean_ms, sub, err)) <
                 0)
             return rc;
         if (!d)
@@ -301,7 +302,7 @@ static int decode_row(struct fq_cloud *c, const struct fq_value *m,
                               "CapacityModel %s: max is below min", sub);
     } else if (w) {
         int64_t ms;
-        if ((rc = seconds(fs, "waitSeconds", 0, div, &ms, sub, err)) < 0)
+        if ((rc = seconds(fs, "waitSeconds", 0, vdiv, &ms, sub, err)) < 0)
             return rc;
         r->wait_min_ms = r->wait_max_ms = r->wait_mean_ms = ms;
     }
@@ -332,16 +333,21 @@ static int decode(const struct fq_value *model, double scale, int64_t origin,
                               "number > 0");
         div = ts->u.num.d;
     }
+    /* One rule (docs/capacity.md, "Time scale"): every duration, given
+     * here or defaulted, is divided by the model's timeScale and
+     * multiplied by the engine's time_scale. `vdiv` divides given values
+     * (seconds -> ms), defaults are scaled where they are made. */
+    double vdiv = div / scale;
     const struct fq_value *as = fq_map_get(spec, "autoscaler");
     int rc;
     if ((rc = seconds(as, "scaleDownUnneededSeconds",
-                      (int64_t)llround(600000.0 * scale), div, &c->unneeded_ms,
-                      "spec.autoscaler", err)) < 0 ||
+                      (int64_t)llround(600000.0 * scale / div), vdiv,
+                      &c->unneeded_ms, "spec.autoscaler", err)) < 0 ||
         (rc = seconds(as, "initialBackoffSeconds",
-                      (int64_t)llround(300000.0 * scale), div,
+                      (int64_t)llround(300000.0 * scale / div), vdiv,
                       &c->backoff_initial_ms, "spec.autoscaler", err)) < 0 ||
         (rc = seconds(as, "maxBackoffSeconds",
-                      (int64_t)llround(1800000.0 * scale), div,
+                      (int64_t)llround(1800000.0 * scale / div), vdiv,
                       &c->backoff_max_ms, "spec.autoscaler", err)) < 0)
         return rc;
     const struct fq_value *zones = fq_map_get(spec, "zones");
@@ -377,6 +383,26 @@ static int decode(const struct fq_value *model, double scale, int64_t origin,
         }
     }
     return 0;
+}
+
+bool fq_cloud_never_provisions(const struct fq_cloud *c, char *msg, size_t n)
+{
+    for (int i = 0; c && i < c->nrows; i++) {
+        const struct row *r = &c->rows[i];
+        if (r->flex_hosts == 0 && r->nfx == 0)
+            continue;
+        if (r->wait_min_ms > r->max_wait_ms) {
+            snprintf(msg, n,
+                     "flex-start %s in %s can never provision: its shortest "
+                     "wait (%.0f s) is longer than the maximum wait (%.0f s) "
+                     "after time scaling; every request fails at its "
+                     "maximum wait (docs/capacity.md, \"Time scale\")",
+                     r->machine, r->zone, (double)r->wait_min_ms / 1000.0,
+                     (double)r->max_wait_ms / 1000.0);
+            return true;
+        }
+    }
+    return false;
 }
 
 void fq_cloud_free(struct fq_cloud *c)

@@ -70,6 +70,7 @@
 
 #include "capacity/capacity.h"
 #include "capacity/provider_protocol.h"
+#include "engine/timescale.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/conditions.h"
@@ -586,15 +587,17 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
     retry_due(st, e, r, true);
 }
 
-static int64_t max_run_ms(struct fq_capacity *st, const struct req *r)
+static int64_t max_run_ms(struct fq_engine *e, struct fq_capacity *st,
+                          const struct req *r)
 {
     const struct fq_value *v =
         fq_value_path(r->obj, "spec.parameters.maxRunDurationSeconds");
     const char *s = fq_value_as_str(v);
+    /* An explicit limit is scaled like every other duration. */
     if (s && *s)
-        return (int64_t)atoll(s) * 1000;
+        return fq_time_scaled(e, (int64_t)atoll(s) * 1000);
     if (v && v->type == FQ_V_NUM)
-        return (int64_t)(v->u.num.d * 1000.0);
+        return fq_time_scaled(e, (int64_t)(v->u.num.d * 1000.0));
     struct fq_cap_pool *p = pick_pool(st, r, true);
     return fq_cloud_max_run_ms(st->cloud, p ? p->spec.machine->name : NULL,
                                p ? p->spec.location : NULL);
@@ -614,7 +617,7 @@ static void step(struct fq_capacity *st, struct fq_engine *e, struct req *r)
         if (!detail(r, "flexq.dev/consumed"))
             req_nodes(st, r->key, &ready, &busy);
         if (queued) {
-            int64_t end = at + max_run_ms(st, r);
+            int64_t end = at + max_run_ms(e, st, r);
             if (st->now >= end) {
                 revoke(st, e, r, end - at);
                 return;
@@ -670,8 +673,8 @@ static void step(struct fq_capacity *st, struct fq_engine *e, struct req *r)
  * then): look at it in place instead of copying it. Returns that end, or
  * -1 when the request is not quiet.
  */
-static int64_t quiet(struct fq_capacity *st, const struct fq_object *o,
-                     struct req_memo *memo)
+static int64_t quiet(struct fq_capacity *st, struct fq_engine *e,
+                     const struct fq_object *o, struct req_memo *memo)
 {
     struct req r = {0};
     r.obj = o->obj;
@@ -684,7 +687,7 @@ static int64_t quiet(struct fq_capacity *st, const struct fq_object *o,
         fq_provreq_terminal(r.status))
         return -1;
     int64_t end =
-        fq_cond_in_status_time(r.status, "Provisioned") + max_run_ms(st, &r);
+        fq_cond_in_status_time(r.status, "Provisioned") + max_run_ms(e, st, &r);
     if (st->now >= end)
         return -1;
     fq_capacity_wake(st, end);
@@ -1016,7 +1019,7 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
         pr->memo.gen = st->decode_gen;
         pr->memo.spec_gen = spec_gen;
     }
-    int64_t end = quiet(st, o, &pr->memo);
+    int64_t end = quiet(st, e, o, &pr->memo);
     if (end >= 0) {
         settle(st, t, pr, false, end, end, false);
         return;

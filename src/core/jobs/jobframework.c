@@ -35,8 +35,17 @@
  * Elastic jobs (kueue.x-k8s.io/elastic-job: "true") run under a chain of
  * Workload slices: jobframework_slices.c picks the one reconciled here.
  *
- * What it does not do: run jobs (rayjob.c, job.c), priority from pod
- * PriorityClasses.
+ * RayClusters (Kueue's RayCluster integration) get a Workload
+ * `raycluster-<name>-<5 hex>` with the RayJob's podsets less the
+ * submitter; a RayCluster never finishes, so it holds its quota until it
+ * is deleted. A RayCluster made by a RayJob is the RayJob's. Plain Pods
+ * and pod groups are in jobframework_pods.c.
+ *
+ * Priority: the WorkloadPriorityClass of the label
+ * kueue.x-k8s.io/priority-class, else the PriorityClass of the pod
+ * templates' priorityClassName (or the globalDefault one), as Kueue does.
+ *
+ * What it does not do: run jobs (rayjob.c, job.c).
  */
 #include "engine/controllers.h"
 
@@ -48,10 +57,11 @@
 #include "flexq/conditions.h"
 #include "flexq/names.h"
 #include "flexq/objects.h"
+#include "jobs/jobframework_pods.h"
 #include "jobs/jobframework_slices.h"
+#include "jobs/workload.h"
 
-#define LABEL_PRIORITY "kueue.x-k8s.io/priority-class"
-#define ANN_MIN_PAR    "kueue.x-k8s.io/job-min-parallelism"
+#define ANN_MIN_PAR "kueue.x-k8s.io/job-min-parallelism"
 
 /*
  * The controller reconciles only the jobs that may have something to do:
@@ -63,7 +73,7 @@
  * must.
  */
 struct jref {
-    enum fq_kind kind; /* FQ_KIND_RAYJOB or FQ_KIND_JOB; WORKLOAD for
+    enum fq_kind kind; /* RAYJOB, JOB, RAYCLUSTER or POD; WORKLOAD for
                           orphan checks */
     char *ns, *name;   /* owned */
 };
@@ -85,15 +95,22 @@ static void mark(struct jf *j, enum fq_kind kind, const char *ns,
     r->name = fq_xstrdup(name);
 }
 
+/* RayJobs, Jobs, RayClusters, Pods, then Workloads (run() needs them
+ * last). */
+static int kind_rank(enum fq_kind k)
+{
+    return k == FQ_KIND_RAYJOB     ? 0 :
+           k == FQ_KIND_JOB        ? 1 :
+           k == FQ_KIND_RAYCLUSTER ? 2 :
+           k == FQ_KIND_POD        ? 3 :
+                                     4;
+}
+
 static int jref_cmp(const void *x, const void *y)
 {
     const struct jref *a = x, *b = y;
     if (a->kind != b->kind)
-        return a->kind == FQ_KIND_RAYJOB ? -1 :
-               b->kind == FQ_KIND_RAYJOB ? 1 :
-               a->kind == FQ_KIND_JOB    ? -1 :
-               b->kind == FQ_KIND_JOB    ? 1 :
-                                           0;
+        return kind_rank(a->kind) - kind_rank(b->kind);
     int c = strcmp(a->ns, b->ns);
     return c ? c : strcmp(a->name, b->name);
 }
@@ -114,22 +131,6 @@ static bool commit(struct fq_engine *e, struct fq_value *obj)
                            NULL) != 0)
         return false;
     return changed;
-}
-
-/* Kueue's name: <prefix>-<job name>-<5 hex of a hash of the uid>. */
-static void workload_name(const char *prefix, const char *name, const char *uid,
-                          char *buf, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (const char *p = uid; *p; p++)
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    for (const char *p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 16777619u;
-    char full[400];
-    snprintf(full, sizeof(full), "%s-%.200s", prefix, name);
-    if (strlen(full) > 247)
-        full[247] = '\0';
-    snprintf(buf, n, "%s-%05x", full, (unsigned)(h & 0xfffff));
 }
 
 static struct fq_value *podset(const char *name, int64_t count,
@@ -164,11 +165,20 @@ static struct fq_value *container(const char *name, const char *image,
     return c;
 }
 
-/* The podsets of a RayJob, as Kueue's RayJob integration computes them. */
+/* The RayCluster spec of a RayJob (spec.rayClusterSpec) or RayCluster. */
+static const struct fq_value *cluster_spec(const struct fq_value *job)
+{
+    if (!strcmp(fq_value_path_str(job, "kind", ""), "RayCluster"))
+        return fq_value_path(job, "spec");
+    return fq_value_path(job, "spec.rayClusterSpec");
+}
+
+/* The podsets of a RayJob or RayCluster, as Kueue's RayJob and RayCluster
+ * integrations compute them (a RayCluster has no submitter). */
 static struct fq_value *rayjob_podsets(const struct fq_value *rj)
 {
     struct fq_value *pss = fq_value_seq();
-    const struct fq_value *cs = fq_value_path(rj, "spec.rayClusterSpec");
+    const struct fq_value *cs = cluster_spec(rj);
     const struct fq_value *head = fq_value_path(cs, "headGroupSpec.template");
     struct fq_value *ht = fq_value_clone(head ? head : fq_value_path(rj, "x"));
     if (!ht)
@@ -201,7 +211,8 @@ static struct fq_value *rayjob_podsets(const struct fq_value *rj)
     }
     const char *mode =
         fq_value_path_str(rj, "spec.submissionMode", "K8sJobMode");
-    if (!strcmp(mode, "K8sJobMode")) {
+    if (!strcmp(mode, "K8sJobMode") &&
+        strcmp(fq_value_path_str(rj, "kind", ""), "RayCluster")) {
         const struct fq_value *st =
             fq_value_path(rj, "spec.submitterPodTemplate");
         struct fq_value *t;
@@ -243,65 +254,15 @@ static struct fq_value *job_podsets(const struct fq_value *job)
     return pss;
 }
 
-static void create_workload(struct fq_engine *e, const struct fq_value *job,
-                            enum fq_kind kind, const char *wname, int64_t now)
-{
-    const char *ns = fq_value_path_str(job, "metadata.namespace", "default");
-    struct fq_value *w = fq_value_map();
-    fq_map_set(w, "apiVersion", fq_value_str("kueue.x-k8s.io/v1beta1"));
-    fq_map_set(w, "kind", fq_value_str("Workload"));
-    struct fq_value *md = fq_map_ensure_map(w, "metadata");
-    fq_map_set(md, "name", fq_value_str(wname));
-    fq_map_set(md, "namespace", fq_value_str(ns));
-    const struct fq_value *labels = fq_value_path(job, "metadata.labels");
-    struct fq_value *wl = fq_map_ensure_map(md, "labels");
-    fq_map_set(wl, "kueue.x-k8s.io/job-uid",
-               fq_value_str(fq_value_path_str(job, "metadata.uid", "")));
-    const char *pc = fq_value_as_str(fq_map_get(labels, LABEL_PRIORITY));
-    struct fq_value *ors = fq_value_seq();
-    struct fq_value * or = fq_value_map();
-    fq_map_set(or, "apiVersion",
-               fq_value_str(fq_value_path_str(job, "apiVersion", "")));
-    fq_map_set(or, "kind", fq_value_str(fq_value_path_str(job, "kind", "")));
-    fq_map_set(or, "name",
-               fq_value_str(fq_value_path_str(job, "metadata.name", "")));
-    fq_map_set(or, "uid",
-               fq_value_str(fq_value_path_str(job, "metadata.uid", "")));
-    fq_map_set(or, "controller", fq_value_bool(true));
-    fq_map_set(or, "blockOwnerDeletion", fq_value_bool(true));
-    fq_seq_push(ors, or);
-    fq_map_set(md, "ownerReferences", ors);
-    struct fq_value *spec = fq_map_ensure_map(w, "spec");
-    fq_map_set(
-        spec, "queueName",
-        fq_value_str(fq_value_as_str(fq_map_get(labels, FQ_LABEL_QUEUE_NAME))));
-    fq_map_set(spec, "podSets",
-               kind == FQ_KIND_RAYJOB ? rayjob_podsets(job) : job_podsets(job));
-    if (pc) {
-        fq_map_set(spec, "priorityClassName", fq_value_str(pc));
-        fq_map_set(spec, "priorityClassSource",
-                   fq_value_str("kueue.x-k8s.io/workloadpriorityclass"));
-        const struct fq_object *p = fq_objstore_get(
-            fq_engine_store(e), FQ_KIND_WORKLOADPRIORITYCLASS, "", pc);
-        fq_map_set(spec, "priority",
-                   fq_value_int(p ? fq_value_path_int(p->obj, "value", 0) : 0));
-    }
-    fq_map_set(spec, "active", fq_value_bool(true));
-    char uid[48];
-    fq_engine_new_uid(e, uid, sizeof(uid));
-    struct fq_err err;
-    if (fq_objstore_create(fq_engine_store(e), w, now, uid, NULL, &err) == 0)
-        fq_engine_event(e, job, "Normal", "CreatedWorkload",
-                        "Created Workload: %s/%s", ns, wname);
-}
-
 /* The pod template of a job's podset, for editing (borrowed from job). */
 static struct fq_value *template_of(struct fq_value *job, enum fq_kind kind,
                                     const char *ps)
 {
     if (kind == FQ_KIND_JOB)
         return fq_value_path(job, "spec.template");
-    struct fq_value *cs = fq_value_path(job, "spec.rayClusterSpec");
+    struct fq_value *cs = kind == FQ_KIND_RAYCLUSTER ?
+                              fq_value_path(job, "spec") :
+                              fq_value_path(job, "spec.rayClusterSpec");
     if (!strcmp(ps, "head"))
         return fq_value_path(cs, "headGroupSpec.template");
     struct fq_value *wgs = fq_map_get(cs, "workerGroupSpecs");
@@ -313,36 +274,6 @@ static struct fq_value *template_of(struct fq_value *job, enum fq_kind kind,
     return NULL; /* the submitter: KubeRay builds it */
 }
 
-static void merge_map(struct fq_value *dst, const struct fq_value *src)
-{
-    for (size_t i = 0; src && src->type == FQ_V_MAP && i < src->u.map.n; i++)
-        fq_map_set(dst, src->u.map.items[i].key,
-                   fq_value_clone(src->u.map.items[i].val));
-}
-
-static void push_all(struct fq_value *seq, const struct fq_value *src)
-{
-    for (size_t i = 0; i < fq_value_len(src); i++) {
-        const struct fq_value *x = fq_seq_at(src, i);
-        bool dup = false;
-        for (size_t j = 0; j < fq_value_len(seq); j++)
-            if (fq_value_equal(fq_seq_at(seq, j), x))
-                dup = true;
-        if (!dup)
-            fq_seq_push(seq, fq_value_clone(x));
-    }
-}
-
-static struct fq_value *ensure_seq(struct fq_value *m, const char *key)
-{
-    struct fq_value *s = fq_map_get(m, key);
-    if (!s || s->type != FQ_V_SEQ) {
-        s = fq_value_seq();
-        fq_map_set(m, key, s);
-    }
-    return s;
-}
-
 /* Admission: flavors and check updates into the job's templates. */
 static void merge_admission(struct fq_engine *e, struct fq_value *job,
                             enum fq_kind kind, const struct fq_value *wl)
@@ -351,57 +282,15 @@ static void merge_admission(struct fq_engine *e, struct fq_value *job,
         fq_value_path(wl, "status.admission.podSetAssignments");
     for (size_t i = 0; i < fq_value_len(psa); i++) {
         const struct fq_value *a = fq_seq_at(psa, i);
-        const char *name = fq_value_path_str(a, "name", "main");
-        struct fq_value *t = template_of(job, kind, name);
+        struct fq_value *t =
+            template_of(job, kind, fq_value_path_str(a, "name", "main"));
         if (!t)
             continue;
-        struct fq_value *spec = fq_map_ensure_map(t, "spec");
         /* Partial admission: the Job runs with the admitted count. */
         if (kind == FQ_KIND_JOB && fq_map_get(a, "count"))
             fq_value_set_path(job, "spec.parallelism",
                               fq_value_int(fq_value_path_int(a, "count", 1)));
-        const struct fq_value *fl = fq_map_get(a, "flavors");
-        for (size_t j = 0; fl && fl->type == FQ_V_MAP && j < fl->u.map.n; j++) {
-            const char *f = fq_value_as_str(fl->u.map.items[j].val);
-            const struct fq_object *rf =
-                f ? fq_objstore_get(fq_engine_store(e), FQ_KIND_RESOURCEFLAVOR,
-                                    "", f) :
-                    NULL;
-            if (!rf)
-                continue;
-            const struct fq_value *nl =
-                fq_value_path(rf->obj, "spec.nodeLabels");
-            if (fq_value_len(nl))
-                merge_map(fq_map_ensure_map(spec, "nodeSelector"), nl);
-            const struct fq_value *tol =
-                fq_value_path(rf->obj, "spec.tolerations");
-            if (fq_value_len(tol))
-                push_all(ensure_seq(spec, "tolerations"), tol);
-        }
-        const struct fq_value *chs =
-            fq_value_path(wl, "status.admissionChecks");
-        for (size_t c = 0; c < fq_value_len(chs); c++) {
-            const struct fq_value *ups =
-                fq_map_get(fq_seq_at(chs, c), "podSetUpdates");
-            for (size_t u = 0; u < fq_value_len(ups); u++) {
-                const struct fq_value *up = fq_seq_at(ups, u);
-                if (strcmp(fq_value_path_str(up, "name", ""), name))
-                    continue;
-                struct fq_value *md = fq_map_ensure_map(t, "metadata");
-                if (fq_map_get(up, "labels"))
-                    merge_map(fq_map_ensure_map(md, "labels"),
-                              fq_map_get(up, "labels"));
-                if (fq_map_get(up, "annotations"))
-                    merge_map(fq_map_ensure_map(md, "annotations"),
-                              fq_map_get(up, "annotations"));
-                if (fq_map_get(up, "nodeSelector"))
-                    merge_map(fq_map_ensure_map(spec, "nodeSelector"),
-                              fq_map_get(up, "nodeSelector"));
-                if (fq_map_get(up, "tolerations"))
-                    push_all(ensure_seq(spec, "tolerations"),
-                             fq_map_get(up, "tolerations"));
-            }
-        }
+        fq_jobframework_merge_podset(e, t, wl, a);
     }
 }
 
@@ -464,6 +353,10 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
         ready =
             !strcmp(fq_value_path_str(job, "status.rayClusterStatus.state", ""),
                     "ready");
+    } else if (kind == FQ_KIND_RAYCLUSTER) {
+        /* Kueue: a RayCluster never finishes; it holds its quota until it
+         * is deleted or evicted. */
+        ready = !strcmp(fq_value_path_str(job, "status.state", ""), "ready");
     } else {
         if (fq_cond_true(job, "Complete")) {
             finished = ok = true;
@@ -488,7 +381,10 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
                     ok ? "Job finished successfully" :
                          (*fmsg ? fmsg : "Job failed"),
                     now);
-    } else if (fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted")) {
+    } else if (fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted") &&
+               !fq_engine_config(e)->no_pods) {
+        /* (Without pods the capacity controller places the podsets and
+         * owns PodsReady: the job's own readiness is never reported.) */
         if (ready)
             fq_cond_set(
                 w, "PodsReady", "True", "Started",
@@ -513,20 +409,27 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
     const struct fq_value *labels = fq_value_path(job, "metadata.labels");
     if (!fq_value_as_str(fq_map_get(labels, FQ_LABEL_QUEUE_NAME)))
         return;
-    /* A Job created by a RayJob belongs to its parent's workload. */
+    /* A Job or RayCluster created by a RayJob belongs to its parent's
+     * workload. */
     const struct fq_value *ors = fq_value_path(job, "metadata.ownerReferences");
     for (size_t i = 0; i < fq_value_len(ors); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(ors, i), "kind", ""), "RayJob"))
             return;
     char wname[300];
-    workload_name(kind == FQ_KIND_RAYJOB ? "rayjob" : "job", jo->name,
-                  fq_value_path_str(job, "metadata.uid", ""), wname,
-                  sizeof(wname));
+    fq_jobframework_workload_name(kind == FQ_KIND_RAYJOB     ? "rayjob" :
+                                  kind == FQ_KIND_RAYCLUSTER ? "raycluster" :
+                                                               "job",
+                                  jo->name,
+                                  fq_value_path_str(job, "metadata.uid", ""),
+                                  wname, sizeof(wname));
     char *ns = fq_xstrdup(jo->ns), *name = fq_xstrdup(jo->name);
     const struct fq_object *wo =
         fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
     if (!wo) {
-        create_workload(e, job, kind, wname, now);
+        fq_jobframework_create_workload(
+            e, job,
+            kind == FQ_KIND_JOB ? job_podsets(job) : rayjob_podsets(job), wname,
+            now);
         wo = fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
     }
     jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
@@ -534,7 +437,7 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
         goto out;
     /* An elastic job runs under one of its slices (jobframework_slices.c). */
     bool keep = false;
-    if (fq_jobslices_elastic(jo->obj)) {
+    if (kind != FQ_KIND_RAYCLUSTER && fq_jobslices_elastic(jo->obj)) {
         struct fq_value *want = kind == FQ_KIND_RAYJOB ?
                                     rayjob_podsets(jo->obj) :
                                     job_podsets(jo->obj);
@@ -602,9 +505,12 @@ static bool orphaned(struct fq_engine *e, const struct fq_object *w)
     if (! or)
         return false;
     const char *k = fq_value_path_str(or, "kind", "");
-    enum fq_kind kind = !strcmp(k, "RayJob") ? FQ_KIND_RAYJOB :
-                        !strcmp(k, "Job")    ? FQ_KIND_JOB :
-                                               FQ_KIND_NONE;
+    enum fq_kind kind = !strcmp(k, "RayJob")     ? FQ_KIND_RAYJOB :
+                        !strcmp(k, "Job")        ? FQ_KIND_JOB :
+                        !strcmp(k, "RayCluster") ? FQ_KIND_RAYCLUSTER :
+                                                   FQ_KIND_NONE;
+    if (!strcmp(k, "Pod"))
+        return fq_jfpods_orphaned(e, w);
     if (kind == FQ_KIND_NONE)
         return false;
     const struct fq_object *owner = fq_objstore_get(
@@ -666,13 +572,20 @@ static void on_change(void *self, struct fq_engine *e,
 {
     struct jf *j = self;
     if (c->kind == FQ_KIND_POD) {
-        /* Only a gated pod of an elastic RayJob concerns us: its job
-         * lifts the gate once the slice is admitted. */
+        /* A gated pod of an elastic RayJob concerns us (its job lifts the
+         * gate once the slice is admitted), and a plain Pod with a
+         * queue-name label (Kueue's pod integration). */
         const char *rj = c->type != FQ_CHANGE_DELETED ?
                              fq_jobslices_gated_job(c->obj) :
                              NULL;
         if (rj) {
             mark(j, FQ_KIND_RAYJOB, c->ns, rj);
+            fq_engine_kick(e, self);
+        }
+        if (fq_jfpods_managed(c->obj)) {
+            mark(j, FQ_KIND_POD, c->ns, c->name);
+            if (c->type == FQ_CHANGE_DELETED)
+                j->orphans_full = true;
             fq_engine_kick(e, self);
         }
         return;
@@ -683,9 +596,14 @@ static void on_change(void *self, struct fq_engine *e,
         const struct fq_value * or
             = fq_seq_at(fq_value_path(c->obj, "metadata.ownerReferences"), 0);
         const char *k = fq_value_path_str(or, "kind", "");
-        if (!strcmp(k, "RayJob") || !strcmp(k, "Job"))
-            mark(j, !strcmp(k, "RayJob") ? FQ_KIND_RAYJOB : FQ_KIND_JOB, c->ns,
-                 fq_value_path_str(or, "name", ""));
+        if (!strcmp(k, "RayJob") || !strcmp(k, "Job") ||
+            !strcmp(k, "RayCluster") || !strcmp(k, "Pod"))
+            mark(j,
+                 !strcmp(k, "RayJob")     ? FQ_KIND_RAYJOB :
+                 !strcmp(k, "Job")        ? FQ_KIND_JOB :
+                 !strcmp(k, "RayCluster") ? FQ_KIND_RAYCLUSTER :
+                                            FQ_KIND_POD,
+                 c->ns, fq_value_path_str(or, "name", ""));
         if (c->type != FQ_CHANGE_DELETED)
             mark(j, FQ_KIND_WORKLOAD, c->ns, c->name);
     } else {
@@ -713,6 +631,8 @@ static void run(void *self, struct fq_engine *e, int64_t now)
     if (j->full) {
         mark_all(j, e, FQ_KIND_RAYJOB);
         mark_all(j, e, FQ_KIND_JOB);
+        mark_all(j, e, FQ_KIND_RAYCLUSTER);
+        mark_all(j, e, FQ_KIND_POD);
         j->full = false;
     }
     j->orphans_full = false;
@@ -742,7 +662,9 @@ static void run(void *self, struct fq_engine *e, int64_t now)
         }
         const struct fq_object *o =
             fq_objstore_get(fq_engine_store(e), d[i].kind, d[i].ns, d[i].name);
-        if (o)
+        if (o && d[i].kind == FQ_KIND_POD)
+            fq_jfpods_reconcile(e, o, now);
+        else if (o)
             reconcile_job(e, d[i].kind, o, now);
     }
     collect_orphans(e, all_orphans, d + w0, m - w0);
@@ -752,7 +674,8 @@ static void run(void *self, struct fq_engine *e, int64_t now)
 const struct fq_controller_ops fq_jobframework_controller = {
     .name = "jobframework",
     .watch = FQ_KIND_BIT(FQ_KIND_RAYJOB) | FQ_KIND_BIT(FQ_KIND_JOB) |
-             FQ_KIND_BIT(FQ_KIND_WORKLOAD) | FQ_KIND_BIT(FQ_KIND_POD),
+             FQ_KIND_BIT(FQ_KIND_RAYCLUSTER) | FQ_KIND_BIT(FQ_KIND_WORKLOAD) |
+             FQ_KIND_BIT(FQ_KIND_POD),
     .create = create,
     .destroy = destroy,
     .on_change = on_change,

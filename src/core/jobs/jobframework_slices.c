@@ -21,6 +21,11 @@
  *   cur is a pending slice, prev runs   the job runs under prev; cur is
  *                                       deleted when want <= prev (scaled
  *                                       back), else its counts follow want
+ *   cur reserved, checks pending, prev  scaled back to <= prev: cur is
+ *   Finished as replaced by cur         withdrawn (deleted, so its
+ *                                       ProvisioningRequest goes) and prev
+ *                                       takes its quota back, shrunk to
+ *                                       want: pending slices go first
  *
  *      cur (holds N) --scale up--> cur + slice (pending, N+d)
  *           |                          | kueue_slices.c: reserved for d
@@ -179,6 +184,51 @@ static void set_counts(struct fq_engine *e, const char *ns, const char *name,
     fq_objstore_update(st, w, true, NULL, NULL, NULL);
 }
 
+/* Whether w was finished by a slice that replaced it, while it still had
+ * its admission (so it can take its quota back). */
+static bool replaced_by_slice(const struct fq_value *w)
+{
+    const struct fq_value *f = fq_cond_find(w, "Finished");
+    return f && fq_cond_status_is(f, "True") &&
+           !strcmp(fq_value_path_str(f, "reason", ""),
+                   FQ_SLICE_REASON_REPLACED) &&
+           fq_value_path(w, "status.admission") &&
+           fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted");
+}
+
+/* Withdraws pending slice `cur` (reserved, checks not Ready) in favour of
+ * `prev`, which it had replaced: cur is deleted and prev's Finished
+ * condition removed. Kueue finishes the old slice on the new one's
+ * admission; flexq does so at its quota reservation, so until the slice
+ * is admitted the replacement can be taken back. */
+static void restore_prev(struct fq_engine *e, const char *ns, const char *prev)
+{
+    struct fq_objstore *st = fq_engine_store(e);
+    struct fq_value *w = fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns, prev);
+    if (!w)
+        return;
+    struct fq_value *cs = fq_value_path(w, "status.conditions");
+    struct fq_value *keep = fq_value_seq();
+    for (size_t i = 0; i < fq_value_len(cs); i++) {
+        const struct fq_value *c = fq_seq_at(cs, i);
+        if (strcmp(fq_value_path_str(c, "type", ""), "Finished"))
+            fq_seq_push(keep, fq_value_clone(c));
+    }
+    fq_map_set(fq_map_ensure_map(w, "status"), "conditions", keep);
+    fq_objstore_update(st, w, true, NULL, NULL, NULL);
+}
+
+static void withdraw(struct fq_engine *e, const struct fq_value *job,
+                     const char *ns, const char *cur, const char *prev)
+{
+    fq_objstore_delete(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, cur, NULL);
+    fq_engine_event(e, job, "Normal", "DeletedWorkload",
+                    "Deleted Workload: %s/%s (scale-up withdrawn before "
+                    "admission)",
+                    ns, cur);
+    restore_prev(e, ns, prev);
+}
+
 /* A new slice `name` like `from` (metadata, spec) with want's podsets. */
 static void create_slice(struct fq_engine *e, const struct fq_value *job,
                          const struct fq_value *from, const char *name,
@@ -277,6 +327,39 @@ void fq_jobslices_reconcile(struct fq_engine *e, const struct fq_value *job,
             if (up || down)
                 set_counts(e, ns, cur, w2);
         }
+        goto out;
+    }
+    if (po && holds(co->obj) && !fq_cond_true(co->obj, "Admitted") &&
+        replaced_by_slice(po->obj)) {
+        compare(w2, po->obj, &up, &down);
+        if (!up) {
+            /* Scaled back while the slice waits on its checks (a flex
+             * ProvisioningRequest for nodes the job does not need any
+             * more): the slice is withdrawn, its requests go with it
+             * (provcheck), and prev, which never stopped running, holds
+             * the quota again, shrunk to want. */
+            withdraw(e, job, ns, cur, prev);
+            po = fq_objstore_get(st, FQ_KIND_WORKLOAD, ns, prev);
+            compare(w2, po ? po->obj : NULL, &up, &down);
+            if (po && down)
+                set_counts(e, ns, prev, w2);
+            snprintf(wname, n, "%s", prev);
+            goto out;
+        }
+    }
+    if (po && !holds(co->obj) && !fq_cond_true(co->obj, "Finished") &&
+        !fq_cond_true(co->obj, "Admitted") && replaced_by_slice(po->obj)) {
+        /* The slice lost its reservation before admission (a check in
+         * Retry): prev, still running, takes its quota back and the slice
+         * waits as any scale up, forced onto prev's flavor again when it
+         * reserves (kueue_slices.c) - the job's slices never straddle two
+         * flavors, and the job is not stopped for a failed scale up. */
+        restore_prev(e, ns, prev);
+        fq_engine_event(e, job, "Normal", "ScaleUpRequeued",
+                        "Workload slice %s/%s lost its reservation before "
+                        "admission; %s holds the quota again",
+                        ns, cur, prev);
+        snprintf(wname, n, "%s", prev);
         goto out;
     }
     if (po && fq_cond_true(po->obj, "Finished") && holds(co->obj) &&

@@ -531,7 +531,8 @@ static void on_change(void *self, struct fq_engine *e,
  */
 static bool needs_lifecycle(const struct fq_value *obj,
                             const struct fq_engine_config *cfg,
-                            const struct fq_value *cond[NCOND])
+                            const struct fq_value *cond[NCOND],
+                            bool k_stops_any)
 {
     kq_cond_scan(obj, cond);
     if (cond_is_true(cond[C_FINISHED]))
@@ -553,10 +554,26 @@ static bool needs_lifecycle(const struct fq_value *obj,
         for (size_t i = 0; i < fq_value_len(chs); i++)
             if (strcmp(str_at(fq_seq_at(chs, i), "state", ""), "Ready"))
                 return true;
-        return false;
+        /* kueue_policy.c: a deadline, or a stopped queue to drain. */
+        return fq_value_path(obj, "spec.maximumExecutionTimeSeconds") ||
+               k_stops_any;
     }
     const struct fq_value *rq = cond[C_REQUEUED];
     return rq && !strcmp(str_at(rq, "status", ""), "False");
+}
+
+/* Whether some LocalQueue or ClusterQueue has a stop policy (then admitted
+ * workloads may have to be drained: kueue_policy.c). */
+static bool stops_any(const struct kueue *k)
+{
+    const struct snap *s = k->snap;
+    for (int i = 0; s && i < s->nlq; i++)
+        if (s->lqs[i].stop != FQ_STOP_NONE)
+            return true;
+    for (int i = 0; s && i < s->ncq; i++)
+        if (s->cqs[i].view.stop_policy != FQ_STOP_NONE)
+            return true;
+    return false;
 }
 
 /* lifecycle() for the workloads that changed and those whose deadline
@@ -565,6 +582,7 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
 {
     const struct fq_engine_config *cfg = fq_engine_config(e);
     struct fq_objstore *st = fq_engine_store(e);
+    bool stops = stops_any(k); /* once a pass, not per workload */
     while (tq_top(k) && tq_top(k)->t <= now) {
         struct timer t = tq_pop(k);
         if (tq_valid(k, &t))
@@ -585,7 +603,7 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
         struct fq_value *obj =
             fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
         const struct fq_value *cond[NCOND];
-        if (!obj || !needs_lifecycle(obj, cfg, cond)) {
+        if (!obj || !needs_lifecycle(obj, cfg, cond, stops)) {
             timer_set(k, keys[i], FQ_NEVER);
             continue;
         }

@@ -11,11 +11,11 @@
  */
 #include "kueue/internal.h"
 
+#include "flexq/names.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "flexq/names.h"
 
 static uint64_t fp_value(uint64_t h, const struct fq_value *v);
 
@@ -233,6 +233,10 @@ static const char *derive_pending(struct kueue *k, struct fq_engine *e,
     int ci = w->lq ? kq_find_cq(s, w->lq->cq) : -1;
     if (!w->lq) {
         snprintf(msg, n, "LocalQueue %s doesn't exist", queue);
+        return msg;
+    }
+    if (w->lq->stop != FQ_STOP_NONE) {
+        snprintf(msg, n, "LocalQueue %s is stopped", queue);
         return msg;
     }
     if (ci < 0) {

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "base/smap.h"
+#include "engine/timescale.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/engine.h"
@@ -40,6 +41,7 @@
 #include "flexq/timefmt.h"
 #include "kueue/admission.h"
 #include "kueue/kueue.h"
+#include "kueue/kueue_policy.h"
 #include "kueue/kueue_slices.h"
 
 struct snap;
@@ -239,6 +241,7 @@ struct cq_info {
 
 struct lq_info {
     char *ns, *name, *cq;
+    enum fq_stop_policy stop;
     int pending, reserving, admitted;
 };
 

@@ -11,11 +11,11 @@
  */
 #include "kueue/internal.h"
 
+#include "flexq/names.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "flexq/names.h"
 
 /* Does check k of cq apply to a workload assigned `flv` (0 = no admission)? */
 static bool check_applies(const struct snap *s, const struct cq_info *c,
@@ -225,6 +225,28 @@ static void rescan(struct look *l)
         kq_cond_scan(l->obj, l->cd);
 }
 
+/* maximumExecutionTimeSeconds and stop policies (kueue_policy.c): an
+ * admitted workload past its time is deactivated, one of a queue being
+ * drained is evicted; else a wakeup at its deadline. */
+static void apply_policies(struct look *l)
+{
+    struct fq_kueue_policy pol;
+    fq_kueue_policy_check(
+        l->e, l->obj, l->c ? l->c->view.stop_policy : FQ_STOP_NONE,
+        l->has_adm && l->active, cond_is_true(l->cd[C_ADMITTED]),
+        cond_is_true(l->cd[C_EVICTED]), l->now, &pol);
+    if (pol.deactivate_cause) {
+        deactivate(l->k, l->obj, pol.deactivate_cause, pol.msg, l->now);
+        l->active = false;
+        kq_cond_scan(l->obj, l->cd);
+    } else if (pol.evict_reason) {
+        l->k->lc_changed |= kq_evict(l->obj, pol.evict_reason, pol.msg, l->now);
+        kq_cond_scan(l->obj, l->cd);
+    } else if (pol.wake_at < l->k->lc_timer) {
+        l->k->lc_timer = pol.wake_at;
+    }
+}
+
 /* active=false: Evicted=True (Deactivated, or the DeactivationTarget's
  * reason), unless already evicted or a deactivated workload without
  * quota. */
@@ -309,7 +331,9 @@ static void read_checks(const struct look *l, struct check_states *cs)
             int64_t t = parse_time(
                 fq_value_path_str(ch, "lastTransitionTime", NULL), l->now);
             int64_t at =
-                t + fq_value_path_int(ch, "requeueAfterSeconds", 0) * 1000;
+                t + fq_time_scaled(
+                        l->e,
+                        fq_value_path_int(ch, "requeueAfterSeconds", 0) * 1000);
             if (at > cs->requeue_at)
                 cs->requeue_at = at;
         }
@@ -350,7 +374,8 @@ static void avoid_failed_flavors(struct look *l, const char *check,
     if (oldann && *oldann)
         fq_buf_puts(&b, oldann);
     char until[40];
-    fmt_time(l->now + cfg->policy.flavor_cooldown_ms, until, sizeof(until));
+    fmt_time(l->now + fq_time_scaled(l->e, cfg->policy.flavor_cooldown_ms),
+             until, sizeof(until));
     for (int f = 0; f < s->adm.nflv; f++) {
         bool on = (flv >> f) & 1;
         bool checked = false;
@@ -551,11 +576,13 @@ void kq_lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
     int ci = kq_find_cq(s, l.cq);
     l.c = ci >= 0 ? &s->cqs[ci] : NULL;
 
+    apply_policies(&l);
     deactivate_inactive(&l);
     rescan(&l);
     reactivate(&l);
     rescan(&l);
     if (l.has_adm && cond_is_true(cd[C_EVICTED])) {
+        fq_kueue_policy_accumulate(obj, now);
         release_quota(k, e, s, obj, now);
         l.has_adm = false;
         kq_cond_scan(obj, cd);

@@ -125,6 +125,7 @@
 #include "flexq/conditions.h"
 #include "flexq/names.h"
 #include "flexq/timefmt.h"
+#include "kueue/kueue_slices.h"
 
 #define CONTROLLER_NAME "kueue.x-k8s.io/provisioning-request"
 #define ANN_WORKLOAD    "flexq.dev/workload"
@@ -1010,6 +1011,13 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
      * only marks entries gone (invariant 4), so g stays put. */
     struct wlreqs *g = requests_of(pc, wl->ns, wl->name);
     if (fq_cond_status_is(finished, "True")) {
+        /* An elastic job's old slice, replaced by a slice that still waits
+         * on its own checks, keeps its requests: the job runs on their
+         * nodes, and the slice may yet be withdrawn (jobframework_slices.c)
+         * and this workload take its quota back. */
+        if (!strcmp(fq_value_path_str(finished, "reason", ""),
+                    FQ_SLICE_REASON_REPLACED))
+            return;
         delete_requests(pc, e, g, false, NULL, 0);
         return;
     }
@@ -1021,6 +1029,16 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         return;
     }
     bool admitted = fq_cond_status_is(admitted_c, "True");
+    if (admitted) {
+        /* An admitted slice takes over: the requests the old slice kept
+         * (see above) go now. */
+        const char *old = fq_value_as_str(
+            fq_map_get(fq_value_path(wl->obj, "metadata.annotations"),
+                       FQ_SLICE_ANN_REPLACES));
+        if (old)
+            delete_requests(pc, e, requests_of(pc, wl->ns, old), false, NULL,
+                            0);
+    }
     const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     /* Most workloads list a check or two: room for a few on the stack. */
     struct keep few[4] = {{0}};

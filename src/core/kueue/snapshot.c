@@ -317,6 +317,7 @@ static void add_localqueues(struct snap *s, struct fq_objstore *st)
         l->ns = fq_xstrdup(objs[i]->ns);
         l->name = fq_xstrdup(objs[i]->name);
         l->cq = fq_xstrdup(cq);
+        l->stop = fq_kueue_lq_stop(objs[i]->obj);
     }
     free(objs);
 }

@@ -4,7 +4,7 @@
  * One static table, indexed by enum fq_kind, names every kind: API group,
  * served versions, plural, singular and short names as kubectl / Kueue /
  * KubeRay spell them, scope and whether a status subresource exists. The
- * lookups are linear scans: the table has twenty rows and is read on the
+ * lookups are linear scans: the table has some twenty rows and is read on the
  * slow paths only (CLI argument parsing, API routing, manifest reading).
  *
  * Invariants:
@@ -226,6 +226,16 @@ static const struct fq_kind_info table[FQ_KIND__COUNT] = {
                          {NULL},
                          false,
                          true},
+    [FQ_KIND_PRIORITYCLASS] = {FQ_KIND_PRIORITYCLASS,
+                               "PriorityClass",
+                               "scheduling.k8s.io",
+                               "v1",
+                               NULL,
+                               "priorityclasses",
+                               "priorityclass",
+                               {"pc", NULL},
+                               false,
+                               false},
 };
 
 /* The preferred apiVersion string of each kind (invariant 3). */
@@ -251,6 +261,7 @@ static const char *const api_versions[FQ_KIND__COUNT] = {
     [FQ_KIND_NODEPOOL] = "flexq.dev/v1alpha1",
     [FQ_KIND_CAPACITYMODEL] = "flexq.dev/v1alpha1",
     [FQ_KIND_CLUSTER] = "flexq.dev/v1alpha1",
+    [FQ_KIND_PRIORITYCLASS] = "scheduling.k8s.io/v1",
 };
 
 const struct fq_kind_info *fq_kind_info(enum fq_kind k)

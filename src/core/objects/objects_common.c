@@ -233,6 +233,15 @@ void derr_key(struct dctx *c, const struct fq_value *at, const char *key,
     path_pop(c, old);
 }
 
+void derr_missing(struct dctx *c, const struct fq_value *m, const char *key)
+{
+    const struct fq_value *v = fq_map_get(m, key);
+    if (v && v->type == FQ_V_NULL)
+        derr_key(c, v, key, "is null; a value is required here");
+    else
+        derr_key(c, m, key, "required field is missing");
+}
+
 static void var_error(struct dctx *c, const struct fq_value *at, const char *s)
 {
     char vars[256] = "";
@@ -519,7 +528,7 @@ const char *str_of(struct dctx *c, const struct fq_value *m, const char *key,
 {
     if (!v) {
         if (required && m)
-            derr_key(c, m, key, "required field is missing");
+            derr_missing(c, m, key);
         return NULL;
     }
     if (v->type != FQ_V_STR) {
@@ -671,7 +680,7 @@ const struct fq_value *want_map(struct dctx *c, const struct fq_value *m,
     const struct fq_value *v = field(m, key);
     if (!v) {
         if (required && m)
-            derr_key(c, m, key, "required field is missing");
+            derr_missing(c, m, key);
         return NULL;
     }
     if (v->type != FQ_V_MAP) {
@@ -688,7 +697,7 @@ const struct fq_value *want_seq(struct dctx *c, const struct fq_value *m,
     const struct fq_value *v = field(m, key);
     if (!v) {
         if (required && m)
-            derr_key(c, m, key, "required field is missing");
+            derr_missing(c, m, key);
         return NULL;
     }
     if (v->type != FQ_V_SEQ) {
@@ -866,6 +875,12 @@ void want_resources(struct dctx *c, const struct fq_value *m, const char *key,
         int64_t q;
         const struct fq_value *qv =
             mb->val && mb->val->type != FQ_V_NULL ? mb->val : NULL;
+        if (!qv && mb->val) {
+            derr_key(c, mb->val, mb->key,
+                     "is null; give a quantity (like \"1\", \"500m\" or "
+                     "\"16Gi\") or remove the key");
+            continue;
+        }
         if (qty_of(c, mb->key, qv, mb->key, true, &q)) {
             out->items[out->n].name = mb->key;
             out->items[out->n].value = q;
@@ -1183,7 +1198,7 @@ static void decode_container(struct dctx *c, const struct fq_value *it,
             }
             struct fq_container_port *cp = &ct->ports[ct->n_ports++];
             if (!field(p, "containerPort"))
-                derr_key(c, p, "containerPort", "required field is missing");
+                derr_missing(c, p, "containerPort");
             cp->container_port =
                 want_int(c, p, "containerPort", 0, 1, 65535, NULL);
             cp->name = want_name(c, p, "name", false, check_port_name);
@@ -1519,6 +1534,21 @@ static enum fq_kind check_gvk(struct dctx *c, const struct fq_value *obj)
                  fq_kind_api_version((enum fq_kind)i), alt);
         return FQ_KIND_NONE;
     }
+    /* Kinds Kueue queues that flexq does not run (yet): said so, with
+     * the job kinds it does run, rather than a near name. */
+    static const char *const kueue_kinds[] = {
+        "JobSet",    "PyTorchJob", "TFJob",    "MPIJob",          "XGBoostJob",
+        "PaddleJob", "JAXJob",     "TrainJob", "LeaderWorkerSet", "AppWrapper"};
+    for (size_t i = 0; i < sizeof(kueue_kinds) / sizeof(kueue_kinds[0]); i++)
+        if (!strcmp(kind, kueue_kinds[i])) {
+            derr_key(c, field(obj, "kind"), "kind",
+                     "%s (apiVersion %s) is a Kueue integration flexq does "
+                     "not run; flexq runs Job (batch/v1), RayJob and "
+                     "RayCluster (ray.io/v1) and Pod (v1), each queued with "
+                     "the label kueue.x-k8s.io/queue-name",
+                     kind, av);
+            return FQ_KIND_NONE;
+        }
     enum fq_kind near = closest_kind(kind);
     if (near != FQ_KIND_NONE)
         derr_key(c, field(obj, "kind"), "kind",
@@ -1757,6 +1787,8 @@ static int validate_kind(struct dctx *cp, const struct fq_value *obj,
     case FQ_KIND_CAPACITYMODEL:
     case FQ_KIND_CLUSTER:
         return validate_foreign(obj, file, errs, k);
+    case FQ_KIND_PRIORITYCLASS:
+        return fq_priorityclass_validate(obj, file, errs);
     default:
         break;
     }

@@ -82,6 +82,15 @@ void derr(struct dctx *c, const struct fq_value *at, const char *fmt, ...)
 void derr_key(struct dctx *c, const struct fq_value *at, const char *key,
               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* A required `key` of map m is absent or null: "required field is
+ * missing" at m, or, when given as null, "is null; a value is required
+ * here" at the null's own line and column. */
+void derr_missing(struct dctx *c, const struct fq_value *m, const char *key);
+
+/* scheduling.k8s.io/v1 PriorityClass (objects_sched.c). */
+int fq_priorityclass_validate(const struct fq_value *obj, const char *file,
+                              struct fq_errlist *errs);
+
 /* Does s hold an unexpanded ${VAR}? */
 bool has_var(const char *s);
 

@@ -105,7 +105,7 @@ static void decode_flavor(struct dctx *c, const struct fq_value *fl,
         memset(&q, 0, sizeof(q));
         q.name = name;
         if (!field(r, "nominalQuota"))
-            derr_key(c, r, "nominalQuota", "required field is missing");
+            derr_missing(c, r, "nominalQuota");
         want_qty(c, r, "nominalQuota", name, true, &q.nominal);
         q.has_borrowing_limit =
             want_qty(c, r, "borrowingLimit", name, true, &q.borrowing_limit);
@@ -763,7 +763,7 @@ int fq_workloadpriorityclass_decode(const struct fq_value *obj,
     if (dctx_begin(&c, obj, file, errs, FQ_KIND_WORKLOADPRIORITYCLASS,
                    &out->mem, &out->meta) == 0) {
         if (!field(obj, "value"))
-            derr_key(&c, obj, "value", "required field is missing");
+            derr_missing(&c, obj, "value");
         out->value =
             want_int(&c, obj, "value", 0, FQ_INT32_MIN, FQ_INT32_MAX, NULL);
         out->description = want_str(&c, obj, "description", false);
@@ -950,7 +950,7 @@ int fq_provisioningrequest_decode(const struct fq_value *obj, const char *file,
                         path_pop(&c, o4);
                     }
                     if (!field(p, "count"))
-                        derr_key(&c, p, "count", "required field is missing");
+                        derr_missing(&c, p, "count");
                     s->count =
                         want_int(&c, p, "count", 1, 1, FQ_INT32_MAX, NULL);
                 }

@@ -175,27 +175,56 @@ static struct fq_value *user_copy(const struct fq_value *o)
     return c;
 }
 
-/* Adds `labels` as nodeSelector to every pod template under v. */
-static void pin_templates(struct fq_value *v, const struct fq_value *labels)
+/* Whether a pod spec's containers request or limit one of `covered`. */
+static bool asks_for(const struct fq_value *spec,
+                     const struct fq_value *covered)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    for (size_t l = 0; l < 2; l++) {
+        const struct fq_value *cs = fq_map_get(spec, lists[l]);
+        for (size_t i = 0; i < fq_value_len(cs); i++) {
+            const struct fq_value *res =
+                fq_map_get(fq_seq_at(cs, i), "resources");
+            for (size_t r = 0; r < fq_value_len(covered); r++) {
+                const char *name = fq_value_as_str(fq_seq_at(covered, r));
+                if (name && (fq_map_get(fq_map_get(res, "requests"), name) ||
+                             fq_map_get(fq_map_get(res, "limits"), name)))
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+/*
+ * Pins to a flavor the pod templates under v that it serves: `pin` is
+ * {nodeLabels: the flavor's, covered: the resources of the ClusterQueue's
+ * groups that list it}; a template that asks for none of them (a RayJob's
+ * head on the default flavor) is left alone, as Kueue would assign it
+ * another flavor.
+ */
+void fq_estimate_pin_templates(struct fq_value *v, const struct fq_value *pin)
 {
     if (!v)
         return;
     if (v->type == FQ_V_SEQ) {
         for (size_t i = 0; i < fq_value_len(v); i++)
-            pin_templates(fq_seq_at(v, i), labels);
+            fq_estimate_pin_templates(fq_seq_at(v, i), pin);
         return;
     }
     if (v->type != FQ_V_MAP)
         return;
+    const struct fq_value *labels = fq_map_get(pin, "nodeLabels");
     struct fq_value *spec = fq_value_path(v, "template.spec");
-    if (spec && spec->type == FQ_V_MAP && fq_map_get(spec, "containers")) {
+    if (spec && spec->type == FQ_V_MAP && fq_map_get(spec, "containers") &&
+        asks_for(spec, fq_map_get(pin, "covered"))) {
         struct fq_value *sel = fq_map_ensure_map(spec, "nodeSelector");
         for (size_t i = 0; i < labels->u.map.n; i++)
             fq_map_set(sel, labels->u.map.items[i].key,
                        fq_value_clone(labels->u.map.items[i].val));
     }
     for (size_t i = 0; i < v->u.map.n; i++)
-        pin_templates(v->u.map.items[i].val, labels);
+        fq_estimate_pin_templates(v->u.map.items[i].val, pin);
 }
 
 /* The flavor a workload got for its accelerator (first resource that is
@@ -614,7 +643,7 @@ static int forward(const struct fq_estimate_world *w, uint64_t seed,
         if (!target_in && (next == f.n || f.js[next].arrive > t0)) {
             struct fq_value *tc = user_copy(target);
             if (pin)
-                pin_templates(tc, pin);
+                fq_estimate_pin_templates(tc, pin);
             struct fq_err e2 = {0};
             rc = fq_engine_apply(f.e, tc, f.t, NULL, NULL, &e2);
             if (rc) {
@@ -819,7 +848,24 @@ int fq_estimate_run(const struct fq_estimate_world *w,
         if (!labels || labels->type != FQ_V_MAP || labels->u.map.n == 0)
             continue;
         row->pinnable = true;
-        rc = one_row(w, target, labels, o, row, &out->warmup_ms, err);
+        struct fq_value *pin = fq_value_map();
+        fq_map_set(pin, "nodeLabels", fq_value_clone(labels));
+        struct fq_value *covered = fq_value_seq();
+        for (size_t g = 0; g < fq_value_len(rgs); g++) {
+            const struct fq_value *grp = fq_seq_at(rgs, g);
+            const struct fq_value *fls = fq_map_get(grp, "flavors");
+            bool lists = false;
+            for (size_t k = 0; k < fq_value_len(fls); k++)
+                lists |=
+                    !strcmp(fq_value_path_str(fq_seq_at(fls, k), "name", ""),
+                            row->flavor);
+            const struct fq_value *cr = fq_map_get(grp, "coveredResources");
+            for (size_t k = 0; lists && k < fq_value_len(cr); k++)
+                fq_seq_push(covered, fq_value_clone(fq_seq_at(cr, k)));
+        }
+        fq_map_set(pin, "covered", covered);
+        rc = one_row(w, target, pin, o, row, &out->warmup_ms, err);
+        fq_value_free(pin);
     }
     if (rc)
         fq_estimate_result_release(out);

@@ -107,6 +107,15 @@ static void ts_age(const struct fq_value *obj, const char *path, int64_t now,
     fq_buf_puts(out, b);
 }
 
+/* v1beta1's spec.cohort, or v1beta2's spec.cohortName. */
+static void cq_cohort(const struct fq_value *obj, int64_t now,
+                      struct fq_buf *out)
+{
+    (void)now;
+    const struct fq_value *v = fq_value_path(obj, "spec.cohort");
+    scalar(v ? v : fq_value_path(obj, "spec.cohortName"), out);
+}
+
 static void wl_count(const struct fq_value *obj, int64_t now,
                      struct fq_buf *out)
 {
@@ -393,7 +402,7 @@ static const struct fq_printcol cols_workload[] = {
     AGE,
     END};
 static const struct fq_printcol cols_cq[] = {
-    {"COHORT", FQ_COL_PATH, "spec.cohort", NULL, false},
+    {"COHORT", FQ_COL_FN, NULL, cq_cohort, false},
     {"STRATEGY", FQ_COL_PATH, "spec.queueingStrategy", NULL, true},
     {"PENDING WORKLOADS", FQ_COL_FN, NULL, wl_count, false},
     {"ADMITTED WORKLOADS", FQ_COL_FN, NULL, wl_admitted, false},

@@ -83,6 +83,7 @@
 #include "api/ssa_reply.h"
 #include "api/table.h"
 #include "flexq/alloc.h"
+#include "flexq/convert.h"
 #include "flexq/kpb.h"
 #include "flexq/patch.h"
 #include "flexq/ssa.h"
@@ -470,6 +471,7 @@ struct target {
     const char *ns; /* from the path, NULL if none */
     const char *name;
     const char *sub;
+    const char *group, *version; /* of the path: Kueue's kinds convert */
 };
 
 static enum fq_kind resolve(const char *group, const char *version,
@@ -488,6 +490,8 @@ static int parse_target(const char *group, const char *version, char **seg,
                         int n, struct target *t, struct fq_err *err)
 {
     memset(t, 0, sizeof(*t));
+    t->group = group;
+    t->version = version;
     const char *res;
     int i = 0;
     if (n >= 3 && !strcmp(seg[0], "namespaces")) {
@@ -706,7 +710,10 @@ static void list_objects(struct fq_daemon *d, struct fq_http_req *r,
         }
         if (taken++)
             fq_buf_putc(&items, ',');
-        fq_json_encode(objs[i]->obj, FQ_JSON_COMPACT, &items);
+        struct fq_value *cv =
+            fq_convert_kueue(objs[i]->obj, t->group, t->version);
+        fq_json_encode(cv ? cv : objs[i]->obj, FQ_JSON_COMPACT, &items);
+        fq_value_free(cv);
     }
     struct fq_buf b = FQ_BUF_INIT;
     if (table) {
@@ -1582,7 +1589,10 @@ static void handle_objects(struct fq_daemon *d, struct fq_http_req *r,
                 reply_value(d, r, 200, tab);
                 fq_value_free(tab);
             } else if (o) {
-                reply_value(d, r, 200, o->obj);
+                struct fq_value *cv =
+                    fq_convert_kueue(o->obj, t.group, t.version);
+                reply_value(d, r, 200, cv ? cv : o->obj);
+                fq_value_free(cv);
             } else {
                 fq_err_set(&e, FQ_ENOTFOUND, "%s \"%s\" not found",
                            qualified(t.ki).s, t.name);
