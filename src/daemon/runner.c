@@ -103,10 +103,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
 #include "flexq/quantity.h"
+#include "sandbox.h"
 
 extern char **environ;
 
@@ -285,8 +287,17 @@ static int make_pod_dir(const char *dir)
  */
 static int write_file(const char *path, const char *data, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* never through a link or into a fifo a pod left in its directory */
+    int fd =
+        open(path,
+             O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+             0644);
     int rc = -1;
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
     if (fd < 0)
         goto out;
     size_t off = 0;
@@ -366,7 +377,8 @@ struct mount {
     char *src; /* host path */
     char *dst; /* path inside the pod */
     bool ro;
-    bool rewrite; /* served by the rewrite fallback */
+    bool rewrite;   /* served by the rewrite fallback */
+    bool empty_dir; /* the pod's own directory: handed to its user */
 };
 
 struct proc {
@@ -382,6 +394,7 @@ struct proc {
     int64_t started_ms;
     int64_t kill_at_ms;
     char *cg_mem, *cg_cpu; /* owned cgroup dirs or NULL */
+    char *cg_kill;         /* owned v2 dir the whole tree is in, or NULL */
     uint64_t gpus;         /* bit mask of handed-out GPU indices */
     int64_t metrics_off;   /* bytes of metrics.jsonl already read */
     enum fq_kind mkind;    /* the job its rank-0 metrics go to, or NONE */
@@ -416,6 +429,14 @@ struct fq_runner {
     uint64_t gpus_used;
     bool scanned;      /* the first full scan ran */
     char *child_stack; /* spawn's clone stack, reused (or NULL) */
+
+    struct fq_sandbox sb; /* the pods' default identity and limits */
+    char *sb_note;
+    char *setpriv;      /* path of setpriv (bwrap pods as root) or NULL */
+    char *cg_kill_root; /* v2 directory of the pods' kill cgroups */
+    char *cg_kill_note;
+    char boot[9];         /* boot id prefix, part of containerID */
+    struct strv stale_cg; /* killed cgroups rmdir refused (EBUSY) yet */
 };
 
 void fq_runner_config_init(struct fq_runner_config *c)
@@ -439,6 +460,7 @@ static void proc_release(struct proc *p)
     free(p->dir);
     free(p->cg_mem);
     free(p->cg_cpu);
+    free(p->cg_kill);
 }
 
 static struct proc *find_proc(const struct fq_runner *r, const char *ns,
@@ -485,6 +507,24 @@ void fq_runner_caps(const struct fq_runner *r, struct fq_buf *out)
                                                 "not enforced",
                   r->cg_note ? r->cg_note : "");
     fq_buf_printf(out, "gpus: %d\n", r->cfg.gpus);
+    fq_buf_printf(out,
+                  "sandbox: %s; no capabilities, no_new_privs, seccomp %s, "
+                  "RLIMIT_NPROC %ld, RLIMIT_NOFILE %ld; %s\n",
+                  r->sb_note ? r->sb_note : "",
+                  r->sb.filter_len ? "filter" : "not on this architecture",
+                  r->sb.max_procs, r->sb.max_files,
+                  r->mounts == FQ_MOUNTS_BWRAP ?
+                      "own pid namespace, data directory hidden" :
+                  r->mounts == FQ_MOUNTS_UNSHARE ?
+                      "host pid namespace, data directory hidden" :
+                      "no namespaces: the data directory is protected by "
+                      "permissions only");
+    fq_buf_printf(out, "kill: %s\n",
+                  r->cg_kill_root ?
+                      "whole process tree (cgroup v2)" :
+                      "process group only (no writable cgroup v2)");
+    if (r->cg_kill_note)
+        fq_buf_printf(out, "  (%s)\n", r->cg_kill_note);
 }
 
 /*
@@ -509,8 +549,11 @@ struct nsplan {
     size_t ntop;
     const struct mount *m;
     size_t nm;
-    char *hosts;          /* or NULL */
-    const char *hostname; /* borrowed */
+    char *hosts;             /* or NULL */
+    const char *hostname;    /* borrowed */
+    const char *data_dir;    /* borrowed; hidden by a tmpfs (or NULL) */
+    const char *poddir;      /* borrowed; bound back inside data_dir */
+    const char *const *hide; /* borrowed; /dev/null bound over each */
 };
 
 static void nsplan_release(struct nsplan *pl)
@@ -652,6 +695,25 @@ static int ns_setup(const struct nsplan *pl, const char **step)
         if (bind_at(pl->m[i].src, p, pl->m[i].ro) != 0)
             return -1;
     }
+    if (pl->data_dir) {
+        /* flexqd's data directory is an empty tmpfs but for the pod's own
+         * directory: no database, no other pod's log or volumes */
+        *step = "hiding the data directory";
+        snprintf(p, sizeof(p), "%s%s", pl->root, pl->data_dir);
+        if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"))
+            return -1;
+        snprintf(p, sizeof(p), "%s%s", pl->root, pl->poddir);
+        if (bind_at(pl->poddir, p, false) != 0)
+            return -1;
+    }
+    for (size_t i = 0; pl->hide && pl->hide[i]; i++) {
+        *step = "hiding a file";
+        struct stat st;
+        snprintf(p, sizeof(p), "%s%s", pl->root, pl->hide[i]);
+        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+            mount("/dev/null", p, NULL, MS_BIND, NULL) != 0)
+            return -1;
+    }
     if (pl->hosts) {
         *step = "binding /etc/hosts";
         snprintf(p, sizeof(p), "%s/etc/hosts", pl->root);
@@ -697,6 +759,70 @@ static int run_quiet(char *const argv[])
 
 static void bwrap_root_args(struct strv *a, const struct mount *m, size_t nm);
 
+static bool under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * What bubblewrap adds for every pod: its own pid namespace (bwrap is pid
+ * 1 there; when the outer bwrap dies, --die-with-parent takes the whole
+ * namespace with it), the data directory hidden under a tmpfs but for
+ * the pod's own directory, the hidden files replaced by /dev/null, and
+ * the seccomp filter (fd, or -1 for none).
+ */
+static void bwrap_sandbox_args(const struct fq_runner *r, struct strv *a,
+                               const char *poddir, int seccomp_fd)
+{
+    strv_pushs(a, "--unshare-pid");
+    strv_pushs(a, "--tmpfs");
+    strv_pushs(a, r->data_dir);
+    /* the directories between, 0755 (bwrap would make them 0700 and
+     * root's: the pod user could not reach its own directory) */
+    size_t dl = strlen(r->data_dir);
+    for (const char *sl = poddir + dl;
+         under(poddir, r->data_dir) && (sl = strchr(sl + 1, '/'));) {
+        strv_pushs(a, "--dir");
+        strv_push(a, fq_xstrndup(poddir, (size_t)(sl - poddir)));
+    }
+    strv_pushs(a, "--bind");
+    strv_pushs(a, poddir);
+    strv_pushs(a, poddir);
+    for (size_t i = 0; i < 4 && r->cfg.hide[i]; i++) {
+        struct stat st;
+        if (under(r->cfg.hide[i], r->data_dir) ||
+            stat(r->cfg.hide[i], &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        strv_pushs(a, "--ro-bind");
+        strv_pushs(a, "/dev/null");
+        strv_pushs(a, r->cfg.hide[i]);
+    }
+    if (seccomp_fd >= 0) {
+        strv_pushs(a, "--seccomp");
+        strv_push(a, fq_xasprintf("%d", seccomp_fd));
+    }
+}
+
+/* bubblewrap runs as root (it needs to, to mount without a user
+ * namespace); setpriv, inside, becomes the pod's user with no
+ * capabilities before it execs the command. Appends nothing when flexqd
+ * cannot change users. */
+static void setpriv_args(const struct fq_runner *r, struct strv *a, uid_t uid,
+                         gid_t gid)
+{
+    if (!r->sb.change_ids || !r->setpriv)
+        return;
+    strv_pushs(a, r->setpriv);
+    strv_push(a, fq_xasprintf("--reuid=%ld", (long)uid));
+    strv_push(a, fq_xasprintf("--regid=%ld", (long)gid));
+    strv_pushs(a, "--clear-groups");
+    strv_pushs(a, "--inh-caps=-all");
+    strv_pushs(a, "--bounding-set=-all");
+    strv_pushs(a, "--no-new-privs");
+    strv_pushs(a, "--");
+}
+
 static void probe_bwrap(struct fq_runner *r)
 {
     int why;
@@ -710,11 +836,25 @@ static void probe_bwrap(struct fq_runner *r)
      * host, as the tutorial's /app does, and runs true inside. */
     char *probe_dir = fq_xasprintf("%s/probe", r->data_dir);
     mkdir_p(probe_dir, 0755);
-    struct mount m = {probe_dir, (char *)"/flexq-probe-mount", true, false};
+    struct mount m = {probe_dir, (char *)"/flexq-probe-mount", true, false,
+                      false};
     struct strv a = {0};
     strv_pushs(&a, bw);
     bwrap_root_args(&a, &m, 1);
+    /* the pods' own setup: pid namespace, data directory hidden, the
+     * pod user through setpriv */
+    bwrap_sandbox_args(r, &a, probe_dir, -1);
     strv_pushs(&a, "--");
+    if (r->sb.change_ids && !r->setpriv) {
+        r->bwrap_note = fq_xstrdup("no setpriv to become the pod user under "
+                                   "bubblewrap (util-linux)");
+        strv_release(&a);
+        rmdir(probe_dir);
+        free(probe_dir);
+        free(bw);
+        return;
+    }
+    setpriv_args(r, &a, r->sb.uid, r->sb.gid);
     strv_pushs(&a, "/bin/sh");
     strv_pushs(&a, "-c");
     strv_pushs(&a, "test -d /flexq-probe-mount");
@@ -807,6 +947,7 @@ static char *make_root_cgroup(const char *mnt, const char *own)
         free(base);
         base = fq_xstrdup(mnt);
     }
+    fq_cgroup_clean_orphans(base); /* of flexqd processes killed -9 */
     char *dir = fq_xasprintf("%s/flexq-%ld", base, (long)getpid());
     free(base);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
@@ -905,7 +1046,7 @@ static void probe_unshare(struct fq_runner *r)
     char *dir = fq_xasprintf("%s/probe", r->data_dir);
     char *vol = fq_xasprintf("%s/vol", dir);
     mkdir_p(vol, 0755);
-    struct mount m = {vol, (char *)"/flexq-probe-mount", true, false};
+    struct mount m = {vol, (char *)"/flexq-probe-mount", true, false, false};
     struct nsplan pl;
     nsplan_init(&pl, dir, &m, 1, "flexq-probe");
     int rc = -1, e = 0;
@@ -980,6 +1121,16 @@ struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
                                                    FLEXQ_SOURCE_DIR "/python");
     r->node_name = cfg->node_name ? fq_xstrdup(cfg->node_name) : NULL;
     r->engine = e;
+    /* who the pods run as, and what they may use */
+    r->sb.change_ids = fq_sandbox_default_ids(cfg->pod_user, &r->sb.uid,
+                                              &r->sb.gid, &r->sb_note);
+    r->sb.max_procs = cfg->pod_max_procs > 0 ? cfg->pod_max_procs : 16384;
+    r->sb.max_files = cfg->pod_max_files > 0 ? cfg->pod_max_files : 65536;
+    r->sb.seccomp = true;
+    fq_sandbox_filter_build(&r->sb);
+    fq_boot_id(r->boot);
+    int why_sp;
+    r->setpriv = which("setpriv", DEFAULT_PATH, &why_sp);
     r->mounts = FQ_MOUNTS_REWRITE;
     if (cfg->mounts == FQ_MOUNTS_AUTO || cfg->mounts == FQ_MOUNTS_BWRAP)
         probe_bwrap(r);
@@ -988,7 +1139,17 @@ struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
         probe_unshare(r);
     if (cfg->mounts == FQ_MOUNTS_REWRITE)
         r->bwrap_note = fq_xstrdup("rewrite chosen by configuration");
+    /* without namespaces the pod user reaches its directory through the
+     * data directory: traversable, never listable */
+    if (r->mounts == FQ_MOUNTS_REWRITE && r->sb.change_ids)
+        chmod(r->data_dir, 0711);
     probe_cgroups(r);
+    /* one cgroup v2 directory per pod, for killing its whole tree: the
+     * limits' own tree on a v2 machine, else a cgroup2 mount beside v1 */
+    if (r->cgroups == FQ_CGROUPS_V2)
+        r->cg_kill_root = fq_xstrdup(r->cg_mem_root);
+    else
+        r->cg_kill_root = fq_cgroup_v2_root(&r->cg_kill_note);
     return r;
 }
 
@@ -1005,14 +1166,26 @@ void fq_runner_free(struct fq_runner *r)
     for (size_t i = 0; i < r->nprocs; i++) {
         struct proc *p = &r->procs[i];
         kill(-p->pid, SIGKILL);
+        fq_cgroup_kill(p->cg_kill);
         int st;
         while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
             ;
         cgroup_remove(p->cg_mem);
         cgroup_remove(p->cg_cpu);
+        fq_cgroup_reap(p->cg_kill);
         proc_release(p);
     }
     free(r->procs);
+    for (size_t i = 0; i < r->stale_cg.n; i++)
+        fq_cgroup_reap(r->stale_cg.v[i]);
+    strv_release(&r->stale_cg);
+    if (r->cg_kill_root &&
+        (!r->cg_mem_root || strcmp(r->cg_kill_root, r->cg_mem_root)))
+        rmdir(r->cg_kill_root);
+    free(r->cg_kill_root);
+    free(r->cg_kill_note);
+    free(r->sb_note);
+    free(r->setpriv);
     for (size_t i = 0; i < r->nexited; i++) {
         free(r->exited[i].ns);
         free(r->exited[i].name);
@@ -1133,6 +1306,7 @@ static void add_mount(struct spec *s, const char *src, const char *dst, bool ro)
     m->dst = fq_xstrdup(dst);
     m->ro = ro;
     m->rewrite = false;
+    m->empty_dir = false;
 }
 
 static const struct fq_value *find_named(const struct fq_value *seq,
@@ -1210,7 +1384,31 @@ static int materialize_configmap(struct fq_runner *r, const char *ns,
     return 0;
 }
 
-/* Volume mounts of `ctr` using the volumes of `podspec`. */
+static bool under(const char *path, const char *dir);
+
+/* A hostPath that would show flexqd's data directory or a hidden file
+ * (the tokens file) to the pod is refused (ContainerCannotRun). */
+static bool host_path_refused(const struct fq_runner *r, const char *src,
+                              const char *vname, struct spec *s)
+{
+    char real[PATH_MAX];
+    const char *p = realpath(src, real) ? real : src;
+    const char *hit = NULL;
+    if (under(p, r->data_dir) || under(r->data_dir, p))
+        hit = "flexqd's data directory";
+    for (size_t i = 0; !hit && i < 4 && r->cfg.hide[i]; i++)
+        if (under(r->cfg.hide[i], p))
+            hit = "a file flexqd keeps from pods";
+    if (!hit)
+        return false;
+    snprintf(s->why, sizeof(s->why),
+             "volume \"%s\": hostPath %s is refused: it holds %s", vname, src,
+             hit);
+    return true;
+}
+
+/* Volume mounts of `ctr` using the volumes of `podspec`. Returns 0, -1
+ * when a ConfigMap is missing (the pod waits), -2 when refused. */
 static int add_volume_mounts(struct fq_runner *r, const char *ns,
                              const char *poddir, const struct fq_value *podspec,
                              const struct fq_value *ctr, struct spec *s)
@@ -1227,6 +1425,7 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
         if (!vol || mpath[0] != '/')
             continue;
         char *src = NULL;
+        bool own = false;
         if (fq_map_get(vol, "configMap")) {
             src = fq_xasprintf("%s/volumes/%s", poddir, vname);
             if (materialize_configmap(r, ns, vol, src, s) != 0) {
@@ -1236,11 +1435,16 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
             ro = true;
         } else if (fq_map_get(vol, "hostPath")) {
             src = fq_xstrdup(fq_value_path_str(vol, "hostPath.path", "/"));
+            if (host_path_refused(r, src, vname, s)) {
+                free(src);
+                return -2;
+            }
         } else {
             /* emptyDir and anything flexq does not model: a fresh
              * directory of the pod's own. */
             src = fq_xasprintf("%s/volumes/%s", poddir, vname);
             mkdir_p(src, 0755);
+            own = true;
         }
         if (*sub && safe_rel(sub)) {
             char *full = fq_xasprintf("%s/%s", src, sub);
@@ -1248,6 +1452,7 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
             src = full;
         }
         add_mount(s, src, mpath, ro);
+        s->mounts[s->nmounts - 1].empty_dir = own;
         free(src);
     }
     return 0;
@@ -1503,8 +1708,9 @@ static int build_spec(struct fq_runner *r, const struct fq_value *pod,
     }
 
     /* volumes first: a missing ConfigMap makes the pod wait */
-    if (add_volume_mounts(r, ns, poddir, podspec, ctr, s) != 0) {
-        s->waiting = true;
+    int vrc = add_volume_mounts(r, ns, poddir, podspec, ctr, s);
+    if (vrc != 0) {
+        s->waiting = vrc == -1; /* -2: refused, s->why says why */
         return -1;
     }
     const struct fq_value *ann = fq_value_path(pod, "metadata.annotations");
@@ -1521,21 +1727,18 @@ static int build_spec(struct fq_runner *r, const struct fq_value *pod,
                 fq_seq_at(fq_map_get(ospec, "containers"), 0), s);
             free(odir);
             if (rc != 0) {
-                s->waiting = true;
+                s->waiting = rc == -1;
                 return -1;
             }
         }
     }
     plan_mounts(r, s);
 
-    /* env */
-    const char *path = getenv("PATH");
-    env_set(&s->env, "PATH", path && *path ? path : DEFAULT_PATH);
-    const char *home = getenv("HOME");
-    env_set(&s->env, "HOME", home ? home : "/root");
-    const char *lang = getenv("LANG");
-    if (lang)
-        env_set(&s->env, "LANG", lang);
+    /* env: nothing of flexqd's own (its environment may hold secrets);
+     * HOME is the pod's directory, the one place it may write */
+    env_set(&s->env, "PATH", DEFAULT_PATH);
+    env_set(&s->env, "HOME", poddir);
+    env_set(&s->env, "LANG", "C.UTF-8");
     const char *hn = fq_value_path_str(podspec, "hostname", name);
     s->hostname = fq_xstrdup(hn);
     env_set(&s->env, "HOSTNAME", hn);
@@ -1893,12 +2096,39 @@ static int gpu_take(struct fq_runner *r, int64_t n, uint64_t *mask,
     return 0;
 }
 
+struct child_args {
+    const char *exec_path;
+    char *const *argv;
+    char *const *envp;
+    int logfd, errfd, closefd;
+    const char *cwd, *cg_mem, *cg_cpu, *cg_kill;
+    bool bwrap;
+    const struct nsplan *plan;
+    const struct fq_sandbox *sb; /* the pod's identity and limits */
+    int keepfd;                  /* bwrap's --seccomp pipe, or -1 */
+};
+
+/* Tells the parent why the child could not run (errno through the
+ * close-on-exec pipe) and ends; the step goes to the pod's log. */
+static void child_fail(const struct child_args *a, const char *what,
+                       const char *step)
+{
+    int e = errno;
+    if (step) {
+        char line[256];
+        int n = snprintf(line, sizeof(line), "flexq: %s failed at %s: %s\n",
+                         what, step, strerror(e));
+        ssize_t w = write(2, line, (size_t)n);
+        (void)w;
+    }
+    ssize_t w = write(a->errfd, &e, sizeof(e));
+    (void)w;
+    _exit(127);
+}
+
 /* In the child after fork: only async-signal-safe calls plus the writes
  * the single-threaded daemon allows. Never returns. */
-static void child_exec(const char *exec_path, char *const argv[],
-                       char *const envp[], int logfd, int errfd,
-                       const char *cwd, const char *cg_mem, const char *cg_cpu,
-                       bool bwrap, const struct nsplan *plan)
+static void child_exec(const struct child_args *a)
 {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -1910,9 +2140,12 @@ static void child_exec(const char *exec_path, char *const argv[],
             signal(sig, SIG_DFL);
     char pid[32];
     int pl = snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-    const char *cgs[2] = {cg_mem, cg_cpu};
-    for (int i = 0; i < 2; i++) {
-        if (!cgs[i] || (i == 1 && cg_mem && !strcmp(cg_cpu, cg_mem)))
+    const char *cgs[3] = {a->cg_mem, a->cg_cpu, a->cg_kill};
+    for (int i = 0; i < 3; i++) {
+        bool dup = false;
+        for (int j = 0; j < i; j++)
+            dup |= cgs[i] && cgs[j] && !strcmp(cgs[i], cgs[j]);
+        if (!cgs[i] || dup)
             continue;
         char f[PATH_MAX];
         snprintf(f, sizeof(f), "%s/cgroup.procs", cgs[i]);
@@ -1929,50 +2162,31 @@ static void child_exec(const char *exec_path, char *const argv[],
         if (nul != 0)
             close(nul);
     }
-    dup2(logfd, 1);
-    dup2(logfd, 2);
+    dup2(a->logfd, 1);
+    dup2(a->logfd, 2);
     const char *step = NULL;
-    if (plan && ns_setup(plan, &step) != 0) {
-        int e = errno;
-        /* the step goes to the log: stdout is the pod's log by now */
-        char line[256];
-        int n = snprintf(line, sizeof(line),
-                         "flexq: mount namespace setup failed at %s: %s\n",
-                         step, strerror(e));
-        ssize_t w = write(2, line, (size_t)n);
-        w = write(errfd, &e, sizeof(e));
-        (void)w;
-        _exit(127);
+    if (a->plan && ns_setup(a->plan, &step) != 0)
+        child_fail(a, "mount namespace setup", step);
+    if (!a->bwrap && a->cwd && chdir(a->cwd) != 0)
+        child_fail(a, "chdir", NULL);
+    if (a->bwrap) {
+        /* bubblewrap and setpriv do the rest (runner.c's argv) */
+        if (a->keepfd >= 0)
+            fcntl(a->keepfd, F_SETFD, 0);
+        if (fq_sandbox_limits(a->sb, &step) != 0)
+            child_fail(a, "the pod's sandbox", step);
+    } else if (fq_sandbox_enter(a->sb, &step) != 0) {
+        child_fail(a, "the pod's sandbox", step);
     }
-    if (!bwrap && cwd && chdir(cwd) != 0) {
-        int e = errno;
-        ssize_t w = write(errfd, &e, sizeof(e));
-        (void)w;
-        _exit(127);
-    }
-    execve(exec_path, argv, envp);
-    int e = errno;
-    ssize_t w = write(errfd, &e, sizeof(e));
-    (void)w;
-    _exit(127);
+    execve(a->exec_path, a->argv, a->envp);
+    child_fail(a, "exec", NULL);
 }
-
-struct child_args {
-    const char *exec_path;
-    char *const *argv;
-    char *const *envp;
-    int logfd, errfd, closefd;
-    const char *cwd, *cg_mem, *cg_cpu;
-    bool bwrap;
-    const struct nsplan *plan;
-};
 
 static int child_main(void *arg)
 {
     const struct child_args *a = arg;
     close(a->closefd);
-    child_exec(a->exec_path, a->argv, a->envp, a->logfd, a->errfd, a->cwd,
-               a->cg_mem, a->cg_cpu, a->bwrap, a->plan);
+    child_exec(a);
     return 127;
 }
 
@@ -2077,12 +2291,14 @@ static void collect_metrics(struct fq_runner *r, struct proc *p)
     if (p->mkind == FQ_KIND_NONE)
         return;
     char *path = fq_xasprintf("%s/metrics.jsonl", p->dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* the pod's own file: never a link out of its directory */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     free(path);
     if (fd < 0)
         return;
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size <= p->metrics_off ||
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size <= p->metrics_off ||
         st.st_size - p->metrics_off > (8 << 20)) {
         close(fd);
         return;
@@ -2154,7 +2370,7 @@ static bool restart_due(struct fq_runner *r, const char *ns, const char *name,
 {
     struct exited *x = find_exited(r, ns, name);
     if (!x)
-        return true; /* never ran here: flexqd restarted, start it again */
+        return true; /* never ran here: lost_pod decided it may run */
     int64_t delay = 1000;
     for (int i = 1; i < x->count && delay < 30000; i++)
         delay *= 2;
@@ -2192,6 +2408,69 @@ static bool terminal_phase(const char *ph)
     return ph && (!strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"));
 }
 
+/*
+ * A pod an earlier flexqd started: no process of this runner, no exit
+ * seen here, but its log exists (the runner creates it just before it
+ * forks, and nothing else does). Its process died with that flexqd
+ * (PR_SET_PDEATHSIG; bubblewrap's pid namespace), or is killed now: the
+ * pid and start time in status.containerStatuses[0].containerID say
+ * which process it was, and the orphaned cgroups went at start. With
+ * restartPolicy Never the pod is reported Failed and never started
+ * again; OnFailure and Always start it again, as the kubelet restarts a
+ * container. Returns true when the pod must not be started.
+ */
+static bool lost_pod(struct fq_runner *r, const struct fq_value *pod,
+                     const char *ns, const char *name, const char *dir,
+                     int64_t now_ms)
+{
+    if (find_exited(r, ns, name))
+        return false;
+    char *logp = fq_xasprintf("%s/log", dir);
+    struct stat st;
+    bool started = lstat(logp, &st) == 0;
+    free(logp);
+    if (!started)
+        return false;
+    const char *cid = fq_value_as_str(fq_value_path(
+        fq_seq_at(fq_value_path(pod, "status.containerStatuses"), 0),
+        "containerID"));
+    char boot[16];
+    long pid = 0;
+    unsigned long long t0 = 0;
+    if (cid && sscanf(cid, "flexq://%15[^/]/%ld/%llu", boot, &pid, &t0) == 3 &&
+        !strcmp(boot, r->boot) && pid > 1 && fq_proc_starttime(pid) == t0) {
+        kill(-(pid_t)pid, SIGKILL); /* its process group, then itself */
+        kill((pid_t)pid, SIGKILL);
+    }
+    const char *policy = fq_value_path_str(pod, "spec.restartPolicy", "Always");
+    if (strcmp(policy, "Never"))
+        return false;
+    report(r, ns, name, "Failed", false, 137, "ControlPlaneRestarted",
+           "flexqd restarted while the pod ran; its process was lost and "
+           "restartPolicy Never does not allow running it again",
+           now_ms);
+    return true;
+}
+
+/* Puts "flexq://<boot id>/<pid>/<start time>" of the process just
+ * started into status.containerStatuses[0].containerID, where Kubernetes
+ * keeps the runtime's id of a container. */
+static void record_container_id(struct fq_runner *r, const char *ns,
+                                const char *name, pid_t pid)
+{
+    struct fq_objstore *s = fq_engine_store(r->engine);
+    struct fq_value *o = fq_objstore_edit_in_place(s, FQ_KIND_POD, ns, name);
+    struct fq_value *c =
+        fq_seq_at(fq_value_path(o, "status.containerStatuses"), 0);
+    if (!c || c->type != FQ_V_MAP)
+        return;
+    char *cid = fq_xasprintf("flexq://%s/%ld/%llu", r->boot, (long)pid,
+                             fq_proc_starttime(pid));
+    fq_map_set(c, "containerID", fq_value_str(cid));
+    free(cid);
+    fq_objstore_edited(s, FQ_KIND_POD, ns, name, false);
+}
+
 int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
                         int64_t now_ms, struct fq_err *err)
 {
@@ -2211,6 +2490,10 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         return 0; /* restarted by fq_runner_poll once the backoff is over */
 
     char *dir = fq_runner_pod_dir(r->data_dir, ns, name);
+    if (lost_pod(r, pod, ns, name, dir, now_ms)) {
+        free(dir);
+        return 0;
+    }
     struct spec s;
     memset(&s, 0, sizeof(s));
     int ret = 0, logfd = -1;
@@ -2239,8 +2522,17 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         free(pj);
     }
     char *logp = fq_xasprintf("%s/log", dir);
-    logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    logfd = open(logp,
+                 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
+                     O_NONBLOCK,
+                 0644);
     free(logp);
+    struct stat lst;
+    if (logfd >= 0 && (fstat(logfd, &lst) != 0 || !S_ISREG(lst.st_mode))) {
+        close(logfd);
+        logfd = -1;
+        errno = EINVAL;
+    }
     if (logfd < 0) {
         ret = fq_err_set(err, FQ_EIO, "cannot open the log of %s/%s: %s", ns,
                          name, strerror(errno));
@@ -2278,6 +2570,38 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         goto out;
     }
 
+    /* who it runs as: flexqd's pod user, or runAsUser / runAsGroup when
+     * the administrator allows them */
+    struct fq_sandbox sbv = r->sb;
+
+    struct fq_sandbox *sb = &sbv;
+    {
+        char why[300];
+        if (fq_sandbox_pod_ids(pod, r->cfg.allow_run_as_user, r->sb.uid,
+                               r->sb.gid, &sb->uid, &sb->gid, why,
+                               sizeof(why)) != 0) {
+            log_note(logfd, "flexq: %s", why);
+            report(r, ns, name, "Failed", false, 128, "ContainerCannotRun", why,
+                   now_ms);
+            goto out;
+        }
+    }
+
+    if (sb->change_ids) {
+        /* The pod may create files in its own directory (sticky, like
+         * /tmp) but not replace flexqd's there (log, volumes/, hosts):
+         * flexqd, root, writes into it again when the pod restarts. Its
+         * emptyDir volumes are its own. */
+        if (chmod(dir, 01777) != 0)
+            log_note(logfd, "flexq: cannot open %s to the pod's user: %s", dir,
+                     strerror(errno));
+        for (size_t i = 0; i < s.nmounts; i++)
+            if (s.mounts[i].empty_dir &&
+                chown(s.mounts[i].src, sb->uid, sb->gid) != 0)
+                log_note(logfd, "flexq: cannot hand %s to uid %ld",
+                         s.mounts[i].src, (long)sb->uid);
+    }
+
     struct proc p;
     memset(&p, 0, sizeof(p));
     p.ns = fq_xstrdup(ns);
@@ -2311,6 +2635,17 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     const char *note = setup_cgroups(r, &p, &s);
     if (note)
         log_note(logfd, "%s", note);
+    if (r->cg_kill_root) {
+        /* every pod in a cgroup of its own: the whole tree can be killed */
+        char *leaf = fq_xasprintf("%s/%s_%s_%s", r->cg_kill_root, p.ns, p.name,
+                                  p.uid ? p.uid : "");
+        if (p.cg_mem && !strcmp(leaf, p.cg_mem))
+            p.cg_kill = leaf;
+        else if (mkdir(leaf, 0755) == 0 || errno == EEXIST)
+            p.cg_kill = leaf;
+        else
+            free(leaf);
+    }
     for (size_t i = 0; i < s.nmounts; i++)
         if (s.mounts[i].rewrite)
             log_note(logfd,
@@ -2325,17 +2660,23 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
 
     char *const *argv = s.argv.v;
     const char *path_to_exec = exec_path;
-    /* A namespace only where a volume needs one: a pod without volumes is
-     * a plain fork and exec (the cost that matters for many short jobs). */
-    bool needs_ns = false;
-    for (size_t i = 0; i < s.nmounts; i++)
-        needs_ns |= !s.mounts[i].rewrite;
+    /* Every pod gets a namespace where the machine allows one: it is what
+     * hides the data directory, other pods and the tokens file. */
+    bool needs_ns = r->mounts != FQ_MOUNTS_REWRITE;
     bool bw = r->mounts == FQ_MOUNTS_BWRAP && needs_ns;
     p.bwrap = bw;
+    int scfd = -1;
     if (bw) {
         write_hosts(dir, &s);
+        scfd = fq_sandbox_filter_pipe(sb);
+        if (scfd >= 0 && scfd < 3) { /* never one the child dup2s over */
+            int hi = fcntl(scfd, F_DUPFD_CLOEXEC, 3);
+            close(scfd);
+            scfd = hi;
+        }
         strv_pushs(&bargv, r->bwrap);
         bwrap_root_args(&bargv, s.mounts, s.nmounts);
+        bwrap_sandbox_args(r, &bargv, dir, scfd);
         if (path_exists("/etc/hosts")) {
             char *hp = fq_xasprintf("%s/hosts", dir);
             strv_pushs(&bargv, "--ro-bind");
@@ -2349,6 +2690,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         strv_pushs(&bargv, "--chdir");
         strv_pushs(&bargv, s.cwd);
         strv_pushs(&bargv, "--");
+        setpriv_args(r, &bargv, sb->uid, sb->gid);
         strv_pushs(&bargv, exec_path);
         for (size_t i = 1; i < s.argv.n; i++)
             strv_pushs(&bargv, s.argv.v[i]);
@@ -2361,28 +2703,29 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     if (use_ns) {
         write_hosts(dir, &s);
         nsplan_init(&plan, dir, s.mounts, s.nmounts, s.hostname);
+        plan.data_dir = r->data_dir;
+        plan.poddir = dir;
+        plan.hide = r->cfg.hide;
     }
 
     int ep[2];
     if (pipe2(ep, O_CLOEXEC) != 0) {
         ret = fq_err_set(err, FQ_EIO, "pipe: %s", strerror(errno));
+        if (scfd >= 0)
+            close(scfd);
         if (use_ns)
             nsplan_release(&plan);
         proc_release(&p);
         goto out;
     }
-    struct child_args ca = {path_to_exec,
-                            argv,
-                            s.env.v,
-                            logfd,
-                            ep[1],
-                            ep[0],
-                            s.cwd,
-                            p.cg_mem,
-                            p.cg_cpu,
-                            bw,
-                            use_ns ? &plan : NULL};
+    struct child_args ca = {path_to_exec, argv,     s.env.v,
+                            logfd,        ep[1],    ep[0],
+                            s.cwd,        p.cg_mem, p.cg_cpu,
+                            p.cg_kill,    bw,       use_ns ? &plan : NULL,
+                            sb,           scfd};
     pid_t pid = spawn(r, &ca);
+    if (scfd >= 0)
+        close(scfd);
     if (pid < 0) {
         ret = fq_err_set(err, FQ_EIO, "fork: %s", strerror(errno));
         close(ep[0]);
@@ -2419,7 +2762,10 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         r->procs[r->nprocs - 1].reported = true;
         goto out;
     }
+    /* Running, with the process's pid and start time: a restarted flexqd
+     * tells the process apart from a later one with the same pid */
     report(r, ns, name, "Running", true, 0, NULL, NULL, now_ms);
+    record_container_id(r, ns, name, pid);
 out:
     if (logfd >= 0)
         close(logfd);
@@ -2461,6 +2807,14 @@ static bool bwrap_failure(const char *dir, char *out, size_t size)
     return true;
 }
 
+/* Kills what is left in a pod's cgroup and removes it; one whose
+ * processes are still dying is retried by fq_runner_poll. */
+static void drop_cgroup(struct fq_runner *r, const char *dir)
+{
+    if (dir && fq_cgroup_reap(dir) != 0 && r->stale_cg.n < 4096)
+        strv_pushs(&r->stale_cg, dir);
+}
+
 static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
 {
     collect_metrics(r, &r->procs[idx]);
@@ -2494,9 +2848,12 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     }
     if (!p->reported && p->peer_files)
         write_status(p->dir, phase, code, reason, msg);
-    cgroup_remove(p->cg_mem);
+    /* the pod ends with its main process, as a container ends with its
+     * pid 1: whatever it left behind (setsid or not) is killed */
+    drop_cgroup(r, p->cg_kill);
+    drop_cgroup(r, p->cg_mem);
     if (p->cg_cpu && (!p->cg_mem || strcmp(p->cg_cpu, p->cg_mem)))
-        cgroup_remove(p->cg_cpu);
+        drop_cgroup(r, p->cg_cpu);
     r->gpus_used &= ~p->gpus;
     char *ns = p->ns, *name = p->name;
     bool reported = p->reported;
@@ -2590,8 +2947,10 @@ static void rotate_log(const struct fq_runner *r, const struct proc *p)
         return;
     }
     char *old = fq_xasprintf("%s/log.1", p->dir);
-    int in = open(path, O_RDONLY | O_CLOEXEC);
-    int out = open(old, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    unlink(old); /* whatever the pod may have put there */
+    int out =
+        open(old, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (in >= 0 && out >= 0) {
         char buf[65536];
         ssize_t n;
@@ -2620,10 +2979,20 @@ static void rotate_log(const struct fq_runner *r, const struct proc *p)
 void fq_runner_poll(struct fq_runner *r, int64_t now_ms)
 {
     fq_runner_on_sigchld(r, now_ms);
+    for (size_t i = 0; i < r->stale_cg.n;) {
+        if (fq_cgroup_reap(r->stale_cg.v[i]) == 0) {
+            free(r->stale_cg.v[i]);
+            r->stale_cg.v[i] = r->stale_cg.v[--r->stale_cg.n];
+            r->stale_cg.v[r->stale_cg.n] = NULL;
+            continue;
+        }
+        i++;
+    }
     for (size_t i = 0; i < r->nprocs; i++) {
         struct proc *p = &r->procs[i];
         if (p->terminating && !p->killed && now_ms >= p->kill_at_ms) {
             kill(-p->pid, SIGKILL);
+            fq_cgroup_kill(p->cg_kill); /* setsid children too */
             p->killed = true;
         }
         rotate_log(r, p);

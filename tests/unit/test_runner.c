@@ -396,9 +396,12 @@ static void test_stop_kills_process_group(void **state)
 {
     (void)state;
     struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    /* beside the data directory: a pod sees nothing inside it, and runs
+     * as another user */
     char fifo[128];
-    snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+    snprintf(fifo, sizeof(fifo), "%s.fifo", f->dir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(chmod(fifo, 0666), 0);
     int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     assert_true(rd >= 0);
     char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"exec 3>%s; echo x >&3; "
@@ -425,6 +428,7 @@ static void test_stop_kills_process_group(void **state)
     assert_string_equal(phase(f, "grp"), "Failed");
     assert_string_equal(term(f, "grp", "exitCode"), "143");
     close(rd);
+    unlink(fifo);
     teardown_fixture(f);
 }
 
@@ -632,9 +636,12 @@ static void test_log_rotation(void **state)
     log_max = 1000;
     struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
     log_max = 0;
+    /* beside the data directory: a pod sees nothing inside it, and runs
+     * as another user */
     char fifo[128];
-    snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+    snprintf(fifo, sizeof(fifo), "%s.fifo", f->dir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(chmod(fifo, 0666), 0);
     int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     assert_true(rd >= 0);
     char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"yes 0123456789 | head -n "
@@ -660,6 +667,7 @@ static void test_log_rotation(void **state)
     fq_runner_stop_pod(f->r, "default", "rot", f->now);
     wait_done(f, "rot");
     close(rd);
+    unlink(fifo);
     teardown_fixture(f);
 }
 
