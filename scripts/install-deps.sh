@@ -6,13 +6,23 @@ set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
 libyaml-dev libevent-dev libsqlite3-dev libcurl4-openssl-dev
-libcmocka-dev bubblewrap gettext-base python3 curl"
+libcmocka-dev bubblewrap util-linux gettext-base python3 curl"
 if [ "${FLEXQ_WITH_BROWSER:-0}" = 1 ]; then
     PKGS="$PKGS chromium"
     # Node.js may come from elsewhere than Debian (as on the project's
     # machines); asking apt for it then conflicts, so only when missing.
     command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
     command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
+fi
+
+# The unprivileged user flexqd runs pods as (docs/runtime.md); without it
+# flexqd falls back to uid 65534 and says so at start.
+if ! getent passwd flexq-pod >/dev/null 2>&1; then
+    as_root=""
+    [ "$(id -u)" = 0 ] || as_root=sudo
+    $as_root useradd --system --user-group --no-create-home \
+        --home-dir /nonexistent --shell /usr/sbin/nologin flexq-pod ||
+        echo "install-deps: could not create the user flexq-pod" >&2
 fi
 
 missing=""

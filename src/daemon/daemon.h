@@ -40,6 +40,8 @@ struct fq_daemon_opts {
     const char *provider;    /* "sim", "local" or "exec" */
     const char *config_file; /* NULL or a YAML file (docs/api.md) */
     const char *tokens_file; /* NULL: no authentication */
+    const char *pod_user;    /* NULL: flexq-pod (runner.h) */
+    bool allow_run_as_user;  /* pods' runAsUser / runAsGroup honoured */
     double time_scale;       /* 1.0 = real time */
     enum fq_store_sync sync;
     uint64_t seed; /* 0: pick one from the clock and pid */

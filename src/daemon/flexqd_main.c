@@ -36,6 +36,10 @@ static const char usage[] =
     "                       queueing): 25 turns 10 minutes into 24 s\n"
     "                       (default 1, real time)\n"
     "  --tokens FILE        require bearer tokens (see docs/api.md)\n"
+    "  --pod-user USER      user name or UID:GID pods run as when flexqd is\n"
+    "                       root (default flexq-pod; docs/runtime.md)\n"
+    "  --allow-run-as-user  honour securityContext.runAsUser/runAsGroup\n"
+    "                       (default: such a pod fails)\n"
     "  --sync full|normal   fsync every commit (full, default) or not\n"
     "  --seed N             seed of the engine's PRNG (default: random)\n"
     "  --log-level LEVEL    debug, info (default), warn, error\n"
@@ -94,6 +98,10 @@ int main(int argc, char **argv)
             printf("flexqd v%s\n", FLEXQ_VERSION);
             return 0;
         }
+        if (!strcmp(name, "--allow-run-as-user")) {
+            o.allow_run_as_user = true;
+            continue;
+        }
         if (!v) {
             if (i + 1 >= argc || strncmp(name, "--", 2) != 0) {
                 fprintf(stderr, "flexqd: %s: %s\n%s", a,
@@ -131,6 +139,8 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(name, "--tokens")) {
             o.tokens_file = v;
+        } else if (!strcmp(name, "--pod-user")) {
+            o.pod_user = v;
         } else if (!strcmp(name, "--sync")) {
             if (!strcmp(v, "full"))
                 o.sync = FQ_STORE_SYNC_FULL;

@@ -437,6 +437,7 @@ struct fq_runner {
     char *cg_kill_note;
     char boot[9];         /* boot id prefix, part of containerID */
     struct strv stale_cg; /* killed cgroups rmdir refused (EBUSY) yet */
+    char *hide[5];        /* absolute paths of cfg.hide, NULL-terminated */
 };
 
 void fq_runner_config_init(struct fq_runner_config *c)
@@ -553,6 +554,7 @@ struct nsplan {
     const char *hostname;    /* borrowed */
     const char *data_dir;    /* borrowed; hidden by a tmpfs (or NULL) */
     const char *poddir;      /* borrowed; bound back inside data_dir */
+    const char *nsdir;       /* borrowed; bound read-only first, or NULL */
     const char *const *hide; /* borrowed; /dev/null bound over each */
 };
 
@@ -702,6 +704,11 @@ static int ns_setup(const struct nsplan *pl, const char **step)
         snprintf(p, sizeof(p), "%s%s", pl->root, pl->data_dir);
         if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"))
             return -1;
+        if (pl->nsdir) {
+            snprintf(p, sizeof(p), "%s%s", pl->root, pl->nsdir);
+            if (bind_at(pl->nsdir, p, true) != 0)
+                return -1;
+        }
         snprintf(p, sizeof(p), "%s%s", pl->root, pl->poddir);
         if (bind_at(pl->poddir, p, false) != 0)
             return -1;
@@ -773,7 +780,8 @@ static bool under(const char *path, const char *dir)
  * the seccomp filter (fd, or -1 for none).
  */
 static void bwrap_sandbox_args(const struct fq_runner *r, struct strv *a,
-                               const char *poddir, int seccomp_fd)
+                               const char *poddir, const char *nsdir,
+                               int seccomp_fd)
 {
     strv_pushs(a, "--unshare-pid");
     strv_pushs(a, "--tmpfs");
@@ -786,17 +794,22 @@ static void bwrap_sandbox_args(const struct fq_runner *r, struct strv *a,
         strv_pushs(a, "--dir");
         strv_push(a, fq_xstrndup(poddir, (size_t)(sl - poddir)));
     }
+    if (nsdir) { /* a Ray node follows its peers: read-only */
+        strv_pushs(a, "--ro-bind");
+        strv_pushs(a, nsdir);
+        strv_pushs(a, nsdir);
+    }
     strv_pushs(a, "--bind");
     strv_pushs(a, poddir);
     strv_pushs(a, poddir);
-    for (size_t i = 0; i < 4 && r->cfg.hide[i]; i++) {
+    for (size_t i = 0; i < 4 && r->hide[i]; i++) {
         struct stat st;
-        if (under(r->cfg.hide[i], r->data_dir) ||
-            stat(r->cfg.hide[i], &st) != 0 || !S_ISREG(st.st_mode))
+        if (under(r->hide[i], r->data_dir) || stat(r->hide[i], &st) != 0 ||
+            !S_ISREG(st.st_mode))
             continue;
         strv_pushs(a, "--ro-bind");
         strv_pushs(a, "/dev/null");
-        strv_pushs(a, r->cfg.hide[i]);
+        strv_pushs(a, r->hide[i]);
     }
     if (seccomp_fd >= 0) {
         strv_pushs(a, "--seccomp");
@@ -843,7 +856,7 @@ static void probe_bwrap(struct fq_runner *r)
     bwrap_root_args(&a, &m, 1);
     /* the pods' own setup: pid namespace, data directory hidden, the
      * pod user through setpriv */
-    bwrap_sandbox_args(r, &a, probe_dir, -1);
+    bwrap_sandbox_args(r, &a, probe_dir, NULL, -1);
     strv_pushs(&a, "--");
     if (r->sb.change_ids && !r->setpriv) {
         r->bwrap_note = fq_xstrdup("no setpriv to become the pod user under "
@@ -1116,7 +1129,13 @@ struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
         r->cfg.log_max_bytes = 10u << 20;
     if (r->cfg.gpus > MAX_GPUS)
         r->cfg.gpus = MAX_GPUS;
-    r->data_dir = fq_xstrdup(cfg->data_dir);
+    /* absolute: it is a mount point inside the pods */
+    char real[PATH_MAX];
+    r->data_dir =
+        fq_xstrdup(realpath(cfg->data_dir, real) ? real : cfg->data_dir);
+    for (size_t i = 0, n = 0; i < 4 && cfg->hide[i]; i++)
+        if (realpath(cfg->hide[i], real))
+            r->hide[n++] = fq_xstrdup(real);
     r->python_path = fq_xstrdup(cfg->python_path ? cfg->python_path :
                                                    FLEXQ_SOURCE_DIR "/python");
     r->node_name = cfg->node_name ? fq_xstrdup(cfg->node_name) : NULL;
@@ -1186,6 +1205,8 @@ void fq_runner_free(struct fq_runner *r)
     free(r->cg_kill_note);
     free(r->sb_note);
     free(r->setpriv);
+    for (size_t i = 0; i < 4; i++)
+        free(r->hide[i]);
     for (size_t i = 0; i < r->nexited; i++) {
         free(r->exited[i].ns);
         free(r->exited[i].name);
@@ -1396,8 +1417,8 @@ static bool host_path_refused(const struct fq_runner *r, const char *src,
     const char *hit = NULL;
     if (under(p, r->data_dir) || under(r->data_dir, p))
         hit = "flexqd's data directory";
-    for (size_t i = 0; !hit && i < 4 && r->cfg.hide[i]; i++)
-        if (under(r->cfg.hide[i], p))
+    for (size_t i = 0; !hit && i < 4 && r->hide[i]; i++)
+        if (under(r->hide[i], p))
             hit = "a file flexqd keeps from pods";
     if (!hit)
         return false;
@@ -2498,6 +2519,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     memset(&s, 0, sizeof(s));
     int ret = 0, logfd = -1;
     char *exec_path = NULL;
+    char *nsdir = NULL;
     struct strv bargv = {0};
     if (make_pod_dir(dir) != 0) {
         ret = fq_err_set(err, FQ_EIO, "cannot create %s: %s", dir,
@@ -2666,6 +2688,14 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     bool bw = r->mounts == FQ_MOUNTS_BWRAP && needs_ns;
     p.bwrap = bw;
     int scfd = -1;
+    /* The pods of a Ray cluster read each other's pod.json, metrics,
+     * logs and status.json (python/flexq/train.py, submit.py): they see
+     * their namespace's pods directory, read-only. Other pods see only
+     * their own directory. */
+    if (peer || env_get(&s.env, "FLEXQ_RAY_CLUSTER")) {
+        nsdir = fq_xstrdup(dir);
+        *strrchr(nsdir, '/') = '\0';
+    }
     if (bw) {
         write_hosts(dir, &s);
         scfd = fq_sandbox_filter_pipe(sb);
@@ -2676,7 +2706,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         }
         strv_pushs(&bargv, r->bwrap);
         bwrap_root_args(&bargv, s.mounts, s.nmounts);
-        bwrap_sandbox_args(r, &bargv, dir, scfd);
+        bwrap_sandbox_args(r, &bargv, dir, nsdir, scfd);
         if (path_exists("/etc/hosts")) {
             char *hp = fq_xasprintf("%s/hosts", dir);
             strv_pushs(&bargv, "--ro-bind");
@@ -2705,7 +2735,8 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         nsplan_init(&plan, dir, s.mounts, s.nmounts, s.hostname);
         plan.data_dir = r->data_dir;
         plan.poddir = dir;
-        plan.hide = r->cfg.hide;
+        plan.nsdir = nsdir;
+        plan.hide = (const char *const *)r->hide;
     }
 
     int ep[2];
@@ -2769,6 +2800,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
 out:
     if (logfd >= 0)
         close(logfd);
+    free(nsdir);
     strv_release(&bargv);
     free(exec_path);
     spec_release(&s);
