@@ -779,18 +779,43 @@ static bool under(const char *path, const char *dir)
  * the pod's own directory, the hidden files replaced by /dev/null, and
  * the seccomp filter (fd, or -1 for none).
  */
+/*
+ * Where the tmpfs that hides the data directory goes: the data directory
+ * itself, or its highest ancestor the pod's user may not enter (a
+ * mkdtemp directory of mode 0700 around it): the pod could see nothing
+ * there anyway, and its own directory must be reachable. Returns owned.
+ */
+static char *hide_root(const struct fq_runner *r, uid_t uid, gid_t gid)
+{
+    if (!r->sb.change_ids)
+        return fq_xstrdup(r->data_dir);
+    char *p = fq_xstrdup(r->data_dir);
+    for (char *sl = p; (sl = strchr(sl + 1, '/'));) {
+        *sl = '\0';
+        struct stat st;
+        bool x = stat(p, &st) == 0 &&
+                 ((st.st_mode & S_IXOTH) ||
+                  (st.st_uid == uid && (st.st_mode & S_IXUSR)) ||
+                  (st.st_gid == gid && (st.st_mode & S_IXGRP)));
+        if (!x)
+            return p;
+        *sl = '/';
+    }
+    return p;
+}
+
 static void bwrap_sandbox_args(const struct fq_runner *r, struct strv *a,
-                               const char *poddir, const char *nsdir,
-                               int seccomp_fd)
+                               const char *mask, const char *poddir,
+                               const char *nsdir, int seccomp_fd)
 {
     strv_pushs(a, "--unshare-pid");
     strv_pushs(a, "--tmpfs");
-    strv_pushs(a, r->data_dir);
+    strv_pushs(a, mask);
     /* the directories between, 0755 (bwrap would make them 0700 and
      * root's: the pod user could not reach its own directory) */
-    size_t dl = strlen(r->data_dir);
+    size_t dl = strlen(mask);
     for (const char *sl = poddir + dl;
-         under(poddir, r->data_dir) && (sl = strchr(sl + 1, '/'));) {
+         under(poddir, mask) && (sl = strchr(sl + 1, '/'));) {
         strv_pushs(a, "--dir");
         strv_push(a, fq_xstrndup(poddir, (size_t)(sl - poddir)));
     }
@@ -856,7 +881,9 @@ static void probe_bwrap(struct fq_runner *r)
     bwrap_root_args(&a, &m, 1);
     /* the pods' own setup: pid namespace, data directory hidden, the
      * pod user through setpriv */
-    bwrap_sandbox_args(r, &a, probe_dir, NULL, -1);
+    char *mask = hide_root(r, r->sb.uid, r->sb.gid);
+    bwrap_sandbox_args(r, &a, mask, probe_dir, NULL, -1);
+    free(mask);
     strv_pushs(&a, "--");
     if (r->sb.change_ids && !r->setpriv) {
         r->bwrap_note = fq_xstrdup("no setpriv to become the pod user under "
@@ -2519,7 +2546,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     memset(&s, 0, sizeof(s));
     int ret = 0, logfd = -1;
     char *exec_path = NULL;
-    char *nsdir = NULL;
+    char *nsdir = NULL, *mask = NULL;
     struct strv bargv = {0};
     if (make_pod_dir(dir) != 0) {
         ret = fq_err_set(err, FQ_EIO, "cannot create %s: %s", dir,
@@ -2692,6 +2719,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
      * logs and status.json (python/flexq/train.py, submit.py): they see
      * their namespace's pods directory, read-only. Other pods see only
      * their own directory. */
+    mask = hide_root(r, sb->uid, sb->gid);
     if (peer || env_get(&s.env, "FLEXQ_RAY_CLUSTER")) {
         nsdir = fq_xstrdup(dir);
         *strrchr(nsdir, '/') = '\0';
@@ -2706,7 +2734,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         }
         strv_pushs(&bargv, r->bwrap);
         bwrap_root_args(&bargv, s.mounts, s.nmounts);
-        bwrap_sandbox_args(r, &bargv, dir, nsdir, scfd);
+        bwrap_sandbox_args(r, &bargv, mask, dir, nsdir, scfd);
         if (path_exists("/etc/hosts")) {
             char *hp = fq_xasprintf("%s/hosts", dir);
             strv_pushs(&bargv, "--ro-bind");
@@ -2733,7 +2761,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     if (use_ns) {
         write_hosts(dir, &s);
         nsplan_init(&plan, dir, s.mounts, s.nmounts, s.hostname);
-        plan.data_dir = r->data_dir;
+        plan.data_dir = mask;
         plan.poddir = dir;
         plan.nsdir = nsdir;
         plan.hide = (const char *const *)r->hide;
@@ -2801,6 +2829,7 @@ out:
     if (logfd >= 0)
         close(logfd);
     free(nsdir);
+    free(mask);
     strv_release(&bargv);
     free(exec_path);
     spec_release(&s);
