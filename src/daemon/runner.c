@@ -1187,8 +1187,21 @@ struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
         r->bwrap_note = fq_xstrdup("rewrite chosen by configuration");
     /* without namespaces the pod user reaches its directory through the
      * data directory: traversable, never listable */
-    if (r->mounts == FQ_MOUNTS_REWRITE && r->sb.change_ids)
+    if (r->mounts == FQ_MOUNTS_REWRITE && r->sb.change_ids) {
         chmod(r->data_dir, 0711);
+        /* and flexqd's own files there (the database) only its own */
+        DIR *dd = opendir(r->data_dir);
+        struct dirent *ent;
+        while (dd && (ent = readdir(dd))) {
+            struct stat st;
+            char *f = fq_xasprintf("%s/%s", r->data_dir, ent->d_name);
+            if (lstat(f, &st) == 0 && S_ISREG(st.st_mode))
+                chmod(f, st.st_mode & 0700);
+            free(f);
+        }
+        if (dd)
+            closedir(dd);
+    }
     probe_cgroups(r);
     /* one cgroup v2 directory per pod, for killing its whole tree: the
      * limits' own tree on a v2 machine, else a cgroup2 mount beside v1 */

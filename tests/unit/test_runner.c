@@ -671,6 +671,108 @@ static void test_log_rotation(void **state)
     teardown_fixture(f);
 }
 
+/* Every mode runs the pod as an unprivileged user with no capabilities,
+ * no_new_privs and the seccomp filter; with a namespace the data
+ * directory shows only the pod's own directory. */
+static void sandbox_in(enum fq_runner_mounts mode, const char *what)
+{
+    struct fixture *f = setup_with(mode);
+    if (fq_runner_mount_mode(f->r) != mode || geteuid() != 0) {
+        print_message("SKIP sandbox through %s: not possible here (or not "
+                      "root)\n",
+                      what);
+        teardown_fixture(f);
+        skip();
+    }
+    char *secret = fq_xasprintf("%s/secret.db", f->dir);
+    /* flexqd's own file: mode 0600, as the store's are after the start */
+    int sfd = open(secret, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(sfd >= 0);
+    assert_int_equal(write(sfd, "SECRET", 6), 6);
+    close(sfd);
+    char *cmd = fq_xasprintf(
+        "[\"sh\", \"-c\", \"echo uid=$(id -u); grep -E "
+        "'^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; cat %s || "
+        "echo hidden; echo x > $FLEXQ_POD_DIR/mine && echo writable\"]",
+        secret);
+    put_pod(f, "sb", cmd, NULL, NULL);
+    free(cmd);
+    start(f, "sb");
+    wait_done(f, "sb");
+    char *log = pod_log(f, "sb");
+    if (strcmp(phase(f, "sb"), "Succeeded"))
+        fail_msg("pod failed: %s", log);
+    assert_null(strstr(log, "uid=0\n"));
+    assert_non_null(strstr(log, "CapEff:\t0000000000000000"));
+    assert_non_null(strstr(log, "NoNewPrivs:\t1"));
+    assert_non_null(strstr(log, "Seccomp:\t2"));
+    assert_non_null(strstr(log, "writable"));
+    if (mode != FQ_MOUNTS_REWRITE) /* hidden by the namespace */
+        assert_non_null(strstr(log, "hidden"));
+    assert_null(strstr(log, "SECRET"));
+    free(log);
+    free(secret);
+    teardown_fixture(f);
+}
+
+static void test_sandbox_bwrap(void **state)
+{
+    (void)state;
+    sandbox_in(FQ_MOUNTS_BWRAP, "bubblewrap");
+}
+
+static void test_sandbox_unshare(void **state)
+{
+    (void)state;
+    sandbox_in(FQ_MOUNTS_UNSHARE, "flexqd's own unshare");
+}
+
+static void test_sandbox_rewrite(void **state)
+{
+    (void)state;
+    sandbox_in(FQ_MOUNTS_REWRITE, "no namespace");
+}
+
+/* A pod an earlier runner started (its log exists, the store says
+ * Running) is not started again with restartPolicy Never: it is Failed
+ * with reason ControlPlaneRestarted. OnFailure starts it again. */
+static void test_lost_pod_after_restart(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    put_pod(f, "never", "[\"sleep\", \"60\"]", NULL, NULL);
+    put(f, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: again\n"
+           "  namespace: default\nspec:\n  nodeName: n1\n"
+           "  restartPolicy: OnFailure\n  containers:\n  - name: main\n"
+           "    image: busybox\n    command: [sleep, \"60\"]\n");
+    start(f, "never");
+    start(f, "again");
+    assert_string_equal(phase(f, "never"), "Running");
+    const char *cid = fq_value_as_str(fq_value_path(
+        fq_seq_at(fq_value_path(pod(f, "never"), "status.containerStatuses"),
+                  0),
+        "containerID"));
+    assert_non_null(cid);
+    assert_true(!strncmp(cid, "flexq://", 8));
+    /* flexqd goes (its pods die with it); a new one starts on the data */
+    fq_runner_free(f->r);
+    struct fq_runner_config rc;
+    fq_runner_config_init(&rc);
+    rc.data_dir = f->dir;
+    rc.grace_ms = 100;
+    struct fq_err err;
+    f->r = fq_runner_new(&rc, f->e, &err);
+    assert_non_null(f->r);
+    fq_runner_poll(f->r, ++f->now);
+    assert_string_equal(phase(f, "never"), "Failed");
+    assert_string_equal(term(f, "never", "reason"), "ControlPlaneRestarted");
+    assert_int_equal(fq_runner_pod_pid(f->r, "default", "never"), -1);
+    assert_true(fq_runner_pod_pid(f->r, "default", "again") > 0);
+    fq_runner_stop_pod(f->r, "default", "again", f->now);
+    wait_done(f, "again");
+    teardown_fixture(f);
+}
+
 int main(void)
 {
     /* SIGCHLD stays blocked so that sigtimedwait can wait for it. */
@@ -696,6 +798,10 @@ int main(void)
         cmocka_unit_test(test_missing_configmap_waits),
         cmocka_unit_test(test_oom_killed),
         cmocka_unit_test(test_log_rotation),
+        cmocka_unit_test(test_sandbox_bwrap),
+        cmocka_unit_test(test_sandbox_unshare),
+        cmocka_unit_test(test_sandbox_rewrite),
+        cmocka_unit_test(test_lost_pod_after_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
