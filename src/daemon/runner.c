@@ -14,7 +14,8 @@
  *      emptyDir as an empty directory, hostPath as is; a missing ConfigMap
  *      leaves the pod waiting (retried by fq_runner_poll), as the kubelet
  *      waits with FailedMount;
- *   3. env: a small base (PATH, HOME, LANG), the container's env with
+ *   3. env: a small fixed base (PATH, HOME = the pod's directory, LANG;
+ *      nothing of flexqd's own environment), the container's env with
  *      Kubernetes' $(VAR) expansion and fieldRef values, then flexq's own
  *      (PYTHONPATH with the training helper, PYTHONUNBUFFERED, FLEXQ_*,
  *      CUDA_VISIBLE_DEVICES when GPUs are handed out);
@@ -28,15 +29,26 @@
  *      machine lets flexqd write them (v2 memory.max + cpu.max, else v1
  *      memory.limit_in_bytes + cpu.cfs_quota_us), else limits are recorded
  *      and reported as not enforced in the pod's log;
- *   7. fork; the child makes its own process group, sets PDEATHSIG, joins
- *      the cgroups, redirects stdio and execs either the command directly
- *      or bubblewrap with a private mount namespace (see below). An exec
- *      failure reaches the parent through a close-on-exec pipe and becomes
+ *   7. the sandbox (sandbox.c, cgroup.c; docs/runtime.md "Isolation"): the
+ *      pod's user (flexq-pod, or runAsUser/runAsGroup when --allow-run-
+ *      as-user), its directory made sticky and world-writable, a cgroup
+ *      v2 directory of its own for killing the whole tree;
+ *   8. fork; the child makes its own process group, sets PDEATHSIG, joins
+ *      the cgroups, redirects stdio and execs either bubblewrap (which
+ *      makes the namespaces, loads the seccomp filter and runs setpriv to
+ *      become the pod user with no capabilities) or, after its own
+ *      namespace setup, fq_sandbox_enter (user, no capabilities,
+ *      no_new_privs, seccomp, rlimits) and the command. An exec failure
+ *      reaches the parent through a close-on-exec pipe and becomes
  *      ContainerCannotRun too.
  *
- * Mounts. With bubblewrap (probed once at start) the pod gets a tmpfs root
+ * Mounts. With bubblewrap (probed once at start, with the pod user and a
+ * pid namespace) every pod gets a tmpfs root
  * with every top-level entry of the host's / bound back in place, /proc,
- * /dev and /sys, then each volume bound at its mountPath: the tutorial's
+ * /dev and /sys, then each volume bound at its mountPath, then a tmpfs over
+ * the data directory with only the pod's own directory bound back (a Ray
+ * node's: its namespace's directory read-only too) and /dev/null over the
+ * tokens and config files: the tutorial's
  * ConfigMap appears at /app/train.py while the host has no /app. Without
  * bubblewrap flexqd builds the same itself when it may (unshare mode:
  * unshare + pivot_root in the child, ns_setup). A target whose parent
@@ -62,12 +74,16 @@
  *
  * Invariants:
  *   1. Every process the runner forks is in its own process group (pgid ==
- *      pid); stopping a pod signals the whole group.
+ *      pid); stopping a pod signals the whole group; its end, or SIGKILL
+ *      after the grace period, kills its cgroup (setsid children too).
  *   2. Only pids in the table are reaped (waitpid(pid, WNOHANG)), so the
  *      exec provider's and other children are never stolen.
- *   3. A pod is started at most once per runner: a pod that is found
- *      Running in the store without a process here (flexqd restarted) is
- *      reported Failed ("process lost"), never silently restarted.
+ *   3. A pod with restartPolicy Never runs at most once, across flexqd
+ *      restarts too: a bound pod without a process here and without an
+ *      exit seen here whose log exists was started by an earlier flexqd
+ *      (lost_pod); it is reported Failed (ControlPlaneRestarted), its
+ *      process (containerID: boot id, pid, start time) killed if it still
+ *      runs. OnFailure and Always pods are started again.
  *   4. Every descriptor the runner opens is O_CLOEXEC; the child keeps only
  *      0, 1, 2.
  *
@@ -75,7 +91,8 @@
  * host's software), run more than the first container, restart containers
  * (restartPolicy is the job controllers' business: they create new pods),
  * readiness probes (a running process is ready), network namespaces (pods
- * share the host's network; ports must be free on this machine).
+ * share the host's network; ports must be free on this machine), re-adopt
+ * processes of an earlier flexqd (they die with it).
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "runner.h"

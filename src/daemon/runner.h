@@ -33,7 +33,8 @@
  * and its log): pod.json and status.json are written only for pods
  * labelled ray.io/cluster, the only ones whose peers read them.
  *
- * See docs/runtime.md for isolation (bubblewrap, fallbacks) and limits.
+ * See docs/runtime.md for isolation (the pod user, bubblewrap, seccomp,
+ * fallbacks), limits and what happens to pods when flexqd restarts.
  */
 #ifndef FLEXQ_RUNNER_H
 #define FLEXQ_RUNNER_H
