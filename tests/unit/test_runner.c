@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -773,6 +774,96 @@ static void test_lost_pod_after_restart(void **state)
     teardown_fixture(f);
 }
 
+/* Host pids whose command line holds `marker` (0 when none). */
+static int count_procs(const char *marker, size_t mlen)
+{
+    int n = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, buf, sizeof(buf));
+        close(fd);
+        for (ssize_t i = 0; got > 0 && i + (ssize_t)mlen <= got; i++)
+            if (!memcmp(buf + i, marker, mlen)) {
+                n++;
+                break;
+            }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Polls (deadline 10 s) until count_procs(marker) == want. */
+static bool procs_become(const char *marker, size_t mlen, int want)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if ((count_procs(marker, mlen) > 0) == (want > 0))
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > 10)
+            return false;
+        struct timespec tick = {0, 20 * 1000 * 1000}; /* poll interval */
+        nanosleep(&tick, NULL);
+    }
+}
+
+/* A child that called setsid left the pod's process group; stopping the
+ * pod still kills it (its cgroup, or bubblewrap's pid namespace). */
+static void setsid_child_in(enum fq_runner_mounts mode, const char *what)
+{
+    struct fixture *f = setup_with(mode);
+    struct fq_buf caps = FQ_BUF_INIT;
+    fq_runner_caps(f->r, &caps);
+    bool tree = strstr(fq_buf_str(&caps), "whole process tree") != NULL;
+    fq_buf_release(&caps);
+    if (fq_runner_mount_mode(f->r) != mode ||
+        (mode != FQ_MOUNTS_BWRAP && !tree) ||
+        access("/usr/bin/setsid", X_OK) != 0) {
+        print_message("SKIP setsid child through %s: not possible here\n",
+                      what);
+        teardown_fixture(f);
+        skip();
+    }
+    char marker[32];
+    snprintf(marker, sizeof(marker), "77.%06d", (int)(getpid() % 1000000));
+    /* "sleep\0<marker>" in /proc/PID/cmdline */
+    char needle[40];
+    int nl = snprintf(needle, sizeof(needle), "sleep%c%s", 0, marker);
+    char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"/usr/bin/setsid sleep %s & "
+                             "exec sleep 60\"]",
+                             marker);
+    put_pod(f, "tree", cmd, NULL, NULL);
+    free(cmd);
+    start(f, "tree");
+    assert_true(procs_become(needle, (size_t)nl, 1));
+    fq_runner_stop_pod(f->r, "default", "tree", f->now);
+    wait_done(f, "tree");
+    assert_true(procs_become(needle, (size_t)nl, 0));
+    teardown_fixture(f);
+}
+
+static void test_setsid_child_bwrap(void **state)
+{
+    (void)state;
+    setsid_child_in(FQ_MOUNTS_BWRAP, "bubblewrap");
+}
+
+static void test_setsid_child_unshare(void **state)
+{
+    (void)state;
+    setsid_child_in(FQ_MOUNTS_UNSHARE, "unshare (cgroup kill)");
+}
+
 int main(void)
 {
     /* SIGCHLD stays blocked so that sigtimedwait can wait for it. */
@@ -802,6 +893,8 @@ int main(void)
         cmocka_unit_test(test_sandbox_unshare),
         cmocka_unit_test(test_sandbox_rewrite),
         cmocka_unit_test(test_lost_pod_after_restart),
+        cmocka_unit_test(test_setsid_child_bwrap),
+        cmocka_unit_test(test_setsid_child_unshare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
