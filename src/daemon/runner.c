@@ -796,31 +796,6 @@ static bool under(const char *path, const char *dir)
  * the pod's own directory, the hidden files replaced by /dev/null, and
  * the seccomp filter (fd, or -1 for none).
  */
-/*
- * Where the tmpfs that hides the data directory goes: the data directory
- * itself, or its highest ancestor the pod's user may not enter (a
- * mkdtemp directory of mode 0700 around it): the pod could see nothing
- * there anyway, and its own directory must be reachable. Returns owned.
- */
-static char *hide_root(const struct fq_runner *r, uid_t uid, gid_t gid)
-{
-    if (!r->sb.change_ids)
-        return fq_xstrdup(r->data_dir);
-    char *p = fq_xstrdup(r->data_dir);
-    for (char *sl = p; (sl = strchr(sl + 1, '/'));) {
-        *sl = '\0';
-        struct stat st;
-        bool x = stat(p, &st) == 0 &&
-                 ((st.st_mode & S_IXOTH) ||
-                  (st.st_uid == uid && (st.st_mode & S_IXUSR)) ||
-                  (st.st_gid == gid && (st.st_mode & S_IXGRP)));
-        if (!x)
-            return p;
-        *sl = '/';
-    }
-    return p;
-}
-
 static void bwrap_sandbox_args(const struct fq_runner *r, struct strv *a,
                                const char *mask, const char *poddir,
                                const char *nsdir, int seccomp_fd)
@@ -898,7 +873,8 @@ static void probe_bwrap(struct fq_runner *r)
     bwrap_root_args(&a, &m, 1);
     /* the pods' own setup: pid namespace, data directory hidden, the
      * pod user through setpriv */
-    char *mask = hide_root(r, r->sb.uid, r->sb.gid);
+    char *mask = fq_sandbox_hide_root(r->data_dir, r->sb.change_ids, r->sb.uid,
+                                      r->sb.gid);
     bwrap_sandbox_args(r, &a, mask, probe_dir, NULL, -1);
     free(mask);
     strv_pushs(&a, "--");
@@ -1204,21 +1180,8 @@ struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
         r->bwrap_note = fq_xstrdup("rewrite chosen by configuration");
     /* without namespaces the pod user reaches its directory through the
      * data directory: traversable, never listable */
-    if (r->mounts == FQ_MOUNTS_REWRITE && r->sb.change_ids) {
-        chmod(r->data_dir, 0711);
-        /* and flexqd's own files there (the database) only its own */
-        DIR *dd = opendir(r->data_dir);
-        struct dirent *ent;
-        while (dd && (ent = readdir(dd))) {
-            struct stat st;
-            char *f = fq_xasprintf("%s/%s", r->data_dir, ent->d_name);
-            if (lstat(f, &st) == 0 && S_ISREG(st.st_mode))
-                chmod(f, st.st_mode & 0700);
-            free(f);
-        }
-        if (dd)
-            closedir(dd);
-    }
+    if (r->mounts == FQ_MOUNTS_REWRITE && r->sb.change_ids)
+        fq_sandbox_protect_dir(r->data_dir);
     probe_cgroups(r);
     /* one cgroup v2 directory per pod, for killing its whole tree: the
      * limits' own tree on a v2 machine, else a cgroup2 mount beside v1 */
@@ -1462,29 +1425,6 @@ static int materialize_configmap(struct fq_runner *r, const char *ns,
     return 0;
 }
 
-static bool under(const char *path, const char *dir);
-
-/* A hostPath that would show flexqd's data directory or a hidden file
- * (the tokens file) to the pod is refused (ContainerCannotRun). */
-static bool host_path_refused(const struct fq_runner *r, const char *src,
-                              const char *vname, struct spec *s)
-{
-    char real[PATH_MAX];
-    const char *p = realpath(src, real) ? real : src;
-    const char *hit = NULL;
-    if (under(p, r->data_dir) || under(r->data_dir, p))
-        hit = "flexqd's data directory";
-    for (size_t i = 0; !hit && i < 4 && r->hide[i]; i++)
-        if (under(r->hide[i], p))
-            hit = "a file flexqd keeps from pods";
-    if (!hit)
-        return false;
-    snprintf(s->why, sizeof(s->why),
-             "volume \"%s\": hostPath %s is refused: it holds %s", vname, src,
-             hit);
-    return true;
-}
-
 /* Volume mounts of `ctr` using the volumes of `podspec`. Returns 0, -1
  * when a ConfigMap is missing (the pod waits), -2 when refused. */
 static int add_volume_mounts(struct fq_runner *r, const char *ns,
@@ -1513,7 +1453,9 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
             ro = true;
         } else if (fq_map_get(vol, "hostPath")) {
             src = fq_xstrdup(fq_value_path_str(vol, "hostPath.path", "/"));
-            if (host_path_refused(r, src, vname, s)) {
+            if (fq_sandbox_path_refused(src, r->data_dir,
+                                        (const char *const *)r->hide, vname,
+                                        s->why, sizeof(s->why))) {
                 free(src);
                 return -2;
             }
@@ -2512,13 +2454,10 @@ static bool lost_pod(struct fq_runner *r, const struct fq_value *pod,
     const char *cid = fq_value_as_str(fq_value_path(
         fq_seq_at(fq_value_path(pod, "status.containerStatuses"), 0),
         "containerID"));
-    char boot[16];
-    long pid = 0;
-    unsigned long long t0 = 0;
-    if (cid && sscanf(cid, "flexq://%15[^/]/%ld/%llu", boot, &pid, &t0) == 3 &&
-        !strcmp(boot, r->boot) && pid > 1 && fq_proc_starttime(pid) == t0) {
-        kill(-(pid_t)pid, SIGKILL); /* its process group, then itself */
-        kill((pid_t)pid, SIGKILL);
+    pid_t pid = fq_sandbox_container_pid(cid, r->boot);
+    if (pid > 1) {
+        kill(-pid, SIGKILL); /* its process group, then itself */
+        kill(pid, SIGKILL);
     }
     const char *policy = fq_value_path_str(pod, "spec.restartPolicy", "Always");
     if (strcmp(policy, "Never"))
@@ -2542,8 +2481,7 @@ static void record_container_id(struct fq_runner *r, const char *ns,
         fq_seq_at(fq_value_path(o, "status.containerStatuses"), 0);
     if (!c || c->type != FQ_V_MAP)
         return;
-    char *cid = fq_xasprintf("flexq://%s/%ld/%llu", r->boot, (long)pid,
-                             fq_proc_starttime(pid));
+    char *cid = fq_sandbox_container_id(r->boot, pid);
     fq_map_set(c, "containerID", fq_value_str(cid));
     free(cid);
     fq_objstore_edited(s, FQ_KIND_POD, ns, name, false);
@@ -2749,7 +2687,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
      * logs and status.json (python/flexq/train.py, submit.py): they see
      * their namespace's pods directory, read-only. Other pods see only
      * their own directory. */
-    mask = hide_root(r, sb->uid, sb->gid);
+    mask = fq_sandbox_hide_root(r->data_dir, sb->change_ids, sb->uid, sb->gid);
     if (peer || env_get(&s.env, "FLEXQ_RAY_CLUSTER")) {
         nsdir = fq_xstrdup(dir);
         *strrchr(nsdir, '/') = '\0';

@@ -20,9 +20,11 @@
 #define _GNU_SOURCE
 #include "sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
@@ -34,6 +36,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -388,4 +391,86 @@ void fq_boot_id(char *out)
     ssize_t n = read(fd, out, 8);
     close(fd);
     out[n == 8 ? 8 : 0] = '\0';
+}
+
+/* ------------------------------------------------------------------ */
+/* the file system                                                      */
+
+static bool under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+char *fq_sandbox_hide_root(const char *data_dir, bool change_ids, uid_t uid,
+                           gid_t gid)
+{
+    char *p = fq_xstrdup(data_dir);
+    if (!change_ids)
+        return p;
+    for (char *sl = p; (sl = strchr(sl + 1, '/'));) {
+        *sl = '\0';
+        struct stat st;
+        bool x = stat(p, &st) == 0 &&
+                 ((st.st_mode & S_IXOTH) ||
+                  (st.st_uid == uid && (st.st_mode & S_IXUSR)) ||
+                  (st.st_gid == gid && (st.st_mode & S_IXGRP)));
+        if (!x)
+            return p;
+        *sl = '/';
+    }
+    return p;
+}
+
+bool fq_sandbox_path_refused(const char *src, const char *data_dir,
+                             const char *const *hide, const char *vname,
+                             char *why, size_t size)
+{
+    char real[PATH_MAX];
+    const char *p = realpath(src, real) ? real : src;
+    const char *hit = NULL;
+    if (under(p, data_dir) || under(data_dir, p))
+        hit = "flexqd's data directory";
+    for (size_t i = 0; !hit && hide && hide[i]; i++)
+        if (under(hide[i], p))
+            hit = "a file flexqd keeps from pods";
+    if (!hit)
+        return false;
+    snprintf(why, size, "volume \"%s\": hostPath %s is refused: it holds %s",
+             vname, src, hit);
+    return true;
+}
+
+void fq_sandbox_protect_dir(const char *data_dir)
+{
+    chmod(data_dir, 0711);
+    DIR *d = opendir(data_dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        struct stat st;
+        char *f = fq_xasprintf("%s/%s", data_dir, de->d_name);
+        if (lstat(f, &st) == 0 && S_ISREG(st.st_mode))
+            chmod(f, st.st_mode & 0700);
+        free(f);
+    }
+    if (d)
+        closedir(d);
+}
+
+char *fq_sandbox_container_id(const char *boot, pid_t pid)
+{
+    return fq_xasprintf("flexq://%s/%ld/%llu", boot, (long)pid,
+                        fq_proc_starttime(pid));
+}
+
+pid_t fq_sandbox_container_pid(const char *cid, const char *boot)
+{
+    char b[16];
+    long pid = 0;
+    unsigned long long t0 = 0;
+    if (!cid || sscanf(cid, "flexq://%15[^/]/%ld/%llu", b, &pid, &t0) != 3 ||
+        strcmp(b, boot) || pid <= 1 || pid > INT_MAX ||
+        fq_proc_starttime((pid_t)pid) != t0)
+        return 0;
+    return (pid_t)pid;
 }

@@ -79,6 +79,38 @@ int fq_sandbox_limits(const struct fq_sandbox *sb, const char **step);
  * --seccomp reads it; -1 on error. The caller closes it. */
 int fq_sandbox_filter_pipe(const struct fq_sandbox *sb);
 
+/*
+ * Where the tmpfs that hides the data directory goes inside a pod: the
+ * data directory itself, or its highest ancestor the pod's user may not
+ * enter (a mkdtemp directory of mode 0700 around it): the pod could see
+ * nothing there anyway, and its own directory must be reachable. Returns
+ * owned.
+ */
+char *fq_sandbox_hide_root(const char *data_dir, bool change_ids, uid_t uid,
+                           gid_t gid);
+
+/*
+ * Whether a hostPath volume would show flexqd's data directory or one of
+ * the `hide` files (NULL-terminated) to the pod; then `why` (size bytes)
+ * says so, naming the volume.
+ */
+bool fq_sandbox_path_refused(const char *src, const char *data_dir,
+                             const char *const *hide, const char *vname,
+                             char *why, size_t size);
+
+/* Without namespaces: the data directory becomes 0711 (the pod user
+ * reaches its own directory, lists nothing) and flexqd's own files
+ * directly in it (the database) lose group and other access. */
+void fq_sandbox_protect_dir(const char *data_dir);
+
+/* containerID of a process just started: "flexq://<boot>/<pid>/<start
+ * time>". Returns owned. */
+char *fq_sandbox_container_id(const char *boot, pid_t pid);
+
+/* The pid of a containerID when that very process still runs on this boot
+ * (same pid and start time), else 0. */
+pid_t fq_sandbox_container_pid(const char *cid, const char *boot);
+
 /* Field 22 of /proc/PID/stat (start time in clock ticks since boot), or
  * 0 when the process does not exist. */
 unsigned long long fq_proc_starttime(pid_t pid);
