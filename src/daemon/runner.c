@@ -125,6 +125,7 @@
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
 #include "flexq/quantity.h"
+#include "pod_init.h"
 #include "sandbox.h"
 
 extern char **environ;
@@ -407,6 +408,7 @@ struct proc {
     bool reported;   /* its end was already reported (exec failure) */
     bool remove_dir; /* the Pod was deleted: remove its files at exit */
     bool bwrap;      /* runs under bubblewrap (exit codes are bwrap's) */
+    bool pidns;      /* pid 1 of its own pid namespace is pod_init.c */
     bool peer_files; /* a Ray node: pod.json and status.json are kept */
     int64_t started_ms;
     int64_t kill_at_ms;
@@ -455,6 +457,8 @@ struct fq_runner {
     char boot[9];         /* boot id prefix, part of containerID */
     struct strv stale_cg; /* killed cgroups rmdir refused (EBUSY) yet */
     char *hide[5];        /* absolute paths of cfg.hide, NULL-terminated */
+    bool pidns_ok;        /* unshare mode can make a pid namespace */
+    int self_fd;          /* O_PATH of our own binary (pod_init.c), or -1 */
 };
 
 void fq_runner_config_init(struct fq_runner_config *c)
@@ -573,6 +577,8 @@ struct nsplan {
     const char *poddir;      /* borrowed; bound back inside data_dir */
     const char *nsdir;       /* borrowed; bound read-only first, or NULL */
     const char *const *hide; /* borrowed; /dev/null bound over each */
+    bool new_proc;           /* a pid namespace of its own: a fresh /proc */
+    bool in_place; /* every target exists: no tmpfs root, no pivot_root */
 };
 
 static void nsplan_release(struct nsplan *pl)
@@ -690,12 +696,18 @@ static int ns_setup(const struct nsplan *pl, const char **step)
     *step = "making / private";
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return -1;
+    /* in place: the host's tree as the root (every mount target exists,
+     * nothing to create); else a tmpfs root with the host's top-level
+     * entries bound in */
+    const char *root = pl->in_place ? "" : pl->root;
     *step = "tmpfs root";
-    if (mount("tmpfs", pl->root, "tmpfs", 0, "mode=0755") != 0)
+    if (!pl->in_place && mount("tmpfs", pl->root, "tmpfs", 0, "mode=0755"))
         return -1;
     *step = "binding the host's top-level directories";
-    for (size_t i = 0; i < pl->ntop; i++) {
+    for (size_t i = 0; !pl->in_place && i < pl->ntop; i++) {
         const struct topent *t = &pl->top[i];
+        if (pl->new_proc && !strcmp(t->name, "proc"))
+            continue;
         snprintf(p, sizeof(p), "%s/%s", pl->root, t->name);
         char src[PATH_MAX];
         snprintf(src, sizeof(src), "/%s", t->name);
@@ -706,47 +718,69 @@ static int ns_setup(const struct nsplan *pl, const char **step)
             return -1;
         }
     }
+    if (pl->new_proc) {
+        *step = "mounting /proc of the pod's pid namespace";
+        snprintf(p, sizeof(p), "%s/proc", root);
+        if (mkdirs(p) != 0 ||
+            mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+            return -1;
+    }
     *step = "binding a volume";
     for (size_t i = 0; i < pl->nm; i++) {
         if (pl->m[i].rewrite)
             continue;
-        snprintf(p, sizeof(p), "%s%s", pl->root, pl->m[i].dst);
+        snprintf(p, sizeof(p), "%s%s", root, pl->m[i].dst);
         if (bind_at(pl->m[i].src, p, pl->m[i].ro) != 0)
             return -1;
     }
     if (pl->data_dir) {
         /* flexqd's data directory is an empty tmpfs but for the pod's own
-         * directory: no database, no other pod's log or volumes */
+         * directory: no database, no other pod's log or volumes. In place
+         * the tmpfs covers the sources too: they are bound through
+         * descriptors opened before. */
+        int podfd = -1, nsfd = -1;
+        char podsrc[64], nssrc[64];
+        if (pl->in_place) {
+            podfd = open(pl->poddir, O_PATH | O_CLOEXEC);
+            nsfd = pl->nsdir ? open(pl->nsdir, O_PATH | O_CLOEXEC) : -1;
+        }
+        snprintf(podsrc, sizeof(podsrc), "/proc/self/fd/%d", podfd);
+        snprintf(nssrc, sizeof(nssrc), "/proc/self/fd/%d", nsfd);
         *step = "hiding the data directory";
-        snprintf(p, sizeof(p), "%s%s", pl->root, pl->data_dir);
+        snprintf(p, sizeof(p), "%s%s", root, pl->data_dir);
         if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"))
             return -1;
         if (pl->nsdir) {
-            snprintf(p, sizeof(p), "%s%s", pl->root, pl->nsdir);
-            if (bind_at(pl->nsdir, p, true) != 0)
+            snprintf(p, sizeof(p), "%s%s", root, pl->nsdir);
+            if (bind_at(nsfd >= 0 ? nssrc : pl->nsdir, p, true) != 0)
                 return -1;
         }
-        snprintf(p, sizeof(p), "%s%s", pl->root, pl->poddir);
-        if (bind_at(pl->poddir, p, false) != 0)
+        snprintf(p, sizeof(p), "%s%s", root, pl->poddir);
+        if (bind_at(podfd >= 0 ? podsrc : pl->poddir, p, false) != 0)
             return -1;
+        if (podfd >= 0)
+            close(podfd);
+        if (nsfd >= 0)
+            close(nsfd);
     }
     for (size_t i = 0; pl->hide && pl->hide[i]; i++) {
         *step = "hiding a file";
         struct stat st;
-        snprintf(p, sizeof(p), "%s%s", pl->root, pl->hide[i]);
+        snprintf(p, sizeof(p), "%s%s", root, pl->hide[i]);
         if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
             mount("/dev/null", p, NULL, MS_BIND, NULL) != 0)
             return -1;
     }
     if (pl->hosts) {
         *step = "binding /etc/hosts";
-        snprintf(p, sizeof(p), "%s/etc/hosts", pl->root);
+        snprintf(p, sizeof(p), "%s/etc/hosts", root);
         if (mount(pl->hosts, p, NULL, MS_BIND, NULL) != 0)
             return -1;
     }
     *step = "pivot_root";
-    if (chdir(pl->root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
-        umount2(".", MNT_DETACH) != 0 || chdir("/") != 0)
+    if (!pl->in_place &&
+        (chdir(root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
+         umount2(".", MNT_DETACH) != 0 || chdir("/") != 0))
         return -1;
     *step = "sethostname";
     if (pl->hostname && sethostname(pl->hostname, strlen(pl->hostname)))
@@ -1074,7 +1108,16 @@ static void probe_cgroups(struct fq_runner *r)
 
 /* Tries the unshare mode once: a child sets up a namespace with a volume
  * at a path the host does not have and checks it is there. */
-static void probe_unshare(struct fq_runner *r)
+/* A fork, in a new pid namespace when asked (the child is its pid 1). */
+static pid_t fork_ns(bool pidns)
+{
+    if (!pidns)
+        return fork();
+    return (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL,
+                          NULL);
+}
+
+static int probe_unshare_once(struct fq_runner *r, bool pidns, int *e)
 {
     char *dir = fq_xasprintf("%s/probe", r->data_dir);
     char *vol = fq_xasprintf("%s/vol", dir);
@@ -1082,12 +1125,15 @@ static void probe_unshare(struct fq_runner *r)
     struct mount m = {vol, (char *)"/flexq-probe-mount", true, false, false};
     struct nsplan pl;
     nsplan_init(&pl, dir, &m, 1, "flexq-probe");
-    int rc = -1, e = 0;
-    pid_t pid = fork();
+    pl.new_proc = pidns;
+    int rc = -1;
+    pid_t pid = fork_ns(pidns);
     if (pid == 0) {
         const char *step;
         if (ns_setup(&pl, &step) != 0)
             _exit(2);
+        if (pidns && getpid() != 1)
+            _exit(3);
         _exit(access("/flexq-probe-mount", F_OK) == 0 ? 0 : 1);
     }
     if (pid > 0) {
@@ -1096,7 +1142,7 @@ static void probe_unshare(struct fq_runner *r)
             ;
         rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     } else {
-        e = errno;
+        *e = errno;
     }
     nsplan_release(&pl);
     char *root = fq_xasprintf("%s/root", dir);
@@ -1106,11 +1152,27 @@ static void probe_unshare(struct fq_runner *r)
     rmdir(dir);
     free(vol);
     free(dir);
+    return rc;
+}
+
+/* Tries the unshare mode, with a pid namespace first (pod_init.c is then
+ * each pod's pid 1), else without. */
+static void probe_unshare(struct fq_runner *r)
+{
+    int e = 0;
+    int rc = r->self_fd >= 0 ? probe_unshare_once(r, true, &e) : -1;
+    r->pidns_ok = rc == 0;
+    if (rc != 0)
+        rc = probe_unshare_once(r, false, &e);
     char *note = fq_xasprintf(
-        "%s; flexqd's own unshare %s", r->bwrap_note ? r->bwrap_note : "",
+        "%s%sflexqd's own unshare %s%s", r->bwrap_note ? r->bwrap_note : "",
+        r->bwrap_note ? "; " : "",
         rc == 0 ? "works here" :
         e       ? "could not fork" :
-                  "is not allowed here (needs root / CAP_SYS_ADMIN)");
+                  "is not allowed here (needs root / CAP_SYS_ADMIN)",
+        r->pidns_ok ? ", with a pid namespace per pod" :
+        rc == 0     ? ", without pid namespaces" :
+                      "");
     free(r->bwrap_note);
     r->bwrap_note = note;
     if (rc == 0)
@@ -1171,10 +1233,30 @@ struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
     int why_sp;
     r->setpriv = which("setpriv", DEFAULT_PATH, &why_sp);
     r->mounts = FQ_MOUNTS_REWRITE;
-    if (cfg->mounts == FQ_MOUNTS_AUTO || cfg->mounts == FQ_MOUNTS_BWRAP)
-        probe_bwrap(r);
+    /* our own binary, exec'd as each pod's pid 1 (pod_init.c) */
+    r->self_fd = fq_pod_init_argv0[0] && geteuid() == 0 ?
+                     open("/proc/self/exe", O_PATH | O_CLOEXEC) :
+                     -1;
+    /* As root flexqd's own namespaces are preferred: a pod then costs a
+     * clone and two execs (pod_init, the command) where bubblewrap costs
+     * several processes; bubblewrap serves the machines where flexqd is
+     * not root (user namespaces). */
+    if (cfg->mounts == FQ_MOUNTS_AUTO && geteuid() == 0)
+        probe_unshare(r);
     if (r->mounts == FQ_MOUNTS_REWRITE &&
-        (cfg->mounts == FQ_MOUNTS_AUTO || cfg->mounts == FQ_MOUNTS_UNSHARE))
+        (cfg->mounts == FQ_MOUNTS_AUTO || cfg->mounts == FQ_MOUNTS_BWRAP)) {
+        char *un = r->bwrap_note; /* why not unshare, kept before bwrap's */
+        r->bwrap_note = NULL;
+        probe_bwrap(r);
+        if (un) {
+            char *both =
+                fq_xasprintf("%s; %s", un, r->bwrap_note ? r->bwrap_note : "");
+            free(r->bwrap_note);
+            free(un);
+            r->bwrap_note = both;
+        }
+    }
+    if (r->mounts == FQ_MOUNTS_REWRITE && cfg->mounts == FQ_MOUNTS_UNSHARE)
         probe_unshare(r);
     if (cfg->mounts == FQ_MOUNTS_REWRITE)
         r->bwrap_note = fq_xstrdup("rewrite chosen by configuration");
@@ -1245,6 +1327,8 @@ void fq_runner_free(struct fq_runner *r)
     free(r->python_path);
     free(r->node_name);
     free(r->child_stack);
+    if (r->self_fd >= 0)
+        close(r->self_fd);
     free(r);
 }
 
@@ -2126,6 +2210,8 @@ struct child_args {
     const struct nsplan *plan;
     const struct fq_sandbox *sb; /* the pod's identity and limits */
     int keepfd;                  /* bwrap's --seccomp pipe, or -1 */
+    int exec_fd; /* exec this (pod_init.c's binary) instead, or -1 */
+    bool pidns;  /* the child is pid 1 of a new pid namespace */
 };
 
 /* Tells the parent why the child could not run (errno through the
@@ -2198,7 +2284,16 @@ static void child_exec(const struct child_args *a)
     } else if (fq_sandbox_enter(a->sb, &step) != 0) {
         child_fail(a, "the pod's sandbox", step);
     }
-    execve(a->exec_path, a->argv, a->envp);
+    if (a->exec_fd >= 0) {
+        /* pod_init.c starts with every signal blocked, so that a SIGTERM
+         * sent before it is ready stays pending: one that reaches a pid 1
+         * without a handler and unblocked is dropped by the kernel */
+        sigset_t all;
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        syscall(SYS_execveat, a->exec_fd, "", a->argv, a->envp, AT_EMPTY_PATH);
+    } else
+        execve(a->exec_path, a->argv, a->envp);
     child_fail(a, "exec", NULL);
 }
 
@@ -2235,15 +2330,16 @@ static pid_t spawn(struct fq_runner *r, struct child_args *a)
 {
 #ifdef FQ_RUNNER_FORK
     (void)r;
-    pid_t pid = fork();
+    pid_t pid = fork_ns(a->pidns);
     if (pid == 0)
         _exit(child_main(a));
     return pid;
 #else
     if (!r->child_stack)
         r->child_stack = fq_xmalloc(CHILD_STACK);
-    return clone(child_main, r->child_stack + CHILD_STACK,
-                 CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+    return clone(
+        child_main, r->child_stack + CHILD_STACK,
+        CLONE_VM | CLONE_VFORK | SIGCHLD | (a->pidns ? CLONE_NEWPID : 0), a);
 #endif
 }
 
@@ -2515,7 +2611,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     int ret = 0, logfd = -1;
     char *exec_path = NULL;
     char *nsdir = NULL, *mask = NULL;
-    struct strv bargv = {0};
+    struct strv bargv = {0}, iargv = {0};
     if (make_pod_dir(dir) != 0) {
         ret = fq_err_set(err, FQ_EIO, "cannot create %s: %s", dir,
                          strerror(errno));
@@ -2652,8 +2748,14 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     const char *note = setup_cgroups(r, &p, &s);
     if (note)
         log_note(logfd, "%s", note);
-    if (r->cg_kill_root) {
-        /* every pod in a cgroup of its own: the whole tree can be killed */
+    /* pid 1 of the pod's own pid namespace is pod_init.c (unshare mode)
+     * or bubblewrap: its end kills the whole tree. Otherwise a cgroup of
+     * its own does (joining one costs a few ms: the kernel waits for an
+     * RCU grace period, with flexqd suspended). */
+    bool pidns =
+        r->mounts == FQ_MOUNTS_UNSHARE && r->pidns_ok && r->self_fd >= 0;
+    p.pidns = pidns;
+    if (r->cg_kill_root && !pidns && r->mounts != FQ_MOUNTS_BWRAP) {
         char *leaf = fq_xasprintf("%s/%s_%s_%s", r->cg_kill_root, p.ns, p.name,
                                   p.uid ? p.uid : "");
         if (p.cg_mem && !strcmp(leaf, p.cg_mem))
@@ -2733,6 +2835,21 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         plan.poddir = dir;
         plan.nsdir = nsdir;
         plan.hide = (const char *const *)r->hide;
+        plan.new_proc = pidns;
+        /* the host's tree itself when every volume's target exists: no
+         * tmpfs root and no bind of each top-level entry (the cost of a
+         * pod's start is flexqd's: it waits for the child to exec) */
+        plan.in_place = true;
+        for (size_t i = 0; i < s.nmounts; i++)
+            if (!s.mounts[i].rewrite && !path_exists(s.mounts[i].dst))
+                plan.in_place = false;
+    }
+    if (pidns) { /* pod_init.c, then the command */
+        strv_pushs(&iargv, FQ_POD_INIT_ARGV0);
+        strv_pushs(&iargv, exec_path);
+        for (size_t i = 1; i < s.argv.n; i++)
+            strv_pushs(&iargv, s.argv.v[i]);
+        argv = iargv.v;
     }
 
     int ep[2];
@@ -2749,7 +2866,8 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
                             logfd,        ep[1],    ep[0],
                             s.cwd,        p.cg_mem, p.cg_cpu,
                             p.cg_kill,    bw,       use_ns ? &plan : NULL,
-                            sb,           scfd};
+                            sb,           scfd,     pidns ? r->self_fd : -1,
+                            pidns};
     pid_t pid = spawn(r, &ca);
     if (scfd >= 0)
         close(scfd);
@@ -2799,6 +2917,7 @@ out:
     free(nsdir);
     free(mask);
     strv_release(&bargv);
+    strv_release(&iargv);
     free(exec_path);
     spec_release(&s);
     free(dir);
@@ -2856,7 +2975,7 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     char msg[600] = "";
     long ooms = oom_kills(r, p);
     bool sigkill = (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ||
-                   (p->bwrap && code == 137);
+                   ((p->bwrap || p->pidns) && code == 137);
     if (ooms > 0) {
         reason = "OOMKilled";
         snprintf(msg, sizeof(msg),

@@ -90,7 +90,10 @@ E = os.environ
 def attempt(what, fn):
     try:
         r = fn()
-        print("LEAK", what, repr(r)[:60], flush=True)
+        if r in ("", b""):  # /dev/null where the file was
+            print("DENIED", what, "empty", flush=True)
+        else:
+            print("LEAK", what, repr(r)[:60], flush=True)
     except Exception as e:
         print("DENIED", what, type(e).__name__, flush=True)
 attempt("tokens", lambda: open(E["T_TOKENS"]).read())
@@ -99,8 +102,9 @@ attempt("other-log", lambda: open(E["T_OTHER_LOG"]).read())
 attempt("other-configmap", lambda: os.listdir(E["T_OTHER_CM"]))
 attempt("flexqd-environ",
         lambda: open("/proc/%s/environ" % E["T_PID"], "rb").read())
-attempt("signal-flexqd", lambda: os.kill(int(E["T_PID"]), 0))
-attempt("sigterm-flexqd", lambda: os.kill(int(E["T_PID"]), signal.SIGTERM))
+attempt("signal-flexqd", lambda: (os.kill(int(E["T_PID"]), 0), "sent")[1])
+attempt("sigterm-flexqd",
+        lambda: (os.kill(int(E["T_PID"]), signal.SIGTERM), "sent")[1])
 print("UID", os.getuid(), "GID", os.getgid(), flush=True)
 print("ENV", "LEAK" if any("sandbox-secret" in v for v in E.values())
       else "CLEAN", flush=True)
@@ -180,8 +184,8 @@ try:
                  "flexqd-environ", "signal-flexqd", "sigterm-flexqd"):
         check("DENIED " + what in log, "%s denied; log:\n%s" % (what, log))
     check("LEAK" not in log, "nothing leaked; log:\n%s" % log)
-    check("SECRET-B" not in log and SECRET not in log,
-          "no secret in the log:\n%s" % log)
+    check("SECRET-B" not in log and SECRET not in log and ADMIN not in log
+          and DEV not in log, "no secret in the log:\n%s" % log)
     uid = [ln.split() for ln in log.splitlines() if ln.startswith("UID ")]
     check(uid and uid[0][1] != "0" and uid[0][3] != "0",
           "runs as an unprivileged uid and gid: %s" % uid)
