@@ -42,16 +42,18 @@
  *      reaches the parent through a close-on-exec pipe and becomes
  *      ContainerCannotRun too.
  *
- * Mounts. With bubblewrap (probed once at start, with the pod user and a
- * pid namespace) every pod gets a tmpfs root
+ * Mounts. As root flexqd makes each pod's namespaces itself (unshare
+ * mode: mount, UTS and pid namespaces, pod_init.c as pid 1; ns_setup).
+ * Otherwise, with bubblewrap (probed once at start, with the pod user and
+ * a pid namespace) every pod gets a tmpfs root
  * with every top-level entry of the host's / bound back in place, /proc,
  * /dev and /sys, then each volume bound at its mountPath, then a tmpfs over
  * the data directory with only the pod's own directory bound back (a Ray
  * node's: its namespace's directory read-only too) and /dev/null over the
  * tokens and config files: the tutorial's
- * ConfigMap appears at /app/train.py while the host has no /app. Without
- * bubblewrap flexqd builds the same itself when it may (unshare mode:
- * unshare + pivot_root in the child, ns_setup). A target whose parent
+ * ConfigMap appears at /app/train.py while the host has no /app. The
+ * unshare mode builds the same (in place, without the tmpfs root and
+ * pivot_root, when every target exists on the host). A target whose parent
  * exists on the host but which does not itself exist cannot be created
  * without touching the host; such a mount and every mount on a machine
  * where neither works use the rewrite fallback: argv words, env
