@@ -49,14 +49,14 @@ def job(name, ns, command, env=None, policy="Never", volumes=None,
 
 
 def until(what, fn, timeout=60):
-    """Polls fn (no sleep between reads of local state is needed: each
-    call asks flexqd or /proc) until it returns truthy or the deadline."""
+    """Polls fn (it asks flexqd or /proc) every 50 ms until it returns
+    something truthy, or records a failure at the deadline."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         v = fn()
         if v:
             return v
-        time.sleep(0.05)  # a poll interval, not a wait for a state
+        time.sleep(0.05)  # the poll interval
     check(False, "timed out: " + what)
     return None
 
