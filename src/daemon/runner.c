@@ -538,16 +538,21 @@ void fq_runner_caps(const struct fq_runner *r, struct fq_buf *out)
                   r->sb.filter_len ? "filter" : "not on this architecture",
                   r->sb.max_procs, r->sb.max_files,
                   r->mounts == FQ_MOUNTS_BWRAP ?
-                      "own pid namespace, data directory hidden" :
+                      "own pid namespace (bubblewrap), data directory hidden" :
+                  r->mounts == FQ_MOUNTS_UNSHARE && r->pidns_ok ?
+                      "own pid namespace (pod_init), data directory hidden" :
                   r->mounts == FQ_MOUNTS_UNSHARE ?
                       "host pid namespace, data directory hidden" :
                       "no namespaces: the data directory is protected by "
                       "permissions only");
+    bool own_pidns = r->mounts == FQ_MOUNTS_BWRAP ||
+                     (r->mounts == FQ_MOUNTS_UNSHARE && r->pidns_ok);
     fq_buf_printf(out, "kill: %s\n",
-                  r->cg_kill_root ?
-                      "whole process tree (cgroup v2)" :
-                      "process group only (no writable cgroup v2)");
-    if (r->cg_kill_note)
+                  own_pidns ? "whole process tree (the pod's pid namespace)" :
+                  r->cg_kill_root ? "whole process tree (cgroup v2)" :
+                                    "process group only (no pid namespace, no "
+                                    "writable cgroup v2)");
+    if (r->cg_kill_note && !own_pidns)
         fq_buf_printf(out, "  (%s)\n", r->cg_kill_note);
 }
 
