@@ -63,12 +63,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -426,6 +428,13 @@ static void cluster_up(struct bench *b, const char *prefix, int want)
     b->done = b->failed = 0;
     snprintf(b->data, sizeof(b->data), "%s/%s", b->dir, prefix);
     snprintf(b->stamps, sizeof(b->stamps), "%s/%s.stamps", b->dir, prefix);
+    /* beside the data directory, writable by the pods' user (the runner
+     * hides the data directory from pods and runs them unprivileged) */
+    int sfd = open(b->stamps, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (sfd >= 0) {
+        fchmod(sfd, 0666);
+        close(sfd);
+    }
     struct fq_engine_config ec;
     fq_engine_config_init(&ec);
     ec.seed = 42;
@@ -826,6 +835,7 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 1;
     }
+    chmod(b.dir, 0755); /* the pods' user reaches the stamp files */
     printf("flexq jobs benchmark: N=%d, 2 ordered pools x 2 nodes x %d cpus, "
            "real processes, a fresh cluster per phase, finished jobs %s\n",
            n, CPUS, b.delete_finished ? "deleted" : "kept");

@@ -6,7 +6,7 @@ set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
 libyaml-dev libevent-dev libsqlite3-dev libcurl4-openssl-dev
-libcmocka-dev bubblewrap gettext-base python3 curl
+libcmocka-dev bubblewrap util-linux gettext-base python3 curl
 python3-kubernetes"
 if [ "${FLEXQ_WITH_BROWSER:-0}" = 1 ]; then
     PKGS="$PKGS chromium"
@@ -19,6 +19,15 @@ fi
 # OpenSSL for flexqd's HTTPS listener (libevent_openssl comes with
 # libevent-dev).
 PKGS="$PKGS libssl-dev"
+# The unprivileged user flexqd runs pods as (docs/runtime.md); without it
+# flexqd falls back to uid 65534 and says so at start.
+if ! getent passwd flexq-pod >/dev/null 2>&1; then
+    as_root=""
+    [ "$(id -u)" = 0 ] || as_root=sudo
+    $as_root useradd --system --user-group --no-create-home \
+        --home-dir /nonexistent --shell /usr/sbin/nologin flexq-pod ||
+        echo "install-deps: could not create the user flexq-pod" >&2
+fi
 
 missing=""
 for p in $PKGS; do

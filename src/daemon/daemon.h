@@ -44,7 +44,9 @@ struct fq_daemon_opts {
      * for --listen's host on its port + 1 (0 stays 0), skipped with a
      * warning when that port is taken. */
     const char *tls_listen;
-    double time_scale; /* 1.0 = real time */
+    const char *pod_user;   /* NULL: flexq-pod (runner.h) */
+    bool allow_run_as_user; /* pods' runAsUser / runAsGroup honoured */
+    double time_scale;      /* 1.0 = real time */
     enum fq_store_sync sync;
     uint64_t seed; /* 0: pick one from the clock and pid */
     /* Listen on a non-loopback address without --tokens anyway (refused

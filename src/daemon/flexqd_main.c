@@ -43,6 +43,10 @@ static const char usage[] =
     "  --max-events N       keep at most N Events, oldest go first (10000)\n"
     "  --insecure-listen    allow a non-loopback --listen without --tokens\n"
     "                       (refused otherwise; anyone reaching it is admin)\n"
+    "  --pod-user USER      user name or UID:GID pods run as when flexqd is\n"
+    "                       root (default flexq-pod; docs/runtime.md)\n"
+    "  --allow-run-as-user  honour securityContext.runAsUser/runAsGroup\n"
+    "                       (default: such a pod fails)\n"
     "  --sync full|normal   fsync every commit (full, default) or not\n"
     "  --seed N             seed of the engine's PRNG (default: random)\n"
     "  --log-level LEVEL    debug, info (default), warn, error\n"
@@ -105,6 +109,10 @@ int main(int argc, char **argv)
             printf("flexqd v%s\n", FLEXQ_VERSION);
             return 0;
         }
+        if (!strcmp(name, "--allow-run-as-user")) {
+            o.allow_run_as_user = true;
+            continue;
+        }
         if (!v) {
             if (i + 1 >= argc || strncmp(name, "--", 2) != 0) {
                 fprintf(stderr, "flexqd: %s: %s\n%s", a,
@@ -159,6 +167,8 @@ int main(int argc, char **argv)
                 o.max_events = (size_t)n;
         } else if (!strcmp(name, "--tokens")) {
             o.tokens_file = v;
+        } else if (!strcmp(name, "--pod-user")) {
+            o.pod_user = v;
         } else if (!strcmp(name, "--sync")) {
             if (!strcmp(v, "full"))
                 o.sync = FQ_STORE_SYNC_FULL;

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -396,9 +397,12 @@ static void test_stop_kills_process_group(void **state)
 {
     (void)state;
     struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    /* beside the data directory: a pod sees nothing inside it, and runs
+     * as another user */
     char fifo[128];
-    snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+    snprintf(fifo, sizeof(fifo), "%s.fifo", f->dir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(chmod(fifo, 0666), 0);
     int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     assert_true(rd >= 0);
     char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"exec 3>%s; echo x >&3; "
@@ -425,6 +429,7 @@ static void test_stop_kills_process_group(void **state)
     assert_string_equal(phase(f, "grp"), "Failed");
     assert_string_equal(term(f, "grp", "exitCode"), "143");
     close(rd);
+    unlink(fifo);
     teardown_fixture(f);
 }
 
@@ -632,9 +637,12 @@ static void test_log_rotation(void **state)
     log_max = 1000;
     struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
     log_max = 0;
+    /* beside the data directory: a pod sees nothing inside it, and runs
+     * as another user */
     char fifo[128];
-    snprintf(fifo, sizeof(fifo), "%s/fifo", f->dir);
+    snprintf(fifo, sizeof(fifo), "%s.fifo", f->dir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(chmod(fifo, 0666), 0);
     int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     assert_true(rd >= 0);
     char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"yes 0123456789 | head -n "
@@ -660,7 +668,200 @@ static void test_log_rotation(void **state)
     fq_runner_stop_pod(f->r, "default", "rot", f->now);
     wait_done(f, "rot");
     close(rd);
+    unlink(fifo);
     teardown_fixture(f);
+}
+
+/* Every mode runs the pod as an unprivileged user with no capabilities,
+ * no_new_privs and the seccomp filter; with a namespace the data
+ * directory shows only the pod's own directory. */
+static void sandbox_in(enum fq_runner_mounts mode, const char *what)
+{
+    struct fixture *f = setup_with(mode);
+    if (fq_runner_mount_mode(f->r) != mode || geteuid() != 0) {
+        print_message("SKIP sandbox through %s: not possible here (or not "
+                      "root)\n",
+                      what);
+        teardown_fixture(f);
+        skip();
+    }
+    char *secret = fq_xasprintf("%s/secret.db", f->dir);
+    /* flexqd's own file: mode 0600, as the store's are after the start */
+    int sfd = open(secret, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(sfd >= 0);
+    assert_int_equal(write(sfd, "SECRET", 6), 6);
+    close(sfd);
+    char *cmd = fq_xasprintf(
+        "[\"sh\", \"-c\", \"echo uid=$(id -u); grep -E "
+        "'^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; cat %s || "
+        "echo hidden; echo x > $FLEXQ_POD_DIR/mine && echo writable\"]",
+        secret);
+    put_pod(f, "sb", cmd, NULL, NULL);
+    free(cmd);
+    start(f, "sb");
+    wait_done(f, "sb");
+    char *log = pod_log(f, "sb");
+    if (strcmp(phase(f, "sb"), "Succeeded"))
+        fail_msg("pod failed: %s", log);
+    assert_null(strstr(log, "uid=0\n"));
+    assert_non_null(strstr(log, "CapEff:\t0000000000000000"));
+    assert_non_null(strstr(log, "NoNewPrivs:\t1"));
+    assert_non_null(strstr(log, "Seccomp:\t2"));
+    assert_non_null(strstr(log, "writable"));
+    if (mode != FQ_MOUNTS_REWRITE) /* hidden by the namespace */
+        assert_non_null(strstr(log, "hidden"));
+    assert_null(strstr(log, "SECRET"));
+    free(log);
+    free(secret);
+    teardown_fixture(f);
+}
+
+static void test_sandbox_bwrap(void **state)
+{
+    (void)state;
+    sandbox_in(FQ_MOUNTS_BWRAP, "bubblewrap");
+}
+
+static void test_sandbox_unshare(void **state)
+{
+    (void)state;
+    sandbox_in(FQ_MOUNTS_UNSHARE, "flexqd's own unshare");
+}
+
+static void test_sandbox_rewrite(void **state)
+{
+    (void)state;
+    sandbox_in(FQ_MOUNTS_REWRITE, "no namespace");
+}
+
+/* A pod an earlier runner started (its log exists, the store says
+ * Running) is not started again with restartPolicy Never: it is Failed
+ * with reason ControlPlaneRestarted. OnFailure starts it again. */
+static void test_lost_pod_after_restart(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    put_pod(f, "never", "[\"sleep\", \"60\"]", NULL, NULL);
+    put(f, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: again\n"
+           "  namespace: default\nspec:\n  nodeName: n1\n"
+           "  restartPolicy: OnFailure\n  containers:\n  - name: main\n"
+           "    image: busybox\n    command: [sleep, \"60\"]\n");
+    start(f, "never");
+    start(f, "again");
+    assert_string_equal(phase(f, "never"), "Running");
+    const char *cid = fq_value_as_str(fq_value_path(
+        fq_seq_at(fq_value_path(pod(f, "never"), "status.containerStatuses"),
+                  0),
+        "containerID"));
+    assert_non_null(cid);
+    assert_true(!strncmp(cid, "flexq://", 8));
+    /* flexqd goes (its pods die with it); a new one starts on the data */
+    fq_runner_free(f->r);
+    struct fq_runner_config rc;
+    fq_runner_config_init(&rc);
+    rc.data_dir = f->dir;
+    rc.grace_ms = 100;
+    struct fq_err err;
+    f->r = fq_runner_new(&rc, f->e, &err);
+    assert_non_null(f->r);
+    fq_runner_poll(f->r, ++f->now);
+    assert_string_equal(phase(f, "never"), "Failed");
+    assert_string_equal(term(f, "never", "reason"), "ControlPlaneRestarted");
+    assert_int_equal(fq_runner_pod_pid(f->r, "default", "never"), -1);
+    assert_true(fq_runner_pod_pid(f->r, "default", "again") > 0);
+    fq_runner_stop_pod(f->r, "default", "again", f->now);
+    wait_done(f, "again");
+    teardown_fixture(f);
+}
+
+/* Host pids whose command line holds `marker` (0 when none). */
+static int count_procs(const char *marker, size_t mlen)
+{
+    int n = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, buf, sizeof(buf));
+        close(fd);
+        for (ssize_t i = 0; got > 0 && i + (ssize_t)mlen <= got; i++)
+            if (!memcmp(buf + i, marker, mlen)) {
+                n++;
+                break;
+            }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Polls (deadline 10 s) until count_procs(marker) == want. */
+static bool procs_become(const char *marker, size_t mlen, int want)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if ((count_procs(marker, mlen) > 0) == (want > 0))
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > 10)
+            return false;
+        struct timespec tick = {0, 20 * 1000 * 1000}; /* poll interval */
+        nanosleep(&tick, NULL);
+    }
+}
+
+/* A child that called setsid left the pod's process group; stopping the
+ * pod still kills it (its cgroup, or bubblewrap's pid namespace). */
+static void setsid_child_in(enum fq_runner_mounts mode, const char *what)
+{
+    struct fixture *f = setup_with(mode);
+    struct fq_buf caps = FQ_BUF_INIT;
+    fq_runner_caps(f->r, &caps);
+    bool tree = strstr(fq_buf_str(&caps), "whole process tree") != NULL;
+    fq_buf_release(&caps);
+    if (fq_runner_mount_mode(f->r) != mode ||
+        (mode != FQ_MOUNTS_BWRAP && !tree) ||
+        access("/usr/bin/setsid", X_OK) != 0) {
+        print_message("SKIP setsid child through %s: not possible here\n",
+                      what);
+        teardown_fixture(f);
+        skip();
+    }
+    char marker[32];
+    snprintf(marker, sizeof(marker), "77.%06d", (int)(getpid() % 1000000));
+    /* "sleep\0<marker>" in /proc/PID/cmdline */
+    char needle[40];
+    int nl = snprintf(needle, sizeof(needle), "sleep%c%s", 0, marker);
+    char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"/usr/bin/setsid sleep %s & "
+                             "exec sleep 60\"]",
+                             marker);
+    put_pod(f, "tree", cmd, NULL, NULL);
+    free(cmd);
+    start(f, "tree");
+    assert_true(procs_become(needle, (size_t)nl, 1));
+    fq_runner_stop_pod(f->r, "default", "tree", f->now);
+    wait_done(f, "tree");
+    assert_true(procs_become(needle, (size_t)nl, 0));
+    teardown_fixture(f);
+}
+
+static void test_setsid_child_bwrap(void **state)
+{
+    (void)state;
+    setsid_child_in(FQ_MOUNTS_BWRAP, "bubblewrap");
+}
+
+static void test_setsid_child_unshare(void **state)
+{
+    (void)state;
+    setsid_child_in(FQ_MOUNTS_UNSHARE, "unshare (cgroup kill)");
 }
 
 int main(void)
@@ -688,6 +889,12 @@ int main(void)
         cmocka_unit_test(test_missing_configmap_waits),
         cmocka_unit_test(test_oom_killed),
         cmocka_unit_test(test_log_rotation),
+        cmocka_unit_test(test_sandbox_bwrap),
+        cmocka_unit_test(test_sandbox_unshare),
+        cmocka_unit_test(test_sandbox_rewrite),
+        cmocka_unit_test(test_lost_pod_after_restart),
+        cmocka_unit_test(test_setsid_child_bwrap),
+        cmocka_unit_test(test_setsid_child_unshare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,7 +77,8 @@ int fq_logs_pod(const char *data_dir, const char *ns, const char *name,
     char *dir = fq_runner_pod_dir(data_dir, ns, name);
     char *path = fq_xasprintf("%s/%s", dir, o->previous ? "log.1" : "log");
     free(dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* never through a link (or into a fifo) a pod made in its directory */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
         int rc = fq_err_set(err, FQ_ENOTFOUND,
                             errno == ENOENT ?
@@ -90,7 +91,7 @@ int fq_logs_pod(const char *data_dir, const char *ns, const char *name,
     }
     free(path);
     struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return fq_err_set(err, FQ_EIO, "cannot stat the log of %s", name);
     }

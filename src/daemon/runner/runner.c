@@ -14,7 +14,8 @@
  *      emptyDir as an empty directory, hostPath as is; a missing ConfigMap
  *      leaves the pod waiting (retried by fq_runner_poll), as the kubelet
  *      waits with FailedMount;
- *   3. env: a small base (PATH, HOME, LANG), the container's env with
+ *   3. env: a small fixed base (PATH, HOME = the pod's directory, LANG;
+ *      nothing of flexqd's own environment), the container's env with
  *      Kubernetes' $(VAR) expansion and fieldRef values, then flexq's own
  *      (PYTHONPATH with the training helper, PYTHONUNBUFFERED, FLEXQ_*,
  *      CUDA_VISIBLE_DEVICES when GPUs are handed out);
@@ -28,18 +29,31 @@
  *      machine lets flexqd write them (v2 memory.max + cpu.max, else v1
  *      memory.limit_in_bytes + cpu.cfs_quota_us), else limits are recorded
  *      and reported as not enforced in the pod's log;
- *   7. fork; the child makes its own process group, sets PDEATHSIG, joins
- *      the cgroups, redirects stdio and execs either the command directly
- *      or bubblewrap with a private mount namespace (see below). An exec
- *      failure reaches the parent through a close-on-exec pipe and becomes
+ *   7. the sandbox (sandbox.c, cgroup.c; docs/runtime.md "Isolation"): the
+ *      pod's user (flexq-pod, or runAsUser/runAsGroup when --allow-run-
+ *      as-user), its directory made sticky and world-writable, a cgroup
+ *      v2 directory of its own for killing the whole tree;
+ *   8. fork; the child makes its own process group, sets PDEATHSIG, joins
+ *      the cgroups, redirects stdio and execs either bubblewrap (which
+ *      makes the namespaces, loads the seccomp filter and runs setpriv to
+ *      become the pod user with no capabilities) or, after its own
+ *      namespace setup, fq_sandbox_enter (user, no capabilities,
+ *      no_new_privs, seccomp, rlimits) and the command. An exec failure
+ *      reaches the parent through a close-on-exec pipe and becomes
  *      ContainerCannotRun too.
  *
- * Mounts. With bubblewrap (probed once at start) the pod gets a tmpfs root
+ * Mounts. As root flexqd makes each pod's namespaces itself (unshare
+ * mode: mount, UTS and pid namespaces, pod_init.c as pid 1; ns_setup).
+ * Otherwise, with bubblewrap (probed once at start, with the pod user and
+ * a pid namespace) every pod gets a tmpfs root
  * with every top-level entry of the host's / bound back in place, /proc,
- * /dev and /sys, then each volume bound at its mountPath: the tutorial's
- * ConfigMap appears at /app/train.py while the host has no /app. Without
- * bubblewrap flexqd builds the same itself when it may (unshare mode:
- * unshare + pivot_root in the child, ns_setup). A target whose parent
+ * /dev and /sys, then each volume bound at its mountPath, then a tmpfs over
+ * the data directory with only the pod's own directory bound back (a Ray
+ * node's: its namespace's directory read-only too) and /dev/null over the
+ * tokens and config files: the tutorial's
+ * ConfigMap appears at /app/train.py while the host has no /app. The
+ * unshare mode builds the same (in place, without the tmpfs root and
+ * pivot_root, when every target exists on the host). A target whose parent
  * exists on the host but which does not itself exist cannot be created
  * without touching the host; such a mount and every mount on a machine
  * where neither works use the rewrite fallback: argv words, env
@@ -62,12 +76,16 @@
  *
  * Invariants:
  *   1. Every process the runner forks is in its own process group (pgid ==
- *      pid); stopping a pod signals the whole group.
+ *      pid); stopping a pod signals the whole group; its end, or SIGKILL
+ *      after the grace period, kills its cgroup (setsid children too).
  *   2. Only pids in the table are reaped (waitpid(pid, WNOHANG)), so the
  *      exec provider's and other children are never stolen.
- *   3. A pod is started at most once per runner: a pod that is found
- *      Running in the store without a process here (flexqd restarted) is
- *      reported Failed ("process lost"), never silently restarted.
+ *   3. A pod with restartPolicy Never runs at most once, across flexqd
+ *      restarts too: a bound pod without a process here and without an
+ *      exit seen here whose log exists was started by an earlier flexqd
+ *      (lost_pod); it is reported Failed (ControlPlaneRestarted), its
+ *      process (containerID: boot id, pid, start time) killed if it still
+ *      runs. OnFailure and Always pods are started again.
  *   4. Every descriptor the runner opens is O_CLOEXEC; the child keeps only
  *      0, 1, 2.
  *
@@ -75,7 +93,8 @@
  * host's software), run more than the first container, restart containers
  * (restartPolicy is the job controllers' business: they create new pods),
  * readiness probes (a running process is ready), network namespaces (pods
- * share the host's network; ports must be free on this machine).
+ * share the host's network; ports must be free on this machine), re-adopt
+ * processes of an earlier flexqd (they die with it).
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "runner/runner.h"
@@ -107,6 +126,9 @@
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
 #include "flexq/quantity.h"
+#include "runner/cgroup.h"
+#include "runner/pod_init.h"
+#include "runner/sandbox.h"
 
 extern char **environ;
 
@@ -285,8 +307,17 @@ static int make_pod_dir(const char *dir)
  */
 static int write_file(const char *path, const char *data, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* never through a link or into a fifo a pod left in its directory */
+    int fd =
+        open(path,
+             O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+             0644);
     int rc = -1;
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
     if (fd < 0)
         goto out;
     size_t off = 0;
@@ -366,7 +397,8 @@ struct mount {
     char *src; /* host path */
     char *dst; /* path inside the pod */
     bool ro;
-    bool rewrite; /* served by the rewrite fallback */
+    bool rewrite;   /* served by the rewrite fallback */
+    bool empty_dir; /* the pod's own directory: handed to its user */
 };
 
 struct proc {
@@ -378,10 +410,12 @@ struct proc {
     bool reported;   /* its end was already reported (exec failure) */
     bool remove_dir; /* the Pod was deleted: remove its files at exit */
     bool bwrap;      /* runs under bubblewrap (exit codes are bwrap's) */
+    bool pidns;      /* pid 1 of its own pid namespace is pod_init.c */
     bool peer_files; /* a Ray node: pod.json and status.json are kept */
     int64_t started_ms;
     int64_t kill_at_ms;
     char *cg_mem, *cg_cpu; /* owned cgroup dirs or NULL */
+    char *cg_kill;         /* owned v2 dir the whole tree is in, or NULL */
     uint64_t gpus;         /* bit mask of handed-out GPU indices */
     int64_t metrics_off;   /* bytes of metrics.jsonl already read */
     enum fq_kind mkind;    /* the job its rank-0 metrics go to, or NONE */
@@ -416,6 +450,17 @@ struct fq_runner {
     uint64_t gpus_used;
     bool scanned;      /* the first full scan ran */
     char *child_stack; /* spawn's clone stack, reused (or NULL) */
+
+    struct fq_sandbox sb; /* the pods' default identity and limits */
+    char *sb_note;
+    char *setpriv;      /* path of setpriv (bwrap pods as root) or NULL */
+    char *cg_kill_root; /* v2 directory of the pods' kill cgroups */
+    char *cg_kill_note;
+    char boot[9];         /* boot id prefix, part of containerID */
+    struct strv stale_cg; /* killed cgroups rmdir refused (EBUSY) yet */
+    char *hide[5];        /* absolute paths of cfg.hide, NULL-terminated */
+    bool pidns_ok;        /* unshare mode can make a pid namespace */
+    int self_fd;          /* O_PATH of our own binary (pod_init.c), or -1 */
 };
 
 void fq_runner_config_init(struct fq_runner_config *c)
@@ -439,6 +484,7 @@ static void proc_release(struct proc *p)
     free(p->dir);
     free(p->cg_mem);
     free(p->cg_cpu);
+    free(p->cg_kill);
 }
 
 static struct proc *find_proc(const struct fq_runner *r, const char *ns,
@@ -485,6 +531,29 @@ void fq_runner_caps(const struct fq_runner *r, struct fq_buf *out)
                                                 "not enforced",
                   r->cg_note ? r->cg_note : "");
     fq_buf_printf(out, "gpus: %d\n", r->cfg.gpus);
+    fq_buf_printf(out,
+                  "sandbox: %s; no capabilities, no_new_privs, seccomp %s, "
+                  "RLIMIT_NPROC %ld, RLIMIT_NOFILE %ld; %s\n",
+                  r->sb_note ? r->sb_note : "",
+                  r->sb.filter_len ? "filter" : "not on this architecture",
+                  r->sb.max_procs, r->sb.max_files,
+                  r->mounts == FQ_MOUNTS_BWRAP ?
+                      "own pid namespace (bubblewrap), data directory hidden" :
+                  r->mounts == FQ_MOUNTS_UNSHARE && r->pidns_ok ?
+                      "own pid namespace (pod_init), data directory hidden" :
+                  r->mounts == FQ_MOUNTS_UNSHARE ?
+                      "host pid namespace, data directory hidden" :
+                      "no namespaces: the data directory is protected by "
+                      "permissions only");
+    bool own_pidns = r->mounts == FQ_MOUNTS_BWRAP ||
+                     (r->mounts == FQ_MOUNTS_UNSHARE && r->pidns_ok);
+    fq_buf_printf(out, "kill: %s\n",
+                  own_pidns ? "whole process tree (the pod's pid namespace)" :
+                  r->cg_kill_root ? "whole process tree (cgroup v2)" :
+                                    "process group only (no pid namespace, no "
+                                    "writable cgroup v2)");
+    if (r->cg_kill_note && !own_pidns)
+        fq_buf_printf(out, "  (%s)\n", r->cg_kill_note);
 }
 
 /*
@@ -509,8 +578,14 @@ struct nsplan {
     size_t ntop;
     const struct mount *m;
     size_t nm;
-    char *hosts;          /* or NULL */
-    const char *hostname; /* borrowed */
+    char *hosts;             /* or NULL */
+    const char *hostname;    /* borrowed */
+    const char *data_dir;    /* borrowed; hidden by a tmpfs (or NULL) */
+    const char *poddir;      /* borrowed; bound back inside data_dir */
+    const char *nsdir;       /* borrowed; bound read-only first, or NULL */
+    const char *const *hide; /* borrowed; /dev/null bound over each */
+    bool new_proc;           /* a pid namespace of its own: a fresh /proc */
+    bool in_place; /* every target exists: no tmpfs root, no pivot_root */
 };
 
 static void nsplan_release(struct nsplan *pl)
@@ -628,12 +703,18 @@ static int ns_setup(const struct nsplan *pl, const char **step)
     *step = "making / private";
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return -1;
+    /* in place: the host's tree as the root (every mount target exists,
+     * nothing to create); else a tmpfs root with the host's top-level
+     * entries bound in */
+    const char *root = pl->in_place ? "" : pl->root;
     *step = "tmpfs root";
-    if (mount("tmpfs", pl->root, "tmpfs", 0, "mode=0755") != 0)
+    if (!pl->in_place && mount("tmpfs", pl->root, "tmpfs", 0, "mode=0755"))
         return -1;
     *step = "binding the host's top-level directories";
-    for (size_t i = 0; i < pl->ntop; i++) {
+    for (size_t i = 0; !pl->in_place && i < pl->ntop; i++) {
         const struct topent *t = &pl->top[i];
+        if (pl->new_proc && !strcmp(t->name, "proc"))
+            continue;
         snprintf(p, sizeof(p), "%s/%s", pl->root, t->name);
         char src[PATH_MAX];
         snprintf(src, sizeof(src), "/%s", t->name);
@@ -644,23 +725,69 @@ static int ns_setup(const struct nsplan *pl, const char **step)
             return -1;
         }
     }
+    if (pl->new_proc) {
+        *step = "mounting /proc of the pod's pid namespace";
+        snprintf(p, sizeof(p), "%s/proc", root);
+        if (mkdirs(p) != 0 ||
+            mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+            return -1;
+    }
     *step = "binding a volume";
     for (size_t i = 0; i < pl->nm; i++) {
         if (pl->m[i].rewrite)
             continue;
-        snprintf(p, sizeof(p), "%s%s", pl->root, pl->m[i].dst);
+        snprintf(p, sizeof(p), "%s%s", root, pl->m[i].dst);
         if (bind_at(pl->m[i].src, p, pl->m[i].ro) != 0)
+            return -1;
+    }
+    if (pl->data_dir) {
+        /* flexqd's data directory is an empty tmpfs but for the pod's own
+         * directory: no database, no other pod's log or volumes. In place
+         * the tmpfs covers the sources too: they are bound through
+         * descriptors opened before. */
+        int podfd = -1, nsfd = -1;
+        char podsrc[64], nssrc[64];
+        if (pl->in_place) {
+            podfd = open(pl->poddir, O_PATH | O_CLOEXEC);
+            nsfd = pl->nsdir ? open(pl->nsdir, O_PATH | O_CLOEXEC) : -1;
+        }
+        snprintf(podsrc, sizeof(podsrc), "/proc/self/fd/%d", podfd);
+        snprintf(nssrc, sizeof(nssrc), "/proc/self/fd/%d", nsfd);
+        *step = "hiding the data directory";
+        snprintf(p, sizeof(p), "%s%s", root, pl->data_dir);
+        if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"))
+            return -1;
+        if (pl->nsdir) {
+            snprintf(p, sizeof(p), "%s%s", root, pl->nsdir);
+            if (bind_at(nsfd >= 0 ? nssrc : pl->nsdir, p, true) != 0)
+                return -1;
+        }
+        snprintf(p, sizeof(p), "%s%s", root, pl->poddir);
+        if (bind_at(podfd >= 0 ? podsrc : pl->poddir, p, false) != 0)
+            return -1;
+        if (podfd >= 0)
+            close(podfd);
+        if (nsfd >= 0)
+            close(nsfd);
+    }
+    for (size_t i = 0; pl->hide && pl->hide[i]; i++) {
+        *step = "hiding a file";
+        struct stat st;
+        snprintf(p, sizeof(p), "%s%s", root, pl->hide[i]);
+        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+            mount("/dev/null", p, NULL, MS_BIND, NULL) != 0)
             return -1;
     }
     if (pl->hosts) {
         *step = "binding /etc/hosts";
-        snprintf(p, sizeof(p), "%s/etc/hosts", pl->root);
+        snprintf(p, sizeof(p), "%s/etc/hosts", root);
         if (mount(pl->hosts, p, NULL, MS_BIND, NULL) != 0)
             return -1;
     }
     *step = "pivot_root";
-    if (chdir(pl->root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
-        umount2(".", MNT_DETACH) != 0 || chdir("/") != 0)
+    if (!pl->in_place &&
+        (chdir(root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
+         umount2(".", MNT_DETACH) != 0 || chdir("/") != 0))
         return -1;
     *step = "sethostname";
     if (pl->hostname && sethostname(pl->hostname, strlen(pl->hostname)))
@@ -697,6 +824,76 @@ static int run_quiet(char *const argv[])
 
 static void bwrap_root_args(struct strv *a, const struct mount *m, size_t nm);
 
+static bool under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * What bubblewrap adds for every pod: its own pid namespace (bwrap is pid
+ * 1 there; when the outer bwrap dies, --die-with-parent takes the whole
+ * namespace with it), the data directory hidden under a tmpfs but for
+ * the pod's own directory, the hidden files replaced by /dev/null, and
+ * the seccomp filter (fd, or -1 for none).
+ */
+static void bwrap_sandbox_args(const struct fq_runner *r, struct strv *a,
+                               const char *mask, const char *poddir,
+                               const char *nsdir, int seccomp_fd)
+{
+    strv_pushs(a, "--unshare-pid");
+    strv_pushs(a, "--tmpfs");
+    strv_pushs(a, mask);
+    /* the directories between, 0755 (bwrap would make them 0700 and
+     * root's: the pod user could not reach its own directory) */
+    size_t dl = strlen(mask);
+    for (const char *sl = poddir + dl;
+         under(poddir, mask) && (sl = strchr(sl + 1, '/'));) {
+        strv_pushs(a, "--dir");
+        strv_push(a, fq_xstrndup(poddir, (size_t)(sl - poddir)));
+    }
+    if (nsdir) { /* a Ray node follows its peers: read-only */
+        strv_pushs(a, "--ro-bind");
+        strv_pushs(a, nsdir);
+        strv_pushs(a, nsdir);
+    }
+    strv_pushs(a, "--bind");
+    strv_pushs(a, poddir);
+    strv_pushs(a, poddir);
+    for (size_t i = 0; i < 4 && r->hide[i]; i++) {
+        struct stat st;
+        if (under(r->hide[i], r->data_dir) || stat(r->hide[i], &st) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        strv_pushs(a, "--ro-bind");
+        strv_pushs(a, "/dev/null");
+        strv_pushs(a, r->hide[i]);
+    }
+    if (seccomp_fd >= 0) {
+        strv_pushs(a, "--seccomp");
+        strv_push(a, fq_xasprintf("%d", seccomp_fd));
+    }
+}
+
+/* bubblewrap runs as root (it needs to, to mount without a user
+ * namespace); setpriv, inside, becomes the pod's user with no
+ * capabilities before it execs the command. Appends nothing when flexqd
+ * cannot change users. */
+static void setpriv_args(const struct fq_runner *r, struct strv *a, uid_t uid,
+                         gid_t gid)
+{
+    if (!r->sb.change_ids || !r->setpriv)
+        return;
+    strv_pushs(a, r->setpriv);
+    strv_push(a, fq_xasprintf("--reuid=%ld", (long)uid));
+    strv_push(a, fq_xasprintf("--regid=%ld", (long)gid));
+    strv_pushs(a, "--clear-groups");
+    strv_pushs(a, "--inh-caps=-all");
+    strv_pushs(a, "--bounding-set=-all");
+    strv_pushs(a, "--no-new-privs");
+    strv_pushs(a, "--");
+}
+
 static void probe_bwrap(struct fq_runner *r)
 {
     int why;
@@ -710,11 +907,28 @@ static void probe_bwrap(struct fq_runner *r)
      * host, as the tutorial's /app does, and runs true inside. */
     char *probe_dir = fq_xasprintf("%s/probe", r->data_dir);
     mkdir_p(probe_dir, 0755);
-    struct mount m = {probe_dir, (char *)"/flexq-probe-mount", true, false};
+    struct mount m = {probe_dir, (char *)"/flexq-probe-mount", true, false,
+                      false};
     struct strv a = {0};
     strv_pushs(&a, bw);
     bwrap_root_args(&a, &m, 1);
+    /* the pods' own setup: pid namespace, data directory hidden, the
+     * pod user through setpriv */
+    char *mask = fq_sandbox_hide_root(r->data_dir, r->sb.change_ids, r->sb.uid,
+                                      r->sb.gid);
+    bwrap_sandbox_args(r, &a, mask, probe_dir, NULL, -1);
+    free(mask);
     strv_pushs(&a, "--");
+    if (r->sb.change_ids && !r->setpriv) {
+        r->bwrap_note = fq_xstrdup("no setpriv to become the pod user under "
+                                   "bubblewrap (util-linux)");
+        strv_release(&a);
+        rmdir(probe_dir);
+        free(probe_dir);
+        free(bw);
+        return;
+    }
+    setpriv_args(r, &a, r->sb.uid, r->sb.gid);
     strv_pushs(&a, "/bin/sh");
     strv_pushs(&a, "-c");
     strv_pushs(&a, "test -d /flexq-probe-mount");
@@ -807,6 +1021,7 @@ static char *make_root_cgroup(const char *mnt, const char *own)
         free(base);
         base = fq_xstrdup(mnt);
     }
+    fq_cgroup_clean_orphans(base); /* of flexqd processes killed -9 */
     char *dir = fq_xasprintf("%s/flexq-%ld", base, (long)getpid());
     free(base);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
@@ -900,20 +1115,32 @@ static void probe_cgroups(struct fq_runner *r)
 
 /* Tries the unshare mode once: a child sets up a namespace with a volume
  * at a path the host does not have and checks it is there. */
-static void probe_unshare(struct fq_runner *r)
+/* A fork, in a new pid namespace when asked (the child is its pid 1). */
+static pid_t fork_ns(bool pidns)
+{
+    if (!pidns)
+        return fork();
+    return (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL,
+                          NULL);
+}
+
+static int probe_unshare_once(struct fq_runner *r, bool pidns, int *e)
 {
     char *dir = fq_xasprintf("%s/probe", r->data_dir);
     char *vol = fq_xasprintf("%s/vol", dir);
     mkdir_p(vol, 0755);
-    struct mount m = {vol, (char *)"/flexq-probe-mount", true, false};
+    struct mount m = {vol, (char *)"/flexq-probe-mount", true, false, false};
     struct nsplan pl;
     nsplan_init(&pl, dir, &m, 1, "flexq-probe");
-    int rc = -1, e = 0;
-    pid_t pid = fork();
+    pl.new_proc = pidns;
+    int rc = -1;
+    pid_t pid = fork_ns(pidns);
     if (pid == 0) {
         const char *step;
         if (ns_setup(&pl, &step) != 0)
             _exit(2);
+        if (pidns && getpid() != 1)
+            _exit(3);
         _exit(access("/flexq-probe-mount", F_OK) == 0 ? 0 : 1);
     }
     if (pid > 0) {
@@ -922,7 +1149,7 @@ static void probe_unshare(struct fq_runner *r)
             ;
         rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     } else {
-        e = errno;
+        *e = errno;
     }
     nsplan_release(&pl);
     char *root = fq_xasprintf("%s/root", dir);
@@ -932,11 +1159,27 @@ static void probe_unshare(struct fq_runner *r)
     rmdir(dir);
     free(vol);
     free(dir);
+    return rc;
+}
+
+/* Tries the unshare mode, with a pid namespace first (pod_init.c is then
+ * each pod's pid 1), else without. */
+static void probe_unshare(struct fq_runner *r)
+{
+    int e = 0;
+    int rc = r->self_fd >= 0 ? probe_unshare_once(r, true, &e) : -1;
+    r->pidns_ok = rc == 0;
+    if (rc != 0)
+        rc = probe_unshare_once(r, false, &e);
     char *note = fq_xasprintf(
-        "%s; flexqd's own unshare %s", r->bwrap_note ? r->bwrap_note : "",
+        "%s%sflexqd's own unshare %s%s", r->bwrap_note ? r->bwrap_note : "",
+        r->bwrap_note ? "; " : "",
         rc == 0 ? "works here" :
         e       ? "could not fork" :
-                  "is not allowed here (needs root / CAP_SYS_ADMIN)");
+                  "is not allowed here (needs root / CAP_SYS_ADMIN)",
+        r->pidns_ok ? ", with a pid namespace per pod" :
+        rc == 0     ? ", without pid namespaces" :
+                      "");
     free(r->bwrap_note);
     r->bwrap_note = note;
     if (rc == 0)
@@ -975,20 +1218,66 @@ struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
         r->cfg.log_max_bytes = 10u << 20;
     if (r->cfg.gpus > MAX_GPUS)
         r->cfg.gpus = MAX_GPUS;
-    r->data_dir = fq_xstrdup(cfg->data_dir);
+    /* absolute: it is a mount point inside the pods */
+    char real[PATH_MAX];
+    r->data_dir =
+        fq_xstrdup(realpath(cfg->data_dir, real) ? real : cfg->data_dir);
+    for (size_t i = 0, n = 0; i < 4 && cfg->hide[i]; i++)
+        if (realpath(cfg->hide[i], real))
+            r->hide[n++] = fq_xstrdup(real);
     r->python_path = fq_xstrdup(cfg->python_path ? cfg->python_path :
                                                    FLEXQ_SOURCE_DIR "/python");
     r->node_name = cfg->node_name ? fq_xstrdup(cfg->node_name) : NULL;
     r->engine = e;
+    /* who the pods run as, and what they may use */
+    r->sb.change_ids = fq_sandbox_default_ids(cfg->pod_user, &r->sb.uid,
+                                              &r->sb.gid, &r->sb_note);
+    r->sb.max_procs = cfg->pod_max_procs > 0 ? cfg->pod_max_procs : 16384;
+    r->sb.max_files = cfg->pod_max_files > 0 ? cfg->pod_max_files : 65536;
+    r->sb.seccomp = true;
+    fq_sandbox_filter_build(&r->sb);
+    fq_boot_id(r->boot);
+    int why_sp;
+    r->setpriv = which("setpriv", DEFAULT_PATH, &why_sp);
     r->mounts = FQ_MOUNTS_REWRITE;
-    if (cfg->mounts == FQ_MOUNTS_AUTO || cfg->mounts == FQ_MOUNTS_BWRAP)
-        probe_bwrap(r);
+    /* our own binary, exec'd as each pod's pid 1 (pod_init.c) */
+    r->self_fd = fq_pod_init_argv0[0] && geteuid() == 0 ?
+                     open("/proc/self/exe", O_PATH | O_CLOEXEC) :
+                     -1;
+    /* As root flexqd's own namespaces are preferred: a pod then costs a
+     * clone and two execs (pod_init, the command) where bubblewrap costs
+     * several processes; bubblewrap serves the machines where flexqd is
+     * not root (user namespaces). */
+    if (cfg->mounts == FQ_MOUNTS_AUTO && geteuid() == 0)
+        probe_unshare(r);
     if (r->mounts == FQ_MOUNTS_REWRITE &&
-        (cfg->mounts == FQ_MOUNTS_AUTO || cfg->mounts == FQ_MOUNTS_UNSHARE))
+        (cfg->mounts == FQ_MOUNTS_AUTO || cfg->mounts == FQ_MOUNTS_BWRAP)) {
+        char *un = r->bwrap_note; /* why not unshare, kept before bwrap's */
+        r->bwrap_note = NULL;
+        probe_bwrap(r);
+        if (un) {
+            char *both =
+                fq_xasprintf("%s; %s", un, r->bwrap_note ? r->bwrap_note : "");
+            free(r->bwrap_note);
+            free(un);
+            r->bwrap_note = both;
+        }
+    }
+    if (r->mounts == FQ_MOUNTS_REWRITE && cfg->mounts == FQ_MOUNTS_UNSHARE)
         probe_unshare(r);
     if (cfg->mounts == FQ_MOUNTS_REWRITE)
         r->bwrap_note = fq_xstrdup("rewrite chosen by configuration");
+    /* without namespaces the pod user reaches its directory through the
+     * data directory: traversable, never listable */
+    if (r->mounts == FQ_MOUNTS_REWRITE && r->sb.change_ids)
+        fq_sandbox_protect_dir(r->data_dir);
     probe_cgroups(r);
+    /* one cgroup v2 directory per pod, for killing its whole tree: the
+     * limits' own tree on a v2 machine, else a cgroup2 mount beside v1 */
+    if (r->cgroups == FQ_CGROUPS_V2)
+        r->cg_kill_root = fq_xstrdup(r->cg_mem_root);
+    else
+        r->cg_kill_root = fq_cgroup_v2_root(&r->cg_kill_note);
     return r;
 }
 
@@ -1005,14 +1294,28 @@ void fq_runner_free(struct fq_runner *r)
     for (size_t i = 0; i < r->nprocs; i++) {
         struct proc *p = &r->procs[i];
         kill(-p->pid, SIGKILL);
+        fq_cgroup_kill(p->cg_kill);
         int st;
         while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
             ;
         cgroup_remove(p->cg_mem);
         cgroup_remove(p->cg_cpu);
+        fq_cgroup_reap(p->cg_kill);
         proc_release(p);
     }
     free(r->procs);
+    for (size_t i = 0; i < r->stale_cg.n; i++)
+        fq_cgroup_reap(r->stale_cg.v[i]);
+    strv_release(&r->stale_cg);
+    if (r->cg_kill_root &&
+        (!r->cg_mem_root || strcmp(r->cg_kill_root, r->cg_mem_root)))
+        rmdir(r->cg_kill_root);
+    free(r->cg_kill_root);
+    free(r->cg_kill_note);
+    free(r->sb_note);
+    free(r->setpriv);
+    for (size_t i = 0; i < 4; i++)
+        free(r->hide[i]);
     for (size_t i = 0; i < r->nexited; i++) {
         free(r->exited[i].ns);
         free(r->exited[i].name);
@@ -1031,6 +1334,8 @@ void fq_runner_free(struct fq_runner *r)
     free(r->python_path);
     free(r->node_name);
     free(r->child_stack);
+    if (r->self_fd >= 0)
+        close(r->self_fd);
     free(r);
 }
 
@@ -1133,6 +1438,7 @@ static void add_mount(struct spec *s, const char *src, const char *dst, bool ro)
     m->dst = fq_xstrdup(dst);
     m->ro = ro;
     m->rewrite = false;
+    m->empty_dir = false;
 }
 
 static const struct fq_value *find_named(const struct fq_value *seq,
@@ -1210,7 +1516,8 @@ static int materialize_configmap(struct fq_runner *r, const char *ns,
     return 0;
 }
 
-/* Volume mounts of `ctr` using the volumes of `podspec`. */
+/* Volume mounts of `ctr` using the volumes of `podspec`. Returns 0, -1
+ * when a ConfigMap is missing (the pod waits), -2 when refused. */
 static int add_volume_mounts(struct fq_runner *r, const char *ns,
                              const char *poddir, const struct fq_value *podspec,
                              const struct fq_value *ctr, struct spec *s)
@@ -1227,6 +1534,7 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
         if (!vol || mpath[0] != '/')
             continue;
         char *src = NULL;
+        bool own = false;
         if (fq_map_get(vol, "configMap")) {
             src = fq_xasprintf("%s/volumes/%s", poddir, vname);
             if (materialize_configmap(r, ns, vol, src, s) != 0) {
@@ -1236,11 +1544,18 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
             ro = true;
         } else if (fq_map_get(vol, "hostPath")) {
             src = fq_xstrdup(fq_value_path_str(vol, "hostPath.path", "/"));
+            if (fq_sandbox_path_refused(src, r->data_dir,
+                                        (const char *const *)r->hide, vname,
+                                        s->why, sizeof(s->why))) {
+                free(src);
+                return -2;
+            }
         } else {
             /* emptyDir and anything flexq does not model: a fresh
              * directory of the pod's own. */
             src = fq_xasprintf("%s/volumes/%s", poddir, vname);
             mkdir_p(src, 0755);
+            own = true;
         }
         if (*sub && safe_rel(sub)) {
             char *full = fq_xasprintf("%s/%s", src, sub);
@@ -1248,6 +1563,7 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
             src = full;
         }
         add_mount(s, src, mpath, ro);
+        s->mounts[s->nmounts - 1].empty_dir = own;
         free(src);
     }
     return 0;
@@ -1503,8 +1819,9 @@ static int build_spec(struct fq_runner *r, const struct fq_value *pod,
     }
 
     /* volumes first: a missing ConfigMap makes the pod wait */
-    if (add_volume_mounts(r, ns, poddir, podspec, ctr, s) != 0) {
-        s->waiting = true;
+    int vrc = add_volume_mounts(r, ns, poddir, podspec, ctr, s);
+    if (vrc != 0) {
+        s->waiting = vrc == -1; /* -2: refused, s->why says why */
         return -1;
     }
     const struct fq_value *ann = fq_value_path(pod, "metadata.annotations");
@@ -1521,21 +1838,18 @@ static int build_spec(struct fq_runner *r, const struct fq_value *pod,
                 fq_seq_at(fq_map_get(ospec, "containers"), 0), s);
             free(odir);
             if (rc != 0) {
-                s->waiting = true;
+                s->waiting = rc == -1;
                 return -1;
             }
         }
     }
     plan_mounts(r, s);
 
-    /* env */
-    const char *path = getenv("PATH");
-    env_set(&s->env, "PATH", path && *path ? path : DEFAULT_PATH);
-    const char *home = getenv("HOME");
-    env_set(&s->env, "HOME", home ? home : "/root");
-    const char *lang = getenv("LANG");
-    if (lang)
-        env_set(&s->env, "LANG", lang);
+    /* env: nothing of flexqd's own (its environment may hold secrets);
+     * HOME is the pod's directory, the one place it may write */
+    env_set(&s->env, "PATH", DEFAULT_PATH);
+    env_set(&s->env, "HOME", poddir);
+    env_set(&s->env, "LANG", "C.UTF-8");
     const char *hn = fq_value_path_str(podspec, "hostname", name);
     s->hostname = fq_xstrdup(hn);
     env_set(&s->env, "HOSTNAME", hn);
@@ -1893,12 +2207,41 @@ static int gpu_take(struct fq_runner *r, int64_t n, uint64_t *mask,
     return 0;
 }
 
+struct child_args {
+    const char *exec_path;
+    char *const *argv;
+    char *const *envp;
+    int logfd, errfd, closefd;
+    const char *cwd, *cg_mem, *cg_cpu, *cg_kill;
+    bool bwrap;
+    const struct nsplan *plan;
+    const struct fq_sandbox *sb; /* the pod's identity and limits */
+    int keepfd;                  /* bwrap's --seccomp pipe, or -1 */
+    int exec_fd; /* exec this (pod_init.c's binary) instead, or -1 */
+    bool pidns;  /* the child is pid 1 of a new pid namespace */
+};
+
+/* Tells the parent why the child could not run (errno through the
+ * close-on-exec pipe) and ends; the step goes to the pod's log. */
+static void child_fail(const struct child_args *a, const char *what,
+                       const char *step)
+{
+    int e = errno;
+    if (step) {
+        char line[256];
+        int n = snprintf(line, sizeof(line), "flexq: %s failed at %s: %s\n",
+                         what, step, strerror(e));
+        ssize_t w = write(2, line, (size_t)n);
+        (void)w;
+    }
+    ssize_t w = write(a->errfd, &e, sizeof(e));
+    (void)w;
+    _exit(127);
+}
+
 /* In the child after fork: only async-signal-safe calls plus the writes
  * the single-threaded daemon allows. Never returns. */
-static void child_exec(const char *exec_path, char *const argv[],
-                       char *const envp[], int logfd, int errfd,
-                       const char *cwd, const char *cg_mem, const char *cg_cpu,
-                       bool bwrap, const struct nsplan *plan)
+static void child_exec(const struct child_args *a)
 {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -1910,9 +2253,12 @@ static void child_exec(const char *exec_path, char *const argv[],
             signal(sig, SIG_DFL);
     char pid[32];
     int pl = snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-    const char *cgs[2] = {cg_mem, cg_cpu};
-    for (int i = 0; i < 2; i++) {
-        if (!cgs[i] || (i == 1 && cg_mem && !strcmp(cg_cpu, cg_mem)))
+    const char *cgs[3] = {a->cg_mem, a->cg_cpu, a->cg_kill};
+    for (int i = 0; i < 3; i++) {
+        bool dup = false;
+        for (int j = 0; j < i; j++)
+            dup |= cgs[i] && cgs[j] && !strcmp(cgs[i], cgs[j]);
+        if (!cgs[i] || dup)
             continue;
         char f[PATH_MAX];
         snprintf(f, sizeof(f), "%s/cgroup.procs", cgs[i]);
@@ -1929,50 +2275,40 @@ static void child_exec(const char *exec_path, char *const argv[],
         if (nul != 0)
             close(nul);
     }
-    dup2(logfd, 1);
-    dup2(logfd, 2);
+    dup2(a->logfd, 1);
+    dup2(a->logfd, 2);
     const char *step = NULL;
-    if (plan && ns_setup(plan, &step) != 0) {
-        int e = errno;
-        /* the step goes to the log: stdout is the pod's log by now */
-        char line[256];
-        int n = snprintf(line, sizeof(line),
-                         "flexq: mount namespace setup failed at %s: %s\n",
-                         step, strerror(e));
-        ssize_t w = write(2, line, (size_t)n);
-        w = write(errfd, &e, sizeof(e));
-        (void)w;
-        _exit(127);
+    if (a->plan && ns_setup(a->plan, &step) != 0)
+        child_fail(a, "mount namespace setup", step);
+    if (!a->bwrap && a->cwd && chdir(a->cwd) != 0)
+        child_fail(a, "chdir", NULL);
+    if (a->bwrap) {
+        /* bubblewrap and setpriv do the rest (runner.c's argv) */
+        if (a->keepfd >= 0)
+            fcntl(a->keepfd, F_SETFD, 0);
+        if (fq_sandbox_limits(a->sb, &step) != 0)
+            child_fail(a, "the pod's sandbox", step);
+    } else if (fq_sandbox_enter(a->sb, &step) != 0) {
+        child_fail(a, "the pod's sandbox", step);
     }
-    if (!bwrap && cwd && chdir(cwd) != 0) {
-        int e = errno;
-        ssize_t w = write(errfd, &e, sizeof(e));
-        (void)w;
-        _exit(127);
-    }
-    execve(exec_path, argv, envp);
-    int e = errno;
-    ssize_t w = write(errfd, &e, sizeof(e));
-    (void)w;
-    _exit(127);
+    if (a->exec_fd >= 0) {
+        /* pod_init.c starts with every signal blocked, so that a SIGTERM
+         * sent before it is ready stays pending: one that reaches a pid 1
+         * without a handler and unblocked is dropped by the kernel */
+        sigset_t all;
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        syscall(SYS_execveat, a->exec_fd, "", a->argv, a->envp, AT_EMPTY_PATH);
+    } else
+        execve(a->exec_path, a->argv, a->envp);
+    child_fail(a, "exec", NULL);
 }
-
-struct child_args {
-    const char *exec_path;
-    char *const *argv;
-    char *const *envp;
-    int logfd, errfd, closefd;
-    const char *cwd, *cg_mem, *cg_cpu;
-    bool bwrap;
-    const struct nsplan *plan;
-};
 
 static int child_main(void *arg)
 {
     const struct child_args *a = arg;
     close(a->closefd);
-    child_exec(a->exec_path, a->argv, a->envp, a->logfd, a->errfd, a->cwd,
-               a->cg_mem, a->cg_cpu, a->bwrap, a->plan);
+    child_exec(a);
     return 127;
 }
 
@@ -2001,15 +2337,16 @@ static pid_t spawn(struct fq_runner *r, struct child_args *a)
 {
 #ifdef FQ_RUNNER_FORK
     (void)r;
-    pid_t pid = fork();
+    pid_t pid = fork_ns(a->pidns);
     if (pid == 0)
         _exit(child_main(a));
     return pid;
 #else
     if (!r->child_stack)
         r->child_stack = fq_xmalloc(CHILD_STACK);
-    return clone(child_main, r->child_stack + CHILD_STACK,
-                 CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+    return clone(
+        child_main, r->child_stack + CHILD_STACK,
+        CLONE_VM | CLONE_VFORK | SIGCHLD | (a->pidns ? CLONE_NEWPID : 0), a);
 #endif
 }
 
@@ -2077,12 +2414,14 @@ static void collect_metrics(struct fq_runner *r, struct proc *p)
     if (p->mkind == FQ_KIND_NONE)
         return;
     char *path = fq_xasprintf("%s/metrics.jsonl", p->dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* the pod's own file: never a link out of its directory */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     free(path);
     if (fd < 0)
         return;
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size <= p->metrics_off ||
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size <= p->metrics_off ||
         st.st_size - p->metrics_off > (8 << 20)) {
         close(fd);
         return;
@@ -2154,7 +2493,7 @@ static bool restart_due(struct fq_runner *r, const char *ns, const char *name,
 {
     struct exited *x = find_exited(r, ns, name);
     if (!x)
-        return true; /* never ran here: flexqd restarted, start it again */
+        return true; /* never ran here: lost_pod decided it may run */
     int64_t delay = 1000;
     for (int i = 1; i < x->count && delay < 30000; i++)
         delay *= 2;
@@ -2192,6 +2531,65 @@ static bool terminal_phase(const char *ph)
     return ph && (!strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"));
 }
 
+/*
+ * A pod an earlier flexqd started: no process of this runner, no exit
+ * seen here, but its log exists (the runner creates it just before it
+ * forks, and nothing else does). Its process died with that flexqd
+ * (PR_SET_PDEATHSIG; bubblewrap's pid namespace), or is killed now: the
+ * pid and start time in status.containerStatuses[0].containerID say
+ * which process it was, and the orphaned cgroups went at start. With
+ * restartPolicy Never the pod is reported Failed and never started
+ * again; OnFailure and Always start it again, as the kubelet restarts a
+ * container. Returns true when the pod must not be started.
+ */
+static bool lost_pod(struct fq_runner *r, const struct fq_value *pod,
+                     const char *ns, const char *name, const char *dir,
+                     int64_t now_ms)
+{
+    if (find_exited(r, ns, name))
+        return false;
+    char *logp = fq_xasprintf("%s/log", dir);
+    struct stat st;
+    bool started = lstat(logp, &st) == 0;
+    free(logp);
+    if (!started)
+        return false;
+    const char *cid = fq_value_as_str(fq_value_path(
+        fq_seq_at(fq_value_path(pod, "status.containerStatuses"), 0),
+        "containerID"));
+    pid_t pid = fq_sandbox_container_pid(cid, r->boot);
+    if (pid > 1) {
+        kill(-pid, SIGKILL); /* its process group, then itself */
+        kill(pid, SIGKILL);
+    }
+    const char *policy = fq_value_path_str(pod, "spec.restartPolicy", "Always");
+    if (strcmp(policy, "Never"))
+        return false;
+    report(r, ns, name, "Failed", false, 137, "ControlPlaneRestarted",
+           "flexqd restarted while the pod ran; its process was lost and "
+           "restartPolicy Never does not allow running it again",
+           now_ms);
+    return true;
+}
+
+/* Puts "flexq://<boot id>/<pid>/<start time>" of the process just
+ * started into status.containerStatuses[0].containerID, where Kubernetes
+ * keeps the runtime's id of a container. */
+static void record_container_id(struct fq_runner *r, const char *ns,
+                                const char *name, pid_t pid)
+{
+    struct fq_objstore *s = fq_engine_store(r->engine);
+    struct fq_value *o = fq_objstore_edit_in_place(s, FQ_KIND_POD, ns, name);
+    struct fq_value *c =
+        fq_seq_at(fq_value_path(o, "status.containerStatuses"), 0);
+    if (!c || c->type != FQ_V_MAP)
+        return;
+    char *cid = fq_sandbox_container_id(r->boot, pid);
+    fq_map_set(c, "containerID", fq_value_str(cid));
+    free(cid);
+    fq_objstore_edited(s, FQ_KIND_POD, ns, name, false);
+}
+
 int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
                         int64_t now_ms, struct fq_err *err)
 {
@@ -2211,11 +2609,16 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         return 0; /* restarted by fq_runner_poll once the backoff is over */
 
     char *dir = fq_runner_pod_dir(r->data_dir, ns, name);
+    if (lost_pod(r, pod, ns, name, dir, now_ms)) {
+        free(dir);
+        return 0;
+    }
     struct spec s;
     memset(&s, 0, sizeof(s));
     int ret = 0, logfd = -1;
     char *exec_path = NULL;
-    struct strv bargv = {0};
+    char *nsdir = NULL, *mask = NULL;
+    struct strv bargv = {0}, iargv = {0};
     if (make_pod_dir(dir) != 0) {
         ret = fq_err_set(err, FQ_EIO, "cannot create %s: %s", dir,
                          strerror(errno));
@@ -2239,8 +2642,17 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         free(pj);
     }
     char *logp = fq_xasprintf("%s/log", dir);
-    logfd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    logfd = open(logp,
+                 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
+                     O_NONBLOCK,
+                 0644);
     free(logp);
+    struct stat lst;
+    if (logfd >= 0 && (fstat(logfd, &lst) != 0 || !S_ISREG(lst.st_mode))) {
+        close(logfd);
+        logfd = -1;
+        errno = EINVAL;
+    }
     if (logfd < 0) {
         ret = fq_err_set(err, FQ_EIO, "cannot open the log of %s/%s: %s", ns,
                          name, strerror(errno));
@@ -2278,6 +2690,38 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         goto out;
     }
 
+    /* who it runs as: flexqd's pod user, or runAsUser / runAsGroup when
+     * the administrator allows them */
+    struct fq_sandbox sbv = r->sb;
+
+    struct fq_sandbox *sb = &sbv;
+    {
+        char why[300];
+        if (fq_sandbox_pod_ids(pod, r->cfg.allow_run_as_user, r->sb.uid,
+                               r->sb.gid, &sb->uid, &sb->gid, why,
+                               sizeof(why)) != 0) {
+            log_note(logfd, "flexq: %s", why);
+            report(r, ns, name, "Failed", false, 128, "ContainerCannotRun", why,
+                   now_ms);
+            goto out;
+        }
+    }
+
+    if (sb->change_ids) {
+        /* The pod may create files in its own directory (sticky, like
+         * /tmp) but not replace flexqd's there (log, volumes/, hosts):
+         * flexqd, root, writes into it again when the pod restarts. Its
+         * emptyDir volumes are its own. */
+        if (chmod(dir, 01777) != 0)
+            log_note(logfd, "flexq: cannot open %s to the pod's user: %s", dir,
+                     strerror(errno));
+        for (size_t i = 0; i < s.nmounts; i++)
+            if (s.mounts[i].empty_dir &&
+                chown(s.mounts[i].src, sb->uid, sb->gid) != 0)
+                log_note(logfd, "flexq: cannot hand %s to uid %ld",
+                         s.mounts[i].src, (long)sb->uid);
+    }
+
     struct proc p;
     memset(&p, 0, sizeof(p));
     p.ns = fq_xstrdup(ns);
@@ -2311,6 +2755,23 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     const char *note = setup_cgroups(r, &p, &s);
     if (note)
         log_note(logfd, "%s", note);
+    /* pid 1 of the pod's own pid namespace is pod_init.c (unshare mode)
+     * or bubblewrap: its end kills the whole tree. Otherwise a cgroup of
+     * its own does (joining one costs a few ms: the kernel waits for an
+     * RCU grace period, with flexqd suspended). */
+    bool pidns =
+        r->mounts == FQ_MOUNTS_UNSHARE && r->pidns_ok && r->self_fd >= 0;
+    p.pidns = pidns;
+    if (r->cg_kill_root && !pidns && r->mounts != FQ_MOUNTS_BWRAP) {
+        char *leaf = fq_xasprintf("%s/%s_%s_%s", r->cg_kill_root, p.ns, p.name,
+                                  p.uid ? p.uid : "");
+        if (p.cg_mem && !strcmp(leaf, p.cg_mem))
+            p.cg_kill = leaf;
+        else if (mkdir(leaf, 0755) == 0 || errno == EEXIST)
+            p.cg_kill = leaf;
+        else
+            free(leaf);
+    }
     for (size_t i = 0; i < s.nmounts; i++)
         if (s.mounts[i].rewrite)
             log_note(logfd,
@@ -2325,17 +2786,32 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
 
     char *const *argv = s.argv.v;
     const char *path_to_exec = exec_path;
-    /* A namespace only where a volume needs one: a pod without volumes is
-     * a plain fork and exec (the cost that matters for many short jobs). */
-    bool needs_ns = false;
-    for (size_t i = 0; i < s.nmounts; i++)
-        needs_ns |= !s.mounts[i].rewrite;
+    /* Every pod gets a namespace where the machine allows one: it is what
+     * hides the data directory, other pods and the tokens file. */
+    bool needs_ns = r->mounts != FQ_MOUNTS_REWRITE;
     bool bw = r->mounts == FQ_MOUNTS_BWRAP && needs_ns;
     p.bwrap = bw;
+    int scfd = -1;
+    /* The pods of a Ray cluster read each other's pod.json, metrics,
+     * logs and status.json (python/flexq/train.py, submit.py): they see
+     * their namespace's pods directory, read-only. Other pods see only
+     * their own directory. */
+    mask = fq_sandbox_hide_root(r->data_dir, sb->change_ids, sb->uid, sb->gid);
+    if (peer || env_get(&s.env, "FLEXQ_RAY_CLUSTER")) {
+        nsdir = fq_xstrdup(dir);
+        *strrchr(nsdir, '/') = '\0';
+    }
     if (bw) {
         write_hosts(dir, &s);
+        scfd = fq_sandbox_filter_pipe(sb);
+        if (scfd >= 0 && scfd < 3) { /* never one the child dup2s over */
+            int hi = fcntl(scfd, F_DUPFD_CLOEXEC, 3);
+            close(scfd);
+            scfd = hi;
+        }
         strv_pushs(&bargv, r->bwrap);
         bwrap_root_args(&bargv, s.mounts, s.nmounts);
+        bwrap_sandbox_args(r, &bargv, mask, dir, nsdir, scfd);
         if (path_exists("/etc/hosts")) {
             char *hp = fq_xasprintf("%s/hosts", dir);
             strv_pushs(&bargv, "--ro-bind");
@@ -2349,6 +2825,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         strv_pushs(&bargv, "--chdir");
         strv_pushs(&bargv, s.cwd);
         strv_pushs(&bargv, "--");
+        setpriv_args(r, &bargv, sb->uid, sb->gid);
         strv_pushs(&bargv, exec_path);
         for (size_t i = 1; i < s.argv.n; i++)
             strv_pushs(&bargv, s.argv.v[i]);
@@ -2361,28 +2838,46 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     if (use_ns) {
         write_hosts(dir, &s);
         nsplan_init(&plan, dir, s.mounts, s.nmounts, s.hostname);
+        plan.data_dir = mask;
+        plan.poddir = dir;
+        plan.nsdir = nsdir;
+        plan.hide = (const char *const *)r->hide;
+        plan.new_proc = pidns;
+        /* the host's tree itself when every volume's target exists: no
+         * tmpfs root and no bind of each top-level entry (the cost of a
+         * pod's start is flexqd's: it waits for the child to exec) */
+        plan.in_place = true;
+        for (size_t i = 0; i < s.nmounts; i++)
+            if (!s.mounts[i].rewrite && !path_exists(s.mounts[i].dst))
+                plan.in_place = false;
+    }
+    if (pidns) { /* pod_init.c, then the command */
+        strv_pushs(&iargv, FQ_POD_INIT_ARGV0);
+        strv_pushs(&iargv, exec_path);
+        for (size_t i = 1; i < s.argv.n; i++)
+            strv_pushs(&iargv, s.argv.v[i]);
+        argv = iargv.v;
     }
 
     int ep[2];
     if (pipe2(ep, O_CLOEXEC) != 0) {
         ret = fq_err_set(err, FQ_EIO, "pipe: %s", strerror(errno));
+        if (scfd >= 0)
+            close(scfd);
         if (use_ns)
             nsplan_release(&plan);
         proc_release(&p);
         goto out;
     }
-    struct child_args ca = {path_to_exec,
-                            argv,
-                            s.env.v,
-                            logfd,
-                            ep[1],
-                            ep[0],
-                            s.cwd,
-                            p.cg_mem,
-                            p.cg_cpu,
-                            bw,
-                            use_ns ? &plan : NULL};
+    struct child_args ca = {path_to_exec, argv,     s.env.v,
+                            logfd,        ep[1],    ep[0],
+                            s.cwd,        p.cg_mem, p.cg_cpu,
+                            p.cg_kill,    bw,       use_ns ? &plan : NULL,
+                            sb,           scfd,     pidns ? r->self_fd : -1,
+                            pidns};
     pid_t pid = spawn(r, &ca);
+    if (scfd >= 0)
+        close(scfd);
     if (pid < 0) {
         ret = fq_err_set(err, FQ_EIO, "fork: %s", strerror(errno));
         close(ep[0]);
@@ -2419,11 +2914,17 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         r->procs[r->nprocs - 1].reported = true;
         goto out;
     }
+    /* Running, with the process's pid and start time: a restarted flexqd
+     * tells the process apart from a later one with the same pid */
     report(r, ns, name, "Running", true, 0, NULL, NULL, now_ms);
+    record_container_id(r, ns, name, pid);
 out:
     if (logfd >= 0)
         close(logfd);
+    free(nsdir);
+    free(mask);
     strv_release(&bargv);
+    strv_release(&iargv);
     free(exec_path);
     spec_release(&s);
     free(dir);
@@ -2461,6 +2962,14 @@ static bool bwrap_failure(const char *dir, char *out, size_t size)
     return true;
 }
 
+/* Kills what is left in a pod's cgroup and removes it; one whose
+ * processes are still dying is retried by fq_runner_poll. */
+static void drop_cgroup(struct fq_runner *r, const char *dir)
+{
+    if (dir && fq_cgroup_reap(dir) != 0 && r->stale_cg.n < 4096)
+        strv_pushs(&r->stale_cg, dir);
+}
+
 static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
 {
     collect_metrics(r, &r->procs[idx]);
@@ -2473,7 +2982,7 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     char msg[600] = "";
     long ooms = oom_kills(r, p);
     bool sigkill = (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ||
-                   (p->bwrap && code == 137);
+                   ((p->bwrap || p->pidns) && code == 137);
     if (ooms > 0) {
         reason = "OOMKilled";
         snprintf(msg, sizeof(msg),
@@ -2494,9 +3003,12 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     }
     if (!p->reported && p->peer_files)
         write_status(p->dir, phase, code, reason, msg);
-    cgroup_remove(p->cg_mem);
+    /* the pod ends with its main process, as a container ends with its
+     * pid 1: whatever it left behind (setsid or not) is killed */
+    drop_cgroup(r, p->cg_kill);
+    drop_cgroup(r, p->cg_mem);
     if (p->cg_cpu && (!p->cg_mem || strcmp(p->cg_cpu, p->cg_mem)))
-        cgroup_remove(p->cg_cpu);
+        drop_cgroup(r, p->cg_cpu);
     r->gpus_used &= ~p->gpus;
     char *ns = p->ns, *name = p->name;
     bool reported = p->reported;
@@ -2590,8 +3102,10 @@ static void rotate_log(const struct fq_runner *r, const struct proc *p)
         return;
     }
     char *old = fq_xasprintf("%s/log.1", p->dir);
-    int in = open(path, O_RDONLY | O_CLOEXEC);
-    int out = open(old, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    unlink(old); /* whatever the pod may have put there */
+    int out =
+        open(old, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (in >= 0 && out >= 0) {
         char buf[65536];
         ssize_t n;
@@ -2620,10 +3134,20 @@ static void rotate_log(const struct fq_runner *r, const struct proc *p)
 void fq_runner_poll(struct fq_runner *r, int64_t now_ms)
 {
     fq_runner_on_sigchld(r, now_ms);
+    for (size_t i = 0; i < r->stale_cg.n;) {
+        if (fq_cgroup_reap(r->stale_cg.v[i]) == 0) {
+            free(r->stale_cg.v[i]);
+            r->stale_cg.v[i] = r->stale_cg.v[--r->stale_cg.n];
+            r->stale_cg.v[r->stale_cg.n] = NULL;
+            continue;
+        }
+        i++;
+    }
     for (size_t i = 0; i < r->nprocs; i++) {
         struct proc *p = &r->procs[i];
         if (p->terminating && !p->killed && now_ms >= p->kill_at_ms) {
             kill(-p->pid, SIGKILL);
+            fq_cgroup_kill(p->cg_kill); /* setsid children too */
             p->killed = true;
         }
         rotate_log(r, p);

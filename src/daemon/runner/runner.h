@@ -33,7 +33,8 @@
  * and its log): pod.json and status.json are written only for pods
  * labelled ray.io/cluster, the only ones whose peers read them.
  *
- * See docs/runtime.md for isolation (bubblewrap, fallbacks) and limits.
+ * See docs/runtime.md for isolation (the pod user, bubblewrap, seccomp,
+ * fallbacks), limits and what happens to pods when flexqd restarts.
  */
 #ifndef FLEXQ_RUNNER_H
 #define FLEXQ_RUNNER_H
@@ -80,6 +81,18 @@ struct fq_runner_config {
                                 CUDA_VISIBLE_DEVICES (0: none) */
     enum fq_runner_mounts mounts;
     enum fq_runner_cgroups cgroups;
+    /* The sandbox (sandbox.h, docs/runtime.md). */
+    const char *pod_user;   /* borrowed; user name or "UID:GID" the pods
+                                run as when flexqd is root (NULL:
+                                flexq-pod, else 65534:65534) */
+    bool allow_run_as_user; /* honour securityContext.runAsUser and
+                                runAsGroup (else such a pod fails) */
+    const char *hide[4];    /* borrowed; files that do not exist inside a
+                                pod (the tokens file, the config file);
+                                NULL-terminated. The data directory is
+                                always hidden but for the pod's own. */
+    long pod_max_procs;     /* RLIMIT_NPROC (0: 16384) */
+    long pod_max_files;     /* RLIMIT_NOFILE (0: 65536) */
 };
 
 void fq_runner_config_init(struct fq_runner_config *c);

@@ -37,6 +37,7 @@
 #include "daemon.h"
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
+#include "log.h"
 #include "providers/provider.h"
 #include "runner/logs.h"
 #include "runner/runner.h"
@@ -314,9 +315,25 @@ struct fq_runtime *fq_runtime_attach(struct fq_daemon *d, struct fq_err *err)
     const char *pp = getenv("FLEXQ_PYTHONPATH");
     if (pp && *pp)
         cfg.python_path = pp;
+    /* the sandbox: who pods run as, what they never see */
+    cfg.pod_user = d->opts.pod_user;
+    cfg.allow_run_as_user = d->opts.allow_run_as_user;
+    size_t nh = 0;
+    if (d->opts.tokens_file)
+        cfg.hide[nh++] = d->opts.tokens_file;
+    if (d->opts.config_file)
+        cfg.hide[nh++] = d->opts.config_file;
     struct fq_runner *r = fq_runner_new(&cfg, d->engine, err);
     if (!r)
         return NULL;
+    /* what isolation is in force on this machine, once at start */
+    struct fq_buf caps = FQ_BUF_INIT;
+    fq_runner_caps(r, &caps);
+    char *save = NULL;
+    for (char *line = strtok_r(caps.data ? caps.data : (char *)"", "\n", &save);
+         line; line = strtok_r(NULL, "\n", &save))
+        fq_log(FQ_LOG_INFO, "pods", "what=\"%s\"", line);
+    fq_buf_release(&caps);
     struct fq_runtime *rt = fq_xcalloc(1, sizeof(*rt));
     rt->d = d;
     rt->r = r;

@@ -1,0 +1,88 @@
+/*
+ * pod_init.c - pid 1 of a pod's own pid namespace (runner.c's unshare
+ * mode), run by re-executing flexqd's own binary.
+ *
+ * Why: a pod in a new pid namespace needs an init. The pod's command
+ * itself as pid 1 would ignore SIGTERM (the kernel drops signals from the
+ * parent namespace to an init that has no handler) and would leave
+ * orphans unreaped. This init forwards SIGTERM, SIGINT, SIGHUP, SIGQUIT,
+ * SIGUSR1 and SIGUSR2 to the command, reaps every child, and exits when
+ * the command does, with its exit code (128 + N for a signal); the kernel
+ * then kills whatever is left in the namespace, children that called
+ * setsid included. That is how deleting a pod kills its whole tree
+ * without a cgroup.
+ *
+ * How it runs: the runner's child, already in the pod's namespaces and
+ * the pod's user (sandbox.c), execs the binary that holds this file
+ * (flexqd, or a test linking the daemon library) with argv[0] ==
+ * FQ_POD_INIT_ARGV0; a constructor sees that name before main and never
+ * returns. argv[1] is the command's path, argv[1..] its argv; the
+ * environment is the pod's. Nothing else of the binary runs.
+ *
+ * What it does not do: anything a pod could use: it has the pod's user,
+ * no capabilities and the seccomp filter, like the command.
+ */
+#define _GNU_SOURCE
+#include "runner/pod_init.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char fq_pod_init_argv0[] = FQ_POD_INIT_ARGV0;
+
+static int status_code(int st)
+{
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    if (WIFSIGNALED(st))
+        return 128 + WTERMSIG(st);
+    return 255;
+}
+
+static void run_init(int argc, char **argv, char **envp)
+{
+    if (argc < 2)
+        _exit(127);
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    pid_t child = fork();
+    if (child < 0)
+        _exit(127);
+    if (child == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execve(argv[1], argv + 1, envp);
+        _exit(127); /* the runner's preflight found it: rare */
+    }
+    prctl(PR_SET_NAME, "flexq-pod-init", 0, 0, 0);
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(&all, &si);
+        if (sig < 0)
+            continue;
+        if (sig == SIGCHLD) {
+            int st;
+            pid_t w;
+            while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+                if (w == child)
+                    _exit(status_code(st));
+            continue;
+        }
+        if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP ||
+            sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2)
+            kill(child, sig);
+    }
+}
+
+__attribute__((constructor)) static void fq_pod_init_ctor(int argc, char **argv,
+                                                          char **envp)
+{
+    if (argc >= 1 && argv && argv[0] && !strcmp(argv[0], FQ_POD_INIT_ARGV0))
+        run_init(argc, argv, envp);
+}
