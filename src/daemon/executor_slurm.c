@@ -113,6 +113,7 @@ struct slurm {
     struct sgang *g;
     size_t ng, capg;
     struct fq_provider_child *poll;
+    int64_t poll_started; /* a job submitted later is not in its answer */
     struct fq_provider_child *adopt;
     bool adopted;
     int64_t next_poll, next_scan, next_adopt;
@@ -574,7 +575,7 @@ static void poll_answer(struct fq_executor *x, struct fq_value *resp,
         return;
     for (size_t i = 0; i < s->ng; i++) {
         struct sgang *g = &s->g[i];
-        if (g->st != G_RUN || !g->jobid)
+        if (g->st != G_RUN || !g->jobid || g->submitted_ms >= s->poll_started)
             continue;
         const struct fq_value *j = fq_map_get(jobs, g->jobid);
         const char *state = j ? fq_value_path_str(j, "state", "") : "GONE";
@@ -842,6 +843,7 @@ static void slurm_poll(struct fq_executor *x, int64_t now_ms)
         fq_map_set(req, "jobs", ids);
         if (start_child(s, req, &s->poll, &err) != 0)
             fprintf(stderr, "flexqd: slurm executor: squeue: %s\n", err.msg);
+        s->poll_started = now_ms;
         s->next_poll = now_ms + POLL_MS;
     }
     forget_done(s);
