@@ -7,7 +7,7 @@
  * pods of one flexq.dev/gang, or a lone pod) is collected until all
  * flexq.dev/gang-size pods are bound, then submitted once:
  *
- *   sbatch --parsable --no-requeue --export=NONE -J flexq/<ns>/<gang>
+ *   sbatch --parsable --no-requeue --export=ALL -J flexq/<ns>/<gang>
  *          --comment=flexq:uids=<pod uids> -p <partition>
  *          [--reservation=<the pool's>] -w <bound nodes> -N <n>
  *          --ntasks-per-node=1 -c <cpu> --mem=<MiB> [--gres=tpu:4]
