@@ -216,6 +216,10 @@ static void report(struct fq_executor *x, const char *ns, struct spod *p,
     bool fin = strcmp(phase, "Running") != 0;
     if (!fin && p->running)
         return;
+    if (fin && !p->running && code != 137 && !strcmp(phase, "Succeeded"))
+        /* a task that ended between two polls ran all the same: say so
+         * first, as a kubelet does (a RayCluster counts ready workers) */
+        report(x, ns, p, "Running", 0, NULL, NULL, now_ms);
     struct fq_pod_report r = {.phase = phase,
                               .ready = !fin,
                               .exit_code = code,
@@ -660,17 +664,24 @@ static void scan(struct fq_executor *x, int64_t now_ms)
         if (gang_of_pod(s, pods[i]->ns, name, NULL))
             continue;
         const char *ph = fq_value_path_str(o, "status.phase", "");
-        if (!strcmp(ph, "Running")) {
-            /* Running before a restart, and no live job has it: its job
-             * ended while flexqd was away; its status file says how. */
-            struct sgang *g = add_pod(s, pods[i]->ns, o);
-            if (g && g->st == G_WAIT && g->npods == 1 && g->size == 1) {
-                g->st = G_RUN;
-                g->jstate = fq_xstrdup("GONE");
-                g->pods[0].running = true;
-                reconcile(x, g, true, now_ms);
-                g->st = G_OVER;
-            }
+        struct spod one = {
+            .name = (char *)name,
+            .uid = (char *)fq_value_path_str(o, "metadata.uid", ""),
+            .node = (char *)fq_value_path_str(o, "spec.nodeName", ""),
+            .running = !strcmp(ph, "Running")};
+        struct fq_value *tj = pod_file(x, pods[i]->ns, &one, "task.json");
+        if (one.running || tj) {
+            /* it ran before a restart and no live job has it (adoption
+             * came first): its job ended while flexqd was away, and its
+             * own files say how; never started again (invariant 1) */
+            struct sgang tmp = {.ns = (char *)pods[i]->ns,
+                                .id = (char *)name,
+                                .pods = &one,
+                                .npods = 1,
+                                .st = G_RUN,
+                                .jstate = (char *)"GONE"};
+            reconcile(x, &tmp, true, now_ms);
+            fq_value_free(tj);
             continue;
         }
         add_pod(s, pods[i]->ns, o);

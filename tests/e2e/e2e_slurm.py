@@ -80,7 +80,7 @@ os.environ["FLEXQ_EXEC_TIMEOUT_S"] = "60"
 
 
 def cluster(what):
-    p = subprocess.run([CLUSTER, what], env=CENV, capture_output=True,
+    p = subprocess.run([CLUSTER] + what.split(), env=CENV, capture_output=True,
                        text=True, timeout=120)
     if p.returncode != 0:
         raise RuntimeError("cluster.sh %s: %s %s" % (what, p.stdout,
@@ -186,6 +186,40 @@ def wait(d, *args, timeout=240):
         rc, out, err = d.cli("wait", *args, "--timeout=90s")
         if rc == 0 or time.monotonic() > deadline:
             return rc, out, err
+
+
+def crash(node):
+    """A machine loss: SIGKILL the node's slurmd and every slurmstepd that
+    holds a socket in the node's spool directory, with their children."""
+    spool = os.path.join(CENV["RUN"], "spool", node) + "/"
+    inodes = set()
+    with open("/proc/net/unix") as f:
+        for line in f.readlines()[1:]:
+            parts = line.split()
+            if len(parts) >= 8 and parts[7].startswith(spool):
+                inodes.add(parts[6])
+    pids = set()
+    with open(os.path.join(CENV["RUN"], "pids",
+                           "slurmd-%s.D.pid" % node)) as f:
+        pids.add(int(f.read().strip()))
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            for fd in os.listdir("/proc/%s/fd" % p):
+                link = os.readlink("/proc/%s/fd/%s" % (p, fd))
+                if link.startswith("socket:[") and link[8:-1] in inodes:
+                    pids.add(int(p))
+                    break
+        except OSError:
+            continue
+    for p in list(pids):
+        pids.update(descendants(p))
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def setup(d):
@@ -299,11 +333,20 @@ try:
           "the flex pool's nodes power down")
 
     # --- a running job: not flexqd's children; flexqd restart ----------
-    long_job = RAYJOBS[0].replace("rayjob-tpu-v6e-dws-1", "rj-long").replace(
-        "Training Complete", "Training Complete")
-    # a slower training: more epochs
-    long_job = long_job.replace("rayjob-tpu-v6e-dws-", "rj-long-")
-    rc, out, err = d.cli("apply", "-f", "-", stdin=long_job)
+    # a slower training (the same script after a pause), from its own
+    # ConfigMap, so that it is caught running
+    slow = os.path.join(run_dir, "train.py")
+    with open(slow, "w") as f:
+        f.write("import time\ntime.sleep(float(__import__('os').environ"
+                ".get('SLOW_S', '25')))\n" + open(TRAIN).read())
+    rc, out, err = d.cli("create", "configmap", "slow-train-script",
+                         "--from-file=train.py=" + slow)
+    check(rc == 0, "slow configmap: %s" % err)
+
+    def slow_job(name):
+        return RAYJOBS[0].replace("rayjob-tpu-v6e-dws-1", name).replace(
+            "jax-train-script", "slow-train-script")
+    rc, out, err = d.cli("apply", "-f", "-", stdin=slow_job("rj-long"))
     check(rc == 0, "long job: %s" % err)
 
     def running_gang():
@@ -327,6 +370,79 @@ try:
               "adopted, nothing resubmitted: %s" % gang_jobs("rj-long"))
         check(any("adopted" in ln for ln in d.log),
               "flexqd says it adopted the job")
+
+    # --- slurmctld down: flexqd's loop never waits for it ----------------
+    rc, out, err = d.cli("apply", "-f", "-", stdin=slow_job("rj-ctld"))
+    check(rc == 0, "rj-ctld: %s" % err)
+    if until("rj-ctld's gang running", lambda: [
+            j for j in gang_jobs("rj-ctld") if j[2] == "RUNNING"], 90):
+        cluster("ctld-stop")
+        slowest, t_end = 0.0, time.monotonic() + 12
+        while time.monotonic() < t_end:  # the API answers all along
+            t0 = time.monotonic()
+            st, _, _ = d.request("GET", "/api/v1/namespaces/default/pods")
+            slowest = max(slowest, time.monotonic() - t0)
+            check(st == 200, "API answers while slurmctld is down")
+            time.sleep(0.5)
+        check(slowest < 3, "no API call waited on Slurm: slowest %.1f s" %
+              slowest)
+        cluster("ctld-start")
+        rc, out, err = wait(d, "rayjob/rj-ctld",
+                            "--for=jsonpath={.status.jobDeploymentStatus}="
+                            "Complete")
+        check(rc == 0, "rj-ctld completes after slurmctld's restart: %s" %
+              err)
+        rc, out, err = d.cli("get", "rayjob", "rj-ctld")
+        check("SUCCEEDED" in out, "rj-ctld SUCCEEDED: %s" % out)
+
+    # --- flexq delete cancels the Slurm job --------------------------------
+    rc, out, err = d.cli("apply", "-f", "-", stdin=slow_job("rj-cancel"))
+    check(rc == 0, "rj-cancel: %s" % err)
+    if until("rj-cancel's gang running", lambda: [
+            j for j in gang_jobs("rj-cancel") if j[2] == "RUNNING"], 90):
+        rc, out, err = d.cli("delete", "rayjob", "rj-cancel")
+        check(rc == 0, "delete rj-cancel: %s" % err)
+        check(until("rj-cancel's job CANCELLED", lambda: [
+            j for j in gang_jobs("rj-cancel") if j[2] == "CANCELLED"], 60),
+            "the Slurm job is CANCELLED: %s" % gang_jobs("rj-cancel"))
+
+    # --- a node lost mid-run: NodeLost, evicted, requeued ------------------
+    rc, out, err = d.cli("apply", "-f", "-", stdin=slow_job("rj-lost"))
+    check(rc == 0, "rj-lost: %s" % err)
+    g = until("rj-lost's gang running", lambda: [
+        j for j in gang_jobs("rj-lost") if j[2] == "RUNNING"], 90)
+    if g:
+        victim = hostnames(g[0][3])[1]
+        crash(victim)
+        check(until("rj-lost's job NODE_FAIL", lambda: [
+            j for j in gang_jobs("rj-lost") if j[2] == "NODE_FAIL"], 120),
+            "Slurm says NODE_FAIL: %s" % gang_jobs("rj-lost"))
+        info = job_info(g[0][0])
+        check(info.get("Restarts") == "0", "no Slurm-side requeue: %s" %
+              info.get("Restarts"))
+
+        def node_lost():
+            rc, out, err = d.cli("get", "events")
+            return [ln for ln in out.splitlines() if "NodeLost" in ln]
+        check(until("a pod Failed with NodeLost", node_lost, 60),
+              "a worker pod failed with NodeLost")
+
+        def requeued():
+            st, body, _ = d.request(
+                "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads")
+            for w in body.get("items", []):
+                if "rj-lost" not in w["metadata"]["name"]:
+                    continue
+                for c in w.get("status", {}).get("conditions", []):
+                    if c["type"] in ("Evicted", "Requeued") or \
+                            c.get("reason") in ("PodsReadyTimeout",
+                                                "Evicted"):
+                        return c
+            return None
+        check(until("rj-lost's workload evicted or requeued", requeued, 60),
+              "the workload is evicted and requeued")
+        cluster("node-start " + victim)
+
     check(d.stop() == 0, "clean shutdown")
     d = None
 except Exception:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# cluster.sh start|stop|ctld-stop|ctld-start: a private, tutorial-shaped
+# cluster.sh start|stop|ctld-stop|ctld-start|node-start N: a private, tutorial-shaped
 # Slurm cluster on this machine for flexq's tests, made of Debian's real
 # munged, slurmctld and slurmd (nothing faked), every daemon by PID.
 #
@@ -170,5 +170,9 @@ case ${1:-} in
   stop) stop ;;
   ctld-stop) stop_pid "$(cat "$RUN/pids/slurmctld.D.pid")" ;;
   ctld-start) ctld_start ;;
-  *) echo "usage: $0 start|stop|ctld-stop|ctld-start" >&2; exit 2 ;;
+  node-start)  # a lost node's slurmd back (it re-registers: ReturnToService=2)
+    n=${2:?node}
+    setsid slurmd -D -f "$SLURM_CONF" -N "$n" >>"$RUN/log/slurmd-$n.stdout" 2>&1 </dev/null &
+    echo $! >"$RUN/pids/slurmd-$n.D.pid" ;;
+  *) echo "usage: $0 start|stop|ctld-stop|ctld-start|node-start N" >&2; exit 2 ;;
 esac
