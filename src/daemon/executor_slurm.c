@@ -620,9 +620,9 @@ static void adopt_answer(struct fq_executor *x, struct fq_value *resp,
                                  uid);
             if (!match)
                 continue;
-            g = add_pod(s, pods[k]->ns, pods[k]->obj);
-            if (g) {
-                g->st = G_RUN;
+            struct sgang *pg = add_pod(s, pods[k]->ns, pods[k]->obj);
+            if (pg) {
+                g = pg; /* G_RUN once all its pods are in (below) */
                 free(g->jobid);
                 g->jobid = fq_xstrdup(id);
                 struct spod *p = NULL;
@@ -634,9 +634,10 @@ static void adopt_answer(struct fq_executor *x, struct fq_value *resp,
             }
         }
         free(pods);
-        if (g)
+        if (g) {
+            g->st = G_RUN;
             adopted++;
-        else /* no pod of ours any more: nobody wants it */
+        } else /* no pod of ours any more: nobody wants it */
             fprintf(stderr, "flexqd: slurm executor: job %s has no pods here\n",
                     id);
     }
