@@ -59,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "executor.h"
@@ -234,6 +235,96 @@ static void report(struct fq_executor *x, const char *ns, struct spod *p,
         p->final = true;
     else
         p->running = true;
+}
+
+/* True if (kind, name) is an owner of pod, its owner, or theirs. */
+static bool owned_by(const struct fq_objstore *st, const char *ns,
+                     const struct fq_value *obj, const char *kind,
+                     const char *name, int depth)
+{
+    const struct fq_value *ors = fq_value_path(obj, "metadata.ownerReferences");
+    for (size_t i = 0; i < fq_value_len(ors); i++) {
+        const struct fq_value *o = fq_seq_at(ors, i);
+        const char *ok = fq_value_path_str(o, "kind", "");
+        const char *on = fq_value_path_str(o, "name", "");
+        if (!strcmp(ok, kind) && !strcmp(on, name))
+            return true;
+        enum fq_kind k = FQ_KIND_POD;
+        if (!strcmp(ok, "RayCluster"))
+            k = FQ_KIND_RAYCLUSTER;
+        else if (!strcmp(ok, "Job"))
+            k = FQ_KIND_JOB;
+        else if (!strcmp(ok, "RayJob"))
+            k = FQ_KIND_RAYJOB;
+        const struct fq_object *up =
+            k == FQ_KIND_POD ? NULL : fq_objstore_get(st, k, ns, on);
+        if (up && depth < 4 && owned_by(st, ns, up->obj, kind, name, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * A node died under pod `name`: its admitted Workload is evicted (the
+ * Evicted condition, reason NodeLost), so that Kueue's controller releases
+ * its quota and requeues it, as after a PodsReady recovery timeout. The
+ * Workload is the one whose owner is the pod's Job / RayJob.
+ */
+static void evict_for_node(struct fq_executor *x, const char *ns,
+                           const char *name, const char *msg, int64_t now_ms)
+{
+    struct fq_objstore *st = fq_engine_store(x->engine);
+    const struct fq_object *pod = fq_objstore_get(st, FQ_KIND_POD, ns, name);
+    if (!pod)
+        return;
+    const struct fq_object **wls = NULL;
+    size_t n = fq_objstore_list(st, FQ_KIND_WORKLOAD, ns, &wls);
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value *w = wls[i]->obj;
+        const struct fq_value *o =
+            fq_seq_at(fq_value_path(w, "metadata.ownerReferences"), 0);
+        if (!o || !fq_value_path(w, "status.admission") ||
+            !owned_by(st, ns, pod->obj, fq_value_path_str(o, "kind", ""),
+                      fq_value_path_str(o, "name", ""), 0))
+            continue;
+        struct fq_value *e =
+            fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns, wls[i]->name);
+        struct fq_value *conds =
+            fq_map_get(fq_map_ensure_map(e, "status"), "conditions");
+        if (!conds || conds->type != FQ_V_SEQ) {
+            conds = fq_value_seq();
+            fq_map_set(fq_map_ensure_map(e, "status"), "conditions", conds);
+        }
+        struct fq_value *c = NULL;
+        for (size_t k = 0; k < fq_value_len(conds); k++)
+            if (!strcmp(fq_value_path_str(fq_seq_at(conds, k), "type", ""),
+                        "Evicted"))
+                c = fq_seq_at(conds, k);
+        if (c && !strcmp(fq_value_path_str(c, "status", ""), "True")) {
+            fq_value_free(e); /* evicted already */
+            break;
+        }
+        if (!c) {
+            c = fq_value_map();
+            fq_seq_push(conds, c);
+        }
+        time_t secs = (time_t)(now_ms / 1000);
+        struct tm tm;
+        gmtime_r(&secs, &tm);
+        char ts[32];
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        fq_map_set(c, "type", fq_value_str("Evicted"));
+        fq_map_set(c, "status", fq_value_str("True"));
+        fq_map_set(c, "reason", fq_value_str("NodeLost"));
+        fq_map_set(c, "message", fq_value_str(msg));
+        fq_map_set(c, "lastTransitionTime", fq_value_str(ts));
+        fq_engine_event(x->engine, e, "Warning", "NodeLost", "%s", msg);
+        fq_objstore_update(st, e, true, NULL, NULL, NULL);
+        fprintf(stderr, "flexqd: slurm executor: workload %s/%s evicted: %s\n",
+                ns, wls[i]->name, msg);
+        break;
+    }
+    free(wls);
 }
 
 /* Worker-id order: TPU_WORKER_ID, else RANK, else the name. */
@@ -486,9 +577,44 @@ static struct fq_value *pod_file(struct fq_executor *x, const char *ns,
 
 /* Reads the gang's task files; with `over` (the job ended in state
  * jstate) a pod without a status fails by the job's state. */
+static bool node_death(const char *state)
+{
+    return state && (!strcmp(state, "NODE_FAIL") || !strcmp(state, "FAILED") ||
+                     !strcmp(state, "BOOT_FAIL"));
+}
+
 static void reconcile(struct fq_executor *x, struct sgang *g, bool over,
                       int64_t now_ms)
 {
+    /* The task writes its status whatever its process does, and srun stops
+     * a gang's tasks with a signal the task forwards: a task that left
+     * none died with its node (slurmd and steps gone). Slurm says
+     * NODE_FAIL when it noticed first, FAILED when srun did. Then the
+     * whole gang failed for the node, and its Workload is evicted (Kueue
+     * requeues it) before any pod is reported. */
+    bool lost = false;
+    const char *lost_node = "";
+    for (size_t i = 0; over && node_death(g->jstate) && i < g->npods; i++) {
+        struct spod *p = &g->pods[i];
+        if (p->final || p->deleted || p->ended)
+            continue;
+        struct fq_value *stv = pod_file(x, g->ns, p, "status.json");
+        if (!stv) {
+            lost = true;
+            lost_node = p->node;
+        }
+        fq_value_free(stv);
+    }
+    if (lost) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), "Slurm job %s: node %s was lost (%s)",
+                 g->jobid ? g->jobid : "?", lost_node, g->jstate);
+        for (size_t i = 0; i < g->npods; i++)
+            if (!g->pods[i].final && !g->pods[i].deleted) {
+                evict_for_node(x, g->ns, g->pods[i].name, msg, now_ms);
+                break;
+            }
+    }
     for (size_t i = 0; i < g->npods; i++) {
         struct spod *p = &g->pods[i];
         if (p->final || p->deleted)
@@ -500,7 +626,7 @@ static void reconcile(struct fq_executor *x, struct sgang *g, bool over,
             const char *reason = fq_value_path_str(stv, "reason", "");
             const char *msg = fq_value_path_str(stv, "message", "");
             bool ok = !strcmp(ph, "Succeeded");
-            if (!ok && g->jstate && !strcmp(g->jstate, "NODE_FAIL"))
+            if (!ok && (lost || (g->jstate && !strcmp(g->jstate, "NODE_FAIL"))))
                 reason = "NodeLost"; /* killed because a peer node died */
             report(x, g->ns, p, ok ? "Succeeded" : "Failed", code,
                    *reason ? reason : NULL, *msg ? msg : NULL, now_ms);
@@ -510,7 +636,8 @@ static void reconcile(struct fq_executor *x, struct sgang *g, bool over,
         if (over) {
             if (p->ended)
                 continue; /* the core already ended it; we cancelled */
-            const char *reason = fq_executor_slurm_reason(g->jstate);
+            const char *reason =
+                lost ? "NodeLost" : fq_executor_slurm_reason(g->jstate);
             char msg[256];
             snprintf(msg, sizeof(msg), "Slurm job %s ended %s on node %s",
                      g->jobid ? g->jobid : "?", g->jstate ? g->jstate : "?",

@@ -9,8 +9,9 @@ distinct nodes the pods' spec.nodeName name; no pod process is a child of
 flexqd; `flexq logs` ends with the success banner; the flex pool powers
 down afterwards. Then: flexqd killed mid-run adopts its job and resubmits
 nothing; slurmctld down for a while blocks nothing and the job completes;
-`flexq delete` cancels the Slurm job; a node lost mid-run fails its pod
-with NodeLost and the workload is requeued.
+`flexq delete` cancels the Slurm job; a node lost mid-run fails its pods
+with NodeLost, Slurm does not requeue the job, and flexq evicts and
+requeues the workload.
 
 Runs only with FLEXQ_WITH_SLURM=1 (.ci/run sets it), so that `make test`
 and `make asan` stay as they were; skips (77) when Slurm's daemons are not
@@ -416,16 +417,20 @@ try:
     if g:
         victim = hostnames(g[0][3])[1]
         crash(victim)
-        check(until("rj-lost's job NODE_FAIL", lambda: [
-            j for j in gang_jobs("rj-lost") if j[2] == "NODE_FAIL"], 120),
-            "Slurm says NODE_FAIL: %s" % gang_jobs("rj-lost"))
+        # NODE_FAIL when slurmctld notices first, FAILED when srun does
+        # ("srun: error: Node failure on t2")
+        check(until("rj-lost's job ended by the node", lambda: [
+            j for j in gang_jobs("rj-lost")
+            if j[0] == g[0][0] and j[2] in ("NODE_FAIL", "FAILED")], 120),
+            "Slurm ended the job for the node: %s" % gang_jobs("rj-lost"))
         info = job_info(g[0][0])
         check(info.get("Restarts") == "0", "no Slurm-side requeue: %s" %
               info.get("Restarts"))
 
         def node_lost():
             rc, out, err = d.cli("get", "events")
-            return [ln for ln in out.splitlines() if "NodeLost" in ln]
+            return [ln for ln in out.splitlines() if "NodeLost" in ln and
+                    "pod/rj-lost" in ln]
         check(until("a pod Failed with NodeLost", node_lost, 60),
               "a worker pod failed with NodeLost")
 
@@ -436,13 +441,12 @@ try:
                 if "rj-lost" not in w["metadata"]["name"]:
                     continue
                 for c in w.get("status", {}).get("conditions", []):
-                    if c["type"] in ("Evicted", "Requeued") or \
-                            c.get("reason") in ("PodsReadyTimeout",
-                                                "Evicted"):
+                    if c["type"] in ("Evicted", "Requeued") and \
+                            c.get("reason") == "NodeLost":
                         return c
             return None
-        check(until("rj-lost's workload evicted or requeued", requeued, 60),
-              "the workload is evicted and requeued")
+        check(until("rj-lost's workload evicted and requeued", requeued, 60),
+              "the workload is evicted and requeued (NodeLost)")
         cluster("node-start " + victim)
 
     check(d.stop() == 0, "clean shutdown")
