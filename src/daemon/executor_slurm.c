@@ -19,7 +19,9 @@
  * that is down or slow (client commands then block for 10-20 s) never
  * blocks flexqd's loop. The helper's ops: submit, poll (squeue), cancel
  * (scancel, then squeue until the job is over: scancel's exit status says
- * nothing) and adopt (every job whose comment starts with flexq:).
+ * nothing), adopt (every job whose comment starts with flexq:) and wait
+ * (returns as soon as a live task writes its task.json or status.json, so
+ * that its SIGCHLD brings the news without waiting for the next tick).
  *
  * The task side (`flexq-slurm task`, under slurmstepd on the node) makes
  * the task its pod: the pod's env with the rendezvous variables rewritten
@@ -115,6 +117,11 @@ struct slurm {
     size_t ng, capg;
     struct fq_provider_child *poll;
     int64_t poll_started; /* a job submitted later is not in its answer */
+    /* ends as soon as a live task writes task.json or status.json: its
+     * SIGCHLD makes the next poll read the files at once, not a tick
+     * later */
+    struct fq_provider_child *wait;
+    int64_t next_wait; /* after a wait that found its file at once */
     struct fq_provider_child *adopt;
     bool adopted;
     int64_t next_poll, next_scan, next_adopt;
@@ -846,7 +853,11 @@ static void slurm_on_change(struct fq_executor *x, const struct fq_change *c,
     }
     if (!*fq_value_path_str(c->obj, "spec.nodeName", ""))
         return;
-    add_pod(s, c->ns, c->obj);
+    g = add_pod(s, c->ns, c->obj);
+    /* the last pod of a gang bound: submit now, not at the next tick */
+    if (g && s->adopted && g->st == G_WAIT && !g->child &&
+        g->npods >= g->size && now_ms >= g->next_try)
+        launch_gang(x, g, now_ms);
 }
 
 static void forget_done(struct slurm *s)
@@ -972,6 +983,38 @@ static void slurm_poll(struct fq_executor *x, int64_t now_ms)
             live = true;
         }
     }
+    if (s->wait && fq_provider_child_poll(s->wait, 0, &resp, &rc, &err)) {
+        fq_provider_child_free(s->wait);
+        s->wait = NULL;
+        if (rc != 0 || fq_value_path_bool(resp, "immediate", false))
+            s->next_wait = now_ms + POLL_MS; /* no news: the tick will do */
+        fq_value_free(resp);
+        resp = NULL;
+        for (size_t i = 0; i < s->ng; i++)
+            if (s->g[i].st == G_RUN)
+                reconcile(x, &s->g[i], false, now_ms);
+    }
+    if (live && !s->wait && now_ms >= s->next_wait) {
+        struct fq_value *req = fq_value_map();
+        fq_map_set(req, "op", fq_value_str("wait"));
+        struct fq_value *files = fq_value_seq();
+        for (size_t i = 0; i < s->ng; i++) {
+            struct sgang *g = &s->g[i];
+            for (size_t k = 0; g->st == G_RUN && k < g->npods; k++) {
+                struct spod *p = &g->pods[k];
+                if (p->final || p->deleted)
+                    continue;
+                char *dir = fq_runner_pod_dir(x->data_dir, g->ns, p->name);
+                fq_seq_push(files, fq_value_strf("%s/%s", dir,
+                                                 p->running ? "status.json" :
+                                                              "task.json"));
+                free(dir);
+            }
+        }
+        fq_map_set(req, "files", files);
+        if (start_child(s, req, &s->wait, &err) != 0)
+            fprintf(stderr, "flexqd: slurm executor: wait: %s\n", err.msg);
+    }
     if (live && !s->poll && now_ms >= s->next_poll) {
         struct fq_value *req = fq_value_map();
         fq_map_set(req, "op", fq_value_str("poll"));
@@ -1054,6 +1097,7 @@ static void slurm_stop(struct fq_executor *x)
         gang_release(&s->g[i]);
     free(s->g);
     fq_provider_child_free(s->poll);
+    fq_provider_child_free(s->wait);
     fq_provider_child_free(s->adopt);
     free(s->helper);
     free(s->python_path);
