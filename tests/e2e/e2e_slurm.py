@@ -338,17 +338,19 @@ try:
     # --- a running job: not flexqd's children; flexqd restart ----------
     # a slower training (the same script after a pause), from its own
     # ConfigMap, so that it is caught running
-    slow = os.path.join(run_dir, "train.py")
-    with open(slow, "w") as f:
-        f.write("import time\ntime.sleep(float(__import__('os').environ"
-                ".get('SLOW_S', '25')))\n" + open(TRAIN).read())
-    rc, out, err = d.cli("create", "configmap", "slow-train-script",
-                         "--from-file=train.py=" + slow)
-    check(rc == 0, "slow configmap: %s" % err)
+    for cm, secs in (("slow-train-script", 25), ("slower-train-script", 120)):
+        slow = os.path.join(run_dir, cm, "train.py")
+        os.makedirs(os.path.dirname(slow), exist_ok=True)
+        with open(slow, "w") as f:
+            f.write("import time\ntime.sleep(%d)\n" % secs +
+                    open(TRAIN).read())
+        rc, out, err = d.cli("create", "configmap", cm,
+                             "--from-file=train.py=" + slow)
+        check(rc == 0, "%s: %s" % (cm, err))
 
-    def slow_job(name):
+    def slow_job(name, cm="slow-train-script"):
         return RAYJOBS[0].replace("rayjob-tpu-v6e-dws-1", name).replace(
-            "jax-train-script", "slow-train-script")
+            "jax-train-script", cm)
     rc, out, err = d.cli("apply", "-f", "-", stdin=slow_job("rj-long"))
     check(rc == 0, "long job: %s" % err)
 
@@ -410,7 +412,8 @@ try:
             "the Slurm job is CANCELLED: %s" % gang_jobs("rj-cancel"))
 
     # --- a node lost mid-run: NodeLost, evicted, requeued ------------------
-    rc, out, err = d.cli("apply", "-f", "-", stdin=slow_job("rj-lost"))
+    rc, out, err = d.cli("apply", "-f", "-",
+                         stdin=slow_job("rj-lost", "slower-train-script"))
     check(rc == 0, "rj-lost: %s" % err)
     g = until("rj-lost's gang running", lambda: [
         j for j in gang_jobs("rj-lost") if j[2] == "RUNNING"], 90)
