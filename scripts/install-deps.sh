@@ -15,6 +15,10 @@ if [ "${FLEXQ_WITH_BROWSER:-0}" = 1 ]; then
     command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
     command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 fi
+if [ "${FLEXQ_WITH_SLURM:-0}" = 1 ]; then
+    # a real Slurm cluster for the slurm executor's tests (label slurm)
+    PKGS="$PKGS slurm-wlm slurmctld slurmd slurm-client munge"
+fi
 
 # OpenSSL for flexqd's HTTPS listener (libevent_openssl comes with
 # libevent-dev).

@@ -38,6 +38,7 @@ struct fq_daemon_opts {
     const char *listen;      /* "127.0.0.1:8265" */
     const char *data_dir;    /* the store's directory */
     const char *provider;    /* "sim", "local" or "exec" */
+    const char *executor;    /* "local" (NULL) or "slurm": executor.h */
     const char *config_file; /* NULL or a YAML file (docs/api.md) */
     const char *tokens_file; /* NULL: no authentication */
     /* HTTPS listener (https.c): "HOST:PORT", "off", or NULL / "auto"

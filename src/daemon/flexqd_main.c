@@ -31,6 +31,9 @@ static const char usage[] =
     "  --data-dir DIR       store directory (default $XDG_DATA_HOME/flexq\n"
     "                       or ~/.local/share/flexq)\n"
     "  --provider NAME      sim (default), local or exec\n"
+    "  --executor NAME      local (default: pods are processes here) or\n"
+    "                       slurm (each gang is a Slurm job on the cluster\n"
+    "                       SLURM_CONF names; docs/runtime.md)\n"
     "  --config FILE        YAML: a FlexqdConfig document (policy,\n"
     "                       waitForPodsReady, seed) and objects to apply at\n"
     "                       start (CapacityModel, NodePools, ...)\n"
@@ -138,6 +141,14 @@ int main(int argc, char **argv)
                 return 1;
             }
             o.provider = v;
+        } else if (!strcmp(name, "--executor")) {
+            if (strcmp(v, "local") && strcmp(v, "slurm")) {
+                fprintf(stderr,
+                        "flexqd: --executor: \"%s\" is not local or slurm\n",
+                        v);
+                return 1;
+            }
+            o.executor = v;
         } else if (!strcmp(name, "--config")) {
             o.config_file = v;
         } else if (!strcmp(name, "--time-scale")) {

@@ -22,6 +22,10 @@
  * Invariants: a follower is removed exactly once, either when its stream
  * ends here or when http.c reports the client gone (on_close).
  *
+ * Pods run through the executor flexqd was started with (executor.h):
+ * `local` is the runner (runner.c), `slurm` submits each gang as a Slurm
+ * job (executor_slurm.c); this file only routes changes and ticks to it.
+ *
  * What it does not do: pick nodes (the binder), know about providers (the
  * GPU count comes from provider_local.c when --provider local).
  */
@@ -39,6 +43,7 @@
 #include "flexq/kinds.h"
 #include "log.h"
 #include "providers/provider.h"
+#include "runner/executor.h"
 #include "runner/logs.h"
 #include "runner/runner.h"
 
@@ -51,7 +56,7 @@ struct follower {
 
 struct fq_runtime {
     struct fq_daemon *d;
-    struct fq_runner *r;
+    struct fq_executor x; /* local (the runner) or slurm: executor.h */
     struct follower *f;
     size_t nf, capf;
     bool ticking;
@@ -60,7 +65,7 @@ struct fq_runtime {
 
 static void arm(struct fq_runtime *rt)
 {
-    bool want = fq_runner_running(rt->r) > 0 || rt->nf > 0 ||
+    bool want = rt->x.ops->busy(&rt->x) || rt->nf > 0 ||
                 (rt->provider.ops && rt->provider.ops->sync);
     if (want == rt->ticking)
         return;
@@ -77,7 +82,7 @@ static bool pod_done(struct fq_runtime *rt, const char *ns, const char *pod)
         return true;
     const char *ph = fq_value_path_str(o->obj, "status.phase", "");
     return (!strcmp(ph, "Succeeded") || !strcmp(ph, "Failed")) &&
-           fq_runner_pod_pid(rt->r, ns, pod) < 0;
+           !rt->x.ops->pod_live(&rt->x, ns, pod);
 }
 
 static void drop_follower(struct fq_runtime *rt, size_t i)
@@ -269,7 +274,7 @@ static void on_sigchld(struct fq_daemon *d, int signo, void *ctx)
 {
     (void)signo;
     struct fq_runtime *rt = ctx;
-    fq_runner_on_sigchld(rt->r, fq_daemon_now(d));
+    rt->x.ops->on_sigchld(&rt->x, fq_daemon_now(d));
     if (rt->provider.ops && rt->provider.ops->sync) /* a script answered? */
         rt->provider.ops->sync(&rt->provider, fq_daemon_now(d));
     pump(rt);
@@ -281,7 +286,7 @@ static void on_tick(struct fq_daemon *d, int signo, void *ctx)
 {
     (void)signo;
     struct fq_runtime *rt = ctx;
-    fq_runner_poll(rt->r, fq_daemon_now(d));
+    rt->x.ops->poll(&rt->x, fq_daemon_now(d));
     if (rt->provider.ops && rt->provider.ops->sync)
         rt->provider.ops->sync(&rt->provider, fq_daemon_now(d));
     pump(rt);
@@ -296,7 +301,7 @@ static void on_changes(struct fq_daemon *d, const struct fq_change *c, size_t n,
     bool pods = false;
     for (size_t i = 0; i < n; i++)
         if (c[i].kind == FQ_KIND_POD) {
-            fq_runner_on_change(rt->r, &c[i], fq_daemon_now(d));
+            rt->x.ops->on_change(&rt->x, &c[i], fq_daemon_now(d));
             pods = true;
         }
     if (pods) {
@@ -307,42 +312,59 @@ static void on_changes(struct fq_daemon *d, const struct fq_change *c, size_t n,
 
 struct fq_runtime *fq_runtime_attach(struct fq_daemon *d, struct fq_err *err)
 {
-    struct fq_runner_config cfg;
-    fq_runner_config_init(&cfg);
-    cfg.data_dir = d->opts.data_dir;
-    if (d->opts.provider && !strcmp(d->opts.provider, "local"))
-        cfg.gpus = fq_provider_local_gpus();
-    const char *pp = getenv("FLEXQ_PYTHONPATH");
-    if (pp && *pp)
-        cfg.python_path = pp;
-    /* the sandbox: who pods run as, what they never see */
-    cfg.pod_user = d->opts.pod_user;
-    cfg.allow_run_as_user = d->opts.allow_run_as_user;
-    size_t nh = 0;
-    if (d->opts.tokens_file)
-        cfg.hide[nh++] = d->opts.tokens_file;
-    if (d->opts.config_file)
-        cfg.hide[nh++] = d->opts.config_file;
-    struct fq_runner *r = fq_runner_new(&cfg, d->engine, err);
-    if (!r)
+    const struct fq_executor_ops *xops = fq_executor_lookup(d->opts.executor);
+    if (!xops) {
+        fq_err_set(err, FQ_EINVAL, "unknown executor \"%s\"", d->opts.executor);
         return NULL;
-    /* what isolation is in force on this machine, once at start */
-    struct fq_buf caps = FQ_BUF_INIT;
-    fq_runner_caps(r, &caps);
-    char *save = NULL;
-    for (char *line = strtok_r(caps.data ? caps.data : (char *)"", "\n", &save);
-         line; line = strtok_r(NULL, "\n", &save))
-        fq_log(FQ_LOG_INFO, "pods", "what=\"%s\"", line);
-    fq_buf_release(&caps);
+    }
+    struct fq_runner *r = NULL;
+    if (xops == &fq_executor_local_ops) {
+        struct fq_runner_config cfg;
+        fq_runner_config_init(&cfg);
+        cfg.data_dir = d->opts.data_dir;
+        if (d->opts.provider && !strcmp(d->opts.provider, "local"))
+            cfg.gpus = fq_provider_local_gpus();
+        const char *pp = getenv("FLEXQ_PYTHONPATH");
+        if (pp && *pp)
+            cfg.python_path = pp;
+        /* the sandbox: who pods run as, what they never see */
+        cfg.pod_user = d->opts.pod_user;
+        cfg.allow_run_as_user = d->opts.allow_run_as_user;
+        size_t nh = 0;
+        if (d->opts.tokens_file)
+            cfg.hide[nh++] = d->opts.tokens_file;
+        if (d->opts.config_file)
+            cfg.hide[nh++] = d->opts.config_file;
+        r = fq_runner_new(&cfg, d->engine, err);
+        if (!r)
+            return NULL;
+        /* what isolation is in force on this machine, once at start */
+        struct fq_buf caps = FQ_BUF_INIT;
+        fq_runner_caps(r, &caps);
+        char *save = NULL;
+        for (char *line =
+                 strtok_r(caps.data ? caps.data : (char *)"", "\n", &save);
+             line; line = strtok_r(NULL, "\n", &save))
+            fq_log(FQ_LOG_INFO, "pods", "what=\"%s\"", line);
+        fq_buf_release(&caps);
+    }
     struct fq_runtime *rt = fq_xcalloc(1, sizeof(*rt));
     rt->d = d;
-    rt->r = r;
+    rt->x = (struct fq_executor){.ops = xops,
+                                 .engine = d->engine,
+                                 .data_dir = d->opts.data_dir,
+                                 .runner = r};
+    if (xops->start(&rt->x, err) != 0) {
+        xops->stop(&rt->x);
+        free(rt);
+        return NULL;
+    }
     const struct fq_provider_ops *ops = fq_provider_lookup(d->opts.provider);
     if (ops && ops->start) {
         rt->provider.ops = ops;
         rt->provider.engine = d->engine;
         if (ops->start(&rt->provider, err) != 0) {
-            fq_runner_free(r);
+            xops->stop(&rt->x);
             free(rt);
             return NULL;
         }
@@ -352,8 +374,9 @@ struct fq_runtime *fq_runtime_attach(struct fq_daemon *d, struct fq_err *err)
     fq_daemon_add_change_listener(d, on_changes, rt);
     fq_api_add_subresource(d->api, "log", on_log, rt);
     fq_api_ray_attach(d);
-    /* pods bound before a restart, or while no runner listened */
-    fq_runner_poll(r, fq_daemon_now(d));
+    /* pods bound before a restart, or while no runner listened; jobs
+     * that outlived flexqd (slurm) */
+    xops->adopt(&rt->x, fq_daemon_now(d));
     arm(rt);
     return rt;
 }
@@ -373,11 +396,11 @@ void fq_runtime_detach(struct fq_runtime *rt)
     free(rt->f);
     if (rt->provider.ops && rt->provider.ops->stop)
         rt->provider.ops->stop(&rt->provider);
-    fq_runner_free(rt->r);
+    rt->x.ops->stop(&rt->x);
     free(rt);
 }
 
 struct fq_runner *fq_runtime_runner(struct fq_runtime *rt)
 {
-    return rt->r;
+    return rt->x.runner;
 }

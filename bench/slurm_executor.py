@@ -1,0 +1,291 @@
+"""The slurm executor's cost, on a private Slurm cluster: bench/slurm_executor.c
+runs this (python3, standard library) with the paths of flexqd and flexq.
+
+Phases, on one private tutorial-shaped cluster (tests/e2e/slurm/cluster.sh):
+
+  straight  N one-task jobs (1 cpu, 100 MiB, `true`), one at a time:
+            `sbatch --parsable`, then squeue until COMPLETED; end-to-end
+            time per job, submit to seen completed
+  flexq     the same N jobs as batch/v1 Jobs through flexqd --executor
+            slurm: `flexq apply`, then `flexq wait --for=condition=Complete`;
+            end-to-end time per job, as a user sees it
+  gang      the tutorial's RayJob on the 4-host on-demand slice: from the
+            moment a client polling the API every 10 ms sees the Workload
+            Admitted to the first and the last worker task's start (the
+            mtime of the task.json each task writes when its pod starts)
+
+Prints the figures, the ratio flexq / straight of the median per-job time
+(target: at most 1.10) and the gang's start after admission (target: at
+most 1 s), then one JSON object as the last line. Needs root and Slurm
+(FLEXQ_WITH_SLURM=1 scripts/install-deps.sh); exits 77 without them.
+"""
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+FLEXQD, FLEXQ = sys.argv[1], sys.argv[2]
+N = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+SEED = os.path.join(ROOT, "..", "shared", "seed")
+FIX = os.path.join(ROOT, "tests", "fixtures", "valid")
+
+os.environ["PATH"] = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
+if os.geteuid() != 0 or not all(shutil.which(b) for b in (
+        "slurmctld", "slurmd", "munged", "sbatch")):
+    print("slurm_executor: needs root and Slurm "
+          "(FLEXQ_WITH_SLURM=1 scripts/install-deps.sh)")
+    sys.exit(77)
+
+
+def free_base(n=12):
+    for base in range(31100, 40000, 89):
+        ok = True
+        for p in range(base, base + n):
+            s = socket.socket()
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                ok = False
+            finally:
+                s.close()
+            if not ok:
+                break
+        if ok:
+            return base
+    raise RuntimeError("no free ports")
+
+
+tmp = tempfile.mkdtemp(prefix="flexq-bench-slurm-")
+base = free_base()
+CENV = dict(os.environ, RUN=os.path.join(tmp, "cluster"),
+            CTLD_PORT=str(base), PBASE=str(base + 1))
+os.environ["SLURM_CONF"] = os.path.join(CENV["RUN"], "etc", "slurm.conf")
+os.environ["FLEXQ_EXEC_PROVIDER"] = os.path.join(ROOT, "scripts",
+                                                 "flexq-slurm-provider")
+os.environ["FLEXQ_EXEC_SYNC_S"] = "5"
+CLUSTER = os.path.join(ROOT, "tests", "e2e", "slurm", "cluster.sh")
+
+
+def sh(argv, **kw):
+    return subprocess.run(argv, capture_output=True, text=True,
+                          timeout=120, **kw)
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return 0.0
+    k = (len(xs) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def straight():
+    out = []
+    for i in range(N):
+        t0 = time.monotonic()
+        p = sh(["sbatch", "--parsable", "-J", "straight-%d" % i, "-p",
+                "default-pool", "-w", "c1", "-c", "1", "--mem=100M",
+                "-o", "/dev/null", "--wrap", "true"])
+        jid = p.stdout.strip().split(";")[0]
+        while True:
+            st = sh(["squeue", "-h", "-t", "all", "-j", jid,
+                     "-o", "%T"]).stdout.strip()
+            if st in ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL"):
+                break
+            time.sleep(0.01)
+        out.append(time.monotonic() - t0)
+    return out
+
+
+JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: bench-%d
+  labels: {kueue.x-k8s.io/queue-name: q}
+spec:
+  suspend: true
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: busybox
+          command: ["true"]
+          resources:
+            requests: {cpu: "1", memory: 100Mi}
+"""
+
+QUEUE = """apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default-cpu}
+spec:
+  nodeLabels: {cloud.google.com/gke-nodepool: default-pool}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-cpu
+      resources: [{name: cpu, nominalQuota: 16}, {name: memory, nominalQuota: 32Gi}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {namespace: default, name: q}
+spec: {clusterQueue: cq}
+"""
+
+
+class Flexqd:
+    def __init__(self):
+        self.data = os.path.join(tmp, "data")
+        self.p = subprocess.Popen(
+            [FLEXQD, "--listen", "127.0.0.1:0", "--data-dir", self.data,
+             "--provider", "exec", "--executor", "slurm", "--sync",
+             "normal"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            text=True)
+        for line in self.p.stderr:
+            if 'msg="listening" port=' in line:
+                self.port = int(line.split("port=")[1].split()[0])
+                break
+        threading.Thread(target=lambda: [None for _ in self.p.stderr],
+                         daemon=True).start()
+        self.env = dict(os.environ,
+                        FLEXQ_SERVER="http://127.0.0.1:%d" % self.port)
+
+    def cli(self, *args, stdin=None):
+        return subprocess.run([FLEXQ] + list(args), input=stdin,
+                              capture_output=True, text=True, env=self.env,
+                              timeout=300)
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(timeout=30)
+
+
+def through_flexq(d):
+    d.cli("nodepool", "create", "default-pool",
+          "--machine-type=n2-standard-16", "--num-nodes=1",
+          "--enable-autoscaling", "--min-nodes=1", "--max-nodes=1")
+    d.cli("apply", "-f", "-", stdin=QUEUE)
+    d.cli("wait", "nodepool/default-pool",
+          "--for=jsonpath={.status.readyNodeCount}=1", "--timeout=120s")
+    out = []
+    for i in range(N):
+        t0 = time.monotonic()
+        d.cli("apply", "-f", "-", stdin=JOB % i)
+        r = d.cli("wait", "job/bench-%d" % i, "--for=condition=Complete",
+                  "--timeout=120s")
+        if r.returncode != 0:
+            print("flexq job %d: %s" % (i, r.stderr.strip()))
+        out.append(time.monotonic() - t0)
+    return out
+
+
+def gang(d):
+    env = dict(os.environ, ONDEMAND_NODEPOOL="on-demand-pool",
+               DWS_NODEPOOL="dws-pool", JOB_ID="1")
+
+    def subst(path):
+        return subprocess.run(["envsubst"], stdin=open(path), env=env,
+                              capture_output=True, text=True).stdout
+    if os.path.isdir(SEED):
+        queues = subst(os.path.join(SEED, "dws-tpu-queue.yaml"))
+        rayjob = subst(os.path.join(SEED, "rayjob-tpu-v6e-dws.yaml"))
+    else:
+        queues = open(os.path.join(FIX, "dws-tpu-queue.yaml")).read()
+        rayjob = open(os.path.join(FIX, "rayjob-tpu-v6e-dws.yaml")).read()
+    d.cli("nodepool", "create", "on-demand-pool",
+          "--reservation-affinity=none", "--machine-type=ct6e-standard-4t",
+          "--tpu-topology=4x4", "--enable-autoscaling", "--num-nodes=4",
+          "--min-nodes=4", "--max-nodes=4")
+    d.cli("apply", "-f", "-", stdin=queues)
+    d.cli("create", "configmap", "jax-train-script",
+          "--from-file=" + os.path.join(ROOT, "examples", "train.py"))
+    d.cli("wait", "nodepool/on-demand-pool",
+          "--for=jsonpath={.status.readyNodeCount}=4", "--timeout=120s")
+    admitted = {}
+    done = threading.Event()
+
+    def watch():  # polls the API every 10 ms for the Admitted condition
+        import urllib.request
+        url = "http://127.0.0.1:%d/apis/kueue.x-k8s.io/v1beta1/" \
+              "workloads" % d.port
+        while not done.is_set() and "t" not in admitted:
+            try:
+                body = json.load(urllib.request.urlopen(url, timeout=5))
+            except OSError:
+                body = {}
+            for o in body.get("items", []):
+                conds = o.get("status", {}).get("conditions", [])
+                if any(c["type"] == "Admitted" and c["status"] == "True"
+                       for c in conds):
+                    admitted["t"] = time.time()
+            time.sleep(0.01)
+    threading.Thread(target=watch, daemon=True).start()
+    d.cli("apply", "-f", "-", stdin=rayjob)
+    d.cli("wait", "rayjob/rayjob-tpu-v6e-dws-1",
+          "--for=jsonpath={.status.jobDeploymentStatus}=Complete",
+          "--timeout=240s")
+    done.set()
+    starts = []
+    root = os.path.join(d.data, "pods", "default")
+    for n in os.listdir(root):
+        tj = os.path.join(root, n, "task.json")
+        if "tpu-group" in n and os.path.exists(tj):
+            starts.append(os.stat(tj).st_mtime)
+    if "t" not in admitted or len(starts) != 4:
+        return None, None
+    return min(starts) - admitted["t"], max(starts) - admitted["t"]
+
+
+result = {}
+d = None
+try:
+    p = sh([CLUSTER, "start"], env=CENV)
+    if p.returncode != 0:
+        print("cluster: %s %s" % (p.stdout, p.stderr))
+        sys.exit(1)
+    s = straight()
+    d = Flexqd()
+    f = through_flexq(d)
+    g_first, g_last = gang(d)
+    ratio = statistics.median(f) / statistics.median(s)
+    print("per-job end to end, %d jobs one at a time (s):" % N)
+    print("  %-22s p50 %6.3f  p90 %6.3f  mean %6.3f" %
+          ("sbatch + squeue", pct(s, .5), pct(s, .9), statistics.mean(s)))
+    print("  %-22s p50 %6.3f  p90 %6.3f  mean %6.3f" %
+          ("flexq (slurm executor)", pct(f, .5), pct(f, .9),
+           statistics.mean(f)))
+    print("  ratio flexq / straight (p50): %.3f (target <= 1.10)" % ratio)
+    if g_first is not None:
+        print("4-host gang after admission: first task %.3f s, last %.3f s "
+              "(target <= 1 s)" % (g_first, g_last))
+    result = {"bench": "slurm_executor", "n": N,
+              "straight_p50_s": round(pct(s, .5), 4),
+              "straight_mean_s": round(statistics.mean(s), 4),
+              "flexq_p50_s": round(pct(f, .5), 4),
+              "flexq_mean_s": round(statistics.mean(f), 4),
+              "ratio_p50": round(ratio, 4),
+              "gang_first_start_s": None if g_first is None else
+              round(g_first, 4),
+              "gang_last_start_s": None if g_last is None else
+              round(g_last, 4)}
+finally:
+    if d:
+        d.stop()
+    sh([CLUSTER, "stop"], env=CENV)
+    shutil.rmtree(tmp, ignore_errors=True)
+print(json.dumps(result))
