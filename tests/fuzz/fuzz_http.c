@@ -27,9 +27,9 @@
 #include <strings.h>
 
 #include "../../src/daemon/api/auth.c"
-#include "../../src/daemon/log.c"
 #include "../../src/daemon/api/reqgate.c"
 #include "../../src/daemon/api/routes.c"
+#include "../../src/daemon/log.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,8 +14,8 @@
 #include "event_gc.h"
 #include "flexq/engine.h"
 #include "flexq/objstore.h"
-#include "flexq/value.h"
 #include "flexq/timefmt.h"
+#include "flexq/value.h"
 
 #define T0 1764431040000LL /* 2025-11-29T15:44:00Z */
 

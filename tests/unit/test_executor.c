@@ -30,10 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner/executor.h"
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
 #include "flexq/value.h"
+#include "runner/executor.h"
 #include "runner/runner.h"
 #include "tmpdir_testlib.h"
 #include "yaml_testlib.h"
