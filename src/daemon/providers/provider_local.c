@@ -10,7 +10,7 @@
  * labels a pool's nodes carry (cloud.google.com/gke-nodepool,
  * kubernetes.io/hostname; with GPUs cloud.google.com/gke-accelerator and
  * the nvidia.com/gpu resource) and is Ready. The runner hands the GPUs to
- * pods through CUDA_VISIBLE_DEVICES (runner.c).
+ * pods through CUDA_VISIBLE_DEVICES (process.c).
  *
  * Invariants: exactly one Node for this machine while the daemon runs;
  * allocatable never exceeds what the machine has (1 cpu and 10% of the

@@ -1,6 +1,6 @@
 /*
  * cgroup.c - a cgroup per pod for killing its whole process tree (see
- * cgroup.h). What it does not do: limits (runner.c writes memory.max and
+ * cgroup.h). What it does not do: limits (process.c writes memory.max and
  * cpu.max, or the v1 files), or anything on a machine without a writable
  * cgroup2 mount (the runner then kills the process group only, and says
  * so at start).

@@ -1,8 +1,8 @@
 /*
  * cgroup.h - one cgroup per pod so that a pod's whole process tree can be
- * killed, children that called setsid included (runner.c's kill path).
+ * killed, children that called setsid included (process.c's kill path).
  *
- * The runner keeps memory / cpu limits where it finds them (runner.c's
+ * The runner keeps memory / cpu limits where it finds them (process.c's
  * probe_cgroups); this module adds the cgroup v2 directory every pod's
  * processes join, on a pure v2 machine the same tree as the limits, on a
  * hybrid one (v1 controllers plus an empty cgroup2 mount, often

@@ -5,7 +5,7 @@
  * the pods the binder bound actually run, and reports what happens to
  * them with fq_engine_pod_update. Two implementations:
  *
- *   local  today's runner (runner.c): every pod bound to one of flexqd's
+ *   local  today's runner (process.c): every pod bound to one of flexqd's
  *          nodes is a process on this machine (the default)
  *   slurm  every gang (the pods of one flexq.dev/gang, or a lone pod) is
  *          one Slurm job pinned to exactly the bound nodes, on the cluster

@@ -1,6 +1,6 @@
 /*
  * executor_local.c - the `local` executor: bound pods are processes on this
- * machine, through the runner (runner.c), exactly as before the executor
+ * machine, through the runner (process.c), exactly as before the executor
  * seam existed.
  *
  * Every op forwards to the runner: a change goes to fq_runner_on_change

@@ -2,7 +2,7 @@
  * logs.c - pod logs for the API and the CLI (see logs.h).
  *
  * How it reads: a pod's log is a plain file the pod's process appends to
- * (runner.c). Reading takes the whole file (at most FQ_LOGS_MAX_READ, the
+ * (process.c). Reading takes the whole file (at most FQ_LOGS_MAX_READ, the
  * last bytes when larger), then applies the options in kubectl's order:
  * tailLines, then limitBytes. `offset` is flexq's follow cursor: the client
  * passes the size it got last time and receives what was appended since;

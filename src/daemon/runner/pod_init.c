@@ -1,5 +1,5 @@
 /*
- * pod_init.c - pid 1 of a pod's own pid namespace (runner.c's unshare
+ * pod_init.c - pid 1 of a pod's own pid namespace (process.c's unshare
  * mode), run by re-executing flexqd's own binary.
  *
  * Why: a pod in a new pid namespace needs an init. The pod's command

@@ -23,7 +23,7 @@
  * ends here or when http.c reports the client gone (on_close).
  *
  * Pods run through the executor flexqd was started with (executor.h):
- * `local` is the runner (runner.c), `slurm` submits each gang as a Slurm
+ * `local` is the runner (process.c), `slurm` submits each gang as a Slurm
  * job (executor_slurm.c); this file only routes changes and ticks to it.
  *
  * What it does not do: pick nodes (the binder), know about providers (the

@@ -6,7 +6,7 @@
  * the pod user, or the manifest's runAsUser / runAsGroup when the
  * administrator allows them) and calls fq_sandbox_enter in the child,
  * after the mounts and just before execve. bubblewrap pods get the same
- * through bubblewrap's own options plus setpriv (runner.c builds the
+ * through bubblewrap's own options plus setpriv (process.c builds the
  * argv); the filter travels to bubblewrap through a pipe
  * (fq_sandbox_filter_pipe).
  *
