@@ -1,6 +1,6 @@
 /*
  * discovery.c - what kubectl and client-go learn about the served kinds
- * beyond the legacy APIResourceList of api.c: the `categories` of each
+ * beyond the legacy APIResourceList of resources.c: the `categories` of each
  * kind (`kubectl get all`), aggregated discovery (one
  * APIGroupDiscoveryList for /api or /apis, apidiscovery.k8s.io v2 and
  * v2beta1, as kubectl 1.27+ asks for it with its Accept header), and
@@ -10,7 +10,7 @@
  * so a kind added there shows up in every form of discovery at once.
  * The Accept header is read media type by media type; the first one that
  * names g=apidiscovery.k8s.io with a version flexq speaks wins, and an
- * Accept without one gets the legacy documents from api.c.
+ * Accept without one gets the legacy documents from resources.c.
  *
  * What it does not do: resource-level discovery for API groups served by
  * other modules' prefix routes (the visibility API lists its own), and

@@ -4,7 +4,7 @@
  * one, and answered with the object as it would be stored, but nothing is
  * stored and nothing reaches the engine (no admission, no controller).
  *
- * How it works: api.c runs every check it runs for a real write, then,
+ * How it works: write.c runs every check it runs for a real write, then,
  * when fq_dryrun_param said so, calls fq_dryrun_reply instead of the
  * engine. The preview keeps what the server owns from the stored object
  * (uid, creationTimestamp, resourceVersion, status) and bumps generation

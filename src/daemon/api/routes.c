@@ -20,7 +20,7 @@
  * developer token reaches no object outside its namespaces by any path;
  * an unknown access class is treated as ADMIN.
  *
- * What it does not do: match paths (api.c keeps the table and picks the
+ * What it does not do: match paths (resources.c keeps the table and picks the
  * longest prefix), or identify the caller (auth.c).
  */
 #include "api/routes.h"
