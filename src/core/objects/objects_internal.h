@@ -181,6 +181,11 @@ void decode_podspec(struct dctx *c, const struct fq_value *spec,
 /* Kueue's label checks on job-like objects (queue-name, priority-class). */
 void check_kueue_labels(struct dctx *c, const struct fq_meta *meta);
 
+/* A ConfigMap key's problem, or NULL (objects_common.c). */
+const char *oc_check_config_key(const char *s);
+/* Whether a resource's quantity must be a whole number (getters.c). */
+bool oc_integral_resource(const char *res);
+
 /* Names of the limits flexq shares with Kueue. */
 #define FQ_INT32_MAX 2147483647LL
 #define FQ_INT32_MIN (-2147483647LL - 1)
