@@ -5,7 +5,8 @@
  *   flexq sim --config FILE.yaml --trace FILE.csv [--policy NAME]
  *             [--compare a,b,c] [--out DIR] [--seed N] [--skip-bad]
  *             [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]
- *             [--resource NAME] [-o table|json] [--quiet]
+ *             [--resource NAME] [--scale-arrivals F]
+ *             [--size-plan-a auto|auto:P|P%|N] [-o table|json] [--quiet]
  *
  * How it works: reads the config (any flexq YAML) and the trace once, then
  * runs fq_sim_run once per policy (--compare) and prints the readable
@@ -31,6 +32,7 @@
 #include "flexq/value.h"
 #include "report.h"
 #include "simloop.h"
+#include "sizing.h"
 #include "svg.h"
 
 #define MAX_COMPARE 16
@@ -179,6 +181,8 @@ static int run(int argc, char **argv)
     struct fq_sim_options o;
     fq_sim_options_init(&o);
     bool skip_bad = false, quiet = false;
+    double scale = 1.0, size_pct = 0;
+    int64_t size_chips = 0;
     struct fq_err err = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -238,6 +242,24 @@ static int run(int argc, char **argv)
                                           "got \"%s\"",
                                           v);
             o.long_rule_set = true;
+        } else if (flag_is(a, "--scale-arrivals")) {
+            if (!ARG("--scale-arrivals"))
+                return FQ_CLI_FAIL;
+            char *end;
+            errno = 0;
+            scale = strtod(v, &end);
+            if (*end || errno || !*v ||
+                !(scale >= FQ_SIM_SCALE_MIN && scale <= FQ_SIM_SCALE_MAX))
+                return fq_cli_usage_error("sim",
+                                          "--scale-arrivals must be a "
+                                          "factor from 0.01 to 100, got "
+                                          "\"%s\"",
+                                          v);
+        } else if (flag_is(a, "--size-plan-a")) {
+            if (!ARG("--size-plan-a"))
+                return FQ_CLI_FAIL;
+            if (fq_sim_size_parse(v, &size_pct, &size_chips, &err))
+                return fq_cli_usage_error("sim", "%s", err.msg);
         } else if (flag_is(a, "--resource")) {
             if (!ARG("--resource"))
                 return FQ_CLI_FAIL;
@@ -332,6 +354,20 @@ static int run(int argc, char **argv)
             fprintf(stderr, "  ... and %zu more\n",
                     tr.skipped - tr.n_skip_errors);
     }
+    fq_sim_scale_arrivals(&tr, scale);
+    o.arrival_scale = scale;
+    if (size_pct > 0) {
+        double load = fq_sim_offered_load(&tr, &o.map);
+        double q = load * size_pct / 100.0;
+        o.plan_a_quota = q < 1 ? 1 : (int64_t)(q + 0.999999);
+        if (!quiet)
+            fprintf(stderr,
+                    "flexq sim: Plan A quota %lld chips (%.0f%% of the "
+                    "offered load, %.1f chips busy on average)\n",
+                    (long long)o.plan_a_quota, size_pct, load);
+    } else if (size_chips > 0) {
+        o.plan_a_quota = size_chips;
+    }
     o.config = &docs;
     o.config_name = config;
     o.trace = &tr;
@@ -392,7 +428,9 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "Usage: flexq sim --config FILE.yaml --trace FILE.csv [--policy NAME]\n"
     "                 [--compare a,b,c] [--out DIR] [--seed N] [--skip-bad]\n"
     "                 [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]\n"
-    "                 [--resource NAME] [-o table|json] [--quiet]\n"
+    "                 [--resource NAME] [--scale-arrivals F]\n"
+    "                 [--size-plan-a auto|auto:P|P%|N] [-o table|json]\n"
+    "                 [--quiet]\n"
     "\n"
     "Replays a job trace (the normalized CSV: job_id,submit_s,duration_s,\n"
     "chips,hosts,...) through the flexq config in FILE.yaml (NodePools,\n"
@@ -416,5 +454,11 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                    segments) or refuse; default: the policy's rule\n"
     "  --resource NAME   the accelerator resource jobs request (default:\n"
     "                    the ClusterQueue's first non-cpu/memory resource)\n"
+    "  --scale-arrivals F  arrival rate x F: submit times divided by F\n"
+    "                    (0.8: a lighter window, 1.2: a heavier one)\n"
+    "  --size-plan-a S   Plan A's quota: auto (100% of the trace's offered\n"
+    "                    load, chips busy on average), auto:P or P% (P\n"
+    "                    percent of it) or N chips; its pool and on-demand\n"
+    "                    stock get 25% headroom in nodes\n"
     "  -o table|json     what to print on stdout (default table)\n"
     "  -q, --quiet       no progress line on stderr\n"};

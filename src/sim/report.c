@@ -154,6 +154,7 @@ void fq_sim_figures(const struct fq_sim_result *r, struct fq_sim_figures *f)
         struct fq_sim_waits *cw = &f->cls[c];
         size_t n = 0;
         double sum = 0, sd = 0;
+        size_t once = 0, hour = 0;
         for (size_t i = 0; i < r->njobs; i++) {
             const struct fq_sim_jobrec *j = &r->jobs[i];
             if (j->outcome != FQ_SIM_FINISHED)
@@ -162,6 +163,8 @@ void fq_sim_figures(const struct fq_sim_result *r, struct fq_sim_figures *f)
                 continue;
             w[n] = (double)(j->start_ms - j->submit_ms) / 1000.0;
             sum += w[n];
+            once += w[n] <= FQ_SIM_AT_ONCE_S;
+            hour += w[n] > 3600.0;
             sd += slowdown(j);
             n++;
         }
@@ -171,6 +174,9 @@ void fq_sim_figures(const struct fq_sim_result *r, struct fq_sim_figures *f)
         qsort(w, n, sizeof(*w), cmp_double);
         cw->mean_s = sum / (double)n;
         cw->p50_s = fq_sim_percentile(w, n, 0.50);
+        cw->p90_s = fq_sim_percentile(w, n, 0.90);
+        cw->at_once = (double)once / (double)n;
+        cw->over_1h = (double)hour / (double)n;
         cw->p95_s = fq_sim_percentile(w, n, 0.95);
         cw->p99_s = fq_sim_percentile(w, n, 0.99);
         cw->max_s = w[n - 1];
@@ -244,6 +250,10 @@ static void summary_json(const struct fq_sim_result *r, struct fq_buf *b,
     json_str(b, r->policy);
     fq_buf_printf(b, ",\n%s  \"long_job_rule\": ", indent);
     json_str(b, r->long_rule ? r->long_rule : "");
+    fq_buf_printf(b, ",\n%s  \"arrival_scale\": ", indent);
+    json_num(b, r->arrival_scale > 0 ? r->arrival_scale : 1.0);
+    fq_buf_printf(b, ",\n%s  \"plan_a_quota\": %lld", indent,
+                  (long long)r->plan_a_quota);
     fq_buf_printf(b, ",\n%s  \"plan_b_max_run_s\": ", indent);
     json_num(b, (double)r->max_run_ms / 1000.0);
     fq_buf_printf(b,
@@ -268,6 +278,8 @@ static void summary_json(const struct fq_sim_result *r, struct fq_buf *b,
         json_num(b, w->mean_s);
         fq_buf_puts(b, ", \"p50\": ");
         json_num(b, w->p50_s);
+        fq_buf_puts(b, ", \"p90\": ");
+        json_num(b, w->p90_s);
         fq_buf_puts(b, ", \"p95\": ");
         json_num(b, w->p95_s);
         fq_buf_puts(b, ", \"p99\": ");
@@ -276,6 +288,10 @@ static void summary_json(const struct fq_sim_result *r, struct fq_buf *b,
         json_num(b, w->max_s);
         fq_buf_puts(b, ", \"slowdown_mean\": ");
         json_num(b, w->slowdown_mean);
+        fq_buf_puts(b, ", \"at_once\": ");
+        json_num(b, w->at_once);
+        fq_buf_puts(b, ", \"over_1h\": ");
+        json_num(b, w->over_1h);
         fq_buf_puts(b, "}");
     }
     fq_buf_printf(b, "\n%s  },\n%s  \"pools\": [", indent, indent);
@@ -348,6 +364,11 @@ void fq_sim_report_table(const struct fq_sim_result *r, struct fq_buf *out)
                   "policy %s: jobs longer than Plan B's max run (%s) "
                   "are %s\n",
                   r->policy, mr, r->long_rule ? r->long_rule : "");
+    if ((r->arrival_scale > 0 && r->arrival_scale != 1.0) || r->plan_a_quota)
+        fq_buf_printf(out, "arrivals x%.2f, Plan A quota %s%lld\n",
+                      r->arrival_scale > 0 ? r->arrival_scale : 1.0,
+                      r->plan_a_quota ? "" : "as configured ",
+                      (long long)r->plan_a_quota);
     fq_buf_printf(out,
                   "jobs %zu  finished %zu  refused %zu  expired on Plan B "
                   "%zu  unfinished %zu  evictions %zu\n\n",
@@ -430,6 +451,12 @@ void fq_sim_report_compare(const struct fq_sim_result *const *rs, size_t n,
     struct fq_sim_figures *f = fq_xcalloc(n ? n : 1, sizeof(*f));
     for (size_t i = 0; i < n; i++)
         fq_sim_figures(rs[i], &f[i]);
+    if (n && ((rs[0]->arrival_scale > 0 && rs[0]->arrival_scale != 1.0) ||
+              rs[0]->plan_a_quota))
+        fq_buf_printf(out, "arrivals x%.2f, Plan A quota %s%lld\n",
+                      rs[0]->arrival_scale > 0 ? rs[0]->arrival_scale : 1.0,
+                      rs[0]->plan_a_quota ? "" : "as configured ",
+                      (long long)rs[0]->plan_a_quota);
     fq_buf_printf(out, "%-28s", "");
     for (size_t i = 0; i < n; i++)
         fq_buf_printf(out, " %14s", rs[i]->policy);
@@ -452,7 +479,10 @@ void fq_sim_report_compare(const struct fq_sim_result *const *rs, size_t n,
                  fq_sim_class_name(c));
         ROW(label, ".2f", f[i].cls[c].mean_s / 3600.0);
     }
+    ROW("started at once (%)", ".1f", 100.0 * f[i].cls[0].at_once);
+    ROW("waited over 1 h (%)", ".1f", 100.0 * f[i].cls[0].over_1h);
     ROW("wait p50 (h)", ".2f", f[i].cls[0].p50_s / 3600.0);
+    ROW("wait p90 (h)", ".2f", f[i].cls[0].p90_s / 3600.0);
     ROW("wait p95 (h)", ".2f", f[i].cls[0].p95_s / 3600.0);
     ROW("wait p99 (h)", ".2f", f[i].cls[0].p99_s / 3600.0);
     ROW("wait max (h)", ".2f", f[i].cls[0].max_s / 3600.0);

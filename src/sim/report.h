@@ -75,10 +75,12 @@ struct fq_sim_result {
     struct fq_sim_pool *pools; /* owned */
     size_t npools;
     struct fq_sim_series series;
-    int64_t end_ms;      /* virtual time when the run ended */
-    uint64_t steps;      /* engine settles */
-    uint64_t events;     /* stored changes the engine made */
-    size_t skipped_rows; /* bad trace rows skipped */
+    int64_t end_ms;       /* virtual time when the run ended */
+    uint64_t steps;       /* engine settles */
+    uint64_t events;      /* stored changes the engine made */
+    size_t skipped_rows;  /* bad trace rows skipped */
+    double arrival_scale; /* arrivals x this (1: as in the trace) */
+    int64_t plan_a_quota; /* Plan A's quota when resized, else 0 */
 };
 
 void fq_sim_result_init(struct fq_sim_result *r);
@@ -96,12 +98,18 @@ enum {
     FQ_SIM_NCLASSES = 5
 }; /* all, 1, 2-8, 9-64, 65+ */
 
+/* A job "starts at once" when its wait is at most this (a node boot is
+ * 120 s in the examples, so one that had to boot a node does not). */
+#define FQ_SIM_AT_ONCE_S 60.0
+
 const char *fq_sim_class_name(int c);
 int fq_sim_class_of(int64_t chips); /* 1..4 */
 
 struct fq_sim_waits {
     size_t n; /* finished jobs in the class */
-    double mean_s, p50_s, p95_s, p99_s, max_s;
+    double mean_s, p50_s, p90_s, p95_s, p99_s, max_s;
+    double at_once;       /* share that started within FQ_SIM_AT_ONCE_S */
+    double over_1h;       /* share that waited more than an hour */
     double slowdown_mean; /* bounded slowdown, tau = 10 s */
 };
 

@@ -63,6 +63,7 @@
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
 #include "flexq/quantity.h"
+#include "sizing.h"
 
 #define MAX_POOLS          64
 #define PROVREQ_CONTROLLER "kueue.x-k8s.io/provisioning-request"
@@ -669,6 +670,75 @@ static int64_t plan_b_max_run(struct sim *s, struct fq_value **docs, size_t n)
     return 7 * DAY_MS;
 }
 
+/*
+ * --size-plan-a: every Plan A flavor entry that gives the accelerator gets
+ * `quota` as its nominal quota; the pool behind it may grow to
+ * fq_sim_plan_a_nodes(quota) nodes, and the cloud model stocks as many
+ * on-demand hosts of its machine type. Runs after edit_cluster_queue,
+ * which classified the flavors.
+ */
+static void resize_plan_a(struct sim *s, struct fq_value **docs, size_t n,
+                          int64_t quota)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(kind_of(docs[i]), "ClusterQueue"))
+            continue;
+        struct fq_value *rgs = fq_value_path(docs[i], "spec.resourceGroups");
+        for (size_t g = 0; g < fq_value_len(rgs); g++) {
+            struct fq_value *fls = fq_map_get(fq_seq_at(rgs, g), "flavors");
+            for (size_t k = 0; k < fq_value_len(fls); k++) {
+                struct fq_value *fe = fq_seq_at(fls, k);
+                const struct flavor *f =
+                    flavor_find(s, fq_value_path_str(fe, "name", ""));
+                if (!f || f->plan_b || !entry_gives(s, fe))
+                    continue;
+                struct fq_value *rs = fq_value_path(fe, "resources");
+                for (size_t r = 0; r < fq_value_len(rs); r++) {
+                    struct fq_value *rq = fq_seq_at(rs, r);
+                    if (!strcmp(fq_value_path_str(rq, "name", ""), s->res))
+                        fq_map_set(rq, "nominalQuota", fq_value_int(quota));
+                }
+            }
+        }
+    }
+    struct fq_value *model = NULL;
+    for (size_t i = 0; i < n && !model; i++)
+        if (!strcmp(kind_of(docs[i]), "CapacityModel"))
+            model = docs[i];
+    for (size_t v = 0; v < s->nflv; v++) {
+        const struct flavor *f = &s->flv[v];
+        if (f->plan_b || !f->gives || !f->pool)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            struct fq_nodepool_spec spec;
+            if (strcmp(kind_of(docs[i]), "NodePool") ||
+                strcmp(name_of(docs[i]), f->pool) ||
+                fq_nodepool_decode(docs[i], &spec, NULL) || !spec.machine ||
+                spec.queued || spec.flex_start)
+                continue;
+            int64_t nodes =
+                fq_sim_plan_a_nodes(quota, spec.machine->accel_count);
+            const char *machine = spec.machine->name;
+            struct fq_value *as = fq_value_path(docs[i], "spec.autoscaling");
+            if (as && as->type == FQ_V_MAP)
+                fq_map_set(as, "maxNodeCount", fq_value_int(nodes));
+            struct fq_value *zones = fq_value_path(model, "spec.zones");
+            for (size_t z = 0; z < fq_value_len(zones); z++) {
+                struct fq_value *mts =
+                    fq_map_get(fq_seq_at(zones, z), "machineTypes");
+                for (size_t m = 0; m < fq_value_len(mts); m++) {
+                    struct fq_value *mt = fq_seq_at(mts, m);
+                    struct fq_value *od = fq_map_get(mt, "onDemand");
+                    if (strcmp(fq_value_path_str(mt, "name", ""), machine) ||
+                        !od || od->type != FQ_V_MAP)
+                        continue;
+                    fq_map_set(od, "hosts", fq_value_int(nodes));
+                }
+            }
+        }
+    }
+}
+
 static bool local_queue_exists(struct fq_value **docs, size_t n,
                                const char *name, const char **ns)
 {
@@ -1100,6 +1170,14 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
         docs[i] = fq_value_clone(o->config->items[i]);
     int rc = 0;
     detect_resource(&s, docs, n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(kind_of(docs[i]), "ClusterQueue"))
+            edit_cluster_queue(&s, docs[i], docs, n);
+    if (o->plan_a_quota > 0) {
+        resize_plan_a(&s, docs, n, o->plan_a_quota);
+        out->plan_a_quota = o->plan_a_quota;
+    }
+    out->arrival_scale = o->arrival_scale > 0 ? o->arrival_scale : 1.0;
     const struct fq_value *model = find_doc(docs, n, "CapacityModel", NULL);
     if (model) {
         struct fq_err e2 = {0};
@@ -1110,9 +1188,6 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
             goto out;
         }
     }
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(kind_of(docs[i]), "ClusterQueue"))
-            edit_cluster_queue(&s, docs[i], docs, n);
     out->max_run_ms = plan_b_max_run(&s, docs, n);
     s.seg_ms = out->max_run_ms > 2 * 3600000LL ? out->max_run_ms - 3600000LL :
                                                  out->max_run_ms / 2;

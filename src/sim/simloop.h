@@ -50,6 +50,13 @@ struct fq_sim_options {
     /* Stop this long after the last arrival even if jobs remain
      * (default 365 days); they are reported as unfinished. */
     int64_t horizon_ms;
+    /* Plan A's nominal quota of the accelerator, replacing the config's on
+     * every Plan A flavor (its pool and on-demand stock resized to match,
+     * fq_sim_plan_a_nodes); 0: as configured (--size-plan-a). */
+    int64_t plan_a_quota;
+    /* The arrival-rate factor the caller applied to the trace
+     * (fq_sim_scale_arrivals), only reported; 0 or 1: none. */
+    double arrival_scale;
     /* Time-series interval; 0: the trace's span / 1000, at least 60 s. */
     int64_t sample_ms;
     fq_sim_progress_fn progress; /* called every few thousand steps */

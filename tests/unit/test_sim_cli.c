@@ -103,6 +103,12 @@ static void test_flags(void **state)
     const char *bad_seed[] = {"sim", "--config", "x",   "--trace",
                               "y",   "--seed",   "12ab"};
     assert_int_equal(sim(7, bad_seed), FQ_CLI_FAIL);
+    const char *bad_scale[] = {"sim", "--config",         "x", "--trace",
+                               "y",   "--scale-arrivals", "0"};
+    assert_int_equal(sim(7, bad_scale), FQ_CLI_FAIL);
+    const char *bad_size[] = {"sim", "--config",      "x",   "--trace",
+                              "y",   "--size-plan-a", "half"};
+    assert_int_equal(sim(7, bad_size), FQ_CLI_FAIL);
     const char *unknown[] = {"sim", "--frobnicate"};
     assert_int_equal(sim(2, unknown), FQ_CLI_FAIL);
 }
@@ -152,12 +158,38 @@ static void test_compare_writes_outputs(void **state)
             fail_msg("%s was not written", files[i]);
 }
 
+/* --scale-arrivals and --size-plan-a reach the run and its summary. */
+static void test_load_knobs(void **state)
+{
+    (void)state;
+    char cfg[128], tr[128], out[128], path[160];
+    snprintf(cfg, sizeof(cfg), "%s/c.yaml", dir);
+    snprintf(tr, sizeof(tr), "%s/t.csv", dir);
+    snprintf(out, sizeof(out), "%s/out-knobs", dir);
+    const char *argv[] = {
+        "sim", "--config",      cfg,    "--trace", tr,  "--scale-arrivals",
+        "1.5", "--size-plan-a", "auto", "--out",   out, "--quiet"};
+    assert_int_equal(sim(12, argv), FQ_CLI_OK);
+    snprintf(path, sizeof(path), "%s/summary.json", out);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(buf, "\"arrival_scale\": 1.5"));
+    /* 8 x 600 + 16 x 1200 + 1 x 300 = 24,300 chip-s over the 80 s window
+     * the arrivals span at 1.5x: 303.75 chips, rounded up. */
+    assert_non_null(strstr(buf, "\"plan_a_quota\": 304"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_bad_trace_and_skip),
         cmocka_unit_test(test_compare_writes_outputs),
+        cmocka_unit_test(test_load_knobs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
