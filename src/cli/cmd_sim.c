@@ -6,7 +6,9 @@
  *             [--compare a,b,c] [--out DIR] [--seed N] [--skip-bad]
  *             [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]
  *             [--resource NAME] [--scale-arrivals F]
- *             [--size-plan-a auto|auto:P|P%|N] [-o table|json] [--quiet]
+ *             [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]
+ *             [--forecast-seeds N] [--forecast-oracle] [-o table|json]
+ *             [--quiet]
  *
  * How it works: reads the config (any flexq YAML) and the trace once, then
  * runs fq_sim_run once per policy (--compare) and prints the readable
@@ -180,6 +182,7 @@ static int run(int argc, char **argv)
                *out = NULL, *output = "table";
     struct fq_sim_options o;
     fq_sim_options_init(&o);
+    o.forecasts = 200;
     bool skip_bad = false, quiet = false;
     double scale = 1.0, size_pct = 0;
     int64_t size_chips = 0;
@@ -260,6 +263,34 @@ static int run(int argc, char **argv)
                 return FQ_CLI_FAIL;
             if (fq_sim_size_parse(v, &size_pct, &size_chips, &err))
                 return fq_cli_usage_error("sim", "%s", err.msg);
+        } else if (flag_is(a, "--forecasts")) {
+            if (!ARG("--forecasts"))
+                return FQ_CLI_FAIL;
+            char *end;
+            errno = 0;
+            unsigned long long nf = strtoull(v, &end, 10);
+            if (!strcmp(v, "all"))
+                o.forecasts = FQ_SIM_FORECAST_ALL;
+            else if (*end || errno || !*v || v[0] == '-' || nf > 100000000ull)
+                return fq_cli_usage_error("sim",
+                                          "--forecasts must be a number of "
+                                          "jobs or all, got \"%s\"",
+                                          v);
+            else
+                o.forecasts = (size_t)nf;
+        } else if (flag_is(a, "--forecast-seeds")) {
+            if (!ARG("--forecast-seeds"))
+                return FQ_CLI_FAIL;
+            char *end;
+            long ns = strtol(v, &end, 10);
+            if (*end || !*v || ns < 1 || ns > 99)
+                return fq_cli_usage_error("sim",
+                                          "--forecast-seeds must be 1 to 99, "
+                                          "got \"%s\"",
+                                          v);
+            o.forecast_seeds = (int)ns;
+        } else if (!strcmp(a, "--forecast-oracle")) {
+            o.forecast_oracle = true;
         } else if (flag_is(a, "--resource")) {
             if (!ARG("--resource"))
                 return FQ_CLI_FAIL;
@@ -429,8 +460,9 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                 [--compare a,b,c] [--out DIR] [--seed N] [--skip-bad]\n"
     "                 [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]\n"
     "                 [--resource NAME] [--scale-arrivals F]\n"
-    "                 [--size-plan-a auto|auto:P|P%|N] [-o table|json]\n"
-    "                 [--quiet]\n"
+    "                 [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]\n"
+    "                 [--forecast-seeds N] [--forecast-oracle]\n"
+    "                 [-o table|json] [--quiet]\n"
     "\n"
     "Replays a job trace (the normalized CSV: job_id,submit_s,duration_s,\n"
     "chips,hosts,...) through the flexq config in FILE.yaml (NodePools,\n"
@@ -460,5 +492,13 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                    load, chips busy on average), auto:P or P% (P\n"
     "                    percent of it) or N chips; its pool and on-demand\n"
     "                    stock get 25% headroom in nodes\n"
+    "  --forecasts N|all forecast the start of N jobs (sampled evenly) at\n"
+    "                    their submission with `flexq estimate`'s engine,\n"
+    "                    under the policy simulated, and report how many\n"
+    "                    held (default 200; 0: none)\n"
+    "  --forecast-seeds N  cloud seeds per forecast (default 5,\n"
+    "                    as flexq estimate)\n"
+    "  --forecast-oracle give forecasts the true run times (the engine's\n"
+    "                    own error) instead of the history's guesses\n"
     "  -o table|json     what to print on stdout (default table)\n"
     "  -q, --quiet       no progress line on stderr\n"};

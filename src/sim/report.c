@@ -48,6 +48,7 @@ void fq_sim_result_release(struct fq_sim_result *r)
 {
     free(r->jobs);
     free(r->pools);
+    free(r->fc);
     free(r->series.t_ms);
     free(r->series.pending);
     free(r->series.running);
@@ -127,6 +128,48 @@ static double slowdown(const struct fq_sim_jobrec *j)
     return s < 1 ? 1 : s;
 }
 
+/* In band: within docs/estimates.md's tolerance; p90 = -1 (later than
+ * the horizon) has no upper end. */
+static bool fc_in_band(const struct fq_sim_forecast *c, double wait_ms)
+{
+    if (c->p10_ms >= 0 && wait_ms < 0.8 * (double)c->p10_ms - 120000.0)
+        return false;
+    if (c->p10_ms < 0)
+        return wait_ms >= 14 * 86400000.0 * 0.8;
+    return c->p90_ms < 0 || wait_ms <= 1.25 * (double)c->p90_ms + 120000.0;
+}
+
+static void fc_figures(const struct fq_sim_result *r,
+                       struct fq_sim_fc_figures *f)
+{
+    double *err = fq_xmalloc((r->nfc ? r->nfc : 1) * sizeof(*err));
+    for (size_t i = 0; i < r->nfc; i++) {
+        const struct fq_sim_forecast *c = &r->fc[i];
+        const struct fq_sim_jobrec *j = &r->jobs[c->job];
+        if (j->start_ms < 0)
+            continue;
+        double wait = (double)(j->start_ms - j->submit_ms);
+        bool band = fc_in_band(c, wait);
+        bool range = c->p10_ms >= 0 && wait >= (double)c->p10_ms &&
+                     (c->p90_ms < 0 || wait <= (double)c->p90_ms);
+        err[f->n] = c->p50_ms < 0 ? 14 * 86400.0 :
+                                    fabs(wait - (double)c->p50_ms) / 1000.0;
+        f->n++;
+        f->band += band;
+        f->range += range;
+        if (wait > FQ_SIM_FC_WAITED_S * 1000.0) {
+            f->waited++;
+            f->waited_band += band;
+        }
+        int k = c->conf < 3 ? c->conf : 0;
+        f->conf_n[k]++;
+        f->conf_band[k] += band;
+    }
+    qsort(err, f->n, sizeof(*err), cmp_double);
+    f->p50_abs_err_s = fq_sim_percentile(err, f->n, 0.5);
+    free(err);
+}
+
 void fq_sim_figures(const struct fq_sim_result *r, struct fq_sim_figures *f)
 {
     memset(f, 0, sizeof(*f));
@@ -194,6 +237,7 @@ void fq_sim_figures(const struct fq_sim_result *r, struct fq_sim_figures *f)
                 pl->chip_ms > 0 ? pl->busy_chip_ms / pl->chip_ms : 0;
         }
     }
+    fc_figures(r, &f->fc);
     f->cost_per_chip_hour = f->chip_hours_delivered > 0 ?
                                 f->cost_total / f->chip_hours_delivered :
                                 0;
@@ -321,6 +365,22 @@ static void summary_json(const struct fq_sim_result *r, struct fq_buf *b,
     json_num(b, f.chip_hours_delivered);
     fq_buf_printf(b, ",\n%s  \"cost_per_chip_hour_usd\": ", indent);
     json_num(b, f.cost_per_chip_hour);
+    if (r->nfc || r->fc_skipped) {
+        const struct fq_sim_fc_figures *c = &f.fc;
+        fq_buf_printf(b,
+                      ",\n%s  \"forecasts\": {\"jobs\": %zu, \"skipped\": "
+                      "%zu, \"in_band\": %zu, \"in_range\": %zu, "
+                      "\"waited_over_5m\": %zu, \"waited_in_band\": %zu, "
+                      "\"by_confidence\": {\"low\": [%zu, %zu], "
+                      "\"medium\": [%zu, %zu], \"high\": [%zu, %zu]}, "
+                      "\"p50_abs_error_s\": ",
+                      indent, c->n, r->fc_skipped, c->band, c->range, c->waited,
+                      c->waited_band, c->conf_n[0], c->conf_band[0],
+                      c->conf_n[1], c->conf_band[1], c->conf_n[2],
+                      c->conf_band[2]);
+        json_num(b, c->p50_abs_err_s);
+        fq_buf_puts(b, "}");
+    }
     fq_buf_printf(b, "\n%s}", indent);
 }
 
@@ -339,6 +399,11 @@ void fq_sim_report_compare_json(const struct fq_sim_result *const *rs, size_t n,
         summary_json(rs[i], out, "  ");
     }
     fq_buf_puts(out, "\n]}\n");
+}
+
+static double pct_of(size_t a, size_t n)
+{
+    return n ? 100.0 * (double)a / (double)n : 0;
 }
 
 /* Seconds as a short human duration: 45s, 12.5m, 3.2h, 4.1d. */
@@ -404,6 +469,22 @@ void fq_sim_report_table(const struct fq_sim_result *r, struct fq_buf *out)
                   "cost per chip-hour delivered: %.4f USD\n",
                   "total", "", "", "", f.chip_hours_delivered, "", f.cost_total,
                   f.cost_per_chip_hour);
+    if (r->nfc || r->fc_skipped) {
+        const struct fq_sim_fc_figures *c = &f.fc;
+        fq_buf_printf(out,
+                      "forecasts: %zu jobs, %.1f%% within tolerance (%.1f%% "
+                      "in [p10, p90]); waited over 5 min: %zu, %.1f%% within "
+                      "tolerance; median error of p50 %.0f s; %zu skipped\n",
+                      c->n, pct_of(c->band, c->n), pct_of(c->range, c->n),
+                      c->waited, pct_of(c->waited_band, c->waited),
+                      c->p50_abs_err_s, r->fc_skipped);
+        fq_buf_printf(out,
+                      "forecasts by confidence: low %zu (%.1f%%), medium %zu "
+                      "(%.1f%%), high %zu (%.1f%%) within tolerance\n",
+                      c->conf_n[0], pct_of(c->conf_band[0], c->conf_n[0]),
+                      c->conf_n[1], pct_of(c->conf_band[1], c->conf_n[1]),
+                      c->conf_n[2], pct_of(c->conf_band[2], c->conf_n[2]));
+    }
 }
 
 void fq_sim_report_jobs_csv(const struct fq_sim_result *r, struct fq_buf *out)
@@ -490,6 +571,14 @@ void fq_sim_report_compare(const struct fq_sim_result *const *rs, size_t n,
     ROW("cost (kUSD)", ".2f", f[i].cost_total / 1000.0);
     ROW("chip-hours delivered (k)", ".2f", f[i].chip_hours_delivered / 1000.0);
     ROW("cost per chip-hour (USD)", ".4f", f[i].cost_per_chip_hour);
+    if (n && (rs[0]->nfc || rs[0]->fc_skipped)) {
+        ROW("forecasts (jobs)", "zu", f[i].fc.n);
+        ROW("forecasts in tolerance (%)", ".1f",
+            pct_of(f[i].fc.band, f[i].fc.n));
+        ROW("waited > 5 min (jobs)", "zu", f[i].fc.waited);
+        ROW("  of them in tolerance (%)", ".1f",
+            pct_of(f[i].fc.waited_band, f[i].fc.waited));
+    }
 #undef ROW
     /* Utilisation and cost per pool, for every pool any run used (by name,
      * in the order the runs list them). */

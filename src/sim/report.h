@@ -43,6 +43,14 @@ struct fq_sim_jobrec {
     uint16_t evictions;
 };
 
+/* A start forecast made at a job's submission (times in ms after it). */
+struct fq_sim_forecast {
+    uint32_t job;                   /* index in the trace */
+    int64_t p10_ms, p50_ms, p90_ms; /* -1: later than the horizon */
+    uint8_t conf;                   /* enum fq_runhist_confidence */
+    uint32_t ahead;                 /* jobs running or waiting then */
+};
+
 /* One node pool, with what the run measured on it. */
 struct fq_sim_pool {
     char name[64];
@@ -75,10 +83,13 @@ struct fq_sim_result {
     struct fq_sim_pool *pools; /* owned */
     size_t npools;
     struct fq_sim_series series;
-    int64_t end_ms;       /* virtual time when the run ended */
-    uint64_t steps;       /* engine settles */
-    uint64_t events;      /* stored changes the engine made */
-    size_t skipped_rows;  /* bad trace rows skipped */
+    int64_t end_ms;             /* virtual time when the run ended */
+    uint64_t steps;             /* engine settles */
+    uint64_t events;            /* stored changes the engine made */
+    size_t skipped_rows;        /* bad trace rows skipped */
+    struct fq_sim_forecast *fc; /* owned, in submission order */
+    size_t nfc, fccap;
+    size_t fc_skipped;    /* sampled jobs not forecast (too much ahead) */
     double arrival_scale; /* arrivals x this (1: as in the trace) */
     int64_t plan_a_quota; /* Plan A's quota when resized, else 0 */
 };
@@ -113,7 +124,19 @@ struct fq_sim_waits {
     double slowdown_mean; /* bounded slowdown, tau = 10 s */
 };
 
+/* How forecasts held: n forecast jobs that started, band = within the
+ * tolerance of docs/estimates.md ([0.8 p10 - 120 s, 1.25 p90 + 120 s]),
+ * range = within [p10, p90]; "waited": the jobs that waited over 5 min. */
+struct fq_sim_fc_figures {
+    size_t n, band, range, waited, waited_band;
+    size_t conf_n[3], conf_band[3]; /* by confidence low, medium, high */
+    double p50_abs_err_s;           /* median |wait - p50| */
+};
+
+#define FQ_SIM_FC_WAITED_S 300.0
+
 struct fq_sim_figures {
+    struct fq_sim_fc_figures fc;
     size_t jobs, finished, refused, expired, unfinished, evictions;
     struct fq_sim_waits cls[FQ_SIM_NCLASSES];
     double cost_total;           /* USD */

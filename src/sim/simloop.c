@@ -58,7 +58,9 @@
 #include "../core/cloud.h"
 #include "../core/conditions.h"
 #include "../core/drive.h"
+#include "../core/estimate.h"
 #include "../core/nodepool.h"
+#include "../core/runhist.h"
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
@@ -146,6 +148,14 @@ struct sim {
     struct del *dels;     /* workloads to delete before the next settle */
     size_t ndels, dels_cap;
     int64_t now; /* virtual ms */
+    /* Forecasts: every fc_every-th job (0: none), the run-time history
+     * they guess from, the config as applied, and the engine's policy. */
+    size_t fc_every;
+    struct fq_runhist *hist;
+    struct fq_value **docs;
+    size_t ndocs;
+    struct fq_policy policy;
+    size_t first_live; /* no job before it is waiting or running */
     int err_code;
     struct fq_err *err;
 };
@@ -750,6 +760,117 @@ static bool local_queue_exists(struct fq_value **docs, size_t n,
     return true;
 }
 
+/* --- forecasts ------------------------------------------------------------ */
+
+/* The queue a job's history is kept under: the trace's queue column, else
+ * the LocalQueue it goes to. */
+static const char *history_queue(const struct sim *s,
+                                 const struct fq_trace_job *tj)
+{
+    return *tj->queue ? tj->queue : fq_trace_queue(&s->o->map, tj, s->defq);
+}
+
+/* How long a live job's current workload runs from now, as a cluster
+ * would guess it (or, with forecast_oracle, as it will); *conf: the
+ * guess's confidence. */
+static int64_t guess_left(struct sim *s, size_t i, int *conf)
+{
+    const struct fq_trace_job *tj = &s->o->trace->jobs[i];
+    const struct jstate *j = &s->js[i];
+    int64_t done_before = tj->duration_ms - j->remaining_ms;
+    int64_t elapsed = j->phase == PH_RUNNING ? s->now - j->run_start : 0;
+    int64_t left;
+    if (s->o->forecast_oracle) {
+        *conf = FQ_RUNHIST_HIGH;
+        left = j->remaining_ms - elapsed;
+    } else {
+        struct fq_runhist_guess g;
+        fq_runhist_guess(s->hist, tj->user, history_queue(s, tj),
+                         s->r->jobs[i].chips, tj->requested_ms, &g);
+        *conf = (int)g.conf;
+        left =
+            fq_runhist_left(g.run_ms, done_before + elapsed, tj->requested_ms);
+    }
+    /* A split job's workload ends with its segment. */
+    if (j->split && left > s->seg_ms - elapsed)
+        left = s->seg_ms - elapsed;
+    return left > 1000 ? left : 1000;
+}
+
+/*
+ * Forecasts job idx's start with the estimator, from the state a cluster
+ * would see now: the config, the Nodes, and every job running or waiting
+ * with its guessed run time. `w` is its workload, not yet submitted.
+ */
+static void forecast(struct sim *s, size_t idx, const struct fq_value *w)
+{
+    struct fq_sim_result *r = s->r;
+    if (s->pending + s->running > FQ_SIM_FORECAST_MAX_AHEAD) {
+        r->fc_skipped++;
+        return;
+    }
+    const struct fq_object **nodes = NULL;
+    size_t nn = fq_objstore_list(s->store, FQ_KIND_NODE, NULL, &nodes);
+    const struct fq_value **objs = fq_xcalloc(s->ndocs + nn + 1, sizeof(*objs));
+    size_t no = 0;
+    for (size_t i = 0; i < s->ndocs; i++)
+        objs[no++] = s->docs[i];
+    for (size_t i = 0; i < nn; i++)
+        objs[no++] = nodes[i]->obj;
+    free(nodes);
+    while (s->first_live < idx && (s->js[s->first_live].phase == PH_DONE ||
+                                   s->js[s->first_live].phase == PH_NEW))
+        s->first_live++;
+    size_t cap = s->pending + s->running + 1, nj = 0;
+    struct fq_estimate_job *jobs = fq_xcalloc(cap, sizeof(*jobs));
+    double weight = 0, score = 0;
+    for (size_t i = s->first_live; i < idx && nj < cap; i++) {
+        const struct jstate *j = &s->js[i];
+        if (j->phase != PH_WAITING && j->phase != PH_RUNNING)
+            continue;
+        char name[WL_NAME_SIZE];
+        wl_name(name, i, j->seg);
+        const struct fq_object *o =
+            fq_objstore_get(s->store, FQ_KIND_WORKLOAD, s->ns, name);
+        if (!o)
+            continue;
+        int conf = 0;
+        int64_t left = guess_left(s, i, &conf);
+        double wt = (double)left * (double)r->jobs[i].chips;
+        weight += wt;
+        score += wt * conf;
+        jobs[nj++] = (struct fq_estimate_job){
+            o->obj, to_abs(r->jobs[i].submit_ms), left, j->phase == PH_RUNNING};
+    }
+    struct fq_estimate_world world = {
+        .objects = objs,
+        .nobjects = no,
+        .jobs = jobs,
+        .njobs = nj,
+        .now_ms = to_abs(s->now),
+        .policy = s->policy,
+    };
+    struct fq_estimate_options eo;
+    fq_estimate_options_init(&eo);
+    eo.nseeds = s->o->forecast_seeds > 0 ? s->o->forecast_seeds : 5;
+    eo.seed = s->o->seed * 1000 + 1; /* not the run's own draws */
+    eo.pin = false;
+    struct fq_estimate_result res;
+    struct fq_err e2 = {0};
+    if (fq_estimate_run(&world, w, &eo, &res, &e2) == 0 && res.n) {
+        FQ_GROW(r->fc, r->fccap, r->nfc + 1);
+        int conf = weight > 0 ? (int)(score / weight + 0.5) : FQ_RUNHIST_HIGH;
+        r->fc[r->nfc++] = (struct fq_sim_forecast){
+            (uint32_t)idx,      res.rows[0].p10_ms, res.rows[0].p50_ms,
+            res.rows[0].p90_ms, (uint8_t)conf,      (uint32_t)nj};
+        fq_estimate_result_release(&res);
+    } else {
+        r->fc_skipped++;
+    }
+    free(jobs);
+    free(objs);
+}
+
 /* --- workloads ------------------------------------------------------------ */
 
 static struct fq_value *make_workload(struct sim *s, size_t idx,
@@ -818,6 +939,9 @@ static int submit(struct sim *s, size_t idx)
     bool is_long = s->has_plan_b && tj->duration_ms > s->r->max_run_ms;
     struct fq_value *w =
         make_workload(s, idx, queue, is_long && s->rule == FQ_SIM_LONG_KEEP_A);
+    if (s->fc_every && j->seg == 1 && s->r->jobs[idx].evictions == 0 &&
+        idx % s->fc_every == s->fc_every / 2)
+        forecast(s, idx, w);
     struct fq_err e2 = {0};
     /* The first workload is validated like any apply, which proves
      * make_workload's shape; the rest differ from it only in checked
@@ -892,8 +1016,15 @@ static void end_job(struct sim *s, size_t idx, enum fq_sim_outcome out)
         s->pending--;
     j->phase = PH_DONE;
     s->r->jobs[idx].outcome = (uint8_t)out;
-    if (out == FQ_SIM_FINISHED)
+    if (out == FQ_SIM_FINISHED) {
         s->r->jobs[idx].finish_ms = s->now;
+        if (s->hist) {
+            const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
+            fq_runhist_add(s->hist, tj->user, history_queue(s, tj),
+                           s->r->jobs[idx].chips, tj->duration_ms,
+                           tj->requested_ms);
+        }
+    }
     s->done++;
 }
 
@@ -1122,6 +1253,7 @@ static void sim_free(struct sim *s)
     }
     free(s->flv);
     fq_value_free(s->plan_a_selector);
+    fq_runhist_free(s->hist);
 }
 
 int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
@@ -1223,6 +1355,16 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     cfg.status_every_ms = 3600 * 1000;
     s.e = fq_engine_new(&cfg);
     s.store = fq_engine_store(s.e);
+    s.policy = cfg.policy;
+    s.docs = docs;
+    s.ndocs = n;
+    if (o->forecasts && tr->n) {
+        s.hist = fq_runhist_new();
+        s.fc_every =
+            o->forecasts == FQ_SIM_FORECAST_ALL || o->forecasts >= tr->n ?
+                1 :
+                tr->n / o->forecasts;
+    }
     fq_objstore_set_logging(s.store, false);
     fq_engine_set_observer(s.e, observe, &s);
     rc = apply_config(&s, docs, n);

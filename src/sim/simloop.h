@@ -59,9 +59,24 @@ struct fq_sim_options {
     double arrival_scale;
     /* Time-series interval; 0: the trace's span / 1000, at least 60 s. */
     int64_t sample_ms;
+    /* Start forecasts (docs/estimates.md): how many jobs, sampled evenly
+     * by trace order, get one at their submission from the estimator
+     * (fq_estimate_run) under the simulated policy; 0: none,
+     * FQ_SIM_FORECAST_ALL: every job. Each forecast runs forecast_seeds
+     * cloud seeds (0: 3). With forecast_oracle the jobs ahead are given
+     * their true run times instead of the history's guesses (the engine's
+     * own error). */
+    size_t forecasts;
+    int forecast_seeds;
+    bool forecast_oracle;
     fq_sim_progress_fn progress; /* called every few thousand steps */
     void *progress_ctx;
 };
+
+#define FQ_SIM_FORECAST_ALL ((size_t)-1)
+/* A job is not forecast when more jobs than this are live ahead of it (the
+ * forecast re-runs all of them); it is counted as skipped. */
+#define FQ_SIM_FORECAST_MAX_AHEAD 3000
 
 void fq_sim_options_init(struct fq_sim_options *o);
 
