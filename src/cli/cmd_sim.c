@@ -32,6 +32,7 @@
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/value.h"
+#include "html.h"
 #include "report.h"
 #include "simloop.h"
 #include "sizing.h"
@@ -113,8 +114,8 @@ static int make_dirs(const char *dir)
     return rc;
 }
 
-static int write_outputs(const char *dir, struct fq_sim_result *const *rs,
-                         size_t n)
+static int write_outputs(const char *dir, const char *title,
+                         struct fq_sim_result *const *rs, size_t n)
 {
     if (make_dirs(dir) != 0) {
         fprintf(stderr, "flexq sim: cannot create %s: %s\n", dir,
@@ -155,6 +156,12 @@ static int write_outputs(const char *dir, struct fq_sim_result *const *rs,
     fq_buf_reset(&b);
     fq_sim_plot_queue(crs, n, &b);
     rc |= write_file(dir, "queue.svg", &b);
+    fq_buf_reset(&b);
+    fq_sim_plot_wait_tail(crs, n, &b);
+    rc |= write_file(dir, "wait-cdf-tail.svg", &b);
+    fq_buf_reset(&b);
+    fq_sim_report_html(crs, n, title, &b);
+    rc |= write_file(dir, "report.html", &b);
     fq_buf_release(&b);
     return rc ? -1 : 0;
 }
@@ -442,8 +449,10 @@ static int run(int argc, char **argv)
         }
         fwrite(fq_buf_str(&b), 1, b.len, stdout);
         fq_buf_release(&b);
-        if (out && write_outputs(out, rs, npol))
+        char *title = fq_xasprintf("flexq sim: %s through %s", trace, config);
+        if (out && write_outputs(out, title, rs, npol))
             status = FQ_CLI_FAIL;
+        free(title);
     }
     for (size_t i = 0; i < ran; i++) {
         fq_sim_result_release(rs[i]);
@@ -473,8 +482,9 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "  --policy NAME     plan-a-only, plan-b-only, kueue or flexq (default)\n"
     "  --compare a,b,c   run several policies and print them side by side\n"
     "  --out DIR         also write summary.json, summary.txt,\n"
-    "                    jobs-POLICY.csv, wait-cdf.svg, queue.svg and\n"
-    "                    pools-POLICY.svg into DIR\n"
+    "                    jobs-POLICY.csv, wait-cdf.svg, wait-cdf-tail.svg,\n"
+    "                    queue.svg, pools-POLICY.svg and report.html (the\n"
+    "                    summary table beside the plots) into DIR\n"
     "  --seed N          seed of the engine's PRNG (default 1); the same\n"
     "                    seed gives the same output, byte for byte\n"
     "  --skip-bad        skip and count bad trace rows instead of failing\n"

@@ -152,6 +152,7 @@ static void test_compare_writes_outputs(void **state)
         "out/summary.json",          "out/summary.txt",
         "out/jobs-plan-a-only.csv",  "out/jobs-flexq.csv",
         "out/wait-cdf.svg",          "out/queue.svg",
+        "out/wait-cdf-tail.svg",     "out/report.html",
         "out/pools-plan-a-only.svg", "out/pools-flexq.svg"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
         if (!exists(files[i]))
