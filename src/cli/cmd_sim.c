@@ -7,20 +7,23 @@
  *             [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]
  *             [--resource NAME] [--scale-arrivals F]
  *             [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]
- *             [--forecast-seeds N] [--forecast-oracle] [-o table|json]
- *             [--quiet]
+ *             [--forecast-seeds N] [--forecast-oracle] [--jobs N]
+ *             [-o table|json] [--quiet]
  *
  * How it works: reads the config (any flexq YAML) and the trace once, then
- * runs fq_sim_run once per policy (--compare) and prints the readable
- * table (or JSON) on stdout. With --out it also writes summary.json,
- * summary.txt, jobs-POLICY.csv and the SVG plots (wait-cdf.svg,
- * queue.svg, pools-POLICY.svg) into DIR. A progress line goes to stderr
+ * runs fq_sim_run once per policy (--compare; on up to --jobs threads, one
+ * engine each, results kept in policy order so the output is the same)
+ * and prints the readable table (or JSON) on stdout. With --out it also
+ * writes summary.json, summary.txt, jobs-POLICY.csv, the SVG plots
+ * (wait-cdf.svg, wait-cdf-tail.svg, queue.svg, pools-POLICY.svg) and
+ * report.html into DIR. A progress line goes to stderr
  * once a run has taken more than a second of wall time; wall time is read
  * here, never in the simulation, so results stay reproducible.
  *
  * It does not talk to flexqd: the simulation is self-contained.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +169,78 @@ static int write_outputs(const char *dir, const char *title,
     return rc ? -1 : 0;
 }
 
+/*
+ * The policies of a compare on `jobs` threads. Each run has its own engine
+ * and copies of the config; the trace and the parsed config are only
+ * read. Results land in rs[i] by policy, so the output does not depend on
+ * which thread ran what, or when. Progress lines are whole lines here
+ * (no carriage-return redraw: several runs print at once).
+ */
+struct pool {
+    pthread_mutex_t mu;
+    size_t next, npol;
+    const struct fq_sim_options *base;
+    const struct fq_sim_policy *const *pols;
+    struct fq_sim_result **rs;
+    struct fq_err *errs;
+    int *rcs;
+    bool quiet;
+};
+
+static void *worker(void *arg)
+{
+    struct pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i >= p->npol)
+            return NULL;
+        struct fq_sim_options o = *p->base;
+        struct progress pr = {
+            .policy = p->pols[i]->name, .quiet = p->quiet, .tty = false};
+        clock_gettime(CLOCK_MONOTONIC, &pr.start);
+        pr.last = pr.start;
+        o.policy = p->pols[i];
+        o.progress = on_progress;
+        o.progress_ctx = &pr;
+        p->rcs[i] = fq_sim_run(&o, p->rs[i], &p->errs[i]);
+    }
+}
+
+static int run_parallel(const struct fq_sim_options *o,
+                        const struct fq_sim_policy *const *pols, size_t npol,
+                        size_t jobs, bool quiet, struct fq_sim_result **rs)
+{
+    struct pool p = {
+        .npol = npol, .base = o, .pols = pols, .rs = rs, .quiet = quiet};
+    pthread_mutex_init(&p.mu, NULL);
+    p.errs = fq_xcalloc(npol, sizeof(*p.errs));
+    p.rcs = fq_xcalloc(npol, sizeof(*p.rcs));
+    for (size_t i = 0; i < npol; i++)
+        rs[i] = fq_xcalloc(1, sizeof(*rs[i]));
+    pthread_t th[MAX_COMPARE];
+    size_t started = 0;
+    for (size_t t = 0; t < jobs; t++)
+        if (pthread_create(&th[started], NULL, worker, &p) == 0)
+            started++;
+    if (started == 0)
+        worker(&p); /* no thread to be had: run them here */
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&p.mu);
+    int status = FQ_CLI_OK;
+    for (size_t i = 0; i < npol && status == FQ_CLI_OK; i++) {
+        if (p.rcs[i]) {
+            fprintf(stderr, "flexq sim: %s\n", p.errs[i].msg);
+            status = FQ_CLI_FAIL;
+        }
+    }
+    free(p.errs);
+    free(p.rcs);
+    return status;
+}
+
 static const char *need_arg(int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -191,6 +266,7 @@ static int run(int argc, char **argv)
     fq_sim_options_init(&o);
     o.forecasts = 200;
     bool skip_bad = false, quiet = false;
+    size_t jobs = 0; /* --jobs: threads for a compare; 0: one per CPU */
     double scale = 1.0, size_pct = 0;
     int64_t size_chips = 0;
     struct fq_err err = {0};
@@ -296,6 +372,17 @@ static int run(int argc, char **argv)
                                           "got \"%s\"",
                                           v);
             o.forecast_seeds = (int)ns;
+        } else if (flag_is(a, "--jobs") || flag_is(a, "-j")) {
+            if (!(v = need_arg(argc, argv, &i)))
+                return fq_cli_usage_error("sim", "--jobs needs a number");
+            char *end;
+            long nj = strtol(v, &end, 10);
+            if (*end || !*v || nj < 1 || nj > MAX_COMPARE)
+                return fq_cli_usage_error("sim",
+                                          "--jobs must be 1 to %d, got "
+                                          "\"%s\"",
+                                          MAX_COMPARE, v);
+            jobs = (size_t)nj;
         } else if (!strcmp(a, "--forecast-oracle")) {
             o.forecast_oracle = true;
         } else if (flag_is(a, "--resource")) {
@@ -413,7 +500,17 @@ static int run(int argc, char **argv)
     struct fq_sim_result *rs[MAX_COMPARE] = {0};
     int status = FQ_CLI_OK;
     size_t ran = 0;
-    for (size_t i = 0; i < npol; i++) {
+    if (jobs == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cpus > 0 ? (size_t)cpus : 1;
+    }
+    if (jobs > npol)
+        jobs = npol;
+    if (jobs > 1) {
+        ran = npol;
+        status = run_parallel(&o, pols, npol, jobs, quiet, rs);
+    }
+    for (size_t i = 0; jobs <= 1 && i < npol; i++) {
         struct progress pr = {
             .policy = pols[i]->name, .quiet = quiet, .tty = isatty(2)};
         clock_gettime(CLOCK_MONOTONIC, &pr.start);
@@ -470,7 +567,7 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                 [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]\n"
     "                 [--resource NAME] [--scale-arrivals F]\n"
     "                 [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]\n"
-    "                 [--forecast-seeds N] [--forecast-oracle]\n"
+    "                 [--forecast-seeds N] [--forecast-oracle] [--jobs N]\n"
     "                 [-o table|json] [--quiet]\n"
     "\n"
     "Replays a job trace (the normalized CSV: job_id,submit_s,duration_s,\n"
@@ -510,5 +607,7 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                    as flexq estimate)\n"
     "  --forecast-oracle give forecasts the true run times (the engine's\n"
     "                    own error) instead of the history's guesses\n"
+    "  -j, --jobs N      run the policies of --compare on N threads\n"
+    "                    (default: one per CPU); the output is the same\n"
     "  -o table|json     what to print on stdout (default table)\n"
     "  -q, --quiet       no progress line on stderr\n"};

@@ -109,6 +109,12 @@ static void test_flags(void **state)
     const char *bad_size[] = {"sim", "--config",      "x",   "--trace",
                               "y",   "--size-plan-a", "half"};
     assert_int_equal(sim(7, bad_size), FQ_CLI_FAIL);
+    const char *bad_jobs[] = {"sim", "--config", "x", "--trace",
+                              "y",   "--jobs",   "0"};
+    assert_int_equal(sim(7, bad_jobs), FQ_CLI_FAIL);
+    const char *bad_fc[] = {"sim", "--config",    "x",   "--trace",
+                            "y",   "--forecasts", "some"};
+    assert_int_equal(sim(7, bad_fc), FQ_CLI_FAIL);
     const char *unknown[] = {"sim", "--frobnicate"};
     assert_int_equal(sim(2, unknown), FQ_CLI_FAIL);
 }
@@ -184,6 +190,49 @@ static void test_load_knobs(void **state)
     assert_non_null(strstr(buf, "\"plan_a_quota\": 304"));
 }
 
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char bufs[2][65536];
+    static int k;
+    char *buf = bufs[k++ % 2];
+    size_t n = fread(buf, 1, sizeof(bufs[0]) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* A compare on one thread and on three gives the same bytes. */
+static void test_parallel_same_bytes(void **state)
+{
+    (void)state;
+    char cfg[128], tr[128], out[2][128], path[2][160];
+    snprintf(cfg, sizeof(cfg), "%s/c.yaml", dir);
+    snprintf(tr, sizeof(tr), "%s/t.csv", dir);
+    const char *jobs[] = {"1", "3"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(out[k], sizeof(out[k]), "%s/out-j%s", dir, jobs[k]);
+        const char *argv[] = {"sim",
+                              "--config",
+                              cfg,
+                              "--trace",
+                              tr,
+                              "--compare",
+                              "plan-a-only,kueue,flexq",
+                              "--jobs",
+                              jobs[k],
+                              "--out",
+                              out[k],
+                              "--quiet"};
+        assert_int_equal(sim(12, argv), FQ_CLI_OK);
+        snprintf(path[k], sizeof(path[k]), "%s/summary.json", out[k]);
+    }
+    const char *a = slurp(path[0]), *b = slurp(path[1]);
+    assert_true(strlen(a) > 100);
+    assert_string_equal(a, b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_bad_trace_and_skip),
         cmocka_unit_test(test_compare_writes_outputs),
         cmocka_unit_test(test_load_knobs),
+        cmocka_unit_test(test_parallel_same_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
