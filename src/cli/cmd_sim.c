@@ -383,6 +383,31 @@ static int run(int argc, char **argv)
                                           "\"%s\"",
                                           MAX_COMPARE, v);
             jobs = (size_t)nj;
+        } else if (flag_is(a, "--route-b-over")) {
+            if (!ARG("--route-b-over"))
+                return FQ_CLI_FAIL;
+            char *end;
+            errno = 0;
+            double d = strtod(v, &end);
+            double unit = !strcmp(end, "h")          ? 3600 :
+                          !strcmp(end, "m")          ? 60 :
+                          !strcmp(end, "s") || !*end ? 1 :
+                                                       0;
+            if (end == v || errno || unit == 0 || !(d > 0) ||
+                d * unit > 365 * 86400.0)
+                return fq_cli_usage_error("sim",
+                                          "--route-b-over must be a "
+                                          "duration such as 4h, 90m or "
+                                          "3600, got \"%s\"",
+                                          v);
+            o.route_b_ms = (int64_t)(d * unit * 1000);
+        } else if (flag_is(a, "--switch")) {
+            if (!ARG("--switch"))
+                return FQ_CLI_FAIL;
+            struct fq_policy probe = fq_policy_default();
+            if (fq_sim_switches_apply(v, &probe, &err))
+                return fq_cli_usage_error("sim", "%s", err.msg);
+            o.switches = v;
         } else if (!strcmp(a, "--forecast-oracle")) {
             o.forecast_oracle = true;
         } else if (flag_is(a, "--resource")) {
@@ -607,6 +632,13 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                    as flexq estimate)\n"
     "  --forecast-oracle give forecasts the true run times (the engine's\n"
     "                    own error) instead of the history's guesses\n"
+    "  --switch K=V,...  engine switches for every policy: admissions=N,\n"
+    "                    migrate=on|off, cooldown=on|off,\n"
+    "                    stockout-fallback=on|off, cycle-ms=N\n"
+    "                    (docs/policies.md)\n"
+    "  --route-b-over D  jobs whose run time, as guessed from the run's\n"
+    "                    history (never the trace's), is at least D\n"
+    "                    (4h, 90m, 3600) go to Plan B only\n"
     "  -j, --jobs N      run the policies of --compare on N threads\n"
     "                    (default: one per CPU); the output is the same\n"
     "  -o table|json     what to print on stdout (default table)\n"

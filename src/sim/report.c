@@ -298,6 +298,9 @@ static void summary_json(const struct fq_sim_result *r, struct fq_buf *b,
     json_num(b, r->arrival_scale > 0 ? r->arrival_scale : 1.0);
     fq_buf_printf(b, ",\n%s  \"plan_a_quota\": %lld", indent,
                   (long long)r->plan_a_quota);
+    if (r->routed_b)
+        fq_buf_printf(b, ",\n%s  \"routed_to_plan_b\": %zu", indent,
+                      r->routed_b);
     fq_buf_printf(b, ",\n%s  \"plan_b_max_run_s\": ", indent);
     json_num(b, (double)r->max_run_ms / 1000.0);
     fq_buf_printf(b,
@@ -434,6 +437,9 @@ void fq_sim_report_table(const struct fq_sim_result *r, struct fq_buf *out)
                       r->arrival_scale > 0 ? r->arrival_scale : 1.0,
                       r->plan_a_quota ? "" : "as configured ",
                       (long long)r->plan_a_quota);
+    if (r->routed_b)
+        fq_buf_printf(out, "jobs routed to Plan B by their guessed run: %zu\n",
+                      r->routed_b);
     fq_buf_printf(out,
                   "jobs %zu  finished %zu  refused %zu  expired on Plan B "
                   "%zu  unfinished %zu  evictions %zu\n\n",

@@ -90,6 +90,7 @@ struct fq_sim_result {
     struct fq_sim_forecast *fc; /* owned, in submission order */
     size_t nfc, fccap;
     size_t fc_skipped;    /* sampled jobs not forecast (too much ahead) */
+    size_t routed_b;      /* jobs routed to Plan B by --route-b-over */
     double arrival_scale; /* arrivals x this (1: as in the trace) */
     int64_t plan_a_quota; /* Plan A's quota when resized, else 0 */
 };

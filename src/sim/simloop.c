@@ -140,6 +140,7 @@ struct sim {
     size_t nflv;
     bool has_plan_b;
     struct fq_value *plan_a_selector; /* owned, or NULL */
+    struct fq_value *plan_b_selector; /* owned, or NULL */
     int64_t seg_ms;
     enum fq_sim_long_rule rule;
     size_t submitted, done, pending, running;
@@ -641,9 +642,11 @@ static void edit_cluster_queue(struct sim *s, struct fq_value *cq,
                 flavor_find(s, fq_value_path_str(fe, "name", ""));
             if (!f || !entry_gives(s, fe))
                 continue;
-            if (f->plan_b)
+            if (f->plan_b) {
                 s->has_plan_b = true;
-            else if (!s->plan_a_selector && f->labels)
+                if (!s->plan_b_selector && f->labels)
+                    s->plan_b_selector = fq_value_clone(f->labels);
+            } else if (!s->plan_a_selector && f->labels)
                 s->plan_a_selector = fq_value_clone(f->labels);
         }
     }
@@ -874,7 +877,8 @@ static void forecast(struct sim *s, size_t idx, const struct fq_value *w)
 /* --- workloads ------------------------------------------------------------ */
 
 static struct fq_value *make_workload(struct sim *s, size_t idx,
-                                      const char *queue, bool pin_a)
+                                      const char *queue,
+                                      const struct fq_value *pin)
 {
     const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
     struct jstate *j = &s->js[idx];
@@ -924,11 +928,33 @@ static struct fq_value *make_workload(struct sim *s, size_t idx,
     fq_map_set(tol, "operator", fq_value_str("Exists"));
     fq_seq_push(tols, tol);
     fq_map_set(pod, "tolerations", tols);
-    if (pin_a && s->plan_a_selector)
-        fq_map_set(pod, "nodeSelector", fq_value_clone(s->plan_a_selector));
+    if (pin)
+        fq_map_set(pod, "nodeSelector", fq_value_clone(pin));
     fq_seq_push(pss, ps);
     fq_map_set(spec, "podSets", pss);
     return w;
+}
+
+/*
+ * --route-b-over: a job whose guessed run time (the history's, never the
+ * trace's truth) is at least the threshold goes to Plan B only, keeping
+ * Plan A for short jobs: a flex-start request's wait (half an hour in the
+ * examples) is a small share of a long run and a large one of a short
+ * run. Only the first segment is routed, at its submission.
+ */
+static bool routed_to_b(struct sim *s, size_t idx)
+{
+    const struct jstate *j = &s->js[idx];
+    if (s->o->route_b_ms <= 0 || !s->plan_b_selector || !s->hist || j->seg != 1)
+        return false;
+    const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
+    struct fq_runhist_guess g;
+    fq_runhist_guess(s->hist, tj->user, history_queue(s, tj),
+                     s->r->jobs[idx].chips, tj->requested_ms, &g);
+    if (g.src == FQ_RUNHIST_DEFAULT || g.run_ms < s->o->route_b_ms)
+        return false;
+    s->r->routed_b++;
+    return true;
 }
 
 static int submit(struct sim *s, size_t idx)
@@ -937,8 +963,11 @@ static int submit(struct sim *s, size_t idx)
     struct jstate *j = &s->js[idx];
     const char *queue = fq_trace_queue(&s->o->map, tj, s->defq);
     bool is_long = s->has_plan_b && tj->duration_ms > s->r->max_run_ms;
-    struct fq_value *w =
-        make_workload(s, idx, queue, is_long && s->rule == FQ_SIM_LONG_KEEP_A);
+    const struct fq_value *pin =
+        is_long && s->rule == FQ_SIM_LONG_KEEP_A ? s->plan_a_selector : NULL;
+    if (!pin && !is_long && routed_to_b(s, idx))
+        pin = s->plan_b_selector;
+    struct fq_value *w = make_workload(s, idx, queue, pin);
     if (s->fc_every && j->seg == 1 && s->r->jobs[idx].evictions == 0 &&
         idx % s->fc_every == s->fc_every / 2)
         forecast(s, idx, w);
@@ -1253,6 +1282,7 @@ static void sim_free(struct sim *s)
     }
     free(s->flv);
     fq_value_free(s->plan_a_selector);
+    fq_value_free(s->plan_b_selector);
     fq_runhist_free(s->hist);
 }
 
@@ -1349,6 +1379,9 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     fq_engine_config_init(&cfg);
     cfg.seed = o->seed;
     cfg.policy = fq_sim_policy_engine(pol);
+    if (o->switches &&
+        (rc = fq_sim_switches_apply(o->switches, &cfg.policy, err)) != 0)
+        goto out;
     cfg.no_pods = true;
     cfg.sim_provider = true;
     cfg.record_events = false;
@@ -1358,8 +1391,11 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     s.policy = cfg.policy;
     s.docs = docs;
     s.ndocs = n;
-    if (o->forecasts && tr->n) {
+    if (o->route_b_ms > 0)
         s.hist = fq_runhist_new();
+    if (o->forecasts && tr->n) {
+        if (!s.hist)
+            s.hist = fq_runhist_new();
         s.fc_every =
             o->forecasts == FQ_SIM_FORECAST_ALL || o->forecasts >= tr->n ?
                 1 :

@@ -69,6 +69,13 @@ struct fq_sim_options {
     size_t forecasts;
     int forecast_seeds;
     bool forecast_oracle;
+    /* Route jobs whose guessed run time (from the run's history) is at
+     * least this to Plan B only (a nodeSelector on its flavor's labels);
+     * 0: off, the flavors in order as Kueue tries them (--route-b-over). */
+    int64_t route_b_ms;
+    /* Engine switch overrides for every policy (fq_sim_switches_apply),
+     * or NULL. */
+    const char *switches;
     fq_sim_progress_fn progress; /* called every few thousand steps */
     void *progress_ctx;
 };
