@@ -123,12 +123,82 @@ static void test_off(void **state)
     fq_sim_result_release(&r);
 }
 
+/*
+ * --route-b-over 1000 s: the first job has no history (a default guess
+ * routes nothing) and runs on Plan A; it ran 2,000 s, so u1's next job is
+ * guessed long and goes to Plan B although Plan A is free, and so does
+ * u2's (no runs of its own, but its queue's jobs of its size ran long).
+ */
+static void test_route_long_to_b(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fq_docs docs = {0};
+    struct fq_err err = {0};
+    struct fq_limits lim = fq_limits_default();
+    assert_int_equal(fq_yaml_parse(config_ab, strlen(config_ab), "c.yaml", &lim,
+                                   &docs, &err),
+                     0);
+    struct fq_trace t;
+    fq_trace_init(&t);
+    const char *csv = HDR "a,0,2000,8,1,0,,u1\nb,3000,100,8,1,0,,u1\n"
+                          "c,3000,100,8,1,0,,u2\n";
+    assert_int_equal(fq_trace_parse(&t, csv, strlen(csv), "t.csv", false, &err),
+                     0);
+    struct fq_sim_options o;
+    fq_sim_options_init(&o);
+    o.config = &docs;
+    o.trace = &t;
+    o.policy = fq_sim_policy_find("flexq");
+    o.route_b_ms = 1000000;
+    struct fq_sim_result r;
+    if (fq_sim_run(&o, &r, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(r.routed_b, 2);
+    assert_true(r.jobs[0].pool >= 0 && !r.pools[r.jobs[0].pool].queued);
+    assert_int_equal(r.jobs[0].start_ms, 0);
+    for (int i = 1; i <= 2; i++) {
+        assert_true(r.jobs[i].pool >= 0 && r.pools[r.jobs[i].pool].queued);
+        assert_true(r.jobs[i].start_ms >= 3600000); /* the 600 s request */
+    }
+    fq_sim_result_release(&r);
+    fq_trace_release(&t);
+    fq_docs_release(&docs);
+}
+
+static void test_switches(void **state)
+{
+    (void)state;
+    struct fq_policy p = fq_policy_default();
+    struct fq_err err = {0};
+    assert_int_equal(fq_sim_switches_apply("migrate=off,admissions=1,"
+                                           "cycle-ms=100,cooldown=off,"
+                                           "stockout-fallback=off",
+                                           &p, &err),
+                     0);
+    struct fq_policy k = fq_policy_kueue();
+    assert_int_equal(p.max_admissions_per_cq_per_cycle,
+                     k.max_admissions_per_cq_per_cycle);
+    assert_true(p.migrate_to_preferred_flavor == k.migrate_to_preferred_flavor);
+    assert_true(p.cycle_ms == k.cycle_ms);
+    assert_false(p.flavor_failure_cooldown);
+    assert_false(p.stockout_fallback);
+    static const char *const bad[] = {"migrate", "migrate=maybe", "colour=red",
+                                      "admissions=-1", "cycle-ms=x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (fq_sim_switches_apply(bad[i], &p, &err) != FQ_EINVAL)
+            fail_msg("\"%s\" was accepted", bad[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oracle_holds),
         cmocka_unit_test(test_guess_misses),
         cmocka_unit_test(test_off),
+        cmocka_unit_test(test_route_long_to_b),
+        cmocka_unit_test(test_switches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
