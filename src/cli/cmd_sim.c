@@ -4,11 +4,12 @@
  *
  *   flexq sim --config FILE.yaml --trace FILE.csv [--policy NAME]
  *             [--compare a,b,c] [--out DIR] [--seed N] [--skip-bad]
- *             [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]
+ *             [--map KEY=VALUE,...] [--long-jobs keep-a|split|split-a|
+ *             refuse]
  *             [--resource NAME] [--scale-arrivals F]
  *             [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]
- *             [--forecast-seeds N] [--forecast-oracle] [--jobs N]
- *             [-o table|json] [--quiet]
+ *             [--forecast-seeds N] [--forecast-oracle] [--switch K=V,...]
+ *             [--route-b-over D] [--jobs N] [-o table|json] [--quiet]
  *
  * How it works: reads the config (any flexq YAML) and the trace once, then
  * runs fq_sim_run once per policy (--compare; on up to --jobs threads, one
@@ -324,7 +325,8 @@ static int run(int argc, char **argv)
             if (fq_sim_long_rule_parse(v, &o.long_rule))
                 return fq_cli_usage_error("sim",
                                           "--long-jobs must be "
-                                          "keep-a, split or refuse, "
+                                          "keep-a, split, split-a or "
+                                          "refuse, "
                                           "got \"%s\"",
                                           v);
             o.long_rule_set = true;
@@ -589,10 +591,11 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "sim", run, "Replay a job trace through a queue config in virtual time",
     "Usage: flexq sim --config FILE.yaml --trace FILE.csv [--policy NAME]\n"
     "                 [--compare a,b,c] [--out DIR] [--seed N] [--skip-bad]\n"
-    "                 [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]\n"
+    "                 [--map KEY=VALUE,...] [--long-jobs RULE]\n"
     "                 [--resource NAME] [--scale-arrivals F]\n"
     "                 [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]\n"
-    "                 [--forecast-seeds N] [--forecast-oracle] [--jobs N]\n"
+    "                 [--forecast-seeds N] [--forecast-oracle]\n"
+    "                 [--switch K=V,...] [--route-b-over D] [--jobs N]\n"
     "                 [-o table|json] [--quiet]\n"
     "\n"
     "Replays a job trace (the normalized CSV: job_id,submit_s,duration_s,\n"
@@ -615,7 +618,8 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                    priority=N|@priority\n"
     "  --long-jobs RULE  what to do with jobs longer than Plan B's max run:\n"
     "                    keep-a (pin to Plan A), split (checkpointed\n"
-    "                    segments) or refuse; default: the policy's rule\n"
+    "                    segments), split-a (segments pinned to Plan A)\n"
+    "                    or refuse; default: the policy's rule\n"
     "  --resource NAME   the accelerator resource jobs request (default:\n"
     "                    the ClusterQueue's first non-cpu/memory resource)\n"
     "  --scale-arrivals F  arrival rate x F: submit times divided by F\n"

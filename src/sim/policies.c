@@ -70,6 +70,8 @@ const char *fq_sim_long_rule_text(enum fq_sim_long_rule r)
         return "split into checkpointed segments";
     case FQ_SIM_LONG_REFUSE:
         return "refused";
+    case FQ_SIM_LONG_SPLIT_A:
+        return "split into checkpointed segments on Plan A";
     case FQ_SIM_LONG_KEEP_A:
         break;
     }
@@ -84,6 +86,8 @@ int fq_sim_long_rule_parse(const char *s, enum fq_sim_long_rule *out)
         *out = FQ_SIM_LONG_SPLIT;
     else if (!strcmp(s, "refuse"))
         *out = FQ_SIM_LONG_REFUSE;
+    else if (!strcmp(s, "split-a"))
+        *out = FQ_SIM_LONG_SPLIT_A;
     else
         return FQ_EINVAL;
     return 0;

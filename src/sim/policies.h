@@ -34,6 +34,9 @@ enum fq_sim_long_rule {
     FQ_SIM_LONG_KEEP_A = 0, /* pinned to Plan A by a nodeSelector */
     FQ_SIM_LONG_SPLIT,      /* checkpointed segments shorter than max run */
     FQ_SIM_LONG_REFUSE,     /* not submitted; reported as refused */
+    FQ_SIM_LONG_SPLIT_A,    /* checkpointed segments, each pinned to Plan A:
+                               at every segment's end the job queues again,
+                               so Plan A goes round instead of being held */
 };
 
 struct fq_sim_policy {

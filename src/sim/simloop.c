@@ -963,8 +963,10 @@ static int submit(struct sim *s, size_t idx)
     struct jstate *j = &s->js[idx];
     const char *queue = fq_trace_queue(&s->o->map, tj, s->defq);
     bool is_long = s->has_plan_b && tj->duration_ms > s->r->max_run_ms;
-    const struct fq_value *pin =
-        is_long && s->rule == FQ_SIM_LONG_KEEP_A ? s->plan_a_selector : NULL;
+    const struct fq_value *pin = is_long && (s->rule == FQ_SIM_LONG_KEEP_A ||
+                                             s->rule == FQ_SIM_LONG_SPLIT_A) ?
+                                     s->plan_a_selector :
+                                     NULL;
     if (!pin && !is_long && routed_to_b(s, idx))
         pin = s->plan_b_selector;
     struct fq_value *w = make_workload(s, idx, queue, pin);
@@ -1014,7 +1016,8 @@ static int arrive(struct sim *s, size_t idx)
         s->done++;
         return 0;
     }
-    j->split = is_long && s->rule == FQ_SIM_LONG_SPLIT;
+    j->split = is_long &&
+               (s->rule == FQ_SIM_LONG_SPLIT || s->rule == FQ_SIM_LONG_SPLIT_A);
     return submit(s, idx);
 }
 

@@ -167,6 +167,48 @@ static void test_route_long_to_b(void **state)
     fq_docs_release(&docs);
 }
 
+/* --long-jobs split-a: a 4,000 s job against a 3,000 s max run runs in
+ * segments of 1,500 s, all on Plan A. */
+static void test_split_on_a(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fq_docs docs = {0};
+    struct fq_err err = {0};
+    struct fq_limits lim = fq_limits_default();
+    assert_int_equal(fq_yaml_parse(config_ab, strlen(config_ab), "c.yaml", &lim,
+                                   &docs, &err),
+                     0);
+    struct fq_trace t;
+    fq_trace_init(&t);
+    const char *csv = HDR "a,0,4000,8,1,0,,u1\n";
+    assert_int_equal(fq_trace_parse(&t, csv, strlen(csv), "t.csv", false, &err),
+                     0);
+    struct fq_sim_options o;
+    fq_sim_options_init(&o);
+    o.config = &docs;
+    o.trace = &t;
+    o.policy = fq_sim_policy_find("flexq");
+    assert_int_equal(fq_sim_long_rule_parse("split-a", &o.long_rule), 0);
+    o.long_rule_set = true;
+    struct fq_sim_result r;
+    if (fq_sim_run(&o, &r, &err))
+        fail_msg("%s", err.msg);
+    assert_string_equal(r.long_rule,
+                        "split into checkpointed segments on Plan A");
+    assert_int_equal(r.jobs[0].outcome, FQ_SIM_FINISHED);
+    assert_int_equal(r.jobs[0].segments, 3);
+    assert_true(r.jobs[0].pool >= 0 && !r.pools[r.jobs[0].pool].queued);
+    assert_int_equal(r.jobs[0].run_ms, 4000000);
+    for (size_t p = 0; p < r.npools; p++)
+        if (r.pools[p].queued)
+            assert_true(r.pools[p].busy_chip_ms == 0);
+    fq_sim_result_release(&r);
+    fq_trace_release(&t);
+    fq_docs_release(&docs);
+}
+
 static void test_switches(void **state)
 {
     (void)state;
@@ -199,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_off),
         cmocka_unit_test(test_route_long_to_b),
         cmocka_unit_test(test_switches),
+        cmocka_unit_test(test_split_on_a),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
