@@ -149,6 +149,12 @@ static int write_outputs(const char *dir, const char *title,
         fq_sim_report_jobs_csv(rs[i], &b);
         snprintf(name, sizeof(name), "jobs-%s.csv", rs[i]->policy);
         rc |= write_file(dir, name, &b);
+        if (rs[i]->nfc) {
+            fq_buf_reset(&b);
+            fq_sim_report_forecasts_csv(rs[i], &b);
+            snprintf(name, sizeof(name), "forecasts-%s.csv", rs[i]->policy);
+            rc |= write_file(dir, name, &b);
+        }
         fq_buf_reset(&b);
         fq_sim_plot_pools(rs[i], &b);
         snprintf(name, sizeof(name), "pools-%s.svg", rs[i]->policy);
@@ -608,8 +614,9 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "  --compare a,b,c   run several policies and print them side by side\n"
     "  --out DIR         also write summary.json, summary.txt,\n"
     "                    jobs-POLICY.csv, wait-cdf.svg, wait-cdf-tail.svg,\n"
-    "                    queue.svg, pools-POLICY.svg and report.html (the\n"
-    "                    summary table beside the plots) into DIR\n"
+    "                    queue.svg, pools-POLICY.svg, forecasts-POLICY.csv\n"
+    "                    and report.html (the summary table beside the\n"
+    "                    plots) into DIR\n"
     "  --seed N          seed of the engine's PRNG (default 1); the same\n"
     "                    seed gives the same output, byte for byte\n"
     "  --skip-bad        skip and count bad trace rows instead of failing\n"

@@ -532,6 +532,44 @@ void fq_sim_report_jobs_csv(const struct fq_sim_result *r, struct fq_buf *out)
     }
 }
 
+static void csv_secs(struct fq_buf *out, int64_t ms)
+{
+    fq_buf_putc(out, ',');
+    if (ms >= 0)
+        fq_buf_printf(out, "%.3f", (double)ms / 1000.0);
+}
+
+void fq_sim_report_forecasts_csv(const struct fq_sim_result *r,
+                                 struct fq_buf *out)
+{
+    static const char *const conf[] = {"low", "medium", "high"};
+    fq_buf_puts(out, "job_id,submit_s,ahead,confidence,p10_s,p50_s,p90_s,"
+                     "wait_s,held\n");
+    for (size_t i = 0; i < r->nfc; i++) {
+        const struct fq_sim_forecast *c = &r->fc[i];
+        const struct fq_sim_jobrec *j = &r->jobs[c->job];
+        bool quote = strpbrk(j->id, ",\"\n") != NULL;
+        fq_buf_puts(out, quote ? "\"" : "");
+        for (const char *p = j->id; *p; p++) {
+            if (*p == '"')
+                fq_buf_putc(out, '"');
+            fq_buf_putc(out, *p);
+        }
+        fq_buf_puts(out, quote ? "\"" : "");
+        fq_buf_printf(out, ",%.3f,%u,%s", (double)j->submit_ms / 1000.0,
+                      (unsigned)c->ahead, conf[c->conf < 3 ? c->conf : 0]);
+        csv_secs(out, c->p10_ms);
+        csv_secs(out, c->p50_ms);
+        csv_secs(out, c->p90_ms);
+        int64_t wait = j->start_ms >= 0 ? j->start_ms - j->submit_ms : -1;
+        csv_secs(out, wait);
+        fq_buf_printf(out, ",%s\n",
+                      wait < 0                    ? "" :
+                      fc_in_band(c, (double)wait) ? "1" :
+                                                    "0");
+    }
+}
+
 void fq_sim_report_compare(const struct fq_sim_result *const *rs, size_t n,
                            struct fq_buf *out)
 {

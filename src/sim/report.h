@@ -162,6 +162,11 @@ double fq_sim_percentile(const double *sorted, size_t n, double p);
 void fq_sim_report_json(const struct fq_sim_result *r, struct fq_buf *out);
 void fq_sim_report_table(const struct fq_sim_result *r, struct fq_buf *out);
 void fq_sim_report_jobs_csv(const struct fq_sim_result *r, struct fq_buf *out);
+/* One row per forecast: job_id, submit_s, ahead, confidence, p10_s,
+ * p50_s, p90_s (empty: later than the horizon), wait_s (empty: never
+ * started), held (1 within tolerance, 0 not). */
+void fq_sim_report_forecasts_csv(const struct fq_sim_result *r,
+                                 struct fq_buf *out);
 /* Several runs of one trace side by side, one column per policy. */
 void fq_sim_report_compare(const struct fq_sim_result *const *rs, size_t n,
                            struct fq_buf *out);
