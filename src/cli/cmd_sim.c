@@ -4,20 +4,27 @@
  *
  *   flexq sim --config FILE.yaml --trace FILE.csv [--policy NAME]
  *             [--compare a,b,c] [--out DIR] [--seed N] [--skip-bad]
- *             [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]
- *             [--resource NAME] [-o table|json] [--quiet]
+ *             [--map KEY=VALUE,...] [--long-jobs keep-a|split|split-a|
+ *             refuse]
+ *             [--resource NAME] [--scale-arrivals F]
+ *             [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]
+ *             [--forecast-seeds N] [--forecast-oracle] [--switch K=V,...]
+ *             [--route-b-over D] [--jobs N] [-o table|json] [--quiet]
  *
  * How it works: reads the config (any flexq YAML) and the trace once, then
- * runs fq_sim_run once per policy (--compare) and prints the readable
- * table (or JSON) on stdout. With --out it also writes summary.json,
- * summary.txt, jobs-POLICY.csv and the SVG plots (wait-cdf.svg,
- * queue.svg, pools-POLICY.svg) into DIR. A progress line goes to stderr
+ * runs fq_sim_run once per policy (--compare; on up to --jobs threads, one
+ * engine each, results kept in policy order so the output is the same)
+ * and prints the readable table (or JSON) on stdout. With --out it also
+ * writes summary.json, summary.txt, jobs-POLICY.csv, the SVG plots
+ * (wait-cdf.svg, wait-cdf-tail.svg, queue.svg, pools-POLICY.svg) and
+ * report.html into DIR. A progress line goes to stderr
  * once a run has taken more than a second of wall time; wall time is read
  * here, never in the simulation, so results stay reproducible.
  *
  * It does not talk to flexqd: the simulation is self-contained.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +36,10 @@
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/value.h"
+#include "html.h"
 #include "report.h"
 #include "simloop.h"
+#include "sizing.h"
 #include "svg.h"
 
 #define MAX_COMPARE 16
@@ -109,8 +118,8 @@ static int make_dirs(const char *dir)
     return rc;
 }
 
-static int write_outputs(const char *dir, struct fq_sim_result *const *rs,
-                         size_t n)
+static int write_outputs(const char *dir, const char *title,
+                         struct fq_sim_result *const *rs, size_t n)
 {
     if (make_dirs(dir) != 0) {
         fprintf(stderr, "flexq sim: cannot create %s: %s\n", dir,
@@ -140,6 +149,12 @@ static int write_outputs(const char *dir, struct fq_sim_result *const *rs,
         fq_sim_report_jobs_csv(rs[i], &b);
         snprintf(name, sizeof(name), "jobs-%s.csv", rs[i]->policy);
         rc |= write_file(dir, name, &b);
+        if (rs[i]->nfc) {
+            fq_buf_reset(&b);
+            fq_sim_report_forecasts_csv(rs[i], &b);
+            snprintf(name, sizeof(name), "forecasts-%s.csv", rs[i]->policy);
+            rc |= write_file(dir, name, &b);
+        }
         fq_buf_reset(&b);
         fq_sim_plot_pools(rs[i], &b);
         snprintf(name, sizeof(name), "pools-%s.svg", rs[i]->policy);
@@ -151,8 +166,86 @@ static int write_outputs(const char *dir, struct fq_sim_result *const *rs,
     fq_buf_reset(&b);
     fq_sim_plot_queue(crs, n, &b);
     rc |= write_file(dir, "queue.svg", &b);
+    fq_buf_reset(&b);
+    fq_sim_plot_wait_tail(crs, n, &b);
+    rc |= write_file(dir, "wait-cdf-tail.svg", &b);
+    fq_buf_reset(&b);
+    fq_sim_report_html(crs, n, title, &b);
+    rc |= write_file(dir, "report.html", &b);
     fq_buf_release(&b);
     return rc ? -1 : 0;
+}
+
+/*
+ * The policies of a compare on `jobs` threads. Each run has its own engine
+ * and copies of the config; the trace and the parsed config are only
+ * read. Results land in rs[i] by policy, so the output does not depend on
+ * which thread ran what, or when. Progress lines are whole lines here
+ * (no carriage-return redraw: several runs print at once).
+ */
+struct pool {
+    pthread_mutex_t mu;
+    size_t next, npol;
+    const struct fq_sim_options *base;
+    const struct fq_sim_policy *const *pols;
+    struct fq_sim_result **rs;
+    struct fq_err *errs;
+    int *rcs;
+    bool quiet;
+};
+
+static void *worker(void *arg)
+{
+    struct pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i >= p->npol)
+            return NULL;
+        struct fq_sim_options o = *p->base;
+        struct progress pr = {
+            .policy = p->pols[i]->name, .quiet = p->quiet, .tty = false};
+        clock_gettime(CLOCK_MONOTONIC, &pr.start);
+        pr.last = pr.start;
+        o.policy = p->pols[i];
+        o.progress = on_progress;
+        o.progress_ctx = &pr;
+        p->rcs[i] = fq_sim_run(&o, p->rs[i], &p->errs[i]);
+    }
+}
+
+static int run_parallel(const struct fq_sim_options *o,
+                        const struct fq_sim_policy *const *pols, size_t npol,
+                        size_t jobs, bool quiet, struct fq_sim_result **rs)
+{
+    struct pool p = {
+        .npol = npol, .base = o, .pols = pols, .rs = rs, .quiet = quiet};
+    pthread_mutex_init(&p.mu, NULL);
+    p.errs = fq_xcalloc(npol, sizeof(*p.errs));
+    p.rcs = fq_xcalloc(npol, sizeof(*p.rcs));
+    for (size_t i = 0; i < npol; i++)
+        rs[i] = fq_xcalloc(1, sizeof(*rs[i]));
+    pthread_t th[MAX_COMPARE];
+    size_t started = 0;
+    for (size_t t = 0; t < jobs; t++)
+        if (pthread_create(&th[started], NULL, worker, &p) == 0)
+            started++;
+    if (started == 0)
+        worker(&p); /* no thread to be had: run them here */
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&p.mu);
+    int status = FQ_CLI_OK;
+    for (size_t i = 0; i < npol && status == FQ_CLI_OK; i++) {
+        if (p.rcs[i]) {
+            fprintf(stderr, "flexq sim: %s\n", p.errs[i].msg);
+            status = FQ_CLI_FAIL;
+        }
+    }
+    free(p.errs);
+    free(p.rcs);
+    return status;
 }
 
 static const char *need_arg(int argc, char **argv, int *i)
@@ -178,7 +271,11 @@ static int run(int argc, char **argv)
                *out = NULL, *output = "table";
     struct fq_sim_options o;
     fq_sim_options_init(&o);
+    o.forecasts = 200;
     bool skip_bad = false, quiet = false;
+    size_t jobs = 0; /* --jobs: threads for a compare; 0: one per CPU */
+    double scale = 1.0, size_pct = 0;
+    int64_t size_chips = 0;
     struct fq_err err = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -234,10 +331,93 @@ static int run(int argc, char **argv)
             if (fq_sim_long_rule_parse(v, &o.long_rule))
                 return fq_cli_usage_error("sim",
                                           "--long-jobs must be "
-                                          "keep-a, split or refuse, "
+                                          "keep-a, split, split-a or "
+                                          "refuse, "
                                           "got \"%s\"",
                                           v);
             o.long_rule_set = true;
+        } else if (flag_is(a, "--scale-arrivals")) {
+            if (!ARG("--scale-arrivals"))
+                return FQ_CLI_FAIL;
+            char *end;
+            errno = 0;
+            scale = strtod(v, &end);
+            if (*end || errno || !*v ||
+                !(scale >= FQ_SIM_SCALE_MIN && scale <= FQ_SIM_SCALE_MAX))
+                return fq_cli_usage_error("sim",
+                                          "--scale-arrivals must be a "
+                                          "factor from 0.01 to 100, got "
+                                          "\"%s\"",
+                                          v);
+        } else if (flag_is(a, "--size-plan-a")) {
+            if (!ARG("--size-plan-a"))
+                return FQ_CLI_FAIL;
+            if (fq_sim_size_parse(v, &size_pct, &size_chips, &err))
+                return fq_cli_usage_error("sim", "%s", err.msg);
+        } else if (flag_is(a, "--forecasts")) {
+            if (!ARG("--forecasts"))
+                return FQ_CLI_FAIL;
+            char *end;
+            errno = 0;
+            unsigned long long nf = strtoull(v, &end, 10);
+            if (!strcmp(v, "all"))
+                o.forecasts = FQ_SIM_FORECAST_ALL;
+            else if (*end || errno || !*v || v[0] == '-' || nf > 100000000ull)
+                return fq_cli_usage_error("sim",
+                                          "--forecasts must be a number of "
+                                          "jobs or all, got \"%s\"",
+                                          v);
+            else
+                o.forecasts = (size_t)nf;
+        } else if (flag_is(a, "--forecast-seeds")) {
+            if (!ARG("--forecast-seeds"))
+                return FQ_CLI_FAIL;
+            char *end;
+            long ns = strtol(v, &end, 10);
+            if (*end || !*v || ns < 1 || ns > 99)
+                return fq_cli_usage_error("sim",
+                                          "--forecast-seeds must be 1 to 99, "
+                                          "got \"%s\"",
+                                          v);
+            o.forecast_seeds = (int)ns;
+        } else if (flag_is(a, "--jobs") || flag_is(a, "-j")) {
+            if (!(v = need_arg(argc, argv, &i)))
+                return fq_cli_usage_error("sim", "--jobs needs a number");
+            char *end;
+            long nj = strtol(v, &end, 10);
+            if (*end || !*v || nj < 1 || nj > MAX_COMPARE)
+                return fq_cli_usage_error("sim",
+                                          "--jobs must be 1 to %d, got "
+                                          "\"%s\"",
+                                          MAX_COMPARE, v);
+            jobs = (size_t)nj;
+        } else if (flag_is(a, "--route-b-over")) {
+            if (!ARG("--route-b-over"))
+                return FQ_CLI_FAIL;
+            char *end;
+            errno = 0;
+            double d = strtod(v, &end);
+            double unit = !strcmp(end, "h")          ? 3600 :
+                          !strcmp(end, "m")          ? 60 :
+                          !strcmp(end, "s") || !*end ? 1 :
+                                                       0;
+            if (end == v || errno || unit == 0 || !(d > 0) ||
+                d * unit > 365 * 86400.0)
+                return fq_cli_usage_error("sim",
+                                          "--route-b-over must be a "
+                                          "duration such as 4h, 90m or "
+                                          "3600, got \"%s\"",
+                                          v);
+            o.route_b_ms = (int64_t)(d * unit * 1000);
+        } else if (flag_is(a, "--switch")) {
+            if (!ARG("--switch"))
+                return FQ_CLI_FAIL;
+            struct fq_policy probe = fq_policy_default();
+            if (fq_sim_switches_apply(v, &probe, &err))
+                return fq_cli_usage_error("sim", "%s", err.msg);
+            o.switches = v;
+        } else if (!strcmp(a, "--forecast-oracle")) {
+            o.forecast_oracle = true;
         } else if (flag_is(a, "--resource")) {
             if (!ARG("--resource"))
                 return FQ_CLI_FAIL;
@@ -332,6 +512,20 @@ static int run(int argc, char **argv)
             fprintf(stderr, "  ... and %zu more\n",
                     tr.skipped - tr.n_skip_errors);
     }
+    fq_sim_scale_arrivals(&tr, scale);
+    o.arrival_scale = scale;
+    if (size_pct > 0) {
+        double load = fq_sim_offered_load(&tr, &o.map);
+        double q = load * size_pct / 100.0;
+        o.plan_a_quota = q < 1 ? 1 : (int64_t)(q + 0.999999);
+        if (!quiet)
+            fprintf(stderr,
+                    "flexq sim: Plan A quota %lld chips (%.0f%% of the "
+                    "offered load, %.1f chips busy on average)\n",
+                    (long long)o.plan_a_quota, size_pct, load);
+    } else if (size_chips > 0) {
+        o.plan_a_quota = size_chips;
+    }
     o.config = &docs;
     o.config_name = config;
     o.trace = &tr;
@@ -339,7 +533,17 @@ static int run(int argc, char **argv)
     struct fq_sim_result *rs[MAX_COMPARE] = {0};
     int status = FQ_CLI_OK;
     size_t ran = 0;
-    for (size_t i = 0; i < npol; i++) {
+    if (jobs == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cpus > 0 ? (size_t)cpus : 1;
+    }
+    if (jobs > npol)
+        jobs = npol;
+    if (jobs > 1) {
+        ran = npol;
+        status = run_parallel(&o, pols, npol, jobs, quiet, rs);
+    }
+    for (size_t i = 0; jobs <= 1 && i < npol; i++) {
         struct progress pr = {
             .policy = pols[i]->name, .quiet = quiet, .tty = isatty(2)};
         clock_gettime(CLOCK_MONOTONIC, &pr.start);
@@ -375,8 +579,10 @@ static int run(int argc, char **argv)
         }
         fwrite(fq_buf_str(&b), 1, b.len, stdout);
         fq_buf_release(&b);
-        if (out && write_outputs(out, rs, npol))
+        char *title = fq_xasprintf("flexq sim: %s through %s", trace, config);
+        if (out && write_outputs(out, title, rs, npol))
             status = FQ_CLI_FAIL;
+        free(title);
     }
     for (size_t i = 0; i < ran; i++) {
         fq_sim_result_release(rs[i]);
@@ -391,8 +597,12 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "sim", run, "Replay a job trace through a queue config in virtual time",
     "Usage: flexq sim --config FILE.yaml --trace FILE.csv [--policy NAME]\n"
     "                 [--compare a,b,c] [--out DIR] [--seed N] [--skip-bad]\n"
-    "                 [--map KEY=VALUE,...] [--long-jobs keep-a|split|refuse]\n"
-    "                 [--resource NAME] [-o table|json] [--quiet]\n"
+    "                 [--map KEY=VALUE,...] [--long-jobs RULE]\n"
+    "                 [--resource NAME] [--scale-arrivals F]\n"
+    "                 [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]\n"
+    "                 [--forecast-seeds N] [--forecast-oracle]\n"
+    "                 [--switch K=V,...] [--route-b-over D] [--jobs N]\n"
+    "                 [-o table|json] [--quiet]\n"
     "\n"
     "Replays a job trace (the normalized CSV: job_id,submit_s,duration_s,\n"
     "chips,hosts,...) through the flexq config in FILE.yaml (NodePools,\n"
@@ -403,8 +613,10 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "  --policy NAME     plan-a-only, plan-b-only, kueue or flexq (default)\n"
     "  --compare a,b,c   run several policies and print them side by side\n"
     "  --out DIR         also write summary.json, summary.txt,\n"
-    "                    jobs-POLICY.csv, wait-cdf.svg, queue.svg and\n"
-    "                    pools-POLICY.svg into DIR\n"
+    "                    jobs-POLICY.csv, wait-cdf.svg, wait-cdf-tail.svg,\n"
+    "                    queue.svg, pools-POLICY.svg, forecasts-POLICY.csv\n"
+    "                    and report.html (the summary table beside the\n"
+    "                    plots) into DIR\n"
     "  --seed N          seed of the engine's PRNG (default 1); the same\n"
     "                    seed gives the same output, byte for byte\n"
     "  --skip-bad        skip and count bad trace rows instead of failing\n"
@@ -413,8 +625,32 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                    priority=N|@priority\n"
     "  --long-jobs RULE  what to do with jobs longer than Plan B's max run:\n"
     "                    keep-a (pin to Plan A), split (checkpointed\n"
-    "                    segments) or refuse; default: the policy's rule\n"
+    "                    segments), split-a (segments pinned to Plan A)\n"
+    "                    or refuse; default: the policy's rule\n"
     "  --resource NAME   the accelerator resource jobs request (default:\n"
     "                    the ClusterQueue's first non-cpu/memory resource)\n"
+    "  --scale-arrivals F  arrival rate x F: submit times divided by F\n"
+    "                    (0.8: a lighter window, 1.2: a heavier one)\n"
+    "  --size-plan-a S   Plan A's quota: auto (100% of the trace's offered\n"
+    "                    load, chips busy on average), auto:P or P% (P\n"
+    "                    percent of it) or N chips; its pool and on-demand\n"
+    "                    stock get 25% headroom in nodes\n"
+    "  --forecasts N|all forecast the start of N jobs (sampled evenly) at\n"
+    "                    their submission with `flexq estimate`'s engine,\n"
+    "                    under the policy simulated, and report how many\n"
+    "                    held (default 200; 0: none)\n"
+    "  --forecast-seeds N  cloud seeds per forecast (default 5,\n"
+    "                    as flexq estimate)\n"
+    "  --forecast-oracle give forecasts the true run times (the engine's\n"
+    "                    own error) instead of the history's guesses\n"
+    "  --switch K=V,...  engine switches for every policy: admissions=N,\n"
+    "                    migrate=on|off, cooldown=on|off,\n"
+    "                    stockout-fallback=on|off, cycle-ms=N\n"
+    "                    (docs/policies.md)\n"
+    "  --route-b-over D  jobs whose run time, as guessed from the run's\n"
+    "                    history (never the trace's), is at least D\n"
+    "                    (4h, 90m, 3600) go to Plan B only\n"
+    "  -j, --jobs N      run the policies of --compare on N threads\n"
+    "                    (default: one per CPU); the output is the same\n"
     "  -o table|json     what to print on stdout (default table)\n"
     "  -q, --quiet       no progress line on stderr\n"};

@@ -23,6 +23,8 @@
  */
 #include "policies.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct fq_sim_policy policies[] = {
@@ -68,6 +70,8 @@ const char *fq_sim_long_rule_text(enum fq_sim_long_rule r)
         return "split into checkpointed segments";
     case FQ_SIM_LONG_REFUSE:
         return "refused";
+    case FQ_SIM_LONG_SPLIT_A:
+        return "split into checkpointed segments on Plan A";
     case FQ_SIM_LONG_KEEP_A:
         break;
     }
@@ -82,7 +86,71 @@ int fq_sim_long_rule_parse(const char *s, enum fq_sim_long_rule *out)
         *out = FQ_SIM_LONG_SPLIT;
     else if (!strcmp(s, "refuse"))
         *out = FQ_SIM_LONG_REFUSE;
+    else if (!strcmp(s, "split-a"))
+        *out = FQ_SIM_LONG_SPLIT_A;
     else
         return FQ_EINVAL;
+    return 0;
+}
+
+static int on_off(const char *v, bool *out)
+{
+    if (!strcmp(v, "on") || !strcmp(v, "true"))
+        *out = true;
+    else if (!strcmp(v, "off") || !strcmp(v, "false"))
+        *out = false;
+    else
+        return FQ_EINVAL;
+    return 0;
+}
+
+int fq_sim_switches_apply(const char *spec, struct fq_policy *p,
+                          struct fq_err *err)
+{
+    if (!spec || !*spec)
+        return 0;
+    char buf[512];
+    if (strlen(spec) >= sizeof(buf))
+        return fq_err_set(err, FQ_EINVAL, "--switch: longer than %zu bytes",
+                          sizeof(buf) - 1);
+    snprintf(buf, sizeof(buf), "%s", spec);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t;
+         t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq)
+            return fq_err_set(err, FQ_EINVAL,
+                              "--switch: \"%s\" is not KEY=VALUE", t);
+        *eq = '\0';
+        const char *k = t, *v = eq + 1;
+        char *end;
+        int rc = 0;
+        if (!strcmp(k, "admissions")) {
+            long n = strtol(v, &end, 10);
+            rc = *end || !*v || n < 0 || n > 1000000 ? FQ_EINVAL : 0;
+            if (!rc)
+                p->max_admissions_per_cq_per_cycle = (int)n;
+        } else if (!strcmp(k, "cycle-ms")) {
+            long long n = strtoll(v, &end, 10);
+            rc = *end || !*v || n < 0 || n > 3600000 ? FQ_EINVAL : 0;
+            if (!rc)
+                p->cycle_ms = n;
+        } else if (!strcmp(k, "migrate")) {
+            rc = on_off(v, &p->migrate_to_preferred_flavor);
+        } else if (!strcmp(k, "cooldown")) {
+            rc = on_off(v, &p->flavor_failure_cooldown);
+        } else if (!strcmp(k, "stockout-fallback")) {
+            rc = on_off(v, &p->stockout_fallback);
+        } else {
+            return fq_err_set(err, FQ_EINVAL,
+                              "--switch: unknown switch \"%s\" (admissions, "
+                              "migrate, cooldown, stockout-fallback, "
+                              "cycle-ms)",
+                              k);
+        }
+        if (rc)
+            return fq_err_set(err, FQ_EINVAL, "--switch: %s: bad value \"%s\"",
+                              k, v);
+    }
     return 0;
 }

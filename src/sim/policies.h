@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "flexq/engine.h"
+#include "flexq/err.h"
 
 enum fq_sim_plans {
     FQ_SIM_PLANS_BOTH = 0,
@@ -33,6 +34,9 @@ enum fq_sim_long_rule {
     FQ_SIM_LONG_KEEP_A = 0, /* pinned to Plan A by a nodeSelector */
     FQ_SIM_LONG_SPLIT,      /* checkpointed segments shorter than max run */
     FQ_SIM_LONG_REFUSE,     /* not submitted; reported as refused */
+    FQ_SIM_LONG_SPLIT_A,    /* checkpointed segments, each pinned to Plan A:
+                               at every segment's end the job queues again,
+                               so Plan A goes round instead of being held */
 };
 
 struct fq_sim_policy {
@@ -50,6 +54,15 @@ const struct fq_sim_policy *fq_sim_policy_at(size_t i);
 
 /* The engine's switches for a policy. */
 struct fq_policy fq_sim_policy_engine(const struct fq_sim_policy *p);
+
+/*
+ * Applies `--switch` overrides to engine switches `p`: a comma-separated
+ * list of admissions=N (0: all that fit), migrate=on|off,
+ * cooldown=on|off, stockout-fallback=on|off, cycle-ms=N. NULL or "" changes
+ * nothing. FQ_EINVAL with `err` naming the item that is not one of those.
+ */
+int fq_sim_switches_apply(const char *spec, struct fq_policy *p,
+                          struct fq_err *err);
 
 /* "kept on Plan A", "split into checkpointed segments", "refused". */
 const char *fq_sim_long_rule_text(enum fq_sim_long_rule r);

@@ -48,6 +48,7 @@ void fq_sim_result_release(struct fq_sim_result *r)
 {
     free(r->jobs);
     free(r->pools);
+    free(r->fc);
     free(r->series.t_ms);
     free(r->series.pending);
     free(r->series.running);
@@ -127,6 +128,48 @@ static double slowdown(const struct fq_sim_jobrec *j)
     return s < 1 ? 1 : s;
 }
 
+/* In band: within docs/estimates.md's tolerance; p90 = -1 (later than
+ * the horizon) has no upper end. */
+static bool fc_in_band(const struct fq_sim_forecast *c, double wait_ms)
+{
+    if (c->p10_ms >= 0 && wait_ms < 0.8 * (double)c->p10_ms - 120000.0)
+        return false;
+    if (c->p10_ms < 0)
+        return wait_ms >= 14 * 86400000.0 * 0.8;
+    return c->p90_ms < 0 || wait_ms <= 1.25 * (double)c->p90_ms + 120000.0;
+}
+
+static void fc_figures(const struct fq_sim_result *r,
+                       struct fq_sim_fc_figures *f)
+{
+    double *err = fq_xmalloc((r->nfc ? r->nfc : 1) * sizeof(*err));
+    for (size_t i = 0; i < r->nfc; i++) {
+        const struct fq_sim_forecast *c = &r->fc[i];
+        const struct fq_sim_jobrec *j = &r->jobs[c->job];
+        if (j->start_ms < 0)
+            continue;
+        double wait = (double)(j->start_ms - j->submit_ms);
+        bool band = fc_in_band(c, wait);
+        bool range = c->p10_ms >= 0 && wait >= (double)c->p10_ms &&
+                     (c->p90_ms < 0 || wait <= (double)c->p90_ms);
+        err[f->n] = c->p50_ms < 0 ? 14 * 86400.0 :
+                                    fabs(wait - (double)c->p50_ms) / 1000.0;
+        f->n++;
+        f->band += band;
+        f->range += range;
+        if (wait > FQ_SIM_FC_WAITED_S * 1000.0) {
+            f->waited++;
+            f->waited_band += band;
+        }
+        int k = c->conf < 3 ? c->conf : 0;
+        f->conf_n[k]++;
+        f->conf_band[k] += band;
+    }
+    qsort(err, f->n, sizeof(*err), cmp_double);
+    f->p50_abs_err_s = fq_sim_percentile(err, f->n, 0.5);
+    free(err);
+}
+
 void fq_sim_figures(const struct fq_sim_result *r, struct fq_sim_figures *f)
 {
     memset(f, 0, sizeof(*f));
@@ -154,6 +197,7 @@ void fq_sim_figures(const struct fq_sim_result *r, struct fq_sim_figures *f)
         struct fq_sim_waits *cw = &f->cls[c];
         size_t n = 0;
         double sum = 0, sd = 0;
+        size_t once = 0, hour = 0;
         for (size_t i = 0; i < r->njobs; i++) {
             const struct fq_sim_jobrec *j = &r->jobs[i];
             if (j->outcome != FQ_SIM_FINISHED)
@@ -162,6 +206,8 @@ void fq_sim_figures(const struct fq_sim_result *r, struct fq_sim_figures *f)
                 continue;
             w[n] = (double)(j->start_ms - j->submit_ms) / 1000.0;
             sum += w[n];
+            once += w[n] <= FQ_SIM_AT_ONCE_S;
+            hour += w[n] > 3600.0;
             sd += slowdown(j);
             n++;
         }
@@ -171,6 +217,9 @@ void fq_sim_figures(const struct fq_sim_result *r, struct fq_sim_figures *f)
         qsort(w, n, sizeof(*w), cmp_double);
         cw->mean_s = sum / (double)n;
         cw->p50_s = fq_sim_percentile(w, n, 0.50);
+        cw->p90_s = fq_sim_percentile(w, n, 0.90);
+        cw->at_once = (double)once / (double)n;
+        cw->over_1h = (double)hour / (double)n;
         cw->p95_s = fq_sim_percentile(w, n, 0.95);
         cw->p99_s = fq_sim_percentile(w, n, 0.99);
         cw->max_s = w[n - 1];
@@ -188,6 +237,7 @@ void fq_sim_figures(const struct fq_sim_result *r, struct fq_sim_figures *f)
                 pl->chip_ms > 0 ? pl->busy_chip_ms / pl->chip_ms : 0;
         }
     }
+    fc_figures(r, &f->fc);
     f->cost_per_chip_hour = f->chip_hours_delivered > 0 ?
                                 f->cost_total / f->chip_hours_delivered :
                                 0;
@@ -244,6 +294,13 @@ static void summary_json(const struct fq_sim_result *r, struct fq_buf *b,
     json_str(b, r->policy);
     fq_buf_printf(b, ",\n%s  \"long_job_rule\": ", indent);
     json_str(b, r->long_rule ? r->long_rule : "");
+    fq_buf_printf(b, ",\n%s  \"arrival_scale\": ", indent);
+    json_num(b, r->arrival_scale > 0 ? r->arrival_scale : 1.0);
+    fq_buf_printf(b, ",\n%s  \"plan_a_quota\": %lld", indent,
+                  (long long)r->plan_a_quota);
+    if (r->routed_b)
+        fq_buf_printf(b, ",\n%s  \"routed_to_plan_b\": %zu", indent,
+                      r->routed_b);
     fq_buf_printf(b, ",\n%s  \"plan_b_max_run_s\": ", indent);
     json_num(b, (double)r->max_run_ms / 1000.0);
     fq_buf_printf(b,
@@ -268,6 +325,8 @@ static void summary_json(const struct fq_sim_result *r, struct fq_buf *b,
         json_num(b, w->mean_s);
         fq_buf_puts(b, ", \"p50\": ");
         json_num(b, w->p50_s);
+        fq_buf_puts(b, ", \"p90\": ");
+        json_num(b, w->p90_s);
         fq_buf_puts(b, ", \"p95\": ");
         json_num(b, w->p95_s);
         fq_buf_puts(b, ", \"p99\": ");
@@ -276,6 +335,10 @@ static void summary_json(const struct fq_sim_result *r, struct fq_buf *b,
         json_num(b, w->max_s);
         fq_buf_puts(b, ", \"slowdown_mean\": ");
         json_num(b, w->slowdown_mean);
+        fq_buf_puts(b, ", \"at_once\": ");
+        json_num(b, w->at_once);
+        fq_buf_puts(b, ", \"over_1h\": ");
+        json_num(b, w->over_1h);
         fq_buf_puts(b, "}");
     }
     fq_buf_printf(b, "\n%s  },\n%s  \"pools\": [", indent, indent);
@@ -305,6 +368,22 @@ static void summary_json(const struct fq_sim_result *r, struct fq_buf *b,
     json_num(b, f.chip_hours_delivered);
     fq_buf_printf(b, ",\n%s  \"cost_per_chip_hour_usd\": ", indent);
     json_num(b, f.cost_per_chip_hour);
+    if (r->nfc || r->fc_skipped) {
+        const struct fq_sim_fc_figures *c = &f.fc;
+        fq_buf_printf(b,
+                      ",\n%s  \"forecasts\": {\"jobs\": %zu, \"skipped\": "
+                      "%zu, \"in_band\": %zu, \"in_range\": %zu, "
+                      "\"waited_over_5m\": %zu, \"waited_in_band\": %zu, "
+                      "\"by_confidence\": {\"low\": [%zu, %zu], "
+                      "\"medium\": [%zu, %zu], \"high\": [%zu, %zu]}, "
+                      "\"p50_abs_error_s\": ",
+                      indent, c->n, r->fc_skipped, c->band, c->range, c->waited,
+                      c->waited_band, c->conf_n[0], c->conf_band[0],
+                      c->conf_n[1], c->conf_band[1], c->conf_n[2],
+                      c->conf_band[2]);
+        json_num(b, c->p50_abs_err_s);
+        fq_buf_puts(b, "}");
+    }
     fq_buf_printf(b, "\n%s}", indent);
 }
 
@@ -323,6 +402,11 @@ void fq_sim_report_compare_json(const struct fq_sim_result *const *rs, size_t n,
         summary_json(rs[i], out, "  ");
     }
     fq_buf_puts(out, "\n]}\n");
+}
+
+static double pct_of(size_t a, size_t n)
+{
+    return n ? 100.0 * (double)a / (double)n : 0;
 }
 
 /* Seconds as a short human duration: 45s, 12.5m, 3.2h, 4.1d. */
@@ -348,6 +432,14 @@ void fq_sim_report_table(const struct fq_sim_result *r, struct fq_buf *out)
                   "policy %s: jobs longer than Plan B's max run (%s) "
                   "are %s\n",
                   r->policy, mr, r->long_rule ? r->long_rule : "");
+    if ((r->arrival_scale > 0 && r->arrival_scale != 1.0) || r->plan_a_quota)
+        fq_buf_printf(out, "arrivals x%.2f, Plan A quota %s%lld\n",
+                      r->arrival_scale > 0 ? r->arrival_scale : 1.0,
+                      r->plan_a_quota ? "" : "as configured ",
+                      (long long)r->plan_a_quota);
+    if (r->routed_b)
+        fq_buf_printf(out, "jobs routed to Plan B by their guessed run: %zu\n",
+                      r->routed_b);
     fq_buf_printf(out,
                   "jobs %zu  finished %zu  refused %zu  expired on Plan B "
                   "%zu  unfinished %zu  evictions %zu\n\n",
@@ -383,6 +475,22 @@ void fq_sim_report_table(const struct fq_sim_result *r, struct fq_buf *out)
                   "cost per chip-hour delivered: %.4f USD\n",
                   "total", "", "", "", f.chip_hours_delivered, "", f.cost_total,
                   f.cost_per_chip_hour);
+    if (r->nfc || r->fc_skipped) {
+        const struct fq_sim_fc_figures *c = &f.fc;
+        fq_buf_printf(out,
+                      "forecasts: %zu jobs, %.1f%% within tolerance (%.1f%% "
+                      "in [p10, p90]); waited over 5 min: %zu, %.1f%% within "
+                      "tolerance; median error of p50 %.0f s; %zu skipped\n",
+                      c->n, pct_of(c->band, c->n), pct_of(c->range, c->n),
+                      c->waited, pct_of(c->waited_band, c->waited),
+                      c->p50_abs_err_s, r->fc_skipped);
+        fq_buf_printf(out,
+                      "forecasts by confidence: low %zu (%.1f%%), medium %zu "
+                      "(%.1f%%), high %zu (%.1f%%) within tolerance\n",
+                      c->conf_n[0], pct_of(c->conf_band[0], c->conf_n[0]),
+                      c->conf_n[1], pct_of(c->conf_band[1], c->conf_n[1]),
+                      c->conf_n[2], pct_of(c->conf_band[2], c->conf_n[2]));
+    }
 }
 
 void fq_sim_report_jobs_csv(const struct fq_sim_result *r, struct fq_buf *out)
@@ -424,12 +532,56 @@ void fq_sim_report_jobs_csv(const struct fq_sim_result *r, struct fq_buf *out)
     }
 }
 
+static void csv_secs(struct fq_buf *out, int64_t ms)
+{
+    fq_buf_putc(out, ',');
+    if (ms >= 0)
+        fq_buf_printf(out, "%.3f", (double)ms / 1000.0);
+}
+
+void fq_sim_report_forecasts_csv(const struct fq_sim_result *r,
+                                 struct fq_buf *out)
+{
+    static const char *const conf[] = {"low", "medium", "high"};
+    fq_buf_puts(out, "job_id,submit_s,ahead,confidence,p10_s,p50_s,p90_s,"
+                     "wait_s,held\n");
+    for (size_t i = 0; i < r->nfc; i++) {
+        const struct fq_sim_forecast *c = &r->fc[i];
+        const struct fq_sim_jobrec *j = &r->jobs[c->job];
+        bool quote = strpbrk(j->id, ",\"\n") != NULL;
+        fq_buf_puts(out, quote ? "\"" : "");
+        for (const char *p = j->id; *p; p++) {
+            if (*p == '"')
+                fq_buf_putc(out, '"');
+            fq_buf_putc(out, *p);
+        }
+        fq_buf_puts(out, quote ? "\"" : "");
+        fq_buf_printf(out, ",%.3f,%u,%s", (double)j->submit_ms / 1000.0,
+                      (unsigned)c->ahead, conf[c->conf < 3 ? c->conf : 0]);
+        csv_secs(out, c->p10_ms);
+        csv_secs(out, c->p50_ms);
+        csv_secs(out, c->p90_ms);
+        int64_t wait = j->start_ms >= 0 ? j->start_ms - j->submit_ms : -1;
+        csv_secs(out, wait);
+        fq_buf_printf(out, ",%s\n",
+                      wait < 0                    ? "" :
+                      fc_in_band(c, (double)wait) ? "1" :
+                                                    "0");
+    }
+}
+
 void fq_sim_report_compare(const struct fq_sim_result *const *rs, size_t n,
                            struct fq_buf *out)
 {
     struct fq_sim_figures *f = fq_xcalloc(n ? n : 1, sizeof(*f));
     for (size_t i = 0; i < n; i++)
         fq_sim_figures(rs[i], &f[i]);
+    if (n && ((rs[0]->arrival_scale > 0 && rs[0]->arrival_scale != 1.0) ||
+              rs[0]->plan_a_quota))
+        fq_buf_printf(out, "arrivals x%.2f, Plan A quota %s%lld\n",
+                      rs[0]->arrival_scale > 0 ? rs[0]->arrival_scale : 1.0,
+                      rs[0]->plan_a_quota ? "" : "as configured ",
+                      (long long)rs[0]->plan_a_quota);
     fq_buf_printf(out, "%-28s", "");
     for (size_t i = 0; i < n; i++)
         fq_buf_printf(out, " %14s", rs[i]->policy);
@@ -452,7 +604,10 @@ void fq_sim_report_compare(const struct fq_sim_result *const *rs, size_t n,
                  fq_sim_class_name(c));
         ROW(label, ".2f", f[i].cls[c].mean_s / 3600.0);
     }
+    ROW("started at once (%)", ".1f", 100.0 * f[i].cls[0].at_once);
+    ROW("waited over 1 h (%)", ".1f", 100.0 * f[i].cls[0].over_1h);
     ROW("wait p50 (h)", ".2f", f[i].cls[0].p50_s / 3600.0);
+    ROW("wait p90 (h)", ".2f", f[i].cls[0].p90_s / 3600.0);
     ROW("wait p95 (h)", ".2f", f[i].cls[0].p95_s / 3600.0);
     ROW("wait p99 (h)", ".2f", f[i].cls[0].p99_s / 3600.0);
     ROW("wait max (h)", ".2f", f[i].cls[0].max_s / 3600.0);
@@ -460,6 +615,14 @@ void fq_sim_report_compare(const struct fq_sim_result *const *rs, size_t n,
     ROW("cost (kUSD)", ".2f", f[i].cost_total / 1000.0);
     ROW("chip-hours delivered (k)", ".2f", f[i].chip_hours_delivered / 1000.0);
     ROW("cost per chip-hour (USD)", ".4f", f[i].cost_per_chip_hour);
+    if (n && (rs[0]->nfc || rs[0]->fc_skipped)) {
+        ROW("forecasts (jobs)", "zu", f[i].fc.n);
+        ROW("forecasts in tolerance (%)", ".1f",
+            pct_of(f[i].fc.band, f[i].fc.n));
+        ROW("waited > 5 min (jobs)", "zu", f[i].fc.waited);
+        ROW("  of them in tolerance (%)", ".1f",
+            pct_of(f[i].fc.waited_band, f[i].fc.waited));
+    }
 #undef ROW
     /* Utilisation and cost per pool, for every pool any run used (by name,
      * in the order the runs list them). */

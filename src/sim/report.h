@@ -43,6 +43,14 @@ struct fq_sim_jobrec {
     uint16_t evictions;
 };
 
+/* A start forecast made at a job's submission (times in ms after it). */
+struct fq_sim_forecast {
+    uint32_t job;                   /* index in the trace */
+    int64_t p10_ms, p50_ms, p90_ms; /* -1: later than the horizon */
+    uint8_t conf;                   /* enum fq_runhist_confidence */
+    uint32_t ahead;                 /* jobs running or waiting then */
+};
+
 /* One node pool, with what the run measured on it. */
 struct fq_sim_pool {
     char name[64];
@@ -75,10 +83,16 @@ struct fq_sim_result {
     struct fq_sim_pool *pools; /* owned */
     size_t npools;
     struct fq_sim_series series;
-    int64_t end_ms;      /* virtual time when the run ended */
-    uint64_t steps;      /* engine settles */
-    uint64_t events;     /* stored changes the engine made */
-    size_t skipped_rows; /* bad trace rows skipped */
+    int64_t end_ms;             /* virtual time when the run ended */
+    uint64_t steps;             /* engine settles */
+    uint64_t events;            /* stored changes the engine made */
+    size_t skipped_rows;        /* bad trace rows skipped */
+    struct fq_sim_forecast *fc; /* owned, in submission order */
+    size_t nfc, fccap;
+    size_t fc_skipped;    /* sampled jobs not forecast (too much ahead) */
+    size_t routed_b;      /* jobs routed to Plan B by --route-b-over */
+    double arrival_scale; /* arrivals x this (1: as in the trace) */
+    int64_t plan_a_quota; /* Plan A's quota when resized, else 0 */
 };
 
 void fq_sim_result_init(struct fq_sim_result *r);
@@ -96,16 +110,34 @@ enum {
     FQ_SIM_NCLASSES = 5
 }; /* all, 1, 2-8, 9-64, 65+ */
 
+/* A job "starts at once" when its wait is at most this (a node boot is
+ * 120 s in the examples, so one that had to boot a node does not). */
+#define FQ_SIM_AT_ONCE_S 60.0
+
 const char *fq_sim_class_name(int c);
 int fq_sim_class_of(int64_t chips); /* 1..4 */
 
 struct fq_sim_waits {
     size_t n; /* finished jobs in the class */
-    double mean_s, p50_s, p95_s, p99_s, max_s;
+    double mean_s, p50_s, p90_s, p95_s, p99_s, max_s;
+    double at_once;       /* share that started within FQ_SIM_AT_ONCE_S */
+    double over_1h;       /* share that waited more than an hour */
     double slowdown_mean; /* bounded slowdown, tau = 10 s */
 };
 
+/* How forecasts held: n forecast jobs that started, band = within the
+ * tolerance of docs/estimates.md ([0.8 p10 - 120 s, 1.25 p90 + 120 s]),
+ * range = within [p10, p90]; "waited": the jobs that waited over 5 min. */
+struct fq_sim_fc_figures {
+    size_t n, band, range, waited, waited_band;
+    size_t conf_n[3], conf_band[3]; /* by confidence low, medium, high */
+    double p50_abs_err_s;           /* median |wait - p50| */
+};
+
+#define FQ_SIM_FC_WAITED_S 300.0
+
 struct fq_sim_figures {
+    struct fq_sim_fc_figures fc;
     size_t jobs, finished, refused, expired, unfinished, evictions;
     struct fq_sim_waits cls[FQ_SIM_NCLASSES];
     double cost_total;           /* USD */
@@ -130,6 +162,11 @@ double fq_sim_percentile(const double *sorted, size_t n, double p);
 void fq_sim_report_json(const struct fq_sim_result *r, struct fq_buf *out);
 void fq_sim_report_table(const struct fq_sim_result *r, struct fq_buf *out);
 void fq_sim_report_jobs_csv(const struct fq_sim_result *r, struct fq_buf *out);
+/* One row per forecast: job_id, submit_s, ahead, confidence, p10_s,
+ * p50_s, p90_s (empty: later than the horizon), wait_s (empty: never
+ * started), held (1 within tolerance, 0 not). */
+void fq_sim_report_forecasts_csv(const struct fq_sim_result *r,
+                                 struct fq_buf *out);
 /* Several runs of one trace side by side, one column per policy. */
 void fq_sim_report_compare(const struct fq_sim_result *const *rs, size_t n,
                            struct fq_buf *out);

@@ -60,11 +60,14 @@
 #include "flexq/conditions.h"
 #include "flexq/drive.h"
 #include "flexq/engine.h"
+#include "flexq/estimate.h"
 #include "flexq/kinds.h"
 #include "flexq/names.h"
 #include "flexq/nodepool.h"
 #include "flexq/quantity.h"
+#include "flexq/runhist.h"
 #include "flexq/timefmt.h"
+#include "sizing.h"
 
 #define MAX_POOLS          64
 #define PROVREQ_CONTROLLER "kueue.x-k8s.io/provisioning-request"
@@ -139,6 +142,7 @@ struct sim {
     size_t nflv;
     bool has_plan_b;
     struct fq_value *plan_a_selector; /* owned, or NULL */
+    struct fq_value *plan_b_selector; /* owned, or NULL */
     int64_t seg_ms;
     enum fq_sim_long_rule rule;
     size_t submitted, done, pending, running;
@@ -147,6 +151,14 @@ struct sim {
     struct del *dels;     /* workloads to delete before the next settle */
     size_t ndels, dels_cap;
     int64_t now; /* virtual ms */
+    /* Forecasts: every fc_every-th job (0: none), the run-time history
+     * they guess from, the config as applied, and the engine's policy. */
+    size_t fc_every;
+    struct fq_runhist *hist;
+    struct fq_value **docs;
+    size_t ndocs;
+    struct fq_policy policy;
+    size_t first_live; /* no job before it is waiting or running */
     int err_code;
     struct fq_err *err;
 };
@@ -632,9 +644,11 @@ static void edit_cluster_queue(struct sim *s, struct fq_value *cq,
                 flavor_find(s, fq_value_path_str(fe, "name", ""));
             if (!f || !entry_gives(s, fe))
                 continue;
-            if (f->plan_b)
+            if (f->plan_b) {
                 s->has_plan_b = true;
-            else if (!s->plan_a_selector && f->labels)
+                if (!s->plan_b_selector && f->labels)
+                    s->plan_b_selector = fq_value_clone(f->labels);
+            } else if (!s->plan_a_selector && f->labels)
                 s->plan_a_selector = fq_value_clone(f->labels);
         }
     }
@@ -671,6 +685,75 @@ static int64_t plan_b_max_run(struct sim *s, struct fq_value **docs, size_t n)
     return 7 * DAY_MS;
 }
 
+/*
+ * --size-plan-a: every Plan A flavor entry that gives the accelerator gets
+ * `quota` as its nominal quota; the pool behind it may grow to
+ * fq_sim_plan_a_nodes(quota) nodes, and the cloud model stocks as many
+ * on-demand hosts of its machine type. Runs after edit_cluster_queue,
+ * which classified the flavors.
+ */
+static void resize_plan_a(struct sim *s, struct fq_value **docs, size_t n,
+                          int64_t quota)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(kind_of(docs[i]), "ClusterQueue"))
+            continue;
+        struct fq_value *rgs = fq_value_path(docs[i], "spec.resourceGroups");
+        for (size_t g = 0; g < fq_value_len(rgs); g++) {
+            struct fq_value *fls = fq_map_get(fq_seq_at(rgs, g), "flavors");
+            for (size_t k = 0; k < fq_value_len(fls); k++) {
+                struct fq_value *fe = fq_seq_at(fls, k);
+                const struct flavor *f =
+                    flavor_find(s, fq_value_path_str(fe, "name", ""));
+                if (!f || f->plan_b || !entry_gives(s, fe))
+                    continue;
+                struct fq_value *rs = fq_value_path(fe, "resources");
+                for (size_t r = 0; r < fq_value_len(rs); r++) {
+                    struct fq_value *rq = fq_seq_at(rs, r);
+                    if (!strcmp(fq_value_path_str(rq, "name", ""), s->res))
+                        fq_map_set(rq, "nominalQuota", fq_value_int(quota));
+                }
+            }
+        }
+    }
+    struct fq_value *model = NULL;
+    for (size_t i = 0; i < n && !model; i++)
+        if (!strcmp(kind_of(docs[i]), "CapacityModel"))
+            model = docs[i];
+    for (size_t v = 0; v < s->nflv; v++) {
+        const struct flavor *f = &s->flv[v];
+        if (f->plan_b || !f->gives || !f->pool)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            struct fq_nodepool_spec spec;
+            if (strcmp(kind_of(docs[i]), "NodePool") ||
+                strcmp(name_of(docs[i]), f->pool) ||
+                fq_nodepool_decode(docs[i], &spec, NULL) || !spec.machine ||
+                spec.queued || spec.flex_start)
+                continue;
+            int64_t nodes =
+                fq_sim_plan_a_nodes(quota, spec.machine->accel_count);
+            const char *machine = spec.machine->name;
+            struct fq_value *as = fq_value_path(docs[i], "spec.autoscaling");
+            if (as && as->type == FQ_V_MAP)
+                fq_map_set(as, "maxNodeCount", fq_value_int(nodes));
+            struct fq_value *zones = fq_value_path(model, "spec.zones");
+            for (size_t z = 0; z < fq_value_len(zones); z++) {
+                struct fq_value *mts =
+                    fq_map_get(fq_seq_at(zones, z), "machineTypes");
+                for (size_t m = 0; m < fq_value_len(mts); m++) {
+                    struct fq_value *mt = fq_seq_at(mts, m);
+                    struct fq_value *od = fq_map_get(mt, "onDemand");
+                    if (strcmp(fq_value_path_str(mt, "name", ""), machine) ||
+                        !od || od->type != FQ_V_MAP)
+                        continue;
+                    fq_map_set(od, "hosts", fq_value_int(nodes));
+                }
+            }
+        }
+    }
+}
+
 static bool local_queue_exists(struct fq_value **docs, size_t n,
                                const char *name, const char **ns)
 {
@@ -682,10 +765,122 @@ static bool local_queue_exists(struct fq_value **docs, size_t n,
     return true;
 }
 
+/* --- forecasts ------------------------------------------------------------ */
+
+/* The queue a job's history is kept under: the trace's queue column, else
+ * the LocalQueue it goes to. */
+static const char *history_queue(const struct sim *s,
+                                 const struct fq_trace_job *tj)
+{
+    return *tj->queue ? tj->queue : fq_trace_queue(&s->o->map, tj, s->defq);
+}
+
+/* How long a live job's current workload runs from now, as a cluster
+ * would guess it (or, with forecast_oracle, as it will); *conf: the
+ * guess's confidence. */
+static int64_t guess_left(struct sim *s, size_t i, int *conf)
+{
+    const struct fq_trace_job *tj = &s->o->trace->jobs[i];
+    const struct jstate *j = &s->js[i];
+    int64_t done_before = tj->duration_ms - j->remaining_ms;
+    int64_t elapsed = j->phase == PH_RUNNING ? s->now - j->run_start : 0;
+    int64_t left;
+    if (s->o->forecast_oracle) {
+        *conf = FQ_RUNHIST_HIGH;
+        left = j->remaining_ms - elapsed;
+    } else {
+        struct fq_runhist_guess g;
+        fq_runhist_guess(s->hist, tj->user, history_queue(s, tj),
+                         s->r->jobs[i].chips, tj->requested_ms, &g);
+        *conf = (int)g.conf;
+        left =
+            fq_runhist_left(g.run_ms, done_before + elapsed, tj->requested_ms);
+    }
+    /* A split job's workload ends with its segment. */
+    if (j->split && left > s->seg_ms - elapsed)
+        left = s->seg_ms - elapsed;
+    return left > 1000 ? left : 1000;
+}
+
+/*
+ * Forecasts job idx's start with the estimator, from the state a cluster
+ * would see now: the config, the Nodes, and every job running or waiting
+ * with its guessed run time. `w` is its workload, not yet submitted.
+ */
+static void forecast(struct sim *s, size_t idx, const struct fq_value *w)
+{
+    struct fq_sim_result *r = s->r;
+    if (s->pending + s->running > FQ_SIM_FORECAST_MAX_AHEAD) {
+        r->fc_skipped++;
+        return;
+    }
+    const struct fq_object **nodes = NULL;
+    size_t nn = fq_objstore_list(s->store, FQ_KIND_NODE, NULL, &nodes);
+    const struct fq_value **objs = fq_xcalloc(s->ndocs + nn + 1, sizeof(*objs));
+    size_t no = 0;
+    for (size_t i = 0; i < s->ndocs; i++)
+        objs[no++] = s->docs[i];
+    for (size_t i = 0; i < nn; i++)
+        objs[no++] = nodes[i]->obj;
+    free(nodes);
+    while (s->first_live < idx && (s->js[s->first_live].phase == PH_DONE ||
+                                   s->js[s->first_live].phase == PH_NEW))
+        s->first_live++;
+    size_t cap = s->pending + s->running + 1, nj = 0;
+    struct fq_estimate_job *jobs = fq_xcalloc(cap, sizeof(*jobs));
+    double weight = 0, score = 0;
+    for (size_t i = s->first_live; i < idx && nj < cap; i++) {
+        const struct jstate *j = &s->js[i];
+        if (j->phase != PH_WAITING && j->phase != PH_RUNNING)
+            continue;
+        char name[WL_NAME_SIZE];
+        wl_name(name, i, j->seg);
+        const struct fq_object *o =
+            fq_objstore_get(s->store, FQ_KIND_WORKLOAD, s->ns, name);
+        if (!o)
+            continue;
+        int conf = 0;
+        int64_t left = guess_left(s, i, &conf);
+        double wt = (double)left * (double)r->jobs[i].chips;
+        weight += wt;
+        score += wt * conf;
+        jobs[nj++] = (struct fq_estimate_job){
+            o->obj, to_abs(r->jobs[i].submit_ms), left, j->phase == PH_RUNNING};
+    }
+    struct fq_estimate_world world = {
+        .objects = objs,
+        .nobjects = no,
+        .jobs = jobs,
+        .njobs = nj,
+        .now_ms = to_abs(s->now),
+        .policy = s->policy,
+    };
+    struct fq_estimate_options eo;
+    fq_estimate_options_init(&eo);
+    eo.nseeds = s->o->forecast_seeds > 0 ? s->o->forecast_seeds : 5;
+    eo.seed = s->o->seed * 1000 + 1; /* not the run's own draws */
+    eo.pin = false;
+    struct fq_estimate_result res;
+    struct fq_err e2 = {0};
+    if (fq_estimate_run(&world, w, &eo, &res, &e2) == 0 && res.n) {
+        FQ_GROW(r->fc, r->fccap, r->nfc + 1);
+        int conf = weight > 0 ? (int)(score / weight + 0.5) : FQ_RUNHIST_HIGH;
+        r->fc[r->nfc++] = (struct fq_sim_forecast){
+            (uint32_t)idx,      res.rows[0].p10_ms, res.rows[0].p50_ms,
+            res.rows[0].p90_ms, (uint8_t)conf,      (uint32_t)nj};
+        fq_estimate_result_release(&res);
+    } else {
+        r->fc_skipped++;
+    }
+    free(jobs);
+    free(objs);
+}
+
 /* --- workloads ------------------------------------------------------------ */
 
 static struct fq_value *make_workload(struct sim *s, size_t idx,
-                                      const char *queue, bool pin_a)
+                                      const char *queue,
+                                      const struct fq_value *pin)
 {
     const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
     struct jstate *j = &s->js[idx];
@@ -735,11 +930,33 @@ static struct fq_value *make_workload(struct sim *s, size_t idx,
     fq_map_set(tol, "operator", fq_value_str("Exists"));
     fq_seq_push(tols, tol);
     fq_map_set(pod, "tolerations", tols);
-    if (pin_a && s->plan_a_selector)
-        fq_map_set(pod, "nodeSelector", fq_value_clone(s->plan_a_selector));
+    if (pin)
+        fq_map_set(pod, "nodeSelector", fq_value_clone(pin));
     fq_seq_push(pss, ps);
     fq_map_set(spec, "podSets", pss);
     return w;
+}
+
+/*
+ * --route-b-over: a job whose guessed run time (the history's, never the
+ * trace's truth) is at least the threshold goes to Plan B only, keeping
+ * Plan A for short jobs: a flex-start request's wait (half an hour in the
+ * examples) is a small share of a long run and a large one of a short
+ * run. Only the first segment is routed, at its submission.
+ */
+static bool routed_to_b(struct sim *s, size_t idx)
+{
+    const struct jstate *j = &s->js[idx];
+    if (s->o->route_b_ms <= 0 || !s->plan_b_selector || !s->hist || j->seg != 1)
+        return false;
+    const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
+    struct fq_runhist_guess g;
+    fq_runhist_guess(s->hist, tj->user, history_queue(s, tj),
+                     s->r->jobs[idx].chips, tj->requested_ms, &g);
+    if (g.src == FQ_RUNHIST_DEFAULT || g.run_ms < s->o->route_b_ms)
+        return false;
+    s->r->routed_b++;
+    return true;
 }
 
 static int submit(struct sim *s, size_t idx)
@@ -748,8 +965,16 @@ static int submit(struct sim *s, size_t idx)
     struct jstate *j = &s->js[idx];
     const char *queue = fq_trace_queue(&s->o->map, tj, s->defq);
     bool is_long = s->has_plan_b && tj->duration_ms > s->r->max_run_ms;
-    struct fq_value *w =
-        make_workload(s, idx, queue, is_long && s->rule == FQ_SIM_LONG_KEEP_A);
+    const struct fq_value *pin = is_long && (s->rule == FQ_SIM_LONG_KEEP_A ||
+                                             s->rule == FQ_SIM_LONG_SPLIT_A) ?
+                                     s->plan_a_selector :
+                                     NULL;
+    if (!pin && !is_long && routed_to_b(s, idx))
+        pin = s->plan_b_selector;
+    struct fq_value *w = make_workload(s, idx, queue, pin);
+    if (s->fc_every && j->seg == 1 && s->r->jobs[idx].evictions == 0 &&
+        idx % s->fc_every == s->fc_every / 2)
+        forecast(s, idx, w);
     struct fq_err e2 = {0};
     /* The first workload is validated like any apply, which proves
      * make_workload's shape; the rest differ from it only in checked
@@ -793,7 +1018,8 @@ static int arrive(struct sim *s, size_t idx)
         s->done++;
         return 0;
     }
-    j->split = is_long && s->rule == FQ_SIM_LONG_SPLIT;
+    j->split = is_long &&
+               (s->rule == FQ_SIM_LONG_SPLIT || s->rule == FQ_SIM_LONG_SPLIT_A);
     return submit(s, idx);
 }
 
@@ -824,8 +1050,15 @@ static void end_job(struct sim *s, size_t idx, enum fq_sim_outcome out)
         s->pending--;
     j->phase = PH_DONE;
     s->r->jobs[idx].outcome = (uint8_t)out;
-    if (out == FQ_SIM_FINISHED)
+    if (out == FQ_SIM_FINISHED) {
         s->r->jobs[idx].finish_ms = s->now;
+        if (s->hist) {
+            const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
+            fq_runhist_add(s->hist, tj->user, history_queue(s, tj),
+                           s->r->jobs[idx].chips, tj->duration_ms,
+                           tj->requested_ms);
+        }
+    }
     s->done++;
 }
 
@@ -1054,6 +1287,8 @@ static void sim_free(struct sim *s)
     }
     free(s->flv);
     fq_value_free(s->plan_a_selector);
+    fq_value_free(s->plan_b_selector);
+    fq_runhist_free(s->hist);
 }
 
 int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
@@ -1102,6 +1337,14 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
         docs[i] = fq_value_clone(o->config->items[i]);
     int rc = 0;
     detect_resource(&s, docs, n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(kind_of(docs[i]), "ClusterQueue"))
+            edit_cluster_queue(&s, docs[i], docs, n);
+    if (o->plan_a_quota > 0) {
+        resize_plan_a(&s, docs, n, o->plan_a_quota);
+        out->plan_a_quota = o->plan_a_quota;
+    }
+    out->arrival_scale = o->arrival_scale > 0 ? o->arrival_scale : 1.0;
     const struct fq_value *model = find_doc(docs, n, "CapacityModel", NULL);
     if (model) {
         struct fq_err e2 = {0};
@@ -1112,9 +1355,6 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
             goto out;
         }
     }
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(kind_of(docs[i]), "ClusterQueue"))
-            edit_cluster_queue(&s, docs[i], docs, n);
     out->max_run_ms = plan_b_max_run(&s, docs, n);
     s.seg_ms = out->max_run_ms > 2 * 3600000LL ? out->max_run_ms - 3600000LL :
                                                  out->max_run_ms / 2;
@@ -1144,12 +1384,28 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     fq_engine_config_init(&cfg);
     cfg.seed = o->seed;
     cfg.policy = fq_sim_policy_engine(pol);
+    if (o->switches &&
+        (rc = fq_sim_switches_apply(o->switches, &cfg.policy, err)) != 0)
+        goto out;
     cfg.no_pods = true;
     cfg.sim_provider = true;
     cfg.record_events = false;
     cfg.status_every_ms = 3600 * 1000;
     s.e = fq_engine_new(&cfg);
     s.store = fq_engine_store(s.e);
+    s.policy = cfg.policy;
+    s.docs = docs;
+    s.ndocs = n;
+    if (o->route_b_ms > 0)
+        s.hist = fq_runhist_new();
+    if (o->forecasts && tr->n) {
+        if (!s.hist)
+            s.hist = fq_runhist_new();
+        s.fc_every =
+            o->forecasts == FQ_SIM_FORECAST_ALL || o->forecasts >= tr->n ?
+                1 :
+                tr->n / o->forecasts;
+    }
     fq_objstore_set_logging(s.store, false);
     fq_engine_set_observer(s.e, observe, &s);
     rc = apply_config(&s, docs, n);

@@ -50,11 +50,40 @@ struct fq_sim_options {
     /* Stop this long after the last arrival even if jobs remain
      * (default 365 days); they are reported as unfinished. */
     int64_t horizon_ms;
+    /* Plan A's nominal quota of the accelerator, replacing the config's on
+     * every Plan A flavor (its pool and on-demand stock resized to match,
+     * fq_sim_plan_a_nodes); 0: as configured (--size-plan-a). */
+    int64_t plan_a_quota;
+    /* The arrival-rate factor the caller applied to the trace
+     * (fq_sim_scale_arrivals), only reported; 0 or 1: none. */
+    double arrival_scale;
     /* Time-series interval; 0: the trace's span / 1000, at least 60 s. */
     int64_t sample_ms;
+    /* Start forecasts (docs/estimates.md): how many jobs, sampled evenly
+     * by trace order, get one at their submission from the estimator
+     * (fq_estimate_run) under the simulated policy; 0: none,
+     * FQ_SIM_FORECAST_ALL: every job. Each forecast runs forecast_seeds
+     * cloud seeds (0: 3). With forecast_oracle the jobs ahead are given
+     * their true run times instead of the history's guesses (the engine's
+     * own error). */
+    size_t forecasts;
+    int forecast_seeds;
+    bool forecast_oracle;
+    /* Route jobs whose guessed run time (from the run's history) is at
+     * least this to Plan B only (a nodeSelector on its flavor's labels);
+     * 0: off, the flavors in order as Kueue tries them (--route-b-over). */
+    int64_t route_b_ms;
+    /* Engine switch overrides for every policy (fq_sim_switches_apply),
+     * or NULL. */
+    const char *switches;
     fq_sim_progress_fn progress; /* called every few thousand steps */
     void *progress_ctx;
 };
+
+#define FQ_SIM_FORECAST_ALL ((size_t)-1)
+/* A job is not forecast when more jobs than this are live ahead of it (the
+ * forecast re-runs all of them); it is counted as skipped. */
+#define FQ_SIM_FORECAST_MAX_AHEAD 3000
 
 void fq_sim_options_init(struct fq_sim_options *o);
 

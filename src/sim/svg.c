@@ -80,13 +80,21 @@ static size_t time_tick_below(double v)
     return i;
 }
 
+/* The log axis of y: log10(1 + y), so that 0 has a place. */
+static double ylog(double y)
+{
+    return log10(1 + (y > 0 ? y : 0));
+}
+
 void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
                   const char *ylabel, const struct fq_svg_series *s, size_t ns,
                   int flags)
 {
     bool logt = flags & FQ_SVG_LOGX_SECONDS;
     bool logx = logt || (flags & FQ_SVG_LOGX);
-    double x0 = INFINITY, x1 = -INFINITY, y0 = 0, y1 = -INFINITY;
+    bool logy = flags & FQ_SVG_LOGY;
+    double x0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+    double y0 = flags & FQ_SVG_YDATA ? INFINITY : 0;
     for (size_t k = 0; k < ns; k++) {
         for (size_t i = 0; i < s[k].n; i++) {
             double x = s[k].x[i];
@@ -96,12 +104,15 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
                 x0 = x;
             if (x > x1)
                 x1 = x;
-            if (s[k].y[i] < y0)
-                y0 = s[k].y[i];
-            if (s[k].y[i] > y1)
-                y1 = s[k].y[i];
+            double y = logy ? ylog(s[k].y[i]) : s[k].y[i];
+            if (y < y0)
+                y0 = y;
+            if (y > y1)
+                y1 = y;
         }
     }
+    if (!isfinite(y0))
+        y0 = 0;
     if (!isfinite(x0)) {
         x0 = 0;
         x1 = 1;
@@ -109,7 +120,16 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
     if (!isfinite(y1) || y1 <= y0)
         y1 = y0 + 1;
     double xs = logx ? 1 : nice_step(x1 - x0);
-    double ys = nice_step(y1 - y0);
+    double ys = logy ? 1 : nice_step(y1 - y0);
+    int decades = 0; /* a log y axis is ticked 0, 1, 10 ... 10^decades */
+    if (logy) {
+        double ymax = pow(10, y1) - 1;
+        decades = (int)ceil(log10(ymax > 1 ? ymax : 1) - 1e-9);
+        if (decades < 1)
+            decades = 1;
+        y0 = 0;
+        y1 = ylog(pow(10, decades));
+    }
     size_t t0 = 0, t1 = 0; /* the landmarks an axis of seconds spans */
     if (logt) {
         t0 = time_tick_below(x0);
@@ -126,8 +146,12 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
         if (x1 <= x0)
             x1 = x0 + xs;
     }
-    y0 = floor(y0 / ys) * ys;
-    y1 = ceil(y1 / ys) * ys;
+    if (!logy) {
+        y0 = floor(y0 / ys + 1e-9) * ys;
+        y1 = ceil(y1 / ys - 1e-9) * ys;
+        if (y1 <= y0)
+            y1 = y0 + ys;
+    }
     double pw = W - L - R, ph = H - T - B;
 #define PX(x) (L + ((x)-x0) / (x1 - x0) * pw)
 #define PY(y) (T + ph - ((y)-y0) / (y1 - y0) * ph)
@@ -142,9 +166,18 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
     fq_buf_put_xml(out, title);
     fq_buf_puts(out, "</text>\n");
     /* Grid and ticks. */
-    for (double v = y0; v <= y1 + ys / 2; v += ys) {
+    size_t ny =
+        logy ? (size_t)decades + 2 : (size_t)floor((y1 - y0) / ys + 0.5) + 1;
+    for (size_t i = 0; i < ny; i++) {
         char lab[32];
-        tick_label(lab, sizeof(lab), fabs(v) < ys / 1e6 ? 0 : v);
+        double v = y0 + (double)i * ys;
+        if (logy) {
+            double tick = i == 0 ? 0 : pow(10, (double)(i - 1));
+            v = ylog(tick);
+            tick_label(lab, sizeof(lab), tick);
+        } else {
+            tick_label(lab, sizeof(lab), fabs(v) < ys / 1e6 ? 0 : v);
+        }
         fq_buf_printf(out,
                       "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                       "stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
@@ -199,10 +232,11 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
             double x = s[k].x[i];
             if (logx)
                 x = log10(x > 1e-3 ? x : 1e-3);
+            double y = logy ? ylog(s[k].y[i]) : s[k].y[i];
             if (s[k].step && i > 0)
                 fq_buf_printf(out, "%.1f,%.1f ", PX(x), PY(prev_y));
-            fq_buf_printf(out, "%.1f,%.1f ", PX(x), PY(s[k].y[i]));
-            prev_y = s[k].y[i];
+            fq_buf_printf(out, "%.1f,%.1f ", PX(x), PY(y));
+            prev_y = y;
         }
         fq_buf_puts(out, "\"/>\n");
         double ly = T + 10 + 16.0 * (double)k;
@@ -226,8 +260,8 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void fq_sim_plot_wait_cdf(const struct fq_sim_result *const *rs, size_t n,
-                          struct fq_buf *out)
+static void wait_cdf(const struct fq_sim_result *const *rs, size_t n,
+                     struct fq_buf *out, bool tail)
 {
     struct fq_svg_series *s = fq_xcalloc(n ? n : 1, sizeof(*s));
     double **xs = fq_xcalloc(n ? n : 1, sizeof(*xs));
@@ -243,16 +277,30 @@ void fq_sim_plot_wait_cdf(const struct fq_sim_result *const *rs, size_t n,
                     (double)(r->jobs[i].start_ms - r->jobs[i].submit_ms) /
                     1000.0;
         qsort(xs[k], m, sizeof(double), cmp_double);
+        size_t from = 0;
         for (size_t i = 0; i < m; i++) {
             if (xs[k][i] < 1)
                 xs[k][i] = 1; /* the log axis starts at 1 s */
             ys[k][i] = (double)(i + 1) / (double)m;
+            /* The tail starts at the last point at or below 0.9, so
+             * that each curve begins on the 0.9 line. */
+            if (tail && ys[k][i] <= 0.9)
+                from = i;
         }
-        s[k] = (struct fq_svg_series){r->policy, xs[k], ys[k], m, true};
+        if (tail && from < m && ys[k][from] < 0.9) {
+            ys[k][from] = 0.9;
+        }
+        s[k] = (struct fq_svg_series){r->policy, xs[k] + from, ys[k] + from,
+                                      m - from, true};
     }
-    fq_svg_chart(out, "Wait time CDF (finished jobs)",
-                 "wait until running (log scale; under 1 s shown at 1 s)",
-                 "share of jobs", s, n, FQ_SVG_LOGX_SECONDS);
+    if (tail)
+        fq_svg_chart(out, "Wait time CDF, the tail (90th percentile up)",
+                     "wait until running (log scale; under 1 s shown at 1 s)",
+                     "share of jobs", s, n, FQ_SVG_LOGX_SECONDS | FQ_SVG_YDATA);
+    else
+        fq_svg_chart(out, "Wait time CDF (finished jobs)",
+                     "wait until running (log scale; under 1 s shown at 1 s)",
+                     "share of jobs", s, n, FQ_SVG_LOGX_SECONDS);
     for (size_t k = 0; k < n; k++) {
         free(xs[k]);
         free(ys[k]);
@@ -260,6 +308,18 @@ void fq_sim_plot_wait_cdf(const struct fq_sim_result *const *rs, size_t n,
     free(xs);
     free(ys);
     free(s);
+}
+
+void fq_sim_plot_wait_cdf(const struct fq_sim_result *const *rs, size_t n,
+                          struct fq_buf *out)
+{
+    wait_cdf(rs, n, out, false);
+}
+
+void fq_sim_plot_wait_tail(const struct fq_sim_result *const *rs, size_t n,
+                           struct fq_buf *out)
+{
+    wait_cdf(rs, n, out, true);
 }
 
 void fq_sim_plot_pools(const struct fq_sim_result *r, struct fq_buf *out)
@@ -316,7 +376,8 @@ void fq_sim_plot_queue(const struct fq_sim_result *const *rs, size_t n,
         s[k] = (struct fq_svg_series){rs[k]->policy, xs[k], ys[k], se->n, true};
     }
     fq_svg_chart(out, "Jobs waiting over time", "time (days)",
-                 "jobs submitted, not yet running", s, n, 0);
+                 "jobs submitted, not yet running (log scale)", s, n,
+                 FQ_SVG_LOGY);
     for (size_t k = 0; k < n; k++) {
         free(xs[k]);
         free(ys[k]);

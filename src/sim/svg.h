@@ -26,6 +26,11 @@ enum {
     FQ_SVG_LOGX = 1 << 0, /* log10 x axis (values <= 0 are clamped) */
     /* log10 x axis of seconds, ticked at 1 s, 10 s, 1 min, ..., 1 d, 10 d */
     FQ_SVG_LOGX_SECONDS = 1 << 1,
+    /* log10(1 + y) y axis, ticked at 0, 1, 10, 100, ...: one queue of
+     * thousands and another of tens stay readable in one chart */
+    FQ_SVG_LOGY = 1 << 2,
+    /* y axis from the data's smallest value instead of from 0 (a zoom) */
+    FQ_SVG_YDATA = 1 << 3,
 };
 
 /* Appends a complete SVG document (760 x 400) to `out`. */
@@ -36,9 +41,14 @@ void fq_svg_chart(struct fq_buf *out, const char *title, const char *xlabel,
 /* CDF of the waits of finished jobs, one series per run. */
 void fq_sim_plot_wait_cdf(const struct fq_sim_result *const *rs, size_t n,
                           struct fq_buf *out);
+/* The same CDF from the 90th percentile up: the tail, where policies
+ * differ most. */
+void fq_sim_plot_wait_tail(const struct fq_sim_result *const *rs, size_t n,
+                           struct fq_buf *out);
 /* Chips provisioned and in use per pool over time (days). */
 void fq_sim_plot_pools(const struct fq_sim_result *r, struct fq_buf *out);
-/* Jobs pending (submitted, not started) over time, one series per run. */
+/* Jobs pending (submitted, not started) over time, one series per run, on
+ * a log axis (FQ_SVG_LOGY). */
 void fq_sim_plot_queue(const struct fq_sim_result *const *rs, size_t n,
                        struct fq_buf *out);
 

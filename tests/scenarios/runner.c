@@ -1,5 +1,5 @@
 /*
- * process.c - replays a scenario file through fq_engine with an injected
+ * runner.c - replays a scenario file through fq_engine with an injected
  * clock and checks expectations on stored objects.
  *
  * Usage: scenario_runner FILE.yaml [-v]

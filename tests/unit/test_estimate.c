@@ -260,6 +260,38 @@ static void test_warmup(void **state)
     teardown(&x);
 }
 
+/* As test_warmup, but A has 1000 s left: it still has them at t0, the
+ * end of the 600 s warm-up that stands for now, so the job pinned to Plan
+ * A starts 1000 s after t0 (not 400 s, as if A's clock had run during the
+ * warm-up). */
+static void test_warmup_keeps_run(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fixture x;
+    setup(&x);
+    add_job(&x, 8, 1000, true);
+    add_job(&x, 8, 100, true);
+    struct fq_value *sel = fq_map_ensure_map(
+        fq_value_path(fq_seq_at(fq_value_path(x.wl[1], "spec.podSets"), 0),
+                      "template.spec"),
+        "nodeSelector");
+    fq_map_set(sel, "cloud.google.com/gke-nodepool", fq_value_str("dws-pool"));
+    struct fq_value *t = workload("mine", 8);
+    struct fq_estimate_options o;
+    fq_estimate_options_init(&o);
+    o.nseeds = 1;
+    struct fq_estimate_result r;
+    struct fq_err err = {0};
+    assert_int_equal(fq_estimate_run(&x.w, t, &o, &r, &err), 0);
+    NEAR_MS(r.warmup_ms, 600000);
+    same_range(row(&r, "on-demand"), 1000000);
+    fq_estimate_result_release(&r);
+    fq_value_free(t);
+    teardown(&x);
+}
+
 /* A replay: the jobs' starts relative to now, as worked out by hand. */
 static void test_replay(void **state)
 {
@@ -384,6 +416,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_running_job),
+        cmocka_unit_test(test_warmup_keeps_run),
         cmocka_unit_test(test_queue_ahead),
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_warmup),

@@ -103,6 +103,18 @@ static void test_flags(void **state)
     const char *bad_seed[] = {"sim", "--config", "x",   "--trace",
                               "y",   "--seed",   "12ab"};
     assert_int_equal(sim(7, bad_seed), FQ_CLI_FAIL);
+    const char *bad_scale[] = {"sim", "--config",         "x", "--trace",
+                               "y",   "--scale-arrivals", "0"};
+    assert_int_equal(sim(7, bad_scale), FQ_CLI_FAIL);
+    const char *bad_size[] = {"sim", "--config",      "x",   "--trace",
+                              "y",   "--size-plan-a", "half"};
+    assert_int_equal(sim(7, bad_size), FQ_CLI_FAIL);
+    const char *bad_jobs[] = {"sim", "--config", "x", "--trace",
+                              "y",   "--jobs",   "0"};
+    assert_int_equal(sim(7, bad_jobs), FQ_CLI_FAIL);
+    const char *bad_fc[] = {"sim", "--config",    "x",   "--trace",
+                            "y",   "--forecasts", "some"};
+    assert_int_equal(sim(7, bad_fc), FQ_CLI_FAIL);
     const char *unknown[] = {"sim", "--frobnicate"};
     assert_int_equal(sim(2, unknown), FQ_CLI_FAIL);
 }
@@ -146,10 +158,79 @@ static void test_compare_writes_outputs(void **state)
         "out/summary.json",          "out/summary.txt",
         "out/jobs-plan-a-only.csv",  "out/jobs-flexq.csv",
         "out/wait-cdf.svg",          "out/queue.svg",
+        "out/wait-cdf-tail.svg",     "out/report.html",
         "out/pools-plan-a-only.svg", "out/pools-flexq.svg"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
         if (!exists(files[i]))
             fail_msg("%s was not written", files[i]);
+}
+
+/* --scale-arrivals and --size-plan-a reach the run and its summary. */
+static void test_load_knobs(void **state)
+{
+    (void)state;
+    char cfg[128], tr[128], out[128], path[160];
+    snprintf(cfg, sizeof(cfg), "%s/c.yaml", dir);
+    snprintf(tr, sizeof(tr), "%s/t.csv", dir);
+    snprintf(out, sizeof(out), "%s/out-knobs", dir);
+    const char *argv[] = {
+        "sim", "--config",      cfg,    "--trace", tr,  "--scale-arrivals",
+        "1.5", "--size-plan-a", "auto", "--out",   out, "--quiet"};
+    assert_int_equal(sim(12, argv), FQ_CLI_OK);
+    snprintf(path, sizeof(path), "%s/summary.json", out);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(buf, "\"arrival_scale\": 1.5"));
+    /* 8 x 600 + 16 x 1200 + 1 x 300 = 24,300 chip-s over the 80 s window
+     * the arrivals span at 1.5x: 303.75 chips, rounded up. */
+    assert_non_null(strstr(buf, "\"plan_a_quota\": 304"));
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char bufs[2][65536];
+    static int k;
+    char *buf = bufs[k++ % 2];
+    size_t n = fread(buf, 1, sizeof(bufs[0]) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* A compare on one thread and on three gives the same bytes. */
+static void test_parallel_same_bytes(void **state)
+{
+    (void)state;
+    char cfg[128], tr[128], out[2][128], path[2][160];
+    snprintf(cfg, sizeof(cfg), "%s/c.yaml", dir);
+    snprintf(tr, sizeof(tr), "%s/t.csv", dir);
+    const char *jobs[] = {"1", "3"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(out[k], sizeof(out[k]), "%s/out-j%s", dir, jobs[k]);
+        const char *argv[] = {"sim",
+                              "--config",
+                              cfg,
+                              "--trace",
+                              tr,
+                              "--compare",
+                              "plan-a-only,kueue,flexq",
+                              "--jobs",
+                              jobs[k],
+                              "--out",
+                              out[k],
+                              "--quiet"};
+        assert_int_equal(sim(12, argv), FQ_CLI_OK);
+        snprintf(path[k], sizeof(path[k]), "%s/summary.json", out[k]);
+    }
+    const char *a = slurp(path[0]), *b = slurp(path[1]);
+    assert_true(strlen(a) > 100);
+    assert_string_equal(a, b);
 }
 
 int main(void)
@@ -158,6 +239,8 @@ int main(void)
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_bad_trace_and_skip),
         cmocka_unit_test(test_compare_writes_outputs),
+        cmocka_unit_test(test_load_knobs),
+        cmocka_unit_test(test_parallel_same_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -158,9 +158,13 @@ static void test_figures(void **state)
     assert_int_equal(f.cls[0].n, 5);
     NEAR(f.cls[0].mean_s, 732);
     NEAR(f.cls[0].p50_s, 20);
+    NEAR(f.cls[0].p90_s, 3600);
     NEAR(f.cls[0].p95_s, 3600);
     NEAR(f.cls[0].p99_s, 3600);
     NEAR(f.cls[0].max_s, 3600);
+    /* 4 of 5 started within a minute; none waited over an hour */
+    NEAR(f.cls[0].at_once, 0.8);
+    NEAR(f.cls[0].over_1h, 0);
     /* slowdowns 1, 1.1, 1.2, 1.3 and (3600 + 7200) / 7200 = 1.5 */
     NEAR(f.cls[0].slowdown_mean, 6.1 / 5);
     assert_int_equal(f.cls[1].n, 4);
@@ -197,8 +201,10 @@ static void test_writers(void **state)
     assert_non_null(strstr(js, "\"finished\": 5,"));
     assert_non_null(strstr(js, "\"expired_on_plan_b\": 1,"));
     assert_non_null(strstr(js, "\"all\": {\"jobs\": 5, \"mean\": 732, "
-                               "\"p50\": 20, \"p95\": 3600, \"p99\": 3600, "
-                               "\"max\": 3600, \"slowdown_mean\": 1.22}"));
+                               "\"p50\": 20, \"p90\": 3600, \"p95\": 3600, "
+                               "\"p99\": 3600, \"max\": 3600, "
+                               "\"slowdown_mean\": 1.22, \"at_once\": 0.8, "
+                               "\"over_1h\": 0}"));
     assert_non_null(strstr(js, "\"utilisation\": 0.25, \"cost_usd\": 20}"));
     assert_non_null(strstr(js, "\"cost_per_chip_hour_usd\": 2.5\n}"));
     fq_buf_reset(&b);

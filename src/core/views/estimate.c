@@ -542,6 +542,28 @@ static void finish_due(struct fwd *f)
 }
 
 /*
+ * The warm-up re-places the running workloads and lasts as long as the
+ * slowest needs (a Plan B one waits for a new ProvisioningRequest, half an
+ * hour in the examples). Their run times are what each had left at now,
+ * so every one of them starts counting at t0, the end of the warm-up, not
+ * when it got its place again: otherwise a workload placed at once would
+ * end the warm-up's length early, and the forecast would lean early by as
+ * much (a Plan A slot forecast free at +2 min that really frees at +40).
+ */
+static void restart_clocks(struct fwd *f, int64_t t0)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        struct fj *j = &f->js[i];
+        if (!f->w->jobs[i].running || j->phase != J_RUNNING || j->marked)
+            continue;
+        j->gen++; /* the entry pushed at its warm-up start is stale */
+        j->run_start = t0;
+        fq_drive_heap_push(&f->heap, (struct fq_drive_fin){
+                                         t0 + j->left_ms, (uint32_t)i, j->gen});
+    }
+}
+
+/*
  * One forecast run. target may be NULL (a replay); pin may be NULL. Fills
  * starts (n entries, may be NULL), *tstart (the target's start after t0,
  * or -1), tflavor, *warmup.
@@ -612,6 +634,7 @@ static int forward(const struct fq_estimate_world *w, uint64_t seed,
         }
     }
     int64_t t0 = f.t;
+    restart_clocks(&f, t0);
     if (warmup)
         *warmup = t0 - w->now_ms;
     for (size_t i = 0; i < f.n; i++) {

@@ -20,7 +20,9 @@
 #include "api/api.h"
 #include "api/http.h"
 #include "api/labelsel.h"
+#include "api/reqgate.h"
 #include "api/routes.h"
+#include "api/table.h"
 #include "daemon.h"
 #include "flexq/buf.h"
 #include "flexq/kinds.h"
@@ -117,7 +119,7 @@ void api_reply_buf(struct fq_daemon *d, struct fq_http_req *r, int status,
 void api_reply_value(struct fq_daemon *d, struct fq_http_req *r, int status,
                      const struct fq_value *v);
 void api_fail(struct fq_daemon *d, struct fq_http_req *r, int code,
-              const char *fmt, ...);
+              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void api_watch_free(struct watch *w);
 void api_ring_clear(struct ringent *e);
 struct qname api_qualified(const struct fq_kind_info *ki);

@@ -114,10 +114,7 @@ void api_reply_value(struct fq_daemon *d, struct fq_http_req *r, int status,
 }
 
 void api_fail(struct fq_daemon *d, struct fq_http_req *r, int code,
-              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void api_fail(struct fq_daemon *d, struct fq_http_req *r, int code,
-                     const char *fmt, ...)
+              const char *fmt, ...)
 {
     struct fq_err e = {0};
     va_list ap;
