@@ -418,6 +418,8 @@ static int run(int argc, char **argv)
             o.switches = v;
         } else if (!strcmp(a, "--forecast-oracle")) {
             o.forecast_oracle = true;
+        } else if (!strcmp(a, "--check-invariants")) {
+            o.check_invariants = true;
         } else if (flag_is(a, "--resource")) {
             if (!ARG("--resource"))
                 return FQ_CLI_FAIL;
@@ -602,6 +604,7 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                 [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]\n"
     "                 [--forecast-seeds N] [--forecast-oracle]\n"
     "                 [--switch K=V,...] [--route-b-over D] [--jobs N]\n"
+    "                 [--check-invariants]\n"
     "                 [-o table|json] [--quiet]\n"
     "\n"
     "Replays a job trace (the normalized CSV: job_id,submit_s,duration_s,\n"
@@ -627,6 +630,9 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                    keep-a (pin to Plan A), split (checkpointed\n"
     "                    segments), split-a (segments pinned to Plan A)\n"
     "                    or refuse; default: the policy's rule\n"
+    "  --check-invariants  hold every settle to flexq's invariants (quota,\n"
+    "                    node table; docs/architecture.md), stopping at the\n"
+    "                    first broken one (slow)\n"
     "  --resource NAME   the accelerator resource jobs request (default:\n"
     "                    the ClusterQueue's first non-cpu/memory resource)\n"
     "  --scale-arrivals F  arrival rate x F: submit times divided by F\n"

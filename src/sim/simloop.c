@@ -56,6 +56,7 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
+#include "flexq/check.h"
 #include "flexq/cloud.h"
 #include "flexq/conditions.h"
 #include "flexq/drive.h"
@@ -1199,6 +1200,18 @@ static int settle(struct sim *s)
     for (int round = 0; round < 64; round++) {
         fq_engine_run(s->e, to_abs(s->now));
         s->r->steps++;
+        if (s->o->check_invariants) {
+            struct fq_errlist errs;
+            fq_errlist_init(&errs);
+            int rc = 0;
+            if (fq_engine_check(s->e, &errs) > 0)
+                rc = fq_err_set(s->err, FQ_EINVAL,
+                                "invariant broken at %.3f s of the trace: %s",
+                                (double)s->now / 1000.0, errs.items[0].msg);
+            fq_errlist_release(&errs);
+            if (rc)
+                return rc;
+        }
         if (s->nd == 0)
             return 0;
         for (size_t i = 0; i < s->nd; i++) {

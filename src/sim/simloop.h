@@ -76,6 +76,10 @@ struct fq_sim_options {
     /* Engine switch overrides for every policy (fq_sim_switches_apply),
      * or NULL. */
     const char *switches;
+    /* Hold the engine to every invariant of flexq/check.h after each
+     * settle; the first broken one ends the run with FQ_EINVAL naming it
+     * (slow: a pass over the objects per settle; --check-invariants). */
+    bool check_invariants;
     fq_sim_progress_fn progress; /* called every few thousand steps */
     void *progress_ctx;
 };

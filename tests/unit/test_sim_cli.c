@@ -190,6 +190,27 @@ static void test_load_knobs(void **state)
     assert_non_null(strstr(buf, "\"plan_a_quota\": 304"));
 }
 
+/* --check-invariants holds every settle of every policy to flexq/check.h
+ * and the run still succeeds (a broken invariant would end it with an
+ * error naming it: test_check proves the checkers can fail). */
+static void test_check_invariants(void **state)
+{
+    (void)state;
+    char cfg[128], tr[128];
+    snprintf(cfg, sizeof(cfg), "%s/c.yaml", dir);
+    snprintf(tr, sizeof(tr), "%s/t.csv", dir);
+    const char *argv[] = {"sim",
+                          "--config",
+                          cfg,
+                          "--trace",
+                          tr,
+                          "--compare",
+                          "plan-a-only,plan-b-only,kueue,flexq",
+                          "--check-invariants",
+                          "--quiet"};
+    assert_int_equal(sim(9, argv), FQ_CLI_OK);
+}
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -240,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_bad_trace_and_skip),
         cmocka_unit_test(test_compare_writes_outputs),
         cmocka_unit_test(test_load_knobs),
+        cmocka_unit_test(test_check_invariants),
         cmocka_unit_test(test_parallel_same_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
