@@ -1,5 +1,5 @@
 #!/bin/bash
-# docs/benchmarks/idle_cli.sh - bench.sh's idle phase through the real daemon
+# bench/results/idle_cli.sh - bench.sh's idle phase through the real daemon
 # and CLI: flexqd --provider local (this machine, one node), then PROBES times
 # 1 s idle and one `flexq apply -f` of a 1-cpu Job whose bash stamps its own
 # start; prints submit -> start (after the call returned) and the call's time.
