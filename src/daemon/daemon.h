@@ -129,4 +129,13 @@ typedef void (*fq_signal_fn)(struct fq_daemon *d, int signo, void *ctx);
 int fq_daemon_add_signal(struct fq_daemon *d, int signo, fq_signal_fn fn,
                          void *ctx);
 
+/* A repeating timer on the loop (no signal, no process-wide itimer): fn
+ * runs in the loop every period while armed. Freed with the daemon. */
+struct fq_timer;
+typedef void (*fq_timer_fn)(struct fq_daemon *d, void *ctx);
+struct fq_timer *fq_daemon_add_timer(struct fq_daemon *d, fq_timer_fn fn,
+                                     void *ctx);
+/* Arms t to fire every period_ms (0 disarms it). */
+void fq_daemon_timer_arm(struct fq_timer *t, int64_t period_ms);
+
 #endif

@@ -116,6 +116,8 @@ struct fq_loop {
     struct flight fl;
     struct sig **sigs;
     size_t nsigs, capsigs;
+    struct fq_timer **timers;
+    size_t ntimers, captimers;
     struct pending *pend;
     size_t npend, cappend;
     struct hook *turns;
@@ -217,6 +219,48 @@ int fq_daemon_add_signal(struct fq_daemon *d, int signo, fq_signal_fn fn,
     FQ_GROW(l->sigs, l->capsigs, l->nsigs + 1);
     l->sigs[l->nsigs++] = s;
     return 0;
+}
+
+struct fq_timer {
+    struct fq_daemon *d;
+    struct event *ev;
+    fq_timer_fn fn;
+    void *ctx;
+};
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct fq_timer *t = arg;
+    (void)fd;
+    (void)what;
+    t->fn(t->d, t->ctx);
+}
+
+struct fq_timer *fq_daemon_add_timer(struct fq_daemon *d, fq_timer_fn fn,
+                                     void *ctx)
+{
+    struct fq_loop *l = d->loop;
+    struct fq_timer *t = fq_xcalloc(1, sizeof(*t));
+    t->d = d;
+    t->fn = fn;
+    t->ctx = ctx;
+    t->ev = event_new(l->base, -1, EV_PERSIST, on_timer, t);
+    FQ_GROW(l->timers, l->captimers, l->ntimers + 1);
+    l->timers[l->ntimers++] = t;
+    return t;
+}
+
+void fq_daemon_timer_arm(struct fq_timer *t, int64_t period_ms)
+{
+    if (!t)
+        return;
+    if (period_ms <= 0) {
+        event_del(t->ev);
+        return;
+    }
+    struct timeval tv = {(time_t)(period_ms / 1000),
+                         (suseconds_t)(period_ms % 1000) * 1000};
+    event_add(t->ev, &tv);
 }
 
 static void on_stop_signal(struct fq_daemon *d, int signo, void *ctx)
@@ -680,6 +724,11 @@ void fq_daemon_release(struct fq_daemon *d)
     fq_api_free(d->api);
     d->api = NULL;
     if (l) {
+        for (size_t i = 0; i < l->ntimers; i++) {
+            event_free(l->timers[i]->ev);
+            free(l->timers[i]);
+        }
+        free(l->timers);
         for (size_t i = 0; i < l->nsigs; i++) {
             event_free(l->sigs[i]->ev);
             free(l->sigs[i]);

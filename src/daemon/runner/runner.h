@@ -158,7 +158,7 @@ struct fq_runtime;
 /*
  * Creates the daemon's runner (pods under d's data dir; GPUs from
  * nvidia-smi with --provider local) and plugs it in: SIGCHLD and a 1 s
- * SIGALRM tick, a change listener that starts / stops pods, the "log"
+ * loop timer, a change listener that starts / stops pods, the "log"
  * subresource of pods, jobs and rayjobs, and the Ray Jobs API routes. Call
  * once after the API exists; NULL with `err` set on failure.
  */

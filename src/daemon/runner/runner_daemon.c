@@ -8,11 +8,11 @@
  *     settle and commit them.
  *   - Every committed change goes to fq_runner_on_change: a Pod that got
  *     bound starts, a deleted one is stopped.
- *   - A one-second SIGALRM tick (setitimer, armed only while pods run or
- *     logs are followed) drives fq_runner_poll (SIGKILL after the grace
- *     period, log rotation, pods waiting for a ConfigMap) and pumps the
- *     log followers. The daemon's loop owns libevent; a signal is the way
- *     a module gets a timer without including it.
+ *   - A one-second tick (a loop timer, fq_daemon_add_timer, armed only
+ *     while pods run or logs are followed) drives fq_runner_poll (SIGKILL
+ *     after the grace period, log rotation, pods waiting for a ConfigMap)
+ *     and pumps the log followers. The daemon's loop owns libevent; the
+ *     timer API is how a module gets a timer without including it.
  *   - GET .../pods|jobs|rayjobs/NAME/log answers the log (tailLines,
  *     limitBytes, previous, and flexq's offset cursor; the reply carries
  *     X-Flexq-Log-Offset); with follow=true it streams until the pod ends;
@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "api/api.h"
 #include "api/api_ray.h"
@@ -60,6 +59,7 @@ struct fq_runtime {
     struct follower *f;
     size_t nf, capf;
     bool ticking;
+    struct fq_timer *tick; /* once a second while pods or followers live */
     struct fq_provider provider;
 };
 
@@ -69,8 +69,7 @@ static void arm(struct fq_runtime *rt)
                 (rt->provider.ops && rt->provider.ops->sync);
     if (want == rt->ticking)
         return;
-    struct itimerval it = {{want ? 1 : 0, 0}, {want ? 1 : 0, 0}};
-    setitimer(ITIMER_REAL, &it, NULL);
+    fq_daemon_timer_arm(rt->tick, want ? 1000 : 0);
     rt->ticking = want;
 }
 
@@ -282,9 +281,8 @@ static void on_sigchld(struct fq_daemon *d, int signo, void *ctx)
     fq_daemon_wake(d);
 }
 
-static void on_tick(struct fq_daemon *d, int signo, void *ctx)
+static void on_tick(struct fq_daemon *d, void *ctx)
 {
-    (void)signo;
     struct fq_runtime *rt = ctx;
     rt->x.ops->poll(&rt->x, fq_daemon_now(d));
     if (rt->provider.ops && rt->provider.ops->sync)
@@ -370,7 +368,7 @@ struct fq_runtime *fq_runtime_attach(struct fq_daemon *d, struct fq_err *err)
         }
     }
     fq_daemon_add_signal(d, SIGCHLD, on_sigchld, rt);
-    fq_daemon_add_signal(d, SIGALRM, on_tick, rt);
+    rt->tick = fq_daemon_add_timer(d, on_tick, rt);
     fq_daemon_add_change_listener(d, on_changes, rt);
     fq_api_add_subresource(d->api, "log", on_log, rt);
     fq_api_ray_attach(d);
@@ -385,8 +383,7 @@ void fq_runtime_detach(struct fq_runtime *rt)
 {
     if (!rt)
         return;
-    struct itimerval off = {{0, 0}, {0, 0}};
-    setitimer(ITIMER_REAL, &off, NULL);
+    fq_daemon_timer_arm(rt->tick, 0);
     for (size_t i = 0; i < rt->nf; i++) {
         fq_http_stream_end(rt->f[i].req);
         free(rt->f[i].ns);
