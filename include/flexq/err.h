@@ -70,9 +70,8 @@ struct fq_err {
     char msg[FQ_ERR_MSG_MAX];
 };
 
-/* Name of a code ("EINVAL"), its CLI message, HTTP status, K8s reason. */
+/* A code's CLI message, HTTP status and Kubernetes reason. */
 const char *fq_strerror(int code);
-const char *fq_err_name(int code);
 int fq_err_http_status(int code);
 const char *fq_err_reason(int code);
 

@@ -30,8 +30,6 @@ enum fq_estimate_source {
     FQ_EST_SRC_DEFAULT,    /* nothing known: the caller's default */
 };
 
-const char *fq_estimate_source_text(enum fq_estimate_source s);
-
 /*
  * A workload's expected run time in ms from `obj` (a Workload, RayJob or
  * Job; borrowed): the annotation, else spec.activeDeadlineSeconds, else

@@ -3,7 +3,7 @@
  *
  *   flexq demo [--keep] [--time-scale N] [--timeout SECONDS]
  *
- * What it does, as a user would by hand (DESIGN.md "What a user does"):
+ * What it does, as a user would by hand (the seed tutorial's steps):
  *   1. starts an embedded flexqd (the `flexqd` binary next to this one) in
  *      a fresh temporary directory on a free loopback port, with the sim
  *      provider and demo timings (control-plane delays sped up);

@@ -1,7 +1,7 @@
 /*
  * trace.h - the normalized job-trace CSV that `flexq sim` replays.
  *
- * Schema (../shared/traces/README.md): one header line naming the columns,
+ * Schema (the normalized trace format): one header line naming the columns,
  * then one job per line:
  *
  *   job_id,submit_s,duration_s,chips,hosts,priority,queue,user,status,

@@ -42,11 +42,6 @@ const char *fq_strerror(int code)
     return lookup(code)->msg;
 }
 
-const char *fq_err_name(int code)
-{
-    return lookup(code)->name;
-}
-
 int fq_err_http_status(int code)
 {
     return lookup(code)->http;

@@ -10,8 +10,7 @@
  * Sources (the keys used in the rows):
  *   [T6E]  docs.cloud.google.com/tpu/docs/v6e (slice shapes, VMs per
  *          slice, machine type per shape) and the GKE plan-tpus table
- *          (chips, vCPU, memory per ct6e host), via
- *          ../shared/reference/dws_rayjob.md section 2.5
+ *          (chips, vCPU, memory per ct6e host)
  *   [TPUP] cloud.google.com/tpu/pricing: v6e on-demand USD 2.70 per
  *          chip-hour (us-east5); Spot about 70% lower
  *   [DWS]  cloud.google.com/kubernetes-engine/docs/concepts/dws: flex-start

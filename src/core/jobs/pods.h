@@ -8,7 +8,7 @@
  *   - a work queue of dirty object keys plus timers (struct fq_pods_queue),
  *     the shape every controller of this family uses;
  *   - Pod construction from a pod template (owner references, labels, the
- *     distributed rendezvous env of issue 6 item 3);
+ *     distributed rendezvous env of JAX and PyTorch);
  *   - pod status predicates and the runner's report (fq_pods_report, which
  *     fq_engine_pod_update calls);
  *   - condition helpers and compare-before-write status updates;
@@ -158,7 +158,7 @@ void fq_pods_set_annotation(struct fq_value *obj, const char *key,
 void fq_pods_set_env(struct fq_value *spec, const char *name,
                      const char *value);
 
-/* The distributed rendezvous of one pod (issue 6 item 3). */
+/* The distributed rendezvous of one pod (JAX and PyTorch variables). */
 struct fq_rendezvous {
     const char *host;      /* coordinator / master address */
     int port;              /* JAX coordinator; MASTER_PORT is port + 1 */

@@ -256,23 +256,6 @@ static void admitted_flavor(const struct fq_value *wl, char *buf, size_t size)
 
 /* --- run times ----------------------------------------------------------------- */
 
-const char *fq_estimate_source_text(enum fq_estimate_source s)
-{
-    switch (s) {
-    case FQ_EST_SRC_ANNOTATION:
-        return "annotation " FQ_ANN_EXPECTED_RUNTIME;
-    case FQ_EST_SRC_DEADLINE:
-        return "activeDeadlineSeconds";
-    case FQ_EST_SRC_QUEUE_MEAN:
-        return "queue mean of finished workloads";
-    case FQ_EST_SRC_DEFAULT:
-        return "default";
-    case FQ_EST_SRC_NONE:
-        break;
-    }
-    return "none";
-}
-
 /* "3600", "90m", "1h30m", "45s" -> ms; -1 if malformed. */
 static int64_t parse_duration(const char *s)
 {

@@ -1,7 +1,7 @@
 /*
  * metrics.c - Prometheus text exposition (format 0.0.4) of the engine's
  * store, with Kueue's names and labels where the meaning is the same
- * (reference: Kueue's pkg/metrics; ../shared/reference/kueue.md 4.1).
+ * (Kueue's pkg/metrics names and labels).
  *
  * Where each metric comes from:
  *

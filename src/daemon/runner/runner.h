@@ -165,7 +165,6 @@ struct fq_runtime;
 struct fq_runtime *fq_runtime_attach(struct fq_daemon *d, struct fq_err *err);
 /* Stops every pod, ends log streams, frees. */
 void fq_runtime_detach(struct fq_runtime *rt);
-struct fq_runner *fq_runtime_runner(struct fq_runtime *rt);
 
 /* The pod's directory, "<data_dir>/pods/<ns>/<name>" (returns owned). */
 char *fq_runner_pod_dir(const char *data_dir, const char *ns, const char *name);

@@ -397,7 +397,3 @@ void fq_runtime_detach(struct fq_runtime *rt)
     free(rt);
 }
 
-struct fq_runner *fq_runtime_runner(struct fq_runtime *rt)
-{
-    return rt->x.runner;
-}
