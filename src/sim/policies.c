@@ -18,7 +18,7 @@
  *                stockout fallback); long jobs are split into segments so
  *                that they may use Plan B too.
  *
- * The simulator applies the plan choice to the config (simloop.c) and the
+ * The simulator applies the plan choice to the config (simrun.c) and the
  * rule to each long job; `--long-jobs` overrides the rule of any policy.
  */
 #include "policies.h"

@@ -1,7 +1,7 @@
 /*
  * report.h - what one simulated run measured, and how it is written out.
  *
- * The simulator (simloop.c) fills a struct fq_sim_result: one record per
+ * The simulator (simrun.c) fills a struct fq_sim_result: one record per
  * trace job, one entry per node pool, and a time series sampled at a fixed
  * interval. This module turns it into figures (wait percentiles by job size
  * class, slowdown, utilisation, cost) and writes them as a JSON summary, a

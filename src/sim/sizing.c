@@ -14,7 +14,7 @@
  * it, rounded up to a whole chip, and its pool gets 25% headroom in nodes
  * (examples/sim/: 72 chips on 8-chip hosts -> 12 nodes).
  *
- * It does not edit the config: simloop.c applies the quota to the Plan A
+ * It does not edit the config: simrun.c applies the quota to the Plan A
  * flavors it finds.
  */
 #include "sizing.h"

@@ -1,5 +1,6 @@
 /*
- * simloop.c - the simulator's virtual clock around flexq's engine.
+ * simrun.c - the simulator's virtual clock around flexq's engine (the
+ * run of simloop.h).
  *
  * How it works. The engine runs in simulator mode (no_pods: no Pod objects;
  * the capacity controller places admitted workloads on nodes itself and
@@ -49,7 +50,7 @@
  * time; the caller adds wall time), or second-guess the controllers: if a
  * job never gets nodes, it stays pending and is reported unfinished.
  */
-#include "simloop.h"
+#include "simrun.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,99 +71,11 @@
 #include "flexq/timefmt.h"
 #include "sizing.h"
 
-#define MAX_POOLS          64
 #define PROVREQ_CONTROLLER "kueue.x-k8s.io/provisioning-request"
 #define DAY_MS             (86400LL * 1000)
 
-enum phase {
-    PH_NEW = 0, /* not submitted yet */
-    PH_WAITING,
-    PH_RUNNING,
-    PH_DONE,
-};
-
-struct jstate {
-    int64_t run_start;    /* engine-relative ms, while RUNNING */
-    int64_t run_len;      /* length of the current run when it completes */
-    int64_t remaining_ms; /* work left, over all segments */
-    uint32_t gen;         /* bumped when a run ends */
-    uint16_t seg;         /* current workload's segment number, from 1 */
-    int16_t run_pool;
-    uint8_t phase;
-    bool dirty;
-    bool marked;  /* we set Finished on the current workload */
-    bool revoked; /* a run was cut short on a Plan B pool */
-    bool split;   /* runs in segments of seg_ms */
-};
-
-/* Node name -> (pool, chips), open addressing with tombstones. */
-struct nslot {
-    char *name; /* owned; NULL empty; TOMB deleted */
-    int pool;
-    int64_t chips;
-};
-
 static char tomb_mark;
 #define TOMB (&tomb_mark)
-
-struct nodemap {
-    struct nslot *slots;
-    size_t cap, used; /* used counts live + tombstones */
-};
-
-struct flavor {
-    char *name; /* owned */
-    char *pool; /* owned, or NULL: its gke-nodepool label */
-    bool plan_b;
-    bool gives;              /* some ClusterQueue gives the accelerator on it */
-    struct fq_value *labels; /* owned clone of spec.nodeLabels, or NULL */
-};
-
-struct del {
-    uint32_t job;
-    unsigned seg;
-};
-
-struct sim {
-    const struct fq_sim_options *o;
-    struct fq_sim_result *r;
-    struct fq_engine *e;
-    struct fq_objstore *store;
-    struct fq_cloud *cloud;
-    char res[128];
-    char ns[128];
-    char defq[128];
-    struct jstate *js;
-    size_t njobs;
-    struct fq_drive_heap heap;
-    uint32_t *dirty;
-    size_t nd, dcap;
-    struct nodemap nodes;
-    int64_t pool_nodes[MAX_POOLS], pool_chips[MAX_POOLS], pool_used[MAX_POOLS];
-    struct flavor *flv;
-    size_t nflv;
-    bool has_plan_b;
-    struct fq_value *plan_a_selector; /* owned, or NULL */
-    struct fq_value *plan_b_selector; /* owned, or NULL */
-    int64_t seg_ms;
-    enum fq_sim_long_rule rule;
-    size_t submitted, done, pending, running;
-    size_t submitted_now; /* segments submitted by reviews, this settle */
-    bool submitted_any;   /* a workload went through validation */
-    struct del *dels;     /* workloads to delete before the next settle */
-    size_t ndels, dels_cap;
-    int64_t now; /* virtual ms */
-    /* Forecasts: every fc_every-th job (0: none), the run-time history
-     * they guess from, the config as applied, and the engine's policy. */
-    size_t fc_every;
-    struct fq_runhist *hist;
-    struct fq_value **docs;
-    size_t ndocs;
-    struct fq_policy policy;
-    size_t first_live; /* no job before it is waiting or running */
-    int err_code;
-    struct fq_err *err;
-};
 
 /* --- small helpers ----------------------------------------------------- */
 
@@ -188,13 +101,10 @@ static int64_t quantity_of(const struct fq_value *v)
     return 0;
 }
 
-static int64_t to_abs(int64_t rel)
+int64_t sim_to_abs(int64_t rel)
 {
     return FQ_SIM_EPOCH_MS + rel;
 }
-
-/* Room for a workload name: "sim-", two decimals and a dash. */
-#define WL_NAME_SIZE 48
 
 /* Writes v in decimal at p; returns the end. */
 static char *put_dec(char *p, unsigned long long v)
@@ -212,7 +122,7 @@ static char *put_dec(char *p, unsigned long long v)
 
 /* "sim-<job>-<seg>". Built by hand: a name is made for every review,
  * submit, finish and delete, and snprintf cost as much as the review. */
-static void wl_name(char buf[WL_NAME_SIZE], size_t job, unsigned seg)
+void sim_wl_name(char buf[WL_NAME_SIZE], size_t job, unsigned seg)
 {
     memcpy(buf, "sim-", 4);
     char *p = put_dec(buf + 4, job);
@@ -766,117 +676,6 @@ static bool local_queue_exists(struct fq_value **docs, size_t n,
     return true;
 }
 
-/* --- forecasts ------------------------------------------------------------ */
-
-/* The queue a job's history is kept under: the trace's queue column, else
- * the LocalQueue it goes to. */
-static const char *history_queue(const struct sim *s,
-                                 const struct fq_trace_job *tj)
-{
-    return *tj->queue ? tj->queue : fq_trace_queue(&s->o->map, tj, s->defq);
-}
-
-/* How long a live job's current workload runs from now, as a cluster
- * would guess it (or, with forecast_oracle, as it will); *conf: the
- * guess's confidence. */
-static int64_t guess_left(struct sim *s, size_t i, int *conf)
-{
-    const struct fq_trace_job *tj = &s->o->trace->jobs[i];
-    const struct jstate *j = &s->js[i];
-    int64_t done_before = tj->duration_ms - j->remaining_ms;
-    int64_t elapsed = j->phase == PH_RUNNING ? s->now - j->run_start : 0;
-    int64_t left;
-    if (s->o->forecast_oracle) {
-        *conf = FQ_RUNHIST_HIGH;
-        left = j->remaining_ms - elapsed;
-    } else {
-        struct fq_runhist_guess g;
-        fq_runhist_guess(s->hist, tj->user, history_queue(s, tj),
-                         s->r->jobs[i].chips, tj->requested_ms, &g);
-        *conf = (int)g.conf;
-        left =
-            fq_runhist_left(g.run_ms, done_before + elapsed, tj->requested_ms);
-    }
-    /* A split job's workload ends with its segment. */
-    if (j->split && left > s->seg_ms - elapsed)
-        left = s->seg_ms - elapsed;
-    return left > 1000 ? left : 1000;
-}
-
-/*
- * Forecasts job idx's start with the estimator, from the state a cluster
- * would see now: the config, the Nodes, and every job running or waiting
- * with its guessed run time. `w` is its workload, not yet submitted.
- */
-static void forecast(struct sim *s, size_t idx, const struct fq_value *w)
-{
-    struct fq_sim_result *r = s->r;
-    if (s->pending + s->running > FQ_SIM_FORECAST_MAX_AHEAD) {
-        r->fc_skipped++;
-        return;
-    }
-    const struct fq_object **nodes = NULL;
-    size_t nn = fq_objstore_list(s->store, FQ_KIND_NODE, NULL, &nodes);
-    const struct fq_value **objs = fq_xcalloc(s->ndocs + nn + 1, sizeof(*objs));
-    size_t no = 0;
-    for (size_t i = 0; i < s->ndocs; i++)
-        objs[no++] = s->docs[i];
-    for (size_t i = 0; i < nn; i++)
-        objs[no++] = nodes[i]->obj;
-    free(nodes);
-    while (s->first_live < idx && (s->js[s->first_live].phase == PH_DONE ||
-                                   s->js[s->first_live].phase == PH_NEW))
-        s->first_live++;
-    size_t cap = s->pending + s->running + 1, nj = 0;
-    struct fq_estimate_job *jobs = fq_xcalloc(cap, sizeof(*jobs));
-    double weight = 0, score = 0;
-    for (size_t i = s->first_live; i < idx && nj < cap; i++) {
-        const struct jstate *j = &s->js[i];
-        if (j->phase != PH_WAITING && j->phase != PH_RUNNING)
-            continue;
-        char name[WL_NAME_SIZE];
-        wl_name(name, i, j->seg);
-        const struct fq_object *o =
-            fq_objstore_get(s->store, FQ_KIND_WORKLOAD, s->ns, name);
-        if (!o)
-            continue;
-        int conf = 0;
-        int64_t left = guess_left(s, i, &conf);
-        double wt = (double)left * (double)r->jobs[i].chips;
-        weight += wt;
-        score += wt * conf;
-        jobs[nj++] = (struct fq_estimate_job){
-            o->obj, to_abs(r->jobs[i].submit_ms), left, j->phase == PH_RUNNING};
-    }
-    struct fq_estimate_world world = {
-        .objects = objs,
-        .nobjects = no,
-        .jobs = jobs,
-        .njobs = nj,
-        .now_ms = to_abs(s->now),
-        .policy = s->policy,
-    };
-    struct fq_estimate_options eo;
-    fq_estimate_options_init(&eo);
-    eo.nseeds = s->o->forecast_seeds > 0 ? s->o->forecast_seeds : 5;
-    eo.seed = s->o->seed * 1000 + 1; /* not the run's own draws */
-    eo.pin = false;
-    struct fq_estimate_result res;
-    struct fq_err e2 = {0};
-    if (fq_estimate_run(&world, w, &eo, &res, &e2) == 0 && res.n) {
-        FQ_GROW(r->fc, r->fccap, r->nfc + 1);
-        int conf = weight > 0 ? (int)(score / weight + 0.5) : FQ_RUNHIST_HIGH;
-        r->fc[r->nfc++] = (struct fq_sim_forecast){
-            (uint32_t)idx,      res.rows[0].p10_ms, res.rows[0].p50_ms,
-            res.rows[0].p90_ms, (uint8_t)conf,      (uint32_t)nj};
-        fq_estimate_result_release(&res);
-    } else {
-        r->fc_skipped++;
-    }
-    free(jobs);
-    free(objs);
-}
-
 /* --- workloads ------------------------------------------------------------ */
 
 static struct fq_value *make_workload(struct sim *s, size_t idx,
@@ -888,7 +687,7 @@ static struct fq_value *make_workload(struct sim *s, size_t idx,
     int64_t hosts, per;
     fq_trace_shape(&s->o->map, tj, &hosts, &per);
     char name[WL_NAME_SIZE];
-    wl_name(name, idx, j->seg);
+    sim_wl_name(name, idx, j->seg);
 
     struct fq_value *w = fq_value_map();
     fq_map_set(w, "apiVersion", fq_value_str("kueue.x-k8s.io/v1beta1"));
@@ -952,7 +751,7 @@ static bool routed_to_b(struct sim *s, size_t idx)
         return false;
     const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
     struct fq_runhist_guess g;
-    fq_runhist_guess(s->hist, tj->user, history_queue(s, tj),
+    fq_runhist_guess(s->hist, tj->user, sim_history_queue(s, tj),
                      s->r->jobs[idx].chips, tj->requested_ms, &g);
     if (g.src == FQ_RUNHIST_DEFAULT || g.run_ms < s->o->route_b_ms)
         return false;
@@ -975,15 +774,15 @@ static int submit(struct sim *s, size_t idx)
     struct fq_value *w = make_workload(s, idx, queue, pin);
     if (s->fc_every && j->seg == 1 && s->r->jobs[idx].evictions == 0 &&
         idx % s->fc_every == s->fc_every / 2)
-        forecast(s, idx, w);
+        sim_forecast(s, idx, w);
     struct fq_err e2 = {0};
     /* The first workload is validated like any apply, which proves
      * make_workload's shape; the rest differ from it only in checked
      * trace values (a defined LocalQueue, positive counts, an integer
      * priority) and skip the second decode. */
     int rc = s->submitted_any ?
-                 fq_engine_create(s->e, w, to_abs(s->now), &e2) :
-                 fq_engine_apply(s->e, w, to_abs(s->now), NULL, NULL, &e2);
+                 fq_engine_create(s->e, w, sim_to_abs(s->now), &e2) :
+                 fq_engine_apply(s->e, w, sim_to_abs(s->now), NULL, NULL, &e2);
     s->submitted_any = true;
     if (rc)
         return fq_err_set(s->err, rc,
@@ -1037,9 +836,9 @@ static void flush_deletes(struct sim *s)
 {
     for (size_t i = 0; i < s->ndels; i++) {
         char name[WL_NAME_SIZE];
-        wl_name(name, s->dels[i].job, s->dels[i].seg);
-        fq_engine_delete(s->e, FQ_KIND_WORKLOAD, s->ns, name, to_abs(s->now),
-                         NULL);
+        sim_wl_name(name, s->dels[i].job, s->dels[i].seg);
+        fq_engine_delete(s->e, FQ_KIND_WORKLOAD, s->ns, name,
+                         sim_to_abs(s->now), NULL);
     }
     s->ndels = 0;
 }
@@ -1055,7 +854,7 @@ static void end_job(struct sim *s, size_t idx, enum fq_sim_outcome out)
         s->r->jobs[idx].finish_ms = s->now;
         if (s->hist) {
             const struct fq_trace_job *tj = &s->o->trace->jobs[idx];
-            fq_runhist_add(s->hist, tj->user, history_queue(s, tj),
+            fq_runhist_add(s->hist, tj->user, sim_history_queue(s, tj),
                            s->r->jobs[idx].chips, tj->duration_ms,
                            tj->requested_ms);
         }
@@ -1100,14 +899,6 @@ static void start_run(struct sim *s, size_t idx, const struct fq_value *wl)
         &s->heap, (struct fq_drive_fin){s->now + len, (uint32_t)idx, j->gen});
 }
 
-/* The conditions a review reads, each the first of its type (as
- * fq_cond_find finds it), from one pass over the list: every change of a
- * workload is reviewed, and a pass per condition read cost more than the
- * rest of the review. */
-struct wl_conds {
-    const struct fq_value *finished, *evicted, *admitted, *pods_ready;
-};
-
 static void wl_conds_of(const struct fq_value *wl, struct wl_conds *out)
 {
     static const char *const types[] = {"Finished", "Evicted", "Admitted",
@@ -1135,7 +926,7 @@ static int review(struct sim *s, size_t idx)
     if (j->phase != PH_WAITING && j->phase != PH_RUNNING)
         return 0;
     char name[WL_NAME_SIZE];
-    wl_name(name, idx, j->seg);
+    sim_wl_name(name, idx, j->seg);
     const struct fq_object *o =
         fq_objstore_get(s->store, FQ_KIND_WORKLOAD, s->ns, name);
     if (!o)
@@ -1188,8 +979,8 @@ static void mark_finished(struct sim *s, size_t idx)
 {
     struct jstate *j = &s->js[idx];
     char name[WL_NAME_SIZE];
-    wl_name(name, idx, j->seg);
-    if (fq_drive_mark_finished(s->store, s->ns, name, to_abs(s->now),
+    sim_wl_name(name, idx, j->seg);
+    if (fq_drive_mark_finished(s->store, s->ns, name, sim_to_abs(s->now),
                                "Job finished successfully"))
         j->marked = true;
 }
@@ -1198,7 +989,7 @@ static void mark_finished(struct sim *s, size_t idx)
 static int settle(struct sim *s)
 {
     for (int round = 0; round < 64; round++) {
-        fq_engine_run(s->e, to_abs(s->now));
+        fq_engine_run(s->e, sim_to_abs(s->now));
         s->r->steps++;
         if (s->o->check_invariants) {
             struct fq_errlist errs;
@@ -1274,7 +1065,7 @@ static int apply_config(struct sim *s, struct fq_value **docs, size_t n)
     for (size_t i = 0; i < n; i++) {
         struct fq_err e2 = {0};
         bool created = false;
-        int rc = fq_engine_apply(s->e, fq_value_clone(docs[i]), to_abs(0),
+        int rc = fq_engine_apply(s->e, fq_value_clone(docs[i]), sim_to_abs(0),
                                  &created, NULL, &e2);
         if (rc)
             return fq_err_set(s->err, rc, "%s: %s %s: %s",
@@ -1361,7 +1152,7 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     const struct fq_value *model = find_doc(docs, n, "CapacityModel", NULL);
     if (model) {
         struct fq_err e2 = {0};
-        s.cloud = fq_cloud_new(model, 1.0, to_abs(0), &e2);
+        s.cloud = fq_cloud_new(model, 1.0, sim_to_abs(0), &e2);
         if (!s.cloud) {
             rc = fq_err_set(err, FQ_EINVAL, "%s: CapacityModel: %s",
                             o->config_name ? o->config_name : "config", e2.msg);
