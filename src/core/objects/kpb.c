@@ -398,7 +398,10 @@ int fq_kpb_decode(const void *data, size_t len, struct fq_value **out,
                         "application/json",
                         av ? av : "(no apiVersion)", kind ? kind : "(no kind)");
     if (rc == 0) {
-        struct rd s = {base, raw, raw + raw_len, r.entries, err, 0};
+        /* No raw field: an empty message (an offset from NULL is UB). */
+        static const unsigned char empty[1];
+        const unsigned char *rp = raw ? raw : empty;
+        struct rd s = {base, rp, rp + raw_len, r.entries, err, 0};
         struct fq_value *o = object(&s, k->api_version, k->kind);
         if (s.rc) {
             rc = s.rc;
