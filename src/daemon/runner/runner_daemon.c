@@ -396,4 +396,3 @@ void fq_runtime_detach(struct fq_runtime *rt)
     rt->x.ops->stop(&rt->x);
     free(rt);
 }
-
