@@ -210,6 +210,21 @@ static void test_scrape_tutorial(void **state)
     assert_true(series(t, "kueue_pending_workloads{cluster_queue="
                           "\"cluster-queue\",status=\"active\"}") == 0);
 
+    /* the LocalQueue twins: the same counts per local queue */
+    assert_non_null(
+        strstr(t, "# TYPE kueue_local_queue_pending_workloads gauge\n"));
+    assert_true(
+        series(t, "kueue_local_queue_pending_workloads{name=\"small-queue\","
+                  "namespace=\"default\",status=\"inadmissible\"}") +
+            series(t,
+                   "kueue_local_queue_pending_workloads{name=\"small-queue\","
+                   "namespace=\"default\",status=\"active\"}") ==
+        2);
+    assert_true(series(t, "kueue_local_queue_reserving_active_workloads{name="
+                          "\"user-queue\",namespace=\"default\"}") == 2);
+    assert_true(series(t, "kueue_local_queue_admitted_active_workloads{name="
+                          "\"user-queue\",namespace=\"default\"}") == 1);
+
     /* job1 was admitted at once: one observation in the first bucket */
     assert_true(series(t, "kueue_admission_wait_time_seconds_bucket{"
                           "cluster_queue=\"cluster-queue\",le=\"1\"}") == 1);

@@ -10,6 +10,11 @@
  *     kueue_reserving_active_workloads{cluster_queue}   CQ status
  *     kueue_admitted_active_workloads{cluster_queue}    CQ status
  *     kueue_cluster_queue_status{cluster_queue,status}  Active condition
+ *     kueue_local_queue_pending_workloads{name,namespace,status}
+ *     kueue_local_queue_reserving_active_workloads{name,namespace}
+ *     kueue_local_queue_admitted_active_workloads{name,namespace}
+ *                                                       LQ status, pending
+ *                                                       workloads
  *     kueue_cluster_queue_nominal_quota / borrowing_limit / lending_limit
  *         {cluster_queue,cohort,flavor,resource}        CQ spec
  *     kueue_cluster_queue_resource_reservation{...}     CQ status
@@ -51,7 +56,9 @@
  * Invariants: render never modifies the store; output is deterministic
  * (objects in the store's order, series in first-seen order).
  * Not done: Kueue's replica_role label, cycle-level health metrics
- * (admission_attempts_*), per-LocalQueue twins, fair-sharing shares.
+ * (admission_attempts_*), preemption counts by preempting queue, the
+ * per-LocalQueue twins of the counters and histograms, fair-sharing
+ * shares.
  */
 #include "flexq/metrics.h"
 
@@ -575,6 +582,66 @@ static void render_cq_counts(struct fq_buf *b, const struct fq_object **cqs,
     }
 }
 
+/* Kueue's LocalQueue twins of the pending and active gauges: pending
+ * from the workloads submitted to each LocalQueue (active or
+ * inadmissible, as for ClusterQueues), reserving and admitted from the
+ * LocalQueue's status as the kueue controller writes it. */
+static void render_lq(const struct fq_objstore *s, struct fq_buf *b)
+{
+    const struct fq_object **lqs = NULL, **ws = NULL;
+    size_t nlq = fq_objstore_list(s, FQ_KIND_LOCALQUEUE, NULL, &lqs);
+    size_t nw = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &ws);
+    family(b, "kueue_local_queue_pending_workloads", "gauge",
+           "The number of pending workloads, per local_queue and status");
+    for (size_t i = 0; i < nlq; i++) {
+        int active = 0, inadm = 0;
+        for (size_t j = 0; j < nw; j++) {
+            const struct fq_value *w = ws[j]->obj;
+            if (!is_pending(w) || strcmp(ws[j]->ns, lqs[i]->ns) ||
+                strcmp(fq_value_path_str(w, "spec.queueName", ""),
+                       lqs[i]->name))
+                continue;
+            if (is_inadmissible(w))
+                inadm++;
+            else
+                active++;
+        }
+        for (int k = 0; k < 2; k++) {
+            struct fq_buf l = FQ_BUF_INIT;
+            put_label(&l, "name", lqs[i]->name, true);
+            put_label(&l, "namespace", lqs[i]->ns, true);
+            put_label(&l, "status", k ? "inadmissible" : "active", false);
+            sample(b, "kueue_local_queue_pending_workloads", fq_buf_str(&l),
+                   k ? inadm : active);
+            fq_buf_release(&l);
+        }
+    }
+
+    static const struct {
+        const char *name, *field, *help;
+    } g[] = {
+        {"kueue_local_queue_reserving_active_workloads",
+         "status.reservingWorkloads",
+         "The number of workloads holding quota, per local_queue"},
+        {"kueue_local_queue_admitted_active_workloads",
+         "status.admittedWorkloads",
+         "The number of admitted workloads that are active, per "
+         "local_queue"},
+    };
+
+    for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
+        family(b, g[k].name, "gauge", g[k].help);
+        for (size_t i = 0; i < nlq; i++) {
+            char *l = labels2("name", lqs[i]->name, "namespace", lqs[i]->ns);
+            sample(b, g[k].name, l,
+                   (double)fq_value_path_int(lqs[i]->obj, g[k].field, 0));
+            free(l);
+        }
+    }
+    free(ws);
+    free(lqs);
+}
+
 static char *cell_labels(const char *cq, const char *cohort, const char *flv,
                          const char *res)
 {
@@ -855,6 +922,7 @@ void fq_metrics_render(const struct fq_metrics *m, const struct fq_objstore *s,
     size_t ncq = fq_objstore_list(s, FQ_KIND_CLUSTERQUEUE, NULL, &cqs);
     render_pending(s, out, cqs, ncq);
     render_cq_counts(out, cqs, ncq);
+    render_lq(s, out);
     render_counters(m, out, M_RESERVED,
                     "The number of quota reservations, per cluster_queue");
     render_counters(m, out, M_ADMITTED,
