@@ -548,8 +548,9 @@ int main(int argc, char **argv)
     b.w = fq_xcalloc((size_t)b.n, sizeof(*b.w));
     /* the watch first, so that no admission is missed */
     b.wfd = connect_to(d.port);
-    const char wreq[] = "GET /apis/kueue.x-k8s.io/v1beta1/namespaces/default/"
-                        "workloads?watch=true HTTP/1.1\r\nHost: bench\r\n\r\n";
+    const char wreq[] =
+        "GET /apis/kueue.x-k8s.io/v1beta1/namespaces/default/"
+        "workloads?watch=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     pthread_t wth;
     if (b.wfd < 0 || write_all(b.wfd, wreq, sizeof(wreq) - 1) < 0) {
         fprintf(stderr, "baseline: watch failed\n");

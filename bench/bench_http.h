@@ -152,7 +152,7 @@ static inline char *request(const char *method, const char *path,
                             const char *ctype, const char *body)
 {
     size_t bl = body ? strlen(body) : 0;
-    return fq_xasprintf("%s %s HTTP/1.1\r\nHost: bench\r\n"
+    return fq_xasprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                         "Content-Type: %s\r\nContent-Length: %zu\r\n\r\n%s",
                         method, path, ctype, bl, body ? body : "");
 }

@@ -389,9 +389,10 @@ int main(int argc, char **argv)
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
     w.fd = connect_to(d.port);
-    char *wreq = fq_xasprintf("GET /api/v1/configmaps?watch=true&"
-                              "resourceVersion=%s HTTP/1.1\r\nHost: b\r\n\r\n",
-                              rv ? rv : "0");
+    char *wreq =
+        fq_xasprintf("GET /api/v1/configmaps?watch=true&"
+                     "resourceVersion=%s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                     rv ? rv : "0");
     double tw = wall();
     write_all(w.fd, wreq, strlen(wreq));
     free(wreq);

@@ -164,7 +164,7 @@ static int watch_start(struct watcher *w, int port, const char *prefix,
     if (w->fd < 0)
         return -1;
     const char req[] = "GET /apis/batch/v1/namespaces/default/jobs?watch=true "
-                       "HTTP/1.1\r\nHost: bench\r\n\r\n";
+                       "HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     if (write_all(w->fd, req, sizeof(req) - 1) < 0)
         return -1;
     pthread_create(&w->th, NULL, watch_main, w);
