@@ -56,6 +56,7 @@
 #include <sys/stat.h>
 
 #include "bench_http.h"
+#include "bench_stats.h"
 #include "flexq/value.h"
 
 #define NODES       4
@@ -297,75 +298,7 @@ static int setup(struct conn *c)
     return 0;
 }
 
-/* --- statistics (summarize.py's, as bench/jobs.c) --------------------------- */
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(const double *v, size_t n, double p)
-{
-    if (!n)
-        return 0;
-    double idx = p * (double)(n - 1);
-    size_t lo = (size_t)floor(idx), hi = (size_t)ceil(idx);
-    return v[lo] + (v[hi] - v[lo]) * (idx - (double)lo);
-}
-
-static char *dist_ms(double *v, size_t n)
-{
-    if (!n)
-        return fq_xstrdup("null");
-    qsort(v, n, sizeof(*v), cmp_d);
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    return fq_xasprintf(
-        "{\"n\": %zu, \"p50_ms\": %.1f, \"p90_ms\": %.1f, \"p99_ms\": "
-        "%.1f, \"max_ms\": %.1f, \"mean_ms\": %.1f}",
-        n, pct(v, n, 0.5) * 1000.0, pct(v, n, 0.9) * 1000.0,
-        pct(v, n, 0.99) * 1000.0, v[n - 1] * 1000.0, sum / (double)n * 1000.0);
-}
-
-struct stamp {
-    char name[128];
-    double s, e;
-};
-
-static size_t read_stamps(const char *path, struct stamp **out)
-{
-    FILE *f = fopen(path, "re");
-    size_t n = 0, cap = 0;
-    struct stamp *v = NULL;
-    char line[256], name[128], kind[4];
-    double t;
-    while (f && fgets(line, sizeof(line), f)) {
-        if (sscanf(line, "%127s %3s %lf", name, kind, &t) != 3)
-            continue;
-        char *dash = strrchr(name, '-'); /* pod <job>-<suffix> -> job */
-        if (dash)
-            *dash = '\0';
-        size_t i = 0;
-        while (i < n && strcmp(v[i].name, name))
-            i++;
-        if (i == n) {
-            FQ_GROW(v, cap, n + 1);
-            memset(&v[n], 0, sizeof(v[n]));
-            snprintf(v[n].name, sizeof(v[n].name), "%s", name);
-            n++;
-        }
-        if (kind[0] == 's')
-            v[i].s = t;
-        else
-            v[i].e = t;
-    }
-    if (f)
-        fclose(f);
-    *out = v;
-    return n;
-}
+/* Statistics and stamps: bench_stats.h. */
 
 /* --- one phase -------------------------------------------------------------- */
 
