@@ -573,12 +573,48 @@ static const struct rule_case rules[] = {
     {"kind not a string", "apiVersion: v1\nkind: 3\nmetadata: {name: d}\n",
      "kind", "must be a string"},
     {"a Kueue integration flexq does not run",
-     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
-     "js}\n",
+     "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
+     "metadata: {name: lws}\n",
      "kind",
-     "JobSet (apiVersion jobset.x-k8s.io/v1alpha2) is a Kueue "
+     "LeaderWorkerSet (apiVersion leaderworkerset.x-k8s.io/v1) is a Kueue "
      "integration flexq does not run; flexq runs Job (batch/v1), "
-     "RayJob and RayCluster"},
+     "RayJob and RayCluster (ray.io/v1), Pod (v1), JobSet "
+     "(jobset.x-k8s.io/v1alpha2) and PyTorchJob (kubeflow.org/v1)"},
+    {"JobSet without replicatedJobs",
+     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
+     "js}\nspec: {}\n",
+     "spec.replicatedJobs", "required field is missing"},
+    {"JobSet duplicate replicated job",
+     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
+     "js}\nspec:\n  replicatedJobs:\n  - name: w\n    template: {spec: "
+     "{template: {spec: {restartPolicy: Never, containers: [{name: c, "
+     "image: i}]}}}}\n  - name: w\n    template: {spec: {template: {spec: "
+     "{restartPolicy: Never, containers: [{name: c, image: i}]}}}}\n",
+     "spec.replicatedJobs[1].name", "duplicate replicated job name \"w\""},
+    {"JobSet success policy target",
+     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
+     "js}\nspec:\n  successPolicy: {operator: Any, targetReplicatedJobs: "
+     "[x]}\n  replicatedJobs:\n  - name: w\n    template: {spec: "
+     "{template: {spec: {restartPolicy: Never, containers: [{name: c, "
+     "image: i}]}}}}\n",
+     "spec.successPolicy.targetReplicatedJobs",
+     "\"x\" is not a replicated job of this JobSet"},
+    {"PyTorchJob two masters",
+     "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\n"
+     "spec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 2\n"
+     "      template: {spec: {containers: [{name: pytorch, image: i}]}}\n",
+     "spec.pytorchReplicaSpecs.Master.replicas", "must be"},
+    {"PyTorchJob container name",
+     "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\n"
+     "spec:\n  pytorchReplicaSpecs:\n    Worker:\n      template: {spec: "
+     "{containers: [{name: main, image: i}]}}\n",
+     "spec.pytorchReplicaSpecs.Worker.template",
+     "no container named \"pytorch\""},
+    {"PyTorchJob unknown role",
+     "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\n"
+     "spec:\n  pytorchReplicaSpecs:\n    Chief: {}\n",
+     "spec.pytorchReplicaSpecs.Chief",
+     "unknown replica type \"Chief\": must be Master or Worker"},
     {"closest kind",
      "apiVersion: ray.io/v1\nkind: RayJobs\nmetadata: {name: "
      "d}\n",

@@ -236,6 +236,26 @@ static const struct fq_kind_info table[FQ_KIND__COUNT] = {
                                {"pc", NULL},
                                false,
                                false},
+    [FQ_KIND_JOBSET] = {FQ_KIND_JOBSET,
+                        "JobSet",
+                        "jobset.x-k8s.io",
+                        "v1alpha2",
+                        NULL,
+                        "jobsets",
+                        "jobset",
+                        {NULL},
+                        true,
+                        true},
+    [FQ_KIND_PYTORCHJOB] = {FQ_KIND_PYTORCHJOB,
+                            "PyTorchJob",
+                            "kubeflow.org",
+                            "v1",
+                            NULL,
+                            "pytorchjobs",
+                            "pytorchjob",
+                            {NULL},
+                            true,
+                            true},
 };
 
 /* The preferred apiVersion string of each kind (invariant 3). */
@@ -262,6 +282,8 @@ static const char *const api_versions[FQ_KIND__COUNT] = {
     [FQ_KIND_CAPACITYMODEL] = "flexq.dev/v1alpha1",
     [FQ_KIND_CLUSTER] = "flexq.dev/v1alpha1",
     [FQ_KIND_PRIORITYCLASS] = "scheduling.k8s.io/v1",
+    [FQ_KIND_JOBSET] = "jobset.x-k8s.io/v1alpha2",
+    [FQ_KIND_PYTORCHJOB] = "kubeflow.org/v1",
 };
 
 const struct fq_kind_info *fq_kind_info(enum fq_kind k)

@@ -355,6 +355,28 @@ static const char *const pool_lines[] = {
 static const char *const capm_lines[] = {
     META_LINES, "spec|object|The simulated cloud's capacity model.", NULL};
 
+/* The training job kinds (objects_training.c checks them). */
+static const char *const jobset_lines[] = {
+    META_LINES,
+    "spec|object|JobSetSpec defines the desired state of JobSet.",
+    "spec.suspend|boolean|Suspend suspends all running child Jobs.",
+    "spec.replicatedJobs[].name|string|Name of the replicated job.",
+    "spec.replicatedJobs[].replicas|integer|Number of Jobs to create.",
+    "spec.replicatedJobs[].template|object|The Job template.",
+    "spec.successPolicy|object|When the JobSet is Completed.",
+    "spec.failurePolicy|object|When the JobSet is Failed.",
+    "spec.network|object|Headless-service hostnames of the pods.",
+    "status|object|JobSetStatus defines the observed state of JobSet.",
+    NULL};
+static const char *const pytorchjob_lines[] = {
+    META_LINES,
+    "spec|object|PyTorchJobSpec is the desired state of the PyTorchJob.",
+    "spec.pytorchReplicaSpecs|object|Master and Worker replica specs.",
+    "spec.runPolicy|object|Policies of the job (suspend, cleanPodPolicy).",
+    "spec.nprocPerNode|string|Processes per node.",
+    "status|object|The observed state of the job.",
+    NULL};
+
 struct kind_doc {
     const char *desc;
     const char *const *lines;
@@ -413,6 +435,10 @@ static const struct kind_doc docs[FQ_KIND__COUNT] = {
     [FQ_KIND_CAPACITYMODEL] = {"CapacityModel describes the simulated "
                                "cloud's capacity.",
                                capm_lines},
+    [FQ_KIND_JOBSET] = {"JobSet is the Schema for the jobsets API",
+                        jobset_lines},
+    [FQ_KIND_PYTORCHJOB] = {"PyTorchJob Represents a PyTorchJob resource.",
+                            pytorchjob_lines},
 };
 
 static struct fq_value *leaf(const char *type, const char *desc)
