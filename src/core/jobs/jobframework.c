@@ -126,8 +126,10 @@ static const char *suspend_path(enum fq_kind kind)
 static int jref_cmp(const void *x, const void *y)
 {
     const struct jref *a = x, *b = y;
-    if (a->kind != b->kind)
-        return kind_rank(a->kind) - kind_rank(b->kind);
+    if (a->kind != b->kind) /* two kinds may share a rank */
+        return kind_rank(a->kind) != kind_rank(b->kind) ?
+                   kind_rank(a->kind) - kind_rank(b->kind) :
+                   (int)a->kind - (int)b->kind;
     int c = strcmp(a->ns, b->ns);
     return c ? c : strcmp(a->name, b->name);
 }
