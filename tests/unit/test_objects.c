@@ -579,7 +579,17 @@ static const struct rule_case rules[] = {
      "LeaderWorkerSet (apiVersion leaderworkerset.x-k8s.io/v1) is a Kueue "
      "integration flexq does not run; flexq runs Job (batch/v1), "
      "RayJob and RayCluster (ray.io/v1), Pod (v1), JobSet "
-     "(jobset.x-k8s.io/v1alpha2) and PyTorchJob (kubeflow.org/v1)"},
+     "(jobset.x-k8s.io/v1alpha2), PyTorchJob (kubeflow.org/v1) and MPIJob"},
+    {"MPIJob without a launcher",
+     "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: m}\n"
+     "spec:\n  mpiReplicaSpecs:\n    Worker:\n      template: {spec: "
+     "{containers: [{name: w, image: i}]}}\n",
+     "spec.mpiReplicaSpecs", "a Launcher replica spec is required"},
+    {"MPIJob two launchers",
+     "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: m}\n"
+     "spec:\n  slotsPerWorker: 0\n  mpiReplicaSpecs:\n    Launcher:\n"
+     "      template: {spec: {containers: [{name: l, image: i}]}}\n",
+     "spec.slotsPerWorker", "must be"},
     {"JobSet without replicatedJobs",
      "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
      "js}\nspec: {}\n",

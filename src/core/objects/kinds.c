@@ -256,6 +256,16 @@ static const struct fq_kind_info table[FQ_KIND__COUNT] = {
                             {NULL},
                             true,
                             true},
+    [FQ_KIND_MPIJOB] = {FQ_KIND_MPIJOB,
+                        "MPIJob",
+                        "kubeflow.org",
+                        "v2beta1",
+                        NULL,
+                        "mpijobs",
+                        "mpijob",
+                        {NULL},
+                        true,
+                        true},
 };
 
 /* The preferred apiVersion string of each kind (invariant 3). */
@@ -284,6 +294,7 @@ static const char *const api_versions[FQ_KIND__COUNT] = {
     [FQ_KIND_PRIORITYCLASS] = "scheduling.k8s.io/v1",
     [FQ_KIND_JOBSET] = "jobset.x-k8s.io/v1alpha2",
     [FQ_KIND_PYTORCHJOB] = "kubeflow.org/v1",
+    [FQ_KIND_MPIJOB] = "kubeflow.org/v2beta1",
 };
 
 const struct fq_kind_info *fq_kind_info(enum fq_kind k)

@@ -18,9 +18,12 @@
  *               Master replica at most, a container named "pytorch" in
  *               every template (the training operator's rule), restart
  *               policies Always|OnFailure|Never|ExitCode, runPolicy.
+ *   MPIJob      mpiReplicaSpecs Launcher (exactly 1) and Worker,
+ *               slotsPerWorker 1..1024, mpiImplementation
+ *               OpenMPI|Intel|MPICH.
  *
  * It does not decode into typed views: the controllers (jobs/jobset.c,
- * jobs/pytorchjob.c) read the checked value.
+ * jobs/pytorchjob.c, jobs/mpijob.c) read the checked value.
  */
 #include <stdio.h>
 #include <string.h>
@@ -248,6 +251,26 @@ static void check_pytorchjob(struct dctx *c, const struct fq_value *obj)
     path_pop(c, old);
 }
 
+static void check_mpijob(struct dctx *c, const struct fq_value *obj)
+{
+    static const char *const roles[] = {"Launcher", "Worker", NULL};
+    static const char *const impls[] = {"OpenMPI", "Intel", "MPICH", NULL};
+    const struct fq_value *spec = want_map(c, obj, "spec", true);
+    if (!spec)
+        return;
+    size_t old = path_key(c, "spec");
+    check_replica_specs(c, spec, "mpiReplicaSpecs", roles, 1, NULL);
+    if (!fq_value_path(spec, "mpiReplicaSpecs.Launcher") &&
+        field(spec, "mpiReplicaSpecs"))
+        derr_key(c, field(spec, "mpiReplicaSpecs"), "mpiReplicaSpecs",
+                 "a Launcher replica spec is required");
+    (void)want_int(c, spec, "slotsPerWorker", 1, 1, 1024, NULL);
+    (void)want_enum(c, spec, "mpiImplementation", impls, 0);
+    (void)want_str(c, spec, "sshAuthMountPath", false);
+    check_run_policy(c, spec);
+    path_pop(c, old);
+}
+
 int fq_training_validate(const struct fq_value *obj, const char *file,
                          struct fq_errlist *errs, enum fq_kind kind)
 {
@@ -258,8 +281,10 @@ int fq_training_validate(const struct fq_value *obj, const char *file,
         check_kueue_labels(&c, &out.meta);
         if (kind == FQ_KIND_JOBSET)
             check_jobset(&c, obj, &out.meta);
-        else
+        else if (kind == FQ_KIND_PYTORCHJOB)
             check_pytorchjob(&c, obj);
+        else
+            check_mpijob(&c, obj);
         (void)want_map(&c, obj, "status", false);
     }
     int rc = dctx_end(&c, &out, sizeof(out), &out.mem);

@@ -377,6 +377,16 @@ static const char *const pytorchjob_lines[] = {
     "status|object|The observed state of the job.",
     NULL};
 
+static const char *const mpijob_lines[] = {
+    META_LINES,
+    "spec|object|MPIJobSpec is the desired state of the MPIJob.",
+    "spec.slotsPerWorker|integer|Slots of each worker in the hostfile.",
+    "spec.mpiReplicaSpecs|object|Launcher and Worker replica specs.",
+    "spec.mpiImplementation|string|OpenMPI, Intel or MPICH.",
+    "spec.runPolicy|object|Policies of the job (suspend, cleanPodPolicy).",
+    "status|object|The observed state of the job.",
+    NULL};
+
 struct kind_doc {
     const char *desc;
     const char *const *lines;
@@ -439,6 +449,8 @@ static const struct kind_doc docs[FQ_KIND__COUNT] = {
                         jobset_lines},
     [FQ_KIND_PYTORCHJOB] = {"PyTorchJob Represents a PyTorchJob resource.",
                             pytorchjob_lines},
+    [FQ_KIND_MPIJOB] = {"MPIJob is the Schema for the mpijobs API.",
+                        mpijob_lines},
 };
 
 static struct fq_value *leaf(const char *type, const char *desc)

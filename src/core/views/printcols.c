@@ -526,6 +526,7 @@ const struct fq_printcol *fq_printcols(enum fq_kind k)
     case FQ_KIND_JOBSET:
         return cols_jobset;
     case FQ_KIND_PYTORCHJOB:
+    case FQ_KIND_MPIJOB:
         return cols_kubeflow;
     case FQ_KIND_POD:
         return cols_pod;

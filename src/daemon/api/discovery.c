@@ -40,6 +40,7 @@ const char *const *fq_discovery_categories(enum fq_kind k)
     case FQ_KIND_RAYCLUSTER:
     case FQ_KIND_JOBSET:
     case FQ_KIND_PYTORCHJOB:
+    case FQ_KIND_MPIJOB:
         return all;
     default:
         return NULL;
