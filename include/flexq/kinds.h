@@ -39,6 +39,7 @@ enum fq_kind {
     FQ_KIND_JOBSET,        /* jobset.x-k8s.io/v1alpha2 (jobs/jobset.c) */
     FQ_KIND_PYTORCHJOB,    /* kubeflow.org/v1 (jobs/pytorchjob.c) */
     FQ_KIND_MPIJOB,        /* kubeflow.org/v2beta1 (jobs/mpijob.c) */
+    FQ_KIND_LEADERWORKERSET, /* leaderworkerset.x-k8s.io/v1 (jobs/lws.c) */
     FQ_KIND__COUNT
 };
 

@@ -573,13 +573,24 @@ static const struct rule_case rules[] = {
     {"kind not a string", "apiVersion: v1\nkind: 3\nmetadata: {name: d}\n",
      "kind", "must be a string"},
     {"a Kueue integration flexq does not run",
-     "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
-     "metadata: {name: lws}\n",
+     "apiVersion: kubeflow.org/v1\nkind: TFJob\n"
+     "metadata: {name: tf}\n",
      "kind",
-     "LeaderWorkerSet (apiVersion leaderworkerset.x-k8s.io/v1) is a Kueue "
+     "TFJob (apiVersion kubeflow.org/v1) is a Kueue "
      "integration flexq does not run; flexq runs Job (batch/v1), "
      "RayJob and RayCluster (ray.io/v1), Pod (v1), JobSet "
-     "(jobset.x-k8s.io/v1alpha2), PyTorchJob (kubeflow.org/v1) and MPIJob"},
+     "(jobset.x-k8s.io/v1alpha2), PyTorchJob (kubeflow.org/v1), MPIJob "
+     "(kubeflow.org/v2beta1) and LeaderWorkerSet"},
+    {"LeaderWorkerSet without a worker template",
+     "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
+     "metadata: {name: l}\nspec:\n  leaderWorkerTemplate: {size: 2}\n",
+     "spec.leaderWorkerTemplate.workerTemplate", "required field is missing"},
+    {"LeaderWorkerSet subdomain policy",
+     "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
+     "metadata: {name: l}\nspec:\n  networkConfig: {subdomainPolicy: x}\n"
+     "  leaderWorkerTemplate:\n    workerTemplate: {spec: {containers: "
+     "[{name: c, image: i}]}}\n",
+     "spec.networkConfig.subdomainPolicy", "unsupported value"},
     {"MPIJob without a launcher",
      "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: m}\n"
      "spec:\n  mpiReplicaSpecs:\n    Worker:\n      template: {spec: "

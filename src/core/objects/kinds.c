@@ -266,6 +266,16 @@ static const struct fq_kind_info table[FQ_KIND__COUNT] = {
                         {NULL},
                         true,
                         true},
+    [FQ_KIND_LEADERWORKERSET] = {FQ_KIND_LEADERWORKERSET,
+                                 "LeaderWorkerSet",
+                                 "leaderworkerset.x-k8s.io",
+                                 "v1",
+                                 NULL,
+                                 "leaderworkersets",
+                                 "leaderworkerset",
+                                 {"lws", NULL},
+                                 true,
+                                 true},
 };
 
 /* The preferred apiVersion string of each kind (invariant 3). */
@@ -295,6 +305,7 @@ static const char *const api_versions[FQ_KIND__COUNT] = {
     [FQ_KIND_JOBSET] = "jobset.x-k8s.io/v1alpha2",
     [FQ_KIND_PYTORCHJOB] = "kubeflow.org/v1",
     [FQ_KIND_MPIJOB] = "kubeflow.org/v2beta1",
+    [FQ_KIND_LEADERWORKERSET] = "leaderworkerset.x-k8s.io/v1",
 };
 
 const struct fq_kind_info *fq_kind_info(enum fq_kind k)

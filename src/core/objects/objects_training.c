@@ -21,9 +21,13 @@
  *   MPIJob      mpiReplicaSpecs Launcher (exactly 1) and Worker,
  *               slotsPerWorker 1..1024, mpiImplementation
  *               OpenMPI|Intel|MPICH.
+ *   LeaderWorkerSet  replicas 0..10000 groups of size 1..10000, a
+ *               workerTemplate (leaderTemplate optional), restartPolicy,
+ *               startupPolicy and subdomainPolicy from their enums, and
+ *               <lws>-<group>-<worker> within 63 characters.
  *
  * It does not decode into typed views: the controllers (jobs/jobset.c,
- * jobs/pytorchjob.c, jobs/mpijob.c) read the checked value.
+ * jobs/pytorchjob.c, jobs/mpijob.c, jobs/lws.c) read the checked value.
  */
 #include <stdio.h>
 #include <string.h>
@@ -271,6 +275,52 @@ static void check_mpijob(struct dctx *c, const struct fq_value *obj)
     path_pop(c, old);
 }
 
+/* --- LeaderWorkerSet ---------------------------------------------------- */
+
+static void check_lws(struct dctx *c, const struct fq_value *obj,
+                      const struct fq_meta *meta)
+{
+    static const char *const rps[] = {"RecreateGroupOnPodRestart", "None",
+                                      "Default", NULL};
+    static const char *const sps[] = {"LeaderCreated", "LeaderReady", NULL};
+    static const char *const subs[] = {"Shared", "UniquePerReplica", NULL};
+    const struct fq_value *spec = want_map(c, obj, "spec", true);
+    if (!spec)
+        return;
+    size_t old = path_key(c, "spec");
+    int64_t groups = want_int(c, spec, "replicas", 1, 0, MAX_REPLICAS, NULL);
+    (void)want_enum(c, spec, "startupPolicy", sps, 0);
+    const struct fq_value *nc = want_map(c, spec, "networkConfig", false);
+    if (nc) {
+        size_t o2 = path_key(c, "networkConfig");
+        (void)want_enum(c, nc, "subdomainPolicy", subs, 0);
+        path_pop(c, o2);
+    }
+    const struct fq_value *lwt =
+        want_map(c, spec, "leaderWorkerTemplate", true);
+    if (lwt) {
+        size_t o2 = path_key(c, "leaderWorkerTemplate");
+        int64_t size = want_int(c, lwt, "size", 1, 1, MAX_REPLICAS, NULL);
+        (void)want_enum(c, lwt, "restartPolicy", rps, 0);
+        if (field(lwt, "leaderTemplate"))
+            check_template(c, lwt, "leaderTemplate", NULL);
+        check_template(c, lwt, "workerTemplate", NULL);
+        /* <lws>-<group>-<worker> is a hostname */
+        char tail[64];
+        snprintf(tail, sizeof(tail), "-%lld-%lld",
+                 (long long)(groups > 0 ? groups - 1 : 0),
+                 (long long)(size > 0 ? size - 1 : 0));
+        if (meta->name && !has_var(meta->name) &&
+            strlen(meta->name) + strlen(tail) > MAX_POD_NAMES)
+            derr_key(c, field(c->obj, "metadata"), "name",
+                     "the pod hostname \"%s%s\" is longer than 63 "
+                     "characters; shorten the LeaderWorkerSet's name",
+                     meta->name, tail);
+        path_pop(c, o2);
+    }
+    path_pop(c, old);
+}
+
 int fq_training_validate(const struct fq_value *obj, const char *file,
                          struct fq_errlist *errs, enum fq_kind kind)
 {
@@ -283,6 +333,8 @@ int fq_training_validate(const struct fq_value *obj, const char *file,
             check_jobset(&c, obj, &out.meta);
         else if (kind == FQ_KIND_PYTORCHJOB)
             check_pytorchjob(&c, obj);
+        else if (kind == FQ_KIND_LEADERWORKERSET)
+            check_lws(&c, obj, &out.meta);
         else
             check_mpijob(&c, obj);
         (void)want_map(&c, obj, "status", false);

@@ -387,6 +387,22 @@ static const char *const mpijob_lines[] = {
     "status|object|The observed state of the job.",
     NULL};
 
+static const char *const lws_lines[] = {
+    META_LINES,
+    "spec|object|Defines the desired state of LeaderWorkerSet.",
+    "spec.replicas|integer|Number of leader-worker groups.",
+    "spec.leaderWorkerTemplate.size|integer|Pods in a group, leader "
+    "included.",
+    "spec.leaderWorkerTemplate.leaderTemplate|object|The leader's pod "
+    "template (default: workerTemplate).",
+    "spec.leaderWorkerTemplate.workerTemplate|object|The workers' pod "
+    "template.",
+    "spec.leaderWorkerTemplate.restartPolicy|string|"
+    "RecreateGroupOnPodRestart or None.",
+    "spec.networkConfig.subdomainPolicy|string|Shared or UniquePerReplica.",
+    "status|object|Defines the observed state of LeaderWorkerSet.",
+    NULL};
+
 struct kind_doc {
     const char *desc;
     const char *const *lines;
@@ -451,6 +467,9 @@ static const struct kind_doc docs[FQ_KIND__COUNT] = {
                             pytorchjob_lines},
     [FQ_KIND_MPIJOB] = {"MPIJob is the Schema for the mpijobs API.",
                         mpijob_lines},
+    [FQ_KIND_LEADERWORKERSET] = {"LeaderWorkerSet is the Schema for the "
+                                 "leaderworkersets API",
+                                 lws_lines},
 };
 
 static struct fq_value *leaf(const char *type, const char *desc)

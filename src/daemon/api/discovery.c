@@ -41,6 +41,7 @@ const char *const *fq_discovery_categories(enum fq_kind k)
     case FQ_KIND_JOBSET:
     case FQ_KIND_PYTORCHJOB:
     case FQ_KIND_MPIJOB:
+    case FQ_KIND_LEADERWORKERSET:
         return all;
     default:
         return NULL;
