@@ -580,7 +580,18 @@ static const struct rule_case rules[] = {
      "integration flexq does not run; flexq runs Job (batch/v1), "
      "RayJob and RayCluster (ray.io/v1), Pod (v1), JobSet "
      "(jobset.x-k8s.io/v1alpha2), PyTorchJob (kubeflow.org/v1), MPIJob "
-     "(kubeflow.org/v2beta1) and LeaderWorkerSet"},
+     "(kubeflow.org/v2beta1), TrainJob (trainer.kubeflow.org/v1alpha1) and "
+     "LeaderWorkerSet"},
+    {"TrainJob with another runtime",
+     "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: "
+     "{name: t}\nspec:\n  runtimeRef: {name: mpi-distributed}\n  trainer: "
+     "{image: i}\n",
+     "spec.runtimeRef.name", "flexq has no ClusterTrainingRuntime objects"},
+    {"TrainJob without an image",
+     "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: "
+     "{name: t}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: "
+     "{numNodes: 2}\n",
+     "spec.trainer.image", "required"},
     {"LeaderWorkerSet without a worker template",
      "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
      "metadata: {name: l}\nspec:\n  leaderWorkerTemplate: {size: 2}\n",

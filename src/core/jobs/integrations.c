@@ -3,7 +3,7 @@
  * LocalQueue defaulting for them, and the status reading the Kubeflow
  * kinds share.
  *
- * What it does not do: run any kind (jobset.c, pytorchjob.c, mpijob.c) or
+ * What it does not do: run any kind (jobset.c, pytorchjob.c, mpijob.c, trainjob.c) or
  * keep Workloads (jobframework.c).
  */
 #include "jobs/integrations.h"
@@ -16,7 +16,7 @@
 
 const struct fq_integration *const fq_integrations[] = {
     &fq_jobset_integration, &fq_pytorchjob_integration, &fq_mpijob_integration,
-    NULL};
+    &fq_trainjob_integration, NULL};
 
 const struct fq_integration *fq_integration_of(enum fq_kind k)
 {

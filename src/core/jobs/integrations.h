@@ -1,13 +1,13 @@
 /*
  * integrations.h - the job kinds Kueue's jobframework queues beyond
- * RayJob, RayCluster, batch Job and plain Pods: JobSet, PyTorchJob and
- * MPIJob.
+ * RayJob, RayCluster, batch Job and plain Pods: JobSet, PyTorchJob,
+ * MPIJob and TrainJob (LeaderWorkerSet, admitted per group, is lws.c's).
  *
  * Each kind gives jobframework.c one row of ops (struct fq_integration):
  * the Workload's name prefix, where the job's suspend flag lives, its
  * podsets, the pod template behind each podset (for merging the admitted
  * flavors in and restoring them on eviction) and how to read its status.
- * The controller that runs the kind (jobset.c, pytorchjob.c, mpijob.c)
+ * The controller that runs the kind (jobset.c, pytorchjob.c, mpijob.c, trainjob.c)
  * is a separate fq_controller_ops in engine/controllers.h.
  *
  * Private to src/core/jobs.
@@ -41,6 +41,7 @@ struct fq_integration {
 extern const struct fq_integration fq_jobset_integration;
 extern const struct fq_integration fq_pytorchjob_integration;
 extern const struct fq_integration fq_mpijob_integration;
+extern const struct fq_integration fq_trainjob_integration;
 
 /* The row of kind k, or NULL when k is not one of these kinds. */
 const struct fq_integration *fq_integration_of(enum fq_kind k);

@@ -41,7 +41,7 @@
  * is deleted. A RayCluster made by a RayJob is the RayJob's. Plain Pods
  * and pod groups are in jobframework_pods.c.
  *
- * JobSets, PyTorchJobs and MPIJobs go through the same machine with their
+ * JobSets, PyTorchJobs, MPIJobs and TrainJobs go through the same machine with their
  * kind's row of ops (integrations.h): Workload `<kind>-<name>-<5 hex>`,
  * one podset per replicated job or replica type, the suspend flag where
  * the kind keeps it (spec.suspend, spec.runPolicy.suspend). Without a
@@ -636,7 +636,7 @@ static void on_change(void *self, struct fq_engine *e,
     }
     if (c->kind == FQ_KIND_LOCALQUEUE) {
         /* A new LocalQueue "default" queues the namespace's unlabelled
-         * JobSets, PyTorchJobs and MPIJobs. */
+         * JobSets, PyTorchJobs, MPIJobs and TrainJobs. */
         if (c->type == FQ_CHANGE_DELETED || strcmp(c->name, "default"))
             return;
         for (size_t i = 0; fq_integrations[i]; i++) {
@@ -742,6 +742,7 @@ const struct fq_controller_ops fq_jobframework_controller = {
              FQ_KIND_BIT(FQ_KIND_RAYCLUSTER) | FQ_KIND_BIT(FQ_KIND_WORKLOAD) |
              FQ_KIND_BIT(FQ_KIND_POD) | FQ_KIND_BIT(FQ_KIND_JOBSET) |
              FQ_KIND_BIT(FQ_KIND_PYTORCHJOB) | FQ_KIND_BIT(FQ_KIND_MPIJOB) |
+             FQ_KIND_BIT(FQ_KIND_TRAINJOB) |
              FQ_KIND_BIT(FQ_KIND_LOCALQUEUE),
     .create = create,
     .destroy = destroy,

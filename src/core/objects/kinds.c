@@ -276,6 +276,16 @@ static const struct fq_kind_info table[FQ_KIND__COUNT] = {
                                  {"lws", NULL},
                                  true,
                                  true},
+    [FQ_KIND_TRAINJOB] = {FQ_KIND_TRAINJOB,
+                          "TrainJob",
+                          "trainer.kubeflow.org",
+                          "v1alpha1",
+                          NULL,
+                          "trainjobs",
+                          "trainjob",
+                          {NULL},
+                          true,
+                          true},
 };
 
 /* The preferred apiVersion string of each kind (invariant 3). */
@@ -306,6 +316,7 @@ static const char *const api_versions[FQ_KIND__COUNT] = {
     [FQ_KIND_PYTORCHJOB] = "kubeflow.org/v1",
     [FQ_KIND_MPIJOB] = "kubeflow.org/v2beta1",
     [FQ_KIND_LEADERWORKERSET] = "leaderworkerset.x-k8s.io/v1",
+    [FQ_KIND_TRAINJOB] = "trainer.kubeflow.org/v1alpha1",
 };
 
 const struct fq_kind_info *fq_kind_info(enum fq_kind k)

@@ -25,9 +25,12 @@
  *               workerTemplate (leaderTemplate optional), restartPolicy,
  *               startupPolicy and subdomainPolicy from their enums, and
  *               <lws>-<group>-<worker> within 63 characters.
+ *   TrainJob    runtimeRef naming a torch runtime (the only ones flexq
+ *               builds without ClusterTrainingRuntime objects), a trainer
+ *               with an image, numNodes 1..10000, at most 256 env vars.
  *
  * It does not decode into typed views: the controllers (jobs/jobset.c,
- * jobs/pytorchjob.c, jobs/mpijob.c, jobs/lws.c) read the checked value.
+ * jobs/pytorchjob.c, jobs/mpijob.c, jobs/lws.c, jobs/trainjob.c) read the checked value.
  */
 #include <stdio.h>
 #include <string.h>
@@ -321,6 +324,59 @@ static void check_lws(struct dctx *c, const struct fq_value *obj,
     path_pop(c, old);
 }
 
+/* --- TrainJob ------------------------------------------------------------ */
+
+static void check_trainjob(struct dctx *c, const struct fq_value *obj)
+{
+    static const char *const kinds[] = {"ClusterTrainingRuntime",
+                                        "TrainingRuntime", NULL};
+    const struct fq_value *spec = want_map(c, obj, "spec", true);
+    if (!spec)
+        return;
+    size_t old = path_key(c, "spec");
+    (void)want_bool(c, spec, "suspend", false);
+    const struct fq_value *rr = want_map(c, spec, "runtimeRef", true);
+    if (rr) {
+        size_t o2 = path_key(c, "runtimeRef");
+        const char *name = want_str(c, rr, "name", true);
+        (void)want_enum(c, rr, "kind", kinds, 0);
+        (void)want_str(c, rr, "apiGroup", false);
+        if (name && !has_var(name) && strncmp(name, "torch", 5))
+            derr_key(c, field(rr, "name"), "name",
+                     "runtime \"%s\": flexq has no ClusterTrainingRuntime "
+                     "objects and builds only the torch runtimes "
+                     "(torch-distributed, torch*)",
+                     name);
+        path_pop(c, o2);
+    }
+    const struct fq_value *tr = want_map(c, spec, "trainer", true);
+    if (tr) {
+        size_t o2 = path_key(c, "trainer");
+        if (!field(tr, "image"))
+            derr_key(c, tr, "image",
+                     "required field is missing (flexq has no runtime to "
+                     "take the image from)");
+        (void)want_str(c, tr, "image", false);
+        (void)want_int(c, tr, "numNodes", 1, 1, MAX_REPLICAS, NULL);
+        size_t n = 0;
+        (void)want_strs(c, tr, "command", false, 256, NULL, &n);
+        const struct fq_value *np = field(tr, "numProcPerNode");
+        if (np && np->type != FQ_V_STR && np->type != FQ_V_NUM)
+            derr_key(c, np, "numProcPerNode",
+                     "must be a number or auto, cpu, gpu; not %s",
+                     type_word(np));
+        const struct fq_value *env = want_seq(c, tr, "env", false, 0, 256);
+        for (size_t i = 0; i < fq_value_len(env); i++) {
+            size_t o3 = path_key(c, "env");
+            path_idx(c, i);
+            (void)want_str(c, fq_seq_at(env, i), "name", true);
+            path_pop(c, o3);
+        }
+        path_pop(c, o2);
+    }
+    path_pop(c, old);
+}
+
 int fq_training_validate(const struct fq_value *obj, const char *file,
                          struct fq_errlist *errs, enum fq_kind kind)
 {
@@ -335,6 +391,8 @@ int fq_training_validate(const struct fq_value *obj, const char *file,
             check_pytorchjob(&c, obj);
         else if (kind == FQ_KIND_LEADERWORKERSET)
             check_lws(&c, obj, &out.meta);
+        else if (kind == FQ_KIND_TRAINJOB)
+            check_trainjob(&c, obj);
         else
             check_mpijob(&c, obj);
         (void)want_map(&c, obj, "status", false);

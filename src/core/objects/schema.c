@@ -403,6 +403,20 @@ static const char *const lws_lines[] = {
     "status|object|Defines the observed state of LeaderWorkerSet.",
     NULL};
 
+static const char *const trainjob_lines[] = {
+    META_LINES,
+    "spec|object|TrainJobSpec represents specification of the desired "
+    "TrainJob.",
+    "spec.runtimeRef|object|Reference to the training runtime (flexq: the "
+    "torch runtimes).",
+    "spec.trainer|object|The trainer: image, command, args, env, numNodes, "
+    "resourcesPerNode, numProcPerNode.",
+    "spec.suspend|boolean|Whether the TrainJob is suspended.",
+    "spec.podTemplateOverrides|[]object|Pod template changes per job.",
+    "status|object|TrainJobStatus represents the current status of "
+    "TrainJob.",
+    NULL};
+
 struct kind_doc {
     const char *desc;
     const char *const *lines;
@@ -470,6 +484,9 @@ static const struct kind_doc docs[FQ_KIND__COUNT] = {
     [FQ_KIND_LEADERWORKERSET] = {"LeaderWorkerSet is the Schema for the "
                                  "leaderworkersets API",
                                  lws_lines},
+    [FQ_KIND_TRAINJOB] = {"TrainJob represents configuration of a training "
+                          "job.",
+                          trainjob_lines},
 };
 
 static struct fq_value *leaf(const char *type, const char *desc)
