@@ -6,7 +6,10 @@ JobSet labels and the headless-service names (`<jobset>-<rjob>-<j>-<p>.
 <subdomain>`, resolved in the pod) for the JobSet; MASTER_ADDR,
 MASTER_PORT, WORLD_SIZE, RANK and PET_* for the PyTorchJob, whose workers
 really connect to the master at MASTER_ADDR:MASTER_PORT. Both finish and
-their Workloads are Finished."""
+their Workloads are Finished. Then a TrainJob (torch runtime: PET_NODE_RANK
+from the completion index, PET_MASTER_ADDR resolving) completes, and a
+LeaderWorkerSet group runs with LWS_LEADER_ADDRESS resolving in its
+worker."""
 import os
 import sys
 import time
@@ -132,6 +135,62 @@ spec:
         spec:
           containers:
             - {name: pytorch, image: python, command: ["python3", "-c", %s], resources: {requests: {cpu: "1"}}}
+"""
+
+TJ_SCRIPT = r"""
+import os, socket
+for k in ("PET_NNODES", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT",
+          "PET_NPROC_PER_NODE", "EPOCHS"):
+    print("env %s=%s" % (k, os.environ.get(k, "")))
+try:
+    print("resolve master %s" % socket.gethostbyname(os.environ["PET_MASTER_ADDR"]))
+except OSError as e:
+    print("resolve master ERR %s" % e)
+"""
+
+TRAINJOB = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: tj
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    image: python
+    command: ["python3", "-c", %s]
+    numNodes: 2
+    resourcesPerNode: {requests: {cpu: "1"}}
+    env: [{name: EPOCHS, value: "3"}]
+"""
+
+# LWS pods restart Always: print, then stay up until the LWS goes.
+LWS_SCRIPT = r"""
+import os, socket, time
+for k in ("LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX"):
+    print("env %s=%s" % (k, os.environ.get(k, "")), flush=True)
+try:
+    print("resolve leader %s" % socket.gethostbyname(
+        os.environ["LWS_LEADER_ADDRESS"]), flush=True)
+except OSError as e:
+    print("resolve leader ERR %s" % e, flush=True)
+time.sleep(600)
+"""
+
+LWS = """
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: lw
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+          - {name: c, image: python, command: ["python3", "-c", %s], resources: {requests: {cpu: "1"}}}
 """
 
 NS = "/api/v1/namespaces/default"
@@ -264,6 +323,59 @@ try:
     check(rc == 0 and "Succeeded" in out, "get pytorchjobs: %r" % out)
     rc, out, err = d.cli("get", "jobsets")
     check(rc == 0 and "Completed" in out, "get jobsets: %r" % out)
+
+    # TrainJob: the torch runtime's env, the rank from the index.
+    rc, out, err = d.cli("apply", "-f", "-", stdin=TRAINJOB % yq(TJ_SCRIPT))
+    check(rc == 0, "apply trainjob: %s" % err)
+    tj_path = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/" \
+        "trainjobs/tj"
+    poll("trainjob Complete",
+         lambda: cond(get(d, tj_path), "Complete").get("status") == "True")
+    names = pods(d, "tj-node-0-")
+    check(len(names) == 2, "2 trainjob pods: %s" % names)
+    ranks = set()
+    for n in names:
+        rc, log, err = d.cli("logs", n)
+        env = env_of(log)
+        check(env.get("PET_NNODES") == "2" and
+              env.get("PET_MASTER_ADDR") == "tj-node-0-0.tj" and
+              env.get("PET_MASTER_PORT") == "29500" and
+              env.get("PET_NPROC_PER_NODE") == "auto" and
+              env.get("EPOCHS") == "3", "%s env: %s" % (n, env))
+        check(env.get("PET_NODE_RANK") == n.split("-")[3],
+              "%s PET_NODE_RANK: %s" % (n, env))
+        ranks.add(env.get("PET_NODE_RANK"))
+        if resolves:
+            check("resolve master 127.0.0.1" in log,
+                  "%s resolves the master: %s" % (n, log))
+    check(ranks == {"0", "1"}, "ranks: %s" % ranks)
+    poll("trainjob Workload Finished",
+         lambda: cond(workload_of(d, "trainjob-tj-"), "Finished").get(
+             "reason") == "Succeeded")
+
+    # LeaderWorkerSet: the group is admitted and runs; the worker resolves
+    # its leader's address.
+    rc, out, err = d.cli("apply", "-f", "-", stdin=LWS % yq(LWS_SCRIPT))
+    check(rc == 0, "apply lws: %s" % err)
+    poll("lws group Workload admitted",
+         lambda: cond(workload_of(d, "leaderworkerset-lw-0-"),
+                      "Admitted").get("status") == "True")
+
+    def worker_log():
+        rc, log, err = d.cli("logs", "lw-0-1")
+        return log if rc == 0 and "resolve leader" in log else None
+    log = poll("lws worker printed", worker_log)
+    env = env_of(log)
+    check(env.get("LWS_LEADER_ADDRESS") == "lw-0.lw.default" and
+          env.get("LWS_GROUP_SIZE") == "2" and
+          env.get("LWS_WORKER_INDEX") == "1", "lws worker env: %s" % env)
+    if resolves:
+        check("resolve leader 127.0.0.1" in log,
+              "worker resolves its leader: %s" % log)
+    rc, out, err = d.cli("delete", "leaderworkerset", "lw")
+    check(rc == 0, "delete lws: %s" % err)
+    poll("lws Workload gone",
+         lambda: workload_of(d, "leaderworkerset-lw-") is None)
 finally:
     d.stop()
     d.cleanup()
