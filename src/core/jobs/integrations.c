@@ -41,8 +41,9 @@ bool fq_integration_default_queue(struct fq_engine *e, enum fq_kind kind,
     if (!fq_objstore_get(s, FQ_KIND_LOCALQUEUE, ns, "default"))
         return false;
     const struct fq_object *o = fq_objstore_get(s, kind, ns, name);
-    if (!o || fq_value_as_str(fq_map_get(
-                  fq_value_path(o->obj, "metadata.labels"), FQ_LABEL_QUEUE_NAME)))
+    if (!o ||
+        fq_value_as_str(fq_map_get(fq_value_path(o->obj, "metadata.labels"),
+                                   FQ_LABEL_QUEUE_NAME)))
         return false;
     /* A child of another job is queued with its parent. */
     if (fq_value_len(fq_value_path(o->obj, "metadata.ownerReferences")))

@@ -107,13 +107,13 @@ static void mark(struct jf *j, enum fq_kind kind, const char *ns,
  * Workloads (run() needs them last). */
 static int kind_rank(enum fq_kind k)
 {
-    return k == FQ_KIND_RAYJOB       ? 0 :
-           k == FQ_KIND_JOB          ? 1 :
-           k == FQ_KIND_RAYCLUSTER   ? 2 :
-           k == FQ_KIND_POD          ? 3 :
-           k == FQ_KIND_WORKLOAD     ? 5 :
-           fq_integration_of(k)      ? 4 :
-                                       6;
+    return k == FQ_KIND_RAYJOB     ? 0 :
+           k == FQ_KIND_JOB        ? 1 :
+           k == FQ_KIND_RAYCLUSTER ? 2 :
+           k == FQ_KIND_POD        ? 3 :
+           k == FQ_KIND_WORKLOAD   ? 5 :
+           fq_integration_of(k)    ? 4 :
+                                     6;
 }
 
 /* Where the job's suspend flag lives. */
@@ -660,7 +660,7 @@ static void on_change(void *self, struct fq_engine *e,
         if (in)
             mark(j, in->kind, c->ns, fq_value_path_str(or, "name", ""));
         else if (!strcmp(k, "RayJob") || !strcmp(k, "Job") ||
-            !strcmp(k, "RayCluster") || !strcmp(k, "Pod"))
+                 !strcmp(k, "RayCluster") || !strcmp(k, "Pod"))
             mark(j,
                  !strcmp(k, "RayJob")     ? FQ_KIND_RAYJOB :
                  !strcmp(k, "Job")        ? FQ_KIND_JOB :
@@ -742,8 +742,7 @@ const struct fq_controller_ops fq_jobframework_controller = {
              FQ_KIND_BIT(FQ_KIND_RAYCLUSTER) | FQ_KIND_BIT(FQ_KIND_WORKLOAD) |
              FQ_KIND_BIT(FQ_KIND_POD) | FQ_KIND_BIT(FQ_KIND_JOBSET) |
              FQ_KIND_BIT(FQ_KIND_PYTORCHJOB) | FQ_KIND_BIT(FQ_KIND_MPIJOB) |
-             FQ_KIND_BIT(FQ_KIND_TRAINJOB) |
-             FQ_KIND_BIT(FQ_KIND_LOCALQUEUE),
+             FQ_KIND_BIT(FQ_KIND_TRAINJOB) | FQ_KIND_BIT(FQ_KIND_LOCALQUEUE),
     .create = create,
     .destroy = destroy,
     .on_change = on_change,

@@ -248,8 +248,8 @@ static void create_child(struct fq_engine *e, const struct fq_value *js,
     fq_map_set(md, "ownerReferences", ors);
     const struct fq_value *spec = fq_value_path(rj, "template.spec");
     fq_map_set(job, "spec", spec ? fq_value_clone(spec) : fq_value_map());
-    struct fq_value *tmpl = fq_map_ensure_map(fq_map_get(job, "spec"),
-                                              "template");
+    struct fq_value *tmpl =
+        fq_map_ensure_map(fq_map_get(job, "spec"), "template");
     char idx[32], reps[32], glob[32], restarts[32];
     snprintf(idx, sizeof(idx), "%lld", (long long)j);
     snprintf(reps, sizeof(reps), "%lld", (long long)rjob_replicas(rj));
@@ -345,16 +345,18 @@ static void stop_children(struct fq_engine *e, const struct fq_value *js,
     for (size_t i = 0; i < fq_value_len(rjs); i++) {
         const struct fq_value *rj = fq_seq_at(rjs, i);
         for (int64_t j = 0; j < rjob_replicas(rj); j++) {
-            char *jn = fq_xasprintf("%s-%s-%lld", name,
-                                    fq_value_path_str(rj, "name", ""),
-                                    (long long)j);
+            char *jn =
+                fq_xasprintf("%s-%s-%lld", name,
+                             fq_value_path_str(rj, "name", ""), (long long)j);
             const struct fq_value *c = child(e, ns, jn, name, uid);
             if (c && del) {
                 fq_pods_delete_owned(e, ns, "Job", jn);
                 fq_objstore_delete(s, FQ_KIND_JOB, ns, jn, NULL);
-            } else if (c && !job_done(c, "Complete") && !job_done(c, "Failed") &&
-                !fq_value_path_bool(c, "spec.suspend", false)) {
-                struct fq_value *copy = fq_objstore_edit(s, FQ_KIND_JOB, ns, jn);
+            } else if (c && !job_done(c, "Complete") &&
+                       !job_done(c, "Failed") &&
+                       !fq_value_path_bool(c, "spec.suspend", false)) {
+                struct fq_value *copy =
+                    fq_objstore_edit(s, FQ_KIND_JOB, ns, jn);
                 fq_value_set_path(copy, "spec.suspend", fq_value_bool(true));
                 fq_objstore_update(s, copy, true, NULL, NULL, NULL);
             }

@@ -74,7 +74,8 @@ static const struct fq_value *leader_template(const struct fq_value *lws)
 {
     const struct fq_value *t =
         fq_value_path(lws, "spec.leaderWorkerTemplate.leaderTemplate");
-    return t ? t : fq_value_path(lws, "spec.leaderWorkerTemplate.workerTemplate");
+    return t ? t :
+               fq_value_path(lws, "spec.leaderWorkerTemplate.workerTemplate");
 }
 
 /* The subdomain of group g's pods, into buf. */
@@ -103,8 +104,7 @@ static bool queued(const struct fq_value *lws)
                                       FQ_LABEL_QUEUE_NAME)) != NULL;
 }
 
-static void wl_name(const struct fq_value *lws, int64_t g, char *buf,
-                    size_t n)
+static void wl_name(const struct fq_value *lws, int64_t g, char *buf, size_t n)
 {
     char gname[300];
     snprintf(gname, sizeof(gname), "%s-%lld",
@@ -263,8 +263,8 @@ static void ungate(struct fq_engine *e, const char *ns, const char *pn,
     fq_objstore_update(s, p, true, NULL, NULL, NULL);
 }
 
-static void delete_group(struct fq_engine *e, const char *ns,
-                         const char *name, int64_t g, int64_t size)
+static void delete_group(struct fq_engine *e, const char *ns, const char *name,
+                         int64_t g, int64_t size)
 {
     struct fq_objstore *s = fq_engine_store(e);
     for (int64_t w = 0; w < size; w++) {
@@ -300,10 +300,9 @@ static void map_group(struct fq_engine *e, const char *ns, const char *wname,
     else
         fq_cond_set(w, "PodsReady", "False", "WaitForRecovery",
                     "At least one pod has failed, waiting for recovery", now);
-    fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname,
-                               "conditions",
-                               fq_value_clone(fq_value_path(w, "status.conditions")),
-                               NULL, NULL);
+    fq_objstore_set_status_key(
+        fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname, "conditions",
+        fq_value_clone(fq_value_path(w, "status.conditions")), NULL, NULL);
     fq_value_free(w);
 }
 
@@ -424,16 +423,14 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     fq_map_set(st, "replicas", fq_value_int(groups(lws)));
     fq_map_set(st, "readyReplicas", fq_value_int(ready));
     bool avail = ready == groups(lws);
-    fq_pods_cond_set(st, "Available", avail ? "True" : "False",
-                     avail ? "AllGroupsReady" : "GroupsNotReady",
-                     avail ? "All replicas are ready" :
-                             "Replicas are not all ready",
-                     now);
-    fq_pods_cond_set(st, "Progressing", avail ? "False" : "True",
-                     avail ? "AllGroupsReady" : "GroupsProgressing",
-                     avail ? "All replicas are ready" :
-                             "Replicas are progressing",
-                     now);
+    fq_pods_cond_set(
+        st, "Available", avail ? "True" : "False",
+        avail ? "AllGroupsReady" : "GroupsNotReady",
+        avail ? "All replicas are ready" : "Replicas are not all ready", now);
+    fq_pods_cond_set(
+        st, "Progressing", avail ? "False" : "True",
+        avail ? "AllGroupsReady" : "GroupsProgressing",
+        avail ? "All replicas are ready" : "Replicas are progressing", now);
     fq_pods_put_status(e, FQ_KIND_LEADERWORKERSET, ns, name, st);
     fq_value_free(lws);
 }
@@ -473,8 +470,8 @@ static void lc_on_change(void *self, struct fq_engine *e,
     } else if (ch->kind == FQ_KIND_LOCALQUEUE &&
                ch->type != FQ_CHANGE_DELETED && !strcmp(ch->name, "default")) {
         const struct fq_object **objs = NULL;
-        size_t n = fq_objstore_list(fq_engine_store(e),
-                                    FQ_KIND_LEADERWORKERSET, ch->ns, &objs);
+        size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_LEADERWORKERSET,
+                                    ch->ns, &objs);
         for (size_t i = 0; i < n; i++)
             fq_pods_queue_add(&c->q, objs[i]->ns, objs[i]->name);
         free(objs);
@@ -494,8 +491,8 @@ static void lc_run(void *self, struct fq_engine *e, int64_t now)
     if (c->q.resync) {
         c->q.resync = false;
         const struct fq_object **objs = NULL;
-        size_t n = fq_objstore_list(fq_engine_store(e),
-                                    FQ_KIND_LEADERWORKERSET, NULL, &objs);
+        size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_LEADERWORKERSET,
+                                    NULL, &objs);
         for (size_t i = 0; i < n; i++)
             fq_pods_queue_add(&c->q, objs[i]->ns, objs[i]->name);
         free(objs);

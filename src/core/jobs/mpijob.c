@@ -61,8 +61,7 @@ struct mpictl {
     struct fq_pods_queue q;
 };
 
-static const struct fq_value *role(const struct fq_value *job,
-                                   const char *r)
+static const struct fq_value *role(const struct fq_value *job, const char *r)
 {
     return fq_map_get(fq_value_path(job, "spec.mpiReplicaSpecs"), r);
 }
@@ -128,8 +127,8 @@ static void kf_labels(struct fq_value *obj, const char *name, const char *r)
 static char *hostfile(const struct fq_value *job, const char *ns,
                       const char *name)
 {
-    const char *impl = fq_value_path_str(job, "spec.mpiImplementation",
-                                         "OpenMPI");
+    const char *impl =
+        fq_value_path_str(job, "spec.mpiImplementation", "OpenMPI");
     int64_t slots = fq_value_path_int(job, "spec.slotsPerWorker", 1);
     struct fq_buf b = FQ_BUF_INIT;
     fq_buf_puts(&b, "");
@@ -149,8 +148,8 @@ static char *dns_names(const struct fq_value *job, const char *ns,
                        const char *name)
 {
     struct fq_buf b = FQ_BUF_INIT;
-    fq_buf_printf(&b, "%s-launcher.%s,%s-launcher.%s.%s.svc", name, name,
-                  name, name, ns);
+    fq_buf_printf(&b, "%s-launcher.%s,%s-launcher.%s.%s.svc", name, name, name,
+                  name, ns);
     for (int64_t i = 0; i < workers(job); i++)
         fq_buf_printf(&b, ",%s-worker-%lld.%s,%s-worker-%lld.%s.%s.svc", name,
                       (long long)i, name, name, (long long)i, name, ns);
@@ -209,8 +208,8 @@ static void create_worker(struct fq_engine *e, const struct fq_value *job,
 
 static void launcher_env(struct fq_value *spec, const struct fq_value *job)
 {
-    const char *impl = fq_value_path_str(job, "spec.mpiImplementation",
-                                         "OpenMPI");
+    const char *impl =
+        fq_value_path_str(job, "spec.mpiImplementation", "OpenMPI");
     const char *hf = CONFIG_DIR "/hostfile";
     fq_pods_set_env(spec, "K_MPI_JOB_ROLE", "launcher");
     if (!strcmp(impl, "Intel")) {
@@ -250,9 +249,9 @@ static void create_launcher(struct fq_engine *e, const struct fq_value *job,
     fq_map_set(md, "ownerReferences", ors);
     kf_labels(lj, name, "launcher");
     struct fq_value *jspec = fq_map_ensure_map(lj, "spec");
-    fq_map_set(jspec, "backoffLimit",
-               fq_value_int(fq_value_path_int(job, "spec.runPolicy.backoffLimit",
-                                              6)));
+    fq_map_set(
+        jspec, "backoffLimit",
+        fq_value_int(fq_value_path_int(job, "spec.runPolicy.backoffLimit", 6)));
     const struct fq_value *t = fq_map_get(rs, "template");
     struct fq_value *tmpl = t ? fq_value_clone(t) : fq_value_map();
     fq_map_set(jspec, "template", tmpl);
@@ -334,8 +333,7 @@ static void finish(struct fq_engine *e, const char *ns, const char *name,
 {
     char ts[40];
     const char *reason = ok ? "MPIJobSucceeded" : "MPIJobFailed";
-    fq_pods_cond_set(st, ok ? "Succeeded" : "Failed", "True", reason, msg,
-                     now);
+    fq_pods_cond_set(st, ok ? "Succeeded" : "Failed", "True", reason, msg, now);
     fq_pods_cond_set(st, "Running", "False", reason, msg, now);
     fq_time_format(now, ts, sizeof(ts));
     fq_map_set(st, "completionTime", fq_value_str(ts));
@@ -419,8 +417,9 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     bool l_failed = fq_pods_cond_true(ls, "Failed");
     int64_t l_active = fq_value_path_int(ls, "active", 0);
     struct fq_value *rst = fq_value_map();
-    fq_map_set(rst, "Launcher",
-               counts(l_ok || l_failed ? 0 : 1, l_ok ? 1 : 0, l_failed ? 1 : 0));
+    fq_map_set(
+        rst, "Launcher",
+        counts(l_ok || l_failed ? 0 : 1, l_ok ? 1 : 0, l_failed ? 1 : 0));
     fq_map_set(rst, "Worker", counts(wa, wok, wf));
     fq_map_set(st, "replicaStatuses", rst);
     if (l_ok) {

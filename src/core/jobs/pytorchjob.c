@@ -55,9 +55,9 @@
 #include "jobs/integrations.h"
 #include "jobs/pods.h"
 
-#define KF "training.kubeflow.org/"
+#define KF                "training.kubeflow.org/"
 #define DEFAULT_PORT_NAME "pytorchjob-port"
-#define MAX_PODS 4096 /* names written into one pod's dns-names */
+#define MAX_PODS          4096 /* names written into one pod's dns-names */
 
 /* Master first: ranks follow this order. */
 static const char *const roles[] = {"Master", "Worker"};
@@ -68,8 +68,7 @@ struct ptctl {
 
 static const struct fq_value *role_spec(const struct fq_value *job, int r)
 {
-    return fq_map_get(fq_value_path(job, "spec.pytorchReplicaSpecs"),
-                      roles[r]);
+    return fq_map_get(fq_value_path(job, "spec.pytorchReplicaSpecs"), roles[r]);
 }
 
 static int64_t role_replicas(const struct fq_value *job, int r)
@@ -137,7 +136,8 @@ const struct fq_integration fq_pytorchjob_integration = {
 static int master_port(struct fq_engine *e, const char *ns, const char *name)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const struct fq_object *o = fq_objstore_get(s, FQ_KIND_PYTORCHJOB, ns, name);
+    const struct fq_object *o =
+        fq_objstore_get(s, FQ_KIND_PYTORCHJOB, ns, name);
     const struct fq_value *cs = fq_value_path(
         fq_map_get(fq_value_path(o->obj, "spec.pytorchReplicaSpecs"), "Master"),
         "template.spec.containers");
@@ -173,11 +173,11 @@ static void put_env_int(struct fq_value *spec, const char *k, int64_t v)
 }
 
 static void create_pod(struct fq_engine *e, const char *ns, const char *name,
-                       int r, int64_t i, int port, const char *dns,
-                       int64_t now)
+                       int r, int64_t i, int port, const char *dns, int64_t now)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const struct fq_object *o = fq_objstore_get(s, FQ_KIND_PYTORCHJOB, ns, name);
+    const struct fq_object *o =
+        fq_objstore_get(s, FQ_KIND_PYTORCHJOB, ns, name);
     if (!o)
         return;
     const struct fq_value *job = o->obj;
@@ -231,8 +231,7 @@ static char *pod_names(const struct fq_value *job, const char *name)
     for (int r = 0; r < 2; r++) {
         char lname[16];
         lower(roles[r], lname, sizeof(lname));
-        for (int64_t i = 0; i < role_replicas(job, r) && n < MAX_PODS;
-             i++, n++)
+        for (int64_t i = 0; i < role_replicas(job, r) && n < MAX_PODS; i++, n++)
             fq_buf_printf(&b, "%s%s-%s-%lld", n ? "," : "", name, lname,
                           (long long)i);
     }
@@ -274,11 +273,9 @@ static void finish(struct fq_engine *e, const char *ns, const char *name,
 {
     char ts[40];
     fq_pods_cond_set(st, ok ? "Succeeded" : "Failed", "True",
-                     ok ? "PyTorchJobSucceeded" : "PyTorchJobFailed", msg,
-                     now);
+                     ok ? "PyTorchJobSucceeded" : "PyTorchJobFailed", msg, now);
     fq_pods_cond_set(st, "Running", "False",
-                     ok ? "PyTorchJobSucceeded" : "PyTorchJobFailed", msg,
-                     now);
+                     ok ? "PyTorchJobSucceeded" : "PyTorchJobFailed", msg, now);
     fq_time_format(now, ts, sizeof(ts));
     fq_map_set(st, "completionTime", fq_value_str(ts));
     fq_engine_event(e, job, ok ? "Normal" : "Warning",
@@ -293,7 +290,8 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
                       int64_t now)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const struct fq_object *o = fq_objstore_get(s, FQ_KIND_PYTORCHJOB, ns, name);
+    const struct fq_object *o =
+        fq_objstore_get(s, FQ_KIND_PYTORCHJOB, ns, name);
     if (!o)
         return;
     struct fq_value *job = fq_value_clone(o->obj);
@@ -369,8 +367,9 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     bool ok = has_master ? c[0].succeeded > 0 :
                            c[1].succeeded == role_replicas(job, 1);
     if (failed_pod) {
-        snprintf(msg, sizeof(msg), "PyTorchJob %s is failed because pod %s failed.",
-                 name, failed_pod);
+        snprintf(msg, sizeof(msg),
+                 "PyTorchJob %s is failed because pod %s failed.", name,
+                 failed_pod);
         finish(e, ns, name, job, st, false, msg, now);
     } else if (ok) {
         snprintf(msg, sizeof(msg), "PyTorchJob %s is successfully completed.",

@@ -56,7 +56,7 @@ static int64_t num_nodes(const struct fq_value *tj)
 }
 
 /* The podTemplateOverrides entry for `node`, made when `make`. */
-static struct fq_value *override(struct fq_value *tj, bool make)
+static struct fq_value * override(struct fq_value *tj, bool make)
 {
     struct fq_value *spec = fq_map_get(tj, "spec");
     struct fq_value *ovs = fq_map_get(spec, "podTemplateOverrides");
@@ -64,8 +64,7 @@ static struct fq_value *override(struct fq_value *tj, bool make)
         struct fq_value *o = fq_seq_at(ovs, i);
         const struct fq_value *tj_ = fq_map_get(o, "targetJobs");
         for (size_t k = 0; k < fq_value_len(tj_); k++)
-            if (!strcmp(fq_value_path_str(fq_seq_at(tj_, k), "name", ""),
-                        NODE))
+            if (!strcmp(fq_value_path_str(fq_seq_at(tj_, k), "name", ""), NODE))
                 return o;
     }
     if (!make || !spec)
@@ -95,8 +94,7 @@ static struct fq_value *node_template(const struct fq_value *tj)
     fq_map_set(spec, "restartPolicy", fq_value_str("OnFailure"));
     struct fq_value *c = fq_value_map();
     fq_map_set(c, "name", fq_value_str(NODE));
-    fq_map_set(c, "image",
-               fq_value_str(fq_value_path_str(tr, "image", "")));
+    fq_map_set(c, "image", fq_value_str(fq_value_path_str(tr, "image", "")));
     if (fq_map_get(tr, "command"))
         fq_map_set(c, "command", fq_value_clone(fq_map_get(tr, "command")));
     if (fq_map_get(tr, "args"))
@@ -139,9 +137,9 @@ static struct fq_value *node_template(const struct fq_value *tj)
     struct fq_value *rank = fq_value_map();
     fq_map_set(rank, "name", fq_value_str("PET_NODE_RANK"));
     struct fq_value *vf = fq_map_ensure_map(rank, "valueFrom");
-    fq_map_set(fq_map_ensure_map(vf, "fieldRef"), "fieldPath",
-               fq_value_str("metadata.annotations['" FQ_ANN_COMPLETION_INDEX
-                            "']"));
+    fq_map_set(
+        fq_map_ensure_map(vf, "fieldRef"), "fieldPath",
+        fq_value_str("metadata.annotations['" FQ_ANN_COMPLETION_INDEX "']"));
     fq_seq_push(fq_map_get(c, "env"), rank);
     return t;
 }
@@ -196,8 +194,8 @@ const struct fq_integration fq_trainjob_integration = {
 
 /* --- the JobSet ---------------------------------------------------------- */
 
-static void create_jobset(struct fq_engine *e, const struct fq_value *tj,
-                          int64_t now)
+/* tj: the reconcile's own copy (override() finds its entry in it). */
+static void create_jobset(struct fq_engine *e, struct fq_value *tj, int64_t now)
 {
     const char *ns = fq_value_path_str(tj, "metadata.namespace", "default");
     const char *name = fq_value_path_str(tj, "metadata.name", "");
@@ -215,7 +213,7 @@ static void create_jobset(struct fq_engine *e, const struct fq_value *tj,
     struct fq_value *t = node_template(tj);
     fq_pods_set_label(t, "trainer.kubeflow.org/trainjob-ancestor-step",
                       "trainer");
-    const struct fq_value *ov = override((struct fq_value *)tj, false);
+    const struct fq_value *ov = override(tj, false);
     const struct fq_value *ovs = fq_map_get(ov, "spec");
     struct fq_value *pspec = fq_map_get(t, "spec");
     if (fq_map_get(ovs, "nodeSelector"))
@@ -240,8 +238,7 @@ static void create_jobset(struct fq_engine *e, const struct fq_value *tj,
     fq_pods_create(e, js, now, tj, "SuccessfulCreate");
 }
 
-static void delete_jobset(struct fq_engine *e, const char *ns,
-                          const char *name)
+static void delete_jobset(struct fq_engine *e, const char *ns, const char *name)
 {
     struct fq_objstore *s = fq_engine_store(e);
     const struct fq_object *o = fq_objstore_get(s, FQ_KIND_JOBSET, ns, name);

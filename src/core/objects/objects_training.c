@@ -38,9 +38,9 @@
 #include "flexq/objects.h"
 #include "objects/objects_internal.h"
 
-#define MAX_RJOBS      64    /* replicatedJobs of one JobSet */
-#define MAX_REPLICAS   10000 /* replicas of one role or replicated job */
-#define MAX_POD_NAMES  63    /* a hostname is a DNS label */
+#define MAX_RJOBS     64    /* replicatedJobs of one JobSet */
+#define MAX_REPLICAS  10000 /* replicas of one role or replicated job */
+#define MAX_POD_NAMES 63    /* a hostname is a DNS label */
 
 struct tj_view {
     struct fq_meta meta;
@@ -55,8 +55,7 @@ static void check_template(struct dctx *c, const struct fq_value *m,
     want_podtemplate(c, m, key, true, &t);
     if (!must_container)
         return;
-    const struct fq_value *cs =
-        fq_value_path(field(m, key), "spec.containers");
+    const struct fq_value *cs = fq_value_path(field(m, key), "spec.containers");
     for (size_t i = 0; i < fq_value_len(cs); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(cs, i), "name", ""),
                     must_container))
@@ -79,8 +78,7 @@ static void check_run_policy(struct dctx *c, const struct fq_value *spec)
     (void)want_enum(c, rp, "cleanPodPolicy", clean, 2);
     (void)want_int(c, rp, "backoffLimit", 0, 0, FQ_INT32_MAX, NULL);
     (void)want_int(c, rp, "activeDeadlineSeconds", 0, 1, FQ_INT32_MAX, NULL);
-    (void)want_int(c, rp, "ttlSecondsAfterFinished", 0, 0, FQ_INT32_MAX,
-                   NULL);
+    (void)want_int(c, rp, "ttlSecondsAfterFinished", 0, 0, FQ_INT32_MAX, NULL);
     path_pop(c, old);
 }
 
@@ -177,8 +175,7 @@ static void check_jobset(struct dctx *c, const struct fq_value *obj,
             if (!found)
                 derr_key(c, field(sp, "targetReplicatedJobs"),
                          "targetReplicatedJobs",
-                         "\"%s\" is not a replicated job of this JobSet",
-                         t[i]);
+                         "\"%s\" is not a replicated job of this JobSet", t[i]);
         }
         path_pop(c, o2);
     }
@@ -223,8 +220,9 @@ static void check_replica_specs(struct dctx *c, const struct fq_value *spec,
             if (!strcmp(role, roles[k]))
                 r = k;
         if (r < 0) {
-            derr_key(c, rs, role, "unknown replica type \"%s\": must be %s or %s",
-                     role, roles[0], roles[1]);
+            derr_key(c, rs, role,
+                     "unknown replica type \"%s\": must be %s or %s", role,
+                     roles[0], roles[1]);
             continue;
         }
         if (!rs || rs->type != FQ_V_MAP) {

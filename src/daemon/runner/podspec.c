@@ -274,6 +274,7 @@ static void rendezvous_names(const struct strv *env, struct strv *names)
  * At most MAX_DNS_NAMES names of at most 253 characters each.
  */
 #define MAX_DNS_NAMES 4096
+
 static void dns_names(const struct fq_value *pod, const char *ns,
                       const char *hostname, struct strv *out)
 {
@@ -281,8 +282,8 @@ static void dns_names(const struct fq_value *pod, const char *ns,
     if (sub && *sub && strlen(sub) < 64) {
         rn_strv_push(out, fq_xasprintf("%s.%s", hostname, sub));
         rn_strv_push(out, fq_xasprintf("%s.%s.%s.svc", hostname, sub, ns));
-        rn_strv_push(out, fq_xasprintf("%s.%s.%s.svc.cluster.local",
-                                       hostname, sub, ns));
+        rn_strv_push(
+            out, fq_xasprintf("%s.%s.%s.svc.cluster.local", hostname, sub, ns));
     }
     const char *list = fq_value_as_str(fq_map_get(
         fq_value_path(pod, "metadata.annotations"), FQ_ANN_DNS_NAMES));
