@@ -8,9 +8,9 @@
  *
  *   child Job   <jobset>-<rjob>-<jobIndex>, owned by the JobSet, with the
  *               labels and annotations jobset.sigs.k8s.io/jobset-name,
- *               replicatedjob-name, replicatedjob-replicas, job-index,
- *               job-global-index and restart-attempt on the Job and its
- *               pod template
+ *               jobset-uid, replicatedjob-name, replicatedjob-replicas,
+ *               global-replicas, job-index, job-global-index and
+ *               restart-attempt on the Job and its pod template
  *   pods        hostname <job>-<completionIndex> (Indexed Jobs) under
  *               subdomain spec.network.subdomain (default: the JobSet's
  *               name), so that `<jobset>-<rjob>-<j>-<p>.<subdomain>` is
@@ -44,7 +44,7 @@
  *      everything and the next admission starts from the templates the
  *      jobframework restored and merged again.
  *
- * What it does not do: the job-key label (a SHA-1 of the Job's key),
+ * What it does not do: the job-key label (a SHA-256 of the Job's key),
  * startupPolicy, coordinator, failurePolicy rules (only maxRestarts),
  * exclusive placement, or a Service object (flexq has no Services; the
  * names resolve through /etc/hosts instead).
@@ -250,7 +250,12 @@ static void create_child(struct fq_engine *e, const struct fq_value *js,
     fq_map_set(job, "spec", spec ? fq_value_clone(spec) : fq_value_map());
     struct fq_value *tmpl =
         fq_map_ensure_map(fq_map_get(job, "spec"), "template");
-    char idx[32], reps[32], glob[32], restarts[32];
+    char idx[32], reps[32], glob[32], restarts[32], greps[32];
+    int64_t all = 0;
+    const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
+    for (size_t i = 0; i < fq_value_len(rjs); i++)
+        all += rjob_replicas(fq_seq_at(rjs, i));
+    snprintf(greps, sizeof(greps), "%lld", (long long)all);
     snprintf(idx, sizeof(idx), "%lld", (long long)j);
     snprintf(reps, sizeof(reps), "%lld", (long long)rjob_replicas(rj));
     snprintf(glob, sizeof(glob), "%lld", (long long)global);
@@ -259,6 +264,9 @@ static void create_child(struct fq_engine *e, const struct fq_value *js,
     for (int k = 0; k < 2; k++) {
         struct fq_value *o = k ? tmpl : job;
         set_meta(o, JS_PREFIX "jobset-name", name);
+        set_meta(o, JS_PREFIX "jobset-uid",
+                 fq_value_path_str(js, "metadata.uid", ""));
+        set_meta(o, JS_PREFIX "global-replicas", greps);
         set_meta(o, JS_PREFIX "replicatedjob-name", rname);
         set_meta(o, JS_PREFIX "replicatedjob-replicas", reps);
         set_meta(o, JS_PREFIX "job-index", idx);
