@@ -349,6 +349,9 @@ try:
             check("resolve master 127.0.0.1" in log,
                   "%s resolves the master: %s" % (n, log))
     check(ranks == {"0", "1"}, "ranks: %s" % ranks)
+    rc, out, err = d.cli("get", "trainjobs")
+    check(rc == 0 and out.splitlines()[1].split()[:2] == ["tj", "Complete"],
+          "get trainjobs: %r" % out)
     poll("trainjob Workload Finished",
          lambda: cond(workload_of(d, "trainjob-tj-"), "Finished").get(
              "reason") == "Succeeded")

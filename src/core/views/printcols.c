@@ -527,6 +527,7 @@ const struct fq_printcol *fq_printcols(enum fq_kind k)
         return cols_jobset;
     case FQ_KIND_PYTORCHJOB:
     case FQ_KIND_MPIJOB:
+    case FQ_KIND_TRAINJOB:
         return cols_kubeflow;
     case FQ_KIND_POD:
         return cols_pod;
