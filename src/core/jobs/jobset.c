@@ -15,8 +15,10 @@
  *               subdomain spec.network.subdomain (default: the JobSet's
  *               name), so that `<jobset>-<rjob>-<j>-<p>.<subdomain>` is
  *               the headless-service name JAX and torchrun use; the
- *               runner resolves every such name of the JobSet to this
- *               machine (annotation flexq.dev/dns-names, runner/podspec.c)
+ *               runner resolves such names to this machine (annotation
+ *               flexq.dev/dns-names, runner/podspec.c): the pod's own
+ *               Job's pods, pod 0 of every Job, then the rest, at most
+ *               MAX_DNS of them
  *   TPU pods    (requesting google.com/tpu) get what GKE's TPU webhook
  *               sets: TPU_WORKER_HOSTNAMES (the hostnames of their Job's
  *               pods) and TPU_WORKER_ID (job.c: the completion index),
@@ -62,7 +64,7 @@
 #include "jobs/pods.h"
 
 #define JS_PREFIX "jobset.sigs.k8s.io/"
-#define MAX_DNS   4096 /* peer names written into one pod template */
+#define MAX_DNS   1024 /* peer names written into one pod template */
 
 struct jsctl {
     struct fq_pods_queue q;
@@ -176,9 +178,26 @@ static void set_meta(struct fq_value *obj, const char *key, const char *val)
     fq_pods_set_annotation(obj, key, val);
 }
 
-/* The headless-service names of every pod of the JobSet, comma-separated
- * (at most MAX_DNS). */
-static char *peer_names(const struct fq_value *js)
+/* Appends `<js>-<rjob>-<j>-<p>.<sub>` unless the cap is reached. */
+static void add_name(struct fq_buf *b, size_t *n, const char *js,
+                     const char *rjob, int64_t j, int64_t p, const char *sub)
+{
+    if (*n >= MAX_DNS)
+        return;
+    fq_buf_printf(b, "%s%s-%s-%lld-%lld.%s", *n ? "," : "", js, rjob,
+                  (long long)j, (long long)p, sub);
+    (*n)++;
+}
+
+/*
+ * The headless-service names the pods of child Job `self_j` of
+ * `self_rj` resolve, comma-separated, at most MAX_DNS (a pod's /etc/hosts
+ * and annotation stay small however big the JobSet): first its own Job's
+ * pods (its TPU slice, its torchrun peers), then pod 0 of every Job (the
+ * coordinators JAX and MEGASCALE name), then the rest.
+ */
+static char *peer_names(const struct fq_value *js, const char *self_rj,
+                        int64_t self_j)
 {
     struct fq_buf b = FQ_BUF_INIT;
     fq_buf_puts(&b, "");
@@ -186,14 +205,19 @@ static char *peer_names(const struct fq_value *js)
     const char *sub = subdomain(js);
     const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
     size_t n = 0;
-    for (size_t i = 0; i < fq_value_len(rjs); i++) {
-        const struct fq_value *rj = fq_seq_at(rjs, i);
-        for (int64_t j = 0; j < rjob_replicas(rj); j++)
-            for (int64_t p = 0; p < rjob_pods(rj) && n < MAX_DNS; p++, n++)
-                fq_buf_printf(&b, "%s%s-%s-%lld-%lld.%s", n ? "," : "", name,
-                              fq_value_path_str(rj, "name", ""), (long long)j,
-                              (long long)p, sub);
-    }
+    for (int pass = 0; pass < 3; pass++)
+        for (size_t i = 0; i < fq_value_len(rjs) && n < MAX_DNS; i++) {
+            const struct fq_value *rj = fq_seq_at(rjs, i);
+            const char *rn = fq_value_path_str(rj, "name", "");
+            for (int64_t j = 0; j < rjob_replicas(rj) && n < MAX_DNS; j++) {
+                bool self = !strcmp(rn, self_rj) && j == self_j;
+                if (self != (pass == 0))
+                    continue;
+                for (int64_t p = pass == 2 ? 1 : 0;
+                     p < (pass == 1 ? 1 : rjob_pods(rj)) && n < MAX_DNS; p++)
+                    add_name(&b, &n, name, rn, j, p, sub);
+            }
+        }
     return fq_buf_detach(&b);
 }
 
@@ -225,7 +249,7 @@ static void tpu_env(struct fq_value *pspec, const struct fq_value *js,
 
 static void create_child(struct fq_engine *e, const struct fq_value *js,
                          const struct fq_value *rj, int64_t j, int64_t global,
-                         const char *dns, int64_t now)
+                         int64_t now)
 {
     const char *ns = fq_value_path_str(js, "metadata.namespace", "default");
     const char *name = fq_value_path_str(js, "metadata.name", "");
@@ -276,7 +300,9 @@ static void create_child(struct fq_engine *e, const struct fq_value *js,
     struct fq_value *pspec = fq_map_ensure_map(tmpl, "spec");
     if (fq_value_path_bool(js, "spec.network.enableDNSHostnames", true)) {
         fq_map_set(pspec, "subdomain", fq_value_str(subdomain(js)));
+        char *dns = peer_names(js, rname, j);
         fq_pods_set_annotation(tmpl, FQ_ANN_DNS_NAMES, dns);
+        free(dns);
     }
     if (requests_tpu(tmpl))
         tpu_env(pspec, js, rj, jname, j);
@@ -429,7 +455,6 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     if (fq_pods_cond(st, "Suspended"))
         fq_pods_cond_set(st, "Suspended", "False", "ResumeJobs",
                          "jobset is resumed", now);
-    char *dns = peer_names(js);
     const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
     struct fq_value *rst = fq_value_seq();
     bool any_failed = false, all_ok = true, any_ok = false;
@@ -442,7 +467,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
             char *jn = fq_xasprintf("%s-%s-%lld", name, rname, (long long)j);
             const struct fq_value *c = child(e, ns, jn, name, uid);
             if (!c && !fq_objstore_get(s, FQ_KIND_JOB, ns, jn))
-                create_child(e, js, rj, j, global, dns, now);
+                create_child(e, js, rj, j, global, now);
             else if (c)
                 count_child(c, rj, &t);
             free(jn);
@@ -461,7 +486,6 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
         fq_map_set(r, "suspended", fq_value_int(t.suspended));
         fq_seq_push(rst, r);
     }
-    free(dns);
     fq_map_set(st, "replicatedJobsStatus", rst);
     bool any_op = !strcmp(
         fq_value_path_str(js, "spec.successPolicy.operator", "All"), "Any");

@@ -161,7 +161,7 @@ static char *dns_names(const struct fq_value *lws, int64_t g)
     subdomain(lws, g, sub, sizeof(sub));
     struct fq_buf b = FQ_BUF_INIT;
     fq_buf_puts(&b, "");
-    for (int64_t w = 0; w < group_size(lws) && w < 4096; w++) {
+    for (int64_t w = 0; w < group_size(lws) && w < 1024; w++) {
         char *pn = pod_name(name, g, w);
         fq_buf_printf(&b, "%s%s.%s,%s.%s.%s,%s.%s.%s.svc", w ? "," : "", pn,
                       sub, pn, sub, ns, pn, sub, ns);
