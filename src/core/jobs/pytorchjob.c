@@ -57,7 +57,7 @@
 
 #define KF                "training.kubeflow.org/"
 #define DEFAULT_PORT_NAME "pytorchjob-port"
-#define MAX_PODS          4096 /* names written into one pod's dns-names */
+#define MAX_PODS          1024 /* names written into one pod's dns-names */
 
 /* Master first: ranks follow this order. */
 static const char *const roles[] = {"Master", "Worker"};
