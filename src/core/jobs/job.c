@@ -48,7 +48,8 @@
  * ttlSecondsAfterFinished deletes a finished Job and its pods that many
  * seconds after it finished (Complete or Failed lastTransitionTime).
  *
- * Indexed Jobs with more than one completion are gangs for rendezvous:
+ * Indexed Jobs with more than one completion are gangs for rendezvous
+ * (except a JobSet's, whose controller sets the JobSet's names):
  * every pod gets RANK = index, WORLD_SIZE = completions and the
  * coordinator env of pods.h (port pair recorded on the Job in the
  * annotation flexq.dev/rendezvous-port).
@@ -361,6 +362,17 @@ static int job_port(struct fq_engine *e, const char *ns, const char *name)
     return port;
 }
 
+/* Whether the first container of pod spec `spec` has env `name`. */
+static bool tmpl_has_env(const struct fq_value *spec, const char *name)
+{
+    const struct fq_value *env =
+        fq_value_path(fq_seq_at(fq_value_path(spec, "containers"), 0), "env");
+    for (size_t i = 0; i < fq_value_len(env); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(env, i), "name", ""), name))
+            return true;
+    return false;
+}
+
 static void create_pod(struct fq_engine *e, const char *ns,
                        const struct fq_value *job, int64_t index,
                        int64_t completions, int64_t now)
@@ -391,7 +403,14 @@ static void create_pod(struct fq_engine *e, const char *ns,
         char *host = fq_xasprintf("%s-%lld", jname, (long long)index);
         fq_map_set(spec, "hostname", fq_value_str(host));
         free(host);
-        if (completions > 1) {
+        if (fq_pods_owner_name(job, "JobSet")) {
+            /* A JobSet's Job: its controller set the JobSet's own
+             * rendezvous env (jobset.c); GKE numbers TPU hosts by the
+             * completion index. */
+            if (fq_value_path(spec, "containers") &&
+                tmpl_has_env(spec, "TPU_WORKER_HOSTNAMES"))
+                fq_pods_set_env(spec, "TPU_WORKER_ID", buf);
+        } else if (completions > 1) {
             struct fq_buf hosts = FQ_BUF_INIT;
             for (int64_t i = 0; i < completions && i < 4096; i++)
                 fq_buf_printf(&hosts, "%s127.0.0.1", i ? "," : "");

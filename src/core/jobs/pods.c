@@ -541,6 +541,11 @@ static bool port_taken(const struct fq_objstore *s, enum fq_kind kind, int port)
             continue;
         if (kind == FQ_KIND_JOB && job_finished(objs[i]->obj))
             continue;
+        if (kind == FQ_KIND_PYTORCHJOB &&
+            (fq_pods_cond_true(fq_map_get(objs[i]->obj, "status"),
+                               "Succeeded") ||
+             fq_pods_cond_true(fq_map_get(objs[i]->obj, "status"), "Failed")))
+            continue;
         taken = true;
     }
     free(objs);
@@ -555,7 +560,8 @@ int fq_pods_alloc_port(struct fq_engine *e)
     struct fq_objstore *s = fq_engine_store(e);
     for (int p = base; p + 1 < base + count; p += 2)
         if (!port_taken(s, FQ_KIND_RAYCLUSTER, p) &&
-            !port_taken(s, FQ_KIND_JOB, p))
+            !port_taken(s, FQ_KIND_JOB, p) &&
+            !port_taken(s, FQ_KIND_PYTORCHJOB, p))
             return p;
     return base;
 }
