@@ -236,6 +236,16 @@ static const struct fq_kind_info table[FQ_KIND__COUNT] = {
                                {"pc", NULL},
                                false,
                                false},
+    [FQ_KIND_SERVICE] = {FQ_KIND_SERVICE,
+                         "Service",
+                         "",
+                         "v1",
+                         NULL,
+                         "services",
+                         "service",
+                         {"svc", NULL},
+                         true,
+                         true},
 };
 
 /* The preferred apiVersion string of each kind (invariant 3). */
@@ -262,6 +272,7 @@ static const char *const api_versions[FQ_KIND__COUNT] = {
     [FQ_KIND_CAPACITYMODEL] = "flexq.dev/v1alpha1",
     [FQ_KIND_CLUSTER] = "flexq.dev/v1alpha1",
     [FQ_KIND_PRIORITYCLASS] = "scheduling.k8s.io/v1",
+    [FQ_KIND_SERVICE] = "v1",
 };
 
 const struct fq_kind_info *fq_kind_info(enum fq_kind k)

@@ -38,6 +38,7 @@ const char *const *fq_discovery_categories(enum fq_kind k)
     case FQ_KIND_JOB:
     case FQ_KIND_RAYJOB:
     case FQ_KIND_RAYCLUSTER:
+    case FQ_KIND_SERVICE:
         return all;
     default:
         return NULL;

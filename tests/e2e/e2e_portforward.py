@@ -1,0 +1,285 @@
+"""`kubectl port-forward` against flexqd, pod/ and service/, with the
+oldest and the newest kubectl of the Cloud SDK: kubectl 1.27 upgrades
+straight to SPDY/3.1, kubectl 1.31+ tunnels SPDY in WebSocket messages.
+
+A RayCluster (--provider local: pods are processes of this machine) whose
+head runs a small HTTP server on a free port; KubeRay's head Service
+`<cluster>-head-svc` must exist with the head's ports, kubectl must print
+it with a Service's columns, and bytes fetched through every forward must
+be the server's, over several connections of one session. The head's
+dashboard port (8265) reaches flexqd's own dashboard; a port nobody
+listens on gives kubectl the kubelet's error; deleting the cluster deletes
+its Service.
+
+Skips (exit 77, with a line saying so) when no kubectl is installed."""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import Daemon, check, finish  # noqa: E402
+
+
+def kubectl_dir():
+    g = shutil.which("gcloud")
+    if g:
+        d = os.path.dirname(os.path.realpath(g))
+        if os.path.exists(os.path.join(d, "kubectl")):
+            return d
+    k = shutil.which("kubectl")
+    return os.path.dirname(os.path.realpath(k)) if k else None
+
+
+KDIR = kubectl_dir()
+if not KDIR:
+    print("SKIP: kubectl is not installed (neither beside gcloud nor on "
+          "PATH)")
+    sys.exit(77)
+BINS = [os.path.join(KDIR, "kubectl" + v) for v in (".1.27", ".1.33")
+        if os.access(os.path.join(KDIR, "kubectl" + v), os.X_OK)]
+if not BINS:
+    BINS = [os.path.join(KDIR, "kubectl")]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+PORT = free_port()
+# The server's answer: 200 KiB, so one response spans many DATA frames.
+SERVER = ("import http.server\n"
+          "body = b''.join(b'%%06d flexq port-forward\\n' %% i "
+          "for i in range(8000))\n"
+          "class H(http.server.BaseHTTPRequestHandler):\n"
+          "    def do_GET(self):\n"
+          "        self.send_response(200)\n"
+          "        self.send_header('Content-Length', str(len(body)))\n"
+          "        self.end_headers()\n"
+          "        self.wfile.write(body)\n"
+          "    def log_message(self, *a):\n"
+          "        pass\n"
+          "http.server.ThreadingHTTPServer(('127.0.0.1', %d), H)"
+          ".serve_forever()\n" % PORT)
+EXPECTED = b"".join(b"%06d flexq port-forward\n" % i for i in range(8000))
+
+CLUSTER = """apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: pf
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+          - name: ray-head
+            image: rayproject/ray:2.53.0-py311
+            command: ["python3", "-c", %s]
+            ports:
+              - {name: web, containerPort: %d}
+              - {name: dashboard, containerPort: 8265}
+            resources:
+              requests: {cpu: 100m, memory: 128Mi}
+""" % (json.dumps(SERVER), PORT)
+
+tmp = tempfile.mkdtemp(prefix="flexq-pf-")
+d = Daemon(extra=["--provider", "local"]).start()
+
+
+def kubeconfig():
+    path = os.path.join(tmp, "kubeconfig")
+    with open(path, "w") as f:
+        f.write("""apiVersion: v1
+kind: Config
+clusters:
+- cluster: {server: "%s"}
+  name: flexq
+contexts:
+- context: {cluster: flexq, user: me}
+  name: flexq
+current-context: flexq
+users:
+- name: me
+  user: {}
+""" % d.url)
+    return path
+
+
+KUBECONFIG = kubeconfig()
+
+
+def kubectl(kbin, *args):
+    cache = os.path.join(tmp, "cache-" + os.path.basename(kbin))
+    p = subprocess.run([kbin, "--kubeconfig", KUBECONFIG, "--cache-dir",
+                        cache] + list(args), capture_output=True, text=True,
+                       timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def wait_for(fn, what, timeout=90):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = fn()
+        if v:
+            return v
+        # a short pause between polls of the API, not a wait for a state
+        time.sleep(0.2)
+    check(False, "in time: " + what)
+    return None
+
+
+def head_pod():
+    st, lst, _ = d.request("GET", "/api/v1/namespaces/default/pods?"
+                           "labelSelector=ray.io/cluster%3Dpf,"
+                           "ray.io/node-type%3Dhead")
+    for p in (lst or {}).get("items", []) if st == 200 else []:
+        if p.get("status", {}).get("phase") == "Running":
+            return p["metadata"]["name"]
+    return None
+
+
+def fetch(port, path="/"):
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path),
+                                timeout=30) as r:
+        return r.status, r.read()
+
+
+class Forward:
+    """`kubectl port-forward TARGET LOCAL:REMOTE` until stopped."""
+
+    def __init__(self, kbin, target, remote):
+        self.local = free_port()
+        cache = os.path.join(tmp, "cache-" + os.path.basename(kbin))
+        self.p = subprocess.Popen(
+            [kbin, "--kubeconfig", KUBECONFIG, "--cache-dir", cache,
+             "port-forward", target, "%d:%d" % (self.local, remote)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.ready = False
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = self.p.stdout.readline()
+            if not line:
+                break
+            if line.startswith("Forwarding from 127.0.0.1:%d" % self.local):
+                self.ready = True
+                break
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            out, err = self.p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            out, err = self.p.communicate()
+        return out + err
+
+
+try:
+    rc, out, err = d.cli("apply", "-f", "-", stdin=CLUSTER)
+    check(rc == 0, "apply raycluster: %s %s" % (out, err))
+    pod = wait_for(head_pod, "the head pod runs")
+
+    st, svc, _ = d.request("GET", "/api/v1/namespaces/default/services/"
+                           "pf-head-svc")
+    check(st == 200, "KubeRay's head service exists: %s %s" % (st, svc))
+    spec = svc.get("spec", {}) if isinstance(svc, dict) else {}
+    ports = {p.get("name"): p.get("port") for p in spec.get("ports", [])}
+    check(ports == {"web": PORT, "dashboard": 8265, "metrics": 8080},
+          "the head's ports plus metrics: %s" % ports)
+    check(spec.get("selector", {}).get("ray.io/node-type") == "head" and
+          spec.get("selector", {}).get("ray.io/cluster") == "pf",
+          "selects the head: %s" % spec.get("selector"))
+    check(re.match(r"^10\.(9[6-9]|1[01][0-9])\.", spec.get("clusterIP", "")),
+          "a cluster IP from 10.96.0.0/12: %s" % spec.get("clusterIP"))
+    owners = svc.get("metadata", {}).get("ownerReferences", [])
+    check(len(owners) == 1 and owners[0].get("kind") == "RayCluster",
+          "owned by the RayCluster: %s" % owners)
+
+    kbin = BINS[-1]
+    rc, out, err = kubectl(kbin, "get", "svc")
+    check(rc == 0 and re.search(r"^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+"
+                                r"PORT\(S\)\s+AGE$", out, re.M) and
+          re.search(r"^pf-head-svc\s+ClusterIP\s+10\.\S+\s+<none>\s+"
+                    r"8265/TCP,8080/TCP,%d/TCP\s" % PORT, out, re.M),
+          "kubectl get svc columns: %s %s" % (out, err))
+
+    for kbin in BINS:
+        name = os.path.basename(kbin)
+        for target in ("pod/" + pod, "service/pf-head-svc"):
+            before = "".join(d.log).count('"port-forward"')
+            f = Forward(kbin, target, PORT)
+            check(f.ready, "%s port-forward %s is ready" % (name, target))
+            if f.ready:
+                for i in range(3):  # three connections, one session
+                    st, body = fetch(f.local)
+                    check(st == 200 and body == EXPECTED,
+                          "%s %s fetch %d: %d bytes" % (name, target, i,
+                                                        len(body)))
+            log = f.stop()
+            check("error" not in log.lower(),
+                  "%s %s: no error printed: %s" % (name, target, log))
+            check("".join(d.log).count('"port-forward"') > before,
+                  "flexqd logged the session")
+    # The transports: 1.27 speaks SPDY, 1.31+ WebSocket.
+    log = "".join(d.log)
+    if any(b.endswith(".1.27") for b in BINS):
+        check("transport=spdy" in log, "kubectl 1.27 used SPDY")
+    if any(b.endswith(".1.33") for b in BINS):
+        check("transport=websocket" in log, "kubectl 1.33 used WebSocket")
+
+    # The Ray head's dashboard port is flexqd's own dashboard.
+    f = Forward(BINS[-1], "service/pf-head-svc", 8265)
+    if f.ready:
+        st, body = fetch(f.local, "/healthz")
+        check(st == 200 and body.strip() == b"ok",
+              "the head's 8265 answers as flexqd: %s %r" % (st, body[:80]))
+        _, direct = fetch(d.port, "/api/version")
+        _, tunnelled = fetch(f.local, "/api/version")
+        check(direct == tunnelled, "the Ray API through the forward")
+    else:
+        check(False, "port-forward to 8265 is ready")
+    f.stop()
+
+    # A port nobody listens on: the kubelet's error reaches kubectl.
+    f = Forward(BINS[-1], "pod/" + pod, free_port())
+    if f.ready:
+        try:
+            fetch(f.local)
+            check(False, "a fetch through a dead port fails")
+        except OSError:
+            pass
+        out = f.stop()
+        check("error forwarding port" in out,
+              "kubectl prints the forwarding error: %s" % out[-400:])
+    else:
+        f.stop()
+        check(False, "port-forward to a dead port starts")
+
+    # No Upgrade: 400 as from Kubernetes; another pod: 404.
+    st, body, _ = d.request("POST", "/api/v1/namespaces/default/pods/%s/"
+                            "portforward" % pod)
+    check(st == 400, "portforward without an upgrade: %s %s" % (st, body))
+    st, body, _ = d.request("POST", "/api/v1/namespaces/default/pods/nope/"
+                            "portforward")
+    check(st == 404, "portforward to no pod: %s %s" % (st, body))
+
+    rc, out, err = d.cli("delete", "raycluster", "pf")
+    check(rc == 0, "delete raycluster: %s %s" % (out, err))
+    wait_for(lambda: d.request("GET", "/api/v1/namespaces/default/services/"
+                               "pf-head-svc")[0] == 404,
+             "the owner GC deletes the head service")
+finally:
+    d.cleanup()
+    shutil.rmtree(tmp, ignore_errors=True)
+finish()
