@@ -1,6 +1,6 @@
-"""`kubectl port-forward` against flexqd, pod/ and service/, with the
-oldest and the newest kubectl of the Cloud SDK: kubectl 1.27 upgrades
-straight to SPDY/3.1, kubectl 1.31+ tunnels SPDY in WebSocket messages.
+"""`kubectl port-forward` against flexqd, pod/ and service/, with every
+kubectl of the Cloud SDK from 1.27 to 1.33: up to 1.30 kubectl upgrades
+straight to SPDY/3.1, from 1.31 it tunnels SPDY in WebSocket messages.
 
 A RayCluster (--provider local: pods are processes of this machine) whose
 head runs a small HTTP server on a free port; KubeRay's head Service
@@ -42,7 +42,9 @@ if not KDIR:
     print("SKIP: kubectl is not installed (neither beside gcloud nor on "
           "PATH)")
     sys.exit(77)
-BINS = [os.path.join(KDIR, "kubectl" + v) for v in (".1.27", ".1.33")
+BINS = [os.path.join(KDIR, "kubectl" + v)
+        for v in (".1.27", ".1.28", ".1.29", ".1.30", ".1.31", ".1.32",
+                  ".1.33")
         if os.access(os.path.join(KDIR, "kubectl" + v), os.X_OK)]
 if not BINS:
     BINS = [os.path.join(KDIR, "kubectl")]
@@ -231,12 +233,14 @@ try:
                   "%s %s: no error printed: %s" % (name, target, log))
             check("".join(d.log).count('"port-forward"') > before,
                   "flexqd logged the session")
-    # The transports: 1.27 speaks SPDY, 1.31+ WebSocket.
+    # The transports: up to 1.30 SPDY, from 1.31 WebSocket.
     log = "".join(d.log)
     if any(b.endswith(".1.27") for b in BINS):
         check("transport=spdy" in log, "kubectl 1.27 used SPDY")
     if any(b.endswith(".1.33") for b in BINS):
         check("transport=websocket" in log, "kubectl 1.33 used WebSocket")
+    check(log.count("transport=") == 2 * len(BINS),
+          "one session per forward: %d" % log.count("transport="))
 
     # The Ray head's dashboard port is flexqd's own dashboard.
     f = Forward(BINS[-1], "service/pf-head-svc", 8265)

@@ -9,8 +9,6 @@
  * name, a name twice, 65 pairs, a block inflating past the cap, bytes
  * after the pairs).
  */
-#include "api/spdy.h"
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
+
+#include "api/spdy.h"
 
 static const uint8_t two_syns[] = {
     0x80, 0x03, 0x00, 0x01, 0x00, 0x00, 0x00, 0x3d, 0x00, 0x00, 0x00, 0x01,
