@@ -216,6 +216,29 @@ try:
                     r"8265/TCP,8080/TCP,%d/TCP\s" % PORT, out, re.M),
           "kubectl get svc columns: %s %s" % (out, err))
 
+    # `kubectl create service` (a protobuf body from kubectl 1.32 on); the
+    # first one's address is free again for the second.
+    ips = set()
+    for kbin in (BINS[0], BINS[-1]):
+        name = "made-" + os.path.basename(kbin).replace(".", "-")
+        rc, out, err = kubectl(kbin, "create", "service", "clusterip", name,
+                               "--tcp=5678:8080")
+        check(rc == 0, "%s: %s %s" % (name, out, err))
+        st, o, _ = d.request("GET", "/api/v1/namespaces/default/services/" +
+                             name)
+        sp = o.get("spec", {}) if isinstance(o, dict) else {}
+        check(sp.get("ports") == [{"name": "5678-8080", "protocol": "TCP",
+                                   "port": 5678, "targetPort": 8080}] and
+              sp.get("selector") == {"app": name} and
+              sp.get("type") == "ClusterIP",
+              "%s stored as sent: %s" % (name, sp))
+        ips.add(sp.get("clusterIP"))
+        rc, out, err = kubectl(kbin, "delete", "service", name)
+        check(rc == 0, "delete %s: %s" % (name, err))
+    check(all(ip and ip.startswith("10.96.") for ip in ips) and
+          spec.get("clusterIP") not in ips,
+          "a cluster IP of its own (freed again on delete): %s" % ips)
+
     for kbin in BINS:
         name = os.path.basename(kbin)
         for target in ("pod/" + pod, "service/pf-head-svc"):

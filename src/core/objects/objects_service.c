@@ -12,10 +12,11 @@
  *   - spec.type ClusterIP (default), NodePort, LoadBalancer, ExternalName;
  *   - spec.ports: at most MAX_PORTS, required unless the type is
  *     ExternalName or the service is headless (clusterIP None); each port
- *     1..65535, protocol TCP (default), UDP or SCTP; a name (an IANA
- *     service name: 15 characters, a letter, no "--") required once there
- *     are two ports, names and (port, protocol) pairs unique; targetPort an
- *     integer 1..65535 or a name, defaulted to port; nodePort 30000..32767
+ *     1..65535, protocol TCP (default), UDP or SCTP; a name (a DNS-1123
+ *     label) required once there are two ports, names and (port,
+ *     protocol) pairs unique; targetPort an integer 1..65535 or a
+ *     container port's name (an IANA service name: 15 characters, a
+ *     letter, no "--"), defaulted to port; nodePort 30000..32767
  *     and only for NodePort or LoadBalancer;
  *   - spec.selector: labels; spec.clusterIP "None", "" or an IPv4 address;
  *     spec.externalName a DNS subdomain, required for ExternalName;
@@ -113,7 +114,7 @@ static void check_port(struct dctx *c, const struct fq_value *p, size_t nports,
         derr_missing(c, p, "port");
     (void)want_int(c, p, "port", 0, 1, 65535, NULL);
     (void)want_enum(c, p, "protocol", protocols, 0);
-    const char *name = want_name(c, p, "name", false, check_svc_port_name);
+    const char *name = want_name(c, p, "name", false, fq_check_dns1123_label);
     if (!name && nports > 1)
         derr_key(c, p, "name",
                  "required when a Service has more than one port");
