@@ -9,7 +9,8 @@ it with a Service's columns, and bytes fetched through every forward must
 be the server's, over several connections of one session. The head's
 dashboard port (8265) reaches flexqd's own dashboard; a port nobody
 listens on gives kubectl the kubelet's error; deleting the cluster deletes
-its Service.
+its Service. With --tokens, a developer may open a tunnel to its own
+namespace's pods only, and no web page (Origin) may.
 
 Skips (exit 77, with a line saying so) when no kubectl is installed."""
 import json
@@ -308,5 +309,65 @@ try:
              "the owner GC deletes the head service")
 finally:
     d.cleanup()
+
+# --- tokens: who may open a tunnel -----------------------------------------
+ADMIN, BOB, EVE = "admin-" + "a" * 26, "bob-" + "b" * 28, "eve-" + "e" * 28
+tokens = os.path.join(tmp, "tokens")
+with open(tokens, "w") as f:
+    f.write("%s admin alice\n%s developer bob team-a\n"
+            "%s developer eve team-b\n" % (ADMIN, BOB, EVE))
+os.chmod(tokens, 0o600)
+d2 = Daemon(extra=["--provider", "local", "--tokens", tokens]).start()
+
+
+def upgrade(path, token, extra=""):
+    """The status of a SPDY upgrade request (the connection then closed)."""
+    s = socket.create_connection(("127.0.0.1", d2.port), timeout=30)
+    s.sendall(("POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+               "Authorization: Bearer %s\r\nConnection: Upgrade\r\n"
+               "Upgrade: SPDY/3.1\r\n"
+               "X-Stream-Protocol-Version: portforward.k8s.io\r\n%s"
+               "Content-Length: 0\r\n\r\n" % (path, d2.port, token, extra))
+              .encode())
+    data = b""
+    while b"\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    parts = data.split(b" ", 2)
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
+try:
+    st, _, _ = d2.request("POST", "/api/v1/namespaces",
+                          {"apiVersion": "v1", "kind": "Namespace",
+                           "metadata": {"name": "team-a"}}, token=ADMIN)
+    check(st == 201, "namespace team-a: %s" % st)
+    rc, out, err = d2.cli("apply", "-n", "team-a", "-f", "-", token=ADMIN,
+                          stdin=CLUSTER.replace("name: pf",
+                                                "name: pf\n  namespace: "
+                                                "team-a"))
+    check(rc == 0, "apply in team-a: %s %s" % (out, err))
+
+    def running():
+        st, lst, _ = d2.request("GET", "/api/v1/namespaces/team-a/pods",
+                                token=ADMIN)
+        for p in (lst or {}).get("items", []) if st == 200 else []:
+            if p.get("status", {}).get("phase") == "Running":
+                return p["metadata"]["name"]
+        return None
+    pod2 = wait_for(running, "team-a's head pod runs")
+    path = "/api/v1/namespaces/team-a/pods/%s/portforward" % pod2
+    check(upgrade(path, BOB) == 101, "bob forwards to his namespace's pod")
+    check(upgrade(path, EVE) == 403, "eve may not forward into team-a")
+    check(upgrade(path, ADMIN, "Origin: http://evil.example\r\n") == 403,
+          "a request from a web page (Origin) is refused")
+    st, _, _ = d2.request("GET", "/api/v1/namespaces/team-a/services/"
+                          "pf-head-svc", token=BOB)
+    check(st == 200, "bob reads the head service: %s" % st)
+finally:
+    d2.cleanup()
     shutil.rmtree(tmp, ignore_errors=True)
 finish()
