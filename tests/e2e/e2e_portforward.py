@@ -193,6 +193,14 @@ try:
     check(rc == 0, "apply raycluster: %s %s" % (out, err))
     pod = wait_for(head_pod, "the head pod runs")
 
+    def serving():
+        try:
+            return fetch(PORT)[1] == EXPECTED
+        except OSError:
+            return False
+    # Running is the process started; its server binds a moment later.
+    wait_for(serving, "the head's server answers on its port")
+
     st, svc, _ = d.request("GET", "/api/v1/namespaces/default/services/"
                            "pf-head-svc")
     check(st == 200, "KubeRay's head service exists: %s %s" % (st, svc))

@@ -88,6 +88,7 @@
 
 #define MAX_STREAMS  128
 #define IDLE_S       (4 * 3600)
+#define CLOSE_S      30          /* to write the last bytes once closing */
 #define BACKLOG      (1u << 20)  /* bytes queued before a side is paused */
 #define CHUNK        (32u << 10) /* most bytes of one DATA frame we send */
 #define MAX_WS_MSG   (2u << 20)
@@ -597,6 +598,9 @@ static void session_close(struct pf_sess *s)
     }
     event_del(s->idle);
     bufferevent_disable(s->bev, EV_READ);
+    /* a client that stops reading cannot hold the session */
+    struct timeval tv = {CLOSE_S, 0};
+    bufferevent_set_timeouts(s->bev, NULL, &tv);
     if (client_backlog(s) == 0) {
         /* freed from the loop, not from inside a callback of s */
         bufferevent_setcb(s->bev, NULL, closed_write, closed_event, s);
