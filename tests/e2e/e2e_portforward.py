@@ -6,7 +6,9 @@ A RayCluster (--provider local: pods are processes of this machine) whose
 head runs a small HTTP server on a free port; KubeRay's head Service
 `<cluster>-head-svc` must exist with the head's ports, kubectl must print
 it with a Service's columns, and bytes fetched through every forward must
-be the server's, over several connections of one session. The head's
+be the server's, over several connections of one session, and 3 MiB
+sent through must come back intact (more than either side's queue). The
+head's
 dashboard port (8265) reaches flexqd's own dashboard; a port nobody
 listens on gives kubectl the kubelet's error; deleting the cluster deletes
 its Service. With --tokens, a developer may open a tunnel to its own
@@ -70,6 +72,13 @@ SERVER = ("import http.server\n"
           "        self.send_header('Content-Length', str(len(body)))\n"
           "        self.end_headers()\n"
           "        self.wfile.write(body)\n"
+          "    def do_POST(self):\n"
+          "        n = int(self.headers['Content-Length'])\n"
+          "        data = self.rfile.read(n)\n"
+          "        self.send_response(200)\n"
+          "        self.send_header('Content-Length', str(n))\n"
+          "        self.end_headers()\n"
+          "        self.wfile.write(data)\n"
           "    def log_message(self, *a):\n"
           "        pass\n"
           "http.server.ThreadingHTTPServer(('127.0.0.1', %d), H)"
@@ -152,10 +161,14 @@ def head_pod():
     return None
 
 
-def fetch(port, path="/"):
+def fetch(port, path="/", data=None):
     with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path),
-                                timeout=30) as r:
+                                data=data, timeout=60) as r:
         return r.status, r.read()
+
+
+# 3 MiB up and back: more than flexqd queues for either side (1 MiB)
+UPLOAD = os.urandom(3 << 20)
 
 
 class Forward:
@@ -260,6 +273,10 @@ try:
                     check(st == 200 and body == EXPECTED,
                           "%s %s fetch %d: %d bytes" % (name, target, i,
                                                         len(body)))
+                st, body = fetch(f.local, "/echo", UPLOAD)
+                check(st == 200 and body == UPLOAD,
+                      "%s %s: 3 MiB echoed intact (%d bytes back)"
+                      % (name, target, len(body)))
             log = f.stop()
             check("error" not in log.lower(),
                   "%s %s: no error printed: %s" % (name, target, log))
