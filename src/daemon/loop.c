@@ -67,6 +67,7 @@
 #include "api/auth.h"
 #include "api/https.h"
 #include "api/openapi.h"
+#include "api/portforward.h"
 #include "api/reqgate.h"
 #include "api/web.h"
 #include "daemon.h"
@@ -664,6 +665,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     /* gcloud's container API (api_gke.h), SelfSubject{Access,}Review
      * (api_authz.h) and the HTTPS listener (https.h). */
     fq_gke_attach(d);
+    fq_portforward_attach(d);
     fq_authz_attach(d);
     if ((rc = fq_https_attach(d, err)) < 0)
         goto fail;
@@ -723,6 +725,7 @@ void fq_daemon_release(struct fq_daemon *d)
     d->runtime = NULL;
     fq_web_detach(d->web);
     d->web = NULL;
+    fq_portforward_detach(d);
     fq_http_free(d->http);
     d->http = NULL;
     fq_https_detach(d);

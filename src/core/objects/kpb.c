@@ -3,8 +3,8 @@
  * (application/vnd.kubernetes.protobuf), which kubectl 1.32+ sends for
  * core kinds (`kubectl create configmap --from-file`, `create namespace`,
  * `create secret`): the 4-byte "k8s\0" magic, the runtime.Unknown
- * envelope (typeMeta, raw), and the messages of ConfigMap, Namespace and
- * Secret with their ObjectMeta, turned into the same tree a JSON body
+ * envelope (typeMeta, raw), and the messages of ConfigMap, Namespace,
+ * Secret and Service (`kubectl create service`) with their ObjectMeta, turned into the same tree a JSON body
  * gives.
  *
  * How it works: a reader over (pointer, end) decodes varints, fixed-width
@@ -285,12 +285,101 @@ static struct fq_value *meta(struct rd *r, const struct field *f)
     return m;
 }
 
+/* ServicePort: name 1, protocol 2, port 3, targetPort 4 (IntOrString:
+ * type 1, intVal 2, strVal 3), nodePort 5, appProtocol 6. */
+static struct fq_value *service_port(struct rd *r, const struct field *f)
+{
+    struct fq_value *p = fq_value_map();
+    struct rd s = sub(r, f);
+    struct field e;
+    static const char *const strs[] = {NULL, "name", "protocol",   NULL,
+                                       NULL, NULL,   "appProtocol"};
+    while (next(&s, &e)) {
+        if (e.num <= 6 && strs[e.num] && e.wt == 2) {
+            if (e.len)
+                fq_map_set(p, strs[e.num], str_of(&s, &e));
+        } else if ((e.num == 3 || e.num == 5) && e.wt == 0) {
+            if (e.v)
+                fq_map_set(p, e.num == 3 ? "port" : "nodePort",
+                           fq_value_int((int64_t)(int32_t)e.v));
+        } else if (e.num == 4 && e.wt == 2) {
+            struct rd t = sub(&s, &e);
+            struct field g;
+            uint64_t type = 0, iv = 0;
+            struct fq_value *sv = NULL;
+            while (next(&t, &g)) {
+                if (g.num == 1 && g.wt == 0)
+                    type = g.v;
+                else if (g.num == 2 && g.wt == 0)
+                    iv = g.v;
+                else if (g.num == 3 && g.wt == 2) {
+                    fq_value_free(sv);
+                    sv = str_of(&t, &g);
+                }
+            }
+            join(&s, &t);
+            if (type == 1 && sv) {
+                fq_map_set(p, "targetPort", sv);
+                sv = NULL;
+            } else if (type == 0 && iv) {
+                fq_map_set(p, "targetPort", fq_value_int((int64_t)(int32_t)iv));
+            }
+            fq_value_free(sv);
+        }
+    }
+    join(r, &s);
+    return p;
+}
+
+/* ServiceSpec: ports 1, selector 2, clusterIP 3, type 4, externalIPs 5,
+ * sessionAffinity 7, externalName 10; the rest the server defaults. */
+static struct fq_value *service_spec(struct rd *r, const struct field *f)
+{
+    struct fq_value *sp = fq_value_map();
+    struct rd s = sub(r, f);
+    struct field e;
+    while (next(&s, &e)) {
+        if (e.wt != 2)
+            continue;
+        if (e.num == 1 && count(&s)) {
+            struct fq_value *ports = fq_map_get(sp, "ports");
+            if (!ports) {
+                fq_map_set(sp, "ports", fq_value_seq());
+                ports = fq_map_get(sp, "ports");
+            }
+            fq_seq_push(ports, service_port(&s, &e));
+        } else if (e.num == 2) {
+            map_entry(&s, &e, fq_map_ensure_map(sp, "selector"), false);
+        } else if (e.num == 5) {
+            struct fq_value *ips = fq_map_get(sp, "externalIPs");
+            if (!ips) {
+                fq_map_set(sp, "externalIPs", fq_value_seq());
+                ips = fq_map_get(sp, "externalIPs");
+            }
+            str_item(&s, &e, ips);
+        } else if ((e.num == 3 || e.num == 4 || e.num == 7 || e.num == 10) &&
+                   e.len) {
+            fq_map_set(sp,
+                       e.num == 3 ? "clusterIP" :
+                       e.num == 4 ? "type" :
+                       e.num == 7 ? "sessionAffinity" :
+                                    "externalName",
+                       str_of(&s, &e));
+        }
+    }
+    join(r, &s);
+    return sp;
+}
+
 struct kind_msg {
     const char *api_version, *kind;
 };
 
-static const struct kind_msg KINDS[] = {
-    {"v1", "ConfigMap"}, {"v1", "Namespace"}, {"v1", "Secret"}, {NULL, NULL}};
+static const struct kind_msg KINDS[] = {{"v1", "ConfigMap"},
+                                        {"v1", "Namespace"},
+                                        {"v1", "Secret"},
+                                        {"v1", "Service"},
+                                        {NULL, NULL}};
 
 /* The object message of kind `kind` (one of KINDS). */
 static struct fq_value *object(struct rd *r, const char *av, const char *kind)
@@ -300,9 +389,14 @@ static struct fq_value *object(struct rd *r, const char *av, const char *kind)
     fq_map_set(o, "kind", fq_value_str(kind));
     struct field f;
     bool cm = !strcmp(kind, "ConfigMap"), ns = !strcmp(kind, "Namespace");
+    bool svc = !strcmp(kind, "Service");
     while (next(r, &f)) {
         if (f.num == 1 && f.wt == 2) {
             fq_map_set(o, "metadata", meta(r, &f));
+        } else if (svc) {
+            if (f.num == 2 && f.wt == 2)
+                fq_map_set(o, "spec", service_spec(r, &f));
+            /* status (3) is the server's */
         } else if (cm && (f.num == 2 || f.num == 3)) {
             map_entry(r, &f,
                       fq_map_ensure_map(o, f.num == 2 ? "data" : "binaryData"),
