@@ -284,8 +284,18 @@ static void test_killed_task_waits_for_the_job(void **state)
     for (int i = 0; i < 5; i++)
         tick(f);
     assert_string_equal(phase_of(f, "w0", "status.phase"), "Running");
-    /* the job's end says why: a node died; w1 left nothing */
+    /* the job's end says why: a node died; w1 left nothing. The clock
+     * moves 100 ms a step here, so that the squeue child (a real process,
+     * slow on a loaded machine) answers well within the executor's wait
+     * for a killed task's reason (30 s of this clock, 300 steps) */
     set_state(f, "NODE_FAIL\n");
+    for (int i = 0;
+         i < 2000 && strcmp(phase_of(f, "w0", "status.phase"), "Failed"); i++) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        f->now += 100;
+        f->x.ops->poll(&f->x, f->now);
+    }
     until_phase(f, "w0", "Failed");
     until_phase(f, "w1", "Failed");
     assert_string_equal(phase_of(f, "w0", "status.reason"), "NodeLost");
