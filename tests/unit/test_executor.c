@@ -45,7 +45,7 @@
 #define NOW 1764431040000LL
 
 static const char helper[] =
-    "#!/usr/bin/env python3\n"
+    "#!/usr/bin/python3 -IS\n"
     "import json, os, sys\n"
     "d = os.path.dirname(os.path.abspath(__file__))\n"
     "req = json.load(sys.stdin)\n"

@@ -1140,7 +1140,7 @@ static void slurm_poll(struct fq_executor *x, int64_t now_ms)
 static void slurm_on_notify(struct fq_executor *x, int64_t now_ms)
 {
     struct slurm *s = x->state;
-    char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+    _Alignas(struct inotify_event) char buf[8192];
     for (;;) {
         ssize_t n = read(s->ifd, buf, sizeof(buf));
         if (n <= 0)
