@@ -34,7 +34,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (Daemon, check, finish,  # noqa: E402
+from harness import (Daemon, check, finish, failures,  # noqa: E402
                      QUEUES, RAYJOBS, TRAIN, POOL)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -474,21 +474,22 @@ try:
     check(rc == 0, "rj-cancel: %s" % err)
     if until("rj-cancel's gang running", lambda: [
             j for j in gang_jobs("rj-cancel") if j[2] == "RUNNING"], 90):
-        cancel_dirs = [os.path.join(d.data_dir, "pods", "default",
-                                    p["metadata"]["name"]) for p in pods(d)
-                       if p["metadata"]["name"].startswith("rj-cancel")]
-        check(cancel_dirs and all(os.path.isdir(p) for p in cancel_dirs),
-              "rj-cancel's pods have directories: %s" % cancel_dirs)
+        pdir = os.path.join(d.data_dir, "pods", "default")
+
+        def cancel_dirs():
+            return [n for n in os.listdir(pdir) if n.startswith("rj-cancel")]
+        # its running workers have theirs (the submitter may not yet)
+        check(len([n for n in cancel_dirs() if "tpu-group" in n]) == 4,
+              "rj-cancel's workers have directories: %s" % cancel_dirs())
         rc, out, err = d.cli("delete", "rayjob", "rj-cancel")
         check(rc == 0, "delete rj-cancel: %s" % err)
         check(until("rj-cancel's job CANCELLED", lambda: [
             j for j in gang_jobs("rj-cancel") if j[2] == "CANCELLED"], 60),
             "the Slurm job is CANCELLED: %s" % gang_jobs("rj-cancel"))
-        # the pods' files go with the pods (once their job is over)
-        check(until("rj-cancel's pod directories removed", lambda: not [
-            p for p in cancel_dirs if os.path.exists(p)], 60),
-            "deleted pods' directories removed: %s" %
-            [p for p in cancel_dirs if os.path.exists(p)])
+        # the pods' files go with the pods (once their jobs are over)
+        check(until("rj-cancel's pod directories removed",
+                    lambda: not cancel_dirs(), 60),
+              "deleted pods' directories removed: %s" % cancel_dirs())
 
     # --- pools backed by partitions of other names ---------------------------
     rc, out, err = d.cli("nodepool", "create", "cpu-x",
@@ -541,7 +542,7 @@ try:
                          stdin=slow_job("rj-lost", "slower-train-script"))
     check(rc == 0, "rj-lost: %s" % err)
     g = until("rj-lost's gang running", lambda: [
-        j for j in gang_jobs("rj-lost") if j[2] == "RUNNING"], 90)
+        j for j in gang_jobs("rj-lost") if j[2] == "RUNNING"], 180)
     if g:
         victim = hostnames(g[0][3])[1]
         crash(victim)
@@ -576,6 +577,10 @@ try:
               "the workload is evicted and requeued (NodeLost)")
         cluster("node-start " + victim)
 
+    if failures:  # what flexqd and Slurm said, for the failed checks
+        print("".join(d.log[-120:]), file=sys.stderr)
+        print(slurm("squeue", "-t", "all", "-o", "%i %j %T %r %N"),
+              file=sys.stderr)
     check(d.stop() == 0, "clean shutdown")
     d = None
 except Exception:
