@@ -59,6 +59,7 @@ static const char helper[] =
     "    f.write('%s %s\\n' % (op, req.get('gang') or req.get('jobid') or\n"
     "            ','.join(req.get('jobs') or [])))\n"
     "if op == 'submit':\n"
+    "    json.dump(req, open(os.path.join(d, 'submit.json'), 'w'))\n"
     "    print(json.dumps({'jobid': '7'}))\n"
     "elif op == 'poll':\n"
     "    print(json.dumps({'jobs': {j: {'state': rd('state', 'RUNNING')}\n"
@@ -346,6 +347,54 @@ static void test_restart_sweeps_dirs_of_gone_pods(void **state)
     teardown_fx(f);
 }
 
+/* The submit carries each node's address from its Node object (the
+ * provider's NodeAddr), so the helper needs no scontrol call. */
+static void test_submit_carries_node_addresses(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_fx();
+    for (int i = 1; i <= 2; i++) {
+        char *text = fq_xasprintf(
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: t%d\n"
+            "  labels: {flexq.dev/slurm-partition: p}\n"
+            "status:\n  addresses:\n  - {type: InternalIP, address: "
+            "10.0.0.%d}\n",
+            i, i);
+        struct fq_err err;
+        assert_int_equal(fq_objstore_create(fq_engine_store(f->e),
+                                            testlib_yaml1(text), f->now, NULL,
+                                            NULL, &err),
+                         0);
+        free(text);
+    }
+    submitted_gang(f);
+    char *path = fq_xasprintf("%s/submit.json", f->dir);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    free(path);
+    struct fq_value *req = NULL;
+    assert_int_equal(fq_json_parse(buf, n, "submit.json", NULL, &req, NULL), 0);
+    const struct fq_value *nodes = fq_map_get(req, "nodes");
+    for (int i = 1; i <= 2; i++) {
+        char name[8], addr[16];
+        snprintf(name, sizeof(name), "t%d", i);
+        snprintf(addr, sizeof(addr), "10.0.0.%d", i);
+        const struct fq_value *a =
+            fq_seq_at(fq_map_get(fq_map_get(nodes, name), "addresses"), 0);
+        assert_string_equal(fq_value_path_str(a, "address", ""), addr);
+        assert_string_equal(fq_value_as_str(fq_map_get(
+                                fq_map_get(fq_map_get(nodes, name), "labels"),
+                                "flexq.dev/slurm-partition")),
+                            "p");
+    }
+    fq_value_free(req);
+    teardown_fx(f);
+}
+
 static void test_gang_submitted_once_when_bound(void **state)
 {
     (void)state;
@@ -466,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_delete_cancels_the_job),
         cmocka_unit_test(test_restart_adopts_and_resubmits_nothing),
         cmocka_unit_test(test_killed_task_waits_for_the_job),
+        cmocka_unit_test(test_submit_carries_node_addresses),
         cmocka_unit_test(test_deleted_pod_dirs_go),
         cmocka_unit_test(test_restart_sweeps_dirs_of_gone_pods),
     };

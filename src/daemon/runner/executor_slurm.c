@@ -521,13 +521,21 @@ static struct fq_value *submit_request(struct fq_executor *x,
                 fq_map_set(req, "volumesFrom", fq_value_clone(o->obj));
             }
         }
-        /* the Node object's labels say which partition / reservation */
+        /* the Node object's labels say which partition / reservation, its
+         * addresses (Slurm's NodeAddr, from the provider) where the gang
+         * meets: no scontrol call on the way to sbatch */
         const char *nn = fq_value_path_str(p, "spec.nodeName", "");
         const struct fq_object *no =
             fq_objstore_get(fq_engine_store(x->engine), FQ_KIND_NODE, "", nn);
-        if (no && !fq_map_get(nodes, nn))
-            fq_map_set(nodes, nn,
-                       fq_value_clone(fq_value_path(no->obj, "metadata")));
+        if (no && !fq_map_get(nodes, nn)) {
+            struct fq_value *md =
+                fq_value_clone(fq_value_path(no->obj, "metadata"));
+            const struct fq_value *ad =
+                fq_value_path(no->obj, "status.addresses");
+            if (md && md->type == FQ_V_MAP && ad)
+                fq_map_set(md, "addresses", fq_value_clone(ad));
+            fq_map_set(nodes, nn, md ? md : fq_value_map());
+        }
     }
     fq_map_set(req, "pods", pods);
     fq_map_set(req, "configMaps", cms);
