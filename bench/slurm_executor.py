@@ -318,15 +318,30 @@ def gang(d):
           "--for=jsonpath={.status.jobDeploymentStatus}=Complete",
           "--timeout=240s")
     done.set()
-    starts = []
+    starts, procs = [], []
     root = os.path.join(d.data, "pods", "default")
     for n in os.listdir(root):
         tj = os.path.join(root, n, "task.json")
         if "tpu-group" in n and os.path.exists(tj):
             starts.append(os.stat(tj).st_mtime)
+            procs.append(read_json(tj).get("procStart") or 0)
     if "t" not in admitted or len(starts) != 4:
-        return None, None
-    return min(starts) - admitted["t"], max(starts) - admitted["t"]
+        return None, None, []
+    # the gang's own stages, from the worker gang's submit line
+    sub = next((logfmt(ln) for ln in d.log
+                if 'msg="slurm gang submitted"' in ln and "tpu-group" in ln),
+               {})
+    a = admitted["t"]
+    marks = [("admitted", a),
+             ("executor submit", int(sub.get("launch_ms", 0)) / 1000.0),
+             ("sbatch starts", float(sub.get("sbatch_start", 0))),
+             ("sbatch returns", float(sub.get("sbatch_end", 0))),
+             ("first task process", min(procs)),
+             ("first task started", min(starts))]
+    stages = [("%s -> %s" % (marks[i][0], marks[i + 1][0]),
+               marks[i + 1][1] - marks[i][1]) for i in range(len(marks) - 1)
+              if marks[i][1] and marks[i + 1][1]]
+    return min(starts) - a, max(starts) - a, stages
 
 
 result = {}
@@ -341,7 +356,7 @@ try:
     marks = []
     f = through_flexq(d, marks)
     rows = breakdown(d, marks)
-    g_first, g_last = gang(d)
+    g_first, g_last, g_stages = gang(d)
     ratio = statistics.median(f) / statistics.median(s)
     print("per-job end to end, %d jobs one at a time (s):" % N)
     print("  %-22s p50 %6.3f  p90 %6.3f  mean %6.3f" %
@@ -359,6 +374,8 @@ try:
     if g_first is not None:
         print("4-host gang after admission: first task %.3f s, last %.3f s "
               "(target <= 1 s)" % (g_first, g_last))
+        for label, v in g_stages:
+            print("  %-54s %6.3f" % (label, v))
     result = {"bench": "slurm_executor", "n": N,
               "straight_p50_s": round(pct(s, .5), 4),
               "straight_mean_s": round(statistics.mean(s), 4),
@@ -371,7 +388,8 @@ try:
               "gang_first_start_s": None if g_first is None else
               round(g_first, 4),
               "gang_last_start_s": None if g_last is None else
-              round(g_last, 4)}
+              round(g_last, 4),
+              "gang_stages_s": {lbl: round(v, 4) for lbl, v in g_stages}}
 finally:
     if d:
         d.stop()
