@@ -139,5 +139,8 @@ struct fq_timer *fq_daemon_add_timer(struct fq_daemon *d, fq_timer_fn fn,
                                      void *ctx);
 /* Arms t to fire every period_ms (0 disarms it). */
 void fq_daemon_timer_arm(struct fq_timer *t, int64_t period_ms);
+/* fn runs in the loop whenever `fd` (borrowed; open until the daemon is
+ * released) is readable. */
+int fq_daemon_add_fd(struct fq_daemon *d, int fd, fq_timer_fn fn, void *ctx);
 
 #endif

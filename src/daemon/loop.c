@@ -251,6 +251,17 @@ struct fq_timer *fq_daemon_add_timer(struct fq_daemon *d, fq_timer_fn fn,
     return t;
 }
 
+int fq_daemon_add_fd(struct fq_daemon *d, int fd, fq_timer_fn fn, void *ctx)
+{
+    /* a timer whose event is the descriptor: freed with the timers */
+    struct fq_timer *t = fq_daemon_add_timer(d, fn, ctx);
+    event_free(t->ev);
+    t->ev = event_new(d->loop->base, fd, EV_READ | EV_PERSIST, on_timer, t);
+    if (!t->ev)
+        abort();
+    return event_add(t->ev, NULL) == 0 ? 0 : FQ_EIO;
+}
+
 void fq_daemon_timer_arm(struct fq_timer *t, int64_t period_ms)
 {
     if (!t)
