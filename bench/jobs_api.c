@@ -395,6 +395,24 @@ static int phase_up(struct run *r, const char *prefix, int want)
     return 0;
 }
 
+/* The store's commits, from flexqd's last log line ("stopped
+ * commits=N"): each is one fsync with --sync full. -1 when not found. */
+static long log_commits(const char *log)
+{
+    FILE *f = fopen(log, "re");
+    if (!f)
+        return -1;
+    char line[1024];
+    long n = -1;
+    while (fgets(line, sizeof(line), f)) {
+        const char *p = strstr(line, "commits=");
+        if (p && strstr(line, "stopped"))
+            n = strtol(p + 8, NULL, 10);
+    }
+    fclose(f);
+    return n;
+}
+
 /* bench.sh's phase_end figures; stops the daemon. Returns them (owned). */
 static char *phase_down(struct run *r)
 {
@@ -407,13 +425,18 @@ static char *phase_down(struct run *r)
     watch_stop(&r->w);
     close(r->c.fd);
     daemon_stop(&r->d);
+    long commits = log_commits(r->d.log);
+    if (commits >= 0)
+        printf("%s phase: flexqd's store made %ld commits (one fsync each)\n",
+               r->cli ? "cli" : "api", commits);
     return fq_xasprintf(
         "\"ctld_cpu_s\": %.2f, \"slurmd_cpu_s\": 0.0, "
         "\"peak_rss_kb\": {\"slurmctld\": %ld, \"slurmd_sum\": 0, "
         "\"munged\": 0}, \"host_busy_cpu_s\": %.2f, \"phase_wall_s\": %.2f, "
-        "\"host_cpu_utilisation\": %.3f, \"failed_calls\": %d",
+        "\"host_cpu_utilisation\": %.3f, \"failed_calls\": %d, "
+        "\"store_commits\": %ld",
         cpu, hwm, c, w, w > 0 ? c / (w * (double)(nproc > 0 ? nproc : 1)) : 0.0,
-        r->failed_calls);
+        r->failed_calls, commits);
 }
 
 static const char *mode(const struct run *r)
