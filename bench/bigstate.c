@@ -303,8 +303,13 @@ int main(int argc, char **argv)
     snprintf(big, sizeof(big), "%s/big", dir);
     mkdir(empty, 0755);
     mkdir(big, 0755);
-    const char *const args[] = {"--provider", "sim", "--sync", "full",
-                                "--seed",     "42",  NULL};
+    /* --max-events: keep the fixture's Events (300,000 at --scale 1),
+     * which flexqd's cap (10,000) would otherwise delete after start-up,
+     * a thousand a turn, each sweep sorting every Event: the state
+     * measured would not be the state written */
+    const char *const args[] = {"--provider",   "sim",       "--sync",
+                                "full",         "--seed",    "42",
+                                "--max-events", "100000000", NULL};
 
     /* an empty daemon: the RSS to subtract */
     struct daemon d;
