@@ -202,6 +202,10 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
                        "were invalidated by another workload",
                        y->now);
         k->need_cycle = true;
+        /* Its queue's next heads wait too (Kueue pops one head per queue
+         * a cycle): each would compute preemptions to be skipped the
+         * same way, the whole queue in one cycle. */
+        k->cq_blocked[w->cq] = true;
     } else if (r->mode == FQ_ADM_FIT) {
         kq_reserve(k, y->e, y->s, w, r, y->now, NULL);
         if (w->replaces)
