@@ -627,6 +627,42 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&b.mu);
     for (int s = 0; s < senders; s++)
         pthread_join(th[s], NULL);
+    /* the set-up connection sat idle through the run, past flexqd's idle
+     * timeout (60 s): a fresh one for the questions below (/metrics read
+     * nothing before) */
+    close(c->fd);
+    c->fd = connect_to(d.port);
+    c->len = 0;
+    /* name the unfinished (at most 10) with their conditions, so that a
+     * workload left out of its queue can be looked into */
+    for (int k = 0, shown = 0; k < b.n && shown < 10; k++) {
+        if (b.w[k].state == ST_DONE)
+            continue;
+        char name[32], path[160];
+        wl_name(k, name, sizeof(name));
+        snprintf(path, sizeof(path),
+                 "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/"
+                 "workloads/%s",
+                 name);
+        struct fq_buf wb = FQ_BUF_INIT;
+        call_body(c, "GET", path, "application/json", NULL, &wb);
+        struct fq_value *v = NULL;
+        struct fq_limits lim = fq_limits_default();
+        fq_json_parse(fq_buf_str(&wb), wb.len, "workload", &lim, &v, NULL);
+        fprintf(stderr, "baseline: unfinished %s (state %d):", name,
+                b.w[k].state);
+        const struct fq_value *cs = fq_value_path(v, "status.conditions");
+        for (size_t j = 0; j < fq_value_len(cs); j++) {
+            const struct fq_value *cd = fq_seq_at(cs, j);
+            fprintf(stderr, " %s=%s/%s", fq_value_path_str(cd, "type", "?"),
+                    fq_value_path_str(cd, "status", "?"),
+                    fq_value_path_str(cd, "reason", "?"));
+        }
+        fprintf(stderr, "\n");
+        fq_value_free(v);
+        fq_buf_release(&wb);
+        shown++;
+    }
     double cpu = proc_cpu_s(d.pid) - cpu0, host = busy_cpu_s() - host0;
     long hwm = proc_hwm_kb(d.pid);
     struct fq_buf met = FQ_BUF_INIT;

@@ -43,7 +43,8 @@
  * /proc, its pods not included).
  *
  * Usage: jobs_api [N]   (default 500; MODES=cli,api and
- * PHASES=idle,seq,array,gang,queued pick what runs; JOBS_DIR=/dev/shm puts
+ * PHASES=idle,seq,array,gang,queued,conc pick what runs, conc being
+ * the seq jobs from 8 clients at once; JOBS_DIR=/dev/shm puts
  * the data directories elsewhere than /tmp). Output: readable figures, a
  * line "FLEXQ_CLI_JSON {...}" and one "FLEXQ_API_JSON {...}", each with
  * bench/jobs' keys (for ratio.py: grep the line, cut the prefix), and as
@@ -395,6 +396,24 @@ static int phase_up(struct run *r, const char *prefix, int want)
     return 0;
 }
 
+/* The store's commits, from flexqd's last log line ("stopped
+ * commits=N"): each is one fsync with --sync full. -1 when not found. */
+static long log_commits(const char *log)
+{
+    FILE *f = fopen(log, "re");
+    if (!f)
+        return -1;
+    char line[1024];
+    long n = -1;
+    while (fgets(line, sizeof(line), f)) {
+        const char *p = strstr(line, "commits=");
+        if (p && strstr(line, "stopped"))
+            n = strtol(p + 8, NULL, 10);
+    }
+    fclose(f);
+    return n;
+}
+
 /* bench.sh's phase_end figures; stops the daemon. Returns them (owned). */
 static char *phase_down(struct run *r)
 {
@@ -407,13 +426,18 @@ static char *phase_down(struct run *r)
     watch_stop(&r->w);
     close(r->c.fd);
     daemon_stop(&r->d);
+    long commits = log_commits(r->d.log);
+    if (commits >= 0)
+        printf("%s phase: flexqd's store made %ld commits (one fsync each)\n",
+               r->cli ? "cli" : "api", commits);
     return fq_xasprintf(
         "\"ctld_cpu_s\": %.2f, \"slurmd_cpu_s\": 0.0, "
         "\"peak_rss_kb\": {\"slurmctld\": %ld, \"slurmd_sum\": 0, "
         "\"munged\": 0}, \"host_busy_cpu_s\": %.2f, \"phase_wall_s\": %.2f, "
-        "\"host_cpu_utilisation\": %.3f, \"failed_calls\": %d",
+        "\"host_cpu_utilisation\": %.3f, \"failed_calls\": %d, "
+        "\"store_commits\": %ld",
         cpu, hwm, c, w, w > 0 ? c / (w * (double)(nproc > 0 ? nproc : 1)) : 0.0,
-        r->failed_calls);
+        r->failed_calls, commits);
 }
 
 static const char *mode(const struct run *r)
@@ -589,6 +613,117 @@ static char *phase_gang(struct run *r, int n)
     return phase_bulk(r, "gang", n / 40, 2, CPUS, false);
 }
 
+/* --- conc: several clients at once (group commit) ------------------------- */
+
+#define CONC_CLIENTS 8
+
+struct conc_client {
+    struct run *r;
+    int first; /* submits jobs first, first + CONC_CLIENTS, ... */
+    int n;
+    char **ys;
+    int accepted, failed;
+};
+
+static void *conc_client(void *arg)
+{
+    struct conc_client *cc = arg;
+    struct run *r = cc->r;
+    struct conn *c = NULL;
+    if (!r->cli) {
+        c = fq_xcalloc(1, sizeof(*c));
+        c->fd = connect_to(r->d.port);
+    }
+    for (int i = cc->first; i < cc->n; i += CONC_CLIENTS) {
+        bool ok;
+        if (r->cli) {
+            char *path = fq_xasprintf("%s/conc%d.yaml", r->dir, i);
+            const char *argv[] = {r->cli_bin, "--server", r->d.url, "create",
+                                  "-f",       path,       NULL};
+            pid_t pid = fork();
+            if (pid == 0) {
+                int nul = open("/dev/null", O_WRONLY);
+                if (nul >= 0)
+                    dup2(nul, 1);
+                execv(argv[0], (char *const *)argv);
+                _exit(127);
+            }
+            int st = 0;
+            while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                ;
+            ok = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+            free(path);
+        } else {
+            ok = c->fd >= 0 && call(c, "POST", JOBS_PATH, "application/yaml",
+                                    cc->ys[i]) == 201;
+        }
+        cc->accepted += ok;
+        cc->failed += !ok;
+    }
+    if (c) {
+        if (c->fd >= 0)
+            close(c->fd);
+        free(c);
+    }
+    return NULL;
+}
+
+/*
+ * conc: the seq phase's N no-op jobs from CONC_CLIENTS clients at once,
+ * each one by one (a keep-alive connection each, or a CLI process after
+ * another): what group commit gives when several clients wait on the
+ * disk together (their requests share a commit and its fsync). Not in
+ * bench.sh.
+ */
+static char *phase_conc(struct run *r, int n)
+{
+    if (phase_up(r, "conc", n) < 0)
+        return NULL;
+    char **ys = fq_xcalloc((size_t)n + 1, sizeof(char *));
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "conc%d", i);
+        ys[i] = prepare(r, name, 1, 1, NOOP_CMD);
+    }
+    struct conc_client cc[CONC_CLIENTS];
+    pthread_t th[CONC_CLIENTS];
+    fflush(stdout);
+    double ta = wall();
+    for (int k = 0; k < CONC_CLIENTS; k++) {
+        cc[k] = (struct conc_client){r, k, n, ys, 0, 0};
+        pthread_create(&th[k], NULL, conc_client, &cc[k]);
+    }
+    int accepted = 0;
+    for (int k = 0; k < CONC_CLIENTS; k++) {
+        pthread_join(th[k], NULL);
+        accepted += cc[k].accepted;
+        r->failed_calls += cc[k].failed;
+    }
+    double tb = wall();
+    int done = watch_wait(&r->w, n, 600);
+    double tc = wall();
+    int failed = r->w.failed;
+    char *mt = phase_down(r);
+    for (int i = 0; i < n; i++)
+        free(ys[i]);
+    free(ys);
+    double sub = tb - ta, all_s = tc - ta;
+    printf("%s %-6s %d jobs from %d clients: submitted in %.3f s (%.1f/s), "
+           "all done in %.3f s (%.2f jobs/s end to end)%s\n",
+           mode(r), "conc", n, CONC_CLIENTS, sub, n / (sub > 0 ? sub : 1e-9),
+           all_s, n / (all_s > 0 ? all_s : 1e-9),
+           failed || done < n ? " (SOME FAILED)" : "");
+    char *out = fq_xasprintf(
+        "\"conc\": {\"jobs\": %d, \"accepted\": %d, \"finished\": %d, "
+        "\"failed\": %d, \"submit_wall_s\": %.3f, \"submit_jobs_per_s\": "
+        "%.1f, \"all_done_wall_s\": %.3f, \"end_to_end_jobs_per_s\": %.2f, "
+        "\"drain_after_last_submit_s\": %.3f, %s, \"submitters\": %d}",
+        n, accepted, done, failed, sub, n / (sub > 0 ? sub : 1e-9), all_s,
+        n / (all_s > 0 ? all_s : 1e-9), tc - tb, mt, CONC_CLIENTS);
+    free(mt);
+    return out;
+}
+
 static int count_prefix(const char *path, const char *prefix)
 {
     FILE *f = fopen(path, "re");
@@ -731,7 +866,7 @@ static const struct {
     phase_fn fn;
 } PHASES[] = {
     {"idle", phase_idle}, {"seq", phase_seq},       {"array", phase_array},
-    {"gang", phase_gang}, {"queued", phase_queued},
+    {"gang", phase_gang}, {"queued", phase_queued}, {"conc", phase_conc},
 };
 
 static bool wanted(const char *list, const char *name)
@@ -798,7 +933,7 @@ int main(int argc, char **argv)
         n = 40;
     const char *phases = getenv("PHASES");
     if (!phases || !*phases)
-        phases = "idle,seq,array,gang,queued";
+        phases = "idle,seq,array,gang,queued,conc";
     const char *modes = getenv("MODES");
     if (!modes || !*modes)
         modes = "cli,api";

@@ -26,6 +26,12 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
 {
     struct rec *rc = (struct rec *)w; /* every wl here is a record's */
     k->quota_moved = true;
+    /* The record changes below without being derived: its fingerprint no
+     * longer says what it was derived from (a workload reserved, then
+     * preempted and released within one second, came back to a status
+     * equal to the one fingerprinted, and its record was not derived
+     * again: a holder in no queue). */
+    rc->fp_ok = false;
     kq_account(k, rc, -1);
     struct cq_info *c = &s->cqs[w->cq];
     /* Only status changes, and it does: in place. */
@@ -193,6 +199,7 @@ void kq_preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
         fq_engine_event(e, so, "Normal", "EvictedDueToPreempted", "%s", msg);
     }
     victim->evicting = true;
+    ((struct rec *)victim)->fp_ok = false; /* as in kq_reserve */
     k->stats.preemptions++;
 }
 

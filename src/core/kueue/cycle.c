@@ -13,6 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Quota set aside in the snapshot for a preemptor until the cycle ends. */
+struct aside {
+    int cq; /* fq_adm CQ index */
+    int nuse;
+    uint16_t fr[FQ_ADM_MAX_FLAVORS];
+    int64_t amt[FQ_ADM_MAX_FLAVORS];
+};
+
 /* One cycle's state, shared by its steps. */
 struct cyc {
     struct kueue *k;
@@ -22,7 +30,61 @@ struct cyc {
     int limit;     /* policy.max_admissions_per_cq_per_cycle (0: all) */
     bool cooldown; /* policy.flavor_failure_cooldown */
     size_t nhandled;
+    /* Kueue's cycleCohortsSkipPreemption and the preemptors' share of
+     * cycleCohortsUsage (scheduler.go): a cohort (fq_adm node) where a
+     * head issued preemptions this cycle, and the quota set aside. */
+    bool *cohort_preempted; /* owned, one per fq_adm node */
+    struct aside *aside;    /* owned */
+    size_t naside, capaside;
 };
+
+/* The cohort node of CQ `cq` (fq_adm index), or -1 when it has none. */
+static int cohort_of(const struct snap *s, int cq)
+{
+    return s->adm.nodes[s->adm.cqs[cq].node].parent;
+}
+
+/*
+ * Sets aside, until the cycle ends, the quota preemptor w asked for, as
+ * Kueue's resourcesToReserve counts a Preempt entry into the cycle's
+ * cohort usage: what it asked up to its nominal quota, or up to nominal
+ * plus its borrowing limit when it borrows. Later heads of the cycle see
+ * that room taken, so a lower-priority workload cannot use the room the
+ * preemptor is freeing and be preempted for it again next cycle (with
+ * cycleMilliseconds 0, in the same instant, without end).
+ */
+static void set_aside(struct cyc *y, const struct wl *w,
+                      const struct fq_adm_result *r)
+{
+    struct fq_adm *a = &y->s->adm;
+    int cq = y->s->cqs[w->cq].adm;
+    const struct fq_adm_cell *cells = a->nodes[a->cqs[cq].node].cells;
+    FQ_GROW(y->aside, y->capaside, y->naside + 1);
+    struct aside *as = &y->aside[y->naside];
+    as->cq = cq;
+    as->nuse = 0;
+    for (int i = 0; i < r->nuse; i++) {
+        const struct fq_adm_cell *c = &cells[r->use_fr[i]];
+        int64_t amt = r->use_amt[i];
+        int64_t room;
+        if (r->borrows)
+            room = c->borrow_limit == FQ_ADM_UNLIMITED ?
+                       amt :
+                       c->nominal + c->borrow_limit - c->usage;
+        else
+            room = c->nominal - c->usage;
+        if (amt > room)
+            amt = room;
+        if (amt <= 0)
+            continue;
+        as->fr[as->nuse] = r->use_fr[i];
+        as->amt[as->nuse++] = amt;
+    }
+    if (as->nuse == 0)
+        return;
+    fq_adm_charge(a, cq, as->nuse, as->fr, as->amt, +1);
+    y->naside++;
+}
 
 /* The round's heads, one per ClusterQueue that is active, not blocked and
  * under its limit, from its act array past the cursor (a parked workload
@@ -98,6 +160,11 @@ static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
     kq_set_pending(y->e, w, "WaitingForPreemptedWorkloads", msg, y->now);
     k->need_cycle = true;
     k->cq_blocked[w->cq] = true;
+    int co = cohort_of(y->s, y->s->cqs[w->cq].adm);
+    if (co >= 0) {
+        y->cohort_preempted[co] = true;
+        set_aside(y, w, r);
+    }
 }
 
 /* Processes one head in Kueue's order: reserve, preempt, or pending
@@ -125,7 +192,21 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
         if (!strcmp(k->hw[r->targets[t]]->w.name, w->replaces) &&
             !strcmp(k->hw[r->targets[t]]->w.ns, w->ns))
             r->mode = FQ_ADM_NO_CANDIDATES;
-    if (r->mode == FQ_ADM_FIT) {
+    int co = cohort_of(y->s, c->adm);
+    if (r->mode == FQ_ADM_PREEMPT && r->ntargets > 0 && co >= 0 &&
+        y->cohort_preempted[co]) {
+        /* Kueue: another head's preemptions in this cohort invalidated
+         * this one's targets; it is tried again next cycle. */
+        kq_set_pending(y->e, w, "Pending",
+                       "Workload skipped because its preemption calculations "
+                       "were invalidated by another workload",
+                       y->now);
+        k->need_cycle = true;
+        /* Its queue's next heads wait too (Kueue pops one head per queue
+         * a cycle): each would compute preemptions to be skipped the
+         * same way, the whole queue in one cycle. */
+        k->cq_blocked[w->cq] = true;
+    } else if (r->mode == FQ_ADM_FIT) {
         kq_reserve(k, y->e, y->s, w, r, y->now, NULL);
         if (w->replaces)
             fq_kueue_slice_replaced(y->e, w->ns, w->replaces, w->name, y->now);
@@ -188,6 +269,8 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
                     .now = now,
                     .limit = cfg->policy.max_admissions_per_cq_per_cycle,
                     .cooldown = cfg->policy.flavor_failure_cooldown};
+    y.cohort_preempted =
+        fq_xcalloc((size_t)y.s->adm.nnodes + 1, sizeof(*y.cohort_preempted));
     k->need_cycle = false;
     k->cycle_no++;
     k->in_cycle = true;
@@ -215,6 +298,11 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
      * until a queue has a head). */
     if (y.nhandled > 0)
         after_heads(&y);
+    for (size_t i = 0; i < y.naside; i++)
+        fq_adm_charge(&y.s->adm, y.aside[i].cq, y.aside[i].nuse, y.aside[i].fr,
+                      y.aside[i].amt, -1);
+    free(y.aside);
+    free(y.cohort_preempted);
     for (size_t i = 0; i < y.nhandled; i++) {
         struct rec *rc = k->handled[i];
         if (!rc->w.pending)

@@ -19,6 +19,12 @@
  * returns. argv[1] is the command's path, argv[1..] its argv; the
  * environment is the pod's. Nothing else of the binary runs.
  *
+ * The same file is also built alone, as the small `flexq-pod-init`
+ * beside flexqd (FQ_POD_INIT_STANDALONE: only libc): the runner execs
+ * that one when it is there (probe.c), since loading flexqd again, with
+ * its 10 libraries and their relocations, cost every pod start about
+ * 2 ms of CPU.
+ *
  * What it does not do: anything a pod could use: it has the pod's user,
  * no capabilities and the seccomp filter, like the command.
  */
@@ -86,3 +92,13 @@ __attribute__((constructor)) static void fq_pod_init_ctor(int argc, char **argv,
     if (argc >= 1 && argv && argv[0] && !strcmp(argv[0], FQ_POD_INIT_ARGV0))
         run_init(argc, argv, envp);
 }
+
+#ifdef FQ_POD_INIT_STANDALONE
+int main(int argc, char **argv, char **envp)
+{
+    /* The constructor ran run_init when argv[0] is FQ_POD_INIT_ARGV0,
+     * which is how the runner starts it; any other name, too. */
+    run_init(argc, argv, envp);
+    return 127;
+}
+#endif

@@ -427,6 +427,28 @@ static void probe_unshare(struct fq_runner *r)
         r->mounts = FQ_MOUNTS_UNSHARE;
 }
 
+/* An O_PATH descriptor of the pod init to exec: flexq-pod-init in the
+ * folder of our own binary (built beside flexqd, only libc to load), or
+ * our own binary, whose constructor runs pod_init.c under that name. */
+static int open_pod_init(void)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        char path[PATH_MAX + 32];
+        if (slash &&
+            snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - self), self,
+                     FQ_POD_INIT_ARGV0) < (int)sizeof(path)) {
+            int fd = open(path, O_PATH | O_CLOEXEC);
+            if (fd >= 0)
+                return fd;
+        }
+    }
+    return open("/proc/self/exe", O_PATH | O_CLOEXEC);
+}
+
 struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
                                 struct fq_engine *e, struct fq_err *err)
 {
@@ -481,10 +503,9 @@ struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
     int why_sp;
     r->setpriv = rn_which("setpriv", DEFAULT_PATH, &why_sp);
     r->mounts = FQ_MOUNTS_REWRITE;
-    /* our own binary, exec'd as each pod's pid 1 (pod_init.c) */
-    r->self_fd = fq_pod_init_argv0[0] && geteuid() == 0 ?
-                     open("/proc/self/exe", O_PATH | O_CLOEXEC) :
-                     -1;
+    /* each pod's pid 1 (pod_init.c): the small flexq-pod-init beside our
+     * binary when it is there, else our own binary */
+    r->self_fd = fq_pod_init_argv0[0] && geteuid() == 0 ? open_pod_init() : -1;
     /* As root flexqd's own namespaces are preferred: a pod then costs a
      * clone and two execs (pod_init, the command) where bubblewrap costs
      * several processes; bubblewrap serves the machines where flexqd is
