@@ -475,7 +475,8 @@ static void seed_namespaces(struct fq_daemon *d)
 }
 
 /* Reads the FlexqdConfig document of --config into the engine config. */
-static void read_options(const struct fq_value *doc, struct fq_engine_config *c)
+static int read_options(const struct fq_value *doc, struct fq_engine_config *c,
+                        struct fq_err *err)
 {
     const struct fq_value *s = fq_map_get(doc, "spec");
     if (!s)
@@ -514,6 +515,8 @@ static void read_options(const struct fq_value *doc, struct fq_engine_config *c)
     }
     if (fq_map_get(s, "seed"))
         c->seed = (uint64_t)fq_value_path_int(s, "seed", 0);
+    return fq_fair_sharing_read(fq_map_get(s, "fairSharing"), "--config",
+                                &c->fair_sharing, err);
 }
 
 /* Parses --config: options into `c`, objects into `objs` (owned). */
@@ -538,7 +541,9 @@ static int read_config(const char *file, struct fq_engine_config *c,
     for (size_t i = 0; i < docs.n; i++) {
         const char *kind = fq_value_path_str(docs.items[i], "kind", "");
         if (!strcmp(kind, "FlexqdConfig")) {
-            read_options(docs.items[i], c);
+            rc = read_options(docs.items[i], c, err);
+            if (rc < 0)
+                break;
             continue;
         }
         FQ_GROW(objs->items, objs->cap, objs->n + 1);
@@ -546,7 +551,7 @@ static int read_config(const char *file, struct fq_engine_config *c,
         docs.items[i] = NULL;
     }
     fq_docs_release(&docs);
-    return 0;
+    return rc;
 }
 
 /* Anyone who can reach a non-loopback address could use an API without

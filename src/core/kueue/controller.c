@@ -109,11 +109,42 @@
 #include "flexq/quantity.h"
 #include "flexq/timefmt.h"
 #include "kueue/admission.h"
+#include "kueue/fairshare.h"
 #include "kueue/kueue_slices.h"
 
 /* --- controller state ---------------------------------------------------- */
 
 /* --- ClusterQueue / LocalQueue status ---------------------------------- */
+
+/* status.fairSharing of a node of the quota tree: {weightedShare}, its
+ * dominant resource share rounded up (fairshare.c). */
+static struct fq_value *share_of(const struct snap *s, int node)
+{
+    struct fq_fs_drs d;
+    fq_fs_drs(&s->adm, node, &d);
+    struct fq_value *fs = fq_value_map();
+    fq_map_set(fs, "weightedShare", fq_value_int(fq_fs_weighted_share(&d)));
+    return fs;
+}
+
+/* Each stored Cohort's status.fairSharing, with fair sharing on. */
+static void write_cohort_status(const struct snap *s, struct fq_engine *e)
+{
+    for (int i = 0; i < s->nco; i++) {
+        const struct fq_value *cur =
+            stored(e, FQ_KIND_COHORT, "", s->co_name[i]);
+        if (!cur)
+            continue;
+        const struct fq_value *old = fq_map_get(cur, "status");
+        struct fq_value *st = old ? fq_value_clone(old) : fq_value_map();
+        fq_map_set(st, "fairSharing", share_of(s, s->co_node[i]));
+        if (!fq_value_equal(st, old))
+            fq_objstore_set_status(fq_engine_store(e), FQ_KIND_COHORT, "",
+                                   s->co_name[i], st, NULL);
+        else
+            fq_value_free(st);
+    }
+}
 
 /* Writes each queue's status from the counts the records keep (only when
  * some count or the configuration moved since the last write). */
@@ -194,6 +225,8 @@ static void write_queue_status(struct kueue *k, struct fq_engine *e)
             fq_map_set(st, kind == 0 ? "flavorsReservation" : "flavorsUsage",
                        fr);
         }
+        if (s->adm.fair)
+            fq_map_set(st, "fairSharing", share_of(s, ac->node));
         /* Keep what the capacity controller writes here (cost.c). */
         const struct fq_value *cost = fq_value_path(cur, "status.cost");
         if (cost)
@@ -220,6 +253,8 @@ static void write_queue_status(struct kueue *k, struct fq_engine *e)
         else
             fq_value_free(st);
     }
+    if (s->adm.fair)
+        write_cohort_status(s, e);
 }
 
 /* --- the controller ------------------------------------------------------ */

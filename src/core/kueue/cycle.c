@@ -6,6 +6,7 @@
  *
  * Invariant 4 (cycle pace and heads per queue) is kept here.
  */
+#include "kueue/fairshare.h"
 #include "kueue/internal.h"
 
 #include <stdarg.h>
@@ -151,6 +152,36 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
     return moved;
 }
 
+/* With fair sharing: the round's heads in the order of Kueue's
+ * tournament (fairshare.c), chosen again before each one, on the quota
+ * the heads before it left. Returns whether quota moved. */
+static bool process_fair(struct cyc *y, int nheads)
+{
+    struct kueue *k = y->k;
+    struct fq_fs_entry *fe = fq_xcalloc((size_t)nheads, sizeof(*fe));
+    bool moved = false;
+    for (int d = 0; d < nheads; d++) {
+        for (int i = d; i < nheads; i++) {
+            const struct wl *w = &k->heads[i]->w;
+            const struct fq_adm_result *r = &k->nom[w->cq];
+            fe[i - d] = (struct fq_fs_entry){.cq = y->s->cqs[w->cq].adm,
+                                             .priority = w->prio,
+                                             .ts = w->qts,
+                                             .nuse = r->nuse,
+                                             .use_fr = r->use_fr,
+                                             .use_amt = r->use_amt};
+        }
+        int win = d + fq_fs_next(&y->s->adm, fe, nheads - d);
+        struct rec *r = k->heads[win];
+        memmove(&k->heads[d + 1], &k->heads[d],
+                sizeof(*k->heads) * (size_t)(win - d));
+        k->heads[d] = r;
+        moved = process(y, r, moved);
+    }
+    free(fe);
+    return moved;
+}
+
 /* After a cycle that tried heads: its time counts, and another cycle is
  * due if some queue still has a head to try. */
 static void after_heads(struct cyc *y)
@@ -206,8 +237,11 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
         nominate(&y, nheads);
         qsort(k->heads, (size_t)nheads, sizeof(*k->heads), kq_head_cmp);
         bool moved = false;
-        for (int h = 0; h < nheads; h++)
-            moved = process(&y, k->heads[h], moved);
+        if (y.s->adm.fair)
+            process_fair(&y, nheads);
+        else
+            for (int h = 0; h < nheads; h++)
+                moved = process(&y, k->heads[h], moved);
         if (y.limit == 1)
             break; /* Kueue: one pop per CQ per cycle. */
     }

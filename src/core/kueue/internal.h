@@ -262,6 +262,12 @@ struct snap {
     int nlq;
     struct flv_info flv[FQ_ADM_MAX_FLAVORS];
     bool have_pods_res;
+    /* The Cohorts of the quota tree, named (explicit or implied by a
+     * ClusterQueue's cohortName), for their status and the preemption
+     * message's paths: name and fq_adm node, owned. */
+    char **co_name;
+    int *co_node;
+    int nco;
 };
 
 struct cohort_ent {

@@ -195,6 +195,26 @@ static void cohorts_link(struct snap *s, struct cohorts *co)
     }
 }
 
+/* Hands the cohort nodes' names over to the snapshot, with each
+ * Cohort's fairSharing.weight on its node. */
+static void cohorts_keep(struct snap *s, struct cohorts *co)
+{
+    for (size_t i = 0; i < co->n; i++) {
+        if (!co->ok[i])
+            continue;
+        int node = cohort_of(s, co, co->objs[i]->name);
+        s->adm.nodes[node].fair_weight_milli = co->views[i].fair_weight_milli;
+    }
+    s->co_name = fq_xcalloc(co->nents + 1, sizeof(char *));
+    s->co_node = fq_xcalloc(co->nents + 1, sizeof(int));
+    for (size_t i = 0; i < co->nents; i++) {
+        s->co_name[i] = co->ents[i].name;
+        s->co_node[i] = co->ents[i].node;
+        co->ents[i].name = NULL;
+    }
+    s->nco = (int)co->nents;
+}
+
 static void cohorts_release(struct cohorts *co)
 {
     for (size_t i = 0; i < co->nents; i++)
@@ -349,8 +369,16 @@ void kq_snap_build(struct snap *s, struct fq_engine *e)
         cq_groups(s, c, ac);
         cq_policies(s, &c->view, ac);
         cq_checks(s, e, c);
+        s->adm.nodes[ac->node].fair_weight_milli = c->view.fair_weight_milli;
     }
+    const struct fq_fair_sharing_config *fs =
+        &fq_engine_config(e)->fair_sharing;
+    s->adm.fair = fs->enable;
+    s->adm.nfs_strategies = fs->nstrategies;
+    for (int i = 0; i < fs->nstrategies && i < 2; i++)
+        s->adm.fs_strategies[i] = (uint8_t)fs->strategies[i];
     fq_adm_finish(&s->adm);
+    cohorts_keep(s, &co);
     cohorts_release(&co);
     add_localqueues(s, st);
 }
@@ -375,6 +403,10 @@ void kq_snap_release(struct snap *s)
         free(s->lqs[i].cq);
     }
     free(s->lqs);
+    for (int i = 0; i < s->nco; i++)
+        free(s->co_name[i]);
+    free(s->co_name);
+    free(s->co_node);
     for (int f = 0; f < FQ_ADM_MAX_FLAVORS; f++)
         if (s->flv[f].exists)
             fq_resourceflavor_release(&s->flv[f].view);
