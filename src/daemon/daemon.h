@@ -82,6 +82,7 @@ struct fq_daemon {
     struct fq_gke *gke;         /* gcloud's API state (api_gke.h) */
     int64_t started_ms;
     int64_t events_swept_ms; /* event_gc.c */
+    double last_run_s;       /* wall time of the last fq_engine_run (metrics) */
 };
 
 /*

@@ -391,7 +391,12 @@ static void turn(struct fq_daemon *d)
     int64_t now = fq_daemon_now(d);
     for (size_t i = 0; i < l->nturns; i++)
         l->turns[i].turn(d, now, l->turns[i].ctx);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     fq_engine_run(d->engine, now);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    d->last_run_s = (double)(t1.tv_sec - t0.tv_sec) +
+                    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (l->fl.on) {
         arm_timer(d, now);
         return;

@@ -23,6 +23,7 @@ struct cyc {
     int limit;     /* policy.max_admissions_per_cq_per_cycle (0: all) */
     bool cooldown; /* policy.flavor_failure_cooldown */
     size_t nhandled;
+    uint64_t reserved0; /* stats.reservations when the cycle began */
 };
 
 /* The round's heads, one per ClusterQueue that is active, not blocked and
@@ -188,6 +189,12 @@ static void after_heads(struct cyc *y)
 {
     struct kueue *k = y->k;
     k->stats.cycles++;
+    /* Kueue's admission attempt: "success" when the cycle reserved
+     * quota for at least one workload. */
+    if (k->stats.reservations > y->reserved0)
+        k->stats.attempts_success++;
+    else
+        k->stats.attempts_inadmissible++;
     k->last_cycle = y->now;
     for (size_t c = 0; c < (size_t)y->s->ncq && !k->need_cycle; c++) {
         if (k->cq_blocked[c] || !y->s->cqs[c].active)
@@ -225,6 +232,7 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0 &&
         (k->mig_dirty || now >= k->mig_retry))
         kq_mig_pass(k, e, now);
+    y.reserved0 = k->stats.reservations;
     for (size_t c = 0; c < (size_t)y.s->ncq; c++) {
         k->cq_cur[c] = k->pq[c].alo;
         k->cq_taken[c] = 0;
