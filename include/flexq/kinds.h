@@ -36,6 +36,7 @@ enum fq_kind {
     FQ_KIND_CAPACITYMODEL,
     FQ_KIND_CLUSTER, /* flexq.dev Cluster: the GKE cluster record (gke.h) */
     FQ_KIND_PRIORITYCLASS, /* scheduling.k8s.io/v1: a pod's priority */
+    FQ_KIND_TOPOLOGY,      /* kueue.x-k8s.io Topology (TAS levels) */
     FQ_KIND__COUNT
 };
 

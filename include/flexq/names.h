@@ -68,9 +68,18 @@
 #define FQ_LABEL_QUEUED       "cloud.google.com/gke-queued"
 #define FQ_LABEL_SPOT         "cloud.google.com/gke-spot"
 #define FQ_LABEL_SLICE        "flexq.dev/slice"
-#define FQ_TAINT_QUEUED       "cloud.google.com/gke-queued"
-#define FQ_TAINT_TPU          "google.com/tpu"
-#define FQ_TAINT_GPU          "nvidia.com/gpu"
+/* GKE's physical topology labels (compact placement), which Kueue's TAS
+ * Topology levels name; flexq's node pool model sets them
+ * (capacity.c, fq_capacity_add_slice). */
+#define FQ_LABEL_TOPO_BLOCK    "cloud.google.com/gce-topology-block"
+#define FQ_LABEL_TOPO_SUBBLOCK "cloud.google.com/gce-topology-subblock"
+#define FQ_LABEL_TOPO_HOST     "cloud.google.com/gce-topology-host"
+/* Hosts per subblock (rack) and subblocks per block in that model. */
+#define FQ_TOPO_RACK_HOSTS  4
+#define FQ_TOPO_BLOCK_RACKS 4
+#define FQ_TAINT_QUEUED     "cloud.google.com/gke-queued"
+#define FQ_TAINT_TPU        "google.com/tpu"
+#define FQ_TAINT_GPU        "nvidia.com/gpu"
 /* On nodes made for a ProvisioningRequest: "namespace/name". */
 #define FQ_ANN_NODE_PROVREQ "flexq.dev/provisioning-request"
 /* Node annotations flexq keeps for itself. */

@@ -57,6 +57,10 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
         fq_map_set(a, "flavors", fl);
         fq_map_set(a, "resourceUsage", ru);
         fq_map_set(a, "count", fq_value_int(r->count[p]));
+        if (p < FQ_ADM_MAX_PODSETS && k->tas_assign[p]) {
+            fq_map_set(a, "topologyAssignment", k->tas_assign[p]);
+            k->tas_assign[p] = NULL;
+        }
         fq_seq_push(psa, a);
     }
     fq_map_set(adm, "podSetAssignments", psa);

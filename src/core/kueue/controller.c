@@ -485,6 +485,8 @@ static void destroy(void *self)
     fq_heap_release(&k->tq);
     free(k->handled);
     free(k->mig_copy);
+    for (int p = 0; p < FQ_ADM_MAX_PODSETS; p++)
+        fq_value_free(k->tas_assign[p]);
     free(k);
 }
 
@@ -492,6 +494,17 @@ static void on_change(void *self, struct fq_engine *e,
                       const struct fq_change *c)
 {
     struct kueue *k = self;
+    if (c->kind == FQ_KIND_NODE) {
+        /* Only topology-aware placement reads Nodes: a node that comes,
+         * goes or changes may let a waiting workload fit. */
+        if (k->snap && k->snap->has_tas) {
+            k->requeue = true;
+            k->need_cycle = true;
+            k->ff_len = 1;
+            fq_engine_kick(e, self);
+        }
+        return;
+    }
     if (c->kind != FQ_KIND_WORKLOAD) {
         if (c->obj) {
             /* Status-only writes (ours) keep the generation: not a change
@@ -737,7 +750,8 @@ const struct fq_controller_ops fq_kueue_controller = {
              FQ_KIND_BIT(FQ_KIND_LOCALQUEUE) | FQ_KIND_BIT(FQ_KIND_WORKLOAD) |
              FQ_KIND_BIT(FQ_KIND_WORKLOADPRIORITYCLASS) |
              FQ_KIND_BIT(FQ_KIND_ADMISSIONCHECK) |
-             FQ_KIND_BIT(FQ_KIND_NAMESPACE),
+             FQ_KIND_BIT(FQ_KIND_NAMESPACE) | FQ_KIND_BIT(FQ_KIND_TOPOLOGY) |
+             FQ_KIND_BIT(FQ_KIND_NODE),
     .create = create,
     .destroy = destroy,
     .on_change = on_change,

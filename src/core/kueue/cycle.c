@@ -127,6 +127,18 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
         if (!strcmp(k->hw[r->targets[t]]->w.name, w->replaces) &&
             !strcmp(k->hw[r->targets[t]]->w.ns, w->ns))
             r->mode = FQ_ADM_NO_CANDIDATES;
+    char tas_msg[512];
+    if (r->mode == FQ_ADM_FIT &&
+        !kq_tas_assign(k, y->e, w, r, tas_msg, sizeof(tas_msg))) {
+        /* Quota fits but the pods do not fit the topology: wait, as
+         * inadmissible, until capacity changes. */
+        kq_set_pending(y->e, w, "TopologyPlacementFailed", tas_msg, y->now);
+        rc->parked = k->park_gen;
+        if (strict)
+            k->cq_blocked[w->cq] = true;
+        fq_adm_result_release(r);
+        return moved;
+    }
     if (r->mode == FQ_ADM_FIT) {
         kq_reserve(k, y->e, y->s, w, r, y->now, NULL);
         if (w->replaces)

@@ -90,8 +90,10 @@ static void add_flavors(struct snap *s, struct fq_objstore *st)
         if (f < 0)
             continue;
         if (fq_resourceflavor_decode(objs[i]->obj, NULL, &s->flv[f].view,
-                                     NULL) == 0)
+                                     NULL) == 0) {
             s->flv[f].exists = true;
+            s->has_tas |= s->flv[f].view.topology_name != NULL;
+        }
     }
     free(objs);
 }
@@ -316,6 +318,17 @@ static void cq_checks(struct snap *s, struct fq_engine *e, struct cq_info *c)
                         fq_xasprintf("Can't admit new workloads: references "
                                      "missing AdmissionCheck(s): [%s]",
                                      v->checks[k].name));
+    }
+    /* A TAS flavor whose Topology is missing (Kueue: TopologyNotFound). */
+    for (int f = 0; c->active && f < s->adm.nflv; f++) {
+        const char *tn = s->flv[f].exists && (c->all_flv >> f & 1) ?
+                             s->flv[f].view.topology_name :
+                             NULL;
+        if (tn && !stored(e, FQ_KIND_TOPOLOGY, "", tn))
+            cq_inactive(c, "TopologyNotFound",
+                        fq_xasprintf("Can't admit new workloads: references "
+                                     "missing Topology: %s",
+                                     tn));
     }
     if (c->active && v->stop_policy != FQ_STOP_NONE)
         cq_inactive(c, "Stopped",

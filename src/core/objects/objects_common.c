@@ -1217,6 +1217,8 @@ static int validate_kind(struct dctx *cp, const struct fq_value *obj,
         return validate_foreign(obj, file, errs, k);
     case FQ_KIND_PRIORITYCLASS:
         return fq_priorityclass_validate(obj, file, errs);
+    case FQ_KIND_TOPOLOGY:
+        return fq_topology_validate(obj, file, errs);
     default:
         break;
     }

@@ -91,6 +91,10 @@ void derr_missing(struct dctx *c, const struct fq_value *m, const char *key);
 int fq_priorityclass_validate(const struct fq_value *obj, const char *file,
                               struct fq_errlist *errs);
 
+/* kueue.x-k8s.io Topology (objects_topology.c). */
+int fq_topology_validate(const struct fq_value *obj, const char *file,
+                         struct fq_errlist *errs);
+
 /* Does s hold an unexpanded ${VAR}? */
 bool has_var(const char *s);
 
