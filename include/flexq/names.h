@@ -19,7 +19,15 @@
 #define FQ_LABEL_MAX_EXEC_TIME  "kueue.x-k8s.io/max-exec-time-seconds"
 /* A job opts into workload slices with this annotation set to "true";
  * its pods then carry the scheduling gate of the same name. */
-#define FQ_ANN_ELASTIC_JOB   "kueue.x-k8s.io/elastic-job"
+#define FQ_ANN_ELASTIC_JOB "kueue.x-k8s.io/elastic-job"
+/* Topology-aware scheduling (Kueue's TAS): the pods of a podset with a
+ * topologyAssignment carry the podset label, the workload annotation and
+ * the TAS label, and wait behind the topology gate until Kueue's
+ * ungater (kueue/tas_ungater.c) gives each one its domain. */
+#define FQ_GATE_TOPOLOGY     "kueue.x-k8s.io/topology"
+#define FQ_LABEL_PODSET      "kueue.x-k8s.io/podset"
+#define FQ_ANN_WORKLOAD      "kueue.x-k8s.io/workload"
+#define FQ_LABEL_TAS         "kueue.x-k8s.io/tas"
 #define FQ_SLICE_ANN_ELASTIC FQ_ANN_ELASTIC_JOB
 #define FQ_SLICE_GATE        FQ_ANN_ELASTIC_JOB
 /* A slice names the Workload it replaces with this annotation. */
