@@ -2,8 +2,9 @@
  * test_tas.c - the topology placement of kueue/tas.c on hand-made leaves
  * (the worked example of its top comment, a required level that does
  * not fit, a preferred level that falls back up, a spread over the whole
- * topology), and the dominant resource share of kueue/fairshare.c on a
- * small quota tree (its worked example, with a weight).
+ * topology), the dominant resource share of kueue/fairshare.c on a
+ * small quota tree (its worked example, with a weight), and the reading
+ * of Kueue's fairSharing configuration (Kueue's validation).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,9 @@
 
 #include <string.h>
 
+#include "flexq/engine.h"
+#include "flexq/err.h"
+#include "flexq/value.h"
 #include "kueue/admission.h"
 #include "kueue/fairshare.h"
 #include "kueue/tas.h"
@@ -129,12 +133,56 @@ static void test_dominant_resource_share(void **state)
     fq_adm_release(&a);
 }
 
+static int read_cfg(const char *json, struct fq_fair_sharing_config *c,
+                    struct fq_err *err)
+{
+    struct fq_value *v = NULL;
+    struct fq_limits lim = fq_limits_default();
+    assert_int_equal(fq_json_parse(json, strlen(json), NULL, &lim, &v, NULL),
+                     0);
+    int rc = fq_fair_sharing_read(v, "config.yaml", c, err);
+    fq_value_free(v);
+    return rc;
+}
+
+static void test_fair_sharing_config(void **state)
+{
+    (void)state;
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    struct fq_fair_sharing_config *c = &cfg.fair_sharing;
+    assert_false(c->enable); /* off by default, as in Kueue */
+    assert_int_equal(c->nstrategies, 2);
+    struct fq_err err = {0};
+    assert_int_equal(read_cfg("{\"enable\": true, \"preemptionStrategies\": "
+                              "[\"LessThanInitialShare\"]}",
+                              c, &err),
+                     0);
+    assert_true(c->enable);
+    assert_int_equal(c->nstrategies, 1);
+    assert_int_equal(c->strategies[0], FQ_FS_LESS_THAN_INITIAL_SHARE);
+    /* Unknown names and the wrong order are refused, nothing changed. */
+    assert_int_equal(read_cfg("{\"enable\": false, \"preemptionStrategies\": "
+                              "[\"Fairest\"]}",
+                              c, &err),
+                     FQ_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown strategy \"Fairest\""));
+    assert_true(c->enable);
+    assert_int_equal(
+        read_cfg("{\"preemptionStrategies\": [\"LessThanInitialShare\", "
+                 "\"LessThanOrEqualToFinalShare\"]}",
+                 c, &err),
+        FQ_EINVAL);
+    assert_int_equal(c->nstrategies, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_required_best_fit),
         cmocka_unit_test(test_preferred_goes_up_then_spreads),
         cmocka_unit_test(test_dominant_resource_share),
+        cmocka_unit_test(test_fair_sharing_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
