@@ -127,7 +127,8 @@ static struct fq_value *share_of(const struct snap *s, int node)
     return fs;
 }
 
-/* Each stored Cohort's status.fairSharing, with fair sharing on. */
+/* Each stored Cohort's status.fairSharing with fair sharing on; without,
+ * a share left from when it was on goes. */
 static void write_cohort_status(const struct snap *s, struct fq_engine *e)
 {
     for (int i = 0; i < s->nco; i++) {
@@ -136,8 +137,13 @@ static void write_cohort_status(const struct snap *s, struct fq_engine *e)
         if (!cur)
             continue;
         const struct fq_value *old = fq_map_get(cur, "status");
+        if (!s->adm.fair && !fq_map_get(old, "fairSharing"))
+            continue;
         struct fq_value *st = old ? fq_value_clone(old) : fq_value_map();
-        fq_map_set(st, "fairSharing", share_of(s, s->co_node[i]));
+        if (s->adm.fair)
+            fq_map_set(st, "fairSharing", share_of(s, s->co_node[i]));
+        else
+            fq_map_del(st, "fairSharing");
         if (!fq_value_equal(st, old))
             fq_objstore_set_status(fq_engine_store(e), FQ_KIND_COHORT, "",
                                    s->co_name[i], st, NULL);
@@ -253,8 +259,7 @@ static void write_queue_status(struct kueue *k, struct fq_engine *e)
         else
             fq_value_free(st);
     }
-    if (s->adm.fair)
-        write_cohort_status(s, e);
+    write_cohort_status(s, e);
 }
 
 /* --- the controller ------------------------------------------------------ */
