@@ -14,7 +14,8 @@
  *      nodeLabels and of every level; what each can still take is its
  *      allocatable minus what the topology assignments of the workloads
  *      holding quota put on it (and the podsets of this workload placed
- *      just before);
+ *      just before), minus the requests of the live pods bound to it that
+ *      are not of a TAS workload (label kueue.x-k8s.io/tas);
  *   3. the leaves (domains of the lowest level) with how many pods of the
  *      podset each can take, and kueue/tas.c's placement;
  *   4. status.admission.podSetAssignments[].topologyAssignment, Kueue's
@@ -31,15 +32,14 @@
  * placed, only when some flavor has a topology. Possible optimisation, not
  * needed so far: keep the per-node usage between placements.
  *
- * Not done: pods that are not of TAS workloads are not subtracted from a
- * node's free capacity (Kueue subtracts them), nor node taints; no
- * second pass after a ProvisioningRequest (delayed topology requests);
+ * Not done: node taints are not checked against the pods; no second pass after a ProvisioningRequest (delayed topology requests);
  * podset slices and groups.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/smap.h"
 #include "kueue/internal.h"
 #include "kueue/tas.h"
 
@@ -233,6 +233,46 @@ static void charge_holders(struct fq_engine *e, const struct snap *s,
     free(ws);
 }
 
+/* Subtracts what the live pods bound to the nodes and not of a TAS
+ * workload request (a container's request defaults to its limit), as
+ * Kueue counts non-TAS pods against a TAS node's room. */
+static void charge_pods(struct fq_engine *e, const struct snap *s,
+                        struct tnode *ns, size_t nn)
+{
+    if (fq_engine_config(e)->no_pods || nn == 0)
+        return;
+    struct fq_smap by_name = {0};
+    for (size_t i = 0; i < nn; i++)
+        fq_smap_put(&by_name,
+                    str_at(fq_map_get(ns[i].obj, "metadata"), "name", ""),
+                    &ns[i]);
+    const struct fq_object **pods = NULL;
+    size_t np = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, NULL, &pods);
+    for (size_t i = 0; i < np; i++) {
+        const struct fq_value *p = pods[i]->obj;
+        const char *node = fq_value_path_str(p, "spec.nodeName", NULL);
+        struct tnode *tn = node ? fq_smap_get(&by_name, node) : NULL;
+        const char *ph = fq_value_path_str(p, "status.phase", "");
+        if (!tn || !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed") ||
+            str_at(fq_value_path(p, "metadata.labels"), FQ_LABEL_TAS, NULL))
+            continue;
+        const struct fq_value *cs = fq_value_path(p, "spec.containers");
+        for (size_t c = 0; c < fq_value_len(cs); c++) {
+            const struct fq_value *res =
+                fq_map_get(fq_seq_at(cs, c), "resources");
+            const struct fq_value *req = fq_map_get(res, "requests");
+            const struct fq_value *lim = fq_map_get(res, "limits");
+            for (int r = 0; r < s->adm.nres; r++) {
+                const char *rn = s->adm.res_names[r];
+                const struct fq_value *v = fq_map_get(req, rn);
+                tn->free[r] -= qty_of(rn, v ? v : fq_map_get(lim, rn));
+            }
+        }
+    }
+    free(pods);
+    fq_smap_free(&by_name);
+}
+
 /* The usable nodes of flavor fv and topology t, sorted, with what is free
  * on each; returns how many (*out owned). */
 static size_t load_nodes(struct fq_engine *e, const struct snap *s,
@@ -318,6 +358,7 @@ static bool place_podset(struct fq_engine *e, const struct snap *s,
     struct tnode *ns = NULL;
     size_t nn = load_nodes(e, s, fv, &t, &ns);
     charge_holders(e, s, &t, ns, nn, w->ns, w->name);
+    charge_pods(e, s, ns, nn);
     /* Podsets of this workload placed just before on the same topology. */
     for (int q = 0; q < p; q++) {
         const struct fq_value *ta = earlier[q];
