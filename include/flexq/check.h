@@ -22,7 +22,11 @@
  *         cycles are not Kueue-paced (policy.cycle_ms 0, when a workload's
  *         change reaches the queues' tables at once), each
  *         ClusterQueue's status.flavorsReservation totals equal the sum of
- *         the usage of the workloads that hold its quota.
+ *         the usage of the workloads that hold its quota;
+ *     K5  under the same condition, with fair sharing on (the queue shows
+ *         status.fairSharing), a ClusterQueue's weightedShare is 0 exactly
+ *         when its workloads hold no more than its nominal quota of every
+ *         flavor and resource (Kueue's share counts borrowing only).
  *
  *   Capacity (fq_capacity_check, capacity/check.c)
  *     C1  a pod bound to a node (spec.nodeName) and not finished is on a

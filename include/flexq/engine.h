@@ -90,10 +90,40 @@ struct fq_pods_ready_config {
     int64_t backoff_max_ms;  /* 3600 s */
 };
 
+/* Kueue's fair-sharing preemption strategies (Configuration
+ * fairSharing.preemptionStrategies), tried in the order given. */
+enum fq_fs_strategy {
+    FQ_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = 0,
+    FQ_FS_LESS_THAN_INITIAL_SHARE,
+};
+
+/* Kueue's fairSharing configuration: off by default, as in Kueue; the
+ * default strategies are [LessThanOrEqualToFinalShare,
+ * LessThanInitialShare]. */
+struct fq_fair_sharing_config {
+    bool enable;
+    int nstrategies; /* 1 or 2 */
+    enum fq_fs_strategy strategies[2];
+};
+
+/* Reads a strategy's name; -1 when it is not one of Kueue's. */
+int fq_fs_strategy_parse(const char *s);
+
+struct fq_value;
+struct fq_err;
+/* Reads Kueue's Configuration `fairSharing` map ({enable,
+ * preemptionStrategies}) into *c (`where` names it in errors). Kueue's
+ * validation: the strategies are [LessThanOrEqualToFinalShare],
+ * [LessThanInitialShare] or both in that order. 0 or FQ_EINVAL, *c
+ * unchanged on error. */
+int fq_fair_sharing_read(const struct fq_value *v, const char *where,
+                         struct fq_fair_sharing_config *c, struct fq_err *err);
+
 struct fq_engine_config {
     uint64_t seed; /* PRNG seed: uids, name suffixes, the cloud */
     struct fq_policy policy;
     struct fq_pods_ready_config pods_ready;
+    struct fq_fair_sharing_config fair_sharing;
     /* Scale for the control plane's built-in delays (CA scan interval,
      * backoffs, booking time...) in sim and demo runs: 1.0 = real. */
     double time_scale;

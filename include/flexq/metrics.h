@@ -41,6 +41,19 @@ void fq_metrics_seed(struct fq_metrics *m, const struct fq_objstore *s);
  * NULL for DELETED, which forgets the workload). */
 void fq_metrics_observe(struct fq_metrics *m, const struct fq_change *c);
 
+struct fq_engine;
+/*
+ * Counts the kueue controller's admission attempts (scheduling cycles
+ * that tried workloads) made since the last call, into
+ * kueue_admission_attempts_total{result} and
+ * kueue_admission_attempt_duration_seconds{result}; `run_seconds` is the
+ * wall time the shell measured for the engine runs that made them,
+ * shared evenly among them (the core has no clock). Call it after every
+ * fq_engine_run that may have scheduled.
+ */
+void fq_metrics_observe_attempts(struct fq_metrics *m, struct fq_engine *e,
+                                 double run_seconds);
+
 /* Appends the whole exposition (# HELP, # TYPE, samples) to `out`. */
 void fq_metrics_render(const struct fq_metrics *m, const struct fq_objstore *s,
                        struct fq_buf *out);

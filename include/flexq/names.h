@@ -19,7 +19,15 @@
 #define FQ_LABEL_MAX_EXEC_TIME  "kueue.x-k8s.io/max-exec-time-seconds"
 /* A job opts into workload slices with this annotation set to "true";
  * its pods then carry the scheduling gate of the same name. */
-#define FQ_ANN_ELASTIC_JOB   "kueue.x-k8s.io/elastic-job"
+#define FQ_ANN_ELASTIC_JOB "kueue.x-k8s.io/elastic-job"
+/* Topology-aware scheduling (Kueue's TAS): the pods of a podset with a
+ * topologyAssignment carry the podset label, the workload annotation and
+ * the TAS label, and wait behind the topology gate until Kueue's
+ * ungater (kueue/tas_ungater.c) gives each one its domain. */
+#define FQ_GATE_TOPOLOGY     "kueue.x-k8s.io/topology"
+#define FQ_LABEL_PODSET      "kueue.x-k8s.io/podset"
+#define FQ_ANN_WORKLOAD      "kueue.x-k8s.io/workload"
+#define FQ_LABEL_TAS         "kueue.x-k8s.io/tas"
 #define FQ_SLICE_ANN_ELASTIC FQ_ANN_ELASTIC_JOB
 #define FQ_SLICE_GATE        FQ_ANN_ELASTIC_JOB
 /* A slice names the Workload it replaces with this annotation. */
@@ -75,9 +83,18 @@
 #define FQ_ANN_SLURM_PARTITION "flexq.dev/slurm-partition"
 #define FQ_LABEL_SPOT          "cloud.google.com/gke-spot"
 #define FQ_LABEL_SLICE         "flexq.dev/slice"
-#define FQ_TAINT_QUEUED        "cloud.google.com/gke-queued"
-#define FQ_TAINT_TPU           "google.com/tpu"
-#define FQ_TAINT_GPU           "nvidia.com/gpu"
+/* GKE's physical topology labels (compact placement), which Kueue's TAS
+ * Topology levels name; flexq's node pool model sets them
+ * (capacity.c, fq_capacity_add_slice). */
+#define FQ_LABEL_TOPO_BLOCK    "cloud.google.com/gce-topology-block"
+#define FQ_LABEL_TOPO_SUBBLOCK "cloud.google.com/gce-topology-subblock"
+#define FQ_LABEL_TOPO_HOST     "cloud.google.com/gce-topology-host"
+/* Hosts per subblock (rack) and subblocks per block in that model. */
+#define FQ_TOPO_RACK_HOSTS  4
+#define FQ_TOPO_BLOCK_RACKS 4
+#define FQ_TAINT_QUEUED     "cloud.google.com/gke-queued"
+#define FQ_TAINT_TPU        "google.com/tpu"
+#define FQ_TAINT_GPU        "nvidia.com/gpu"
 /* On nodes made for a ProvisioningRequest: "namespace/name". */
 #define FQ_ANN_NODE_PROVREQ "flexq.dev/provisioning-request"
 /* Node annotations flexq keeps for itself. */

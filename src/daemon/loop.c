@@ -422,7 +422,12 @@ static void turn(struct fq_daemon *d)
     int64_t now = fq_daemon_now(d);
     for (size_t i = 0; i < l->nturns; i++)
         l->turns[i].turn(d, now, l->turns[i].ctx);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     fq_engine_run(d->engine, now);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    d->last_run_s = (double)(t1.tv_sec - t0.tv_sec) +
+                    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (l->fl.on) {
         arm_timer(d, now);
         return;
@@ -518,7 +523,8 @@ static void seed_namespaces(struct fq_daemon *d)
 }
 
 /* Reads the FlexqdConfig document of --config into the engine config. */
-static void read_options(const struct fq_value *doc, struct fq_engine_config *c)
+static int read_options(const struct fq_value *doc, struct fq_engine_config *c,
+                        struct fq_err *err)
 {
     const struct fq_value *s = fq_map_get(doc, "spec");
     if (!s)
@@ -557,6 +563,8 @@ static void read_options(const struct fq_value *doc, struct fq_engine_config *c)
     }
     if (fq_map_get(s, "seed"))
         c->seed = (uint64_t)fq_value_path_int(s, "seed", 0);
+    return fq_fair_sharing_read(fq_map_get(s, "fairSharing"), "--config",
+                                &c->fair_sharing, err);
 }
 
 /* Parses --config: options into `c`, objects into `objs` (owned). */
@@ -581,7 +589,9 @@ static int read_config(const char *file, struct fq_engine_config *c,
     for (size_t i = 0; i < docs.n; i++) {
         const char *kind = fq_value_path_str(docs.items[i], "kind", "");
         if (!strcmp(kind, "FlexqdConfig")) {
-            read_options(docs.items[i], c);
+            rc = read_options(docs.items[i], c, err);
+            if (rc < 0)
+                break;
             continue;
         }
         FQ_GROW(objs->items, objs->cap, objs->n + 1);
@@ -589,7 +599,7 @@ static int read_config(const char *file, struct fq_engine_config *c,
         docs.items[i] = NULL;
     }
     fq_docs_release(&docs);
-    return 0;
+    return rc;
 }
 
 /* Anyone who can reach a non-loopback address could use an API without

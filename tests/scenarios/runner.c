@@ -23,6 +23,8 @@
  *     pods_ready: {enable: true, timeout: 5m, recovery_timeout: 5m,
  *                  backoff_limit_count: -1, backoff_base: 60s,
  *                  backoff_max: 1h, timestamp_eviction: true}
+ *     fair_sharing: {enable: true,   # Kueue's Configuration fairSharing
+ *                    preemptionStrategies: [LessThanInitialShare]}
  *   start: "2026-01-01T00:00:00Z"    # engine time of t=0 (this default)
  *   vars: {ONDEMAND_NODEPOOL: on-demand-pool}   # ${VAR} in apply_file
  *   objects: [ ... ]                 # applied at t=0, before step 1
@@ -76,6 +78,7 @@
 #include "flexq/buf.h"
 #include "flexq/check.h"
 #include "flexq/engine.h"
+#include "flexq/err.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
 #include "flexq/timefmt.h"
@@ -609,6 +612,10 @@ static void config(struct ctx *c, const struct fq_value *cfgv,
     if (ts && ts->type == FQ_V_NUM)
         cfg->time_scale = ts->u.num.d;
     cfg->seed = (uint64_t)fq_value_path_int(cfgv, "seed", (int64_t)cfg->seed);
+    struct fq_err ferr = {0};
+    if (fq_fair_sharing_read(fq_map_get(cfgv, "fair_sharing"), c->file,
+                             &cfg->fair_sharing, &ferr) < 0)
+        die(c, "%s", ferr.msg);
     const struct fq_value *pr = fq_map_get(cfgv, "pods_ready");
     if (pr) {
         struct fq_pods_ready_config *r = &cfg->pods_ready;

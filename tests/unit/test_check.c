@@ -3,7 +3,7 @@
  * promise: a settled engine holds every invariant, and each state a
  * checker names (an Admitted workload without quota, quota of a queue or
  * flavor that does not exist, usage over the nominal quota, a queue
- * status that disagrees with its workloads, a pod bound to a node that
+ * status or fair share that disagrees with its workloads, a pod bound to a node that
  * does not exist) is reported with its number. The broken states are
  * written straight into the store, as a faulty controller would.
  */
@@ -160,6 +160,27 @@ static void test_status_disagrees(void **state)
     fq_engine_free(e);
 }
 
+/* K5: a share above 0 on a queue that borrows nothing (and 0 on one
+ * that does not hold more than its nominal quota is fine). */
+static void test_share_disagrees(void **state)
+{
+    (void)state;
+    struct fq_engine *e = setup_engine();
+    const char *y[] = {"fairSharing: {weightedShare: 0}\n",
+                       "fairSharing: {weightedShare: 250}\n"};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(fq_objstore_set_status(fq_engine_store(e),
+                                                FQ_KIND_CLUSTERQUEUE, "", "cq",
+                                                testlib_yaml1(y[i]), NULL),
+                         0);
+        if (i == 0)
+            assert_false(found(e, "K5:"));
+        else
+            assert_true(found(e, "K5:"));
+    }
+    fq_engine_free(e);
+}
+
 static void test_pod_on_missing_node(void **state)
 {
     (void)state;
@@ -179,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_unknown_queue_and_flavor),
         cmocka_unit_test(test_over_nominal_quota),
         cmocka_unit_test(test_status_disagrees),
+        cmocka_unit_test(test_share_disagrees),
         cmocka_unit_test(test_pod_on_missing_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,9 @@
  * third cannot fit the small queue. The scrape must carry the right
  * families (# TYPE), gauges, counters and histogram counts. Hand-made
  * workload changes then check the wait-time buckets, eviction reasons and
- * that feeding one transition twice counts it once.
+ * that feeding one transition twice counts it once. With fair sharing,
+ * a preemption counts under the preempting queue, the shares show as
+ * gauges, and each scheduling cycle is one admission attempt.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -411,6 +413,84 @@ static void test_transitions_and_buckets(void **state)
     fq_metrics_free(m);
 }
 
+static const char FAIR_QUEUES[] =
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
+    "metadata: {name: default}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+    "metadata: {name: a}\nspec:\n  namespaceSelector: {}\n  cohort: team\n"
+    "  preemption: {reclaimWithinCohort: Any}\n"
+    "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+    "    - {name: default, resources: [{name: cpu, nominalQuota: 0}]}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+    "metadata: {name: b}\nspec:\n  namespaceSelector: {}\n  cohort: team\n"
+    "  preemption: {reclaimWithinCohort: Any}\n"
+    "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+    "    - {name: default, resources: [{name: cpu, nominalQuota: 0}]}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+    "metadata: {name: c}\nspec:\n  namespaceSelector: {}\n  cohort: team\n"
+    "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+    "    - {name: default, resources: [{name: cpu, nominalQuota: 10}]}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+    "metadata: {namespace: default, name: qa}\nspec: {clusterQueue: a}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+    "metadata: {namespace: default, name: qb}\nspec: {clusterQueue: b}\n";
+
+/* Runs the engine at t, then feeds its changes and attempts to m. */
+static void step(struct fq_engine *e, struct fq_metrics *m, int64_t t)
+{
+    fq_engine_run(e, t);
+    feed(e, m);
+    fq_metrics_observe_attempts(m, e, 0.004);
+}
+
+/* Fair sharing: b preempts a's workload (LessThanInitialShare); the
+ * preemption counts under b, the eviction under a, the shares show, and
+ * each scheduling cycle is an admission attempt. */
+static void test_preemption_shares_attempts(void **state)
+{
+    (void)state;
+    struct fq_metrics *m = fq_metrics_new();
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.no_pods = true;
+    cfg.fair_sharing.enable = true;
+    struct fq_engine *e = fq_engine_new(&cfg);
+    apply_text(e, FAIR_QUEUES, T0);
+    step(e, m, T0);
+    workload(e, "a6", "qa", "{cpu: \"1\"}", 6, T0 + 1000);
+    step(e, m, T0 + 1000);
+    char *t = scrape(e, m);
+    assert_true(series(t, "kueue_cluster_queue_weighted_share{cluster_queue="
+                          "\"a\"}") == 600);
+    assert_true(series(t, "kueue_admission_attempts_total{result="
+                          "\"success\"}") == 1);
+    free(t);
+    workload(e, "b5", "qb", "{cpu: \"1\"}", 5, T0 + 2000);
+    for (int i = 0; i < 5; i++)
+        step(e, m, T0 + 2000 + 100 * i);
+    t = scrape(e, m);
+    assert_true(series(t, "kueue_preempted_workloads_total{preempting_cluster_"
+                          "queue=\"b\",reason=\"InCohortFairSharing\"}") == 1);
+    assert_true(series(t, "kueue_evicted_workloads_total{cluster_queue=\"a\","
+                          "reason=\"Preempted\"}") == 1);
+    assert_true(series(t, "kueue_cluster_queue_weighted_share{cluster_queue="
+                          "\"b\"}") == 500);
+    double ok = series(t, "kueue_admission_attempts_total{result=\"success\"}");
+    double no =
+        series(t, "kueue_admission_attempts_total{result=\"inadmissible\"}");
+    /* a6, then b5 once its preemption freed the quota; the cycle that
+     * preempted reserved nothing. */
+    assert_true(ok == 2);
+    assert_true(no >= 1);
+    assert_true(series(t, "kueue_admission_attempt_duration_seconds_count{"
+                          "result=\"success\"}") == ok);
+    assert_false(isnan(series(t, "kueue_admission_attempt_duration_seconds_"
+                                 "bucket{result=\"success\",le=\"0.005\"}")));
+    free(t);
+    fq_engine_free(e);
+    fq_metrics_free(m);
+}
+
 static void test_label_escaping_and_many(void **state)
 {
     (void)state;
@@ -451,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_positions),
         cmocka_unit_test(test_transitions_and_buckets),
         cmocka_unit_test(test_label_escaping_and_many),
+        cmocka_unit_test(test_preemption_shares_attempts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

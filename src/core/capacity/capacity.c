@@ -333,6 +333,18 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
     char ts[40];
     fq_time_format_ms(ready_at, ts, sizeof(ts));
     const char *id = NULL;
+    /* Its place in the pool's racks: hosts fill racks of
+     * FQ_TOPO_RACK_HOSTS (a larger slice has a rack of its own), racks
+     * blocks of FQ_TOPO_BLOCK_RACKS, in the order the pool grows; all
+     * hosts of a slice share a rack. */
+    int64_t rack_hosts = pool->spec.slice_hosts > FQ_TOPO_RACK_HOSTS ?
+                             pool->spec.slice_hosts :
+                             FQ_TOPO_RACK_HOSTS;
+    int64_t rack = pool->nodes / rack_hosts;
+    char block_v[240], rack_v[280];
+    snprintf(block_v, sizeof(block_v), "%.200s-b%lld", pool->name,
+             (long long)(rack / FQ_TOPO_BLOCK_RACKS));
+    snprintf(rack_v, sizeof(rack_v), "%s-r%lld", block_v, (long long)rack);
     for (int i = 0; i < pool->spec.slice_hosts; i++) {
         char name[320];
         if (pool->spec.slice_hosts > 1)
@@ -350,6 +362,11 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
         }
         struct fq_value *node = fq_nodepool_node_from(
             pool->node_proto, &pool->spec, name, slice, i, ready, st->now);
+        struct fq_value *nl =
+            fq_map_ensure_map(fq_map_ensure_map(node, "metadata"), "labels");
+        fq_map_set(nl, FQ_LABEL_TOPO_BLOCK, fq_value_str(block_v));
+        fq_map_set(nl, FQ_LABEL_TOPO_SUBBLOCK, fq_value_str(rack_v));
+        fq_map_set(nl, FQ_LABEL_TOPO_HOST, fq_value_str(name));
         struct fq_value *ann = fq_map_ensure_map(
             fq_map_ensure_map(node, "metadata"), "annotations");
         if (!ready)

@@ -21,6 +21,12 @@
  *   cloud.google.com/gke-spot=true                 Spot pools
  *   flexq.dev/slice=<slice id>                     flexq: the slice a node
  *                                                  belongs to (atomicity)
+ *   cloud.google.com/gce-topology-block,
+ *   cloud.google.com/gce-topology-subblock,
+ *   cloud.google.com/gce-topology-host             every node: its place in
+ *                                                  the pool's blocks and racks
+ *                                                  (capacity.c; for Kueue's
+ *                                                  TAS Topology levels)
  * Taints: google.com/tpu=present:NoSchedule (TPU), nvidia.com/gpu=present:
  * NoSchedule (GPU), cloud.google.com/gke-queued=true:NoSchedule (queued),
  * plus the pool's config.taints.

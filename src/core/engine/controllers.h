@@ -19,6 +19,7 @@
 extern const struct fq_controller_ops fq_jobframework_controller; /* jobs/ */
 extern const struct fq_controller_ops fq_kueue_controller;        /* kueue/ */
 extern const struct fq_controller_ops fq_provcheck_controller;    /* kueue/ */
+extern const struct fq_controller_ops fq_tas_ungater_controller;  /* kueue/ */
 extern const struct fq_controller_ops fq_rayjob_controller;       /* jobs/ */
 extern const struct fq_controller_ops fq_raycluster_controller;   /* jobs/ */
 extern const struct fq_controller_ops fq_job_controller;          /* jobs/ */

@@ -45,8 +45,9 @@ static const struct fq_controller_ops *const controller_table[] = {
     &fq_raycluster_controller,   &fq_jobset_controller,
     &fq_pytorchjob_controller,   &fq_mpijob_controller,
     &fq_lws_controller,          &fq_trainjob_controller,
-    &fq_job_controller,          &fq_binder_controller,
-    &fq_capacity_controller,     &fq_gc_controller,
+    &fq_job_controller,          &fq_tas_ungater_controller,
+    &fq_binder_controller,       &fq_capacity_controller,
+    &fq_gc_controller,
 };
 
 #define NCTRL      (sizeof(controller_table) / sizeof(controller_table[0]))
@@ -87,6 +88,60 @@ struct fq_engine {
     void *observer_ctx;
 };
 
+int fq_fs_strategy_parse(const char *s)
+{
+    if (s && !strcmp(s, "LessThanOrEqualToFinalShare"))
+        return FQ_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
+    if (s && !strcmp(s, "LessThanInitialShare"))
+        return FQ_FS_LESS_THAN_INITIAL_SHARE;
+    return -1;
+}
+
+int fq_fair_sharing_read(const struct fq_value *v, const char *where,
+                         struct fq_fair_sharing_config *c, struct fq_err *err)
+{
+    if (!v)
+        return 0;
+    if (v->type != FQ_V_MAP)
+        return fq_err_set(err, FQ_EINVAL, "%s: fairSharing must be a mapping",
+                          where);
+    struct fq_fair_sharing_config n = *c;
+    n.enable = fq_value_path_bool(v, "enable", false);
+    const struct fq_value *ps = fq_map_get(v, "preemptionStrategies");
+    if (ps) {
+        size_t len = fq_value_len(ps);
+        if (ps->type != FQ_V_SEQ || len < 1 || len > 2)
+            return fq_err_set(err, FQ_EINVAL,
+                              "%s: fairSharing.preemptionStrategies must list "
+                              "1 or 2 strategies",
+                              where);
+        for (size_t i = 0; i < len; i++) {
+            const char *name = fq_value_as_str(fq_seq_at(ps, i));
+            int st = fq_fs_strategy_parse(name);
+            if (st < 0)
+                return fq_err_set(err, FQ_EINVAL,
+                                  "%s: fairSharing.preemptionStrategies[%zu]: "
+                                  "unknown strategy \"%s\" (known: "
+                                  "LessThanOrEqualToFinalShare, "
+                                  "LessThanInitialShare)",
+                                  where, i, name ? name : "");
+            n.strategies[i] = (enum fq_fs_strategy)st;
+        }
+        if (len == 2 &&
+            (n.strategies[0] != FQ_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE ||
+             n.strategies[1] != FQ_FS_LESS_THAN_INITIAL_SHARE))
+            return fq_err_set(
+                err, FQ_EINVAL,
+                "%s: fairSharing.preemptionStrategies: two "
+                "strategies must be [LessThanOrEqualToFinalShare, "
+                "LessThanInitialShare]",
+                where);
+        n.nstrategies = (int)len;
+    }
+    *c = n;
+    return 0;
+}
+
 struct fq_policy fq_policy_default(void)
 {
     struct fq_policy p = {
@@ -118,6 +173,10 @@ void fq_engine_config_init(struct fq_engine_config *c)
     c->seed = 1;
     c->policy = fq_policy_default();
     c->pods_ready.enable = false;
+    c->fair_sharing.enable = false;
+    c->fair_sharing.nstrategies = 2;
+    c->fair_sharing.strategies[0] = FQ_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
+    c->fair_sharing.strategies[1] = FQ_FS_LESS_THAN_INITIAL_SHARE;
     c->pods_ready.timeout_ms = 30 * 60 * 1000;
     c->pods_ready.recovery_timeout_ms = 30 * 60 * 1000;
     c->pods_ready.timestamp_eviction = true;

@@ -318,6 +318,7 @@ static void restore_templates(struct fq_value *job, enum fq_kind kind,
                               fq_value_int(fq_value_path_int(ps, "count", 1)));
         restore_field(spec, ospec, "nodeSelector");
         restore_field(spec, ospec, "tolerations");
+        restore_field(spec, ospec, "schedulingGates");
         struct fq_value *md = fq_map_ensure_map(t, "metadata");
         const struct fq_value *omd = fq_map_get(orig, "metadata");
         restore_field(md, omd, "labels");

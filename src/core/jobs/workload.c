@@ -198,6 +198,25 @@ void fq_jobframework_merge_podset(struct fq_engine *e, struct fq_value *t,
         if (fq_value_len(tol))
             push_all(ensure_seq(spec, "tolerations"), tol);
     }
+    if (fq_map_get(a, "topologyAssignment")) {
+        /* TAS: the pods wait for their domain (kueue/tas_ungater.c). */
+        struct fq_value *md = fq_map_ensure_map(t, "metadata");
+        struct fq_value *lb = fq_map_ensure_map(md, "labels");
+        fq_map_set(lb, FQ_LABEL_PODSET, fq_value_str(name));
+        fq_map_set(lb, FQ_LABEL_TAS, fq_value_str("true"));
+        fq_map_set(fq_map_ensure_map(md, "annotations"), FQ_ANN_WORKLOAD,
+                   fq_value_str(fq_value_path_str(wl, "metadata.name", "")));
+        struct fq_value *gs = ensure_seq(spec, "schedulingGates");
+        bool have = false;
+        for (size_t i = 0; i < fq_value_len(gs); i++)
+            have |= !strcmp(fq_value_path_str(fq_seq_at(gs, i), "name", ""),
+                            FQ_GATE_TOPOLOGY);
+        if (!have) {
+            struct fq_value *g = fq_value_map();
+            fq_map_set(g, "name", fq_value_str(FQ_GATE_TOPOLOGY));
+            fq_seq_push(gs, g);
+        }
+    }
     const struct fq_value *chs = fq_value_path(wl, "status.admissionChecks");
     for (size_t c = 0; c < fq_value_len(chs); c++) {
         const struct fq_value *ups =

@@ -139,6 +139,7 @@ int fq_adm_add_node(struct fq_adm *a, bool is_cq)
     n->parent = -1;
     n->is_cq = is_cq;
     n->declared_any = false;
+    n->fair_weight_milli = 1000;
     n->cells = fq_xcalloc(ncell, sizeof(*n->cells));
     for (size_t i = 0; i < ncell; i++) {
         n->cells[i].borrow_limit = FQ_ADM_UNLIMITED;
@@ -277,6 +278,16 @@ int64_t fq_adm_potential(const struct fq_adm *a, int cq, int fr)
     return avail_node(a, a->cqs[cq].node, fr, true);
 }
 
+int64_t fq_adm_node_available(const struct fq_adm *a, int node, int fr)
+{
+    return avail_node(a, node, fr, false);
+}
+
+int64_t fq_adm_node_potential(const struct fq_adm *a, int node, int fr)
+{
+    return avail_node(a, node, fr, true);
+}
+
 const char *fq_adm_why_reason(enum fq_adm_why w)
 {
     switch (w) {
@@ -299,6 +310,8 @@ const char *fq_adm_preempt_reason_str(int reason)
         return "InCohortReclamation";
     case FQ_ADM_IN_COHORT_RECLAIM_WHILE_BORROWING:
         return "InCohortReclaimWhileBorrowing";
+    case FQ_ADM_IN_COHORT_FAIR_SHARING:
+        return "InCohortFairSharing";
     default:
         return "InClusterQueue";
     }
@@ -466,6 +479,8 @@ static int select_targets(struct fq_adm *a, const struct fq_adm_wl *w,
 {
     if (nh == 0 || nd->n == 0)
         return 0;
+    if (a->fair)
+        return fq_adm_fair_targets(a, w, nd->n, nd->fr, nd->amt, h, nh, out);
     const struct fq_adm_cq *cq = &a->cqs[w->cq];
     int root = root_of(a, cq->node);
     bool in_cohort = a->nodes[cq->node].parent >= 0;
@@ -885,6 +900,8 @@ static bool find_targets(struct fq_adm *a, const struct fq_adm_wl *w,
     for (int i = 0; i < n; i++) {
         if (h[out[i]].cq == w->cq)
             r->target_reason[i] = FQ_ADM_IN_CLUSTER_QUEUE;
+        else if (a->fair)
+            r->target_reason[i] = FQ_ADM_IN_COHORT_FAIR_SHARING;
         else if (borrowing)
             r->target_reason[i] = FQ_ADM_IN_COHORT_RECLAIM_WHILE_BORROWING;
         else

@@ -74,6 +74,7 @@ struct fq_adm_node {
     int parent; /* node index, or -1 for a root */
     bool is_cq;
     bool declared_any;         /* has quota cells of its own */
+    int64_t fair_weight_milli; /* fairSharing.weight x 1000 (default 1000) */
     struct fq_adm_cell *cells; /* owned, nflv * nres, index flv * nres + r */
 };
 
@@ -113,6 +114,12 @@ struct fq_adm {
     struct fq_adm_cq *cqs; /* owned */
     int ncq;
     size_t cap_cq;
+    /* Kueue's fair sharing (Configuration fairSharing): preemption in a
+     * cohort by dominant resource share (fairshare.c) instead of the
+     * classic reclaim rules. Off unless the configuration enables it. */
+    bool fair;
+    int nfs_strategies;
+    uint8_t fs_strategies[2]; /* enum fq_fs_strategy (flexq/engine.h) */
 };
 
 /* A podset as the assigner sees it. */
@@ -164,6 +171,7 @@ enum fq_adm_preempt_reason {
     FQ_ADM_IN_CLUSTER_QUEUE = 0,              /* "InClusterQueue" */
     FQ_ADM_IN_COHORT_RECLAMATION,             /* "InCohortReclamation" */
     FQ_ADM_IN_COHORT_RECLAIM_WHILE_BORROWING, /* "InCohortReclaimWhileBorrowing" */
+    FQ_ADM_IN_COHORT_FAIR_SHARING,            /* "InCohortFairSharing" */
 };
 
 /* The outcome of fq_adm_assign. */
@@ -215,6 +223,21 @@ void fq_adm_charge(struct fq_adm *a, int cq, int nuse, const uint16_t *fr,
 /* Available and potentially available quota of a CQ for (flv, res). */
 int64_t fq_adm_available(const struct fq_adm *a, int cq, int fr);
 int64_t fq_adm_potential(const struct fq_adm *a, int cq, int fr);
+/* The same for any node of the tree (a Cohort too). */
+int64_t fq_adm_node_available(const struct fq_adm *a, int node, int fr);
+int64_t fq_adm_node_potential(const struct fq_adm *a, int node, int fr);
+
+/*
+ * Fair sharing's preemption targets (fairshare.c), used instead of the
+ * classic ones when a->fair is set: the workload of `w` needs nneed
+ * (flavor * nres + resource, amount) pairs in its ClusterQueue. Writes
+ * up to nh indices into holders to out; returns how many (0: it cannot
+ * fit). A target in w's own ClusterQueue is preempted InClusterQueue,
+ * any other InCohortFairSharing. Leaves the tree as it found it.
+ */
+int fq_adm_fair_targets(struct fq_adm *a, const struct fq_adm_wl *w, int nneed,
+                        const uint16_t *need_fr, const int64_t *need_amt,
+                        const struct fq_adm_holder *h, int nh, int *out);
 
 /*
  * Finds flavors for every podset of `w` (the whole of Kueue's flavor

@@ -63,6 +63,10 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
         fq_map_set(a, "flavors", fl);
         fq_map_set(a, "resourceUsage", ru);
         fq_map_set(a, "count", fq_value_int(r->count[p]));
+        if (p < FQ_ADM_MAX_PODSETS && k->tas_assign[p]) {
+            fq_map_set(a, "topologyAssignment", k->tas_assign[p]);
+            k->tas_assign[p] = NULL;
+        }
         fq_seq_push(psa, a);
     }
     fq_map_set(adm, "podSetAssignments", psa);
@@ -170,6 +174,36 @@ void kq_set_pending(struct fq_engine *e, struct wl *w, const char *reason,
     w->why_msg = fq_xstrdup(msg);
 }
 
+/* A ClusterQueue's path in its cohort tree, as Kueue writes it in the
+ * preemption message: "/root/.../cq" (just "/cq" without a cohort). */
+static void cq_path(const struct snap *s, int cq, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (cq < 0 || cq >= s->ncq) {
+        snprintf(buf, n, "UNKNOWN");
+        return;
+    }
+    const char *parts[32];
+    int np = 0;
+    parts[np++] = s->cqs[cq].name;
+    int node = s->adm.nodes[s->adm.cqs[s->cqs[cq].adm].node].parent;
+    while (node >= 0 && np < 32) {
+        const char *name = NULL;
+        for (int i = 0; i < s->nco && !name; i++)
+            if (s->co_node[i] == node)
+                name = s->co_name[i];
+        parts[np++] = name ? name : "UNKNOWN";
+        node = s->adm.nodes[node].parent;
+    }
+    size_t len = 0;
+    for (int i = np - 1; i >= 0 && len < n; i--) {
+        int w = snprintf(buf + len, n - len, "/%s", parts[i]);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+}
+
 void kq_preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
                 const struct wl *by, int reason, int64_t now)
 {
@@ -178,15 +212,30 @@ void kq_preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
         fq_engine_store(e), FQ_KIND_WORKLOAD, victim->ns, victim->name);
     if (!obj)
         return;
+    /* Kueue's HumanReadablePreemptionReasons. */
     const char *why = reason == FQ_ADM_IN_CLUSTER_QUEUE ?
                           "prioritization in the ClusterQueue" :
                       reason == FQ_ADM_IN_COHORT_RECLAMATION ?
                           "reclamation within the cohort" :
+                      reason == FQ_ADM_IN_COHORT_FAIR_SHARING ?
+                          "Fair Sharing within the cohort" :
                           "reclamation within the cohort while borrowing";
-    char msg[512];
+    /* The paths name the preemptor's ClusterQueue, which the metric
+     * kueue_preempted_workloads_total{preempting_cluster_queue} reads. */
+    char from[256], to[256];
+    cq_path(k->snap, by->cq, from, sizeof(from));
+    cq_path(k->snap, victim->cq, to, sizeof(to));
+    const char *juid = str_at(
+        fq_map_get(fq_map_get(stored(e, FQ_KIND_WORKLOAD, by->ns, by->name),
+                              "metadata"),
+                   "labels"),
+        "kueue.x-k8s.io/job-uid", "");
+    char msg[1024];
     snprintf(msg, sizeof(msg),
-             "Preempted to accommodate a workload (UID: %s) due to %s",
-             by->uid ? by->uid : "", why);
+             "Preempted to accommodate a workload (UID: %s, JobUID: %s) "
+             "due to %s; preemptor path: %s; preemptee path: %s",
+             by->uid && *by->uid ? by->uid : "UNKNOWN",
+             *juid ? juid : "UNKNOWN", why, from, to);
     kq_evict(obj, "Preempted", msg, now);
     kq_cond_set(obj, "Preempted", "True", fq_adm_preempt_reason_str(reason),
                 msg, now);

@@ -1,5 +1,5 @@
 /*
- * check.c - fq_kueue_check: Kueue's invariants K1-K4 (flexq/check.h),
+ * check.c - fq_kueue_check: Kueue's invariants K1-K5 (flexq/check.h),
  * read back from the stored objects after a settle.
  *
  * It trusts nothing of the kueue controller's own tables: it decodes
@@ -281,6 +281,35 @@ static size_t tally_workload(struct quotas *q, const struct fq_object *o,
     return n;
 }
 
+/* K5: a ClusterQueue's fair share is 0 exactly when it borrows nothing. */
+static size_t check_shares(struct quotas *q, struct fq_errlist *out)
+{
+    size_t n = 0;
+    const struct fq_object **cqs = NULL;
+    size_t ncq = fq_objstore_list(q->store, FQ_KIND_CLUSTERQUEUE, NULL, &cqs);
+    for (size_t i = 0; i < ncq; i++) {
+        const struct fq_value *ws =
+            fq_value_path(cqs[i]->obj, "status.fairSharing.weightedShare");
+        if (!ws || ws->type != FQ_V_NUM || !ws->u.num.is_int)
+            continue;
+        const struct cell *over = NULL;
+        for (size_t k = 0; k < q->per_cq.n && !over; k++) {
+            const struct cell *c = &q->per_cq.cells[k];
+            if (!strcmp(c->cq, cqs[i]->name) && c->used > c->nominal)
+                over = c;
+        }
+        if ((ws->u.num.i == 0) != (over == NULL))
+            finding(out, &n,
+                    "K5: ClusterQueue \"%s\" shows weightedShare %lld, but "
+                    "%s",
+                    cqs[i]->name, (long long)ws->u.num.i,
+                    over ? "its workloads hold more than its nominal quota" :
+                           "its workloads borrow nothing");
+    }
+    free(cqs);
+    return n;
+}
+
 size_t fq_kueue_check(struct fq_engine *e, struct fq_errlist *out)
 {
     size_t n = 0;
@@ -317,6 +346,8 @@ size_t fq_kueue_check(struct fq_engine *e, struct fq_errlist *out)
                         (long long)c->used);
         }
     }
+    if (fresh)
+        n += check_shares(&q, out);
     for (size_t i = 0; i < q.per_tree.n; i++) {
         const struct cell *c = &q.per_tree.cells[i];
         if (c->used > c->nominal)

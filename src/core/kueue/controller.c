@@ -109,11 +109,48 @@
 #include "flexq/quantity.h"
 #include "flexq/timefmt.h"
 #include "kueue/admission.h"
+#include "kueue/fairshare.h"
 #include "kueue/kueue_slices.h"
 
 /* --- controller state ---------------------------------------------------- */
 
 /* --- ClusterQueue / LocalQueue status ---------------------------------- */
+
+/* status.fairSharing of a node of the quota tree: {weightedShare}, its
+ * dominant resource share rounded up (fairshare.c). */
+static struct fq_value *share_of(const struct snap *s, int node)
+{
+    struct fq_fs_drs d;
+    fq_fs_drs(&s->adm, node, &d);
+    struct fq_value *fs = fq_value_map();
+    fq_map_set(fs, "weightedShare", fq_value_int(fq_fs_weighted_share(&d)));
+    return fs;
+}
+
+/* Each stored Cohort's status.fairSharing with fair sharing on; without,
+ * a share left from when it was on goes. */
+static void write_cohort_status(const struct snap *s, struct fq_engine *e)
+{
+    for (int i = 0; i < s->nco; i++) {
+        const struct fq_value *cur =
+            stored(e, FQ_KIND_COHORT, "", s->co_name[i]);
+        if (!cur)
+            continue;
+        const struct fq_value *old = fq_map_get(cur, "status");
+        if (!s->adm.fair && !fq_map_get(old, "fairSharing"))
+            continue;
+        struct fq_value *st = old ? fq_value_clone(old) : fq_value_map();
+        if (s->adm.fair)
+            fq_map_set(st, "fairSharing", share_of(s, s->co_node[i]));
+        else
+            fq_map_del(st, "fairSharing");
+        if (!fq_value_equal(st, old))
+            fq_objstore_set_status(fq_engine_store(e), FQ_KIND_COHORT, "",
+                                   s->co_name[i], st, NULL);
+        else
+            fq_value_free(st);
+    }
+}
 
 /* Writes each queue's status from the counts the records keep (only when
  * some count or the configuration moved since the last write). */
@@ -194,6 +231,8 @@ static void write_queue_status(struct kueue *k, struct fq_engine *e)
             fq_map_set(st, kind == 0 ? "flavorsReservation" : "flavorsUsage",
                        fr);
         }
+        if (s->adm.fair)
+            fq_map_set(st, "fairSharing", share_of(s, ac->node));
         /* Keep what the capacity controller writes here (cost.c). */
         const struct fq_value *cost = fq_value_path(cur, "status.cost");
         if (cost)
@@ -220,6 +259,7 @@ static void write_queue_status(struct kueue *k, struct fq_engine *e)
         else
             fq_value_free(st);
     }
+    write_cohort_status(s, e);
 }
 
 /* --- the controller ------------------------------------------------------ */
@@ -452,6 +492,8 @@ static void destroy(void *self)
     fq_heap_release(&k->tq);
     free(k->handled);
     free(k->mig_copy);
+    for (int p = 0; p < FQ_ADM_MAX_PODSETS; p++)
+        fq_value_free(k->tas_assign[p]);
     free(k);
 }
 
@@ -459,6 +501,17 @@ static void on_change(void *self, struct fq_engine *e,
                       const struct fq_change *c)
 {
     struct kueue *k = self;
+    if (c->kind == FQ_KIND_NODE) {
+        /* Only topology-aware placement reads Nodes: a node that comes,
+         * goes or changes may let a waiting workload fit. */
+        if (k->snap && k->snap->has_tas) {
+            k->requeue = true;
+            k->need_cycle = true;
+            k->ff_len = 1;
+            fq_engine_kick(e, self);
+        }
+        return;
+    }
     if (c->kind != FQ_KIND_WORKLOAD) {
         if (c->obj) {
             /* Status-only writes (ours) keep the generation: not a change
@@ -704,7 +757,8 @@ const struct fq_controller_ops fq_kueue_controller = {
              FQ_KIND_BIT(FQ_KIND_LOCALQUEUE) | FQ_KIND_BIT(FQ_KIND_WORKLOAD) |
              FQ_KIND_BIT(FQ_KIND_WORKLOADPRIORITYCLASS) |
              FQ_KIND_BIT(FQ_KIND_ADMISSIONCHECK) |
-             FQ_KIND_BIT(FQ_KIND_NAMESPACE),
+             FQ_KIND_BIT(FQ_KIND_NAMESPACE) | FQ_KIND_BIT(FQ_KIND_TOPOLOGY) |
+             FQ_KIND_BIT(FQ_KIND_NODE),
     .create = create,
     .destroy = destroy,
     .on_change = on_change,

@@ -6,6 +6,7 @@
  *
  * Invariant 4 (cycle pace and heads per queue) is kept here.
  */
+#include "kueue/fairshare.h"
 #include "kueue/internal.h"
 
 #include <stdarg.h>
@@ -36,6 +37,7 @@ struct cyc {
     bool *cohort_preempted; /* owned, one per fq_adm node */
     struct aside *aside;    /* owned */
     size_t naside, capaside;
+    uint64_t reserved0; /* stats.reservations when the cycle began */
 };
 
 /* The cohort node of CQ `cq` (fq_adm index), or -1 when it has none. */
@@ -192,6 +194,18 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
         if (!strcmp(k->hw[r->targets[t]]->w.name, w->replaces) &&
             !strcmp(k->hw[r->targets[t]]->w.ns, w->ns))
             r->mode = FQ_ADM_NO_CANDIDATES;
+    char tas_msg[512];
+    if (r->mode == FQ_ADM_FIT &&
+        !kq_tas_assign(k, y->e, w, r, tas_msg, sizeof(tas_msg))) {
+        /* Quota fits but the pods do not fit the topology: wait, as
+         * inadmissible, until capacity changes. */
+        kq_set_pending(y->e, w, "TopologyPlacementFailed", tas_msg, y->now);
+        rc->parked = k->park_gen;
+        if (strict)
+            k->cq_blocked[w->cq] = true;
+        fq_adm_result_release(r);
+        return moved;
+    }
     int co = cohort_of(y->s, c->adm);
     if (r->mode == FQ_ADM_PREEMPT && r->ntargets > 0 && co >= 0 &&
         y->cohort_preempted[co]) {
@@ -232,12 +246,48 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
     return moved;
 }
 
+/* With fair sharing: the round's heads in the order of Kueue's
+ * tournament (fairshare.c), chosen again before each one, on the quota
+ * the heads before it left. Returns whether quota moved. */
+static bool process_fair(struct cyc *y, int nheads)
+{
+    struct kueue *k = y->k;
+    struct fq_fs_entry *fe = fq_xcalloc((size_t)nheads, sizeof(*fe));
+    bool moved = false;
+    for (int d = 0; d < nheads; d++) {
+        for (int i = d; i < nheads; i++) {
+            const struct wl *w = &k->heads[i]->w;
+            const struct fq_adm_result *r = &k->nom[w->cq];
+            fe[i - d] = (struct fq_fs_entry){.cq = y->s->cqs[w->cq].adm,
+                                             .priority = w->prio,
+                                             .ts = w->qts,
+                                             .nuse = r->nuse,
+                                             .use_fr = r->use_fr,
+                                             .use_amt = r->use_amt};
+        }
+        int win = d + fq_fs_next(&y->s->adm, fe, nheads - d);
+        struct rec *r = k->heads[win];
+        memmove(&k->heads[d + 1], &k->heads[d],
+                sizeof(*k->heads) * (size_t)(win - d));
+        k->heads[d] = r;
+        moved = process(y, r, moved);
+    }
+    free(fe);
+    return moved;
+}
+
 /* After a cycle that tried heads: its time counts, and another cycle is
  * due if some queue still has a head to try. */
 static void after_heads(struct cyc *y)
 {
     struct kueue *k = y->k;
     k->stats.cycles++;
+    /* Kueue's admission attempt: "success" when the cycle reserved
+     * quota for at least one workload. */
+    if (k->stats.reservations > y->reserved0)
+        k->stats.attempts_success++;
+    else
+        k->stats.attempts_inadmissible++;
     k->last_cycle = y->now;
     for (size_t c = 0; c < (size_t)y->s->ncq && !k->need_cycle; c++) {
         if (k->cq_blocked[c] || !y->s->cqs[c].active)
@@ -277,6 +327,7 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0 &&
         (k->mig_dirty || now >= k->mig_retry))
         kq_mig_pass(k, e, now);
+    y.reserved0 = k->stats.reservations;
     for (size_t c = 0; c < (size_t)y.s->ncq; c++) {
         k->cq_cur[c] = k->pq[c].alo;
         k->cq_taken[c] = 0;
@@ -289,8 +340,11 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
         nominate(&y, nheads);
         qsort(k->heads, (size_t)nheads, sizeof(*k->heads), kq_head_cmp);
         bool moved = false;
-        for (int h = 0; h < nheads; h++)
-            moved = process(&y, k->heads[h], moved);
+        if (y.s->adm.fair)
+            process_fair(&y, nheads);
+        else
+            for (int h = 0; h < nheads; h++)
+                moved = process(&y, k->heads[h], moved);
         if (y.limit == 1)
             break; /* Kueue: one pop per CQ per cycle. */
     }

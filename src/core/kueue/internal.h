@@ -18,6 +18,7 @@
  *   cycle.c      the scheduling cycle
  *   admit.c      reserve, pending, preempt, migrate
  *   pace.c       Kueue-paced cycles planned ahead
+ *   tas_place.c  topology-aware placement of a fitting workload (tas.c)
  *   objtree.c    condition and key helpers (the smallest inline below)
  */
 #ifndef FLEXQ_KUEUE_INTERNAL_H
@@ -181,6 +182,9 @@ struct kueue {
     uint64_t ff_snap_ver, ff_q_ver;
     int64_t ff_len; /* how many cycles the next plan may look ahead */
     struct fq_kueue_stats stats;
+    /* The topology assignment of each podset of the workload being
+     * reserved (kq_tas_assign, taken by kq_reserve), owned, or NULL. */
+    struct fq_value *tas_assign[FQ_ADM_MAX_PODSETS];
 };
 
 /* The condition types the controller reads of a Workload, for cond_scan. */
@@ -248,6 +252,13 @@ struct snap {
     int nlq;
     struct flv_info flv[FQ_ADM_MAX_FLAVORS];
     bool have_pods_res;
+    bool has_tas; /* some flavor has spec.topologyName */
+    /* The Cohorts of the quota tree, named (explicit or implied by a
+     * ClusterQueue's cohortName), for their status and the preemption
+     * message's paths: name and fq_adm node, owned. */
+    char **co_name;
+    int *co_node;
+    int nco;
 };
 
 struct cohort_ent {
@@ -476,6 +487,10 @@ void kq_mig_pass(struct kueue *k, struct fq_engine *e, int64_t now);
 
 /* cycle.c */
 void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now);
+
+/* tas_place.c */
+bool kq_tas_assign(struct kueue *k, struct fq_engine *e, const struct wl *w,
+                   const struct fq_adm_result *r, char *msg, size_t n);
 
 /* pace.c */
 void kq_ff_replay(struct kueue *k, int64_t now);

@@ -22,6 +22,10 @@ struct fq_kueue_stats {
     uint64_t evictions;
     uint64_t preemptions;
     uint64_t migrations;
+    /* Kueue's admission attempts: scheduling cycles that tried heads,
+     * by whether one was reserved (kueue_admission_attempts_total). */
+    uint64_t attempts_success;
+    uint64_t attempts_inadmissible;
 };
 
 void fq_kueue_get_stats(const void *self, struct fq_kueue_stats *out);

@@ -126,6 +126,7 @@ void kq_ff_replay(struct kueue *k, int64_t now)
         kq_pq_park_first(k, c, m);
     }
     k->stats.cycles += (uint64_t)due;
+    k->stats.attempts_inadmissible += (uint64_t)due; /* quiet cycles */
     k->last_cycle += due * k->cycle_ms;
     k->ff_n -= due;
     if (k->ff_n == 0)

@@ -90,8 +90,10 @@ static void add_flavors(struct snap *s, struct fq_objstore *st)
         if (f < 0)
             continue;
         if (fq_resourceflavor_decode(objs[i]->obj, NULL, &s->flv[f].view,
-                                     NULL) == 0)
+                                     NULL) == 0) {
             s->flv[f].exists = true;
+            s->has_tas |= s->flv[f].view.topology_name != NULL;
+        }
     }
     free(objs);
 }
@@ -193,6 +195,26 @@ static void cohorts_link(struct snap *s, struct cohorts *co)
         if (p != node)
             s->adm.nodes[node].parent = parent;
     }
+}
+
+/* Hands the cohort nodes' names over to the snapshot, with each
+ * Cohort's fairSharing.weight on its node. */
+static void cohorts_keep(struct snap *s, struct cohorts *co)
+{
+    for (size_t i = 0; i < co->n; i++) {
+        if (!co->ok[i])
+            continue;
+        int node = cohort_of(s, co, co->objs[i]->name);
+        s->adm.nodes[node].fair_weight_milli = co->views[i].fair_weight_milli;
+    }
+    s->co_name = fq_xcalloc(co->nents + 1, sizeof(char *));
+    s->co_node = fq_xcalloc(co->nents + 1, sizeof(int));
+    for (size_t i = 0; i < co->nents; i++) {
+        s->co_name[i] = co->ents[i].name;
+        s->co_node[i] = co->ents[i].node;
+        co->ents[i].name = NULL;
+    }
+    s->nco = (int)co->nents;
 }
 
 static void cohorts_release(struct cohorts *co)
@@ -297,6 +319,17 @@ static void cq_checks(struct snap *s, struct fq_engine *e, struct cq_info *c)
                                      "missing AdmissionCheck(s): [%s]",
                                      v->checks[k].name));
     }
+    /* A TAS flavor whose Topology is missing (Kueue: TopologyNotFound). */
+    for (int f = 0; c->active && f < s->adm.nflv; f++) {
+        const char *tn = s->flv[f].exists && (c->all_flv >> f & 1) ?
+                             s->flv[f].view.topology_name :
+                             NULL;
+        if (tn && !stored(e, FQ_KIND_TOPOLOGY, "", tn))
+            cq_inactive(c, "TopologyNotFound",
+                        fq_xasprintf("Can't admit new workloads: references "
+                                     "missing Topology: %s",
+                                     tn));
+    }
     if (c->active && v->stop_policy != FQ_STOP_NONE)
         cq_inactive(c, "Stopped",
                     fq_xstrdup("Can't admit new workloads: is stopped"));
@@ -349,8 +382,16 @@ void kq_snap_build(struct snap *s, struct fq_engine *e)
         cq_groups(s, c, ac);
         cq_policies(s, &c->view, ac);
         cq_checks(s, e, c);
+        s->adm.nodes[ac->node].fair_weight_milli = c->view.fair_weight_milli;
     }
+    const struct fq_fair_sharing_config *fs =
+        &fq_engine_config(e)->fair_sharing;
+    s->adm.fair = fs->enable;
+    s->adm.nfs_strategies = fs->nstrategies;
+    for (int i = 0; i < fs->nstrategies && i < 2; i++)
+        s->adm.fs_strategies[i] = (uint8_t)fs->strategies[i];
     fq_adm_finish(&s->adm);
+    cohorts_keep(s, &co);
     cohorts_release(&co);
     add_localqueues(s, st);
 }
@@ -375,6 +416,10 @@ void kq_snap_release(struct snap *s)
         free(s->lqs[i].cq);
     }
     free(s->lqs);
+    for (int i = 0; i < s->nco; i++)
+        free(s->co_name[i]);
+    free(s->co_name);
+    free(s->co_node);
     for (int f = 0; f < FQ_ADM_MAX_FLAVORS; f++)
         if (s->flv[f].exists)
             fq_resourceflavor_release(&s->flv[f].view);

@@ -296,6 +296,17 @@ static const struct fq_kind_info table[FQ_KIND__COUNT] = {
                          {"svc", NULL},
                          true,
                          true},
+    /* Kueue serves Topology in v1beta1 (and v1alpha1 before it). */
+    [FQ_KIND_TOPOLOGY] = {FQ_KIND_TOPOLOGY,
+                          "Topology",
+                          KUEUE,
+                          "v1beta1",
+                          "v1alpha1",
+                          "topologies",
+                          "topology",
+                          {NULL},
+                          false,
+                          false},
 };
 
 /* The preferred apiVersion string of each kind (invariant 3). */
@@ -328,6 +339,7 @@ static const char *const api_versions[FQ_KIND__COUNT] = {
     [FQ_KIND_LEADERWORKERSET] = "leaderworkerset.x-k8s.io/v1",
     [FQ_KIND_TRAINJOB] = "trainer.kubeflow.org/v1alpha1",
     [FQ_KIND_SERVICE] = "v1",
+    [FQ_KIND_TOPOLOGY] = KUEUE "/v1beta1",
 };
 
 const struct fq_kind_info *fq_kind_info(enum fq_kind k)

@@ -1229,6 +1229,8 @@ static int validate_kind(struct dctx *cp, const struct fq_value *obj,
         return fq_training_validate(obj, file, errs, k);
     case FQ_KIND_SERVICE:
         return fq_service_validate(obj, file, errs);
+    case FQ_KIND_TOPOLOGY:
+        return fq_topology_validate(obj, file, errs);
     default:
         break;
     }

@@ -99,6 +99,10 @@ int fq_training_validate(const struct fq_value *obj, const char *file,
 int fq_service_validate(const struct fq_value *obj, const char *file,
                         struct fq_errlist *errs);
 
+/* kueue.x-k8s.io Topology (objects_topology.c). */
+int fq_topology_validate(const struct fq_value *obj, const char *file,
+                         struct fq_errlist *errs);
+
 /* Does s hold an unexpanded ${VAR}? */
 bool has_var(const char *s);
 

@@ -378,6 +378,13 @@ static const char *const pool_lines[] = {
     "status.nodeCount|integer|Nodes in the pool.",
     NULL};
 
+static const char *const topo_lines[] = {
+    META_LINES,
+    "spec|object|The levels of a topology for topology-aware scheduling.",
+    "spec.levels|[]object|nodeLabel: node label keys, from the highest level to the "
+    "lowest (at most 16; kubernetes.io/hostname only last).",
+    NULL};
+
 static const char *const capm_lines[] = {
     META_LINES, "spec|object|The simulated cloud's capacity model.", NULL};
 
@@ -457,6 +464,8 @@ static const struct kind_doc docs[FQ_KIND__COUNT] = {
                               cq_lines},
     [FQ_KIND_COHORT] = {"Cohort is the Schema for the cohorts API.",
                         cohort_lines},
+    [FQ_KIND_TOPOLOGY] = {"Topology is the Schema for the topology API.",
+                          topo_lines},
     [FQ_KIND_LOCALQUEUE] = {"LocalQueue is the Schema for the localQueues "
                             "API.",
                             lq_lines},

@@ -19,6 +19,8 @@
  *         {cluster_queue,cohort,flavor,resource}        CQ spec
  *     kueue_cluster_queue_resource_reservation{...}     CQ status
  *     kueue_cluster_queue_resource_usage{...}           admitted workloads
+ *     kueue_cluster_queue_weighted_share{cluster_queue} CQ status.fairSharing
+ *     kueue_cohort_weighted_share{cohort}               Cohort status
  *     flexq_nodepool_nodes{nodepool,state=ready|not_ready}  Nodes
  *     flexq_nodepool_cost_usd_total, flexq_nodepool_node_seconds_total,
  *     flexq_nodepool_price_per_node_hour_usd{nodepool}  NodePool status.cost
@@ -32,10 +34,18 @@
  *     kueue_admitted_workloads_total{cluster_queue}
  *     kueue_evicted_workloads_total{cluster_queue,reason}
  *     kueue_finished_workloads_total{cluster_queue}
+ *     kueue_preempted_workloads_total{preempting_cluster_queue,reason}
+ *         (the preemptor's queue read from the Preempted condition's
+ *         message, "preemptor path: /cohort/cq", as Kueue writes it)
  *     kueue_quota_reserved_wait_time_seconds{cluster_queue}   histograms
  *     kueue_admission_wait_time_seconds{cluster_queue}
  *     kueue_admission_checks_wait_time_seconds{cluster_queue}  (only
  *         workloads with admission checks)
+ *
+ *   counted by the kueue controller, read by fq_metrics_observe_attempts
+ *     kueue_admission_attempts_total{result=success|inadmissible}
+ *     kueue_admission_attempt_duration_seconds{result}   (the wall time
+ *         of the engine runs that made them, measured by the shell)
  *
  * How transitions are counted: for each Workload the struct remembers the
  * lastTransitionTime of its QuotaReserved=True, Admitted=True,
@@ -55,10 +65,8 @@
  *
  * Invariants: render never modifies the store; output is deterministic
  * (objects in the store's order, series in first-seen order).
- * Not done: Kueue's replica_role label, cycle-level health metrics
- * (admission_attempts_*), preemption counts by preempting queue, the
- * per-LocalQueue twins of the counters and histograms, fair-sharing
- * shares.
+ * Not done: Kueue's replica_role label, the per-LocalQueue twins of the
+ * counters and histograms, admission_cycle_preemption_skips.
  */
 #include "flexq/metrics.h"
 
@@ -73,6 +81,7 @@
 #include "flexq/engine.h"
 #include "flexq/quantity.h"
 #include "flexq/timefmt.h"
+#include "kueue/kueue.h"
 
 #define MAX_BUCKETS 16
 
@@ -89,6 +98,7 @@ struct counter {
 struct histogram {
     const char *name;
     char *labels;
+    const double *bounds; /* static, nb upper bounds */
     int nb;
     uint64_t counts[MAX_BUCKETS]; /* per bucket, not cumulative */
     uint64_t n;
@@ -100,7 +110,7 @@ struct wlrec {
     char *key; /* "ns/name"; NULL = empty slot */
     uint64_t hash;
     char cq[64];
-    char qr[40], adm[40], ev[40], fin[40];
+    char qr[40], adm[40], ev[40], fin[40], pre[40];
 };
 
 struct fq_metrics {
@@ -110,7 +120,15 @@ struct fq_metrics {
     size_t nhist, caphist;
     struct wlrec *wl; /* open addressing, linear probing */
     size_t wlcap, wln;
+    /* The kueue controller's admission attempts counted so far:
+     * [0] success, [1] inadmissible (fq_metrics_observe_attempts). */
+    uint64_t att_seen[2];
 };
+
+/* Prometheus' default buckets, which Kueue's attempt duration uses. */
+static const double attempt_bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                        0.5,   1,    2.5,   5,    10};
+#define NATTEMPT_BOUNDS ((int)(sizeof(attempt_bounds) / sizeof(double)))
 
 struct fq_metrics *fq_metrics_new(void)
 {
@@ -260,12 +278,13 @@ static void count(struct fq_metrics *m, const char *name, char *labels)
     m->ctr[m->nctr++] = (struct counter){name, labels, 1};
 }
 
-static void observe_hist(struct fq_metrics *m, const char *name, int nb,
-                         const char *cq, double secs)
+/* Observes secs in histogram name{labels} with `nb` bucket bounds; takes
+ * `labels`. */
+static void observe_in(struct fq_metrics *m, const char *name,
+                       const double *bounds, int nb, char *labels, double secs)
 {
     if (secs < 0)
         secs = 0;
-    char *labels = labels1("cluster_queue", cq);
     struct histogram *h = NULL;
     for (size_t i = 0; i < m->nhist && !h; i++)
         if (m->hist[i].name == name && !strcmp(m->hist[i].labels, labels))
@@ -278,10 +297,11 @@ static void observe_hist(struct fq_metrics *m, const char *name, int nb,
         memset(h, 0, sizeof(*h));
         h->name = name;
         h->labels = labels;
+        h->bounds = bounds;
         h->nb = nb;
     }
     int b = 0;
-    while (b < h->nb && secs > wait_bounds[b])
+    while (b < h->nb && secs > h->bounds[b])
         b++;
     if (b < h->nb)
         h->counts[b]++;
@@ -289,11 +309,20 @@ static void observe_hist(struct fq_metrics *m, const char *name, int nb,
     h->sum += secs;
 }
 
+static void observe_hist(struct fq_metrics *m, const char *name, int nb,
+                         const char *cq, double secs)
+{
+    observe_in(m, name, wait_bounds, nb, labels1("cluster_queue", cq), secs);
+}
+
 /* Metric names, compared by pointer in the tables above. */
 static const char M_RESERVED[] = "kueue_quota_reserved_workloads_total";
 static const char M_ADMITTED[] = "kueue_admitted_workloads_total";
 static const char M_EVICTED[] = "kueue_evicted_workloads_total";
 static const char M_FINISHED[] = "kueue_finished_workloads_total";
+static const char M_PREEMPTED[] = "kueue_preempted_workloads_total";
+static const char M_ATTEMPTS[] = "kueue_admission_attempts_total";
+static const char H_ATTEMPT[] = "kueue_admission_attempt_duration_seconds";
 static const char H_RESERVED[] = "kueue_quota_reserved_wait_time_seconds";
 static const char H_ADMITTED[] = "kueue_admission_wait_time_seconds";
 static const char H_CHECKS[] = "kueue_admission_checks_wait_time_seconds";
@@ -332,6 +361,28 @@ static int64_t wait_start(const struct fq_value *wl, int64_t until)
 static void remember(char *dst, size_t n, const char *src)
 {
     snprintf(dst, n, "%s", src);
+}
+
+/* The preempting ClusterQueue, from the Preempted condition's message as
+ * Kueue writes it ("...; preemptor path: /cohort/cq; preemptee path:
+ * ..."): the path's last part, or "" when the message has none. */
+static void preemptor_of(const char *msg, char *out, size_t n)
+{
+    out[0] = '\0';
+    const char *p = strstr(msg, "preemptor path: ");
+    if (!p)
+        return;
+    p += strlen("preemptor path: ");
+    size_t len = strcspn(p, ";");
+    const char *last = p;
+    for (size_t i = 0; i < len; i++)
+        if (p[i] == '/')
+            last = p + i + 1;
+    size_t l = len - (size_t)(last - p);
+    if (l >= n)
+        l = n - 1;
+    memcpy(out, last, l);
+    out[l] = '\0';
 }
 
 static void track(struct fq_metrics *m, const struct fq_value *wl,
@@ -373,6 +424,16 @@ static void track(struct fq_metrics *m, const struct fq_value *wl,
     }
     if (counting && *fin && strcmp(fin, r->fin))
         count(m, M_FINISHED, labels1("cluster_queue", r->cq));
+    const char *pre = true_at(wl, "Preempted");
+    if (counting && *pre && strcmp(pre, r->pre)) {
+        const struct fq_value *c = fq_cond_find(wl, "Preempted");
+        char by[256];
+        preemptor_of(fq_value_path_str(c, "message", ""), by, sizeof(by));
+        count(m, M_PREEMPTED,
+              labels2("preempting_cluster_queue", by, "reason",
+                      fq_value_path_str(c, "reason", "")));
+    }
+    remember(r->pre, sizeof(r->pre), pre);
     remember(r->qr, sizeof(r->qr), qr);
     remember(r->adm, sizeof(r->adm), adm);
     remember(r->ev, sizeof(r->ev), ev);
@@ -400,6 +461,29 @@ void fq_metrics_observe(struct fq_metrics *m, const struct fq_change *c)
         return;
     }
     track(m, c->obj, true);
+}
+
+void fq_metrics_observe_attempts(struct fq_metrics *m, struct fq_engine *e,
+                                 double run_seconds)
+{
+    const void *kq = fq_engine_controller(e, "kueue");
+    if (!kq)
+        return;
+    struct fq_kueue_stats st;
+    fq_kueue_get_stats(kq, &st);
+    uint64_t now[2] = {st.attempts_success, st.attempts_inadmissible};
+    uint64_t fresh = 0;
+    for (int i = 0; i < 2; i++)
+        if (now[i] > m->att_seen[i])
+            fresh += now[i] - m->att_seen[i];
+    for (int i = 0; i < 2; i++) {
+        const char *result = i == 0 ? "success" : "inadmissible";
+        for (; m->att_seen[i] < now[i]; m->att_seen[i]++) {
+            count(m, M_ATTEMPTS, labels1("result", result));
+            observe_in(m, H_ATTEMPT, attempt_bounds, NATTEMPT_BOUNDS,
+                       labels1("result", result), run_seconds / (double)fresh);
+        }
+    }
 }
 
 /* --- rendering ------------------------------------------------------- */
@@ -473,7 +557,7 @@ static void render_hists(const struct fq_metrics *m, struct fq_buf *b,
         for (int k = 0; k < h->nb; k++) {
             cum += h->counts[k];
             fq_buf_printf(b, "%s_bucket{%s,le=\"%g\"} %llu\n", name, h->labels,
-                          wait_bounds[k], (unsigned long long)cum);
+                          h->bounds[k], (unsigned long long)cum);
         }
         fq_buf_printf(b, "%s_bucket{%s,le=\"+Inf\"} %llu\n", name, h->labels,
                       (unsigned long long)h->n);
@@ -915,6 +999,40 @@ static void render_provider_errors(const struct fq_objstore *s,
     free(agg);
 }
 
+/* Kueue's fair-sharing gauges, from status.fairSharing.weightedShare of
+ * the ClusterQueues and Cohorts that show one (fair sharing on). */
+static void render_shares(const struct fq_objstore *s, struct fq_buf *b,
+                          const struct fq_object **cqs, size_t ncq)
+{
+    family(b, "kueue_cluster_queue_weighted_share", "gauge",
+           "The cluster_queue's dominant resource share over what its "
+           "cohort can lend, divided by its fair-sharing weight");
+    for (size_t i = 0; i < ncq; i++) {
+        const struct fq_value *v =
+            fq_value_path(cqs[i]->obj, "status.fairSharing.weightedShare");
+        if (!v)
+            continue;
+        char *l = labels1("cluster_queue", cqs[i]->name);
+        sample(b, "kueue_cluster_queue_weighted_share", l, num(v));
+        free(l);
+    }
+    const struct fq_object **cos = NULL;
+    size_t nco = fq_objstore_list(s, FQ_KIND_COHORT, NULL, &cos);
+    family(b, "kueue_cohort_weighted_share", "gauge",
+           "The cohort's dominant resource share over what its parent can "
+           "lend, divided by its fair-sharing weight");
+    for (size_t i = 0; i < nco; i++) {
+        const struct fq_value *v =
+            fq_value_path(cos[i]->obj, "status.fairSharing.weightedShare");
+        if (!v)
+            continue;
+        char *l = labels1("cohort", cos[i]->name);
+        sample(b, "kueue_cohort_weighted_share", l, num(v));
+        free(l);
+    }
+    free(cos);
+}
+
 void fq_metrics_render(const struct fq_metrics *m, const struct fq_objstore *s,
                        struct fq_buf *out)
 {
@@ -931,6 +1049,12 @@ void fq_metrics_render(const struct fq_metrics *m, const struct fq_objstore *s,
                     "The number of evictions, per cluster_queue and reason");
     render_counters(m, out, M_FINISHED,
                     "The number of finished workloads, per cluster_queue");
+    render_counters(m, out, M_PREEMPTED,
+                    "The number of preempted workloads, per "
+                    "preempting_cluster_queue and reason");
+    render_counters(m, out, M_ATTEMPTS,
+                    "The number of scheduling cycles that tried workloads: "
+                    "success (one was admitted) or inadmissible");
     render_hists(m, out, H_RESERVED,
                  "Time from creation or requeue to quota reservation");
     render_hists(m, out, H_ADMITTED,
@@ -938,7 +1062,10 @@ void fq_metrics_render(const struct fq_metrics *m, const struct fq_objstore *s,
     render_hists(m, out, H_CHECKS,
                  "Time from quota reservation to admission (admission "
                  "checks, e.g. waiting for a ProvisioningRequest)");
+    render_hists(m, out, H_ATTEMPT,
+                 "The latency of an admission attempt, by result");
     render_cells(s, out, cqs, ncq);
+    render_shares(s, out, cqs, ncq);
     render_cq_cost(out, cqs, ncq);
     render_pools(s, out);
     render_provreqs(s, out);
