@@ -151,6 +151,8 @@ void api_watch_free(struct watch *w)
     free(w->ns);
     fq_labelsel_free(w->labels);
     fq_labelsel_free(w->fields);
+    free(w->group);
+    free(w->version);
     free(w);
 }
 
@@ -618,15 +620,16 @@ void api_list_objects(struct fq_daemon *d, struct fq_http_req *r,
             continue;
         }
         last = objs[i];
+        struct fq_value *cv =
+            fq_convert_kueue(objs[i]->obj, t->group, t->version);
         if (table) {
             taken++;
-            fq_table_add_row(table, t->kind, objs[i]->obj, now, inc);
+            fq_table_add_row(table, t->kind, cv ? cv : objs[i]->obj, now, inc);
+            fq_value_free(cv);
             continue;
         }
         if (taken++)
             fq_buf_putc(&items, ',');
-        struct fq_value *cv =
-            fq_convert_kueue(objs[i]->obj, t->group, t->version);
         fq_json_encode(cv ? cv : objs[i]->obj, FQ_JSON_COMPACT, &items);
         fq_value_free(cv);
     }
@@ -650,10 +653,13 @@ void api_list_objects(struct fq_daemon *d, struct fq_http_req *r,
         api_reply_buf(d, r, 200, &b);
         return;
     }
+    /* The list is in the path's version (v1beta1 or v1beta2 for Kueue). */
+    bool pv = t->group && t->version;
     fq_buf_printf(&b,
-                  "{\"apiVersion\":\"%s\",\"kind\":\"%sList\",\"metadata\":"
-                  "{\"resourceVersion\":\"%llu\"",
-                  fq_kind_api_version(t->kind), t->ki->name,
+                  "{\"apiVersion\":\"%s%s%s\",\"kind\":\"%sList\","
+                  "\"metadata\":{\"resourceVersion\":\"%llu\"",
+                  pv ? t->group : "", pv && *t->group ? "/" : "",
+                  pv ? t->version : fq_kind_api_version(t->kind), t->ki->name,
                   (unsigned long long)fq_objstore_revision(os));
     if (remaining && last) {
         fq_buf_puts(&b, ",\"continue\":\"");
