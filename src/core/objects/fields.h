@@ -44,7 +44,7 @@ enum {
 };
 
 struct fq_field {
-    uint64_t kinds; /* FK(kind) | ...: the kinds that have this field */
+    uint64_t kinds;   /* FK(kind) | ...: the kinds that have this field */
     const char *path; /* from the root; "[]" after a list's segment */
     unsigned char type, flags, kvs;
     int64_t def, min, max;
@@ -70,8 +70,8 @@ int64_t fld_int(struct dctx *c, const struct fq_value *m,
 bool fld_bool(struct dctx *c, const struct fq_value *m,
               const struct fq_field *f);
 /* `res` is the resource whose scale the quantity takes. */
-bool fld_qty(struct dctx *c, const struct fq_value *m,
-             const struct fq_field *f, const char *res, int64_t *out);
+bool fld_qty(struct dctx *c, const struct fq_value *m, const struct fq_field *f,
+             const char *res, int64_t *out);
 int fld_enum(struct dctx *c, const struct fq_value *m,
              const struct fq_field *f);
 const struct fq_value *fld_map(struct dctx *c, const struct fq_value *m,
@@ -80,7 +80,7 @@ const struct fq_value *fld_seq(struct dctx *c, const struct fq_value *m,
                                const struct fq_field *f);
 const char **fld_strs(struct dctx *c, const struct fq_value *m,
                       const struct fq_field *f, size_t *n);
-void fld_kvs(struct dctx *c, const struct fq_value *m,
-             const struct fq_field *f, struct fq_kvs *out);
+void fld_kvs(struct dctx *c, const struct fq_value *m, const struct fq_field *f,
+             struct fq_kvs *out);
 
 #endif

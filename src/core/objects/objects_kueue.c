@@ -52,19 +52,16 @@
 
 static const char *const stop_names[] = {"None", "Hold", "HoldAndDrain", NULL};
 static const char *const qs_names[] = {"BestEffortFIFO", "StrictFIFO", NULL};
-static const char *const within_names[] = {
-    "Never", "LowerPriority", "LowerOrNewerEqualPriority", NULL};
+static const char *const within_names[] = {"Never", "LowerPriority",
+                                           "LowerOrNewerEqualPriority", NULL};
 static const char *const reclaim_names[] = {"Never", "LowerPriority", "Any",
                                             NULL};
-static const char *const borrow_pol_names[] = {"Never", "LowerPriority",
-                                               NULL};
+static const char *const borrow_pol_names[] = {"Never", "LowerPriority", NULL};
 /* v1beta1 spelled MayStopSearch "Borrow" / "Preempt". */
-static const char *const when_borrow_names[] = {"MayStopSearch",
-                                                "TryNextFlavor", "Borrow",
-                                                NULL};
-static const char *const when_preempt_names[] = {"MayStopSearch",
-                                                 "TryNextFlavor", "Preempt",
-                                                 NULL};
+static const char *const when_borrow_names[] = {
+    "MayStopSearch", "TryNextFlavor", "Borrow", NULL};
+static const char *const when_preempt_names[] = {
+    "MayStopSearch", "TryNextFlavor", "Preempt", NULL};
 static const char *const pref_names[] = {"BorrowingOverPreemption",
                                          "PreemptionOverBorrowing", NULL};
 static const char *const source_names[] = {
@@ -76,36 +73,122 @@ static const char *const merge_names[] = {
     "IdenticalPodTemplates", "IdenticalWorkloadSchedulingRequirements", NULL};
 
 enum kueue_row {
-    RF_SPEC, RF_NODE_LABELS, RF_NODE_TAINTS, RF_TOLERATIONS, RF_TOPOLOGY,
-    Q_FAIR, Q_FAIR_WEIGHT,
-    G_GROUPS, G_COVERED, G_FLAVORS, G_FL_NAME, G_FL_RES, G_RES_NAME,
-    G_RES_NOMINAL, G_RES_BORROW, G_RES_LEND,
-    CQ_SPEC, CQ_COHORT, CQ_COHORT_NAME, CQ_NS_SELECTOR, CQ_QS,
-    CQ_PRE, CQ_PRE_WITHIN, CQ_PRE_RECLAIM, CQ_PRE_BORROW,
-    CQ_PRE_BORROW_POLICY, CQ_PRE_BORROW_MAX,
-    CQ_FUNG, CQ_FUNG_BORROW, CQ_FUNG_PREEMPT, CQ_FUNG_PREF,
-    CQ_CHECKS, CQ_STRAT, CQ_STRAT_CHECKS, CQ_STRAT_NAME, CQ_STRAT_ON,
+    RF_SPEC,
+    RF_NODE_LABELS,
+    RF_NODE_TAINTS,
+    RF_TOLERATIONS,
+    RF_TOPOLOGY,
+    Q_FAIR,
+    Q_FAIR_WEIGHT,
+    G_GROUPS,
+    G_COVERED,
+    G_FLAVORS,
+    G_FL_NAME,
+    G_FL_RES,
+    G_RES_NAME,
+    G_RES_NOMINAL,
+    G_RES_BORROW,
+    G_RES_LEND,
+    CQ_SPEC,
+    CQ_COHORT,
+    CQ_COHORT_NAME,
+    CQ_NS_SELECTOR,
+    CQ_QS,
+    CQ_PRE,
+    CQ_PRE_WITHIN,
+    CQ_PRE_RECLAIM,
+    CQ_PRE_BORROW,
+    CQ_PRE_BORROW_POLICY,
+    CQ_PRE_BORROW_MAX,
+    CQ_FUNG,
+    CQ_FUNG_BORROW,
+    CQ_FUNG_PREEMPT,
+    CQ_FUNG_PREF,
+    CQ_CHECKS,
+    CQ_STRAT,
+    CQ_STRAT_CHECKS,
+    CQ_STRAT_NAME,
+    CQ_STRAT_ON,
     Q_STOP,
-    CQ_STATUS, CQ_ST_PENDING, CQ_ST_ADMITTED, CQ_ST_RESERVING, CQ_ST_COND,
-    CO_SPEC, CO_PARENT_NAME, CO_PARENT,
-    LQ_SPEC, LQ_CQ, LQ_STATUS,
-    WL_SPEC, WL_PODSETS, WL_PS_NAME, WL_PS_COUNT, WL_PS_MIN, WL_PS_TEMPLATE,
-    WL_QUEUE, WL_PCN, WL_PCS, WL_PCREF, WL_PCREF_GROUP, WL_PCREF_KIND,
-    WL_PCREF_NAME, WL_PRIORITY, WL_ACTIVE, WL_MAXEXEC,
-    WL_STATUS, WL_ST_COND, WL_ST_ADM, WL_ST_ADM_CQ, WL_ST_PSA,
-    WL_ST_PSA_NAME, WL_ST_PSA_FLAVORS, WL_ST_PSA_USAGE, WL_ST_PSA_COUNT,
-    WL_ST_CHECKS, WL_ST_CK_NAME, WL_ST_CK_STATE, WL_ST_CK_MESSAGE,
-    WL_ST_CK_LTT, WL_ST_CK_RETRY, WL_ST_CK_REQUEUE,
-    WL_ST_RQ, WL_ST_RQ_COUNT, WL_ST_RQ_AT,
-    WPC_VALUE, WPC_DESCRIPTION,
-    AC_SPEC, AC_CONTROLLER, AC_PARAMS, AC_PARAMS_GROUP, AC_PARAMS_KIND,
-    AC_PARAMS_NAME, AC_RETRY, AC_STATUS, AC_ST_COND,
+    CQ_STATUS,
+    CQ_ST_PENDING,
+    CQ_ST_ADMITTED,
+    CQ_ST_RESERVING,
+    CQ_ST_COND,
+    CO_SPEC,
+    CO_PARENT_NAME,
+    CO_PARENT,
+    LQ_SPEC,
+    LQ_CQ,
+    LQ_STATUS,
+    WL_SPEC,
+    WL_PODSETS,
+    WL_PS_NAME,
+    WL_PS_COUNT,
+    WL_PS_MIN,
+    WL_PS_TEMPLATE,
+    WL_QUEUE,
+    WL_PCN,
+    WL_PCS,
+    WL_PCREF,
+    WL_PCREF_GROUP,
+    WL_PCREF_KIND,
+    WL_PCREF_NAME,
+    WL_PRIORITY,
+    WL_ACTIVE,
+    WL_MAXEXEC,
+    WL_STATUS,
+    WL_ST_COND,
+    WL_ST_ADM,
+    WL_ST_ADM_CQ,
+    WL_ST_PSA,
+    WL_ST_PSA_NAME,
+    WL_ST_PSA_FLAVORS,
+    WL_ST_PSA_USAGE,
+    WL_ST_PSA_COUNT,
+    WL_ST_CHECKS,
+    WL_ST_CK_NAME,
+    WL_ST_CK_STATE,
+    WL_ST_CK_MESSAGE,
+    WL_ST_CK_LTT,
+    WL_ST_CK_RETRY,
+    WL_ST_CK_REQUEUE,
+    WL_ST_RQ,
+    WL_ST_RQ_COUNT,
+    WL_ST_RQ_AT,
+    WPC_VALUE,
+    WPC_DESCRIPTION,
+    AC_SPEC,
+    AC_CONTROLLER,
+    AC_PARAMS,
+    AC_PARAMS_GROUP,
+    AC_PARAMS_KIND,
+    AC_PARAMS_NAME,
+    AC_RETRY,
+    AC_STATUS,
+    AC_ST_COND,
     P_PARAMS,
-    PRC_SPEC, PRC_CLASS, PRC_MANAGED, PRC_RETRY, PRC_RETRY_LIMIT,
-    PRC_RETRY_BASE, PRC_RETRY_MAX, PRC_PSU, PRC_PSU_NS, PRC_PSU_NS_KEY,
-    PRC_PSU_NS_FROM, PRC_MERGE,
-    PR_SPEC, PR_CLASS, PR_PODSETS, PR_PS_REF, PR_PS_REF_NAME, PR_PS_COUNT,
-    PR_STATUS, PR_ST_COND, PR_ST_DETAILS,
+    PRC_SPEC,
+    PRC_CLASS,
+    PRC_MANAGED,
+    PRC_RETRY,
+    PRC_RETRY_LIMIT,
+    PRC_RETRY_BASE,
+    PRC_RETRY_MAX,
+    PRC_PSU,
+    PRC_PSU_NS,
+    PRC_PSU_NS_KEY,
+    PRC_PSU_NS_FROM,
+    PRC_MERGE,
+    PR_SPEC,
+    PR_CLASS,
+    PR_PODSETS,
+    PR_PS_REF,
+    PR_PS_REF_NAME,
+    PR_PS_COUNT,
+    PR_STATUS,
+    PR_ST_COND,
+    PR_ST_DETAILS,
     KUEUE_ROWS
 };
 
@@ -116,15 +199,14 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
     [RF_SPEC] = {K_RF, "spec", FT_MAP, 0, 0, 0, 0, 0, NULL, NULL,
                  "ResourceFlavorSpec defines the desired state of the "
                  "ResourceFlavor."},
-    [RF_NODE_LABELS] = {K_RF, "spec.nodeLabels", FT_KVS, 0, KVS_LABELS, 0, 0,
-                        8, NULL, NULL,
+    [RF_NODE_LABELS] = {K_RF, "spec.nodeLabels", FT_KVS, 0, KVS_LABELS, 0, 0, 8,
+                        NULL, NULL,
                         "Labels that associate the flavor with Nodes; "
                         "injected into the node selector of admitted pods."},
-    [RF_NODE_TAINTS] = {K_RF, "spec.nodeTaints", FT_OBJS, 0, 0, 0, 0, 8,
-                        NULL, NULL,
-                        "Taints that the nodes of this flavor have."},
-    [RF_TOLERATIONS] = {K_RF, "spec.tolerations", FT_OBJS, 0, 0, 0, 0, 8,
-                        NULL, NULL, "Tolerations added to admitted pods."},
+    [RF_NODE_TAINTS] = {K_RF, "spec.nodeTaints", FT_OBJS, 0, 0, 0, 0, 8, NULL,
+                        NULL, "Taints that the nodes of this flavor have."},
+    [RF_TOLERATIONS] = {K_RF, "spec.tolerations", FT_OBJS, 0, 0, 0, 0, 8, NULL,
+                        NULL, "Tolerations added to admitted pods."},
     [RF_TOPOLOGY] = {K_RF, "spec.topologyName", FT_NAME, 0, 0, 0, 0, 0, NULL,
                      fq_check_dns1123_subdomain,
                      "The Topology this flavor belongs to (needs "
@@ -140,18 +222,18 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
     [G_GROUPS] = {K_CQ | K_CO, "spec.resourceGroups", FT_SEQ, 0, 0, 0, 0, 16,
                   NULL, NULL,
                   "Quota per flavor and resource; at most 16 groups."},
-    [G_COVERED] = {K_CQ | K_CO, RG ".coveredResources", FT_STRS, FF_REQUIRED,
-                   0, 0, 0, 64, NULL, fq_check_qualified_name,
+    [G_COVERED] = {K_CQ | K_CO, RG ".coveredResources", FT_STRS, FF_REQUIRED, 0,
+                   0, 0, 64, NULL, fq_check_qualified_name,
                    "Resources covered by the flavors of this group."},
-    [G_FLAVORS] = {K_CQ | K_CO, RG ".flavors", FT_SEQ, FF_REQUIRED, 0, 0, 1,
-                   64, NULL, NULL, "The flavors of this group, in order."},
+    [G_FLAVORS] = {K_CQ | K_CO, RG ".flavors", FT_SEQ, FF_REQUIRED, 0, 0, 1, 64,
+                   NULL, NULL, "The flavors of this group, in order."},
     [G_FL_NAME] = {K_CQ | K_CO, FLV ".name", FT_NAME, FF_REQUIRED, 0, 0, 0, 0,
                    NULL, fq_check_dns1123_subdomain, "The ResourceFlavor."},
     [G_FL_RES] = {K_CQ | K_CO, FLV ".resources", FT_SEQ, FF_REQUIRED, 0, 0, 1,
                   64, NULL, NULL,
                   "Quota of each covered resource for this flavor."},
-    [G_RES_NAME] = {K_CQ | K_CO, FLV ".resources[].name", FT_NAME,
-                    FF_REQUIRED, 0, 0, 0, 0, NULL, fq_check_qualified_name,
+    [G_RES_NAME] = {K_CQ | K_CO, FLV ".resources[].name", FT_NAME, FF_REQUIRED,
+                    0, 0, 0, 0, NULL, fq_check_qualified_name,
                     "The resource name."},
     [G_RES_NOMINAL] = {K_CQ | K_CO, FLV ".resources[].nominalQuota", FT_QTY,
                        FF_REQUIRED | FF_NONNEG, 0, 0, 0, 0, NULL, NULL,
@@ -178,18 +260,18 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                         NULL, NULL,
                         "Which namespaces may submit workloads to this "
                         "ClusterQueue."},
-    [CQ_QS] = {K_CQ, "spec.queueingStrategy", FT_ENUM, 0, 0, 0, 0, 0,
-               qs_names, NULL, "StrictFIFO or BestEffortFIFO."},
+    [CQ_QS] = {K_CQ, "spec.queueingStrategy", FT_ENUM, 0, 0, 0, 0, 0, qs_names,
+               NULL, "StrictFIFO or BestEffortFIFO."},
     [CQ_PRE] = {K_CQ, "spec.preemption", FT_MAP, 0, 0, 0, 0, 0, NULL, NULL,
                 "How this ClusterQueue preempts workloads."},
     [CQ_PRE_WITHIN] = {K_CQ, "spec.preemption.withinClusterQueue", FT_ENUM, 0,
                        0, 0, 0, 0, within_names, NULL,
                        "Preemption of this queue's own workloads."},
-    [CQ_PRE_RECLAIM] = {K_CQ, "spec.preemption.reclaimWithinCohort", FT_ENUM,
-                        0, 0, 0, 0, 0, reclaim_names, NULL,
+    [CQ_PRE_RECLAIM] = {K_CQ, "spec.preemption.reclaimWithinCohort", FT_ENUM, 0,
+                        0, 0, 0, 0, reclaim_names, NULL,
                         "Preemption in the cohort to reclaim lent quota."},
-    [CQ_PRE_BORROW] = {K_CQ, "spec.preemption.borrowWithinCohort", FT_MAP, 0,
-                       0, 0, 0, 0, NULL, NULL,
+    [CQ_PRE_BORROW] = {K_CQ, "spec.preemption.borrowWithinCohort", FT_MAP, 0, 0,
+                       0, 0, 0, NULL, NULL,
                        "Preemption in the cohort while borrowing."},
     [CQ_PRE_BORROW_POLICY] = {K_CQ, "spec.preemption.borrowWithinCohort.policy",
                               FT_ENUM, 0, 0, 0, 0, 0, borrow_pol_names, NULL,
@@ -206,8 +288,8 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                         0, 0, 0, 0, 0, when_borrow_names, NULL,
                         "Stop at a flavor that fits by borrowing, or try the "
                         "next."},
-    [CQ_FUNG_PREEMPT] = {K_CQ, "spec.flavorFungibility.whenCanPreempt",
-                         FT_ENUM, 0, 0, 1, 0, 0, when_preempt_names, NULL,
+    [CQ_FUNG_PREEMPT] = {K_CQ, "spec.flavorFungibility.whenCanPreempt", FT_ENUM,
+                         0, 0, 1, 0, 0, when_preempt_names, NULL,
                          "Stop at a flavor that fits by preempting, or try "
                          "the next."},
     [CQ_FUNG_PREF] = {K_CQ, "spec.flavorFungibility.preference", FT_ENUM, 0, 0,
@@ -223,8 +305,7 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                          FT_SEQ, 0, 0, 0, 0, 64, NULL, NULL,
                          "The checks and the flavors they apply to."},
     [CQ_STRAT_NAME] = {K_CQ, ACS ".name", FT_NAME, FF_REQUIRED, 0, 0, 0, 0,
-                       NULL, fq_check_dns1123_subdomain,
-                       "The AdmissionCheck."},
+                       NULL, fq_check_dns1123_subdomain, "The AdmissionCheck."},
     [CQ_STRAT_ON] = {K_CQ, ACS ".onFlavors", FT_STRS, 0, 0, 0, 0, 64, NULL,
                      fq_check_dns1123_subdomain,
                      "Flavors of this queue the check applies to (all when "
@@ -241,8 +322,7 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                         FF_SERVER, 0, 0, 0, MAXI, NULL, NULL,
                         "Workloads admitted and not finished."},
     [CQ_ST_RESERVING] = {K_CQ, "status.reservingWorkloads", FT_INT, FF_SERVER,
-                         0, 0, 0, MAXI, NULL, NULL,
-                         "Workloads holding quota."},
+                         0, 0, 0, MAXI, NULL, NULL, "Workloads holding quota."},
     [CQ_ST_COND] = {K_CQ | K_LQ, "status.conditions", FT_OBJS, FF_SERVER, 0, 0,
                     0, 0, NULL, NULL, "Latest observations (Active)."},
     /* Cohort */
@@ -276,8 +356,8 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                    FQ_INT32_MAX, NULL, NULL,
                    "Fewest pods to run (partial admission; one pod set "
                    "only)."},
-    [WL_PS_TEMPLATE] = {K_WL, "spec.podSets[].template", FT_OBJ, FF_REQUIRED,
-                        0, 0, 0, 0, NULL, NULL, "The pods' template."},
+    [WL_PS_TEMPLATE] = {K_WL, "spec.podSets[].template", FT_OBJ, FF_REQUIRED, 0,
+                        0, 0, 0, NULL, NULL, "The pods' template."},
     [WL_QUEUE] = {K_WL, "spec.queueName", FT_NAME, 0, 0, 0, 0, 0, NULL,
                   fq_check_dns1123_subdomain,
                   "The LocalQueue the workload is submitted to."},
@@ -288,14 +368,14 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                 "Where the priority class is from (v1beta1)."},
     [WL_PCREF] = {K_WL, "spec.priorityClassRef", FT_MAP, 0, 0, 0, 0, 0, NULL,
                   NULL, "The priority class (v1beta2): group, kind, name."},
-    [WL_PCREF_GROUP] = {K_WL, "spec.priorityClassRef.group", FT_STR, 0, 0, 0,
-                        0, 0, NULL, NULL, "The class's API group."},
+    [WL_PCREF_GROUP] = {K_WL, "spec.priorityClassRef.group", FT_STR, 0, 0, 0, 0,
+                        0, NULL, NULL, "The class's API group."},
     [WL_PCREF_KIND] = {K_WL, "spec.priorityClassRef.kind", FT_STR, 0, 0, 0, 0,
                        0, NULL, NULL,
                        "WorkloadPriorityClass or PriorityClass."},
-    [WL_PCREF_NAME] = {K_WL, "spec.priorityClassRef.name", FT_NAME,
-                       FF_REQUIRED, 0, 0, 0, 0, NULL,
-                       fq_check_dns1123_subdomain, "The class's name."},
+    [WL_PCREF_NAME] = {K_WL, "spec.priorityClassRef.name", FT_NAME, FF_REQUIRED,
+                       0, 0, 0, 0, NULL, fq_check_dns1123_subdomain,
+                       "The class's name."},
     [WL_PRIORITY] = {K_WL, "spec.priority", FT_INT, 0, 0, 0, I32, NULL, NULL,
                      "The workload's priority."},
     [WL_ACTIVE] = {K_WL, "spec.active", FT_BOOL, 0, 0, 1, 0, 0, NULL, NULL,
@@ -310,8 +390,8 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                     NULL,
                     "QuotaReserved, Admitted, Evicted, Finished, PodsReady "
                     "..."},
-    [WL_ST_ADM] = {K_WL, "status.admission", FT_MAP, 0, 0, 0, 0, 0, NULL,
-                   NULL, "The ClusterQueue and flavors admitted with."},
+    [WL_ST_ADM] = {K_WL, "status.admission", FT_MAP, 0, 0, 0, 0, 0, NULL, NULL,
+                   "The ClusterQueue and flavors admitted with."},
     [WL_ST_ADM_CQ] = {K_WL, "status.admission.clusterQueue", FT_STR,
                       FF_REQUIRED, 0, 0, 0, 0, NULL, NULL,
                       "The ClusterQueue that reserved quota."},
@@ -340,16 +420,15 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                       "When the state last changed."},
     [WL_ST_CK_RETRY] = {K_WL, "status.admissionChecks[].retryCount", FT_INT, 0,
                         0, 0, 0, MAXI, NULL, NULL, "Retries so far."},
-    [WL_ST_CK_REQUEUE] = {K_WL,
-                          "status.admissionChecks[].requeueAfterSeconds",
+    [WL_ST_CK_REQUEUE] = {K_WL, "status.admissionChecks[].requeueAfterSeconds",
                           FT_INT, 0, 0, 0, 0, MAXI, NULL, NULL,
                           "Delay before the workload is queued again."},
     [WL_ST_RQ] = {K_WL, "status.requeueState", FT_MAP, 0, 0, 0, 0, 0, NULL,
                   NULL, "When the workload is queued again."},
     [WL_ST_RQ_COUNT] = {K_WL, "status.requeueState.count", FT_INT, 0, 0, 0, 0,
                         MAXI, NULL, NULL, "Times queued again."},
-    [WL_ST_RQ_AT] = {K_WL, "status.requeueState.requeueAt", FT_STR, 0, 0, 0,
-                     0, 0, NULL, NULL, "When it is queued again."},
+    [WL_ST_RQ_AT] = {K_WL, "status.requeueState.requeueAt", FT_STR, 0, 0, 0, 0,
+                     0, NULL, NULL, "When it is queued again."},
     /* WorkloadPriorityClass */
     [WPC_VALUE] = {K_WPC, "value", FT_INT, FF_REQUIRED, 0, 0, I32, NULL, NULL,
                    "The priority of workloads of this class."},
@@ -365,12 +444,11 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                        "(kueue.x-k8s.io/provisioning-request)."},
     [AC_PARAMS] = {K_AC, "spec.parameters", FT_MAP, 0, 0, 0, 0, 0, NULL, NULL,
                    "The check's parameters object."},
-    [AC_PARAMS_GROUP] = {K_AC, "spec.parameters.apiGroup", FT_NAME,
-                         FF_REQUIRED, 0, 0, 0, 0, NULL,
-                         fq_check_dns1123_subdomain,
+    [AC_PARAMS_GROUP] = {K_AC, "spec.parameters.apiGroup", FT_NAME, FF_REQUIRED,
+                         0, 0, 0, 0, NULL, fq_check_dns1123_subdomain,
                          "The parameters object's API group."},
-    [AC_PARAMS_KIND] = {K_AC, "spec.parameters.kind", FT_STR, FF_REQUIRED, 0,
-                        0, 0, 0, NULL, NULL, "The parameters object's kind."},
+    [AC_PARAMS_KIND] = {K_AC, "spec.parameters.kind", FT_STR, FF_REQUIRED, 0, 0,
+                        0, 0, NULL, NULL, "The parameters object's kind."},
     [AC_PARAMS_NAME] = {K_AC, "spec.parameters.name", FT_NAME, FF_REQUIRED, 0,
                         0, 0, 0, NULL, fq_check_dns1123_subdomain,
                         "The parameters object's name."},
@@ -388,8 +466,8 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                   "255 characters)."},
     [PRC_SPEC] = {K_PRC, "spec", FT_MAP, FF_REQUIRED, 0, 0, 0, 0, NULL, NULL,
                   "ProvisioningRequestConfigSpec defines the desired state."},
-    [PRC_CLASS] = {K_PRC, "spec.provisioningClassName", FT_NAME, FF_REQUIRED,
-                   0, 0, 0, 0, NULL, fq_check_dns1123_subdomain,
+    [PRC_CLASS] = {K_PRC, "spec.provisioningClassName", FT_NAME, FF_REQUIRED, 0,
+                   0, 0, 0, NULL, fq_check_dns1123_subdomain,
                    "The ProvisioningRequest class "
                    "(queued-provisioning.gke.io)."},
     [PRC_MANAGED] = {K_PRC, "spec.managedResources", FT_STRS, 0, 0, 0, 0, 100,
@@ -403,17 +481,17 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
     [PRC_RETRY_BASE] = {K_PRC, "spec.retryStrategy.backoffBaseSeconds", FT_INT,
                         0, 0, 60, 0, FQ_INT32_MAX, NULL, NULL,
                         "First backoff, doubled each retry."},
-    [PRC_RETRY_MAX] = {K_PRC, "spec.retryStrategy.backoffMaxSeconds", FT_INT,
-                       0, 0, 1800, 0, FQ_INT32_MAX, NULL, NULL,
+    [PRC_RETRY_MAX] = {K_PRC, "spec.retryStrategy.backoffMaxSeconds", FT_INT, 0,
+                       0, 1800, 0, FQ_INT32_MAX, NULL, NULL,
                        "Longest backoff."},
     [PRC_PSU] = {K_PRC, "spec.podSetUpdates", FT_MAP, 0, 0, 0, 0, 0, NULL, NULL,
                  "Updates to admitted pod sets from the request."},
     [PRC_PSU_NS] = {K_PRC, "spec.podSetUpdates.nodeSelector", FT_SEQ, 0, 0, 0,
                     0, 8, NULL, NULL,
                     "Node selector entries taken from the class details."},
-    [PRC_PSU_NS_KEY] = {K_PRC, "spec.podSetUpdates.nodeSelector[].key",
-                        FT_NAME, FF_REQUIRED, 0, 0, 0, 0, NULL,
-                        fq_check_qualified_name, "The node label."},
+    [PRC_PSU_NS_KEY] = {K_PRC, "spec.podSetUpdates.nodeSelector[].key", FT_NAME,
+                        FF_REQUIRED, 0, 0, 0, 0, NULL, fq_check_qualified_name,
+                        "The node label."},
     [PRC_PSU_NS_FROM] = {K_PRC,
                          "spec.podSetUpdates.nodeSelector[]."
                          "valueFromProvisioningClassDetail",
@@ -433,8 +511,8 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
     [PR_PS_REF_NAME] = {K_PR, "spec.podSets[].podTemplateRef.name", FT_NAME,
                         FF_REQUIRED, 0, 0, 0, 0, NULL,
                         fq_check_dns1123_subdomain, "The PodTemplate."},
-    [PR_PS_COUNT] = {K_PR, "spec.podSets[].count", FT_INT, FF_REQUIRED, 0, 1,
-                     1, FQ_INT32_MAX, NULL, NULL, "Number of pods."},
+    [PR_PS_COUNT] = {K_PR, "spec.podSets[].count", FT_INT, FF_REQUIRED, 0, 1, 1,
+                     FQ_INT32_MAX, NULL, NULL, "Number of pods."},
     [PR_STATUS] = {K_PR, "status", FT_MAP, 0, 0, 0, 0, 0, NULL, NULL,
                    "ProvisioningRequestStatus defines the observed state."},
     [PR_ST_COND] = {K_PR, "status.conditions", FT_OBJS, 0, 0, 0, 0, 0, NULL,
@@ -863,8 +941,7 @@ int fq_clusterqueue_decode(const struct fq_value *obj, const char *file,
         decode_preemption(&c, spec, out);
         decode_fungibility(&c, spec, out);
         decode_checks(&c, spec, out);
-        out->stop_policy =
-            (enum fq_stop_policy)fld_enum(&c, spec, F(Q_STOP));
+        out->stop_policy = (enum fq_stop_policy)fld_enum(&c, spec, F(Q_STOP));
         out->fair_weight_milli = fair_weight(&c, spec);
         path_pop(&c, old);
     }
@@ -921,8 +998,7 @@ int fq_localqueue_decode(const struct fq_value *obj, const char *file,
         size_t old = path_key(&c, "spec");
         if (spec)
             out->cluster_queue = fld_str(&c, spec, F(LQ_CQ));
-        out->stop_policy =
-            (enum fq_stop_policy)fld_enum(&c, spec, F(Q_STOP));
+        out->stop_policy = (enum fq_stop_policy)fld_enum(&c, spec, F(Q_STOP));
         out->fair_weight_milli = fair_weight(&c, spec);
         path_pop(&c, old);
     }
@@ -990,6 +1066,7 @@ static void decode_workload_status(struct dctx *c, const struct fq_value *st,
                 static const enum kueue_row rows[] = {
                     WL_ST_CK_NAME, WL_ST_CK_STATE, WL_ST_CK_MESSAGE,
                     WL_ST_CK_LTT,  WL_ST_CK_RETRY, WL_ST_CK_REQUEUE};
+
                 const char *keys[6];
                 for (size_t k = 0; k < 6; k++)
                     keys[k] = fld_key(F(rows[k]));
@@ -1003,13 +1080,12 @@ static void decode_workload_status(struct dctx *c, const struct fq_value *st,
                     (int)F(WL_ST_CK_STATE)->def);
                 cs->message = str_of(c, a, keys[2], f[2], false);
                 cs->last_transition_time = str_of(c, a, keys[3], f[3], false);
-                cs->retry_count =
-                    int_of(c, keys[4], f[4], F(WL_ST_CK_RETRY)->def,
-                           F(WL_ST_CK_RETRY)->min, F(WL_ST_CK_RETRY)->max, NULL);
-                cs->requeue_after_seconds =
-                    int_of(c, keys[5], f[5], F(WL_ST_CK_REQUEUE)->def,
-                           F(WL_ST_CK_REQUEUE)->min, F(WL_ST_CK_REQUEUE)->max,
-                           NULL);
+                cs->retry_count = int_of(
+                    c, keys[4], f[4], F(WL_ST_CK_RETRY)->def,
+                    F(WL_ST_CK_RETRY)->min, F(WL_ST_CK_RETRY)->max, NULL);
+                cs->requeue_after_seconds = int_of(
+                    c, keys[5], f[5], F(WL_ST_CK_REQUEUE)->def,
+                    F(WL_ST_CK_REQUEUE)->min, F(WL_ST_CK_REQUEUE)->max, NULL);
             }
             path_pop(c, o3);
         }
@@ -1062,8 +1138,7 @@ static int decode_workload(const struct fq_value *obj, const char *file,
                         derr_key(&c, field(p, "name"), "name",
                                  "duplicate podSet name \"%s\"", s->name);
                 s->count = fld_int(&c, p, F(WL_PS_COUNT), NULL);
-                s->min_count =
-                    fld_int(&c, p, F(WL_PS_MIN), &s->has_min_count);
+                s->min_count = fld_int(&c, p, F(WL_PS_MIN), &s->has_min_count);
                 if (s->has_min_count) {
                     if (++with_min == 2)
                         derr_key(&c, field(p, "minCount"), "minCount",
@@ -1101,8 +1176,7 @@ static int decode_workload(const struct fq_value *obj, const char *file,
             (void)grp;
             path_pop(&c, o2);
         }
-        out->priority =
-            fld_int(&c, spec, F(WL_PRIORITY), &out->has_priority);
+        out->priority = fld_int(&c, spec, F(WL_PRIORITY), &out->has_priority);
         out->active = fld_bool(&c, spec, F(WL_ACTIVE));
         out->max_exec_seconds =
             fld_int(&c, spec, F(WL_MAXEXEC), &out->has_max_exec);
@@ -1241,8 +1315,8 @@ int fq_provisioningrequestconfig_decode(
         if (spec)
             out->provisioning_class_name = fld_str(&c, spec, F(PRC_CLASS));
         want_params(&c, spec, &out->parameters);
-        out->managed_resources = fld_strs(&c, spec, F(PRC_MANAGED),
-                                          &out->n_managed_resources);
+        out->managed_resources =
+            fld_strs(&c, spec, F(PRC_MANAGED), &out->n_managed_resources);
         out->backoff_limit_count = F(PRC_RETRY_LIMIT)->def;
         out->backoff_base_seconds = F(PRC_RETRY_BASE)->def;
         out->backoff_max_seconds = F(PRC_RETRY_MAX)->def;
@@ -1323,12 +1397,10 @@ int fq_provisioningrequest_decode(const struct fq_value *obj, const char *file,
                 } else {
                     struct fq_provreq_podset *s =
                         &out->podsets[out->n_podsets++];
-                    const struct fq_value *ref =
-                        fld_map(&c, p, F(PR_PS_REF));
+                    const struct fq_value *ref = fld_map(&c, p, F(PR_PS_REF));
                     if (ref) {
                         size_t o4 = path_key(&c, "podTemplateRef");
-                        s->template_name =
-                            fld_str(&c, ref, F(PR_PS_REF_NAME));
+                        s->template_name = fld_str(&c, ref, F(PR_PS_REF_NAME));
                         path_pop(&c, o4);
                     }
                     if (!field(p, "count"))
