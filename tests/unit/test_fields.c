@@ -37,8 +37,8 @@ static struct fq_value *J(const char *text)
     return v;
 }
 
-#define TEMPLATE                                                       \
- "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\","         \
+#define TEMPLATE                                               \
+ "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"," \
  "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}"
 
 /* A valid object of each kind, the base every probe starts from. */
@@ -86,8 +86,8 @@ static const struct base {
     {FQ_KIND_RAYJOB,
      "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayJob\",\"metadata\":{"
      "\"name\":\"rj\",\"namespace\":\"default\"},\"spec\":{\"entrypoint\":"
-     "\"python x.py\",\"rayClusterSpec\":{\"headGroupSpec\":{\"template\":"
-     TEMPLATE "},\"workerGroupSpecs\":[{\"groupName\":\"w\",\"replicas\":1,"
+     "\"python x.py\",\"rayClusterSpec\":{\"headGroupSpec\":{\"template\":" TEMPLATE
+     "},\"workerGroupSpecs\":[{\"groupName\":\"w\",\"replicas\":1,"
      "\"template\":" TEMPLATE "}]}}}"},
     {FQ_KIND_RAYCLUSTER,
      "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{"
@@ -182,8 +182,9 @@ static void probe(const struct base *b, const char *path,
         found = !strcmp(p, path);
     }
     if (!found) {
-        fprintf(stderr, "kind %d: %s is in the OpenAPI schema, but a wrong "
-                        "value there gives no error at it:\n",
+        fprintf(stderr,
+                "kind %d: %s is in the OpenAPI schema, but a wrong "
+                "value there gives no error at it:\n",
                 (int)b->kind, path);
         for (size_t i = 0; i < errs.n; i++)
             fprintf(stderr, "  %s: %s\n", errs.items[i].path,
@@ -253,8 +254,7 @@ static void test_schema_carries_rules(void **state)
         fq_value_path_int(spec, "properties.resourceGroups.maxItems", 0), 16);
     const struct fq_value *qs =
         fq_value_path(spec, "properties.queueingStrategy");
-    assert_string_equal(fq_value_path_str(qs, "default", ""),
-                        "BestEffortFIFO");
+    assert_string_equal(fq_value_path_str(qs, "default", ""), "BestEffortFIFO");
     assert_int_equal(fq_value_len(fq_map_get(qs, "enum")), 2);
     const struct fq_value *req = fq_map_get(s, "required");
     assert_non_null(req);
@@ -262,24 +262,23 @@ static void test_schema_carries_rules(void **state)
     assert_true(fq_value_path_bool(s, "properties.status.readOnly", false));
     fq_value_free(s);
     s = fq_schema_kind(FQ_KIND_RAYJOB, NULL);
-    const struct fq_value *hosts = fq_value_path(
-        s, "properties.spec.properties.rayClusterSpec.properties."
-           "workerGroupSpecs.items.properties.numOfHosts");
+    const struct fq_value *hosts =
+        fq_value_path(s, "properties.spec.properties.rayClusterSpec.properties."
+                         "workerGroupSpecs.items.properties.numOfHosts");
     assert_int_equal(fq_value_path_int(hosts, "minimum", 0), 1);
     assert_int_equal(fq_value_path_int(hosts, "default", 0), 1);
     fq_value_free(s);
     /* a limit from a row, with its old message */
-    struct fq_value *o = J(
-        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"Workload\","
-        "\"metadata\":{\"name\":\"w\",\"namespace\":\"d\"},\"spec\":{"
-        "\"podSets\":[{\"count\":1,\"template\":" TEMPLATE "}],"
-        "\"maximumExecutionTimeSeconds\":0}}");
+    struct fq_value *o =
+        J("{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"Workload\","
+          "\"metadata\":{\"name\":\"w\",\"namespace\":\"d\"},\"spec\":{"
+          "\"podSets\":[{\"count\":1,\"template\":" TEMPLATE "}],"
+          "\"maximumExecutionTimeSeconds\":0}}");
     struct fq_errlist errs;
     fq_errlist_init(&errs);
     assert_int_not_equal(fq_object_validate(o, NULL, &errs), 0);
     assert_int_equal(errs.n, 1);
-    assert_string_equal(errs.items[0].path,
-                        "spec.maximumExecutionTimeSeconds");
+    assert_string_equal(errs.items[0].path, "spec.maximumExecutionTimeSeconds");
     fprintf(stderr, "message: %s\n", errs.items[0].msg);
     fq_errlist_release(&errs);
     fq_value_free(o);

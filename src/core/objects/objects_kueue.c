@@ -20,6 +20,11 @@
  *     onFlavors names flavors of this queue (stricter than Kueue, which
  *     finds the typo only when nothing gets checked).
  *
+ * Every field is read through a row of fq_kueue_fields (below; fields.h):
+ * the row holds the field's type, requiredness, limits, enum values,
+ * default and description, the decoder adds the rules across fields
+ * (like those above), and schema.c publishes the rows as OpenAPI.
+ *
  * It does not check that referenced objects exist: that needs the store.
  */
 #include <stdio.h>

@@ -20,6 +20,10 @@
  *
  * Replicas outside [minReplicas, maxReplicas] are clamped by KubeRay, not
  * refused; fq_ray_worker_pods does the same.
+ *
+ * Every field is read through a row of fq_ray_fields (below; fields.h),
+ * which schema.c also publishes as OpenAPI; the rules across fields above
+ * are the decoders' code.
  */
 #include <string.h>
 

@@ -1,22 +1,34 @@
 /*
  * schema.c - the OpenAPI description of every kind flexq serves: field
- * names, types and descriptions, as `kubectl explain` shows them and as
- * /openapi/v2 and /openapi/v3 publish them (src/daemon/api/openapi.c).
+ * names, types, limits and descriptions, as `kubectl explain` shows them
+ * and as /openapi/v2 and /openapi/v3 publish them
+ * (src/daemon/api/openapi.c).
  *
- * How it works: each kind has a short table of lines
- * "path|type|description", where path is dotted from the object's root,
- * a segment ending in "[]" is a list of objects, and type is one of
- * string, integer, number, boolean, object (preserves unknown fields),
- * map (string to string), quantity (int-or-string), []string or
- * []object (a list kept as given). fq_schema_kind expands the lines into
- * one nested OpenAPI v3 schema; fields not listed are still accepted
- * (x-kubernetes-preserve-unknown-fields on spec and status), because the
- * decoders in objects_*.c are what validates an object, and they accept
- * more than is described here.
+ * How it works: two sources, expanded into one nested OpenAPI v3 schema
+ * per kind by fq_schema_kind.
+ *   - The field tables of objects/fields.h, for Kueue's kinds,
+ *     ProvisioningRequest, RayJob and RayCluster: the very rows their
+ *     decoders validate with, so type, `required`, minimum / maximum,
+ *     minItems / maxItems / maxProperties, `enum` and `default` are the
+ *     decoder's own rules; status rows the server sets are `readOnly`.
+ *     tests/unit/test_fields.c probes every published field against the
+ *     decoder, and lint.fields keeps the decoders from reading a field
+ *     without a row.
+ *   - For the other kinds (the core kinds, NodePool, CapacityModel, not
+ *     converted yet), a short table of lines "path|type|description" in
+ *     this file, kept in step with their decoders by hand: path is
+ *     dotted from the object's root, a segment ending in "[]" is a list of
+ *     objects, and type is one of string, integer, number, boolean, object
+ *     (preserves unknown fields), map (string to string), quantity
+ *     (int-or-string), []string or []object (a list kept as given).
+ * Fields not described are still accepted
+ * (x-kubernetes-preserve-unknown-fields on spec and status): unknown
+ * fields are kept, as flexq promises.
  *
  * Invariants: (1) every kind of kinds.h has an entry (metadata, apiVersion
- * and kind at least); (2) the schemas describe the fields the decoders
- * read under the same names (a field renamed there is renamed here).
+ * and kind at least); (2) the line tables describe the fields the decoders
+ * read under the same names (a field renamed there is renamed here; for
+ * the table-driven kinds this holds by construction).
  *
  * What it does not do: validation (objects_*.c does), the full PodSpec
  * (pod templates are described down to containers, the rest is kept).
@@ -399,18 +411,13 @@ static struct fq_value *row_leaf(const struct fq_field *f)
     return s;
 }
 
-/* Adds the rows of `table` that kind k has; true if there was one. */
-static bool add_rows(struct fq_value *root, const struct fq_field *table,
+/* Adds the rows of `table` that kind k has. */
+static void add_rows(struct fq_value *root, const struct fq_field *table,
                      enum fq_kind k)
 {
-    bool any = false;
-    for (const struct fq_field *f = table; f->path; f++) {
-        if (!(f->kinds & FK(k)))
-            continue;
-        add_at(root, f->path, row_leaf(f), (f->flags & FF_REQUIRED) != 0);
-        any = true;
-    }
-    return any;
+    for (const struct fq_field *f = table; f->path; f++)
+        if (f->kinds & FK(k))
+            add_at(root, f->path, row_leaf(f), (f->flags & FF_REQUIRED) != 0);
 }
 
 /* Objects that got properties from deeper lines also keep unknown fields:
