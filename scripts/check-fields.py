@@ -15,7 +15,8 @@ import os
 import re
 import sys
 
-FILES = ["src/core/objects/objects_kueue.c", "src/core/objects/objects_ray.c"]
+FILES = ["src/core/objects/objects_kueue.c", "src/core/objects/objects_ray.c",
+         "src/core/objects/objects_core.c"]
 # getter(ctx, map, "key" ...) and the *_of checks' key argument
 GETTER = re.compile(
     r'\b(want_(?!params\b|start_params\b)\w+|str_of|enum_of)\s*\(\s*'

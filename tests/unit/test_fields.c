@@ -1,7 +1,8 @@
 /*
  * test_fields.c - the OpenAPI schemas of the kinds whose decoders read a
  * field table (objects/fields.h: Kueue's kinds, ProvisioningRequest,
- * RayJob, RayCluster) describe exactly what the decoders check.
+ * RayJob, RayCluster, and Job, ConfigMap, Pod, Node, Event, Namespace)
+ * describe exactly what the decoders check.
  *
  * For every field the published schema names (but the read-only ones the
  * server sets), a valid object of the kind gets a value of the wrong type
@@ -89,6 +90,28 @@ static const struct base {
      "\"python x.py\",\"rayClusterSpec\":{\"headGroupSpec\":{\"template\":" TEMPLATE
      "},\"workerGroupSpecs\":[{\"groupName\":\"w\",\"replicas\":1,"
      "\"template\":" TEMPLATE "}]}}}"},
+    {FQ_KIND_JOB,
+     "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+     "\"j\",\"namespace\":\"default\"},\"spec\":{\"template\":{\"spec\":{"
+     "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\","
+     "\"image\":\"i\"}]}}}}"},
+    {FQ_KIND_CONFIGMAP,
+     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+     "\"cm\",\"namespace\":\"default\"},\"data\":{\"a\":\"b\"}}"},
+    {FQ_KIND_POD,
+     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+     "\"p\",\"namespace\":\"default\"},\"spec\":{\"containers\":[{"
+     "\"name\":\"c\",\"image\":\"i\"}]}}"},
+    {FQ_KIND_NODE,
+     "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+     "\"n\"}}"},
+    {FQ_KIND_EVENT,
+     "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+     "\"e\",\"namespace\":\"default\"},\"involvedObject\":{\"kind\":"
+     "\"Pod\",\"name\":\"p\"}}"},
+    {FQ_KIND_NAMESPACE,
+     "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{"
+     "\"name\":\"team\"}}"},
     {FQ_KIND_RAYCLUSTER,
      "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{"
      "\"name\":\"rc\",\"namespace\":\"default\"},\"spec\":{\"headGroupSpec\":"
@@ -279,7 +302,9 @@ static void test_schema_carries_rules(void **state)
     assert_int_not_equal(fq_object_validate(o, NULL, &errs), 0);
     assert_int_equal(errs.n, 1);
     assert_string_equal(errs.items[0].path, "spec.maximumExecutionTimeSeconds");
-    fprintf(stderr, "message: %s\n", errs.items[0].msg);
+    assert_string_equal(errs.items[0].msg,
+                        "spec.maximumExecutionTimeSeconds: must be greater "
+                        "than or equal to 1, not 0");
     fq_errlist_release(&errs);
     fq_value_free(o);
 }

@@ -1,13 +1,17 @@
 /*
  * fields.h - the declarative field tables that are the one source of both
  * validation and OpenAPI for the kinds converted to them (Kueue's eight
- * kinds, RayJob and RayCluster): each row names a field by its path from
- * the object's root, with its type, whether it is required, its limits,
- * its enum values, its default and its description. The decoders in
- * objects_kueue.c and objects_ray.c read every field through a row (the
- * fld_* getters below hand the row's rules to the want_* checks of
- * objects_internal.h, so the error messages are theirs), and schema.c
- * turns the same rows into the kinds' OpenAPI schemas.
+ * kinds and ProvisioningRequest, RayJob and RayCluster, and the core
+ * kinds Job, ConfigMap, Pod, Node, Event, Namespace): each row names a
+ * field by its path from the object's root, with its type, whether it is
+ * required, its limits, its enum values, its default and its description.
+ * The decoders in objects_kueue.c, objects_ray.c and objects_core.c read
+ * every field through a row (the fld_* getters below hand the row's rules
+ * to the want_* checks of objects_internal.h, so the error messages are
+ * theirs), and schema.c turns the same rows into the kinds' OpenAPI
+ * schemas. The PodSpec inside a Pod and a Job's template is checked by
+ * decode_podspec's own code (objects_common.c); its rows describe it, and
+ * tests/unit/test_fields.c holds the two together.
  *
  * Private to src/core/objects.
  */
@@ -58,6 +62,7 @@ struct fq_field {
 /* The rows, each table ended by a row whose path is NULL. */
 extern const struct fq_field fq_kueue_fields[];
 extern const struct fq_field fq_ray_fields[];
+extern const struct fq_field fq_core_fields[];
 
 /* The field's key in its parent (the path's last segment). */
 const char *fld_key(const struct fq_field *f);

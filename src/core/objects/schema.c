@@ -7,15 +7,16 @@
  * How it works: two sources, expanded into one nested OpenAPI v3 schema
  * per kind by fq_schema_kind.
  *   - The field tables of objects/fields.h, for Kueue's kinds,
- *     ProvisioningRequest, RayJob and RayCluster: the very rows their
+ *     ProvisioningRequest, RayJob, RayCluster and the core kinds (Job,
+ *     ConfigMap, Pod, Node, Event, Namespace): the very rows their
  *     decoders validate with, so type, `required`, minimum / maximum,
  *     minItems / maxItems / maxProperties, `enum` and `default` are the
  *     decoder's own rules; status rows the server sets are `readOnly`.
  *     tests/unit/test_fields.c probes every published field against the
  *     decoder, and lint.fields keeps the decoders from reading a field
  *     without a row.
- *   - For the other kinds (the core kinds, NodePool, CapacityModel, not
- *     converted yet), a short table of lines "path|type|description" in
+ *   - For NodePool and CapacityModel (validated by the capacity module,
+ *     not converted yet), a short table of lines "path|type|description" in
  *     this file, kept in step with their decoders by hand: path is
  *     dotted from the object's root, a segment ending in "[]" is a list of
  *     objects, and type is one of string, integer, number, boolean, object
@@ -40,122 +41,11 @@
 #include "flexq/alloc.h"
 #include "objects/fields.h"
 
-/* Fields of a pod template ("P" is replaced by the template's path). */
-#define POD_SPEC(P)                                                         \
- P ".containers[].name|string|Name of the container (DNS label), unique "   \
-   "in the pod.",                                                           \
-     P ".containers[].image|string|Container image name.",                  \
-     P ".containers[].command|[]string|Entrypoint array.",                  \
-     P ".containers[].args|[]string|Arguments to the entrypoint.",          \
-     P ".containers[].env|[]object|Environment variables (merged by "       \
-       "name).",                                                            \
-     P ".containers[].ports|[]object|Ports to expose (merged by "           \
-       "containerPort).",                                                   \
-     P ".containers[].resources.requests|object|Minimum compute resources " \
-       "(cpu, memory, google.com/tpu, nvidia.com/gpu).",                    \
-     P ".containers[].resources.limits|object|Maximum compute resources.",  \
-     P ".containers[].volumeMounts|[]object|Volumes mounted into the "      \
-       "container (merged by mountPath).",                                  \
-     P ".volumes|[]object|Volumes the containers may mount (merged by "     \
-       "name).",                                                            \
-     P ".nodeSelector|map|Labels a node must have for the pod to fit.",     \
-     P ".tolerations|[]object|Taints the pod tolerates.",                   \
-     P ".restartPolicy|string|Always, OnFailure or Never.",                 \
-     P ".priorityClassName|string|The pod's priority class."
-
 #define META_LINES                                                        \
  "apiVersion|string|APIVersion defines the versioned schema of this "     \
  "representation of an object.",                                          \
      "kind|string|Kind is a string value representing the REST resource " \
      "this object represents."
-
-static const char *const job_lines[] = {
-    META_LINES,
-    "spec|object|Specification of the desired behavior of a job.",
-    "spec.parallelism|integer|Most pods running at once.",
-    "spec.completions|integer|Successful pods needed.",
-    "spec.completionMode|string|NonIndexed or Indexed.",
-    "spec.backoffLimit|integer|Retries before the job fails.",
-    "spec.activeDeadlineSeconds|integer|Longest run before the job fails.",
-    "spec.suspend|boolean|Suspended jobs create no pods.",
-    "spec.ttlSecondsAfterFinished|integer|Seconds before a finished job "
-    "is deleted.",
-    "spec.selector|object|Label query over the job's pods "
-    "(controller-uid, set by the server).",
-    "spec.template|object|The pods the job creates.",
-    "spec.template.metadata|object|The pods' labels and annotations.",
-    POD_SPEC("spec.template.spec"),
-    "status|object|Current status of a job.",
-    "status.active|integer|Running pods.",
-    "status.succeeded|integer|Pods that succeeded.",
-    "status.failed|integer|Pods that failed.",
-    "status.startTime|string|When the job started.",
-    "status.completionTime|string|When the job completed.",
-    "status.conditions|[]object|Complete, Failed, Suspended ...",
-    NULL};
-
-static const char *const cm_lines[] = {
-    META_LINES, "data|map|Configuration data (UTF-8 strings).",
-    "binaryData|object|Binary data, base64-encoded.",
-    "immutable|boolean|If true, data cannot be changed.", NULL};
-
-static const char *const pod_lines[] = {
-    META_LINES,
-    "spec|object|Specification of the desired behavior of the pod.",
-    POD_SPEC("spec"),
-    "spec.nodeName|string|The node the pod is bound to.",
-    "status|object|Most recently observed status of the pod.",
-    "status.phase|string|Pending, Running, Succeeded, Failed or Unknown.",
-    "status.conditions|[]object|PodScheduled, Initialized, "
-    "ContainersReady, Ready.",
-    "status.hostIP|string|IP of the pod's node.",
-    "status.podIP|string|IP of the pod.",
-    "status.startTime|string|When the kubelet acknowledged the pod.",
-    "status.containerStatuses[].name|string|The container.",
-    "status.containerStatuses[].image|string|The image it runs.",
-    "status.containerStatuses[].imageID|string|The image's ID.",
-    "status.containerStatuses[].containerID|string|The container's ID.",
-    "status.containerStatuses[].ready|boolean|Passed its readiness probe.",
-    "status.containerStatuses[].started|boolean|Started.",
-    "status.containerStatuses[].restartCount|integer|Restarts.",
-    "status.containerStatuses[].state|object|waiting, running or "
-    "terminated.",
-    "status.containerStatuses[].lastState|object|The previous "
-    "termination.",
-    NULL};
-
-static const char *const node_lines[] = {
-    META_LINES,
-    "spec|object|Spec defines the behavior of a node.",
-    "spec.unschedulable|boolean|Cordoned: no new pods.",
-    "spec.taints|[]object|Taints of the node.",
-    "spec.providerID|string|The cloud's ID of the node.",
-    "status|object|Most recently observed status of the node.",
-    "status.capacity|object|Total resources of the node.",
-    "status.allocatable|object|Resources available to pods.",
-    "status.conditions|[]object|Ready ...",
-    "status.addresses|[]object|The node's addresses.",
-    NULL};
-
-static const char *const event_lines[] = {
-    META_LINES,
-    "involvedObject|object|The object this event is about.",
-    "involvedObject.kind|string|Kind of the object.",
-    "involvedObject.name|string|Name of the object.",
-    "involvedObject.namespace|string|Namespace of the object.",
-    "reason|string|Short, machine-readable reason.",
-    "message|string|Human-readable description.",
-    "type|string|Normal or Warning.",
-    "count|integer|Times this event occurred.",
-    "firstTimestamp|string|First time recorded.",
-    "lastTimestamp|string|Last time recorded.",
-    "source|object|The component reporting the event.",
-    NULL};
-
-static const char *const ns_lines[] = {
-    META_LINES, "spec|object|Spec defines the behavior of the Namespace.",
-    "status|object|Status describes the current status of a Namespace.",
-    "status.phase|string|Active or Terminating.", NULL};
 
 static const char *const pool_lines[] = {
     META_LINES,
@@ -218,18 +108,18 @@ static const struct kind_doc docs[FQ_KIND__COUNT] = {
                             "API.",
                             meta_lines},
     [FQ_KIND_JOB] = {"Job represents the configuration of a single job.",
-                     job_lines},
+                     meta_lines},
     [FQ_KIND_CONFIGMAP] = {"ConfigMap holds configuration data for pods to "
                            "consume.",
-                           cm_lines},
+                           meta_lines},
     [FQ_KIND_POD] = {"Pod is a collection of containers that can run on a "
                      "host.",
-                     pod_lines},
-    [FQ_KIND_NODE] = {"Node is a worker node in Kubernetes.", node_lines},
+                     meta_lines},
+    [FQ_KIND_NODE] = {"Node is a worker node in Kubernetes.", meta_lines},
     [FQ_KIND_EVENT] = {"Event is a report of an event somewhere in the "
                        "cluster.",
-                       event_lines},
-    [FQ_KIND_NAMESPACE] = {"Namespace provides a scope for Names.", ns_lines},
+                       meta_lines},
+    [FQ_KIND_NAMESPACE] = {"Namespace provides a scope for Names.", meta_lines},
     [FQ_KIND_NODEPOOL] = {"NodePool is a pool of identical nodes (GKE's "
                           "node pools).",
                           pool_lines},
@@ -453,6 +343,7 @@ struct fq_value *fq_schema_kind(enum fq_kind k, const char *metadata_ref)
     if ((int)k > FQ_KIND_NONE && k < FQ_KIND__COUNT) {
         add_rows(s, fq_kueue_fields, k);
         add_rows(s, fq_ray_fields, k);
+        add_rows(s, fq_core_fields, k);
         if (docs[k].lines)
             for (const char *const *l = docs[k].lines; *l; l++)
                 add_line(s, *l);
