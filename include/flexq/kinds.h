@@ -35,7 +35,12 @@ enum fq_kind {
     FQ_KIND_NODEPOOL,
     FQ_KIND_CAPACITYMODEL,
     FQ_KIND_CLUSTER, /* flexq.dev Cluster: the GKE cluster record (gke.h) */
-    FQ_KIND_PRIORITYCLASS, /* scheduling.k8s.io/v1: a pod's priority */
+    FQ_KIND_PRIORITYCLASS,   /* scheduling.k8s.io/v1: a pod's priority */
+    FQ_KIND_JOBSET,          /* jobset.x-k8s.io/v1alpha2 (jobs/jobset.c) */
+    FQ_KIND_PYTORCHJOB,      /* kubeflow.org/v1 (jobs/pytorchjob.c) */
+    FQ_KIND_MPIJOB,          /* kubeflow.org/v2beta1 (jobs/mpijob.c) */
+    FQ_KIND_LEADERWORKERSET, /* leaderworkerset.x-k8s.io/v1 (jobs/lws.c) */
+    FQ_KIND_TRAINJOB, /* trainer.kubeflow.org/v1alpha1 (jobs/trainjob.c) */
     FQ_KIND__COUNT
 };
 

@@ -54,6 +54,9 @@
 #define FQ_ANN_GANG_SIZE "flexq.dev/gang-size"
 /* The first of the two rendezvous ports a RayCluster / Job holds. */
 #define FQ_ANN_RDV_PORT "flexq.dev/rendezvous-port"
+/* A pod's peers' headless-service names, comma-separated; the runner
+ * resolves each to this machine in the pod's /etc/hosts. */
+#define FQ_ANN_DNS_NAMES "flexq.dev/dns-names"
 /* A job's expected run time: seconds ("3600") or a Go duration ("90m",
  * "1h30m"). On a Workload or on the job that owns it. */
 #define FQ_ANN_EXPECTED_RUNTIME "flexq.dev/expected-runtime"

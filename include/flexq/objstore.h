@@ -175,6 +175,20 @@ const struct fq_object *fq_objstore_get(const struct fq_objstore *s,
 size_t fq_objstore_list(const struct fq_objstore *s, enum fq_kind kind,
                         const char *ns, const struct fq_object ***out);
 
+/*
+ * The positions [*lo, *hi) of a kind's objects in list order (namespace,
+ * then name) that are in namespace ns (NULL: all) and come after the key
+ * (after_ns, after_name) (after_name NULL: from the first), found by
+ * binary search, nothing copied: a page of a big list costs its own
+ * items. Read them with fq_objstore_at; valid until the store changes.
+ */
+void fq_objstore_span(const struct fq_objstore *s, enum fq_kind kind,
+                      const char *ns, const char *after_ns,
+                      const char *after_name, size_t *lo, size_t *hi);
+/* The kind's object at list position i (borrowed), or NULL. */
+const struct fq_object *fq_objstore_at(const struct fq_objstore *s,
+                                       enum fq_kind kind, size_t i);
+
 size_t fq_objstore_count(const struct fq_objstore *s, enum fq_kind kind);
 
 /* The latest revision (0 when empty). */

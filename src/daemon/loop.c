@@ -622,13 +622,19 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         event_add(l->synced, NULL);
     }
     d->engine = fq_engine_new(&cfg);
+    /* What the disk holds is not a change to commit again: no copy of
+     * each object goes to the change log (at a million objects, that
+     * copy was a second tree per object, made and freed). */
+    struct fq_objstore *os = fq_engine_store(d->engine);
+    fq_objstore_set_logging(os, false);
     rc = fq_store_load(d->store, load_one, d, err);
+    fq_objstore_set_logging(os, true);
     if (rc < 0)
         goto fail;
-    struct fq_change *ch = NULL;
-    size_t n = fq_objstore_take_changes(fq_engine_store(d->engine), &ch);
+    size_t n = 0;
+    for (int k = 1; k < FQ_KIND__COUNT; k++)
+        n += fq_objstore_count(os, (enum fq_kind)k);
     fq_log(FQ_LOG_INFO, "store loaded", "dir=%s objects=%zu", o->data_dir, n);
-    fq_changes_free(ch, n);
     /* Watches from before this start would miss what the disk already
      * held: they get 410 and list again. */
     fq_api_history_start(d->api,

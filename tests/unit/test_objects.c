@@ -573,12 +573,80 @@ static const struct rule_case rules[] = {
     {"kind not a string", "apiVersion: v1\nkind: 3\nmetadata: {name: d}\n",
      "kind", "must be a string"},
     {"a Kueue integration flexq does not run",
-     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
-     "js}\n",
+     "apiVersion: kubeflow.org/v1\nkind: TFJob\n"
+     "metadata: {name: tf}\n",
      "kind",
-     "JobSet (apiVersion jobset.x-k8s.io/v1alpha2) is a Kueue "
+     "TFJob (apiVersion kubeflow.org/v1) is a Kueue "
      "integration flexq does not run; flexq runs Job (batch/v1), "
-     "RayJob and RayCluster"},
+     "RayJob and RayCluster (ray.io/v1), Pod (v1), JobSet "
+     "(jobset.x-k8s.io/v1alpha2), PyTorchJob (kubeflow.org/v1), MPIJob "
+     "(kubeflow.org/v2beta1), TrainJob (trainer.kubeflow.org/v1alpha1) and "
+     "LeaderWorkerSet"},
+    {"TrainJob with another runtime",
+     "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: "
+     "{name: t}\nspec:\n  runtimeRef: {name: mpi-distributed}\n  trainer: "
+     "{image: i}\n",
+     "spec.runtimeRef.name", "flexq has no ClusterTrainingRuntime objects"},
+    {"TrainJob without an image",
+     "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: "
+     "{name: t}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer: "
+     "{numNodes: 2}\n",
+     "spec.trainer.image", "required"},
+    {"LeaderWorkerSet without a worker template",
+     "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
+     "metadata: {name: l}\nspec:\n  leaderWorkerTemplate: {size: 2}\n",
+     "spec.leaderWorkerTemplate.workerTemplate", "required field is missing"},
+    {"LeaderWorkerSet subdomain policy",
+     "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
+     "metadata: {name: l}\nspec:\n  networkConfig: {subdomainPolicy: x}\n"
+     "  leaderWorkerTemplate:\n    workerTemplate: {spec: {containers: "
+     "[{name: c, image: i}]}}\n",
+     "spec.networkConfig.subdomainPolicy", "unsupported value"},
+    {"MPIJob without a launcher",
+     "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: m}\n"
+     "spec:\n  mpiReplicaSpecs:\n    Worker:\n      template: {spec: "
+     "{containers: [{name: w, image: i}]}}\n",
+     "spec.mpiReplicaSpecs", "a Launcher replica spec is required"},
+    {"MPIJob two launchers",
+     "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: m}\n"
+     "spec:\n  slotsPerWorker: 0\n  mpiReplicaSpecs:\n    Launcher:\n"
+     "      template: {spec: {containers: [{name: l, image: i}]}}\n",
+     "spec.slotsPerWorker", "must be"},
+    {"JobSet without replicatedJobs",
+     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
+     "js}\nspec: {}\n",
+     "spec.replicatedJobs", "required field is missing"},
+    {"JobSet duplicate replicated job",
+     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
+     "js}\nspec:\n  replicatedJobs:\n  - name: w\n    template: {spec: "
+     "{template: {spec: {restartPolicy: Never, containers: [{name: c, "
+     "image: i}]}}}}\n  - name: w\n    template: {spec: {template: {spec: "
+     "{restartPolicy: Never, containers: [{name: c, image: i}]}}}}\n",
+     "spec.replicatedJobs[1].name", "duplicate replicated job name \"w\""},
+    {"JobSet success policy target",
+     "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
+     "js}\nspec:\n  successPolicy: {operator: Any, targetReplicatedJobs: "
+     "[x]}\n  replicatedJobs:\n  - name: w\n    template: {spec: "
+     "{template: {spec: {restartPolicy: Never, containers: [{name: c, "
+     "image: i}]}}}}\n",
+     "spec.successPolicy.targetReplicatedJobs",
+     "\"x\" is not a replicated job of this JobSet"},
+    {"PyTorchJob two masters",
+     "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\n"
+     "spec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 2\n"
+     "      template: {spec: {containers: [{name: pytorch, image: i}]}}\n",
+     "spec.pytorchReplicaSpecs.Master.replicas", "must be"},
+    {"PyTorchJob container name",
+     "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\n"
+     "spec:\n  pytorchReplicaSpecs:\n    Worker:\n      template: {spec: "
+     "{containers: [{name: main, image: i}]}}\n",
+     "spec.pytorchReplicaSpecs.Worker.template",
+     "no container named \"pytorch\""},
+    {"PyTorchJob unknown role",
+     "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\n"
+     "spec:\n  pytorchReplicaSpecs:\n    Chief: {}\n",
+     "spec.pytorchReplicaSpecs.Chief",
+     "unknown replica type \"Chief\": must be Master or Worker"},
     {"closest kind",
      "apiVersion: ray.io/v1\nkind: RayJobs\nmetadata: {name: "
      "d}\n",

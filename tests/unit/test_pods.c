@@ -211,32 +211,6 @@ static void test_port_allocation(void **state)
     fq_engine_free(e);
 }
 
-static void test_queue_timers(void **state)
-{
-    (void)state;
-    struct fq_pods_queue q;
-    fq_pods_queue_init(&q);
-    fq_pods_queue_add(&q, "ns", "a");
-    fq_pods_queue_add(&q, "ns", "a");
-    fq_pods_queue_timer(&q, "ns", "b", 200);
-    fq_pods_queue_timer(&q, "ns", "c", 100);
-    fq_pods_queue_timer(&q, "ns", "c", 100);
-    assert_int_equal(fq_pods_queue_next(&q), 100);
-    fq_pods_queue_fire(&q, 150);
-    assert_int_equal(fq_pods_queue_next(&q), 200);
-    char **keys = NULL;
-    size_t n = fq_pods_queue_take(&q, &keys);
-    assert_int_equal(n, 2);
-    const char *ns, *name;
-    fq_pods_key_split(keys[1], &ns, &name);
-    assert_string_equal(ns, "ns");
-    assert_string_equal(name, "c");
-    for (size_t i = 0; i < n; i++)
-        free(keys[i]);
-    free(keys);
-    fq_pods_queue_release(&q);
-}
-
 static void test_gc_cascade(void **state)
 {
     (void)state;
@@ -273,7 +247,6 @@ int main(void)
         cmocka_unit_test(test_kill),
         cmocka_unit_test(test_template_owner_uid),
         cmocka_unit_test(test_port_allocation),
-        cmocka_unit_test(test_queue_timers),
         cmocka_unit_test(test_gc_cascade),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

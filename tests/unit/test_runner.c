@@ -3,7 +3,8 @@
  *
  * Each test builds an engine, stores a bound Pod (and a ConfigMap where a
  * volume needs one), lets the runner start it, then waits for SIGCHLD with
- * a deadline (sigtimedwait; never a sleep) and checks what the runner
+ * a deadline (sigtimedwait; never a sleep for a state; a log awaited is
+ * polled with a deadline) and checks what the runner
  * reported: phase, exit code and reason in the pod's status, the log file,
  * the process group kill, the volume at its manifest path. Tests that need
  * what the machine may not allow (bubblewrap, cgroups) skip with a message.
@@ -175,6 +176,28 @@ static char *pod_log(struct fixture *f, const char *name)
     free(path);
     free(dir);
     return text;
+}
+
+/* Polls pod name's log until it holds `needle`, for at most 10 s: a pod
+ * that is stopped before its shell got to run prints nothing. */
+static void wait_log(struct fixture *f, const char *name, const char *needle)
+{
+    struct timespec deadline, now, tick = {0, 5 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += 10;
+    for (;;) {
+        char *log = pod_log(f, name);
+        bool found = log && strstr(log, needle);
+        free(log);
+        if (found)
+            return;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > deadline.tv_sec ||
+            (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
+            fail_msg("pod %s's log did not show \"%s\" within 10 s", name,
+                     needle);
+        nanosleep(&tick, NULL);
+    }
 }
 
 static const char *term(struct fixture *f, const char *name, const char *key)
@@ -385,11 +408,9 @@ static void test_gpus_handed_out(void **state)
     log = pod_log(f, "cpu");
     assert_non_null(strstr(log, "cvd=[]")); /* no GPU asked, none seen */
     free(log);
+    wait_log(f, "g1", "cvd=0"); /* before the stop can cut its echo */
     fq_runner_stop_pod(f->r, "default", "g1", f->now);
     wait_done(f, "g1");
-    log = pod_log(f, "g1");
-    assert_non_null(strstr(log, "cvd=0"));
-    free(log);
     teardown_fixture(f);
 }
 

@@ -22,6 +22,11 @@ extern const struct fq_controller_ops fq_provcheck_controller;    /* kueue/ */
 extern const struct fq_controller_ops fq_rayjob_controller;       /* jobs/ */
 extern const struct fq_controller_ops fq_raycluster_controller;   /* jobs/ */
 extern const struct fq_controller_ops fq_job_controller;          /* jobs/ */
+extern const struct fq_controller_ops fq_jobset_controller;       /* jobs/ */
+extern const struct fq_controller_ops fq_pytorchjob_controller;   /* jobs/ */
+extern const struct fq_controller_ops fq_mpijob_controller;       /* jobs/ */
+extern const struct fq_controller_ops fq_lws_controller;          /* jobs/ */
+extern const struct fq_controller_ops fq_trainjob_controller;     /* jobs/ */
 extern const struct fq_controller_ops fq_binder_controller;       /* jobs/ */
 extern const struct fq_controller_ops fq_capacity_controller; /* capacity/ */
 extern const struct fq_controller_ops fq_gc_controller;       /* jobs/ */

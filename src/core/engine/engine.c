@@ -42,9 +42,11 @@
 static const struct fq_controller_ops *const controller_table[] = {
     &fq_jobframework_controller, &fq_kueue_controller,
     &fq_provcheck_controller,    &fq_rayjob_controller,
-    &fq_raycluster_controller,   &fq_job_controller,
-    &fq_binder_controller,       &fq_capacity_controller,
-    &fq_gc_controller,
+    &fq_raycluster_controller,   &fq_jobset_controller,
+    &fq_pytorchjob_controller,   &fq_mpijob_controller,
+    &fq_lws_controller,          &fq_trainjob_controller,
+    &fq_job_controller,          &fq_binder_controller,
+    &fq_capacity_controller,     &fq_gc_controller,
 };
 
 #define NCTRL      (sizeof(controller_table) / sizeof(controller_table[0]))

@@ -48,7 +48,8 @@
  * ttlSecondsAfterFinished deletes a finished Job and its pods that many
  * seconds after it finished (Complete or Failed lastTransitionTime).
  *
- * Indexed Jobs with more than one completion are gangs for rendezvous:
+ * Indexed Jobs with more than one completion are gangs for rendezvous
+ * (except a JobSet's, whose controller sets the JobSet's names):
  * every pod gets RANK = index, WORLD_SIZE = completions and the
  * coordinator env of pods.h (port pair recorded on the Job in the
  * annotation flexq.dev/rendezvous-port).
@@ -69,7 +70,7 @@
 #include "jobs/pods.h"
 
 struct jobctl {
-    struct fq_pods_queue q;
+    struct fq_keyq q;
     struct fq_pods_owners *own; /* Job -> its pods */
 };
 
@@ -361,6 +362,17 @@ static int job_port(struct fq_engine *e, const char *ns, const char *name)
     return port;
 }
 
+/* Whether the first container of pod spec `spec` has env `name`. */
+static bool tmpl_has_env(const struct fq_value *spec, const char *name)
+{
+    const struct fq_value *env =
+        fq_value_path(fq_seq_at(fq_value_path(spec, "containers"), 0), "env");
+    for (size_t i = 0; i < fq_value_len(env); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(env, i), "name", ""), name))
+            return true;
+    return false;
+}
+
 static void create_pod(struct fq_engine *e, const char *ns,
                        const struct fq_value *job, int64_t index,
                        int64_t completions, int64_t now)
@@ -391,7 +403,14 @@ static void create_pod(struct fq_engine *e, const char *ns,
         char *host = fq_xasprintf("%s-%lld", jname, (long long)index);
         fq_map_set(spec, "hostname", fq_value_str(host));
         free(host);
-        if (completions > 1) {
+        if (fq_pods_owner_name(job, "JobSet")) {
+            /* A JobSet's Job: its controller set the JobSet's own
+             * rendezvous env (jobset.c); GKE numbers TPU hosts by the
+             * completion index. */
+            if (fq_value_path(spec, "containers") &&
+                tmpl_has_env(spec, "TPU_WORKER_HOSTNAMES"))
+                fq_pods_set_env(spec, "TPU_WORKER_ID", buf);
+        } else if (completions > 1) {
             struct fq_buf hosts = FQ_BUF_INIT;
             for (int64_t i = 0; i < completions && i < 4096; i++)
                 fq_buf_printf(&hosts, "%s127.0.0.1", i ? "," : "");
@@ -428,7 +447,7 @@ static bool ttl_expired(struct fq_engine *e, struct jobctl *jc, const char *ns,
     int64_t done = now;
     fq_time_parse(fq_value_path_str(c, "lastTransitionTime", ""), &done);
     if (now < done + ttl * 1000) {
-        fq_pods_queue_timer(&jc->q, ns, name, done + ttl * 1000);
+        fq_keyq_timer2(&jc->q, ns, name, done + ttl * 1000);
         return false;
     }
     fq_pods_delete_owned(e, ns, "Job", name);
@@ -505,7 +524,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
                      "Job was active longer than specified deadline", now);
             goto counts;
         }
-        fq_pods_queue_timer(&jc->q, ns, name, deadline);
+        fq_keyq_timer2(&jc->q, ns, name, deadline);
     }
     if (v.fail_job) {
         job_fail(e, ns, job, &v, st, "PodFailurePolicy", v.fail_job, now);
@@ -594,7 +613,7 @@ static void *jc_create(struct fq_engine *e)
 {
     (void)e;
     struct jobctl *jc = fq_xcalloc(1, sizeof(*jc));
-    fq_pods_queue_init(&jc->q);
+    fq_keyq_init(&jc->q);
     jc->own = fq_pods_owners_new();
     return jc;
 }
@@ -602,7 +621,7 @@ static void *jc_create(struct fq_engine *e)
 static void jc_destroy(void *self)
 {
     struct jobctl *jc = self;
-    fq_pods_queue_release(&jc->q);
+    fq_keyq_release(&jc->q);
     fq_pods_owners_free(jc->own);
     free(jc);
 }
@@ -615,13 +634,13 @@ static void jc_on_change(void *self, struct fq_engine *e,
         return;
     if (c->kind == FQ_KIND_JOB) {
         if (c->type != FQ_CHANGE_DELETED)
-            fq_pods_queue_add(&jc->q, c->ns, c->name);
+            fq_keyq_add2(&jc->q, c->ns, c->name);
     } else if (c->kind == FQ_KIND_POD && c->obj) {
         fq_pods_owners_note(jc->own, c);
         const char *owner = fq_pods_owner_name(c->obj, "Job");
         if (!owner)
             return;
-        fq_pods_queue_add(&jc->q, c->ns, owner);
+        fq_keyq_add2(&jc->q, c->ns, owner);
     } else {
         return;
     }
@@ -635,31 +654,32 @@ static void jc_run(void *self, struct fq_engine *e, int64_t now)
         jc->q.resync = false;
         return;
     }
-    fq_pods_queue_fire(&jc->q, now);
+    fq_keyq_fire(&jc->q, now);
     if (jc->q.resync) {
         jc->q.resync = false;
         const struct fq_object **objs = NULL;
         size_t n =
             fq_objstore_list(fq_engine_store(e), FQ_KIND_JOB, NULL, &objs);
         for (size_t i = 0; i < n; i++)
-            fq_pods_queue_add(&jc->q, objs[i]->ns, objs[i]->name);
+            fq_keyq_add2(&jc->q, objs[i]->ns, objs[i]->name);
         free(objs);
     }
-    char **keys = NULL;
-    size_t n = fq_pods_queue_take(&jc->q, &keys);
+    const char *const *keys;
+    size_t n = fq_keyq_take(&jc->q, &keys);
     for (size_t i = 0; i < n; i++) {
+        char *key = fq_xstrdup(keys[i]);
         const char *ns, *name;
-        fq_pods_key_split(keys[i], &ns, &name);
+        fq_pods_key_split(key, &ns, &name);
         reconcile(e, ns, name, now, jc);
-        free(keys[i]);
+        free(key);
     }
-    free(keys);
+    fq_keyq_clear(&jc->q);
 }
 
 static int64_t jc_next_wakeup(const void *self)
 {
     const struct jobctl *jc = self;
-    return jc->q.resync ? 0 : fq_pods_queue_next(&jc->q);
+    return jc->q.resync ? 0 : fq_keyq_next(&jc->q);
 }
 
 const struct fq_controller_ops fq_job_controller = {

@@ -41,6 +41,13 @@
  * is deleted. A RayCluster made by a RayJob is the RayJob's. Plain Pods
  * and pod groups are in jobframework_pods.c.
  *
+ * JobSets, PyTorchJobs, MPIJobs and TrainJobs go through the same machine with their
+ * kind's row of ops (integrations.h): Workload `<kind>-<name>-<5 hex>`,
+ * one podset per replicated job or replica type, the suspend flag where
+ * the kind keeps it (spec.suspend, spec.runPolicy.suspend). Without a
+ * queue-name label they are queued in the namespace's LocalQueue
+ * "default" when it exists, as Kueue's LocalQueue defaulting does.
+ *
  * Priority: the WorkloadPriorityClass of the label
  * kueue.x-k8s.io/priority-class, else the PriorityClass of the pod
  * templates' priorityClassName (or the globalDefault one), as Kueue does.
@@ -57,6 +64,7 @@
 #include "flexq/conditions.h"
 #include "flexq/names.h"
 #include "flexq/objects.h"
+#include "jobs/integrations.h"
 #include "jobs/jobframework_pods.h"
 #include "jobs/jobframework_slices.h"
 #include "jobs/workload.h"
@@ -95,22 +103,33 @@ static void mark(struct jf *j, enum fq_kind kind, const char *ns,
     r->name = fq_xstrdup(name);
 }
 
-/* RayJobs, Jobs, RayClusters, Pods, then Workloads (run() needs them
- * last). */
+/* RayJobs, Jobs, RayClusters, Pods, the integrations' kinds, then
+ * Workloads (run() needs them last). */
 static int kind_rank(enum fq_kind k)
 {
     return k == FQ_KIND_RAYJOB     ? 0 :
            k == FQ_KIND_JOB        ? 1 :
            k == FQ_KIND_RAYCLUSTER ? 2 :
            k == FQ_KIND_POD        ? 3 :
-                                     4;
+           k == FQ_KIND_WORKLOAD   ? 5 :
+           fq_integration_of(k)    ? 4 :
+                                     6;
+}
+
+/* Where the job's suspend flag lives. */
+static const char *suspend_path(enum fq_kind kind)
+{
+    const struct fq_integration *in = fq_integration_of(kind);
+    return in ? in->suspend_path : "spec.suspend";
 }
 
 static int jref_cmp(const void *x, const void *y)
 {
     const struct jref *a = x, *b = y;
-    if (a->kind != b->kind)
-        return kind_rank(a->kind) - kind_rank(b->kind);
+    if (a->kind != b->kind) /* two kinds may share a rank */
+        return kind_rank(a->kind) != kind_rank(b->kind) ?
+                   kind_rank(a->kind) - kind_rank(b->kind) :
+                   (int)a->kind - (int)b->kind;
     int c = strcmp(a->ns, b->ns);
     return c ? c : strcmp(a->name, b->name);
 }
@@ -258,6 +277,9 @@ static struct fq_value *job_podsets(const struct fq_value *job)
 static struct fq_value *template_of(struct fq_value *job, enum fq_kind kind,
                                     const char *ps)
 {
+    const struct fq_integration *in = fq_integration_of(kind);
+    if (in)
+        return in->template_of(job, ps);
     if (kind == FQ_KIND_JOB)
         return fq_value_path(job, "spec.template");
     struct fq_value *cs = kind == FQ_KIND_RAYCLUSTER ?
@@ -341,7 +363,15 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
         return;
     bool finished = false, ok = false, ready = false;
     const char *fmsg = "";
-    if (kind == FQ_KIND_RAYJOB) {
+    const struct fq_integration *in = fq_integration_of(kind);
+    if (in) {
+        struct fq_jobstate st;
+        in->status(job, &st);
+        finished = st.finished;
+        ok = st.ok;
+        ready = st.ready;
+        fmsg = st.msg;
+    } else if (kind == FQ_KIND_RAYJOB) {
         const char *ds =
             fq_value_path_str(job, "status.jobDeploymentStatus", "");
         if (!strcmp(ds, "Complete") || !strcmp(ds, "Failed")) {
@@ -405,18 +435,27 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
 static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
                           const struct fq_object *jo, int64_t now)
 {
+    const struct fq_integration *in = fq_integration_of(kind);
+    if (in && fq_integration_default_queue(e, kind, jo->ns, jo->name)) {
+        jo = fq_objstore_get(fq_engine_store(e), kind, jo->ns, jo->name);
+        if (!jo)
+            return;
+    }
     const struct fq_value *job = jo->obj;
     const struct fq_value *labels = fq_value_path(job, "metadata.labels");
     if (!fq_value_as_str(fq_map_get(labels, FQ_LABEL_QUEUE_NAME)))
         return;
-    /* A Job or RayCluster created by a RayJob belongs to its parent's
-     * workload. */
+    /* A Job or RayCluster created by a RayJob (or a Job of a JobSet or
+     * MPIJob) belongs to its parent's workload. */
     const struct fq_value *ors = fq_value_path(job, "metadata.ownerReferences");
-    for (size_t i = 0; i < fq_value_len(ors); i++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(ors, i), "kind", ""), "RayJob"))
+    for (size_t i = 0; i < fq_value_len(ors); i++) {
+        const char *ok = fq_value_path_str(fq_seq_at(ors, i), "kind", "");
+        if (!strcmp(ok, "RayJob") || fq_integration_named(ok))
             return;
+    }
     char wname[300];
-    fq_jobframework_workload_name(kind == FQ_KIND_RAYJOB     ? "rayjob" :
+    fq_jobframework_workload_name(in                         ? in->prefix :
+                                  kind == FQ_KIND_RAYJOB     ? "rayjob" :
                                   kind == FQ_KIND_RAYCLUSTER ? "raycluster" :
                                                                "job",
                                   jo->name,
@@ -426,10 +465,12 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
     const struct fq_object *wo =
         fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
     if (!wo) {
-        fq_jobframework_create_workload(
-            e, job,
-            kind == FQ_KIND_JOB ? job_podsets(job) : rayjob_podsets(job), wname,
-            now);
+        fq_jobframework_create_workload(e, job,
+                                        in ? in->podsets(job) :
+                                        kind == FQ_KIND_JOB ?
+                                             job_podsets(job) :
+                                             rayjob_podsets(job),
+                                        wname, now);
         wo = fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
     }
     jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
@@ -437,7 +478,8 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
         goto out;
     /* An elastic job runs under one of its slices (jobframework_slices.c). */
     bool keep = false;
-    if (kind != FQ_KIND_RAYCLUSTER && fq_jobslices_elastic(jo->obj)) {
+    if ((kind == FQ_KIND_RAYJOB || kind == FQ_KIND_JOB) &&
+        fq_jobslices_elastic(jo->obj)) {
         struct fq_value *want = kind == FQ_KIND_RAYJOB ?
                                     rayjob_podsets(jo->obj) :
                                     job_podsets(jo->obj);
@@ -449,7 +491,7 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
         if (!wo || !jo)
             goto out;
     }
-    bool suspended = fq_value_path_bool(jo->obj, "spec.suspend", false);
+    bool suspended = fq_value_path_bool(jo->obj, suspend_path(kind), false);
     bool admitted =
         fq_cond_true(wo->obj, "Admitted") && !fq_cond_true(wo->obj, "Evicted");
     bool finished = fq_cond_true(wo->obj, "Finished");
@@ -458,7 +500,7 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
             fq_objstore_edit(fq_engine_store(e), kind, ns, name);
         bool was_running = fq_value_path(wo->obj, "status.admission") != NULL ||
                            fq_cond_true(wo->obj, "Evicted");
-        fq_value_set_path(j, "spec.suspend", fq_value_bool(true));
+        fq_value_set_path(j, suspend_path(kind), fq_value_bool(true));
         restore_templates(j, kind, wo->obj);
         if (commit(e, j) && was_running) {
             const struct fq_object *now_j =
@@ -472,7 +514,7 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
         struct fq_value *j =
             fq_objstore_edit(fq_engine_store(e), kind, ns, name);
         merge_admission(e, j, kind, wo->obj);
-        fq_value_set_path(j, "spec.suspend", fq_value_bool(false));
+        fq_value_set_path(j, suspend_path(kind), fq_value_bool(false));
         if (commit(e, j)) {
             const struct fq_object *now_j =
                 fq_objstore_get(fq_engine_store(e), kind, ns, name);
@@ -505,7 +547,9 @@ static bool orphaned(struct fq_engine *e, const struct fq_object *w)
     if (! or)
         return false;
     const char *k = fq_value_path_str(or, "kind", "");
-    enum fq_kind kind = !strcmp(k, "RayJob")     ? FQ_KIND_RAYJOB :
+    const struct fq_integration *in = fq_integration_named(k);
+    enum fq_kind kind = in                       ? in->kind :
+                        !strcmp(k, "RayJob")     ? FQ_KIND_RAYJOB :
                         !strcmp(k, "Job")        ? FQ_KIND_JOB :
                         !strcmp(k, "RayCluster") ? FQ_KIND_RAYCLUSTER :
                                                    FQ_KIND_NONE;
@@ -590,14 +634,33 @@ static void on_change(void *self, struct fq_engine *e,
         }
         return;
     }
+    if (c->kind == FQ_KIND_LOCALQUEUE) {
+        /* A new LocalQueue "default" queues the namespace's unlabelled
+         * JobSets, PyTorchJobs, MPIJobs and TrainJobs. */
+        if (c->type == FQ_CHANGE_DELETED || strcmp(c->name, "default"))
+            return;
+        for (size_t i = 0; fq_integrations[i]; i++) {
+            const struct fq_object **objs;
+            size_t n = fq_objstore_list(fq_engine_store(e),
+                                        fq_integrations[i]->kind, c->ns, &objs);
+            for (size_t k = 0; k < n; k++)
+                mark(j, objs[k]->kind, objs[k]->ns, objs[k]->name);
+            free(objs);
+        }
+        fq_engine_kick(e, self);
+        return;
+    }
     if (c->kind == FQ_KIND_WORKLOAD) {
         /* Its owner job may have something to do, and it may be an
          * orphan. */
         const struct fq_value * or
             = fq_seq_at(fq_value_path(c->obj, "metadata.ownerReferences"), 0);
         const char *k = fq_value_path_str(or, "kind", "");
-        if (!strcmp(k, "RayJob") || !strcmp(k, "Job") ||
-            !strcmp(k, "RayCluster") || !strcmp(k, "Pod"))
+        const struct fq_integration *in = fq_integration_named(k);
+        if (in)
+            mark(j, in->kind, c->ns, fq_value_path_str(or, "name", ""));
+        else if (!strcmp(k, "RayJob") || !strcmp(k, "Job") ||
+                 !strcmp(k, "RayCluster") || !strcmp(k, "Pod"))
             mark(j,
                  !strcmp(k, "RayJob")     ? FQ_KIND_RAYJOB :
                  !strcmp(k, "Job")        ? FQ_KIND_JOB :
@@ -633,6 +696,8 @@ static void run(void *self, struct fq_engine *e, int64_t now)
         mark_all(j, e, FQ_KIND_JOB);
         mark_all(j, e, FQ_KIND_RAYCLUSTER);
         mark_all(j, e, FQ_KIND_POD);
+        for (size_t i = 0; fq_integrations[i]; i++)
+            mark_all(j, e, fq_integrations[i]->kind);
         j->full = false;
     }
     j->orphans_full = false;
@@ -675,7 +740,9 @@ const struct fq_controller_ops fq_jobframework_controller = {
     .name = "jobframework",
     .watch = FQ_KIND_BIT(FQ_KIND_RAYJOB) | FQ_KIND_BIT(FQ_KIND_JOB) |
              FQ_KIND_BIT(FQ_KIND_RAYCLUSTER) | FQ_KIND_BIT(FQ_KIND_WORKLOAD) |
-             FQ_KIND_BIT(FQ_KIND_POD),
+             FQ_KIND_BIT(FQ_KIND_POD) | FQ_KIND_BIT(FQ_KIND_JOBSET) |
+             FQ_KIND_BIT(FQ_KIND_PYTORCHJOB) | FQ_KIND_BIT(FQ_KIND_MPIJOB) |
+             FQ_KIND_BIT(FQ_KIND_TRAINJOB) | FQ_KIND_BIT(FQ_KIND_LOCALQUEUE),
     .create = create,
     .destroy = destroy,
     .on_change = on_change,

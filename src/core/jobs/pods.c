@@ -70,88 +70,6 @@
 
 /* --- work queue ------------------------------------------------------- */
 
-void fq_pods_queue_init(struct fq_pods_queue *q)
-{
-    memset(q, 0, sizeof(*q));
-    q->resync = false;
-}
-
-void fq_pods_queue_release(struct fq_pods_queue *q)
-{
-    for (size_t i = 0; i < q->n; i++)
-        free(q->keys[i]);
-    free(q->keys);
-    for (size_t i = 0; i < q->ntimers; i++)
-        free(q->timers[i].key);
-    free(q->timers);
-    memset(q, 0, sizeof(*q));
-}
-
-static void queue_add_key(struct fq_pods_queue *q, const char *key)
-{
-    for (size_t i = 0; i < q->n; i++)
-        if (strcmp(q->keys[i], key) == 0)
-            return;
-    FQ_GROW(q->keys, q->cap, q->n + 1);
-    q->keys[q->n++] = fq_xstrdup(key);
-}
-
-void fq_pods_queue_add(struct fq_pods_queue *q, const char *ns,
-                       const char *name)
-{
-    char *key = fq_xasprintf("%s/%s", ns ? ns : "", name);
-    queue_add_key(q, key);
-    free(key);
-}
-
-void fq_pods_queue_timer(struct fq_pods_queue *q, const char *ns,
-                         const char *name, int64_t at)
-{
-    char *key = fq_xasprintf("%s/%s", ns ? ns : "", name);
-    for (size_t i = 0; i < q->ntimers; i++) {
-        if (q->timers[i].at == at && strcmp(q->timers[i].key, key) == 0) {
-            free(key);
-            return;
-        }
-    }
-    FQ_GROW(q->timers, q->tcap, q->ntimers + 1);
-    q->timers[q->ntimers].at = at;
-    q->timers[q->ntimers].key = key;
-    q->ntimers++;
-}
-
-void fq_pods_queue_fire(struct fq_pods_queue *q, int64_t now)
-{
-    size_t j = 0;
-    for (size_t i = 0; i < q->ntimers; i++) {
-        if (q->timers[i].at <= now) {
-            queue_add_key(q, q->timers[i].key);
-            free(q->timers[i].key);
-        } else {
-            q->timers[j++] = q->timers[i];
-        }
-    }
-    q->ntimers = j;
-}
-
-int64_t fq_pods_queue_next(const struct fq_pods_queue *q)
-{
-    int64_t t = FQ_NEVER;
-    for (size_t i = 0; i < q->ntimers; i++)
-        if (q->timers[i].at < t)
-            t = q->timers[i].at;
-    return t;
-}
-
-size_t fq_pods_queue_take(struct fq_pods_queue *q, char ***out)
-{
-    size_t n = q->n;
-    *out = q->keys;
-    q->keys = NULL;
-    q->n = q->cap = 0;
-    return n;
-}
-
 void fq_pods_key_split(char *key, const char **ns, const char **name)
 {
     char *slash = strchr(key, '/');
@@ -623,6 +541,11 @@ static bool port_taken(const struct fq_objstore *s, enum fq_kind kind, int port)
             continue;
         if (kind == FQ_KIND_JOB && job_finished(objs[i]->obj))
             continue;
+        if (kind == FQ_KIND_PYTORCHJOB &&
+            (fq_pods_cond_true(fq_map_get(objs[i]->obj, "status"),
+                               "Succeeded") ||
+             fq_pods_cond_true(fq_map_get(objs[i]->obj, "status"), "Failed")))
+            continue;
         taken = true;
     }
     free(objs);
@@ -637,7 +560,8 @@ int fq_pods_alloc_port(struct fq_engine *e)
     struct fq_objstore *s = fq_engine_store(e);
     for (int p = base; p + 1 < base + count; p += 2)
         if (!port_taken(s, FQ_KIND_RAYCLUSTER, p) &&
-            !port_taken(s, FQ_KIND_JOB, p))
+            !port_taken(s, FQ_KIND_JOB, p) &&
+            !port_taken(s, FQ_KIND_PYTORCHJOB, p))
             return p;
     return base;
 }
@@ -870,14 +794,14 @@ void fq_pods_kill(struct fq_engine *e, const char *ns, const char *name,
  * re-created under the same name (another uid) is deleted as well.
  */
 struct gc {
-    struct fq_pods_queue q; /* keys "Kind:ns/name" of deleted owners */
+    struct fq_keyq q; /* keys "Kind:ns/name" of deleted owners */
 };
 
 static void *gc_create(struct fq_engine *e)
 {
     (void)e;
     struct gc *g = fq_xcalloc(1, sizeof(*g));
-    fq_pods_queue_init(&g->q);
+    fq_keyq_init(&g->q);
     g->q.resync = false;
     return g;
 }
@@ -885,7 +809,7 @@ static void *gc_create(struct fq_engine *e)
 static void gc_destroy(void *self)
 {
     struct gc *g = self;
-    fq_pods_queue_release(&g->q);
+    fq_keyq_release(&g->q);
     free(g);
 }
 
@@ -896,7 +820,7 @@ static void gc_on_change(void *self, struct fq_engine *e,
     if (c->type != FQ_CHANGE_DELETED)
         return;
     char *k = fq_xasprintf("%s:%s", fq_kind_info(c->kind)->name, c->ns);
-    fq_pods_queue_add(&g->q, k, c->name);
+    fq_keyq_add2(&g->q, k, c->name);
     free(k);
     fq_engine_kick(e, self);
 }
@@ -904,12 +828,13 @@ static void gc_on_change(void *self, struct fq_engine *e,
 static void gc_run(void *self, struct fq_engine *e, int64_t now)
 {
     struct gc *g = self;
-    char **keys = NULL;
-    size_t n = fq_pods_queue_take(&g->q, &keys);
+    const char *const *keys;
+    size_t n = fq_keyq_take(&g->q, &keys);
     (void)now;
     for (size_t i = 0; i < n; i++) {
+        char *key = fq_xstrdup(keys[i]);
         const char *kns, *name;
-        fq_pods_key_split(keys[i], &kns, &name);
+        fq_pods_key_split(key, &kns, &name);
         char *colon = strchr(kns, ':');
         if (colon) {
             *colon = '\0';
@@ -923,9 +848,9 @@ static void gc_run(void *self, struct fq_engine *e, int64_t now)
             delete_owned(e, ns, kind, name, uid, 0);
             free(uid);
         }
-        free(keys[i]);
+        free(key);
     }
-    free(keys);
+    fq_keyq_clear(&g->q);
 }
 
 static int64_t gc_next_wakeup(const void *self)

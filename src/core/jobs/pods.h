@@ -5,8 +5,8 @@
  * on Pod objects as kube-controller-manager, KubeRay and the kubelet do.
  * This header gives them:
  *
- *   - a work queue of dirty object keys plus timers (struct fq_pods_queue),
- *     the shape every controller of this family uses;
+ *   - the split of a dirty key (the queue itself is base/keyq.h, the
+ *     one every controller uses);
  *   - Pod construction from a pod template (owner references, labels, the
  *     distributed rendezvous env of JAX and PyTorch);
  *   - pod status predicates and the runner's report (fq_pods_report, which
@@ -18,6 +18,8 @@
  */
 #ifndef FLEXQ_PODS_H
 #define FLEXQ_PODS_H
+
+#include "base/keyq.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,33 +38,6 @@
 
 /* --- work queue ------------------------------------------------------- */
 
-struct fq_pods_timer {
-    int64_t at;
-    char *key; /* owned, "ns/name" */
-};
-
-/* Dirty keys ("ns/name", deduplicated) and timers of one controller. */
-struct fq_pods_queue {
-    char **keys; /* owned */
-    size_t n, cap;
-    struct fq_pods_timer *timers; /* owned */
-    size_t ntimers, tcap;
-    bool resync; /* everything must be looked at (a controller may set it) */
-};
-
-void fq_pods_queue_init(struct fq_pods_queue *q);
-void fq_pods_queue_release(struct fq_pods_queue *q);
-void fq_pods_queue_add(struct fq_pods_queue *q, const char *ns,
-                       const char *name);
-/* Asks for the key to be reconciled at `at` (duplicates are merged). */
-void fq_pods_queue_timer(struct fq_pods_queue *q, const char *ns,
-                         const char *name, int64_t at);
-/* Moves timers due at `now` into the keys. */
-void fq_pods_queue_fire(struct fq_pods_queue *q, int64_t now);
-int64_t fq_pods_queue_next(const struct fq_pods_queue *q);
-/* Hands the dirty keys over (owned array of owned strings; free each and
- * the array) and empties the set. */
-size_t fq_pods_queue_take(struct fq_pods_queue *q, char ***out);
 /* Splits "ns/name" in place into its two halves. */
 void fq_pods_key_split(char *key, const char **ns, const char **name);
 

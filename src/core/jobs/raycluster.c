@@ -59,7 +59,7 @@
 #include "jobs/pods.h"
 
 struct rcctl {
-    struct fq_pods_queue q;
+    struct fq_keyq q;
     struct fq_pods_owners *own; /* RayCluster -> its pods */
 };
 
@@ -488,7 +488,7 @@ static void *rc_create(struct fq_engine *e)
 {
     (void)e;
     struct rcctl *c = fq_xcalloc(1, sizeof(*c));
-    fq_pods_queue_init(&c->q);
+    fq_keyq_init(&c->q);
     c->own = fq_pods_owners_new();
     return c;
 }
@@ -496,7 +496,7 @@ static void *rc_create(struct fq_engine *e)
 static void rc_destroy(void *self)
 {
     struct rcctl *c = self;
-    fq_pods_queue_release(&c->q);
+    fq_keyq_release(&c->q);
     fq_pods_owners_free(c->own);
     free(c);
 }
@@ -510,13 +510,13 @@ static void rc_on_change(void *self, struct fq_engine *e,
     if (c->kind == FQ_KIND_RAYCLUSTER) {
         if (c->type == FQ_CHANGE_DELETED)
             return;
-        fq_pods_queue_add(&rc->q, c->ns, c->name);
+        fq_keyq_add2(&rc->q, c->ns, c->name);
     } else if (c->kind == FQ_KIND_POD && c->obj) {
         fq_pods_owners_note(rc->own, c);
         const char *owner = fq_pods_owner_name(c->obj, "RayCluster");
         if (!owner)
             return;
-        fq_pods_queue_add(&rc->q, c->ns, owner);
+        fq_keyq_add2(&rc->q, c->ns, owner);
     } else {
         return;
     }
@@ -536,18 +536,19 @@ static void rc_run(void *self, struct fq_engine *e, int64_t now)
         size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_RAYCLUSTER,
                                     NULL, &objs);
         for (size_t i = 0; i < n; i++)
-            fq_pods_queue_add(&rc->q, objs[i]->ns, objs[i]->name);
+            fq_keyq_add2(&rc->q, objs[i]->ns, objs[i]->name);
         free(objs);
     }
-    char **keys = NULL;
-    size_t n = fq_pods_queue_take(&rc->q, &keys);
+    const char *const *keys;
+    size_t n = fq_keyq_take(&rc->q, &keys);
     for (size_t i = 0; i < n; i++) {
+        char *key = fq_xstrdup(keys[i]);
         const char *ns, *name;
-        fq_pods_key_split(keys[i], &ns, &name);
+        fq_pods_key_split(key, &ns, &name);
         reconcile(e, rc, ns, name, now);
-        free(keys[i]);
+        free(key);
     }
-    free(keys);
+    fq_keyq_clear(&rc->q);
 }
 
 static int64_t rc_next_wakeup(const void *self)

@@ -108,7 +108,7 @@
 #include "jobs/pods.h"
 
 struct rjctl {
-    struct fq_pods_queue q;
+    struct fq_keyq q;
     struct fq_pods_owners *own; /* RayCluster / Job -> their pods */
 };
 
@@ -681,7 +681,7 @@ static void step_finished(struct rjrun *r)
         end + fq_value_path_int(r->spec, "ttlSecondsAfterFinished", 0) * 1000;
     const char *cname = fq_value_path_str(r->st, "rayClusterName", "");
     if (r->now < at) {
-        fq_pods_queue_timer(&r->ctl->q, r->ns, r->name, at);
+        fq_keyq_timer2(&r->ctl->q, r->ns, r->name, at);
         return;
     }
     if (fq_objstore_get(r->s, FQ_KIND_RAYCLUSTER, r->ns, cname)) {
@@ -700,7 +700,7 @@ static bool deadline(struct rjrun *r, int64_t seconds, const char *reason,
     int64_t start = r->now;
     fq_time_parse(fq_value_path_str(r->st, "startTime", ""), &start);
     if (r->now < start + seconds * 1000) {
-        fq_pods_queue_timer(&r->ctl->q, r->ns, r->name, start + seconds * 1000);
+        fq_keyq_timer2(&r->ctl->q, r->ns, r->name, start + seconds * 1000);
         return false;
     }
     char *msg = fq_xasprintf("%s StartTime: %s. %s: %lld", lead,
@@ -924,7 +924,7 @@ static void *rj_create(struct fq_engine *e)
 {
     (void)e;
     struct rjctl *c = fq_xcalloc(1, sizeof(*c));
-    fq_pods_queue_init(&c->q);
+    fq_keyq_init(&c->q);
     c->own = fq_pods_owners_new();
     return c;
 }
@@ -932,7 +932,7 @@ static void *rj_create(struct fq_engine *e)
 static void rj_destroy(void *self)
 {
     struct rjctl *c = self;
-    fq_pods_queue_release(&c->q);
+    fq_keyq_release(&c->q);
     fq_pods_owners_free(c->own);
     free(c);
 }
@@ -959,7 +959,7 @@ static void rj_on_change(void *self, struct fq_engine *e,
     }
     if (!key)
         return;
-    fq_pods_queue_add(&ctl->q, c->ns, key);
+    fq_keyq_add2(&ctl->q, c->ns, key);
     fq_engine_kick(e, self);
 }
 
@@ -970,31 +970,32 @@ static void rj_run(void *self, struct fq_engine *e, int64_t now)
         ctl->q.resync = false;
         return;
     }
-    fq_pods_queue_fire(&ctl->q, now);
+    fq_keyq_fire(&ctl->q, now);
     if (ctl->q.resync) {
         ctl->q.resync = false;
         const struct fq_object **objs = NULL;
         size_t n =
             fq_objstore_list(fq_engine_store(e), FQ_KIND_RAYJOB, NULL, &objs);
         for (size_t i = 0; i < n; i++)
-            fq_pods_queue_add(&ctl->q, objs[i]->ns, objs[i]->name);
+            fq_keyq_add2(&ctl->q, objs[i]->ns, objs[i]->name);
         free(objs);
     }
-    char **keys = NULL;
-    size_t n = fq_pods_queue_take(&ctl->q, &keys);
+    const char *const *keys;
+    size_t n = fq_keyq_take(&ctl->q, &keys);
     for (size_t i = 0; i < n; i++) {
+        char *key = fq_xstrdup(keys[i]);
         const char *ns, *name;
-        fq_pods_key_split(keys[i], &ns, &name);
+        fq_pods_key_split(key, &ns, &name);
         reconcile(e, ns, name, now, ctl);
-        free(keys[i]);
+        free(key);
     }
-    free(keys);
+    fq_keyq_clear(&ctl->q);
 }
 
 static int64_t rj_next_wakeup(const void *self)
 {
     const struct rjctl *ctl = self;
-    return ctl->q.resync ? 0 : fq_pods_queue_next(&ctl->q);
+    return ctl->q.resync ? 0 : fq_keyq_next(&ctl->q);
 }
 
 const struct fq_controller_ops fq_rayjob_controller = {

@@ -44,7 +44,7 @@
  *
  * What a change costs. on_change reads a workload's conditions once
  * (cond_scan) and appends its key to the lists of records to derive and
- * lifecycles to run (struct keylist: read back sorted, each key once);
+ * lifecycles to run (struct fq_keyq: read back sorted, each key once);
  * rec_refresh derives a record again only when its fingerprint (what
  * rec_derive reads) moved, and a new workload whose podSets match an
  * earlier one's takes that one's podset view instead of decoding its pod
@@ -229,6 +229,8 @@ static bool tq_less(const void *a, const void *b);
 static void *create(struct fq_engine *e)
 {
     struct kueue *k = fq_xcalloc(1, sizeof(*k));
+    fq_keyq_init(&k->dirty);
+    fq_keyq_init(&k->lc_dirty);
     k->cycle_ms = fq_engine_config(e)->policy.cycle_ms;
     if (k->cycle_ms < 0)
         k->cycle_ms = 0;
@@ -314,8 +316,8 @@ static void recs_mark_all(struct kueue *k)
 {
     for (size_t i = 0; i < k->recs.cap; i++)
         if (k->recs.t[i].key) {
-            kq_kl_add(&k->dirty, k->recs.t[i].key);
-            kq_kl_add(&k->lc_dirty, k->recs.t[i].key);
+            fq_keyq_add(&k->dirty, k->recs.t[i].key);
+            fq_keyq_add(&k->lc_dirty, k->recs.t[i].key);
         }
 }
 
@@ -421,8 +423,8 @@ static void seed(struct kueue *k, struct fq_engine *e)
         char key[600];
         kq_wl_key(objs[i]->ns, objs[i]->name, key, sizeof(key));
         fq_smap_add(&k->live, key);
-        kq_kl_add(&k->dirty, key);
-        kq_kl_add(&k->lc_dirty, key);
+        fq_keyq_add(&k->dirty, key);
+        fq_keyq_add(&k->lc_dirty, key);
     }
     free(objs);
 }
@@ -437,8 +439,8 @@ static void destroy(void *self)
     }
     fq_smap_free(&k->seen_gen);
     fq_smap_free(&k->recs);
-    kq_kl_free(&k->dirty);
-    kq_kl_free(&k->lc_dirty);
+    fq_keyq_release(&k->dirty);
+    fq_keyq_release(&k->lc_dirty);
     fq_smap_free(&k->slices);
     fq_smap_free(&k->live);
     fq_smap_free(&k->timers);
@@ -477,7 +479,7 @@ static void on_change(void *self, struct fq_engine *e,
                         if (k->recs.t[i].key) {
                             struct rec *r = k->recs.t[i].val;
                             r->fp_ok = r->spec_ok = false;
-                            kq_kl_add(&k->dirty, k->recs.t[i].key);
+                            fq_keyq_add(&k->dirty, k->recs.t[i].key);
                         }
                 return;
             }
@@ -504,15 +506,15 @@ static void on_change(void *self, struct fq_engine *e,
             fq_smap_del(&k->live, key);
             k->requeue = true;
         }
-        kq_kl_add(&k->dirty, key);    /* its record goes */
-        kq_kl_add(&k->lc_dirty, key); /* and its deadlines */
+        fq_keyq_add(&k->dirty, key);    /* its record goes */
+        fq_keyq_add(&k->lc_dirty, key); /* and its deadlines */
         k->ff_len = 1;
     } else if (c->obj) {
         fq_smap_add(&k->live, key);
         /* Our own QuotaReserved=False message leaves the record true. */
         if (!(r && c->type == FQ_CHANGE_MODIFIED && r->own_rev == c->rev)) {
-            kq_kl_add(&k->dirty, key);
-            kq_kl_add(&k->lc_dirty, key);
+            fq_keyq_add(&k->dirty, key);
+            fq_keyq_add(&k->lc_dirty, key);
             k->ff_len = 1;
         }
         /* A changed workload gets a fresh chance. */
@@ -586,13 +588,13 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
     while (tq_top(k) && tq_top(k)->t <= now) {
         struct timer t = tq_pop(k);
         if (tq_valid(k, &t))
-            kq_kl_add(&k->lc_dirty, t.key);
+            fq_keyq_add(&k->lc_dirty, t.key);
         free(t.key);
     }
     if (k->lc_dirty.n == 0)
         return;
     const char *const *keys;
-    size_t n = kq_kl_sorted(&k->lc_dirty, &keys);
+    size_t n = fq_keyq_take(&k->lc_dirty, &keys);
     for (size_t i = 0; i < n; i++) {
         char ns[300];
         const char *name = key_split(keys[i], ns, sizeof(ns));
@@ -614,7 +616,7 @@ static void lifecycle_pass(struct kueue *k, struct fq_engine *e, int64_t now)
             fq_objstore_edited(st, FQ_KIND_WORKLOAD, ns, name, k->lc_spec);
         timer_set(k, keys[i], k->lc_timer);
     }
-    kq_kl_clear(&k->lc_dirty);
+    fq_keyq_clear(&k->lc_dirty);
 }
 
 /* Records of the workloads that changed (and of every elastic slice),
@@ -623,14 +625,14 @@ static void refresh_pass(struct kueue *k, struct fq_engine *e, int64_t now)
 {
     for (size_t i = 0; i < k->slices.cap; i++)
         if (k->slices.t[i].key)
-            kq_kl_add(&k->dirty, k->slices.t[i].key);
+            fq_keyq_add(&k->dirty, k->slices.t[i].key);
     if (k->dirty.n == 0)
         return;
     const char *const *keys;
-    size_t n = kq_kl_sorted(&k->dirty, &keys);
+    size_t n = fq_keyq_take(&k->dirty, &keys);
     for (size_t i = 0; i < n; i++)
         kq_rec_refresh(k, e, keys[i], now);
-    kq_kl_clear(&k->dirty);
+    fq_keyq_clear(&k->dirty);
 }
 
 /*

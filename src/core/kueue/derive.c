@@ -535,8 +535,8 @@ static bool mig_visit(struct kueue *k, struct fq_engine *e, struct rec *r,
 
 static int rec_key_cmp(const void *x, const void *y)
 {
-    return kq_key_order((*(struct rec *const *)x)->key,
-                        (*(struct rec *const *)y)->key);
+    return fq_keyq_order((*(struct rec *const *)x)->key,
+                         (*(struct rec *const *)y)->key);
 }
 
 /*

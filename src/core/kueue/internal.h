@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/keyq.h"
 #include "base/smap.h"
 #include "engine/timescale.h"
 #include "flexq/alloc.h"
@@ -66,21 +67,6 @@ struct pq {
     size_t alo, nact, capact, plo, npark, cappark;
 };
 
-/*
- * Keys ("ns/name") to look at in the next pass: appended as changes come,
- * duplicates and all, into one buffer, and read back sorted in the
- * store's order, each once (kl_sorted). A change costs an append, not a
- * hash set's lookup, copy and later clearing; the memory is kept between
- * passes. Nothing adds to a list while a pass reads it (on_change is
- * never called during a run).
- */
-struct keylist {
-    struct fq_buf bytes;    /* the keys, each NUL-terminated */
-    size_t *off, n, capoff; /* where each starts in bytes */
-    const char **sorted;    /* kl_sorted's answer, into bytes */
-    size_t capsorted;
-};
-
 /* A podset shape's outcome on a ClusterQueue (ff_quiet). */
 struct memo {
     uint64_t ver;
@@ -105,8 +91,8 @@ struct kueue {
     struct fq_smap recs;
     bool seeded;             /* recs was filled from the store once */
     struct fq_smap live;     /* keys of workloads seen and not Finished */
-    struct keylist dirty;    /* keys whose record must be derived again */
-    struct keylist lc_dirty; /* keys whose lifecycle() must run */
+    struct fq_keyq dirty;    /* keys whose record must be derived again */
+    struct fq_keyq lc_dirty; /* keys whose lifecycle() must run */
     struct fq_smap slices;   /* keys of elastic slices: derived every full
                                 run (they depend on their old slice) */
     /* lifecycle deadlines: key -> (int64_t *) time, and a min-heap */
@@ -450,11 +436,6 @@ void kq_lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
 
 /* queues.c */
 int kq_head_cmp(const void *x, const void *y);
-int kq_key_order(const char *a, const char *b);
-void kq_kl_add(struct keylist *l, const char *key);
-size_t kq_kl_sorted(struct keylist *l, const char *const **out);
-void kq_kl_clear(struct keylist *l);
-void kq_kl_free(struct keylist *l);
 int kq_rec_cmp(const struct rec *a, const struct rec *b);
 size_t kq_ncell(const struct snap *s);
 void kq_account(struct kueue *k, struct rec *r, int sign);

@@ -52,61 +52,6 @@ int kq_head_cmp(const void *x, const void *y)
 
 /* --- records: usage, queues, holders ------------------------------------ */
 
-/* Orders "ns/name" keys as the store lists objects: by namespace, then
- * name (a plain strcmp would put "a-b/x" before "a/x"). */
-int kq_key_order(const char *a, const char *b)
-{
-    size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
-    int c = strncmp(a, b, la < lb ? la : lb);
-    if (c)
-        return c;
-    if (la != lb)
-        return la < lb ? -1 : 1;
-    return strcmp(a + la, b + lb);
-}
-
-static int key_cmp(const void *x, const void *y)
-{
-    return kq_key_order(*(const char *const *)x, *(const char *const *)y);
-}
-
-void kq_kl_add(struct keylist *l, const char *key)
-{
-    FQ_GROW(l->off, l->capoff, l->n + 1);
-    l->off[l->n++] = l->bytes.len;
-    fq_buf_append(&l->bytes, key, strlen(key) + 1);
-}
-
-/* The keys of the list, sorted by key_order, each once (borrowed: valid
- * until kl_clear). */
-size_t kq_kl_sorted(struct keylist *l, const char *const **out)
-{
-    FQ_GROW(l->sorted, l->capsorted, l->n + 1);
-    for (size_t i = 0; i < l->n; i++)
-        l->sorted[i] = l->bytes.data + l->off[i];
-    if (l->n > 1)
-        qsort(l->sorted, l->n, sizeof(*l->sorted), key_cmp);
-    size_t m = 0;
-    for (size_t i = 0; i < l->n; i++)
-        if (m == 0 || strcmp(l->sorted[m - 1], l->sorted[i]))
-            l->sorted[m++] = l->sorted[i];
-    *out = l->sorted;
-    return m;
-}
-
-void kq_kl_clear(struct keylist *l)
-{
-    fq_buf_reset(&l->bytes);
-    l->n = 0;
-}
-
-void kq_kl_free(struct keylist *l)
-{
-    fq_buf_release(&l->bytes);
-    free(l->off);
-    free(l->sorted);
-}
-
 int kq_rec_cmp(const struct rec *a, const struct rec *b)
 {
     const struct wl *x = &a->w, *y = &b->w;
@@ -373,7 +318,7 @@ size_t kq_k_lower(struct rec *const *v, size_t n, const char *key)
     size_t lo = 0;
     while (lo < n) {
         size_t mid = lo + (n - lo) / 2;
-        if (kq_key_order(v[mid]->key, key) < 0)
+        if (fq_keyq_order(v[mid]->key, key) < 0)
             lo = mid + 1;
         else
             n = mid;

@@ -965,15 +965,18 @@ static enum fq_kind check_gvk(struct dctx *c, const struct fq_value *obj)
     /* Kinds Kueue queues that flexq does not run (yet): said so, with
      * the job kinds it does run, rather than a near name. */
     static const char *const kueue_kinds[] = {
-        "JobSet",    "PyTorchJob", "TFJob",    "MPIJob",          "XGBoostJob",
-        "PaddleJob", "JAXJob",     "TrainJob", "LeaderWorkerSet", "AppWrapper"};
+        "TFJob", "XGBoostJob", "PaddleJob", "JAXJob", "AppWrapper"};
     for (size_t i = 0; i < sizeof(kueue_kinds) / sizeof(kueue_kinds[0]); i++)
         if (!strcmp(kind, kueue_kinds[i])) {
             derr_key(c, field(obj, "kind"), "kind",
                      "%s (apiVersion %s) is a Kueue integration flexq does "
                      "not run; flexq runs Job (batch/v1), RayJob and "
-                     "RayCluster (ray.io/v1) and Pod (v1), each queued with "
-                     "the label kueue.x-k8s.io/queue-name",
+                     "RayCluster (ray.io/v1), Pod (v1), JobSet "
+                     "(jobset.x-k8s.io/v1alpha2), PyTorchJob "
+                     "(kubeflow.org/v1), MPIJob (kubeflow.org/v2beta1), "
+                     "TrainJob (trainer.kubeflow.org/v1alpha1) and "
+                     "LeaderWorkerSet (leaderworkerset.x-k8s.io/v1), each "
+                     "queued with the label kueue.x-k8s.io/queue-name",
                      kind, av);
             return FQ_KIND_NONE;
         }
@@ -1217,6 +1220,12 @@ static int validate_kind(struct dctx *cp, const struct fq_value *obj,
         return validate_foreign(obj, file, errs, k);
     case FQ_KIND_PRIORITYCLASS:
         return fq_priorityclass_validate(obj, file, errs);
+    case FQ_KIND_JOBSET:
+    case FQ_KIND_PYTORCHJOB:
+    case FQ_KIND_MPIJOB:
+    case FQ_KIND_LEADERWORKERSET:
+    case FQ_KIND_TRAINJOB:
+        return fq_training_validate(obj, file, errs, k);
     default:
         break;
     }

@@ -90,6 +90,10 @@ void derr_missing(struct dctx *c, const struct fq_value *m, const char *key);
 /* scheduling.k8s.io/v1 PriorityClass (objects_sched.c). */
 int fq_priorityclass_validate(const struct fq_value *obj, const char *file,
                               struct fq_errlist *errs);
+/* JobSet, PyTorchJob, MPIJob, LeaderWorkerSet and TrainJob
+ * (objects_training.c). */
+int fq_training_validate(const struct fq_value *obj, const char *file,
+                         struct fq_errlist *errs, enum fq_kind kind);
 
 /* Does s hold an unexpanded ${VAR}? */
 bool has_var(const char *s);

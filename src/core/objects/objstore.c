@@ -648,17 +648,61 @@ const struct fq_object *fq_objstore_get(const struct fq_objstore *s,
     return e ? &e->pub : NULL;
 }
 
+/* The first index whose namespace sorts after ns. */
+static size_t kl_ns_end(const struct kindlist *kl, const char *ns)
+{
+    size_t lo = 0, hi = kl->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(kl->items[mid]->pub.ns, ns) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void fq_objstore_span(const struct fq_objstore *s, enum fq_kind kind,
+                      const char *ns, const char *after_ns,
+                      const char *after_name, size_t *lo, size_t *hi)
+{
+    const struct kindlist *kl = &s->kinds[kind];
+    *lo = 0;
+    *hi = kl->n;
+    if (ns) {
+        const char *n = norm_ns(s, kind, ns);
+        *lo = kl_find(kl, n, "");
+        *hi = kl_ns_end(kl, n);
+    }
+    if (after_name) {
+        const char *an = s->namespaced[kind] && after_ns ? after_ns : "";
+        size_t at = kl_find(kl, an, after_name);
+        if (at < kl->n && !strcmp(kl->items[at]->pub.ns, an) &&
+            !strcmp(kl->items[at]->pub.name, after_name))
+            at++;
+        if (at > *lo)
+            *lo = at < *hi ? at : *hi;
+    }
+}
+
+const struct fq_object *fq_objstore_at(const struct fq_objstore *s,
+                                       enum fq_kind kind, size_t i)
+{
+    const struct kindlist *kl = &s->kinds[kind];
+    return i < kl->n ? &kl->items[i]->pub : NULL;
+}
+
 size_t fq_objstore_list(const struct fq_objstore *s, enum fq_kind kind,
                         const char *ns, const struct fq_object ***out)
 {
     const struct kindlist *kl = &s->kinds[kind];
-    const struct fq_object **v = fq_xmalloc((kl->n + 1) * sizeof(*v));
-    size_t n = 0;
-    for (size_t i = 0; i < kl->n; i++)
-        if (!ns || !strcmp(kl->items[i]->pub.ns, norm_ns(s, kind, ns)))
-            v[n++] = &kl->items[i]->pub;
+    size_t lo, hi;
+    fq_objstore_span(s, kind, ns, NULL, NULL, &lo, &hi);
+    const struct fq_object **v = fq_xmalloc((hi - lo + 1) * sizeof(*v));
+    for (size_t i = lo; i < hi; i++)
+        v[i - lo] = &kl->items[i]->pub;
     *out = v;
-    return n;
+    return hi - lo;
 }
 
 size_t fq_objstore_count(const struct fq_objstore *s, enum fq_kind kind)

@@ -15,8 +15,10 @@
  *     tests/unit/test_fields.c probes every published field against the
  *     decoder, and lint.fields keeps the decoders from reading a field
  *     without a row.
- *   - For NodePool and CapacityModel (validated by the capacity module,
- *     not converted yet), a short table of lines "path|type|description" in
+ *   - For NodePool and CapacityModel (validated by the capacity module)
+ *     and the training job kinds (JobSet, PyTorchJob, MPIJob,
+ *     LeaderWorkerSet, TrainJob: objects_training.c), not converted yet,
+ *     a short table of lines "path|type|description" in
  *     this file, kept in step with their decoders by hand: path is
  *     dotted from the object's root, a segment ending in "[]" is a list of
  *     objects, and type is one of string, integer, number, boolean, object
@@ -67,6 +69,68 @@ static const char *const capm_lines[] = {
 
 /* Kinds whose other fields come from a field table (fields.h). */
 static const char *const meta_lines[] = {META_LINES, NULL};
+
+/* The training job kinds (objects_training.c checks them). */
+static const char *const jobset_lines[] = {
+    META_LINES,
+    "spec|object|JobSetSpec defines the desired state of JobSet.",
+    "spec.suspend|boolean|Suspend suspends all running child Jobs.",
+    "spec.replicatedJobs[].name|string|Name of the replicated job.",
+    "spec.replicatedJobs[].replicas|integer|Number of Jobs to create.",
+    "spec.replicatedJobs[].template|object|The Job template.",
+    "spec.successPolicy|object|When the JobSet is Completed.",
+    "spec.failurePolicy|object|When the JobSet is Failed.",
+    "spec.network|object|Headless-service hostnames of the pods.",
+    "status|object|JobSetStatus defines the observed state of JobSet.",
+    NULL};
+static const char *const pytorchjob_lines[] = {
+    META_LINES,
+    "spec|object|PyTorchJobSpec is the desired state of the PyTorchJob.",
+    "spec.pytorchReplicaSpecs|object|Master and Worker replica specs.",
+    "spec.runPolicy|object|Policies of the job (suspend, cleanPodPolicy).",
+    "spec.nprocPerNode|string|Processes per node.",
+    "status|object|The observed state of the job.",
+    NULL};
+
+static const char *const mpijob_lines[] = {
+    META_LINES,
+    "spec|object|MPIJobSpec is the desired state of the MPIJob.",
+    "spec.slotsPerWorker|integer|Slots of each worker in the hostfile.",
+    "spec.mpiReplicaSpecs|object|Launcher and Worker replica specs.",
+    "spec.mpiImplementation|string|OpenMPI, Intel or MPICH.",
+    "spec.runPolicy|object|Policies of the job (suspend, cleanPodPolicy).",
+    "status|object|The observed state of the job.",
+    NULL};
+
+static const char *const lws_lines[] = {
+    META_LINES,
+    "spec|object|Defines the desired state of LeaderWorkerSet.",
+    "spec.replicas|integer|Number of leader-worker groups.",
+    "spec.leaderWorkerTemplate.size|integer|Pods in a group, leader "
+    "included.",
+    "spec.leaderWorkerTemplate.leaderTemplate|object|The leader's pod "
+    "template (default: workerTemplate).",
+    "spec.leaderWorkerTemplate.workerTemplate|object|The workers' pod "
+    "template.",
+    "spec.leaderWorkerTemplate.restartPolicy|string|"
+    "RecreateGroupOnPodRestart or None.",
+    "spec.networkConfig.subdomainPolicy|string|Shared or UniquePerReplica.",
+    "status|object|Defines the observed state of LeaderWorkerSet.",
+    NULL};
+
+static const char *const trainjob_lines[] = {
+    META_LINES,
+    "spec|object|TrainJobSpec represents specification of the desired "
+    "TrainJob.",
+    "spec.runtimeRef|object|Reference to the training runtime (flexq: the "
+    "torch runtimes).",
+    "spec.trainer|object|The trainer: image, command, args, env, numNodes, "
+    "resourcesPerNode, numProcPerNode.",
+    "spec.suspend|boolean|Whether the TrainJob is suspended.",
+    "spec.podTemplateOverrides|[]object|Pod template changes per job.",
+    "status|object|TrainJobStatus represents the current status of "
+    "TrainJob.",
+    NULL};
 
 struct kind_doc {
     const char *desc;
@@ -126,6 +190,18 @@ static const struct kind_doc docs[FQ_KIND__COUNT] = {
     [FQ_KIND_CAPACITYMODEL] = {"CapacityModel describes the simulated "
                                "cloud's capacity.",
                                capm_lines},
+    [FQ_KIND_JOBSET] = {"JobSet is the Schema for the jobsets API",
+                        jobset_lines},
+    [FQ_KIND_PYTORCHJOB] = {"PyTorchJob Represents a PyTorchJob resource.",
+                            pytorchjob_lines},
+    [FQ_KIND_MPIJOB] = {"MPIJob is the Schema for the mpijobs API.",
+                        mpijob_lines},
+    [FQ_KIND_LEADERWORKERSET] = {"LeaderWorkerSet is the Schema for the "
+                                 "leaderworkersets API",
+                                 lws_lines},
+    [FQ_KIND_TRAINJOB] = {"TrainJob represents configuration of a training "
+                          "job.",
+                          trainjob_lines},
 };
 
 static struct fq_value *leaf(const char *type, const char *desc)

@@ -133,15 +133,15 @@ static inline bool is_key(const char *k, size_t n, uint64_t pre, const char *s,
            (sn <= 8 || !memcmp(k + 8, s + 8, sn - 8));
 }
 
-/* The static text of the n-byte key k (prefix pre), or NULL when it is
- * not a well-known key. */
-static const char *well_known(const char *k, size_t n, uint64_t pre)
-{
 #define WK(s)                              \
  do {                                      \
   if (is_key(k, n, pre, s, sizeof(s) - 1)) \
    return s;                               \
  } while (0)
+
+/* Keys of 3 to 10 bytes: see well_known. */
+static const char *well_known_short(const char *k, size_t n, uint64_t pre)
+{
     switch (n) {
     case 3:
         WK("uid");
@@ -208,6 +208,14 @@ static const char *well_known(const char *k, size_t n, uint64_t pre)
         WK("providerID");
         WK("placements");
         break;
+    }
+    return NULL;
+}
+
+/* Keys of 11 bytes or more: see well_known. */
+static const char *well_known_long(const char *k, size_t n, uint64_t pre)
+{
+    switch (n) {
     case 11:
         WK("annotations");
         WK("tolerations");
@@ -298,8 +306,16 @@ static const char *well_known(const char *k, size_t n, uint64_t pre)
         WK("autoscaling.x-k8s.io/consume-provisioning-request");
         break;
     }
-#undef WK
     return NULL;
+}
+
+#undef WK
+
+/* The static text of the n-byte key k (prefix pre), or NULL when it is
+ * not a well-known key. */
+static const char *well_known(const char *k, size_t n, uint64_t pre)
+{
+    return n <= 10 ? well_known_short(k, n, pre) : well_known_long(k, n, pre);
 }
 
 /* Frees member mem's key unless it is a well-known one. */

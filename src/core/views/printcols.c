@@ -253,6 +253,17 @@ static void job_status(const struct fq_value *obj, int64_t now,
         fq_buf_puts(out, "Running");
 }
 
+/* Kubeflow's State column: the type of the last condition. */
+static void kubeflow_state(const struct fq_value *obj, int64_t now,
+                           struct fq_buf *out)
+{
+    (void)now;
+    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
+    size_t n = fq_value_len(cs);
+    if (n)
+        fq_buf_puts(out, fq_value_path_str(fq_seq_at(cs, n - 1), "type", ""));
+}
+
 static void job_completions(const struct fq_value *obj, int64_t now,
                             struct fq_buf *out)
 {
@@ -435,6 +446,16 @@ static const struct fq_printcol cols_job[] = {
     {"DURATION", FQ_COL_FN, NULL, job_duration, false},
     AGE,
     END};
+/* The CRDs' additionalPrinterColumns. */
+static const struct fq_printcol cols_jobset[] = {
+    {"TERMINALSTATE", FQ_COL_PATH, "status.terminalState", NULL, false},
+    {"RESTARTS", FQ_COL_PATH, "status.restarts", NULL, false},
+    {"COMPLETED", FQ_COL_COND, "Completed", NULL, false},
+    {"SUSPENDED", FQ_COL_PATH, "spec.suspend", NULL, false},
+    AGE,
+    END};
+static const struct fq_printcol cols_kubeflow[] = {
+    {"STATE", FQ_COL_FN, NULL, kubeflow_state, false}, AGE, END};
 static const struct fq_printcol cols_pod[] = {
     {"READY", FQ_COL_FN, NULL, pod_ready, false},
     {"STATUS", FQ_COL_FN, NULL, pod_status, false},
@@ -502,6 +523,12 @@ const struct fq_printcol *fq_printcols(enum fq_kind k)
         return cols_raycluster;
     case FQ_KIND_JOB:
         return cols_job;
+    case FQ_KIND_JOBSET:
+        return cols_jobset;
+    case FQ_KIND_PYTORCHJOB:
+    case FQ_KIND_MPIJOB:
+    case FQ_KIND_TRAINJOB:
+        return cols_kubeflow;
     case FQ_KIND_POD:
         return cols_pod;
     case FQ_KIND_NODE:

@@ -252,8 +252,12 @@ int fq_auth_allow(const struct fq_auth *a, const struct fq_principal *who,
                           "user \"%s\" (developer) cannot %s %s in "
                           "namespace \"%s\"",
                           who->user, verb, ki->plural, ns);
+    /* the job kinds a developer submits (docs/integrations.md) */
     bool rw = kind == FQ_KIND_RAYJOB || kind == FQ_KIND_JOB ||
-              kind == FQ_KIND_WORKLOAD || kind == FQ_KIND_CONFIGMAP;
+              kind == FQ_KIND_WORKLOAD || kind == FQ_KIND_CONFIGMAP ||
+              kind == FQ_KIND_JOBSET || kind == FQ_KIND_PYTORCHJOB ||
+              kind == FQ_KIND_MPIJOB || kind == FQ_KIND_LEADERWORKERSET ||
+              kind == FQ_KIND_TRAINJOB;
     bool ro = kind == FQ_KIND_POD || kind == FQ_KIND_EVENT ||
               kind == FQ_KIND_LOCALQUEUE || kind == FQ_KIND_RAYCLUSTER;
     bool reading = is_read(verb);

@@ -38,6 +38,11 @@ const char *const *fq_discovery_categories(enum fq_kind k)
     case FQ_KIND_JOB:
     case FQ_KIND_RAYJOB:
     case FQ_KIND_RAYCLUSTER:
+    case FQ_KIND_JOBSET:
+    case FQ_KIND_PYTORCHJOB:
+    case FQ_KIND_MPIJOB:
+    case FQ_KIND_LEADERWORKERSET:
+    case FQ_KIND_TRAINJOB:
         return all;
     default:
         return NULL;

@@ -218,6 +218,11 @@ static const char *lookup(const struct fq_labelsel *s,
     }
 }
 
+bool fq_labelsel_empty(const struct fq_labelsel *s)
+{
+    return !s || s->n == 0;
+}
+
 bool fq_labelsel_match(const struct fq_labelsel *s, const struct fq_value *obj)
 {
     if (!s)

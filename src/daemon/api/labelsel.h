@@ -23,6 +23,8 @@ int fq_labelsel_parse(const char *text, bool field, struct fq_labelsel **out,
 void fq_labelsel_free(struct fq_labelsel *s);
 /* Does `obj` (a whole object) match? A NULL selector matches. */
 bool fq_labelsel_match(const struct fq_labelsel *s, const struct fq_value *obj);
+/* Whether s (may be NULL) matches every object: no requirement. */
+bool fq_labelsel_empty(const struct fq_labelsel *s);
 /* The value a field selector requires for `path` with `=`, or NULL. */
 const char *fq_labelsel_equals(const struct fq_labelsel *s, const char *path);
 

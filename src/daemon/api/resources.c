@@ -539,9 +539,9 @@ static void continue_token(struct fq_buf *out, const struct fq_object *last)
     fq_buf_release(&raw);
 }
 
-/* Index of the first object after the token's key in objs (sorted). */
-static int continue_at(const char *tok, const struct fq_object **objs, size_t n,
-                       size_t *at, struct fq_err *err)
+/* The key a continue token names: *ns and *name (owned) on success. */
+static int continue_key(const char *tok, char **ns, char **name,
+                        struct fq_err *err)
 {
     struct fq_buf raw = FQ_BUF_INIT;
     int rc = 0;
@@ -553,21 +553,9 @@ static int continue_at(const char *tok, const struct fq_object **objs, size_t n,
                         "start again");
         goto out;
     }
-    const char *ns = raw.data + 2;
-    char *name = fq_xstrndup(ns + strlen(ns) + 1, raw.len - 2 - strlen(ns) - 1);
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(objs[mid]->ns, ns);
-        if (!c)
-            c = strcmp(objs[mid]->name, name);
-        if (c <= 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    free(name);
-    *at = lo;
+    const char *n = raw.data + 2;
+    *ns = fq_xstrdup(n);
+    *name = fq_xstrndup(n + strlen(n) + 1, raw.len - 2 - strlen(n) - 1);
 out:
     fq_buf_release(&raw);
     return rc;
@@ -575,12 +563,14 @@ out:
 
 /*
  * GET on a collection. With ?limit=N at most N matching items, and when
- * more match, metadata.continue (a token for ?continue=) and
- * metadata.remainingItemCount. Pages are read from the live store in
+ * more may match, metadata.continue (a token for ?continue=); without a
+ * selector also metadata.remainingItemCount (as Kubernetes, which leaves
+ * it out when a selector is given). Pages are read from the live store in
  * (namespace, name) order, each at its own resourceVersion: an object is
  * never listed twice, and one created or deleted between two pages shows
  * up or not according to where its key falls, as in a Kubernetes list
- * whose continue token outlived its snapshot.
+ * whose continue token outlived its snapshot. A page costs a binary
+ * search and its own items, however big the collection.
  */
 void api_list_objects(struct fq_daemon *d, struct fq_http_req *r,
                       const struct target *t, struct fq_labelsel *ls,
@@ -590,18 +580,20 @@ void api_list_objects(struct fq_daemon *d, struct fq_http_req *r,
     struct fq_err e = {0};
     long long limit;
     int rc = api_query_count(r, "limit", MAX_LIMIT, &limit, &e);
-    const struct fq_object **objs = NULL;
-    size_t n =
-        fq_objstore_list(os, t->kind, t->ki->namespaced ? t->ns : NULL, &objs);
-    size_t start = 0;
+    char *after_ns = NULL, *after_name = NULL;
     const char *tok = fq_http_query(r, "continue");
     if (rc == 0 && tok && *tok)
-        rc = continue_at(tok, objs, n, &start, &e);
+        rc = continue_key(tok, &after_ns, &after_name, &e);
     if (rc < 0) {
-        free(objs);
         fq_api_error(d, r, rc, &e, t->ki->plural, NULL);
         return;
     }
+    size_t lo, hi;
+    fq_objstore_span(os, t->kind, t->ki->namespaced ? t->ns : NULL, after_ns,
+                     after_name, &lo, &hi);
+    free(after_ns);
+    free(after_name);
+    bool selected = !fq_labelsel_empty(ls) || !fq_labelsel_empty(fs);
     /* kubectl get asks for a Table: the kind's printer columns. */
     const char *tv = fq_table_accepts(fq_http_header(r, "Accept"));
     struct fq_value *table = tv ? fq_table_new(t->kind, tv) : NULL;
@@ -610,27 +602,32 @@ void api_list_objects(struct fq_daemon *d, struct fq_http_req *r,
     int64_t now = fq_daemon_now(d);
     struct fq_buf items = FQ_BUF_INIT;
     size_t taken = 0, remaining = 0;
+    bool more = false;
     const struct fq_object *last = NULL;
-    for (size_t i = start; i < n; i++) {
-        if (!fq_labelsel_match(ls, objs[i]->obj) ||
-            !fq_labelsel_match(fs, objs[i]->obj))
+    for (size_t i = lo; i < hi; i++) {
+        const struct fq_object *o = fq_objstore_at(os, t->kind, i);
+        if (limit > 0 && taken == (size_t)limit && !selected) {
+            remaining = hi - i; /* every one left matches */
+            more = true;
+            break;
+        }
+        if (!fq_labelsel_match(ls, o->obj) || !fq_labelsel_match(fs, o->obj))
             continue;
         if (limit > 0 && taken == (size_t)limit) {
-            remaining++;
-            continue;
+            more = true; /* one more matches: enough to say so */
+            break;
         }
-        last = objs[i];
-        struct fq_value *cv =
-            fq_convert_kueue(objs[i]->obj, t->group, t->version);
+        last = o;
+        struct fq_value *cv = fq_convert_kueue(o->obj, t->group, t->version);
         if (table) {
             taken++;
-            fq_table_add_row(table, t->kind, cv ? cv : objs[i]->obj, now, inc);
+            fq_table_add_row(table, t->kind, cv ? cv : o->obj, now, inc);
             fq_value_free(cv);
             continue;
         }
         if (taken++)
             fq_buf_putc(&items, ',');
-        fq_json_encode(cv ? cv : objs[i]->obj, FQ_JSON_COMPACT, &items);
+        fq_json_encode(cv ? cv : o->obj, FQ_JSON_COMPACT, &items);
         fq_value_free(cv);
     }
     struct fq_buf b = FQ_BUF_INIT;
@@ -639,17 +636,17 @@ void api_list_objects(struct fq_daemon *d, struct fq_http_req *r,
         fq_map_set(md, "resourceVersion",
                    fq_value_strf("%llu",
                                  (unsigned long long)fq_objstore_revision(os)));
-        if (remaining && last) {
+        if (more && last) {
             continue_token(&b, last);
             fq_map_set(md, "continue", fq_value_str(fq_buf_str(&b)));
-            fq_map_set(md, "remainingItemCount",
-                       fq_value_int((int64_t)remaining));
+            if (remaining)
+                fq_map_set(md, "remainingItemCount",
+                           fq_value_int((int64_t)remaining));
             fq_buf_reset(&b);
         }
         fq_json_encode(table, FQ_JSON_COMPACT, &b);
         fq_value_free(table);
         fq_buf_release(&items);
-        free(objs);
         api_reply_buf(d, r, 200, &b);
         return;
     }
@@ -661,16 +658,17 @@ void api_list_objects(struct fq_daemon *d, struct fq_http_req *r,
                   pv ? t->group : "", pv && *t->group ? "/" : "",
                   pv ? t->version : fq_kind_api_version(t->kind), t->ki->name,
                   (unsigned long long)fq_objstore_revision(os));
-    if (remaining && last) {
+    if (more && last) {
         fq_buf_puts(&b, ",\"continue\":\"");
         continue_token(&b, last);
-        fq_buf_printf(&b, "\",\"remainingItemCount\":%zu", remaining);
+        fq_buf_putc(&b, '"');
+        if (remaining)
+            fq_buf_printf(&b, ",\"remainingItemCount\":%zu", remaining);
     }
     fq_buf_puts(&b, "},\"items\":[");
     fq_buf_append(&b, items.data ? items.data : "", items.len);
     fq_buf_puts(&b, "]}");
     fq_buf_release(&items);
-    free(objs);
     api_reply_buf(d, r, 200, &b);
 }
 

@@ -151,6 +151,9 @@ struct spec {
     struct strv env;
     char *cwd;
     char *hostname;
+    struct strv dns_names; /* more names of this machine for /etc/hosts:
+                              the pod's FQDN under its subdomain and the
+                              peers of annotation flexq.dev/dns-names */
     struct mount *mounts;
     size_t nmounts, mcap;
     int64_t mem_bytes; /* 0: no limit */

@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "flexq/names.h"
 #include "flexq/objstore.h"
 #include "flexq/quantity.h"
 #include "runner/cgroup.h"
@@ -50,6 +51,7 @@ void rn_spec_release(struct spec *s)
     rn_strv_release(&s->env);
     free(s->cwd);
     free(s->hostname);
+    rn_strv_release(&s->dns_names);
     for (size_t i = 0; i < s->nmounts; i++) {
         free(s->mounts[i].src);
         free(s->mounts[i].dst);
@@ -263,13 +265,51 @@ static void rendezvous_names(const struct strv *env, struct strv *names)
     }
 }
 
+/*
+ * The names a pod's peers reach it by, all of them on this machine: with
+ * spec.subdomain, <hostname>.<subdomain>[.<ns>.svc[.cluster.local]] (the
+ * kubelet writes the same FQDN into /etc/hosts), and the comma list of
+ * annotation flexq.dev/dns-names, which the job controllers set to the
+ * headless-service names of the pod's gang (JobSet, PyTorchJob, MPIJob).
+ * At most MAX_DNS_NAMES names of at most 253 characters each.
+ */
+#define MAX_DNS_NAMES 4096
+
+static void dns_names(const struct fq_value *pod, const char *ns,
+                      const char *hostname, struct strv *out)
+{
+    const char *sub = fq_value_path_str(pod, "spec.subdomain", NULL);
+    if (sub && *sub && strlen(sub) < 64) {
+        rn_strv_push(out, fq_xasprintf("%s.%s", hostname, sub));
+        rn_strv_push(out, fq_xasprintf("%s.%s.%s.svc", hostname, sub, ns));
+        rn_strv_push(
+            out, fq_xasprintf("%s.%s.%s.svc.cluster.local", hostname, sub, ns));
+    }
+    const char *list = fq_value_as_str(fq_map_get(
+        fq_value_path(pod, "metadata.annotations"), FQ_ANN_DNS_NAMES));
+    if (!list)
+        return;
+    char *cp = fq_xstrdup(list), *save = NULL;
+    for (char *h = strtok_r(cp, ",", &save); h && out->n < MAX_DNS_NAMES;
+         h = strtok_r(NULL, ",", &save)) {
+        bool ok = *h && strlen(h) <= 253;
+        for (const char *q = h; ok && *q; q++)
+            ok = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ||
+                 *q == '-' || *q == '.';
+        if (ok)
+            rn_strv_pushs(out, h);
+    }
+    free(cp);
+}
+
 /* Rewrite fallback for names: replaces each rendezvous name in the env by
  * 127.0.0.1, since without a mount namespace no hosts file can make them
  * resolve. */
 static void rewrite_names(struct strv *env)
 {
-    static const char *const keys[] = {"TPU_WORKER_HOSTNAMES", "MASTER_ADDR",
-                                       "JAX_COORDINATOR_ADDRESS"};
+    static const char *const keys[] = {
+        "TPU_WORKER_HOSTNAMES", "MASTER_ADDR", "JAX_COORDINATOR_ADDRESS",
+        "PET_MASTER_ADDR", "MEGASCALE_COORDINATOR_ADDRESS"};
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
         const char *v = rn_env_get(env, keys[k]);
         if (!v)
@@ -479,6 +519,7 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
     rn_env_set(&s->env, "LANG", "C.UTF-8");
     const char *hn = fq_value_path_str(podspec, "hostname", name);
     s->hostname = fq_xstrdup(hn);
+    dns_names(pod, ns, hn, &s->dns_names);
     rn_env_set(&s->env, "HOSTNAME", hn);
     const struct fq_value *envs = fq_map_get(ctr, "env");
     for (size_t i = 0; i < fq_value_len(envs) && s->env.n < MAX_ENV; i++) {
@@ -714,6 +755,10 @@ void rn_write_hosts(const char *poddir, const struct spec *s)
     fq_buf_printf(&b, "127.0.0.1\tlocalhost %s", s->hostname);
     for (size_t i = 0; i < names.n; i++)
         fq_buf_printf(&b, " %s", names.v[i]);
+    /* one line per name: a long alias list would pass the resolver's
+     * line limit */
+    for (size_t i = 0; i < s->dns_names.n; i++)
+        fq_buf_printf(&b, "\n127.0.0.1\t%s", s->dns_names.v[i]);
     fq_buf_puts(&b, "\n::1\tlocalhost ip6-localhost ip6-loopback\n");
     char *path = fq_xasprintf("%s/hosts", poddir);
     rn_write_file(path, b.data, b.len);
