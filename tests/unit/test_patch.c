@@ -439,6 +439,34 @@ static void test_kpb_job(void **state)
     assert_true(fq_value_equal(v, want));
     fq_value_free(v);
     fq_value_free(want);
+    /* probes: the inlined handler, IntOrString ports (int and string) */
+    unsigned char ios[16], hg[64], ph[64], pr[96], tcp[32], c2[256];
+    size_t in = put_int(ios, 2, 8080);
+    size_t hn = put_str(hg, 1, "/healthz");
+    hn += put_bytes(hg + hn, 2, ios, in);
+    size_t phn = put_bytes(ph, 2, hg, hn);
+    size_t prn = put_bytes(pr, 1, ph, phn);
+    prn += put_int(pr + prn, 4, 10);
+    size_t c2n = put_str(c2, 1, "web");
+    c2n += put_bytes(c2 + c2n, 10, pr, prn);
+    in = put_int(ios, 1, 1);
+    in += put_str(ios + in, 3, "http");
+    size_t tn2 = put_bytes(tcp, 1, ios, in);
+    phn = put_bytes(ph, 3, tcp, tn2);
+    prn = put_bytes(pr, 1, ph, phn);
+    c2n += put_bytes(c2 + c2n, 11, pr, prn);
+    p = put_bytes(spec, 2, c2, c2n);
+    r = put_bytes(raw, 2, spec, p);
+    b = envelope(body, "v1", "Pod", raw, r);
+    assert_int_equal(fq_kpb_decode(body, b, &v, &err), 0);
+    want = J("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{"
+             "\"containers\":[{\"name\":\"web\",\"livenessProbe\":{"
+             "\"httpGet\":{\"path\":\"/healthz\",\"port\":8080},"
+             "\"periodSeconds\":10},\"readinessProbe\":{\"tcpSocket\":{"
+             "\"port\":\"http\"}}}]}}");
+    assert_true(fq_value_equal(v, want));
+    fq_value_free(v);
+    fq_value_free(want);
     p = put_str(spec, 3, "\xff");
     r = put_bytes(raw, 2, spec, p);
     b = envelope(body, "v1", "Pod", raw, r);

@@ -29,7 +29,7 @@
  *
  * What it does not do: the other kinds' messages (their bodies are
  * refused with FQ_EUNSUPPORTED, which the API answers 415), PodSpec's
- * rarer fields (probes, lifecycle, pod affinity, topology spread: skipped
+ * rarer fields (lifecycle hooks, pod affinity, topology spread: skipped
  * as unknown, so send JSON for them), encoding, creationTimestamp and
  * managedFields (set by the server).
  */
@@ -234,6 +234,8 @@ static struct fq_value *b64_of(const struct field *f)
  *            embedded structs: LocalObjectReference in a key selector,
  *            VolumeSource in a Volume)
  *   QTY      resource.Quantity {string = 1} as its string
+ *   IOS      intstr.IntOrString {type = 1, intVal = 2, strVal = 3} as the
+ *            number or the string it holds (a probe's port: 8080 or "http")
  *   MAP_STR, MAP_BYTES, MAP_QTY   map<string, V> (entries key = 1,
  *            value = 2); bytes become base64 as in JSON
  *
@@ -249,6 +251,7 @@ enum ftype {
     MSG,
     INLINE,
     QTY,
+    IOS,
     MAP_STR,
     MAP_BYTES,
     MAP_QTY
@@ -380,6 +383,36 @@ static const struct pfield SECURITY_CONTEXT[] = {
     {7, "allowPrivilegeEscalation", BOOL, KEEP0, NULL},
     {9, "procMount", STR, 0, NULL},
     END};
+static const struct pfield EXEC_ACTION[] = {{1, "command", STR, REP, NULL},
+                                            END};
+static const struct pfield HTTP_HEADER[] = {
+    {1, "name", STR, 0, NULL}, {2, "value", STR, 0, NULL}, END};
+static const struct pfield HTTP_GET[] = {
+    {1, "path", STR, 0, NULL},
+    {2, "port", IOS, 0, NULL},
+    {3, "host", STR, 0, NULL},
+    {4, "scheme", STR, 0, NULL},
+    {5, "httpHeaders", MSG, REP, HTTP_HEADER},
+    END};
+static const struct pfield TCP_SOCKET[] = {
+    {1, "port", IOS, 0, NULL}, {2, "host", STR, 0, NULL}, END};
+static const struct pfield GRPC_ACTION[] = {
+    {1, "port", INT, KEEP0, NULL}, {2, "service", STR, 0, NULL}, END};
+static const struct pfield PROBE_HANDLER[] = {
+    {1, "exec", MSG, 0, EXEC_ACTION},
+    {2, "httpGet", MSG, 0, HTTP_GET},
+    {3, "tcpSocket", MSG, 0, TCP_SOCKET},
+    {4, "grpc", MSG, 0, GRPC_ACTION},
+    END};
+static const struct pfield PROBE[] = {
+    {1, "", INLINE, 0, PROBE_HANDLER},
+    {2, "initialDelaySeconds", INT, 0, NULL},
+    {3, "timeoutSeconds", INT, 0, NULL},
+    {4, "periodSeconds", INT, 0, NULL},
+    {5, "successThreshold", INT, 0, NULL},
+    {6, "failureThreshold", INT, 0, NULL},
+    {7, "terminationGracePeriodSeconds", INT, KEEP0, NULL},
+    END};
 static const struct pfield CONTAINER[] = {
     {1, "name", STR, 0, NULL},
     {2, "image", STR, 0, NULL},
@@ -392,6 +425,9 @@ static const struct pfield CONTAINER[] = {
     {8, "resources", MSG, 0, RESOURCES},
     {24, "restartPolicy", STR, 0, NULL},
     {9, "volumeMounts", MSG, REP, VOLUME_MOUNT},
+    {10, "livenessProbe", MSG, 0, PROBE},
+    {11, "readinessProbe", MSG, 0, PROBE},
+    {22, "startupProbe", MSG, 0, PROBE},
     {13, "terminationMessagePath", STR, 0, NULL},
     {20, "terminationMessagePolicy", STR, 0, NULL},
     {14, "imagePullPolicy", STR, 0, NULL},
@@ -548,6 +584,31 @@ static struct fq_value *qty_of(struct rd *r, const struct field *f)
     return q ? q : fq_value_str("");
 }
 
+/* intstr.IntOrString: the int (type 0) or the string (type 1). */
+static struct fq_value *ios_of(struct rd *r, const struct field *f)
+{
+    struct rd s = sub(r, f);
+    struct field e;
+    uint64_t type = 0;
+    int64_t iv = 0;
+    struct fq_value *sv = NULL;
+    while (next(&s, &e)) {
+        if (e.num == 1 && e.wt == 0) {
+            type = e.v;
+        } else if (e.num == 2 && e.wt == 0) {
+            iv = (int32_t)e.v;
+        } else if (e.num == 3 && e.wt == 2) {
+            fq_value_free(sv);
+            sv = str_of(&s, &e);
+        }
+    }
+    join(r, &s);
+    if (type == 1)
+        return sv ? sv : fq_value_str("");
+    fq_value_free(sv);
+    return fq_value_int(iv);
+}
+
 /* A map<string, V> entry (key = 1, value = 2) into m. */
 static void map_entry(struct rd *r, const struct field *f, struct fq_value *m,
                       enum ftype type)
@@ -646,6 +707,10 @@ static void one_field(struct rd *r, const struct pfield *table,
     case QTY:
         if (f->wt == 2)
             fq_map_set(o, d->name, qty_of(r, f));
+        return;
+    case IOS:
+        if (f->wt == 2)
+            fq_map_set(o, d->name, ios_of(r, f));
         return;
     case MAP_STR:
     case MAP_BYTES:
