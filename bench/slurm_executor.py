@@ -19,6 +19,7 @@ Prints the figures, the ratio flexq / straight of the median per-job time
 most 1 s), then one JSON object as the last line. Needs root and Slurm
 (FLEXQ_WITH_SLURM=1 scripts/install-deps.sh); exits 77 without them.
 """
+import datetime
 import json
 import os
 import shutil
@@ -156,11 +157,13 @@ class Flexqd:
              "--provider", "exec", "--executor", "slurm", "--sync",
              "normal"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
             text=True)
+        self.log = []
         for line in self.p.stderr:
             if 'msg="listening" port=' in line:
                 self.port = int(line.split("port=")[1].split()[0])
                 break
-        threading.Thread(target=lambda: [None for _ in self.p.stderr],
+        threading.Thread(target=lambda: [self.log.append(ln)
+                                         for ln in self.p.stderr],
                          daemon=True).start()
         self.env = dict(os.environ,
                         FLEXQ_SERVER="http://127.0.0.1:%d" % self.port)
@@ -175,7 +178,81 @@ class Flexqd:
         self.p.wait(timeout=30)
 
 
-def through_flexq(d):
+def logfmt(line):
+    """time and key=value pairs of one flexqd log line."""
+    kv = {}
+    for w in line.split():
+        k, sep, v = w.partition("=")
+        if sep:
+            kv[k] = v.strip('"')
+    t = kv.get("time")
+    if t:
+        try:
+            kv["t"] = datetime.datetime.strptime(
+                t, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+                    tzinfo=datetime.timezone.utc).timestamp()
+        except ValueError:
+            pass
+    return kv
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+# where each flexq job's time goes, from the client's clock, flexqd's log
+# (the submit's own timing), and the task's files (all on one clock here)
+STAGES = [
+    ("apply -> executor submit (admission, pods, binding)", "apply", "launch"),
+    ("submit child -> helper running (exec, python)", "launch",
+     "helper_start"),
+    ("helper -> sbatch (table, script)", "helper_start", "sbatch_start"),
+    ("sbatch", "sbatch_start", "sbatch_end"),
+    ("sbatch -> task process (Slurm start)", "sbatch_end", "proc_start"),
+    ("task process -> pod started (task.json)", "proc_start", "started"),
+    ("pod runs (true)", "started", "ended"),
+    ("pod ended -> flexqd reports it", "ended", "reported"),
+    ("reported -> flexq wait returns", "reported", "done"),
+]
+
+
+def breakdown(d, marks):
+    """Fills each job's marks from the log and the task files."""
+    subs, reps = {}, {}
+    for line in list(d.log):
+        if 'msg="slurm gang submitted"' in line:
+            kv = logfmt(line)
+            subs[kv.get("gang", "").split("/")[-1]] = kv
+        elif 'msg="slurm pod"' in line and "phase=Succeeded" in line:
+            kv = logfmt(line)
+            reps[kv.get("pod", "").split("/")[-1]] = kv.get("t")
+    for i, m in enumerate(marks):
+        pod = next((g for g in subs if g.startswith("bench-%d-" % i)), None)
+        if not pod:
+            continue
+        kv = subs[pod]
+        m["launch"] = int(kv.get("launch_ms", 0)) / 1000.0
+        for k in ("helper_start", "sbatch_start", "sbatch_end"):
+            m[k] = float(kv.get(k, 0))
+        pdir = os.path.join(d.data, "pods", "default", pod)
+        tj = read_json(os.path.join(pdir, "task.json"))
+        sj = read_json(os.path.join(pdir, "status.json"))
+        m["proc_start"] = tj.get("procStart")
+        m["started"] = tj.get("started")
+        m["ended"] = sj.get("ended")
+        m["reported"] = reps.get(pod)
+    rows = []
+    for label, a, b in STAGES:
+        xs = [m[b] - m[a] for m in marks if m.get(a) and m.get(b)]
+        rows.append((label, statistics.median(xs) if xs else None))
+    return rows
+
+
+def through_flexq(d, marks):
     d.cli("nodepool", "create", "default-pool",
           "--machine-type=n2-standard-16", "--num-nodes=1",
           "--enable-autoscaling", "--min-nodes=1", "--max-nodes=1")
@@ -184,13 +261,14 @@ def through_flexq(d):
           "--for=jsonpath={.status.readyNodeCount}=1", "--timeout=120s")
     out = []
     for i in range(N):
-        t0 = time.monotonic()
+        t0, w0 = time.monotonic(), time.time()
         d.cli("apply", "-f", "-", stdin=JOB % i)
         r = d.cli("wait", "job/bench-%d" % i, "--for=condition=Complete",
                   "--timeout=120s")
         if r.returncode != 0:
             print("flexq job %d: %s" % (i, r.stderr.strip()))
         out.append(time.monotonic() - t0)
+        marks.append({"apply": w0, "done": time.time()})
     return out
 
 
@@ -240,15 +318,30 @@ def gang(d):
           "--for=jsonpath={.status.jobDeploymentStatus}=Complete",
           "--timeout=240s")
     done.set()
-    starts = []
+    starts, procs = [], []
     root = os.path.join(d.data, "pods", "default")
     for n in os.listdir(root):
         tj = os.path.join(root, n, "task.json")
         if "tpu-group" in n and os.path.exists(tj):
             starts.append(os.stat(tj).st_mtime)
+            procs.append(read_json(tj).get("procStart") or 0)
     if "t" not in admitted or len(starts) != 4:
-        return None, None
-    return min(starts) - admitted["t"], max(starts) - admitted["t"]
+        return None, None, []
+    # the gang's own stages, from the worker gang's submit line
+    sub = next((logfmt(ln) for ln in d.log
+                if 'msg="slurm gang submitted"' in ln and "tpu-group" in ln),
+               {})
+    a = admitted["t"]
+    marks = [("admitted", a),
+             ("executor submit", int(sub.get("launch_ms", 0)) / 1000.0),
+             ("sbatch starts", float(sub.get("sbatch_start", 0))),
+             ("sbatch returns", float(sub.get("sbatch_end", 0))),
+             ("first task process", min(procs)),
+             ("first task started", min(starts))]
+    stages = [("%s -> %s" % (marks[i][0], marks[i + 1][0]),
+               marks[i + 1][1] - marks[i][1]) for i in range(len(marks) - 1)
+              if marks[i][1] and marks[i + 1][1]]
+    return min(starts) - a, max(starts) - a, stages
 
 
 result = {}
@@ -260,8 +353,10 @@ try:
         sys.exit(1)
     s = straight()
     d = Flexqd()
-    f = through_flexq(d)
-    g_first, g_last = gang(d)
+    marks = []
+    f = through_flexq(d, marks)
+    rows = breakdown(d, marks)
+    g_first, g_last, g_stages = gang(d)
     ratio = statistics.median(f) / statistics.median(s)
     print("per-job end to end, %d jobs one at a time (s):" % N)
     print("  %-22s p50 %6.3f  p90 %6.3f  mean %6.3f" %
@@ -270,19 +365,31 @@ try:
           ("flexq (slurm executor)", pct(f, .5), pct(f, .9),
            statistics.mean(f)))
     print("  ratio flexq / straight (p50): %.3f (target <= 1.10)" % ratio)
+    print("where a flexq job's time goes (median per stage, s):")
+    for label, v in rows:
+        print("  %-54s %s" % (label, "   -" if v is None else "%6.3f" % v))
+    with open("/proc/loadavg") as lf:
+        load = lf.read().split()[0]
+    print("load average (1 min) at the end: %s" % load)
     if g_first is not None:
         print("4-host gang after admission: first task %.3f s, last %.3f s "
               "(target <= 1 s)" % (g_first, g_last))
+        for label, v in g_stages:
+            print("  %-54s %6.3f" % (label, v))
     result = {"bench": "slurm_executor", "n": N,
               "straight_p50_s": round(pct(s, .5), 4),
               "straight_mean_s": round(statistics.mean(s), 4),
               "flexq_p50_s": round(pct(f, .5), 4),
               "flexq_mean_s": round(statistics.mean(f), 4),
               "ratio_p50": round(ratio, 4),
+              "stages_p50_s": {lbl.split(" (")[0]: None if v is None else
+                               round(v, 4) for lbl, v in rows},
+              "load1": float(load),
               "gang_first_start_s": None if g_first is None else
               round(g_first, 4),
               "gang_last_start_s": None if g_last is None else
-              round(g_last, 4)}
+              round(g_last, 4),
+              "gang_stages_s": {lbl: round(v, 4) for lbl, v in g_stages}}
 finally:
     if d:
         d.stop()

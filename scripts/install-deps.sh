@@ -23,6 +23,9 @@ fi
 # OpenSSL for flexqd's HTTPS listener (libevent_openssl comes with
 # libevent-dev).
 PKGS="$PKGS libssl-dev"
+# kubectl port-forward: zlib for SPDY header blocks, wslay for WebSocket
+# framing.
+PKGS="$PKGS zlib1g-dev libwslay-dev"
 # The unprivileged user flexqd runs pods as (docs/runtime.md); without it
 # flexqd falls back to uid 65534 and says so at start.
 if ! getent passwd flexq-pod >/dev/null 2>&1; then

@@ -41,6 +41,7 @@ enum fq_kind {
     FQ_KIND_MPIJOB,          /* kubeflow.org/v2beta1 (jobs/mpijob.c) */
     FQ_KIND_LEADERWORKERSET, /* leaderworkerset.x-k8s.io/v1 (jobs/lws.c) */
     FQ_KIND_TRAINJOB, /* trainer.kubeflow.org/v1alpha1 (jobs/trainjob.c) */
+    FQ_KIND_SERVICE,  /* v1 Service: KubeRay's head services */
     FQ_KIND__COUNT
 };
 

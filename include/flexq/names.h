@@ -69,11 +69,15 @@
 #define FQ_LABEL_GPU_ACCEL    "cloud.google.com/gke-accelerator"
 #define FQ_LABEL_FLEX_START   "cloud.google.com/gke-flex-start"
 #define FQ_LABEL_QUEUED       "cloud.google.com/gke-queued"
-#define FQ_LABEL_SPOT         "cloud.google.com/gke-spot"
-#define FQ_LABEL_SLICE        "flexq.dev/slice"
-#define FQ_TAINT_QUEUED       "cloud.google.com/gke-queued"
-#define FQ_TAINT_TPU          "google.com/tpu"
-#define FQ_TAINT_GPU          "nvidia.com/gpu"
+/* On a NodePool: the Slurm partition that backs it (--executor slurm),
+ * when its name is not the pool's (flexq nodepool create
+ * --slurm-partition). */
+#define FQ_ANN_SLURM_PARTITION "flexq.dev/slurm-partition"
+#define FQ_LABEL_SPOT          "cloud.google.com/gke-spot"
+#define FQ_LABEL_SLICE         "flexq.dev/slice"
+#define FQ_TAINT_QUEUED        "cloud.google.com/gke-queued"
+#define FQ_TAINT_TPU           "google.com/tpu"
+#define FQ_TAINT_GPU           "nvidia.com/gpu"
 /* On nodes made for a ProvisioningRequest: "namespace/name". */
 #define FQ_ANN_NODE_PROVREQ "flexq.dev/provisioning-request"
 /* Node annotations flexq keeps for itself. */

@@ -67,6 +67,13 @@ struct fq_nodepool_spec {
 int fq_nodepool_decode(const struct fq_value *obj, struct fq_nodepool_spec *out,
                        struct fq_err *err);
 
+/*
+ * True if `name` can name a Slurm partition: 1..63 of [A-Za-z0-9._-], not
+ * starting with '-' (what flexq passes to sbatch -p and matches against
+ * sinfo; Slurm itself allows more, but nothing else is needed here).
+ */
+bool fq_nodepool_slurm_partition_ok(const char *name);
+
 /* Validation only; the API and the CLI call this before a pool is stored. */
 int fq_nodepool_validate(const struct fq_value *obj, struct fq_err *err);
 

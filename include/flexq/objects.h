@@ -760,6 +760,18 @@ int fq_object_validate(const struct fq_value *obj, const char *file,
                        struct fq_errlist *errs);
 
 /*
+ * Fills in what the API server defaults on a v1 Service being stored
+ * (objects_service.c): type ClusterIP, sessionAffinity, each port's
+ * protocol and targetPort, the IP family fields, and spec.clusterIP: the
+ * one `old` (the stored version, may be NULL) has, else the lowest free
+ * address of 10.96.0.0/12 among the Services in `s` (borrowed). Returns 0,
+ * or FQ_EBUSY when the range is full.
+ */
+struct fq_objstore;
+int fq_service_defaults(struct fq_value *svc, const struct fq_objstore *s,
+                        const struct fq_value *old);
+
+/*
  * Reads an object's identity without validating the rest: *kind from
  * apiVersion/kind (FQ_KIND_NONE if unknown), *ns from metadata.namespace
  * (NULL when absent), *name from metadata.name (NULL when absent). Any out

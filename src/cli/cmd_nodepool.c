@@ -22,6 +22,9 @@
  * --reservation-affinity, --flex-start, --enable-queued-provisioning,
  * --spot, --node-labels=k=v,..., --node-taints=k=v:Effect,...; accepted
  * and ignored: --no-enable-autorepair, --enable-autorepair, --quiet.
+ * flexq's own: --slurm-partition=NAME (the annotation
+ * flexq.dev/slurm-partition: with flexqd --executor slurm, the partition
+ * backing the pool when its name is not the pool's).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -170,6 +173,10 @@ int fq_cli_nodepool_from_flags(const char *name, int argc, char **argv,
                        fq_value_str(v));
         else if ((v = flag_value(argc, argv, &i, a, "--reservation-affinity")))
             fq_map_set(spec, "reservationAffinity", fq_value_str(v));
+        else if ((v = flag_value(argc, argv, &i, a, "--slurm-partition")))
+            fq_map_set(fq_map_ensure_map(fq_map_ensure_map(o, "metadata"),
+                                         "annotations"),
+                       FQ_ANN_SLURM_PARTITION, fq_value_str(v));
         else if ((v = flag_value(argc, argv, &i, a, "--node-labels")))
             rc = parse_labels(v, fq_map_ensure_map(spec, "labels"), err);
         else if ((v = flag_value(argc, argv, &i, a, "--node-taints"))) {
@@ -555,6 +562,7 @@ const struct fq_cli_cmd fq_cli_cmd_nodepool = {
     "      --min-nodes=N --max-nodes=N] [--reservation-affinity=none]\n"
     "      [--flex-start --enable-queued-provisioning] [--spot]\n"
     "      [--node-labels=K=V,...] [--node-taints=K=V:EFFECT,...]\n"
+    "      [--slurm-partition=NAME]\n"
     "  flexq nodepool describe NAME [--format=yaml|json|get(FIELD)]\n"
     "  flexq nodepool list\n"
     "  flexq nodepool update NAME [--enable-autoscaling] [--min-nodes=N]\n"

@@ -66,6 +66,7 @@ struct fq_runtime;
 struct fq_web;
 struct fq_tls;
 struct fq_gke;
+struct fq_portforward;
 
 struct fq_daemon {
     struct fq_daemon_opts opts;
@@ -80,6 +81,7 @@ struct fq_daemon {
     struct fq_tls *tls;         /* certificates, NULL without HTTPS */
     struct fq_http *https;      /* the HTTPS listener, or NULL */
     struct fq_gke *gke;         /* gcloud's API state (api_gke.h) */
+    struct fq_portforward *pf;  /* port-forward sessions (portforward.h) */
     int64_t started_ms;
     int64_t events_swept_ms; /* event_gc.c */
 };
@@ -137,5 +139,8 @@ struct fq_timer *fq_daemon_add_timer(struct fq_daemon *d, fq_timer_fn fn,
                                      void *ctx);
 /* Arms t to fire every period_ms (0 disarms it). */
 void fq_daemon_timer_arm(struct fq_timer *t, int64_t period_ms);
+/* fn runs in the loop whenever `fd` (borrowed; open until the daemon is
+ * released) is readable. */
+int fq_daemon_add_fd(struct fq_daemon *d, int fd, fq_timer_fn fn, void *ctx);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "daemon.h"
 #include "flexq/alloc.h"
+#include "flexq/nodepool.h"
 #include "log.h"
 
 static const char usage[] =
@@ -34,6 +35,11 @@ static const char usage[] =
     "  --executor NAME      local (default: pods are processes here) or\n"
     "                       slurm (each gang is a Slurm job on the cluster\n"
     "                       SLURM_CONF names; docs/runtime.md)\n"
+    "  --slurm-partition POOL=PARTITION\n"
+    "                       with --executor slurm, node pool POOL is backed\n"
+    "                       by Slurm partition PARTITION (default: the\n"
+    "                       pool's name; repeatable; a pool's own\n"
+    "                       flexq.dev/slurm-partition annotation wins)\n"
     "  --config FILE        YAML: a FlexqdConfig document (policy,\n"
     "                       waitForPodsReady, seed) and objects to apply at\n"
     "                       start (CapacityModel, NodePools, ...)\n"
@@ -88,6 +94,7 @@ int main(int argc, char **argv)
         .sync = FQ_STORE_SYNC_FULL,
     };
     char *data_dir = NULL;
+    char partitions[4096] = ""; /* --slurm-partition POOL=PART,... */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
@@ -149,6 +156,38 @@ int main(int argc, char **argv)
                 return 1;
             }
             o.executor = v;
+        } else if (!strcmp(name, "--slurm-partition")) {
+            /* for the Slurm provider and helper, flexqd's children */
+            const char *eq2 = strchr(v, '=');
+            char pool[256];
+            if (!eq2 || eq2 == v || (size_t)(eq2 - v) >= sizeof(pool) ||
+                !fq_nodepool_slurm_partition_ok(eq2 + 1)) {
+                fprintf(stderr,
+                        "flexqd: --slurm-partition: \"%s\" is not "
+                        "POOL=PARTITION (a partition is 1-63 of A-Z a-z 0-9 "
+                        ". _ -)\n",
+                        v);
+                return 1;
+            }
+            memcpy(pool, v, (size_t)(eq2 - v));
+            pool[eq2 - v] = '\0';
+            if (strchr(pool, ',') || strchr(pool, ' ')) {
+                fprintf(stderr,
+                        "flexqd: --slurm-partition: pool \"%s\" is not a "
+                        "node pool name\n",
+                        pool);
+                return 1;
+            }
+            size_t used = strlen(partitions);
+            if ((size_t)snprintf(partitions + used, sizeof(partitions) - used,
+                                 "%s%s", used ? "," : "",
+                                 v) >= sizeof(partitions) - used) {
+                fprintf(stderr,
+                        "flexqd: --slurm-partition: more than %zu "
+                        "bytes of mappings\n",
+                        sizeof(partitions) - 1);
+                return 1;
+            }
         } else if (!strcmp(name, "--config")) {
             o.config_file = v;
         } else if (!strcmp(name, "--time-scale")) {
@@ -207,6 +246,9 @@ int main(int argc, char **argv)
     }
     if (!o.data_dir)
         o.data_dir = data_dir = default_data_dir();
+    /* read by scripts/flexq-slurm-provider, a child like every Slurm call */
+    if (partitions[0])
+        setenv("FLEXQ_SLURM_PARTITIONS", partitions, 1);
     signal(SIGPIPE, SIG_IGN);
     struct fq_daemon d;
     struct fq_err err = {0};

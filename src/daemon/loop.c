@@ -67,6 +67,7 @@
 #include "api/auth.h"
 #include "api/https.h"
 #include "api/openapi.h"
+#include "api/portforward.h"
 #include "api/reqgate.h"
 #include "api/web.h"
 #include "daemon.h"
@@ -248,6 +249,17 @@ struct fq_timer *fq_daemon_add_timer(struct fq_daemon *d, fq_timer_fn fn,
     FQ_GROW(l->timers, l->captimers, l->ntimers + 1);
     l->timers[l->ntimers++] = t;
     return t;
+}
+
+int fq_daemon_add_fd(struct fq_daemon *d, int fd, fq_timer_fn fn, void *ctx)
+{
+    /* a timer whose event is the descriptor: freed with the timers */
+    struct fq_timer *t = fq_daemon_add_timer(d, fn, ctx);
+    event_free(t->ev);
+    t->ev = event_new(d->loop->base, fd, EV_READ | EV_PERSIST, on_timer, t);
+    if (!t->ev)
+        abort();
+    return event_add(t->ev, NULL) == 0 ? 0 : FQ_EIO;
 }
 
 void fq_daemon_timer_arm(struct fq_timer *t, int64_t period_ms)
@@ -664,6 +676,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     /* gcloud's container API (api_gke.h), SelfSubject{Access,}Review
      * (api_authz.h) and the HTTPS listener (https.h). */
     fq_gke_attach(d);
+    fq_portforward_attach(d);
     fq_authz_attach(d);
     if ((rc = fq_https_attach(d, err)) < 0)
         goto fail;
@@ -723,6 +736,7 @@ void fq_daemon_release(struct fq_daemon *d)
     d->runtime = NULL;
     fq_web_detach(d->web);
     d->web = NULL;
+    fq_portforward_detach(d);
     fq_http_free(d->http);
     d->http = NULL;
     fq_https_detach(d);

@@ -7,9 +7,10 @@ JobSet labels and the headless-service names (`<jobset>-<rjob>-<j>-<p>.
 MASTER_PORT, WORLD_SIZE, RANK and PET_* for the PyTorchJob, whose workers
 really connect to the master at MASTER_ADDR:MASTER_PORT. Both finish and
 their Workloads are Finished. Then a TrainJob (torch runtime: PET_NODE_RANK
-from the completion index, PET_MASTER_ADDR resolving) completes, and a
+from the completion index, PET_MASTER_ADDR resolving) completes, a
 LeaderWorkerSet group runs with LWS_LEADER_ADDRESS resolving in its
-worker."""
+worker, and an MPIJob's launcher reads the hostfile at /etc/mpi and
+reaches its worker by the name written there."""
 import os
 import sys
 import time
@@ -191,6 +192,73 @@ spec:
       spec:
         containers:
           - {name: c, image: python, command: ["python3", "-c", %s], resources: {requests: {cpu: "1"}}}
+"""
+
+# The launcher reads the hostfile where OMPI_MCA_orte_default_hostfile says
+# (as mpirun does; /etc/mpi, or the volume's host path when the runner
+# rewrites paths) and reaches every worker by its name there (no sshd in
+# the runtime: a TCP hello instead).
+MPI_LAUNCHER = r"""
+import os, socket, time
+hf = os.environ.get("OMPI_MCA_orte_default_hostfile", "")
+print("env OMPI_MCA_orte_default_hostfile=%s" % hf, flush=True)
+hosts = [l.split()[0] for l in open(hf) if l.strip()]
+print("hosts %s" % ",".join(hosts), flush=True)
+for h in hosts:
+    for _ in range(600):
+        try:
+            c = socket.create_connection((h, int(os.environ["HELLO_PORT"])), timeout=2)
+            break
+        except OSError:
+            time.sleep(0.1)
+    print("hello %s %s" % (h, c.recv(64).decode()), flush=True)
+    c.close()
+"""
+
+MPI_WORKER = r"""
+import os, socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(os.environ["HELLO_PORT"]) + int(os.environ["IDX"])))
+s.listen(1)
+c, _ = s.accept()
+c.sendall(os.environ["K_MPI_JOB_ROLE"].encode())
+c.close()
+"""
+
+MPIJOB = """
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  slotsPerWorker: 1
+  runPolicy: {cleanPodPolicy: Running}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: launcher
+              image: python
+              command: ["python3", "-c", %s]
+              env: [{name: HELLO_PORT, value: "%d"}]
+              resources: {requests: {cpu: "1"}}
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: python
+              command: ["python3", "-c", %s]
+              env:
+                - {name: HELLO_PORT, value: "%d"}
+                - name: IDX
+                  valueFrom: {fieldRef: {fieldPath: "metadata.labels['training.kubeflow.org/replica-index']"}}
+              resources: {requests: {cpu: "1"}}
 """
 
 NS = "/api/v1/namespaces/default"
@@ -375,6 +443,36 @@ try:
     if resolves:
         check("resolve leader 127.0.0.1" in log,
               "worker resolves its leader: %s" % log)
+    # MPIJob: the launcher finds the hostfile at /etc/mpi, names the
+    # worker by its Service name, and reaches it.
+    import socket as _s
+    probe = _s.socket()
+    probe.bind(("127.0.0.1", 0))
+    hello = probe.getsockname()[1]
+    probe.close()
+    rc, out, err = d.cli("apply", "-f", "-", stdin=MPIJOB % (
+        yq(MPI_LAUNCHER), hello, yq(MPI_WORKER), hello))
+    check(rc == 0, "apply mpijob: %s" % err)
+    mpi_path = "/apis/kubeflow.org/v2beta1/namespaces/default/mpijobs/pi"
+    poll("mpijob Succeeded",
+         lambda: cond(get(d, mpi_path), "Succeeded").get("status") == "True")
+    names = pods(d, "pi-launcher-")
+    check(len(names) == 1, "one launcher pod: %s" % names)
+    rc, log, err = d.cli("logs", names[0])
+    hf = env_of(log).get("OMPI_MCA_orte_default_hostfile", "")
+    check(hf == "/etc/mpi/hostfile" or
+          (hf.endswith("/mpi-job-config/hostfile") and
+           "FLEXQ_VOLUME_REWRITE" in log),
+          "launcher's hostfile at /etc/mpi (or rewritten): %s" % log)
+    check("hosts pi-worker-0.pi.default.svc" in log,
+          "the hostfile names the worker: %s" % log)
+    if resolves:
+        check("hello pi-worker-0.pi.default.svc worker" in log,
+              "launcher reached the worker by name: %s" % log)
+    poll("mpijob Workload Finished",
+         lambda: cond(workload_of(d, "mpijob-pi-"), "Finished").get(
+             "reason") == "Succeeded")
+
     rc, out, err = d.cli("delete", "leaderworkerset", "lw")
     check(rc == 0, "delete lws: %s" % err)
     poll("lws Workload gone",

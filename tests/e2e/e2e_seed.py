@@ -10,6 +10,7 @@ gke-gcloud-auth-plugin handing the token to kubectl over HTTPS):
   envsubst < dws-tpu-queue.yaml | kubectl apply -f -
   kubectl create configmap jax-train-script --from-file=train.py
   for i in 1 2; do ... kubectl apply -f -; sleep 2; done
+  kubectl port-forward service/rayjob-tpu-v6e-dws-1-head-svc 8265:8265
   kubectl get ...; kubectl logs job/rayjob-tpu-v6e-dws-1
   gcloud container clusters delete ... --quiet
 
@@ -111,6 +112,74 @@ def poll(what, fn, seconds=120):
         time.sleep(0.2)
     check(False, "timed out waiting for " + what)
     return None
+
+
+def head_running(svc):
+    """The name of a Running pod the Service selects, or None."""
+    o = api("/api/v1/namespaces/default/services/" + svc)
+    sel = (o or {}).get("spec", {}).get("selector") or {}
+    if not sel:
+        return None
+    q = ",".join("%s%%3D%s" % kv for kv in sorted(sel.items()))
+    for p in (api("/api/v1/namespaces/default/pods?labelSelector=" + q) or
+              {}).get("items", []):
+        if p.get("status", {}).get("phase") == "Running":
+            return p["metadata"]["name"]
+    return None
+
+
+def port_forward_step():
+    """`kubectl port-forward service/rayjob-tpu-v6e-dws-1-head-svc
+    8265:8265`, then the dashboard on localhost:8265, while job 1 runs
+    (shutdownAfterJobFinishes deletes its cluster, and the head with it,
+    when it ends; kubectl forwards only to a Running pod). When this
+    machine's port 8265 is taken (another flexqd), the same command with
+    a free local port."""
+    svc = "rayjob-tpu-v6e-dws-1-head-svc"
+    if not poll("job 1's head pod to run behind " + svc,
+                lambda: head_running(svc)):
+        return
+    import urllib.request
+    for spec in ("8265:8265", ":8265"):
+        cmd = "kubectl port-forward service/%s %s" % (svc, spec)
+        p = subprocess.Popen(["bash", "-c", "exec " + cmd], cwd=work,
+                             env=ENV, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        line = p.stdout.readline()
+        local = None
+        if line.startswith("Forwarding from 127.0.0.1:"):
+            local = int(line.split(":")[1].split()[0])
+        if local:
+            break
+        p.kill()
+        err = p.communicate()[1]
+        if spec == "8265:8265" and "address already in use" in err:
+            print("NOTE: local port 8265 is taken on this machine; %s "
+                  "with a free local port instead" % cmd)
+            continue
+        check(False, "%s forwards: %s %s" % (cmd, line, err))
+        return
+    try:
+        req = urllib.request.Request("http://localhost:%d/" % local)
+        with urllib.request.urlopen(req, timeout=30) as r:
+            page = r.read().decode("utf-8", "replace")
+        check(r.status == 200 and "<html" in page.lower(),
+              "the dashboard answers through the forward: %s" % page[:200])
+        req = urllib.request.Request(
+            "http://localhost:%d/api/jobs/" % local,
+            headers={"Authorization": "Bearer " + TOKEN})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            jobs = json.loads(r.read())
+        check(any(j.get("submission_id", "").startswith(
+            "rayjob-tpu-v6e-dws-1-") for j in jobs),
+            "the Ray Jobs API through the forward lists job 1: %s" % jobs)
+    except OSError as e:
+        check(False, "fetch through %s: %s" % (cmd, e))
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+    print("port-forward: %s served the dashboard on localhost:%d"
+          % (cmd, local))
 
 
 try:
@@ -236,10 +305,18 @@ try:
                           apply)
         check(rc == 0 and "rayjob.ray.io/rayjob-tpu-v6e-dws-%d created" % i
               in out, "rayjob %d applied: %s" % (i, out))
+        if i == 1:
+            # A second terminal, as the tutorial's reader would have: the
+            # port-forward while job 1 runs.
+            import threading
+            pf = threading.Thread(target=port_forward_step)
+            pf.start()
         time.sleep(2)  # the tutorial's spacing between the two submissions
     rj = items("/apis/ray.io/v1/namespaces/default/rayjobs")
     check(set(rj) == {"rayjob-tpu-v6e-dws-1", "rayjob-tpu-v6e-dws-2"},
           "both RayJobs stored: %s" % list(rj))
+
+    pf.join()
 
     def done():
         r = items("/apis/ray.io/v1/namespaces/default/rayjobs")
@@ -302,9 +379,6 @@ try:
     check(any("Training Complete!" in ln for ln in lines) and
           any(ln.startswith("Run Result: {'loss':") for ln in lines),
           "the seed's train.py ran on flexq's ray: %s" % lines[-8:])
-    print("SKIP-STEP: kubectl port-forward service/rayjob-tpu-v6e-dws-1-"
-          "head-svc 8265:8265 (Services and port-forward are not served "
-          "yet)")
 
     # --- clean-up ------------------------------------------------------
     rc, out, err = sh("gcloud container clusters delete ${CLUSTER_NAME} "

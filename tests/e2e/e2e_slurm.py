@@ -9,9 +9,13 @@ distinct nodes the pods' spec.nodeName name; no pod process is a child of
 flexqd; `flexq logs` ends with the success banner; the flex pool powers
 down afterwards. Then: flexqd killed mid-run adopts its job and resubmits
 nothing; slurmctld down for a while blocks nothing and the job completes;
-`flexq delete` cancels the Slurm job; a node lost mid-run fails its pods
-with NodeLost, Slurm does not requeue the job, and flexq evicts and
-requeues the workload.
+`flexq delete` cancels the Slurm job, and the pods' directories go with the
+pods; pools backed by partitions of other names (`flexq nodepool create
+--slurm-partition`, flexqd's `--slurm-partition POOL=PARTITION`) run their
+jobs there; a node lost mid-run (marked down in Slurm, its slurmd, steps
+and tasks killed, as a machine loss leaves it) fails its pods with
+NodeLost, Slurm ends the job NODE_FAIL and does not requeue it, and flexq
+evicts and requeues the workload.
 
 Runs only with FLEXQ_WITH_SLURM=1 (.ci/run sets it), so that `make test`
 and `make asan` stay as they were; skips (77) when Slurm's daemons are not
@@ -26,10 +30,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (Daemon, check, finish,  # noqa: E402
+from harness import (Daemon, check, finish, failures,  # noqa: E402
                      QUEUES, RAYJOBS, TRAIN, POOL)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -116,31 +121,15 @@ def hostnames(nodelist):
     return slurm("scontrol", "show", "hostnames", nodelist).split()
 
 
-def until(what, fn, timeout=60, soft=False):
+def until(what, fn, timeout=60):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         v = fn()
         if v:
             return v
         time.sleep(0.2)
-    (soft_check if soft else check)(False, "timed out waiting for " + what)
+    check(False, "timed out waiting for " + what)
     return None
-
-
-# The node-loss case is not yet reliable: on a loaded machine the crashed
-# node's task can outlive its slurmd and finish, so its pod reports its own
-# end before flexq sees the node die (seen on the executor's own branch as
-# well as after the merge). Its checks are reported, not counted, unless
-# FLEXQ_SLURM_STRICT=1; docs/runtime.md says node loss is not proven.
-STRICT = os.environ.get("FLEXQ_SLURM_STRICT") == "1"
-
-
-def soft_check(cond, what):
-    if STRICT:
-        check(cond, what)
-    elif not cond:
-        print("NOT PROVEN (node loss, FLEXQ_SLURM_STRICT=1 to count it): " +
-              what, flush=True)
 
 
 def pods(d):
@@ -206,8 +195,14 @@ def wait(d, *args, timeout=240):
 
 
 def crash(node):
-    """A machine loss: SIGKILL the node's slurmd and every slurmstepd that
-    holds a socket in the node's spool directory, with their children."""
+    """A machine loss, deterministically: slurmctld is told the node is
+    down first (what it concludes by itself SlurmdTimeout after a machine
+    stops answering: the job ends NODE_FAIL at once, before srun or a task
+    can end it otherwise), then the node's slurmd and every slurmstepd that
+    holds a socket in the node's spool directory are SIGKILLed with their
+    children (the tasks), as the machine's end would leave them."""
+    slurm("scontrol", "update", "nodename=" + node, "state=down",
+          "reason=flexq e2e: machine lost")
     spool = os.path.join(CENV["RUN"], "spool", node) + "/"
     inodes = set()
     with open("/proc/net/unix") as f:
@@ -258,6 +253,50 @@ def setup(d):
     check(rc == 0, "configmap: %s" % err)
 
 
+PART_QUEUES = "".join("""---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: flavor-%(q)s}
+spec:
+  nodeLabels: {cloud.google.com/gke-nodepool: cpu-%(q)s}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-%(q)s}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: flavor-%(q)s
+      resources: [{name: cpu, nominalQuota: 16}, {name: memory, nominalQuota: 32Gi}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {namespace: default, name: lq-%(q)s}
+spec: {clusterQueue: cq-%(q)s}
+""" % {"q": q} for q in ("a", "b"))
+
+PART_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: part-%s
+  labels: {kueue.x-k8s.io/queue-name: lq-%s}
+spec:
+  suspend: true
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: main
+          image: busybox
+          command: ["sh", "-c", "echo partition-ok"]
+          resources:
+            requests: {cpu: "1", memory: 100Mi}
+"""
+
+
 def gang_jobs(rayjob):
     return [j for j in jobs() if j[1].startswith("flexq/default/" + rayjob)
             and "tpu-group" in j[1]]
@@ -267,9 +306,25 @@ d = None
 try:
     cluster("start")
     d = Daemon(data_dir=os.path.join(run_dir, "data"),
-               extra=["--provider", "exec", "--executor", "slurm"],
+               extra=["--provider", "exec", "--executor", "slurm",
+                      "--slurm-partition", "cpu-b=batch-b"],
                time_scale=100).start()
     setup(d)
+    # the workers' bindings, seen while they exist (a finished RayJob's
+    # pods are deleted, and their directories with them): uid -> node
+    bound, watching = {}, threading.Event()
+
+    def watch_bindings():
+        while not watching.is_set():
+            try:
+                for p in pods(d):
+                    if "tpu-group" in p["metadata"]["name"] and \
+                            p["spec"].get("nodeName"):
+                        bound[p["metadata"]["uid"]] = p["spec"]["nodeName"]
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.2)
+    threading.Thread(target=watch_bindings, daemon=True).start()
     # both at once, so that job 2 meets job 1 holding the on-demand quota
     # (on a loaded machine job 1 could end before a second apply)
     rc, out, err = d.cli("apply", "-f", "-",
@@ -282,6 +337,7 @@ try:
                         "--for=jsonpath={.status.jobDeploymentStatus}="
                         "Complete")
     check(rc == 0, "both jobs complete: %s %s" % (out, err))
+    watching.set()
     rc, out, err = d.cli("get", "rayjobs")
     check(out.count("SUCCEEDED") == 2, "both SUCCEEDED:\n%s" % out)
 
@@ -318,16 +374,13 @@ try:
               "%s: inside flexq's reservation: %s" % (rj,
                                                      info.get("Reservation")))
         check(comment.startswith("flexq:uids="), "comment: %s" % comment)
-    # pods' spec.nodeName name the job's nodes (the pods are gone after
-    # the RayJob finished, so the task files tell: task.json per pod)
-    seen = {}
-    for root, _, files in os.walk(os.path.join(d.data_dir, "pods")):
-        if "task.json" in files and "tpu-group" in root:
-            with open(os.path.join(root, "task.json")) as f:
-                t = json.load(f)
-            seen.setdefault(t["jobid"], set()).add(t["node"])
-    check(len(seen) == 2 and all(len(v) == 4 for v in seen.values()),
-          "each gang's 4 tasks ran on 4 nodes: %s" % seen)
+        # the job's 4 nodes are the ones its pods' spec.nodeName named
+        # (the comment names the pods by uid)
+        named = [bound.get(u) for u in comment[len("flexq:uids="):].split(",")]
+        check(len(named) == 4 and None not in named and
+              sorted(named) == sorted(hosts),
+              "%s: job %s ran on its pods' nodes: pods %s, Slurm %s" %
+              (rj, jid, named, hosts))
 
     rc, out, err = d.cli("logs", "job/rayjob-tpu-v6e-dws-1")
     check("Epoch 40: Loss" in out, "Epoch 40 in the log: %s" % out[-800:])
@@ -421,36 +474,92 @@ try:
     check(rc == 0, "rj-cancel: %s" % err)
     if until("rj-cancel's gang running", lambda: [
             j for j in gang_jobs("rj-cancel") if j[2] == "RUNNING"], 90):
+        pdir = os.path.join(d.data_dir, "pods", "default")
+
+        def cancel_dirs():
+            return [n for n in os.listdir(pdir) if n.startswith("rj-cancel")]
+        # its running workers have theirs (the submitter may not yet)
+        check(len([n for n in cancel_dirs() if "tpu-group" in n]) == 4,
+              "rj-cancel's workers have directories: %s" % cancel_dirs())
         rc, out, err = d.cli("delete", "rayjob", "rj-cancel")
         check(rc == 0, "delete rj-cancel: %s" % err)
         check(until("rj-cancel's job CANCELLED", lambda: [
             j for j in gang_jobs("rj-cancel") if j[2] == "CANCELLED"], 60),
             "the Slurm job is CANCELLED: %s" % gang_jobs("rj-cancel"))
+        # the pods' files go with the pods (once their jobs are over)
+        check(until("rj-cancel's pod directories removed",
+                    lambda: not cancel_dirs(), 60),
+              "deleted pods' directories removed: %s" % cancel_dirs())
+
+    # --- pools backed by partitions of other names ---------------------------
+    rc, out, err = d.cli("nodepool", "create", "cpu-x",
+                         "--machine-type=n2-standard-16", "--num-nodes=1",
+                         "--slurm-partition=no such")
+    check(rc != 0 and "partition" in err,
+          "a bad partition name is refused: %s %s" % (out, err))
+    rc, out, err = d.cli("nodepool", "create", "cpu-a",
+                         "--machine-type=n2-standard-16", "--num-nodes=1",
+                         "--slurm-partition=batch-a")
+    check(rc == 0, "cpu-a on partition batch-a: %s %s" % (out, err))
+    rc, out, err = d.cli("nodepool", "create", "cpu-b",
+                         "--machine-type=n2-standard-16", "--num-nodes=1")
+    check(rc == 0, "cpu-b (flexqd --slurm-partition cpu-b=batch-b): %s %s" %
+          (out, err))
+    for pool, node, part in (("cpu-a", "c2", "batch-a"),
+                             ("cpu-b", "c3", "batch-b")):
+        rc, out, err = wait(d, "nodepool/" + pool,
+                            "--for=jsonpath={.status.readyNodeCount}=1")
+        check(rc == 0, "%s has its node: %s %s" % (pool, out, err))
+        st, node_obj, _ = d.request("GET", "/api/v1/nodes/" + node)
+        labels = node_obj.get("metadata", {}).get("labels", {}) \
+            if st == 200 else {}
+        check(labels.get("cloud.google.com/gke-nodepool") == pool and
+              labels.get("flexq.dev/slurm-partition") == part,
+              "node %s is %s's, from partition %s: %s" %
+              (node, pool, part, labels))
+        addrs = node_obj.get("status", {}).get("addresses", []) \
+            if st == 200 else []
+        check({"type": "InternalIP", "address": "127.0.0.1"} in addrs,
+              "node %s's address is Slurm's NodeAddr: %s" % (node, addrs))
+    rc, out, err = d.cli("apply", "-f", "-", stdin=PART_QUEUES)
+    check(rc == 0, "partition queues: %s" % err)
+    for q in ("a", "b"):
+        rc, out, err = d.cli("apply", "-f", "-", stdin=PART_JOB % (q, q))
+        check(rc == 0, "job on cpu-%s: %s" % (q, err))
+    for q, node, part in (("a", "c2", "batch-a"), ("b", "c3", "batch-b")):
+        rc, out, err = wait(d, "job/part-" + q, "--for=condition=Complete")
+        check(rc == 0, "job part-%s completes: %s %s" % (q, out, err))
+        sj = [j for j in jobs() if j[1].startswith("flexq/default/part-" + q)]
+        check(len(sj) == 1 and sj[0][3] == node and
+              slurm("squeue", "-h", "-t", "all", "-j", sj[0][0], "-o",
+                    "%P").strip() == part,
+              "part-%s ran in partition %s on %s: %s" % (q, part, node, sj))
+        rc, out, err = d.cli("logs", "job/part-" + q)
+        check("partition-ok" in out, "part-%s's log: %s %s" % (q, out, err))
 
     # --- a node lost mid-run: NodeLost, evicted, requeued ------------------
     rc, out, err = d.cli("apply", "-f", "-",
                          stdin=slow_job("rj-lost", "slower-train-script"))
     check(rc == 0, "rj-lost: %s" % err)
     g = until("rj-lost's gang running", lambda: [
-        j for j in gang_jobs("rj-lost") if j[2] == "RUNNING"], 90, soft=True)
+        j for j in gang_jobs("rj-lost") if j[2] == "RUNNING"], 180)
     if g:
         victim = hostnames(g[0][3])[1]
         crash(victim)
-        # NODE_FAIL when slurmctld notices first, FAILED when srun does
-        # ("srun: error: Node failure on t2")
-        soft_check(until("rj-lost's job ended by the node", lambda: [
+        check(until("rj-lost's job ended NODE_FAIL", lambda: [
             j for j in gang_jobs("rj-lost")
-            if j[0] == g[0][0] and j[2] in ("NODE_FAIL", "FAILED")], 120, soft=True),
+            if j[0] == g[0][0] and j[2] == "NODE_FAIL"], 60),
             "Slurm ended the job for the node: %s" % gang_jobs("rj-lost"))
         info = job_info(g[0][0])
-        soft_check(info.get("Restarts") == "0", "no Slurm-side requeue: %s" %
-              info.get("Restarts"))
+        check(info.get("Restarts") == "0" and info.get("Requeue") == "0",
+              "no Slurm-side requeue: Restarts=%s Requeue=%s" %
+              (info.get("Restarts"), info.get("Requeue")))
 
         def node_lost():
             rc, out, err = d.cli("get", "events")
             return [ln for ln in out.splitlines() if "NodeLost" in ln and
                     "pod/rj-lost" in ln]
-        soft_check(until("a pod Failed with NodeLost", node_lost, 60, soft=True),
+        check(until("a pod Failed with NodeLost", node_lost, 60),
               "a worker pod failed with NodeLost")
 
         def requeued():
@@ -464,10 +573,14 @@ try:
                             c.get("reason") == "NodeLost":
                         return c
             return None
-        soft_check(until("rj-lost's workload evicted and requeued", requeued, 60, soft=True),
+        check(until("rj-lost's workload evicted and requeued", requeued, 60),
               "the workload is evicted and requeued (NodeLost)")
         cluster("node-start " + victim)
 
+    if failures:  # what flexqd and Slurm said, for the failed checks
+        print("".join(d.log[-120:]), file=sys.stderr)
+        print(slurm("squeue", "-t", "all", "-o", "%i %j %T %r %N"),
+              file=sys.stderr)
     check(d.stop() == 0, "clean shutdown")
     d = None
 except Exception:

@@ -8,7 +8,11 @@
  *   - a gang is submitted once, only when all gang-size pods are bound;
  *   - task.json makes a pod Running, a job in NODE_FAIL without the task's
  *     status makes it Failed with NodeLost;
- *   - a deleted pod cancels its gang's job;
+ *   - a deleted pod cancels its gang's job, and its directory goes once
+ *     the job is over; directories of pods that no longer exist are
+ *     swept after a restart;
+ *   - a task killed by a signal while its job runs waits for the job's end
+ *     state: NODE_FAIL makes it NodeLost, not an Error;
  *   - after a restart a running job is adopted by its pods' uids and
  *     nothing is submitted again;
  *   - the state -> reason table.
@@ -41,7 +45,7 @@
 #define NOW 1764431040000LL
 
 static const char helper[] =
-    "#!/usr/bin/env python3\n"
+    "#!/usr/bin/python3 -IS\n"
     "import json, os, sys\n"
     "d = os.path.dirname(os.path.abspath(__file__))\n"
     "req = json.load(sys.stdin)\n"
@@ -55,6 +59,7 @@ static const char helper[] =
     "    f.write('%s %s\\n' % (op, req.get('gang') or req.get('jobid') or\n"
     "            ','.join(req.get('jobs') or [])))\n"
     "if op == 'submit':\n"
+    "    json.dump(req, open(os.path.join(d, 'submit.json'), 'w'))\n"
     "    print(json.dumps({'jobid': '7'}))\n"
     "elif op == 'poll':\n"
     "    print(json.dumps({'jobs': {j: {'state': rd('state', 'RUNNING')}\n"
@@ -224,6 +229,172 @@ static void task_file(struct fixture *f, const char *pod, const char *uid)
     free(dir);
 }
 
+static bool dir_exists(struct fixture *f, const char *pod)
+{
+    char *dir = fq_runner_pod_dir(f->data, "default", pod);
+    struct stat st;
+    bool ok = stat(dir, &st) == 0;
+    free(dir);
+    return ok;
+}
+
+static void status_file(struct fixture *f, const char *pod, const char *uid,
+                        const char *phase, int code)
+{
+    char *dir = fq_runner_pod_dir(f->data, "default", pod);
+    char *path = fq_xasprintf("%s/status.json", dir);
+    char *text = fq_xasprintf("{\"uid\": \"%s\", \"phase\": \"%s\", "
+                              "\"exitCode\": %d, \"reason\": \"Error\"}",
+                              uid, phase, code);
+    write_text(path, text);
+    free(text);
+    free(path);
+    free(dir);
+}
+
+static void set_state(struct fixture *f, const char *state)
+{
+    char *st = fq_xasprintf("%s/state", f->dir);
+    write_text(st, state);
+    free(st);
+}
+
+static void submitted_gang(struct fixture *f)
+{
+    f->x.ops->adopt(&f->x, f->now);
+    until_called(f, "adopt", 1);
+    put_pod(f, "w0", "u0", "t1", NULL);
+    put_pod(f, "w1", "u1", "t2", NULL);
+    change(f, FQ_CHANGE_ADDED, "w0");
+    change(f, FQ_CHANGE_ADDED, "w1");
+    until_called(f, "submit g1", 1);
+    until_called(f, "poll 7", 1);
+}
+
+static void test_killed_task_waits_for_the_job(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_fx();
+    submitted_gang(f);
+    const char *u0 = phase_of(f, "w0", "metadata.uid");
+    task_file(f, "w0", u0);
+    until_phase(f, "w0", "Running");
+    /* Slurm killed w0's task for its job's sake (SIGTERM: 143) while the
+     * job still runs: not reported as a failure of its own */
+    status_file(f, "w0", u0, "Failed", 143);
+    for (int i = 0; i < 5; i++)
+        tick(f);
+    assert_string_equal(phase_of(f, "w0", "status.phase"), "Running");
+    /* the job's end says why: a node died; w1 left nothing. The clock
+     * moves 100 ms a step here, so that the squeue child (a real process,
+     * slow on a loaded machine) answers well within the executor's wait
+     * for a killed task's reason (30 s of this clock, 300 steps) */
+    set_state(f, "NODE_FAIL\n");
+    for (int i = 0;
+         i < 2000 && strcmp(phase_of(f, "w0", "status.phase"), "Failed"); i++) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        f->now += 100;
+        f->x.ops->poll(&f->x, f->now);
+    }
+    until_phase(f, "w0", "Failed");
+    until_phase(f, "w1", "Failed");
+    assert_string_equal(phase_of(f, "w0", "status.reason"), "NodeLost");
+    assert_string_equal(phase_of(f, "w1", "status.reason"), "NodeLost");
+    teardown_fx(f);
+}
+
+static void test_deleted_pod_dirs_go(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_fx();
+    submitted_gang(f);
+    task_file(f, "w0", phase_of(f, "w0", "metadata.uid"));
+    task_file(f, "w1", phase_of(f, "w1", "metadata.uid"));
+    until_phase(f, "w0", "Running");
+    /* the job runs: a deleted pod's task may still write its files */
+    set_state(f, "COMPLETING\n");
+    fq_objstore_delete(fq_engine_store(f->e), FQ_KIND_POD, "default", "w0",
+                       NULL);
+    change(f, FQ_CHANGE_DELETED, "w0");
+    until_called(f, "cancel 7", 1);
+    /* the cancel confirmed the job's end: now both deleted pods' files go,
+     * and a pod that still exists keeps its log */
+    for (int i = 0; i < 500 && dir_exists(f, "w0"); i++)
+        tick(f);
+    assert_false(dir_exists(f, "w0"));
+    assert_true(dir_exists(f, "w1"));
+    fq_objstore_delete(fq_engine_store(f->e), FQ_KIND_POD, "default", "w1",
+                       NULL);
+    change(f, FQ_CHANGE_DELETED, "w1");
+    assert_false(dir_exists(f, "w1"));
+    teardown_fx(f);
+}
+
+static void test_restart_sweeps_dirs_of_gone_pods(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_fx();
+    put_pod(f, "w0", "u0", "t1", NULL);
+    task_file(f, "w0", "u0");
+    task_file(f, "ghost", "u9"); /* deleted while flexqd was away */
+    f->x.ops->adopt(&f->x, f->now);
+    until_called(f, "adopt", 1);
+    for (int i = 0; i < 500 && dir_exists(f, "ghost"); i++)
+        tick(f);
+    assert_false(dir_exists(f, "ghost"));
+    assert_true(dir_exists(f, "w0"));
+    teardown_fx(f);
+}
+
+/* The submit carries each node's address from its Node object (the
+ * provider's NodeAddr), so the helper needs no scontrol call. */
+static void test_submit_carries_node_addresses(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_fx();
+    for (int i = 1; i <= 2; i++) {
+        char *text = fq_xasprintf(
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: t%d\n"
+            "  labels: {flexq.dev/slurm-partition: p}\n"
+            "status:\n  addresses:\n  - {type: InternalIP, address: "
+            "10.0.0.%d}\n",
+            i, i);
+        struct fq_err err;
+        assert_int_equal(fq_objstore_create(fq_engine_store(f->e),
+                                            testlib_yaml1(text), f->now, NULL,
+                                            NULL, &err),
+                         0);
+        free(text);
+    }
+    submitted_gang(f);
+    char *path = fq_xasprintf("%s/submit.json", f->dir);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    free(path);
+    struct fq_value *req = NULL;
+    assert_int_equal(fq_json_parse(buf, n, "submit.json", NULL, &req, NULL), 0);
+    const struct fq_value *nodes = fq_map_get(req, "nodes");
+    for (int i = 1; i <= 2; i++) {
+        char name[8], addr[16];
+        snprintf(name, sizeof(name), "t%d", i);
+        snprintf(addr, sizeof(addr), "10.0.0.%d", i);
+        const struct fq_value *a =
+            fq_seq_at(fq_map_get(fq_map_get(nodes, name), "addresses"), 0);
+        assert_string_equal(fq_value_path_str(a, "address", ""), addr);
+        assert_string_equal(fq_value_as_str(fq_map_get(
+                                fq_map_get(fq_map_get(nodes, name), "labels"),
+                                "flexq.dev/slurm-partition")),
+                            "p");
+    }
+    fq_value_free(req);
+    teardown_fx(f);
+}
+
 static void test_gang_submitted_once_when_bound(void **state)
 {
     (void)state;
@@ -343,6 +514,10 @@ int main(void)
         cmocka_unit_test(test_gang_submitted_once_when_bound),
         cmocka_unit_test(test_delete_cancels_the_job),
         cmocka_unit_test(test_restart_adopts_and_resubmits_nothing),
+        cmocka_unit_test(test_killed_task_waits_for_the_job),
+        cmocka_unit_test(test_submit_carries_node_addresses),
+        cmocka_unit_test(test_deleted_pod_dirs_go),
+        cmocka_unit_test(test_restart_sweeps_dirs_of_gone_pods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

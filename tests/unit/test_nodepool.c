@@ -265,12 +265,53 @@ static void test_cli_flags(void **state)
         fq_cli_nodepool_from_flags("p", 2, (char **)bad4, &o, &err), FQ_EINVAL);
 }
 
+/* --slurm-partition: the pool's annotation, checked by the validator the
+ * API runs too. */
+static void test_slurm_partition(void **state)
+{
+    (void)state;
+    const char *argv[] = {"--machine-type=n2-standard-16", "--num-nodes=1",
+                          "--slurm-partition", "batch.gpu_2-x"};
+    struct fq_value *o = NULL;
+    struct fq_err err = {0};
+    assert_int_equal(
+        fq_cli_nodepool_from_flags("cpu", 4, (char **)argv, &o, &err), 0);
+    assert_string_equal(
+        fq_value_as_str(fq_map_get(fq_value_path(o, "metadata.annotations"),
+                                   FQ_ANN_SLURM_PARTITION)),
+        "batch.gpu_2-x");
+    fq_value_free(o);
+
+    const char *bad[][3] = {{"--machine-type=n2-standard-16", "--num-nodes=1",
+                             "--slurm-partition=two words"},
+                            {"--machine-type=n2-standard-16", "--num-nodes=1",
+                             "--slurm-partition=-p"},
+                            {"--machine-type=n2-standard-16", "--num-nodes=1",
+                             "--slurm-partition="}};
+    for (size_t i = 0; i < 3; i++) {
+        o = NULL;
+        assert_int_equal(
+            fq_cli_nodepool_from_flags("cpu", 3, (char **)bad[i], &o, &err),
+            FQ_EINVAL);
+        assert_null(o);
+        assert_non_null(strstr(err.msg, "not a Slurm partition name"));
+    }
+    char longname[80];
+    memset(longname, 'p', 64);
+    longname[64] = '\0';
+    assert_false(fq_nodepool_slurm_partition_ok(longname));
+    longname[63] = '\0';
+    assert_true(fq_nodepool_slurm_partition_ok(longname));
+    assert_false(fq_nodepool_slurm_partition_ok(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_cli_flags),
+        cmocka_unit_test(test_slurm_partition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

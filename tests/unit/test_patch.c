@@ -467,6 +467,34 @@ static void test_kpb_job(void **state)
     assert_true(fq_value_equal(v, want));
     fq_value_free(v);
     fq_value_free(want);
+    /* a Service: targetPort 0 absent (the server defaults it), a named one
+     * kept, the selector map */
+    unsigned char sp1[64], sp2[64], svc[256], tp[32], ssel[32];
+    size_t tpn = put_int(tp, 1, 0);
+    size_t s1 = put_str(sp1, 1, "a");
+    s1 += put_int(sp1 + s1, 3, 80);
+    s1 += put_bytes(sp1 + s1, 4, tp, tpn);
+    tpn = put_int(tp, 1, 1);
+    tpn += put_str(tp + tpn, 3, "http");
+    size_t s2 = put_str(sp2, 1, "b");
+    s2 += put_int(sp2 + s2, 3, 81);
+    s2 += put_bytes(sp2 + s2, 4, tp, tpn);
+    size_t sn = put_bytes(svc, 1, sp1, s1);
+    sn += put_bytes(svc + sn, 1, sp2, s2);
+    size_t seln = put_str(ssel, 1, "app");
+    seln += put_str(ssel + seln, 2, "web");
+    sn += put_bytes(svc + sn, 2, ssel, seln);
+    sn += put_str(svc + sn, 4, "ClusterIP");
+    r = put_bytes(raw, 2, svc, sn);
+    b = envelope(body, "v1", "Service", raw, r);
+    assert_int_equal(fq_kpb_decode(body, b, &v, &err), 0);
+    want = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"spec\":{"
+             "\"ports\":[{\"name\":\"a\",\"port\":80},{\"name\":\"b\","
+             "\"port\":81,\"targetPort\":\"http\"}],\"selector\":{\"app\":"
+             "\"web\"},\"type\":\"ClusterIP\"}}");
+    assert_true(fq_value_equal(v, want));
+    fq_value_free(v);
+    fq_value_free(want);
     p = put_str(spec, 3, "\xff");
     r = put_bytes(raw, 2, spec, p);
     b = envelope(body, "v1", "Pod", raw, r);

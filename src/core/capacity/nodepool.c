@@ -211,9 +211,31 @@ int fq_nodepool_decode(const struct fq_value *obj, struct fq_nodepool_spec *out,
                           "--min-nodes..--max-nodes (%lld..%lld)",
                           p.name, (long long)p.initial_nodes,
                           (long long)p.min_nodes, (long long)p.max_nodes);
+    const struct fq_value *part = fq_map_get(
+        fq_value_path(obj, "metadata.annotations"), FQ_ANN_SLURM_PARTITION);
+    if (part && !fq_nodepool_slurm_partition_ok(fq_value_as_str(part)))
+        return fq_err_set(err, FQ_EINVAL,
+                          "nodepool %s: metadata.annotations[%s]: not a "
+                          "Slurm partition name (1-63 of A-Z a-z 0-9 . _ -, "
+                          "not starting with -)",
+                          p.name, FQ_ANN_SLURM_PARTITION);
     if (out)
         *out = p;
     return 0;
+}
+
+bool fq_nodepool_slurm_partition_ok(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 63 || name[0] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
 }
 
 int fq_nodepool_validate(const struct fq_value *obj, struct fq_err *err)

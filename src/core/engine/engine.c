@@ -457,6 +457,15 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
     const char *name = fq_value_path_str(obj, "metadata.name", "");
     const char *ns = fq_value_path_str(obj, "metadata.namespace", "");
     const struct fq_object *old = fq_objstore_get(e->store, kind, ns, name);
+    if (kind == FQ_KIND_SERVICE &&
+        (rc = fq_service_defaults(obj, e->store, old ? old->obj : NULL)) < 0) {
+        fq_err_set(err, rc,
+                   "Service \"%s\": no cluster IP left in "
+                   "10.96.0.0/12",
+                   name);
+        fq_value_free(obj);
+        return rc;
+    }
     if (old) {
         if (kind == FQ_KIND_JOB)
             fq_job_default_selector(

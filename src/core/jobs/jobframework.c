@@ -60,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/keyq.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"
@@ -67,6 +68,7 @@
 #include "jobs/integrations.h"
 #include "jobs/jobframework_pods.h"
 #include "jobs/jobframework_slices.h"
+#include "jobs/pods.h"
 #include "jobs/workload.h"
 
 #define ANN_MIN_PAR "kueue.x-k8s.io/job-min-parallelism"
@@ -80,27 +82,18 @@
  * deleted. `full` (the first run) reconciles everything, as a restart
  * must.
  */
-struct jref {
-    enum fq_kind kind; /* RAYJOB, JOB, RAYCLUSTER or POD; WORKLOAD for
-                          orphan checks */
-    char *ns, *name;   /* owned */
-};
-
 struct jf {
     bool full;         /* reconcile every job and workload */
     bool orphans_full; /* a job was deleted: check every workload */
-    struct jref *dirty;
-    size_t ndirty, cap;
+    /* The dirty keys ("ns/name") of each kind: the jobs' kinds and Pods
+     * to reconcile, Workloads for orphan checks. */
+    struct fq_keyq dirty[FQ_KIND__COUNT];
 };
 
 static void mark(struct jf *j, enum fq_kind kind, const char *ns,
                  const char *name)
 {
-    FQ_GROW(j->dirty, j->cap, j->ndirty + 1);
-    struct jref *r = &j->dirty[j->ndirty++];
-    r->kind = kind;
-    r->ns = fq_xstrdup(ns);
-    r->name = fq_xstrdup(name);
+    fq_keyq_add2(&j->dirty[kind], ns, name);
 }
 
 /* RayJobs, Jobs, RayClusters, Pods, the integrations' kinds, then
@@ -121,26 +114,6 @@ static const char *suspend_path(enum fq_kind kind)
 {
     const struct fq_integration *in = fq_integration_of(kind);
     return in ? in->suspend_path : "spec.suspend";
-}
-
-static int jref_cmp(const void *x, const void *y)
-{
-    const struct jref *a = x, *b = y;
-    if (a->kind != b->kind) /* two kinds may share a rank */
-        return kind_rank(a->kind) != kind_rank(b->kind) ?
-                   kind_rank(a->kind) - kind_rank(b->kind) :
-                   (int)a->kind - (int)b->kind;
-    int c = strcmp(a->ns, b->ns);
-    return c ? c : strcmp(a->name, b->name);
-}
-
-static void jrefs_free(struct jref *r, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(r[i].ns);
-        free(r[i].name);
-    }
-    free(r);
 }
 
 static bool commit(struct fq_engine *e, struct fq_value *obj)
@@ -566,7 +539,7 @@ static bool orphaned(struct fq_engine *e, const struct fq_object *w)
 /* Workloads whose owning job is gone are deleted, as the GC would: all of
  * them (`all`), or those of `ws` (sorted, kind WORKLOAD). */
 static void collect_orphans(struct fq_engine *e, bool all,
-                            const struct jref *ws, size_t nws)
+                            const char *const *ws, size_t nws)
 {
     const struct fq_object **objs = NULL;
     size_t n = nws;
@@ -576,10 +549,15 @@ static void collect_orphans(struct fq_engine *e, bool all,
     char **names = fq_xcalloc(n + 1, sizeof(char *));
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct fq_object *w =
-            all ? objs[i] :
-                  fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD,
-                                  ws[i].ns, ws[i].name);
+        const struct fq_object *w = all ? objs[i] : NULL;
+        if (!all) {
+            char *key = fq_xstrdup(ws[i]);
+            const char *wns, *wname;
+            fq_pods_key_split(key, &wns, &wname);
+            w = fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, wns,
+                                wname);
+            free(key);
+        }
         if (!w || !orphaned(e, w))
             continue;
         ns[m] = fq_xstrdup(w->ns);
@@ -600,6 +578,8 @@ static void *create(struct fq_engine *e)
 {
     (void)e;
     struct jf *j = fq_xcalloc(1, sizeof(struct jf));
+    for (int k = 0; k < FQ_KIND__COUNT; k++)
+        fq_keyq_init(&j->dirty[k]);
     j->full = true;
     return j;
 }
@@ -607,7 +587,8 @@ static void *create(struct fq_engine *e)
 static void destroy(void *self)
 {
     struct jf *j = self;
-    jrefs_free(j->dirty, j->ndirty);
+    for (int k = 0; k < FQ_KIND__COUNT; k++)
+        fq_keyq_release(&j->dirty[k]);
     free(j);
 }
 
@@ -701,39 +682,36 @@ static void run(void *self, struct fq_engine *e, int64_t now)
         j->full = false;
     }
     j->orphans_full = false;
-    /* Take the set: the writes below queue notices for the next run. */
-    struct jref *d = j->dirty;
-    size_t n = j->ndirty;
-    j->dirty = NULL;
-    j->ndirty = j->cap = 0;
-    /* RayJobs, then Jobs, then Workloads, each by namespace and name: the
-     * order of a full pass, so uids are drawn in the same order. */
-    if (n > 1) /* qsort's array may not be NULL, even when empty */
-        qsort(d, n, sizeof(*d), jref_cmp);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (m > 0 && !jref_cmp(&d[m - 1], &d[i])) {
-            free(d[i].ns);
-            free(d[i].name);
-            continue;
+    /* RayJobs, Jobs, RayClusters, Pods, the integrations' kinds, then
+     * Workloads, each by namespace and name: the order of a full pass, so
+     * uids are drawn in the same order. The writes below queue notices
+     * for the next run, not marks in this one. */
+    for (int rank = 0; rank < 5; rank++) {
+        for (int k = 1; k < FQ_KIND__COUNT; k++) {
+            if (kind_rank((enum fq_kind)k) != rank)
+                continue;
+            const char *const *keys;
+            size_t n = fq_keyq_take(&j->dirty[k], &keys);
+            for (size_t i = 0; i < n; i++) {
+                char *key = fq_xstrdup(keys[i]);
+                const char *ns, *name;
+                fq_pods_key_split(key, &ns, &name);
+                const struct fq_object *o = fq_objstore_get(
+                    fq_engine_store(e), (enum fq_kind)k, ns, name);
+                if (o && k == FQ_KIND_POD)
+                    fq_jfpods_reconcile(e, o, now);
+                else if (o)
+                    reconcile_job(e, (enum fq_kind)k, o, now);
+                free(key);
+            }
+            fq_keyq_clear(&j->dirty[k]);
         }
-        d[m++] = d[i];
     }
-    size_t w0 = m;
-    for (size_t i = 0; i < m; i++) {
-        if (d[i].kind == FQ_KIND_WORKLOAD) {
-            w0 = i;
-            break;
-        }
-        const struct fq_object *o =
-            fq_objstore_get(fq_engine_store(e), d[i].kind, d[i].ns, d[i].name);
-        if (o && d[i].kind == FQ_KIND_POD)
-            fq_jfpods_reconcile(e, o, now);
-        else if (o)
-            reconcile_job(e, d[i].kind, o, now);
-    }
-    collect_orphans(e, all_orphans, d + w0, m - w0);
-    jrefs_free(d, m);
+    const char *const *ws;
+    size_t nws = fq_keyq_take(&j->dirty[FQ_KIND_WORKLOAD], &ws);
+    collect_orphans(e, all_orphans, ws, nws);
+    for (int k = 1; k < FQ_KIND__COUNT; k++)
+        fq_keyq_clear(&j->dirty[k]); /* and any kind not ranked */
 }
 
 const struct fq_controller_ops fq_jobframework_controller = {

@@ -282,10 +282,8 @@ int fq_pods_create(struct fq_engine *e, struct fq_value *obj, int64_t now,
 
 /* Kinds that a job controller's objects can own, in deletion order. */
 static const enum fq_kind dependent_kinds[] = {
-    FQ_KIND_RAYCLUSTER,
-    FQ_KIND_JOB,
-    FQ_KIND_POD,
-    FQ_KIND_WORKLOAD,
+    FQ_KIND_RAYCLUSTER, FQ_KIND_SERVICE,  FQ_KIND_JOB,
+    FQ_KIND_POD,        FQ_KIND_WORKLOAD,
 };
 
 static size_t delete_owned(struct fq_engine *e, const char *ns,

@@ -44,7 +44,15 @@
  *     replica, host).
  *  2. A suspended cluster has no pods.
  *
- * What it does not do: services, autoscaler sidecars, GCS fault tolerance,
+ * Head services, as KubeRay makes them (before the pods, also while
+ * suspended): `<c>-head-svc` owned by the cluster, and for a cluster of a
+ * RayJob `<rayjob>-head-svc` owned by the RayJob, each selecting the head
+ * pod (ray.io/cluster, ray.io/node-type=head, ray.io/identifier
+ * `<c>-head`, app.kubernetes.io/name and created-by) with the head
+ * container's ports (KubeRay's defaults when it declares none) plus
+ * metrics 8080. The owner GC deletes them with their owner.
+ *
+ * What it does not do: serve or headless services, autoscaler sidecars, GCS fault tolerance,
  * scaleStrategy.workersToDelete, idle timeouts; nothing in `no_pods` mode.
  */
 #include <stdio.h>
@@ -53,6 +61,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/names.h"
+#include "flexq/objects.h"
 #include "flexq/objstore.h"
 #include "flexq/timefmt.h"
 #include "jobs/jobframework_slices.h"
@@ -153,6 +162,10 @@ static struct fq_value *make_pod(struct fq_engine *e, const char *ns,
     fq_pods_set_label(pod, FQ_LABEL_RAY_NODE_TYPE, type);
     fq_pods_set_label(pod, "ray.io/is-ray-node", "yes");
     fq_pods_set_label(pod, FQ_LABEL_CREATED_BY, "kuberay-operator");
+    fq_pods_set_label(pod, "app.kubernetes.io/name", "kuberay");
+    char *ident = fq_xasprintf("%s-%s", cname, type);
+    fq_pods_set_label(pod, "ray.io/identifier", ident);
+    free(ident);
     const struct fq_value *cl = fq_value_path(rc, "metadata.labels");
     const char *on = fq_value_as_str(fq_map_get(cl, FQ_LABEL_RAY_ORIGIN_NAME));
     const char *oc = fq_value_as_str(fq_map_get(cl, FQ_LABEL_RAY_ORIGIN_CRD));
@@ -301,6 +314,154 @@ static const struct rpod *ensure_head(struct rcrun *c)
     fq_map_set(fq_map_get(c->st, "head"), "serviceName", fq_value_str(svc));
     free(svc);
     return head;
+}
+
+/* --- head services ---------------------------------------------------- */
+
+/* One port of a head service. */
+struct svcport {
+    char name[64];
+    int64_t port;
+};
+
+static int cmp_svcport(const void *a, const void *b)
+{
+    return strcmp(((const struct svcport *)a)->name,
+                  ((const struct svcport *)b)->name);
+}
+
+/* The head service's ports as KubeRay picks them: the head container's
+ * ports (an unnamed one as "<port>-port"), or, when it declares none,
+ * client 10001, gcs-server 6379, dashboard 8265, serve 8000; then metrics
+ * 8080 unless a port is named so; sorted by name. Returns the count. */
+static size_t head_ports(const struct fq_value *spec, struct svcport *out,
+                         size_t cap)
+{
+    static const struct svcport defaults[] = {{"client", 10001},
+                                              {"gcs-server", 6379},
+                                              {"dashboard", 8265},
+                                              {"serve", 8000}};
+    const struct fq_value *ports = fq_value_path(
+        fq_seq_at(fq_value_path(spec, "headGroupSpec.template.spec."
+                                      "containers"),
+                  0),
+        "ports");
+    size_t n = 0;
+    bool metrics = false;
+    for (size_t i = 0; i < fq_value_len(ports) && n + 1 < cap; i++) {
+        const struct fq_value *p = fq_seq_at(ports, i);
+        int64_t cp = fq_value_path_int(p, "containerPort", 0);
+        const char *pn = fq_value_path_str(p, "name", NULL);
+        if (cp <= 0)
+            continue;
+        if (pn && *pn)
+            snprintf(out[n].name, sizeof(out[n].name), "%s", pn);
+        else
+            snprintf(out[n].name, sizeof(out[n].name), "%lld-port",
+                     (long long)cp);
+        bool dup = false;
+        for (size_t j = 0; j < n && !dup; j++)
+            dup = !strcmp(out[j].name, out[n].name);
+        if (dup)
+            continue;
+        metrics = metrics || !strcmp(out[n].name, "metrics");
+        out[n++].port = cp;
+    }
+    if (n == 0)
+        for (size_t i = 0; i < sizeof(defaults) / sizeof(*defaults); i++)
+            out[n++] = defaults[i];
+    if (!metrics)
+        out[n++] = (struct svcport){"metrics", 8080};
+    qsort(out, n, sizeof(*out), cmp_svcport);
+    return n;
+}
+
+/* The labels KubeRay's head service selects: the head pod's. */
+static struct fq_value *head_selector(const char *cname)
+{
+    struct fq_value *sel = fq_value_map();
+    fq_map_set(sel, FQ_LABEL_RAY_CLUSTER, fq_value_str(cname));
+    fq_map_set(sel, FQ_LABEL_RAY_NODE_TYPE, fq_value_str("head"));
+    fq_map_set(sel, "ray.io/identifier", fq_value_strf("%s-head", cname));
+    fq_map_set(sel, "app.kubernetes.io/name", fq_value_str("kuberay"));
+    fq_map_set(sel, FQ_LABEL_CREATED_BY, fq_value_str("kuberay-operator"));
+    return sel;
+}
+
+/*
+ * Makes Service `svc` (for the head of cluster c) unless it exists: owned
+ * by `owner` (the RayCluster, or the RayJob that made it), labelled with
+ * `labels` (taken), selecting the head pod, with KubeRay's ports.
+ */
+static void ensure_head_svc(struct rcrun *c, const char *svc,
+                            const struct fq_value *owner,
+                            struct fq_value *labels)
+{
+    struct fq_objstore *s = fq_engine_store(c->e);
+    if (fq_objstore_get(s, FQ_KIND_SERVICE, c->ns, svc)) {
+        fq_value_free(labels);
+        return;
+    }
+    struct fq_value *o = fq_value_map();
+    fq_map_set(o, "apiVersion", fq_value_str("v1"));
+    fq_map_set(o, "kind", fq_value_str("Service"));
+    struct fq_value *md = fq_map_ensure_map(o, "metadata");
+    fq_map_set(md, "name", fq_value_str(svc));
+    fq_map_set(md, "namespace", fq_value_str(c->ns));
+    fq_map_set(md, "labels", labels);
+    struct fq_value *refs = fq_value_seq();
+    fq_seq_push(refs, fq_pods_owner_ref(owner));
+    fq_map_set(md, "ownerReferences", refs);
+    struct fq_value *spec = fq_map_ensure_map(o, "spec");
+    const char *type =
+        fq_value_path_str(c->spec, "headGroupSpec.serviceType", "ClusterIP");
+    fq_map_set(spec, "type", fq_value_str(type));
+    fq_map_set(spec, "selector", head_selector(c->name));
+    struct svcport ports[40];
+    size_t n = head_ports(c->spec, ports, sizeof(ports) / sizeof(*ports));
+    struct fq_value *seq = fq_value_seq();
+    for (size_t i = 0; i < n; i++) {
+        struct fq_value *p = fq_value_map();
+        fq_map_set(p, "name", fq_value_str(ports[i].name));
+        fq_map_set(p, "port", fq_value_int(ports[i].port));
+        fq_map_set(p, "appProtocol", fq_value_str("tcp"));
+        fq_seq_push(seq, p);
+    }
+    fq_map_set(spec, "ports", seq);
+    if (fq_service_defaults(o, s, NULL) < 0) {
+        fq_value_free(o);
+        return;
+    }
+    fq_pods_create(c->e, o, c->now, owner, "CreatedService");
+}
+
+/*
+ * KubeRay's head services: `<cluster>-head-svc`, owned by the RayCluster;
+ * and for a cluster a RayJob made, `<rayjob>-head-svc`, owned by the
+ * RayJob, selecting the same head (the name the RayJob's dashboardURL and
+ * `kubectl port-forward service/...` use).
+ */
+static void head_services(struct rcrun *c)
+{
+    char *svc = fq_xasprintf("%s-head-svc", c->name);
+    struct fq_value *l = head_selector(c->name);
+    ensure_head_svc(c, svc, c->rc, l);
+    free(svc);
+    const char *job = fq_pods_owner_name(c->rc, "RayJob");
+    const struct fq_object *rj =
+        job ?
+            fq_objstore_get(fq_engine_store(c->e), FQ_KIND_RAYJOB, c->ns, job) :
+            NULL;
+    if (!rj)
+        return;
+    svc = fq_xasprintf("%s-head-svc", job);
+    l = fq_value_map();
+    fq_map_set(l, FQ_LABEL_RAY_ORIGIN_NAME, fq_value_str(job));
+    fq_map_set(l, FQ_LABEL_RAY_ORIGIN_CRD, fq_value_str("RayJob"));
+    fq_map_set(l, FQ_LABEL_RAY_NODE_TYPE, fq_value_str("head"));
+    fq_map_set(l, "ray.io/identifier", fq_value_strf("%s-head", job));
+    ensure_head_svc(c, svc, rj->obj, l);
+    free(svc);
 }
 
 /* What the worker groups add up to. */
@@ -455,6 +616,7 @@ static void reconcile(struct fq_engine *e, const struct rcctl *ctl,
         c.st = fq_value_map();
     }
     c.np = collect(e, ctl, ns, c.rc, &c.pods);
+    head_services(&c);
     if (fq_value_path_bool(c.spec, "suspend", false)) {
         suspend_cluster(&c);
     } else {

@@ -286,6 +286,16 @@ static const struct fq_kind_info table[FQ_KIND__COUNT] = {
                           {NULL},
                           true,
                           true},
+    [FQ_KIND_SERVICE] = {FQ_KIND_SERVICE,
+                         "Service",
+                         "",
+                         "v1",
+                         NULL,
+                         "services",
+                         "service",
+                         {"svc", NULL},
+                         true,
+                         true},
 };
 
 /* The preferred apiVersion string of each kind (invariant 3). */
@@ -317,6 +327,7 @@ static const char *const api_versions[FQ_KIND__COUNT] = {
     [FQ_KIND_MPIJOB] = "kubeflow.org/v2beta1",
     [FQ_KIND_LEADERWORKERSET] = "leaderworkerset.x-k8s.io/v1",
     [FQ_KIND_TRAINJOB] = "trainer.kubeflow.org/v1alpha1",
+    [FQ_KIND_SERVICE] = "v1",
 };
 
 const struct fq_kind_info *fq_kind_info(enum fq_kind k)

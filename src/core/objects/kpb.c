@@ -2,9 +2,10 @@
  * kpb.c - a small, capped reader of Kubernetes' protobuf bodies
  * (application/vnd.kubernetes.protobuf), which kubectl 1.32+ sends for
  * core kinds (`kubectl create configmap --from-file`, `create namespace`,
- * `create secret generic`, `run --restart=Never`, `create job`): the
- * 4-byte "k8s\0" magic, the runtime.Unknown envelope (typeMeta, raw), and
- * the messages of ConfigMap, Namespace, Secret, Pod and batch/v1 Job with
+ * `create secret generic`, `run --restart=Never`, `create job`, `create
+ * service`): the 4-byte "k8s\0" magic, the runtime.Unknown envelope
+ * (typeMeta, raw), and the messages of ConfigMap, Namespace, Secret, Pod,
+ * Service and batch/v1 Job with
  * their ObjectMeta, turned into the same tree a JSON body gives.
  *
  * How it works: a reader over (pointer, end) decodes varints, fixed-width
@@ -530,6 +531,23 @@ static const struct pfield POD[] = {{1, "metadata", MSG, 0, OBJECT_META},
                                     {3, "status", MSG, 0, NO_FIELDS},
                                     END};
 
+/* core/v1: Service (`kubectl create service`); status is the server's */
+static const struct pfield SERVICE_PORT[] = {{1, "name", STR, 0, NULL},
+                                             {2, "protocol", STR, 0, NULL},
+                                             {6, "appProtocol", STR, 0, NULL},
+                                             {3, "port", INT, 0, NULL},
+                                             {4, "targetPort", IOS, 0, NULL},
+                                             {5, "nodePort", INT, 0, NULL},
+                                             END};
+static const struct pfield SERVICE_SPEC[] = {
+    {1, "ports", MSG, REP, SERVICE_PORT}, {2, "selector", MAP_STR, 0, NULL},
+    {3, "clusterIP", STR, 0, NULL},       {4, "type", STR, 0, NULL},
+    {5, "externalIPs", STR, REP, NULL},   {7, "sessionAffinity", STR, 0, NULL},
+    {10, "externalName", STR, 0, NULL},   END};
+static const struct pfield SERVICE[] = {{1, "metadata", MSG, 0, OBJECT_META},
+                                        {2, "spec", MSG, 0, SERVICE_SPEC},
+                                        END};
+
 /* batch/v1: Job */
 static const struct pfield JOB_SPEC[] = {
     {1, "parallelism", INT, KEEP0, NULL},
@@ -584,7 +602,9 @@ static struct fq_value *qty_of(struct rd *r, const struct field *f)
     return q ? q : fq_value_str("");
 }
 
-/* intstr.IntOrString: the int (type 0) or the string (type 1). */
+/* intstr.IntOrString: the int (type 0) or the string (type 1); NULL for
+ * 0 or "" (absent: gogo writes the struct even when unset, and the server
+ * defaults it, as a Service's targetPort to its port). */
 static struct fq_value *ios_of(struct rd *r, const struct field *f)
 {
     struct rd s = sub(r, f);
@@ -603,10 +623,10 @@ static struct fq_value *ios_of(struct rd *r, const struct field *f)
         }
     }
     join(r, &s);
-    if (type == 1)
-        return sv ? sv : fq_value_str("");
+    if (type == 1 && sv && fq_value_as_str(sv)[0])
+        return sv;
     fq_value_free(sv);
-    return fq_value_int(iv);
+    return type == 0 && iv ? fq_value_int(iv) : NULL;
 }
 
 /* A map<string, V> entry (key = 1, value = 2) into m. */
@@ -709,8 +729,11 @@ static void one_field(struct rd *r, const struct pfield *table,
             fq_map_set(o, d->name, qty_of(r, f));
         return;
     case IOS:
-        if (f->wt == 2)
-            fq_map_set(o, d->name, ios_of(r, f));
+        if (f->wt == 2) {
+            struct fq_value *v = ios_of(r, f);
+            if (v)
+                fq_map_set(o, d->name, v);
+        }
         return;
     case MAP_STR:
     case MAP_BYTES:
@@ -761,10 +784,13 @@ struct kind_msg {
     const struct pfield *table;
 };
 
-static const struct kind_msg KINDS[] = {
-    {"v1", "ConfigMap", CONFIG_MAP}, {"v1", "Namespace", NAMESPACE},
-    {"v1", "Secret", SECRET},        {"v1", "Pod", POD},
-    {"batch/v1", "Job", JOB},        {NULL, NULL, NULL}};
+static const struct kind_msg KINDS[] = {{"v1", "ConfigMap", CONFIG_MAP},
+                                        {"v1", "Namespace", NAMESPACE},
+                                        {"v1", "Secret", SECRET},
+                                        {"v1", "Pod", POD},
+                                        {"v1", "Service", SERVICE},
+                                        {"batch/v1", "Job", JOB},
+                                        {NULL, NULL, NULL}};
 
 /* The object message of the kind k. */
 static struct fq_value *object(struct rd *r, const struct kind_msg *k)

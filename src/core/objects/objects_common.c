@@ -826,6 +826,7 @@ static const char *check_object_name(enum fq_kind kind, const char *s)
                    "cluster and service names from it)";
         return fq_check_dns1035_label(s);
     case FQ_KIND_RAYCLUSTER:
+    case FQ_KIND_SERVICE: /* Service names are DNS-1035 labels */
         return fq_check_dns1035_label(s);
     case FQ_KIND_JOB:
         /* The name is also the job-name label of its pods. */
@@ -1226,6 +1227,8 @@ static int validate_kind(struct dctx *cp, const struct fq_value *obj,
     case FQ_KIND_LEADERWORKERSET:
     case FQ_KIND_TRAINJOB:
         return fq_training_validate(obj, file, errs, k);
+    case FQ_KIND_SERVICE:
+        return fq_service_validate(obj, file, errs);
     default:
         break;
     }

@@ -95,6 +95,10 @@ int fq_priorityclass_validate(const struct fq_value *obj, const char *file,
 int fq_training_validate(const struct fq_value *obj, const char *file,
                          struct fq_errlist *errs, enum fq_kind kind);
 
+/* v1 Service (objects_service.c). */
+int fq_service_validate(const struct fq_value *obj, const char *file,
+                        struct fq_errlist *errs);
+
 /* Does s hold an unexpanded ${VAR}? */
 bool has_var(const char *s);
 

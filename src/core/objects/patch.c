@@ -333,6 +333,11 @@ static const struct mkey ns_keys[] = {{"status.conditions", "type"},
                                       {"metadata.ownerReferences", "uid"},
                                       {NULL}};
 
+static const struct mkey svc_keys[] = {{"spec.ports", "port"},
+                                       {"metadata.finalizers", ""},
+                                       {"metadata.ownerReferences", "uid"},
+                                       {NULL}};
+
 static const struct mkey *keys_of(enum fq_kind k)
 {
     switch (k) {
@@ -344,6 +349,8 @@ static const struct mkey *keys_of(enum fq_kind k)
         return node_keys;
     case FQ_KIND_NAMESPACE:
         return ns_keys;
+    case FQ_KIND_SERVICE:
+        return svc_keys;
     case FQ_KIND_CONFIGMAP:
     case FQ_KIND_EVENT:
         return meta_keys;

@@ -49,6 +49,33 @@
      "kind|string|Kind is a string value representing the REST resource " \
      "this object represents."
 
+/* Service: validated by objects_service.c, described by hand. */
+static const char *const svc_lines[] = {
+    META_LINES,
+    "spec|object|Spec defines the behavior of a service.",
+    "spec.type|string|ClusterIP, NodePort, LoadBalancer or ExternalName.",
+    "spec.selector|object|Route service traffic to pods with label keys "
+    "and values matching this selector.",
+    "spec.clusterIP|string|The IP address of the service (None: headless).",
+    "spec.clusterIPs|[]string|The IP addresses of the service.",
+    "spec.ports|[]object|The list of ports that are exposed by this "
+    "service.",
+    "spec.ports[].name|string|The name of this port within the service.",
+    "spec.ports[].port|integer|The port that will be exposed by this "
+    "service.",
+    "spec.ports[].targetPort|string|Number or name of the port to access "
+    "on the pods targeted by the service.",
+    "spec.ports[].protocol|string|TCP, UDP or SCTP.",
+    "spec.ports[].appProtocol|string|The application protocol.",
+    "spec.ports[].nodePort|integer|The port on each node (NodePort, "
+    "LoadBalancer).",
+    "spec.externalName|string|The DNS name an ExternalName service "
+    "aliases.",
+    "spec.sessionAffinity|string|None or ClientIP.",
+    "status|object|Most recently observed status of the service.",
+    "status.loadBalancer|object|The load balancer's status.",
+    NULL};
+
 static const char *const pool_lines[] = {
     META_LINES,
     "spec|object|A GKE node pool as flexq models it.",
@@ -184,6 +211,12 @@ static const struct kind_doc docs[FQ_KIND__COUNT] = {
                        "cluster.",
                        meta_lines},
     [FQ_KIND_NAMESPACE] = {"Namespace provides a scope for Names.", meta_lines},
+    [FQ_KIND_SERVICE] = {"Service is a named abstraction of software "
+                         "service (for example, mysql) consisting of local "
+                         "port (for example 3306) that the proxy listens "
+                         "on, and the selector that determines which pods "
+                         "will answer requests sent through the proxy.",
+                         svc_lines},
     [FQ_KIND_NODEPOOL] = {"NodePool is a pool of identical nodes (GKE's "
                           "node pools).",
                           pool_lines},

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flexq/alloc.h"
 #include "flexq/engine.h"
 #include "flexq/timefmt.h"
 
@@ -401,6 +402,111 @@ static void pool_autoscale(const struct fq_value *o, int64_t n,
   "AGE", FQ_COL_AGE, "metadata.creationTimestamp", NULL, false \
  }
 
+/* --- Service cells, as kubectl's service printer makes them ------------ */
+
+static void svc_cluster_ip(const struct fq_value *obj, int64_t now,
+                           struct fq_buf *out)
+{
+    (void)now;
+    const char *ip = fq_value_path_str(obj, "spec.clusterIP", "");
+    fq_buf_puts(out, *ip ? ip : "<none>");
+}
+
+/* ExternalName: the name; LoadBalancer: the ingress addresses and the
+ * external IPs, "<pending>" while there are none; else the external IPs. */
+static void svc_external_ip(const struct fq_value *obj, int64_t now,
+                            struct fq_buf *out)
+{
+    (void)now;
+    const char *type = fq_value_path_str(obj, "spec.type", "ClusterIP");
+    if (!strcmp(type, "ExternalName")) {
+        fq_buf_puts(out, fq_value_path_str(obj, "spec.externalName", ""));
+        return;
+    }
+    size_t start = out->len;
+    if (!strcmp(type, "LoadBalancer")) {
+        const struct fq_value *ing =
+            fq_value_path(obj, "status.loadBalancer.ingress");
+        for (size_t i = 0; i < fq_value_len(ing); i++) {
+            const struct fq_value *e = fq_seq_at(ing, i);
+            const char *a = fq_value_path_str(e, "ip", NULL);
+            if (!a)
+                a = fq_value_path_str(e, "hostname", NULL);
+            if (!a)
+                continue;
+            if (out->len > start)
+                fq_buf_puts(out, ",");
+            fq_buf_puts(out, a);
+        }
+    }
+    const struct fq_value *ext = fq_value_path(obj, "spec.externalIPs");
+    for (size_t i = 0; i < fq_value_len(ext); i++) {
+        const char *a = fq_value_as_str(fq_seq_at(ext, i));
+        if (!a)
+            continue;
+        if (out->len > start)
+            fq_buf_puts(out, ",");
+        fq_buf_puts(out, a);
+    }
+    if (out->len == start)
+        fq_buf_puts(out,
+                    !strcmp(type, "LoadBalancer") ? "<pending>" : "<none>");
+}
+
+/* "8265/TCP,6379/TCP"; a node port as "80:30080/TCP". */
+static void svc_ports(const struct fq_value *obj, int64_t now,
+                      struct fq_buf *out)
+{
+    (void)now;
+    const struct fq_value *ports = fq_value_path(obj, "spec.ports");
+    for (size_t i = 0; i < fq_value_len(ports); i++) {
+        const struct fq_value *p = fq_seq_at(ports, i);
+        char b[64];
+        long long port = (long long)fq_value_path_int(p, "port", 0);
+        long long np = (long long)fq_value_path_int(p, "nodePort", 0);
+        const char *proto = fq_value_path_str(p, "protocol", "TCP");
+        if (np > 0)
+            snprintf(b, sizeof(b), "%s%lld:%lld/%.8s", i ? "," : "", port, np,
+                     proto);
+        else
+            snprintf(b, sizeof(b), "%s%lld/%.8s", i ? "," : "", port, proto);
+        fq_buf_puts(out, b);
+    }
+    if (!fq_value_len(ports))
+        fq_buf_puts(out, "<none>");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "k=v,k=v" in key order, as a label selector prints. */
+static void svc_selector(const struct fq_value *obj, int64_t now,
+                         struct fq_buf *out)
+{
+    (void)now;
+    const struct fq_value *sel = fq_value_path(obj, "spec.selector");
+    size_t n = sel && sel->type == FQ_V_MAP ? fq_value_len(sel) : 0;
+    if (!n) {
+        fq_buf_puts(out, "<none>");
+        return;
+    }
+    const char **keys = fq_xcalloc(n, sizeof(*keys));
+    for (size_t i = 0; i < n; i++)
+        keys[i] = sel->u.map.items[i].key;
+    qsort(keys, n, sizeof(*keys), cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fq_buf_puts(out, ",");
+        fq_buf_puts(out, keys[i]);
+        fq_buf_puts(out, "=");
+        const char *v = fq_value_as_str(fq_map_get(sel, keys[i]));
+        fq_buf_puts(out, v ? v : "");
+    }
+    free(keys);
+}
+
 static const struct fq_printcol cols_workload[] = {
     {"QUEUE", FQ_COL_PATH, "spec.queueName", NULL, false},
     {"RESERVED IN", FQ_COL_PATH, "status.admission.clusterQueue", NULL, false},
@@ -506,6 +612,14 @@ static const struct fq_printcol cols_pool[] = {
     END};
 static const struct fq_printcol cols_namespace[] = {
     {"STATUS", FQ_COL_PATH, "status.phase", NULL, false}, AGE, END};
+static const struct fq_printcol cols_service[] = {
+    {"TYPE", FQ_COL_PATH, "spec.type", NULL, false},
+    {"CLUSTER-IP", FQ_COL_FN, NULL, svc_cluster_ip, false},
+    {"EXTERNAL-IP", FQ_COL_FN, NULL, svc_external_ip, false},
+    {"PORT(S)", FQ_COL_FN, NULL, svc_ports, false},
+    AGE,
+    {"SELECTOR", FQ_COL_FN, NULL, svc_selector, true},
+    END};
 static const struct fq_printcol cols_default[] = {AGE, END};
 
 const struct fq_printcol *fq_printcols(enum fq_kind k)
@@ -549,6 +663,8 @@ const struct fq_printcol *fq_printcols(enum fq_kind k)
         return cols_pool;
     case FQ_KIND_NAMESPACE:
         return cols_namespace;
+    case FQ_KIND_SERVICE:
+        return cols_service;
     default:
         return cols_default;
     }

@@ -10,7 +10,8 @@
  *   developer  own namespaces only:
  *                read+write  rayjobs, jobs, workloads, configmaps
  *                read        pods (and their log), events, localqueues,
- *                            rayclusters
+ *                            rayclusters, services
+ *                create      pods/portforward (kubectl port-forward)
  *              nothing cluster-scoped, no list across all namespaces
  *
  * Invariants: a token line with an unknown role, or a developer without
@@ -259,14 +260,20 @@ int fq_auth_allow(const struct fq_auth *a, const struct fq_principal *who,
               kind == FQ_KIND_MPIJOB || kind == FQ_KIND_LEADERWORKERSET ||
               kind == FQ_KIND_TRAINJOB;
     bool ro = kind == FQ_KIND_POD || kind == FQ_KIND_EVENT ||
-              kind == FQ_KIND_LOCALQUEUE || kind == FQ_KIND_RAYCLUSTER;
+              kind == FQ_KIND_LOCALQUEUE || kind == FQ_KIND_RAYCLUSTER ||
+              kind == FQ_KIND_SERVICE;
+    /* kubectl port-forward to the developer's own pods, as Kubernetes'
+     * `edit` role grants it (create on pods/portforward). */
+    bool forward = kind == FQ_KIND_POD && sub && !strcmp(sub, "portforward") &&
+                   !strcmp(verb, "create");
     bool reading = is_read(verb);
     if (sub && !strcmp(sub, "status") && !reading)
         return fq_err_set(err, FQ_EFORBIDDEN,
                           "user \"%s\" (developer) cannot change the status "
                           "of %s",
                           who->user, ki->plural);
-    if (rw || (ro && reading) || (sub && !strcmp(sub, "log") && reading))
+    if (rw || (ro && reading) || (sub && !strcmp(sub, "log") && reading) ||
+        forward)
         return 0;
     return fq_err_set(err, FQ_EFORBIDDEN,
                       "user \"%s\" (developer) cannot %s %s in namespace "

@@ -43,6 +43,7 @@ const char *const *fq_discovery_categories(enum fq_kind k)
     case FQ_KIND_MPIJOB:
     case FQ_KIND_LEADERWORKERSET:
     case FQ_KIND_TRAINJOB:
+    case FQ_KIND_SERVICE:
         return all;
     default:
         return NULL;

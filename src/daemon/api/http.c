@@ -550,3 +550,31 @@ void fq_http_stream_timer(struct fq_http_req *r, long long ms,
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000 * 1000)};
     evtimer_add(r->timer, &tv);
 }
+
+void *fq_http_hijack(struct fq_http_req *r, const char *head, size_t len,
+                     void **conn)
+{
+    struct evhttp_connection *evcon = r->evcon;
+    struct bufferevent *bev =
+        evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    *conn = NULL;
+    if (!bev) {
+        fq_http_reply(r, 400, NULL, NULL, 0);
+        return NULL;
+    }
+    /* evhttp keeps the request (freed with the connection) and never hears
+     * of this connection again: its callbacks and timeouts are replaced. */
+    evhttp_connection_set_closecb(evcon, NULL, NULL);
+    bufferevent_setcb(bev, NULL, NULL, NULL, NULL);
+    bufferevent_set_timeouts(bev, NULL, NULL);
+    evbuffer_add(bufferevent_get_output(bev), head, len);
+    req_free(r);
+    *conn = evcon;
+    return bev;
+}
+
+void fq_http_hijack_close(void *conn)
+{
+    if (conn)
+        evhttp_connection_free(conn);
+}

@@ -95,4 +95,16 @@ typedef void (*fq_http_timer_fn)(void *ctx, struct fq_http_req *r);
 void fq_http_stream_timer(struct fq_http_req *r, long long ms,
                           fq_http_timer_fn fn, void *ctx);
 
+/*
+ * Takes the connection of `r` over for another protocol (port-forward's
+ * SPDY or WebSocket, portforward.c): writes `head` (the whole 101 answer)
+ * to it and returns its bufferevent (a struct bufferevent *) with evhttp's
+ * callbacks and timeouts removed, and in *conn the handle to close it with
+ * fq_http_hijack_close. r is freed in every case; NULL when the request
+ * has no connection any more.
+ */
+void *fq_http_hijack(struct fq_http_req *r, const char *head, size_t len,
+                     void **conn);
+void fq_http_hijack_close(void *conn);
+
 #endif

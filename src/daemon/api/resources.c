@@ -436,7 +436,8 @@ int api_parse_target(const char *group, const char *version, char **seg, int n,
                           "%s are cluster-scoped; use the path without "
                           "namespaces/NS",
                           t->ki->plural);
-    if (t->sub && strcmp(t->sub, "status") != 0 && strcmp(t->sub, "log") != 0)
+    if (t->sub && strcmp(t->sub, "status") != 0 && strcmp(t->sub, "log") != 0 &&
+        strcmp(t->sub, "portforward") != 0)
         return fq_err_set(err, FQ_ENOTFOUND, "unknown subresource \"%s\"",
                           t->sub);
     if (t->sub && !strcmp(t->sub, "status") && !t->ki->has_status)

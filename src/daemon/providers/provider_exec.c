@@ -7,9 +7,9 @@
  * in its own process group, writes one JSON request to its stdin and
  * closes it, and reads one JSON object from its stdout:
  *
- *   {"op": "list-nodes", "pool": {NodePool spec + name}}
+ *   {"op": "list-nodes", "pool": {NodePool spec + name + annotations}}
  *        -> {"nodes": [{"name", "labels", "taints", "allocatable",
- *                       "ready"}]}
+ *                       "ready", "addresses"}]}
  *   {"op": "create-nodes", "pool": {...}, "count": N, "slice": ID,
  *    "machineType", "topology", "location", "labels", "taints",
  *    "nodes": [the Node objects flexq would make, as templates]}
@@ -383,6 +383,11 @@ static struct fq_value *node_object(const char *pool, const char *provider,
         fq_map_set(st, "allocatable", al ? fq_value_clone(al) : fq_value_map());
         fq_map_set(st, "capacity", al ? fq_value_clone(al) : fq_value_map());
     }
+    /* Kubernetes' shape, [{"type": "InternalIP", "address": ...}]: what a
+     * Slurm node's NodeAddr says (the slurm executor's rendezvous hosts) */
+    const struct fq_value *ad = fq_map_get(n, "addresses");
+    if (ad && ad->type == FQ_V_SEQ)
+        fq_map_set(st, "addresses", fq_value_clone(ad));
     struct fq_value *c = fq_value_map();
     bool ready = fq_value_path_bool(n, "ready", true);
     fq_map_set(c, "type", fq_value_str("Ready"));
@@ -557,6 +562,11 @@ static struct fq_value *pool_value(const struct fq_object *po)
         pool = fq_value_map();
     }
     fq_map_set(pool, "name", fq_value_str(po->name));
+    /* the administrator's notes to the script (the Slurm provider's
+     * flexq.dev/slurm-partition) */
+    const struct fq_value *ann = fq_value_path(po->obj, "metadata.annotations");
+    if (ann && ann->type == FQ_V_MAP)
+        fq_map_set(pool, "annotations", fq_value_clone(ann));
     return pool;
 }
 

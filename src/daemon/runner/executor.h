@@ -15,7 +15,7 @@
  *
  * flexqd picks one with --executor local|slurm. runner_daemon.c drives the
  * chosen executor: stored pod changes go to on_change, SIGCHLD and the one
- * second tick to poll.
+ * second tick to poll, a readable notify_fd to on_notify.
  *
  * Gangs. The binder binds a gang all-or-nothing (src/core/jobs/binder.c); an
  * executor that runs gangs as units (slurm) buffers a gang's pods until
@@ -64,6 +64,8 @@ struct fq_executor_ops {
     void (*poll)(struct fq_executor *x, int64_t now_ms);
     /* SIGCHLD: a child of the executor may have ended. */
     void (*on_sigchld)(struct fq_executor *x, int64_t now_ms);
+    /* x->notify_fd became readable (NULL when the executor has none). */
+    void (*on_notify)(struct fq_executor *x, int64_t now_ms);
     /* After a flexqd restart: re-attach to what still runs. */
     int (*adopt)(struct fq_executor *x, int64_t now_ms);
     /* True while something needs the one second tick. */
@@ -82,6 +84,11 @@ struct fq_executor {
     const char *data_dir;     /* borrowed; pods/ lives under it */
     struct fq_runner *runner; /* local only: the runner (owned) */
     void *state;              /* the executor's own */
+    /* A descriptor start() opened for the loop to watch (readable: call
+     * on_notify), or -1: the slurm executor's inotify on its running
+     * tasks' pod directories, so that a task's start and end are news at
+     * once, with no child and no polling. Owned by the executor. */
+    int notify_fd;
 };
 
 extern const struct fq_executor_ops fq_executor_local_ops;

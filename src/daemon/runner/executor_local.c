@@ -7,7 +7,8 @@
  * (which starts, stops and cleans up pods one by one; a gang is its pods),
  * the tick to fq_runner_poll, SIGCHLD's reaping to fq_runner_on_sigchld.
  * Adoption is the runner's start-up scan: a pod found Running without a
- * process here is reported Failed (a local process cannot outlive flexqd).
+ * process here is reported Failed (a local process cannot outlive flexqd),
+ * and the directories of pods deleted while flexqd was away are removed.
  *
  * What it does not do: own the runner's configuration (runner_daemon.c
  * creates the runner and hands it over in x->runner).
@@ -58,9 +59,17 @@ static void local_on_sigchld(struct fq_executor *x, int64_t now_ms)
     fq_runner_on_sigchld(x->runner, now_ms);
 }
 
+static bool has_process(void *ctx, const char *ns, const char *name)
+{
+    return fq_runner_pod_pid(ctx, ns, name) >= 0;
+}
+
 static int local_adopt(struct fq_executor *x, int64_t now_ms)
 {
     fq_runner_poll(x->runner, now_ms);
+    /* the directories of pods deleted while flexqd was not running */
+    fq_runner_sweep_pod_dirs(x->data_dir, fq_engine_store(x->engine),
+                             has_process, x->runner);
     return 0;
 }
 

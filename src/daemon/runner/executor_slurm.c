@@ -12,6 +12,8 @@
  *          [--reservation=<the pool's>] -w <bound nodes> -N <n>
  *          --ntasks-per-node=1 -c <cpu> --mem=<MiB> [--gres=tpu:4]
  *   with a batch script `srun --kill-on-bad-exit=1 flexq-slurm task TABLE`
+ *   (a gang of one pod: `flexq-slurm task TABLE` is the batch script: no
+ *   srun step, whose creation is one more round trip to slurmctld)
  *
  * Every Slurm command runs in the helper scripts/flexq-slurm (or
  * $FLEXQ_SLURM_HELPER), started as a child with one JSON request on stdin
@@ -19,9 +21,16 @@
  * that is down or slow (client commands then block for 10-20 s) never
  * blocks flexqd's loop. The helper's ops: submit, poll (squeue), cancel
  * (scancel, then squeue until the job is over: scancel's exit status says
- * nothing), adopt (every job whose comment starts with flexq:) and wait
- * (returns as soon as a live task writes its task.json or status.json, so
- * that its SIGCHLD brings the news without waiting for the next tick).
+ * nothing) and adopt (every job whose comment starts with flexq:).
+ *
+ * A task's start and end are events, not polls: an inotify watch on each
+ * running pod's directory (notify_fd, watched by the loop) reads task.json
+ * or status.json the moment the task renames it into place. squeue is
+ * asked once a second only about jobs older than a second with a pod that
+ * has not reported (what the files cannot say: a node lost, a cancel), and
+ * every five seconds about finished ones (to forget them); the one second
+ * tick re-reads the files of running gangs, for shared file systems whose
+ * writes from other hosts inotify does not see (NFS).
  *
  * The task side (`flexq-slurm task`, under slurmstepd on the node) makes
  * the task its pod: the pod's env with the rendezvous variables rewritten
@@ -42,7 +51,15 @@
  * A pod the core deleted or ended (evicted, RayJob done) while its task
  * runs cancels the whole job (a gang lives and dies as one), confirmed by
  * the job's state; a gang is forgotten once its job is over and every pod
- * object is gone or final.
+ * object is gone or final. A deleted pod's directory is removed once its
+ * job is over (no task can write there any more); the gang's table and
+ * Slurm's batch log live in its first pod's directory and go with it.
+ * After a restart, directories of pods that no longer exist are swept.
+ *
+ * A task killed by a signal while its job still runs is reported only
+ * once squeue gives the job's end state (or after KILLED_WAIT_MS): Slurm
+ * kills a gang's surviving tasks when a node dies, and NODE_FAIL, not the
+ * signal, is the reason (NodeLost, the workload evicted).
  *
  * Invariants:
  *   1. Nothing is submitted before adoption answered: after a restart,
@@ -58,14 +75,17 @@
  * whose nodes share a gang (several pods of one gang on one node run as
  * separate jobs), or stream logs from hosts without the shared directory.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
+#include "log.h"
 #include "providers/provider.h"
 #include "runner/executor.h"
 #include "runner/runner.h"
@@ -73,6 +93,8 @@
 #define SUBMIT_RETRY_MS  5000
 #define SUBMIT_GIVEUP_MS 60000
 #define POLL_MS          1000
+#define POLL_IDLE_MS     5000
+#define KILLED_WAIT_MS   30000
 #define SCAN_MS          10000
 #define MAX_GANG         1024
 
@@ -91,6 +113,11 @@ struct spod {
     bool final;   /* reported Succeeded / Failed (invariant 4) */
     bool ended;   /* the core deleted it or made it terminal */
     bool deleted;
+    int wd;       /* inotify watch on its directory, or -1 */
+    bool removed; /* its directory, once deleted and the job over */
+    /* its task reported death by a signal while the job still ran: the
+     * job's end state (NODE_FAIL?) decides the reason; since when */
+    int64_t killed_ms;
 };
 
 struct sgang {
@@ -107,6 +134,7 @@ struct sgang {
     bool child_cancel;
     int64_t first_try, next_try;
     int64_t submitted_ms;
+    int64_t launched_ms; /* the submit child started */
 };
 
 struct slurm {
@@ -117,11 +145,10 @@ struct slurm {
     size_t ng, capg;
     struct fq_provider_child *poll;
     int64_t poll_started; /* a job submitted later is not in its answer */
-    /* ends as soon as a live task writes task.json or status.json: its
-     * SIGCHLD makes the next poll read the files at once, not a tick
-     * later */
-    struct fq_provider_child *wait;
-    int64_t next_wait; /* after a wait that found its file at once */
+    /* inotify on the pod directories of running tasks: a task's
+     * task.json (started) or status.json (ended), renamed into place, is
+     * read the moment it lands; -1 without inotify (the tick reads them) */
+    int ifd;
     struct fq_provider_child *adopt;
     bool adopted;
     int64_t next_poll, next_scan, next_adopt;
@@ -167,10 +194,19 @@ static void pod_release(struct spod *p)
     free(p->node);
 }
 
-static void gang_release(struct sgang *g)
+static void unwatch(struct slurm *s, struct spod *p)
 {
-    for (size_t i = 0; i < g->npods; i++)
+    if (p->wd >= 0 && s->ifd >= 0)
+        inotify_rm_watch(s->ifd, p->wd);
+    p->wd = -1;
+}
+
+static void gang_release(struct slurm *s, struct sgang *g)
+{
+    for (size_t i = 0; i < g->npods; i++) {
+        unwatch(s, &g->pods[i]);
         pod_release(&g->pods[i]);
+    }
     free(g->pods);
     free(g->ns);
     free(g->id);
@@ -238,10 +274,12 @@ static void report(struct fq_executor *x, const char *ns, struct spod *p,
         err.msg[0])
         fprintf(stderr, "flexqd: slurm executor: pod %s/%s: %s\n", ns, p->name,
                 err.msg);
-    if (fin)
+    if (fin) {
         p->final = true;
-    else
+        unwatch(x->state, p);
+    } else
         p->running = true;
+    fq_log(FQ_LOG_INFO, "slurm pod", "pod=%s/%s phase=%s", ns, p->name, phase);
 }
 
 /* True if (kind, name) is an owner of pod, its owner, or theirs. */
@@ -401,7 +439,8 @@ static struct sgang *add_pod(struct slurm *s, const char *ns,
     FQ_GROW(g->pods, g->cap, g->npods + 1);
     g->pods[g->npods++] = (struct spod){.name = fq_xstrdup(name),
                                         .uid = fq_xstrdup(uid),
-                                        .node = fq_xstrdup(node)};
+                                        .node = fq_xstrdup(node),
+                                        .wd = -1};
     return g;
 }
 
@@ -482,13 +521,21 @@ static struct fq_value *submit_request(struct fq_executor *x,
                 fq_map_set(req, "volumesFrom", fq_value_clone(o->obj));
             }
         }
-        /* the Node object's labels say which partition / reservation */
+        /* the Node object's labels say which partition / reservation, its
+         * addresses (Slurm's NodeAddr, from the provider) where the gang
+         * meets: no scontrol call on the way to sbatch */
         const char *nn = fq_value_path_str(p, "spec.nodeName", "");
         const struct fq_object *no =
             fq_objstore_get(fq_engine_store(x->engine), FQ_KIND_NODE, "", nn);
-        if (no && !fq_map_get(nodes, nn))
-            fq_map_set(nodes, nn,
-                       fq_value_clone(fq_value_path(no->obj, "metadata")));
+        if (no && !fq_map_get(nodes, nn)) {
+            struct fq_value *md =
+                fq_value_clone(fq_value_path(no->obj, "metadata"));
+            const struct fq_value *ad =
+                fq_value_path(no->obj, "status.addresses");
+            if (md && md->type == FQ_V_MAP && ad)
+                fq_map_set(md, "addresses", fq_value_clone(ad));
+            fq_map_set(nodes, nn, md ? md : fq_value_map());
+        }
     }
     fq_map_set(req, "pods", pods);
     fq_map_set(req, "configMaps", cms);
@@ -530,6 +577,7 @@ static int slurm_launch(struct fq_executor *x, const struct fq_gang *gg,
     struct fq_value *req = submit_request(x, gg, g->next_try > 0);
     g->st = G_SUBMIT;
     g->child_cancel = false;
+    g->launched_ms = now_ms;
     int rc = start_child(s, req, &g->child, err);
     g->next_try = now_ms + SUBMIT_RETRY_MS;
     return rc;
@@ -612,6 +660,14 @@ static void reconcile(struct fq_executor *x, struct sgang *g, bool over,
         }
         fq_value_free(stv);
     }
+    /* Slurm itself says a node failed under the job: lost, even when the
+     * dead node's task had left a status (it cannot have ended well) */
+    bool nodefail =
+        over && g->jstate &&
+        (!strcmp(g->jstate, "NODE_FAIL") || !strcmp(g->jstate, "BOOT_FAIL"));
+    for (size_t i = 0; nodefail && !lost && i < g->npods; i++)
+        if (!g->pods[i].final && !g->pods[i].deleted && !g->pods[i].ended)
+            lost = true;
     if (lost) {
         char msg[256];
         snprintf(msg, sizeof(msg), "Slurm job %s: node %s was lost (%s)",
@@ -633,6 +689,19 @@ static void reconcile(struct fq_executor *x, struct sgang *g, bool over,
             const char *reason = fq_value_path_str(stv, "reason", "");
             const char *msg = fq_value_path_str(stv, "message", "");
             bool ok = !strcmp(ph, "Succeeded");
+            /* A task killed by a signal while its job still runs was most
+             * likely stopped by Slurm for the job's sake (a node died, the
+             * job was cancelled, a peer failed): its reason is the job's
+             * end state, which squeue tells within a second or two. Wait
+             * for it, but not forever (slurmctld may be away). */
+            if (!ok && code >= 128 && !over && g->st == G_RUN) {
+                if (!p->killed_ms)
+                    p->killed_ms = now_ms;
+                if (now_ms - p->killed_ms < KILLED_WAIT_MS) {
+                    fq_value_free(stv);
+                    continue;
+                }
+            }
             if (!ok && (lost || (g->jstate && !strcmp(g->jstate, "NODE_FAIL"))))
                 reason = "NodeLost"; /* killed because a peer node died */
             report(x, g->ns, p, ok ? "Succeeded" : "Failed", code,
@@ -661,6 +730,28 @@ static void reconcile(struct fq_executor *x, struct sgang *g, bool over,
     }
 }
 
+static double num(const struct fq_value *m, const char *k)
+{
+    const struct fq_value *n = fq_map_get(m, k);
+    return n && n->type == FQ_V_NUM ? n->u.num.d : 0;
+}
+
+/* g's job runs: watch its pods' directories for task.json and
+ * status.json, then read what may have landed before the watches. */
+static void watch_gang(struct fq_executor *x, struct sgang *g, int64_t now_ms)
+{
+    struct slurm *s = x->state;
+    for (size_t i = 0; s->ifd >= 0 && i < g->npods; i++) {
+        struct spod *p = &g->pods[i];
+        if (p->final || p->deleted || p->wd >= 0)
+            continue;
+        char *dir = fq_runner_pod_dir(x->data_dir, g->ns, p->name);
+        p->wd = inotify_add_watch(s->ifd, dir, IN_MOVED_TO | IN_CLOSE_WRITE);
+        free(dir);
+    }
+    reconcile(x, g, false, now_ms);
+}
+
 static void submit_answer(struct fq_executor *x, struct sgang *g,
                           struct fq_value *resp, int rc,
                           const struct fq_err *err, int64_t now_ms)
@@ -671,8 +762,15 @@ static void submit_answer(struct fq_executor *x, struct sgang *g,
         g->jobid = fq_xstrdup(id);
         g->st = G_RUN;
         g->submitted_ms = now_ms;
-        fprintf(stderr, "flexqd: slurm executor: gang %s/%s is job %s\n", g->ns,
-                g->id, id);
+        /* where the submit's time went: the helper's start, sbatch's
+         * start and end (wall clock, s), as bench/slurm_executor reads */
+        const struct fq_value *t = fq_map_get(resp, "timing");
+        fq_log(FQ_LOG_INFO, "slurm gang submitted",
+               "gang=%s/%s job=%s launch_ms=%lld helper_start=%.3f "
+               "sbatch_start=%.3f sbatch_end=%.3f",
+               g->ns, g->id, id, (long long)g->launched_ms, num(t, "start"),
+               num(t, "sbatch"), num(t, "done"));
+        watch_gang(x, g, now_ms);
         return;
     }
     const char *msg = rc ? err->msg : "helper answered no job id";
@@ -770,6 +868,7 @@ static void adopt_answer(struct fq_executor *x, struct fq_value *resp,
         free(pods);
         if (g) {
             g->st = G_RUN;
+            watch_gang(x, g, now_ms);
             adopted++;
         } else /* no pod of ours any more: nobody wants it */
             fprintf(stderr, "flexqd: slurm executor: job %s has no pods here\n",
@@ -778,10 +877,14 @@ static void adopt_answer(struct fq_executor *x, struct fq_value *resp,
     if (adopted)
         fprintf(stderr, "flexqd: slurm executor: adopted %zu job(s)\n",
                 adopted);
-    (void)now_ms;
 }
 
 /* --- the loop's side ------------------------------------------------------- */
+
+static bool in_gang(void *ctx, const char *ns, const char *name)
+{
+    return gang_of_pod(ctx, ns, name, NULL) != NULL;
+}
 
 /* Every bound, non-terminal pod the store holds (start-up, safety net). */
 static void scan(struct fq_executor *x, int64_t now_ms)
@@ -803,7 +906,8 @@ static void scan(struct fq_executor *x, int64_t now_ms)
             .name = (char *)name,
             .uid = (char *)fq_value_path_str(o, "metadata.uid", ""),
             .node = (char *)fq_value_path_str(o, "spec.nodeName", ""),
-            .running = !strcmp(ph, "Running")};
+            .running = !strcmp(ph, "Running"),
+            .wd = -1};
         struct fq_value *tj = pod_file(x, pods[i]->ns, &one, "task.json");
         if (one.running || tj) {
             /* it ran before a restart and no live job has it (adoption
@@ -839,10 +943,22 @@ static void slurm_on_change(struct fq_executor *x, const struct fq_change *c,
         strcmp(fq_value_path_str(c->obj, "metadata.uid", ""), p->uid))
         gone = true; /* an older pod of the same name */
     if (gone) {
-        if (!g)
+        if (!g) {
+            /* no task of ours can still write there */
+            if (c->type == FQ_CHANGE_DELETED)
+                fq_runner_remove_pod_dir(x->data_dir, c->ns, c->name);
             return;
-        if (c->type == FQ_CHANGE_DELETED)
+        }
+        if (c->type == FQ_CHANGE_DELETED) {
             p->deleted = true;
+            unwatch(s, p);
+            /* now if its job is over or was never submitted, else once
+             * it is (forget_done): the task may still write its files */
+            if (g->st == G_OVER || (g->st == G_WAIT && !g->child)) {
+                fq_runner_remove_pod_dir(x->data_dir, c->ns, c->name);
+                p->removed = true;
+            }
+        }
         if (!p->final) {
             p->ended = true;
             p->final = true;
@@ -860,15 +976,28 @@ static void slurm_on_change(struct fq_executor *x, const struct fq_change *c,
         launch_gang(x, g, now_ms);
 }
 
-static void forget_done(struct slurm *s)
+/* The directories of g's deleted pods: its job is over. */
+static void remove_deleted(struct fq_executor *x, struct sgang *g)
 {
+    for (size_t k = 0; k < g->npods; k++)
+        if (g->pods[k].deleted && !g->pods[k].removed) {
+            fq_runner_remove_pod_dir(x->data_dir, g->ns, g->pods[k].name);
+            g->pods[k].removed = true;
+        }
+}
+
+static void forget_done(struct fq_executor *x)
+{
+    struct slurm *s = x->state;
     for (size_t i = 0; i < s->ng;) {
         struct sgang *g = &s->g[i];
         bool all = true;
         for (size_t k = 0; k < g->npods; k++)
             all &= g->pods[k].final || g->pods[k].deleted;
+        if (g->st == G_OVER && !g->child)
+            remove_deleted(x, g);
         if (g->st == G_OVER && !g->child && all) {
-            gang_release(g);
+            gang_release(s, g);
             s->g[i] = s->g[--s->ng];
             continue;
         }
@@ -877,7 +1006,8 @@ static void forget_done(struct slurm *s)
             for (size_t k = 0; k < g->npods; k++)
                 dead &= g->pods[k].deleted || g->pods[k].ended;
             if (dead) {
-                gang_release(g);
+                remove_deleted(x, g);
+                gang_release(s, g);
                 s->g[i] = s->g[--s->ng];
                 continue;
             }
@@ -904,6 +1034,10 @@ static void slurm_poll(struct fq_executor *x, int64_t now_ms)
                 adopt_answer(x, resp, now_ms);
                 s->adopted = true;
                 scan(x, now_ms);
+                /* directories of pods deleted while flexqd was away (no
+                 * live job writes there: adoption answered) */
+                fq_runner_sweep_pod_dirs(
+                    x->data_dir, fq_engine_store(x->engine), in_gang, s);
             } else {
                 fprintf(stderr, "flexqd: slurm executor: adopt: %s\n", err.msg);
                 s->next_adopt = now_ms + SUBMIT_RETRY_MS;
@@ -979,41 +1113,20 @@ static void slurm_poll(struct fq_executor *x, int64_t now_ms)
                         err.msg);
         }
         if (g->st == G_RUN) {
+            /* the safety net for a shared file system whose writes from
+             * other hosts inotify does not see */
             reconcile(x, g, false, now_ms);
-            live = true;
+            /* squeue only tells what the tasks' files do not: a job that
+             * ended without them (node lost, cancelled). A task that
+             * ends within POLL_MS costs no squeue; a gang whose pods all
+             * reported needs its end only to be forgotten. */
+            bool open = false;
+            for (size_t k = 0; k < g->npods; k++)
+                open |= !g->pods[k].final && !g->pods[k].deleted;
+            if (now_ms - g->submitted_ms >= POLL_MS &&
+                (open || now_ms - g->submitted_ms >= POLL_IDLE_MS))
+                live = true;
         }
-    }
-    if (s->wait && fq_provider_child_poll(s->wait, 0, &resp, &rc, &err)) {
-        fq_provider_child_free(s->wait);
-        s->wait = NULL;
-        if (rc != 0 || fq_value_path_bool(resp, "immediate", false))
-            s->next_wait = now_ms + POLL_MS; /* no news: the tick will do */
-        fq_value_free(resp);
-        resp = NULL;
-        for (size_t i = 0; i < s->ng; i++)
-            if (s->g[i].st == G_RUN)
-                reconcile(x, &s->g[i], false, now_ms);
-    }
-    if (live && !s->wait && now_ms >= s->next_wait) {
-        struct fq_value *req = fq_value_map();
-        fq_map_set(req, "op", fq_value_str("wait"));
-        struct fq_value *files = fq_value_seq();
-        for (size_t i = 0; i < s->ng; i++) {
-            struct sgang *g = &s->g[i];
-            for (size_t k = 0; g->st == G_RUN && k < g->npods; k++) {
-                struct spod *p = &g->pods[k];
-                if (p->final || p->deleted)
-                    continue;
-                char *dir = fq_runner_pod_dir(x->data_dir, g->ns, p->name);
-                fq_seq_push(files, fq_value_strf("%s/%s", dir,
-                                                 p->running ? "status.json" :
-                                                              "task.json"));
-                free(dir);
-            }
-        }
-        fq_map_set(req, "files", files);
-        if (start_child(s, req, &s->wait, &err) != 0)
-            fprintf(stderr, "flexqd: slurm executor: wait: %s\n", err.msg);
     }
     if (live && !s->poll && now_ms >= s->next_poll) {
         struct fq_value *req = fq_value_map();
@@ -1028,7 +1141,41 @@ static void slurm_poll(struct fq_executor *x, int64_t now_ms)
         s->poll_started = now_ms;
         s->next_poll = now_ms + POLL_MS;
     }
-    forget_done(s);
+    forget_done(x);
+}
+
+/* A task wrote task.json or status.json: read its gang's files now. */
+static void slurm_on_notify(struct fq_executor *x, int64_t now_ms)
+{
+    struct slurm *s = x->state;
+    _Alignas(struct inotify_event) char buf[8192];
+    for (;;) {
+        ssize_t n = read(s->ifd, buf, sizeof(buf));
+        if (n <= 0)
+            break;
+        for (char *q = buf; q < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)q;
+            q += sizeof(*ev) + ev->len;
+            if (ev->mask & (IN_IGNORED | IN_Q_OVERFLOW)) {
+                if (ev->mask & IN_Q_OVERFLOW) /* lost some: read all */
+                    for (size_t i = 0; i < s->ng; i++)
+                        if (s->g[i].st == G_RUN)
+                            reconcile(x, &s->g[i], false, now_ms);
+                continue;
+            }
+            if (!ev->len || (strcmp(ev->name, "task.json") &&
+                             strcmp(ev->name, "status.json")))
+                continue;
+            for (size_t i = 0; i < s->ng; i++) {
+                struct sgang *g = &s->g[i];
+                bool mine = false;
+                for (size_t k = 0; k < g->npods; k++)
+                    mine |= g->pods[k].wd == ev->wd;
+                if (mine && g->st == G_RUN)
+                    reconcile(x, g, false, now_ms);
+            }
+        }
+    }
 }
 
 /* --- life cycle -------------------------------------------------------------- */
@@ -1045,6 +1192,13 @@ static int slurm_start(struct fq_executor *x, struct fq_err *err)
     long ts = t && *t ? strtol(t, NULL, 10) : 30;
     s->timeout_ms = (ts > 0 && ts < 3600 ? ts : 30) * 1000;
     x->state = s;
+    s->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    x->notify_fd = s->ifd;
+    if (s->ifd < 0)
+        fprintf(stderr,
+                "flexqd: slurm executor: inotify: %s; task files "
+                "are read once a second\n",
+                strerror(errno));
     if (access(s->helper, X_OK) != 0)
         return fq_err_set(err, FQ_EINVAL,
                           "slurm executor: helper %s cannot be executed "
@@ -1094,11 +1248,12 @@ static void slurm_stop(struct fq_executor *x)
         return;
     /* Jobs keep running: a restarted flexqd adopts them. */
     for (size_t i = 0; i < s->ng; i++)
-        gang_release(&s->g[i]);
+        gang_release(s, &s->g[i]);
     free(s->g);
     fq_provider_child_free(s->poll);
-    fq_provider_child_free(s->wait);
     fq_provider_child_free(s->adopt);
+    if (s->ifd >= 0)
+        close(s->ifd);
     free(s->helper);
     free(s->python_path);
     free(s);
@@ -1113,6 +1268,7 @@ const struct fq_executor_ops fq_executor_slurm_ops = {
     .on_change = slurm_on_change,
     .poll = slurm_poll,
     .on_sigchld = slurm_poll,
+    .on_notify = slurm_on_notify,
     .adopt = slurm_adopt,
     .busy = slurm_busy,
     .pod_live = slurm_pod_live,

@@ -166,7 +166,24 @@ struct fq_runtime *fq_runtime_attach(struct fq_daemon *d, struct fq_err *err);
 /* Stops every pod, ends log streams, frees. */
 void fq_runtime_detach(struct fq_runtime *rt);
 
+struct fq_objstore;
+
 /* The pod's directory, "<data_dir>/pods/<ns>/<name>" (returns owned). */
 char *fq_runner_pod_dir(const char *data_dir, const char *ns, const char *name);
+
+/* Removes the pod's directory with its log, files and volumes (never
+ * following links out of it); nothing for a name that is not one path
+ * element. A deleted pod's files go with it, as the kubelet's do. */
+void fq_runner_remove_pod_dir(const char *data_dir, const char *ns,
+                              const char *name);
+
+/*
+ * Removes every pod directory under <data_dir>/pods whose Pod is not in
+ * `st` (borrowed) and for which live(ctx, ns, name) is false (live may be
+ * NULL): the pods deleted while flexqd was not running. Returns how many.
+ */
+size_t fq_runner_sweep_pod_dirs(
+    const char *data_dir, const struct fq_objstore *st,
+    bool (*live)(void *ctx, const char *ns, const char *name), void *ctx);
 
 #endif

@@ -5,7 +5,8 @@
  * How it works:
  *   - SIGCHLD (delivered in the loop by fq_daemon_add_signal) reaps pod
  *     processes; their reports change the store, so the loop is woken to
- *     settle and commit them.
+ *     settle and commit them. An executor's notify_fd (the slurm one's
+ *     inotify) is watched the same way (fq_daemon_add_fd).
  *   - Every committed change goes to fq_runner_on_change: a Pod that got
  *     bound starts, a deleted one is stopped.
  *   - A one-second tick (a loop timer, fq_daemon_add_timer, armed only
@@ -292,6 +293,15 @@ static void on_tick(struct fq_daemon *d, void *ctx)
     fq_daemon_wake(d);
 }
 
+static void on_notify(struct fq_daemon *d, void *ctx)
+{
+    struct fq_runtime *rt = ctx;
+    rt->x.ops->on_notify(&rt->x, fq_daemon_now(d));
+    pump(rt);
+    arm(rt);
+    fq_daemon_wake(d);
+}
+
 static void on_changes(struct fq_daemon *d, const struct fq_change *c, size_t n,
                        void *ctx)
 {
@@ -351,7 +361,8 @@ struct fq_runtime *fq_runtime_attach(struct fq_daemon *d, struct fq_err *err)
     rt->x = (struct fq_executor){.ops = xops,
                                  .engine = d->engine,
                                  .data_dir = d->opts.data_dir,
-                                 .runner = r};
+                                 .runner = r,
+                                 .notify_fd = -1};
     if (xops->start(&rt->x, err) != 0) {
         xops->stop(&rt->x);
         free(rt);
@@ -368,6 +379,9 @@ struct fq_runtime *fq_runtime_attach(struct fq_daemon *d, struct fq_err *err)
         }
     }
     fq_daemon_add_signal(d, SIGCHLD, on_sigchld, rt);
+    if (rt->x.notify_fd >= 0 && xops->on_notify &&
+        fq_daemon_add_fd(d, rt->x.notify_fd, on_notify, rt) != 0)
+        fq_log(FQ_LOG_WARN, "executor notifications off", NULL);
     rt->tick = fq_daemon_add_timer(d, on_tick, rt);
     fq_daemon_add_change_listener(d, on_changes, rt);
     fq_api_add_subresource(d->api, "log", on_log, rt);

@@ -292,14 +292,58 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
     return 0;
 }
 
+static bool one_element(const char *s)
+{
+    return s && *s && !strchr(s, '/') && strcmp(s, "..") && strcmp(s, ".");
+}
+
+void fq_runner_remove_pod_dir(const char *data_dir, const char *ns,
+                              const char *name)
+{
+    if (!one_element(name) || (ns && *ns && !one_element(ns)))
+        return;
+    char *dir = fq_runner_pod_dir(data_dir, ns, name);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
 /* Removes <data>/pods/<ns>/<name> (never following links out of it). */
 void rn_remove_pod_dir(const struct fq_runner *r, const char *ns,
                        const char *name)
 {
-    if (!name || !*name || strchr(name, '/') || !strcmp(name, "..") ||
-        (ns && (strchr(ns, '/') || !strcmp(ns, ".."))))
-        return;
-    char *dir = fq_runner_pod_dir(r->data_dir, ns, name);
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(dir);
+    fq_runner_remove_pod_dir(r->data_dir, ns, name);
+}
+
+size_t fq_runner_sweep_pod_dirs(
+    const char *data_dir, const struct fq_objstore *st,
+    bool (*live)(void *ctx, const char *ns, const char *name), void *ctx)
+{
+    char *root = fq_xasprintf("%s/pods", data_dir);
+    DIR *d = opendir(root);
+    size_t removed = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (!one_element(de->d_name))
+            continue;
+        /* "_" holds the pods of the empty namespace (fq_runner_pod_dir) */
+        const char *ns = strcmp(de->d_name, "_") ? de->d_name : "";
+        char *nsdir = fq_xasprintf("%s/%s", root, de->d_name);
+        DIR *nd = opendir(nsdir);
+        struct dirent *pe;
+        while (nd && (pe = readdir(nd))) {
+            if (!one_element(pe->d_name) ||
+                fq_objstore_get(st, FQ_KIND_POD, ns, pe->d_name) ||
+                (live && live(ctx, ns, pe->d_name)))
+                continue;
+            fq_runner_remove_pod_dir(data_dir, ns, pe->d_name);
+            removed++;
+        }
+        if (nd)
+            closedir(nd);
+        free(nsdir);
+    }
+    if (d)
+        closedir(d);
+    free(root);
+    return removed;
 }

@@ -9,10 +9,12 @@
 #                                         starts only when Slurm powers the
 #                                         node up (ResumeProgram) and stops
 #                                         when it powers it down
+#   partition batch-a         c2          16 cpus, a partition whose name is
+#   partition batch-b         c3          not a pool's (--slurm-partition)
 #
 # Every node is a slurmd on 127.0.0.1 with its own port (several slurmd on
 # one host cannot share one). Knobs: RUN (state dir, required), CTLD_PORT,
-# PBASE (10 ports from here), SLURMD_TIMEOUT, SUSPEND_TIME.
+# PBASE (11 ports from here), SLURMD_TIMEOUT, SUSPEND_TIME.
 # After start: export SLURM_CONF=$RUN/etc/slurm.conf.
 set -euo pipefail
 RUN=${RUN:?RUN must name the cluster directory}
@@ -41,7 +43,8 @@ ctld_start() {
   return 1
 }
 
-port() { case $1 in c1) echo $PBASE;; t*) echo $((PBASE + ${1#t}));;
+port() { case $1 in c1) echo $PBASE;; c2) echo $((PBASE + 9));;
+         c3) echo $((PBASE + 10));; t*) echo $((PBASE + ${1#t}));;
          d*) echo $((PBASE + 4 + ${1#d}));; esac; }
 
 start() {
@@ -122,28 +125,31 @@ ResumeProgram=$RUN/bin/resume.sh
 SuspendTime=${SUSPEND_TIME:-600}
 SuspendTimeout=10
 ResumeTimeout=30
-SuspendExcNodes=c1,t[1-4]
+SuspendExcNodes=c[1-3],t[1-4]
 TreeWidth=65533
 PrivateData=cloud
 C
   echo "NodeName=c1 NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$(port c1) CPUs=16 RealMemory=32768 Features=default-pool State=UNKNOWN"
+  for n in c2 c3; do echo "NodeName=$n NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$(port $n) CPUs=16 RealMemory=32768 State=UNKNOWN"; done
   for i in 1 2 3 4; do echo "NodeName=t$i NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$(port t$i) CPUs=16 RealMemory=32768 Gres=tpu:4 Features=on-demand-pool,tpu-v6e-slice,4x4 State=UNKNOWN"; done
   for i in 1 2 3 4; do echo "NodeName=d$i NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$(port d$i) CPUs=16 RealMemory=32768 Gres=tpu:4 Features=dws-pool,tpu-v6e-slice,4x4 State=CLOUD"; done
   echo "PartitionName=default-pool Nodes=c1 Default=YES MaxTime=INFINITE State=UP"
   echo "PartitionName=on-demand-pool Nodes=t[1-4] MaxTime=INFINITE State=UP"
   echo "PartitionName=dws-pool Nodes=d[1-4] MaxTime=INFINITE State=UP"
+  echo "PartitionName=batch-a Nodes=c2 MaxTime=INFINITE State=UP"
+  echo "PartitionName=batch-b Nodes=c3 MaxTime=INFINITE State=UP"
   } >"$SLURM_CONF"
   echo "NodeName=t[1-4],d[1-4] Name=tpu Count=4" >"$RUN/etc/gres.conf"
   printf 'CgroupPlugin=autodetect\nIgnoreSystemd=yes\n' >"$RUN/etc/cgroup.conf"
   ulimit -n 65536 2>/dev/null || true
   ctld_start -c
-  for n in c1 t1 t2 t3 t4; do
+  for n in c1 c2 c3 t1 t2 t3 t4; do
     mkdir -p "$RUN/spool/$n"
     setsid slurmd -D -f "$SLURM_CONF" -N "$n" >"$RUN/log/slurmd-$n.stdout" 2>&1 </dev/null &
     echo $! >"$RUN/pids/slurmd-$n.D.pid"
   done
   for _ in $(seq 400); do
-    [ "$(sinfo -h -N -t idle -n 'c1,t[1-4]' -o %N 2>/dev/null | sort -u | wc -l)" -ge 5 ] && return 0
+    [ "$(sinfo -h -N -t idle -n 'c[1-3],t[1-4]' -o %N 2>/dev/null | sort -u | wc -l)" -ge 7 ] && return 0
     sleep 0.05
   done
   echo "nodes did not come up:" >&2; sinfo -N >&2; return 1
