@@ -1,7 +1,7 @@
 /*
  * kpb.h - reads Kubernetes protobuf bodies ("k8s\0" + runtime.Unknown)
  * of the core kinds kubectl sends that way (ConfigMap, Namespace,
- * Secret, Service) into the tree a JSON body would give.
+ * Secret, Pod, Service, batch/v1 Job) into the tree a JSON body would give.
  */
 #ifndef FLEXQ_KPB_H
 #define FLEXQ_KPB_H

@@ -1,8 +1,9 @@
 """The real kubectl against flexqd, for every kubectl of the Cloud SDK
 (kubectl and kubectl.1.27 ... kubectl.1.33 beside gcloud, or on PATH):
 version and discovery, namespaces, plain `apply -f` and `create -f` with
-client-side validation on (OpenAPI), `create configmap --from-file`
-(protobuf bodies from 1.32), server-side Tables (columns, -o wide,
+client-side validation on (OpenAPI), `create configmap --from-file`,
+`run --restart=Never` and `create job` (protobuf bodies from 1.32),
+`create deployment` answered 404 (not served), server-side Tables (columns, -o wide,
 get -w), the three patch types, --dry-run=server and diff writing
 nothing, explain, get all, NotFound naming the group, and `logs job/NAME`
 picking the job's own pod. Each check reads the store back over HTTP.
@@ -127,6 +128,39 @@ def one_version(kbin):
     check(rc == 0 and stored.get("data") == {
         "train.py": open(script).read(), "k": "v"},
         tag + "create configmap --from-file: %s %s %s" % (out, err, stored))
+
+    # run (a Pod) and create job (protobuf bodies from 1.32)
+    rc, out, err = run(kbin, "run", "runner", "--image=busybox",
+                       "--restart=Never", "--labels=app=r,tier=t",
+                       "--env=GREETING=hi", "--port=8080", "--command", "--",
+                       "sh", "-c", "echo run", ns=ns)
+    pod = get("/api/v1/namespaces/%s/pods/runner" % ns) or {}
+    ctr = (pod.get("spec", {}).get("containers") or [{}])[0]
+    check(rc == 0 and pod.get("metadata", {}).get("labels") ==
+          {"app": "r", "tier": "t"} and ctr.get("image") == "busybox" and
+          ctr.get("command") == ["sh", "-c", "echo run"] and
+          ctr.get("env") == [{"name": "GREETING", "value": "hi"}] and
+          ctr.get("ports") == [{"containerPort": 8080}] and
+          pod["spec"].get("restartPolicy") == "Never",
+          tag + "run --restart=Never stores the pod: %s %s %s" %
+          (out, err, pod.get("spec")))
+    rc, out, err = run(kbin, "create", "job", "once", "--image=busybox",
+                       "--", "sh", "-c", "echo once", ns=ns)
+    job = get("/apis/batch/v1/namespaces/%s/jobs/once" % ns) or {}
+    tspec = job.get("spec", {}).get("template", {}).get("spec", {})
+    ctr = (tspec.get("containers") or [{}])[0]
+    check(rc == 0 and ctr.get("name") == "once" and
+          ctr.get("image") == "busybox" and
+          ctr.get("command") == ["sh", "-c", "echo once"] and
+          tspec.get("restartPolicy") == "Never" and
+          "batch.kubernetes.io/controller-uid" in job["spec"].get(
+              "selector", {}).get("matchLabels", {}),
+          tag + "create job stores the job: %s %s %s" % (out, err, job))
+    # a kind flexq does not serve: a clear NotFound, nothing stored
+    rc, out, err = run(kbin, "create", "deployment", "web",
+                       "--image=busybox", ns=ns)
+    check(rc != 0 and "could not find the requested resource" in err,
+          tag + "create deployment is a clear 404: %s %s" % (out, err))
 
     # server-side Tables
     rc, out, err = run(kbin, "get", "configmaps", ns=ns)

@@ -4,7 +4,8 @@
  *
  * Any input may be refused, but never crash, leak, hang or read out of
  * bounds. An accepted body must give a mapping with apiVersion and kind
- * that encodes to JSON which parses back to an equal tree. Inputs are
+ * that encodes to JSON which parses back to an equal tree, and that the
+ * kind's validator (the API's next step) reads without crashing. Inputs are
  * tried as given and with the "k8s\0" magic put in front, so the fuzzer
  * need not find the magic to reach the messages.
  */
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "flexq/kpb.h"
+#include "flexq/objects.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,6 +43,10 @@ static void one(const uint8_t *data, size_t size)
     }
     fq_value_free(back);
     free(text);
+    struct fq_errlist errs;
+    fq_errlist_init(&errs);
+    fq_object_validate(v, NULL, &errs);
+    fq_errlist_release(&errs);
     fq_value_free(v);
 }
 

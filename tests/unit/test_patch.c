@@ -300,11 +300,207 @@ static void test_kpb(void **state)
             assert_null(v);
     }
     /* a kind it does not read: FQ_EUNSUPPORTED (the API answers 415) */
-    t = put_str(tm, 1, "v1");
-    t += put_str(tm + t, 2, "Pod");
+    t = put_str(tm, 1, "apps/v1");
+    t += put_str(tm + t, 2, "Deployment");
     b = 4 + put_bytes(body + 4, 1, tm, t);
     assert_int_equal(fq_kpb_decode(body, b, &v, &err), FQ_EUNSUPPORTED);
     assert_int_equal(fq_kpb_decode("{}", 2, &v, &err), FQ_EPARSE);
+}
+
+static size_t put_int(unsigned char *p, unsigned f, uint64_t v)
+{
+    size_t n = put_varint(p, (uint64_t)f << 3);
+    return n + put_varint(p + n, v);
+}
+
+/* body = "k8s\0" + Unknown{typeMeta{av, kind}, raw}; returns its size */
+static size_t envelope(unsigned char *body, const char *av, const char *kind,
+                       const unsigned char *raw, size_t r)
+{
+    unsigned char tm[64];
+    size_t t = put_str(tm, 1, av);
+    t += put_str(tm + t, 2, kind);
+    memcpy(body, "k8s", 4);
+    size_t b = 4 + put_bytes(body + 4, 1, tm, t);
+    return b + put_bytes(body + b, 2, raw, r);
+}
+
+/* A Job as `kubectl create job` and a typical client send it: pointer
+ * fields set to zero kept, non-pointer zeros absent, inlined structs,
+ * quantities, maps, unknown fields skipped. */
+static void test_kpb_job(void **state)
+{
+    (void)state;
+    unsigned char x[256], env[256], ctr[1024], vol[128], spec[2048], tmpl[2048],
+        js[4096], raw[4096], body[4200], meta[256];
+    /* env {name: CM, valueFrom {configMapKeyRef {name: cfg, key: k}}} */
+    size_t n = put_str(x, 1, "cfg"); /* LocalObjectReference */
+    unsigned char sel[128], src[128];
+    size_t s = put_bytes(sel, 1, x, n);
+    s += put_str(sel + s, 2, "k");
+    size_t sr = put_bytes(src, 3, sel, s);
+    size_t e = put_str(env, 1, "CM");
+    e += put_bytes(env + e, 3, src, sr);
+    /* container */
+    size_t c = put_str(ctr, 1, "main");
+    c += put_str(ctr + c, 2, "busybox");
+    c += put_str(ctr + c, 3, "sh");
+    c += put_str(ctr + c, 3, "-c");
+    c += put_str(ctr + c, 4, "echo hi");
+    c += put_bytes(ctr + c, 7, env, e);
+    unsigned char q[32], ent[64], res[128];
+    size_t qn = put_str(q, 1, "500m");
+    size_t en = put_str(ent, 1, "cpu");
+    en += put_bytes(ent + en, 2, q, qn);
+    size_t rn = put_bytes(res, 2, ent, en); /* requests */
+    c += put_bytes(ctr + c, 8, res, rn);
+    c += put_int(ctr + c, 16, 0);         /* stdin false: absent */
+    c += put_str(ctr + c, 999, "future"); /* unknown: skipped */
+    c += put_str(ctr + c, 13, "");        /* empty string: absent */
+    /* volume {name: script, configMap {name: cfg}} */
+    unsigned char cmv[64], vs[64];
+    size_t cv = put_bytes(cmv, 1, x, n);
+    size_t vn = put_str(vol, 1, "script");
+    size_t vsn = put_bytes(vs, 19, cmv, cv);
+    unsigned char ed[8];
+    vsn += put_bytes(vs + vsn, 2, ed, 0); /* emptyDir: {} */
+    vn += put_bytes(vol + vn, 2, vs, vsn);
+    size_t p = put_bytes(spec, 1, vol, vn);
+    p += put_bytes(spec + p, 2, ctr, c);
+    p += put_str(spec + p, 3, "Never");
+    unsigned char ns[64];
+    size_t nsn = put_str(ns, 1, "pool");
+    nsn += put_str(ns + nsn, 2, "a");
+    p += put_bytes(spec + p, 7, ns, nsn);
+    size_t tn = put_bytes(tmpl, 2, spec, p);
+    size_t j = put_int(js, 1, 1);
+    j += put_int(js + j, 7, 0);  /* backoffLimit 0: kept */
+    j += put_int(js + j, 10, 0); /* suspend false: kept */
+    j += put_bytes(js + j, 6, tmpl, tn);
+    j += put_int(js + j, 3, (uint64_t)-5); /* negative int64 */
+    size_t m = put_str(meta, 1, "pi");
+    unsigned char lab[64];
+    size_t ln = put_str(lab, 1, "kueue.x-k8s.io/queue-name");
+    ln += put_str(lab + ln, 2, "lq");
+    m += put_bytes(meta + m, 11, lab, ln);
+    unsigned char own[128];
+    size_t on = put_str(own, 5, "ray.io/v1");
+    on += put_str(own + on, 1, "RayJob");
+    on += put_str(own + on, 3, "rj");
+    on += put_str(own + on, 4, "u-1");
+    on += put_int(own + on, 6, 1);
+    m += put_bytes(meta + m, 13, own, on);
+    size_t r = put_bytes(raw, 1, meta, m);
+    r += put_bytes(raw + r, 2, js, j);
+    r += put_bytes(raw + r, 3, x, 0); /* status: {} */
+    size_t b = envelope(body, "batch/v1", "Job", raw, r);
+    struct fq_value *v = NULL;
+    struct fq_err err = {0};
+    assert_int_equal(fq_kpb_decode(body, b, &v, &err), 0);
+    struct fq_value *want =
+        J("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{"
+          "\"name\":\"pi\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"},"
+          "\"ownerReferences\":[{\"apiVersion\":\"ray.io/v1\",\"kind\":"
+          "\"RayJob\",\"name\":\"rj\",\"uid\":\"u-1\",\"controller\":true}]},"
+          "\"spec\":{\"parallelism\":1,\"backoffLimit\":0,\"suspend\":false,"
+          "\"activeDeadlineSeconds\":-5,\"template\":{\"spec\":{"
+          "\"volumes\":[{\"name\":\"script\",\"configMap\":{\"name\":\"cfg\"},"
+          "\"emptyDir\":{}}],\"containers\":[{\"name\":\"main\",\"image\":"
+          "\"busybox\",\"command\":[\"sh\",\"-c\"],\"args\":[\"echo hi\"],"
+          "\"env\":[{\"name\":\"CM\",\"valueFrom\":{\"configMapKeyRef\":{"
+          "\"name\":\"cfg\",\"key\":\"k\"}}}],\"resources\":{\"requests\":{"
+          "\"cpu\":\"500m\"}}}],\"restartPolicy\":\"Never\",\"nodeSelector\":{"
+          "\"pool\":\"a\"}}}},\"status\":{}}");
+    if (!fq_value_equal(v, want)) {
+        char *got = fq_json_dumps(v, 0);
+        fprintf(stderr, "got %s\n", got);
+        free(got);
+    }
+    assert_true(fq_value_equal(v, want));
+    fq_value_free(v);
+    fq_value_free(want);
+    for (size_t cut = 0; cut < b; cut++) {
+        v = NULL;
+        int rc = fq_kpb_decode(body, cut, &v, &err);
+        if (rc == 0)
+            fq_value_free(v);
+        else
+            assert_null(v);
+    }
+    /* a Pod with a packed repeated int64 and a bad string */
+    unsigned char psc[32], pk[8] = {1, 2, 0x80, 0x01};
+    size_t pn = put_bytes(psc, 4, pk, 4);
+    p = put_bytes(spec, 14, psc, pn);
+    r = put_bytes(raw, 2, spec, p);
+    b = envelope(body, "v1", "Pod", raw, r);
+    assert_int_equal(fq_kpb_decode(body, b, &v, &err), 0);
+    want = J("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{"
+             "\"securityContext\":{\"supplementalGroups\":[1,2,128]}}}");
+    assert_true(fq_value_equal(v, want));
+    fq_value_free(v);
+    fq_value_free(want);
+    /* probes: the inlined handler, IntOrString ports (int and string) */
+    unsigned char ios[16], hg[64], ph[64], pr[96], tcp[32], c2[256];
+    size_t in = put_int(ios, 2, 8080);
+    size_t hn = put_str(hg, 1, "/healthz");
+    hn += put_bytes(hg + hn, 2, ios, in);
+    size_t phn = put_bytes(ph, 2, hg, hn);
+    size_t prn = put_bytes(pr, 1, ph, phn);
+    prn += put_int(pr + prn, 4, 10);
+    size_t c2n = put_str(c2, 1, "web");
+    c2n += put_bytes(c2 + c2n, 10, pr, prn);
+    in = put_int(ios, 1, 1);
+    in += put_str(ios + in, 3, "http");
+    size_t tn2 = put_bytes(tcp, 1, ios, in);
+    phn = put_bytes(ph, 3, tcp, tn2);
+    prn = put_bytes(pr, 1, ph, phn);
+    c2n += put_bytes(c2 + c2n, 11, pr, prn);
+    p = put_bytes(spec, 2, c2, c2n);
+    r = put_bytes(raw, 2, spec, p);
+    b = envelope(body, "v1", "Pod", raw, r);
+    assert_int_equal(fq_kpb_decode(body, b, &v, &err), 0);
+    want = J("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{"
+             "\"containers\":[{\"name\":\"web\",\"livenessProbe\":{"
+             "\"httpGet\":{\"path\":\"/healthz\",\"port\":8080},"
+             "\"periodSeconds\":10},\"readinessProbe\":{\"tcpSocket\":{"
+             "\"port\":\"http\"}}}]}}");
+    assert_true(fq_value_equal(v, want));
+    fq_value_free(v);
+    fq_value_free(want);
+    /* a Service: targetPort 0 absent (the server defaults it), a named one
+     * kept, the selector map */
+    unsigned char sp1[64], sp2[64], svc[256], tp[32], ssel[32];
+    size_t tpn = put_int(tp, 1, 0);
+    size_t s1 = put_str(sp1, 1, "a");
+    s1 += put_int(sp1 + s1, 3, 80);
+    s1 += put_bytes(sp1 + s1, 4, tp, tpn);
+    tpn = put_int(tp, 1, 1);
+    tpn += put_str(tp + tpn, 3, "http");
+    size_t s2 = put_str(sp2, 1, "b");
+    s2 += put_int(sp2 + s2, 3, 81);
+    s2 += put_bytes(sp2 + s2, 4, tp, tpn);
+    size_t sn = put_bytes(svc, 1, sp1, s1);
+    sn += put_bytes(svc + sn, 1, sp2, s2);
+    size_t seln = put_str(ssel, 1, "app");
+    seln += put_str(ssel + seln, 2, "web");
+    sn += put_bytes(svc + sn, 2, ssel, seln);
+    sn += put_str(svc + sn, 4, "ClusterIP");
+    r = put_bytes(raw, 2, svc, sn);
+    b = envelope(body, "v1", "Service", raw, r);
+    assert_int_equal(fq_kpb_decode(body, b, &v, &err), 0);
+    want = J("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"spec\":{"
+             "\"ports\":[{\"name\":\"a\",\"port\":80},{\"name\":\"b\","
+             "\"port\":81,\"targetPort\":\"http\"}],\"selector\":{\"app\":"
+             "\"web\"},\"type\":\"ClusterIP\"}}");
+    assert_true(fq_value_equal(v, want));
+    fq_value_free(v);
+    fq_value_free(want);
+    p = put_str(spec, 3, "\xff");
+    r = put_bytes(raw, 2, spec, p);
+    b = envelope(body, "v1", "Pod", raw, r);
+    v = NULL;
+    assert_int_equal(fq_kpb_decode(body, b, &v, &err), FQ_EPARSE);
+    assert_null(v);
 }
 
 static void test_ssa(void **state)
@@ -374,9 +570,8 @@ static void test_ssa(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_patch),
-        cmocka_unit_test(test_strategic),
-        cmocka_unit_test(test_kpb),
+        cmocka_unit_test(test_json_patch), cmocka_unit_test(test_strategic),
+        cmocka_unit_test(test_kpb),        cmocka_unit_test(test_kpb_job),
         cmocka_unit_test(test_ssa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,22 +1,37 @@
 /*
  * schema.c - the OpenAPI description of every kind flexq serves: field
- * names, types and descriptions, as `kubectl explain` shows them and as
- * /openapi/v2 and /openapi/v3 publish them (src/daemon/api/openapi.c).
+ * names, types, limits and descriptions, as `kubectl explain` shows them
+ * and as /openapi/v2 and /openapi/v3 publish them
+ * (src/daemon/api/openapi.c).
  *
- * How it works: each kind has a short table of lines
- * "path|type|description", where path is dotted from the object's root,
- * a segment ending in "[]" is a list of objects, and type is one of
- * string, integer, number, boolean, object (preserves unknown fields),
- * map (string to string), quantity (int-or-string), []string or
- * []object (a list kept as given). fq_schema_kind expands the lines into
- * one nested OpenAPI v3 schema; fields not listed are still accepted
- * (x-kubernetes-preserve-unknown-fields on spec and status), because the
- * decoders in objects_*.c are what validates an object, and they accept
- * more than is described here.
+ * How it works: two sources, expanded into one nested OpenAPI v3 schema
+ * per kind by fq_schema_kind.
+ *   - The field tables of objects/fields.h, for Kueue's kinds,
+ *     ProvisioningRequest, RayJob, RayCluster and the core kinds (Job,
+ *     ConfigMap, Pod, Node, Event, Namespace): the very rows their
+ *     decoders validate with, so type, `required`, minimum / maximum,
+ *     minItems / maxItems / maxProperties, `enum` and `default` are the
+ *     decoder's own rules; status rows the server sets are `readOnly`.
+ *     tests/unit/test_fields.c probes every published field against the
+ *     decoder, and lint.fields keeps the decoders from reading a field
+ *     without a row.
+ *   - For NodePool and CapacityModel (validated by the capacity module)
+ *     and the training job kinds (JobSet, PyTorchJob, MPIJob,
+ *     LeaderWorkerSet, TrainJob: objects_training.c), not converted yet,
+ *     a short table of lines "path|type|description" in
+ *     this file, kept in step with their decoders by hand: path is
+ *     dotted from the object's root, a segment ending in "[]" is a list of
+ *     objects, and type is one of string, integer, number, boolean, object
+ *     (preserves unknown fields), map (string to string), quantity
+ *     (int-or-string), []string or []object (a list kept as given).
+ * Fields not described are still accepted
+ * (x-kubernetes-preserve-unknown-fields on spec and status): unknown
+ * fields are kept, as flexq promises.
  *
  * Invariants: (1) every kind of kinds.h has an entry (metadata, apiVersion
- * and kind at least); (2) the schemas describe the fields the decoders
- * read under the same names (a field renamed there is renamed here).
+ * and kind at least); (2) the line tables describe the fields the decoders
+ * read under the same names (a field renamed there is renamed here; for
+ * the table-driven kinds this holds by construction).
  *
  * What it does not do: validation (objects_*.c does), the full PodSpec
  * (pod templates are described down to containers, the rest is kept).
@@ -26,29 +41,7 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
-
-/* Fields of a pod template ("P" is replaced by the template's path). */
-#define POD_SPEC(P)                                                         \
- P ".containers[].name|string|Name of the container (DNS label), unique "   \
-   "in the pod.",                                                           \
-     P ".containers[].image|string|Container image name.",                  \
-     P ".containers[].command|[]string|Entrypoint array.",                  \
-     P ".containers[].args|[]string|Arguments to the entrypoint.",          \
-     P ".containers[].env|[]object|Environment variables (merged by "       \
-       "name).",                                                            \
-     P ".containers[].ports|[]object|Ports to expose (merged by "           \
-       "containerPort).",                                                   \
-     P ".containers[].resources.requests|object|Minimum compute resources " \
-       "(cpu, memory, google.com/tpu, nvidia.com/gpu).",                    \
-     P ".containers[].resources.limits|object|Maximum compute resources.",  \
-     P ".containers[].volumeMounts|[]object|Volumes mounted into the "      \
-       "container (merged by mountPath).",                                  \
-     P ".volumes|[]object|Volumes the containers may mount (merged by "     \
-       "name).",                                                            \
-     P ".nodeSelector|map|Labels a node must have for the pod to fit.",     \
-     P ".tolerations|[]object|Taints the pod tolerates.",                   \
-     P ".restartPolicy|string|Always, OnFailure or Never.",                 \
-     P ".priorityClassName|string|The pod's priority class."
+#include "objects/fields.h"
 
 #define META_LINES                                                        \
  "apiVersion|string|APIVersion defines the versioned schema of this "     \
@@ -56,267 +49,7 @@
      "kind|string|Kind is a string value representing the REST resource " \
      "this object represents."
 
-static const char *const rf_lines[] = {
-    META_LINES,
-    "spec|object|ResourceFlavorSpec defines the desired state of the "
-    "ResourceFlavor.",
-    "spec.nodeLabels|map|Labels that associate the flavor with Nodes; "
-    "injected into the node selector of admitted pods.",
-    "spec.nodeTaints|[]object|Taints that the nodes of this flavor have.",
-    "spec.tolerations|[]object|Tolerations added to admitted pods.",
-    "spec.topologyName|string|The Topology this flavor belongs to.",
-    NULL};
-
-static const char *const cq_lines[] = {
-    META_LINES,
-    "spec|object|ClusterQueueSpec defines the desired state of "
-    "ClusterQueue.",
-    "spec.cohort|string|The cohort this ClusterQueue borrows and lends "
-    "quota in.",
-    "spec.namespaceSelector|object|Which namespaces may submit workloads "
-    "to this ClusterQueue.",
-    "spec.queueingStrategy|string|StrictFIFO or BestEffortFIFO.",
-    "spec.resourceGroups[].coveredResources|[]string|Resources covered by "
-    "the flavors of this group.",
-    "spec.resourceGroups[].flavors[].name|string|The ResourceFlavor.",
-    "spec.resourceGroups[].flavors[].resources[].name|string|The resource "
-    "name.",
-    "spec.resourceGroups[].flavors[].resources[].nominalQuota|quantity|The "
-    "quota of this resource for this flavor.",
-    "spec.resourceGroups[].flavors[].resources[].borrowingLimit|quantity|"
-    "How much may be borrowed from the cohort.",
-    "spec.resourceGroups[].flavors[].resources[].lendingLimit|quantity|"
-    "How much may be lent to the cohort.",
-    "spec.admissionChecks|[]string|AdmissionChecks every workload must "
-    "pass.",
-    "spec.admissionChecksStrategy|object|AdmissionChecks per flavor.",
-    "spec.preemption|object|How this ClusterQueue preempts workloads.",
-    "spec.flavorFungibility|object|How flavors are tried: whenCanBorrow, "
-    "whenCanPreempt.",
-    "spec.stopPolicy|string|None, Hold or HoldAndDrain.",
-    "status|object|ClusterQueueStatus defines the observed state of "
-    "ClusterQueue.",
-    "status.pendingWorkloads|integer|Workloads waiting for admission.",
-    "status.admittedWorkloads|integer|Workloads admitted and not finished.",
-    "status.reservingWorkloads|integer|Workloads holding quota.",
-    "status.conditions|[]object|Latest observations (Active).",
-    NULL};
-
-static const char *const cohort_lines[] = {
-    META_LINES, "spec|object|CohortSpec defines the desired state of Cohort.",
-    "spec.parentName|string|The parent Cohort.",
-    "spec.resourceGroups|[]object|Quota the cohort itself provides.", NULL};
-
-static const char *const lq_lines[] = {
-    META_LINES,
-    "spec|object|LocalQueueSpec defines the desired state of LocalQueue.",
-    "spec.clusterQueue|string|The ClusterQueue this queue submits to.",
-    "spec.stopPolicy|string|None, Hold or HoldAndDrain.",
-    "status|object|LocalQueueStatus defines the observed state of "
-    "LocalQueue.",
-    "status.pendingWorkloads|integer|Workloads waiting for admission.",
-    "status.admittedWorkloads|integer|Workloads admitted and not finished.",
-    "status.conditions|[]object|Latest observations (Active).",
-    NULL};
-
-static const char *const wl_lines[] = {
-    META_LINES,
-    "spec|object|WorkloadSpec defines the desired state of Workload.",
-    "spec.queueName|string|The LocalQueue the workload is submitted to.",
-    "spec.priority|integer|The workload's priority.",
-    "spec.priorityClassName|string|The priority class.",
-    "spec.priorityClassSource|string|Where the priority class is from.",
-    "spec.active|boolean|False deactivates the workload (evicts it).",
-    "spec.maximumExecutionTimeSeconds|integer|Longest time admitted before "
-    "the workload is deactivated.",
-    "spec.podSets[].name|string|Name of the pod set.",
-    "spec.podSets[].count|integer|Number of pods in the set.",
-    "spec.podSets[].minCount|integer|Fewest pods to run (partial "
-    "admission).",
-    "spec.podSets[].template|object|The pods' template.",
-    "status|object|WorkloadStatus defines the observed state of Workload.",
-    "status.admission|object|The ClusterQueue and flavors admitted with.",
-    "status.admission.clusterQueue|string|The ClusterQueue that reserved "
-    "quota.",
-    "status.conditions|[]object|QuotaReserved, Admitted, Evicted, "
-    "Finished, PodsReady ...",
-    "status.admissionChecks|[]object|The state of each AdmissionCheck.",
-    "status.requeueState|object|When the workload is queued again.",
-    NULL};
-
-static const char *const wpc_lines[] = {
-    META_LINES, "value|integer|The priority of workloads of this class.",
-    "description|string|What the class is for.", NULL};
-
-static const char *const ac_lines[] = {
-    META_LINES,
-    "spec|object|AdmissionCheckSpec defines the desired state of "
-    "AdmissionCheck.",
-    "spec.controllerName|string|The controller that runs the check "
-    "(kueue.x-k8s.io/provisioning-request).",
-    "spec.parameters|object|The check's parameters object "
-    "(apiGroup, kind, name).",
-    "spec.retryDelayMinutes|integer|Delay before a failed check is retried.",
-    "status|object|AdmissionCheckStatus defines the observed state.",
-    "status.conditions|[]object|Latest observations (Active).",
-    NULL};
-
-static const char *const prc_lines[] = {
-    META_LINES,
-    "spec|object|ProvisioningRequestConfigSpec defines the desired state.",
-    "spec.provisioningClassName|string|The ProvisioningRequest class "
-    "(queued-provisioning.gke.io).",
-    "spec.parameters|map|Parameters passed to the provisioning class.",
-    "spec.managedResources|[]string|Resources the requests are made for.",
-    "spec.retryStrategy|object|Backoff of failed requests.",
-    "spec.podSetMergePolicy|string|How pod sets are merged.",
-    NULL};
-
-static const char *const prq_lines[] = {
-    META_LINES,
-    "spec|object|ProvisioningRequestSpec defines the desired state.",
-    "spec.provisioningClassName|string|The class that provisions the "
-    "capacity.",
-    "spec.podSets|[]object|The pods to provision capacity for.",
-    "spec.parameters|map|Class parameters.",
-    "status|object|ProvisioningRequestStatus defines the observed state.",
-    "status.conditions|[]object|Accepted, Provisioned, Failed, "
-    "CapacityRevoked, BookingExpired.",
-    NULL};
-
-static const char *const rayjob_lines[] = {
-    META_LINES,
-    "spec|object|RayJobSpec defines the desired state of RayJob.",
-    "spec.entrypoint|string|The command the submitter runs on the Ray "
-    "cluster.",
-    "spec.runtimeEnvYAML|string|The Ray runtime environment, as YAML.",
-    "spec.jobId|string|The Ray job id (default: generated).",
-    "spec.shutdownAfterJobFinishes|boolean|Delete the RayCluster when the "
-    "job finishes.",
-    "spec.ttlSecondsAfterFinished|integer|Seconds to keep the RayCluster "
-    "after the job finished.",
-    "spec.activeDeadlineSeconds|integer|Longest run before the job fails.",
-    "spec.backoffLimit|integer|Retries of the whole job.",
-    "spec.suspend|boolean|Suspended jobs create no cluster (Kueue resumes "
-    "them on admission).",
-    "spec.submissionMode|string|K8sJobMode, HTTPMode or "
-    "InteractiveMode.",
-    "spec.clusterSelector|map|Run on an existing RayCluster with these "
-    "labels.",
-    "spec.submitterPodTemplate|object|The submitter Job's pod template.",
-    "spec.rayClusterSpec|object|The RayCluster to create for the job.",
-    "spec.rayClusterSpec.rayVersion|string|The Ray version.",
-    "spec.rayClusterSpec.headGroupSpec|object|The head pod: "
-    "rayStartParams and template.",
-    "spec.rayClusterSpec.workerGroupSpecs[].groupName|string|Name of the "
-    "worker group.",
-    "spec.rayClusterSpec.workerGroupSpecs[].replicas|integer|Workers "
-    "wanted.",
-    "spec.rayClusterSpec.workerGroupSpecs[].minReplicas|integer|Fewest "
-    "workers.",
-    "spec.rayClusterSpec.workerGroupSpecs[].maxReplicas|integer|Most "
-    "workers.",
-    "spec.rayClusterSpec.workerGroupSpecs[].numOfHosts|integer|Hosts per "
-    "replica (multi-host TPU slices).",
-    "spec.rayClusterSpec.workerGroupSpecs[].template|object|The worker "
-    "pods' template.",
-    "status|object|RayJobStatus defines the observed state of RayJob.",
-    "status.jobStatus|string|PENDING, RUNNING, SUCCEEDED, FAILED, "
-    "STOPPED.",
-    "status.jobDeploymentStatus|string|Initializing, Running, Complete, "
-    "Failed, Suspended ...",
-    "status.rayClusterName|string|The RayCluster running the job.",
-    "status.startTime|string|When the job started.",
-    "status.endTime|string|When the job ended.",
-    "status.message|string|Details of the status.",
-    NULL};
-
-static const char *const raycluster_lines[] = {
-    META_LINES,
-    "spec|object|RayClusterSpec defines the desired state of RayCluster.",
-    "spec.rayVersion|string|The Ray version.",
-    "spec.suspend|boolean|Suspended clusters run no pods.",
-    "spec.headGroupSpec|object|The head pod: rayStartParams and template.",
-    "spec.workerGroupSpecs[].groupName|string|Name of the worker group.",
-    "spec.workerGroupSpecs[].replicas|integer|Workers wanted.",
-    "spec.workerGroupSpecs[].minReplicas|integer|Fewest workers.",
-    "spec.workerGroupSpecs[].maxReplicas|integer|Most workers.",
-    "spec.workerGroupSpecs[].numOfHosts|integer|Hosts per replica.",
-    "spec.workerGroupSpecs[].template|object|The worker pods' template.",
-    "status|object|RayClusterStatus defines the observed state.",
-    "status.state|string|ready, suspended ...",
-    "status.desiredWorkerReplicas|integer|Workers wanted.",
-    "status.availableWorkerReplicas|integer|Workers running.",
-    NULL};
-
-static const char *const job_lines[] = {
-    META_LINES,
-    "spec|object|Specification of the desired behavior of a job.",
-    "spec.parallelism|integer|Most pods running at once.",
-    "spec.completions|integer|Successful pods needed.",
-    "spec.completionMode|string|NonIndexed or Indexed.",
-    "spec.backoffLimit|integer|Retries before the job fails.",
-    "spec.activeDeadlineSeconds|integer|Longest run before the job fails.",
-    "spec.suspend|boolean|Suspended jobs create no pods.",
-    "spec.ttlSecondsAfterFinished|integer|Seconds before a finished job "
-    "is deleted.",
-    "spec.selector|object|Label query over the job's pods "
-    "(controller-uid, set by the server).",
-    "spec.template|object|The pods the job creates.",
-    "spec.template.metadata|object|The pods' labels and annotations.",
-    POD_SPEC("spec.template.spec"),
-    "status|object|Current status of a job.",
-    "status.active|integer|Running pods.",
-    "status.succeeded|integer|Pods that succeeded.",
-    "status.failed|integer|Pods that failed.",
-    "status.startTime|string|When the job started.",
-    "status.completionTime|string|When the job completed.",
-    "status.conditions|[]object|Complete, Failed, Suspended ...",
-    NULL};
-
-static const char *const cm_lines[] = {
-    META_LINES, "data|map|Configuration data (UTF-8 strings).",
-    "binaryData|object|Binary data, base64-encoded.",
-    "immutable|boolean|If true, data cannot be changed.", NULL};
-
-static const char *const pod_lines[] = {
-    META_LINES,
-    "spec|object|Specification of the desired behavior of the pod.",
-    POD_SPEC("spec"),
-    "spec.nodeName|string|The node the pod is bound to.",
-    "status|object|Most recently observed status of the pod.",
-    "status.phase|string|Pending, Running, Succeeded, Failed or Unknown.",
-    "status.conditions|[]object|PodScheduled, Initialized, "
-    "ContainersReady, Ready.",
-    "status.hostIP|string|IP of the pod's node.",
-    "status.podIP|string|IP of the pod.",
-    "status.startTime|string|When the kubelet acknowledged the pod.",
-    "status.containerStatuses[].name|string|The container.",
-    "status.containerStatuses[].image|string|The image it runs.",
-    "status.containerStatuses[].imageID|string|The image's ID.",
-    "status.containerStatuses[].containerID|string|The container's ID.",
-    "status.containerStatuses[].ready|boolean|Passed its readiness probe.",
-    "status.containerStatuses[].started|boolean|Started.",
-    "status.containerStatuses[].restartCount|integer|Restarts.",
-    "status.containerStatuses[].state|object|waiting, running or "
-    "terminated.",
-    "status.containerStatuses[].lastState|object|The previous "
-    "termination.",
-    NULL};
-
-static const char *const node_lines[] = {
-    META_LINES,
-    "spec|object|Spec defines the behavior of a node.",
-    "spec.unschedulable|boolean|Cordoned: no new pods.",
-    "spec.taints|[]object|Taints of the node.",
-    "spec.providerID|string|The cloud's ID of the node.",
-    "status|object|Most recently observed status of the node.",
-    "status.capacity|object|Total resources of the node.",
-    "status.allocatable|object|Resources available to pods.",
-    "status.conditions|[]object|Ready ...",
-    "status.addresses|[]object|The node's addresses.",
-    NULL};
-
+/* Service: validated by objects_service.c, described by hand. */
 static const char *const svc_lines[] = {
     META_LINES,
     "spec|object|Spec defines the behavior of a service.",
@@ -343,26 +76,6 @@ static const char *const svc_lines[] = {
     "status.loadBalancer|object|The load balancer's status.",
     NULL};
 
-static const char *const event_lines[] = {
-    META_LINES,
-    "involvedObject|object|The object this event is about.",
-    "involvedObject.kind|string|Kind of the object.",
-    "involvedObject.name|string|Name of the object.",
-    "involvedObject.namespace|string|Namespace of the object.",
-    "reason|string|Short, machine-readable reason.",
-    "message|string|Human-readable description.",
-    "type|string|Normal or Warning.",
-    "count|integer|Times this event occurred.",
-    "firstTimestamp|string|First time recorded.",
-    "lastTimestamp|string|Last time recorded.",
-    "source|object|The component reporting the event.",
-    NULL};
-
-static const char *const ns_lines[] = {
-    META_LINES, "spec|object|Spec defines the behavior of the Namespace.",
-    "status|object|Status describes the current status of a Namespace.",
-    "status.phase|string|Active or Terminating.", NULL};
-
 static const char *const pool_lines[] = {
     META_LINES,
     "spec|object|A GKE node pool as flexq models it.",
@@ -387,6 +100,9 @@ static const char *const topo_lines[] = {
 
 static const char *const capm_lines[] = {
     META_LINES, "spec|object|The simulated cloud's capacity model.", NULL};
+
+/* Kinds whose other fields come from a field table (fields.h). */
+static const char *const meta_lines[] = {META_LINES, NULL};
 
 /* The training job kinds (objects_training.c checks them). */
 static const char *const jobset_lines[] = {
@@ -458,52 +174,52 @@ struct kind_doc {
 static const struct kind_doc docs[FQ_KIND__COUNT] = {
     [FQ_KIND_RESOURCEFLAVOR] = {"ResourceFlavor is the Schema for the "
                                 "resourceflavors API.",
-                                rf_lines},
+                                meta_lines},
     [FQ_KIND_CLUSTERQUEUE] = {"ClusterQueue is the Schema for the "
                               "clusterQueue API.",
-                              cq_lines},
+                              meta_lines},
     [FQ_KIND_COHORT] = {"Cohort is the Schema for the cohorts API.",
-                        cohort_lines},
+                        meta_lines},
     [FQ_KIND_TOPOLOGY] = {"Topology is the Schema for the topology API.",
                           topo_lines},
     [FQ_KIND_LOCALQUEUE] = {"LocalQueue is the Schema for the localQueues "
                             "API.",
-                            lq_lines},
+                            meta_lines},
     [FQ_KIND_WORKLOAD] = {"Workload is the Schema for the workloads API.",
-                          wl_lines},
+                          meta_lines},
     [FQ_KIND_WORKLOADPRIORITYCLASS] = {"WorkloadPriorityClass is the Schema "
                                        "for the workloadPriorityClass API.",
-                                       wpc_lines},
+                                       meta_lines},
     [FQ_KIND_ADMISSIONCHECK] = {"AdmissionCheck is the Schema for the "
                                 "admissionchecks API.",
-                                ac_lines},
+                                meta_lines},
     [FQ_KIND_PROVISIONINGREQUESTCONFIG] = {"ProvisioningRequestConfig is the "
                                            "Schema for the "
                                            "provisioningrequestconfig API.",
-                                           prc_lines},
+                                           meta_lines},
     [FQ_KIND_PROVISIONINGREQUEST] = {"ProvisioningRequest is a way to "
                                      "express additional capacity that we "
                                      "would like to provision in the "
                                      "cluster.",
-                                     prq_lines},
+                                     meta_lines},
     [FQ_KIND_RAYJOB] = {"RayJob is the Schema for the rayjobs API.",
-                        rayjob_lines},
+                        meta_lines},
     [FQ_KIND_RAYCLUSTER] = {"RayCluster is the Schema for the RayClusters "
                             "API.",
-                            raycluster_lines},
+                            meta_lines},
     [FQ_KIND_JOB] = {"Job represents the configuration of a single job.",
-                     job_lines},
+                     meta_lines},
     [FQ_KIND_CONFIGMAP] = {"ConfigMap holds configuration data for pods to "
                            "consume.",
-                           cm_lines},
+                           meta_lines},
     [FQ_KIND_POD] = {"Pod is a collection of containers that can run on a "
                      "host.",
-                     pod_lines},
-    [FQ_KIND_NODE] = {"Node is a worker node in Kubernetes.", node_lines},
+                     meta_lines},
+    [FQ_KIND_NODE] = {"Node is a worker node in Kubernetes.", meta_lines},
     [FQ_KIND_EVENT] = {"Event is a report of an event somewhere in the "
                        "cluster.",
-                       event_lines},
-    [FQ_KIND_NAMESPACE] = {"Namespace provides a scope for Names.", ns_lines},
+                       meta_lines},
+    [FQ_KIND_NAMESPACE] = {"Namespace provides a scope for Names.", meta_lines},
     [FQ_KIND_SERVICE] = {"Service is a named abstraction of software "
                          "service (for example, mysql) consisting of local "
                          "port (for example 3306) that the proxy listens "
@@ -589,21 +305,17 @@ static struct fq_value *child(struct fq_value *parent, const char *seg,
     return s;
 }
 
-/* Adds one "path|type|description" line under root. */
-static void add_line(struct fq_value *root, const char *line)
+/* Puts the schema l (owned) at the dotted `path` under root; its key
+ * goes into the parent's `required` when `required`. */
+static void add_at(struct fq_value *root, const char *path_in,
+                   struct fq_value *l, bool required)
 {
-    const char *bar1 = strchr(line, '|');
-    const char *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
-    if (!bar2)
+    char path[256];
+    if (strlen(path_in) >= sizeof(path)) {
+        fq_value_free(l);
         return;
-    char path[256], type[32];
-    size_t pl = (size_t)(bar1 - line), tl = (size_t)(bar2 - bar1 - 1);
-    if (pl >= sizeof(path) || tl >= sizeof(type))
-        return;
-    memcpy(path, line, pl);
-    path[pl] = '\0';
-    memcpy(type, bar1 + 1, tl);
-    type[tl] = '\0';
+    }
+    strcpy(path, path_in);
     struct fq_value *at = root;
     char *seg = path;
     for (;;) {
@@ -620,12 +332,100 @@ static void add_line(struct fq_value *root, const char *line)
     }
     struct fq_value *props = fq_map_ensure_map(at, "properties");
     struct fq_value *old = fq_map_get(props, seg);
-    struct fq_value *l = leaf(type, bar2 + 1);
     if (old && fq_map_get(old, "properties"))
         /* A parent line after its children: keep the children. */
         fq_map_set(l, "properties",
                    fq_value_clone(fq_map_get(old, "properties")));
+    if (old && fq_map_get(old, "required"))
+        fq_map_set(l, "required", fq_value_clone(fq_map_get(old, "required")));
     fq_map_set(props, seg, l);
+    if (required) {
+        struct fq_value *req = fq_map_get(at, "required");
+        if (!req) {
+            fq_map_set(at, "required", fq_value_seq());
+            req = fq_map_get(at, "required");
+        }
+        fq_seq_push(req, fq_value_str(seg));
+    }
+}
+
+/* Adds one "path|type|description" line under root. */
+static void add_line(struct fq_value *root, const char *line)
+{
+    const char *bar1 = strchr(line, '|');
+    const char *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
+    if (!bar2)
+        return;
+    char path[256], type[32];
+    size_t pl = (size_t)(bar1 - line), tl = (size_t)(bar2 - bar1 - 1);
+    if (pl >= sizeof(path) || tl >= sizeof(type))
+        return;
+    memcpy(path, line, pl);
+    path[pl] = '\0';
+    memcpy(type, bar1 + 1, tl);
+    type[tl] = '\0';
+    add_at(root, path, leaf(type, bar2 + 1), false);
+}
+
+/* The schema of one row of a field table (fields.h): its type with the
+ * limits, enum values and default the decoder checks. */
+static struct fq_value *row_leaf(const struct fq_field *f)
+{
+    static const char *const types[] = {
+        [FT_STR] = "string",   [FT_NAME] = "string",  [FT_INT] = "integer",
+        [FT_BOOL] = "boolean", [FT_QTY] = "quantity", [FT_ENUM] = "string",
+        [FT_MAP] = "object",   [FT_SEQ] = "[]object", [FT_STRS] = "[]string",
+        [FT_KVS] = "map",      [FT_OBJ] = "object",   [FT_OBJS] = "[]object"};
+    struct fq_value *s = leaf(types[f->type], f->desc);
+    switch (f->type) {
+    case FT_INT:
+        if (f->min != INT64_MIN)
+            fq_map_set(s, "minimum", fq_value_int(f->min));
+        if (f->max != INT64_MAX)
+            fq_map_set(s, "maximum", fq_value_int(f->max));
+        if (f->def)
+            fq_map_set(s, "default", fq_value_int(f->def));
+        break;
+    case FT_BOOL:
+        fq_map_set(s, "default", fq_value_bool(f->def != 0));
+        break;
+    case FT_ENUM: {
+        struct fq_value *e = fq_value_seq();
+        for (const char *const *n = f->names; *n; n++)
+            if (**n)
+                fq_seq_push(e, fq_value_str(*n));
+        fq_map_set(s, "enum", e);
+        if (f->def >= 0 && *f->names[f->def])
+            fq_map_set(s, "default", fq_value_str(f->names[f->def]));
+        break;
+    }
+    case FT_SEQ:
+    case FT_STRS:
+    case FT_OBJS:
+        if (f->min > 0)
+            fq_map_set(s, "minItems", fq_value_int(f->min));
+        if (f->max > 0)
+            fq_map_set(s, "maxItems", fq_value_int(f->max));
+        break;
+    case FT_KVS:
+        if (f->max > 0)
+            fq_map_set(s, "maxProperties", fq_value_int(f->max));
+        break;
+    default:
+        break;
+    }
+    if (f->flags & FF_SERVER)
+        fq_map_set(s, "readOnly", fq_value_bool(true));
+    return s;
+}
+
+/* Adds the rows of `table` that kind k has. */
+static void add_rows(struct fq_value *root, const struct fq_field *table,
+                     enum fq_kind k)
+{
+    for (const struct fq_field *f = table; f->path; f++)
+        if (f->kinds & FK(k))
+            add_at(root, f->path, row_leaf(f), (f->flags & FF_REQUIRED) != 0);
 }
 
 /* Objects that got properties from deeper lines also keep unknown fields:
@@ -658,9 +458,14 @@ struct fq_value *fq_schema_kind(enum fq_kind k, const char *metadata_ref)
     struct fq_value *s = fq_value_map();
     fq_map_set(s, "description", fq_value_str(fq_schema_description(k)));
     fq_map_set(s, "type", fq_value_str("object"));
-    if ((int)k > FQ_KIND_NONE && k < FQ_KIND__COUNT && docs[k].lines)
-        for (const char *const *l = docs[k].lines; *l; l++)
-            add_line(s, *l);
+    if ((int)k > FQ_KIND_NONE && k < FQ_KIND__COUNT) {
+        add_rows(s, fq_kueue_fields, k);
+        add_rows(s, fq_ray_fields, k);
+        add_rows(s, fq_core_fields, k);
+        if (docs[k].lines)
+            for (const char *const *l = docs[k].lines; *l; l++)
+                add_line(s, *l);
+    }
     struct fq_value *props = fq_map_ensure_map(s, "properties");
     open_objects(fq_map_get(props, "spec"));
     open_objects(fq_map_get(props, "status"));

@@ -66,6 +66,7 @@ struct watch {
     const char *table; /* Table version (Accept as=Table) or NULL */
     enum fq_table_include include;
     int64_t next_bookmark; /* when the next periodic BOOKMARK is due */
+    char *group, *version; /* owned: of the path; Kueue's kinds convert */
     struct watch *next;
 };
 

@@ -151,6 +151,8 @@ void api_watch_free(struct watch *w)
     free(w->ns);
     fq_labelsel_free(w->labels);
     fq_labelsel_free(w->fields);
+    free(w->group);
+    free(w->version);
     free(w);
 }
 
@@ -617,14 +619,15 @@ void api_list_objects(struct fq_daemon *d, struct fq_http_req *r,
             break;
         }
         last = o;
+        struct fq_value *cv = fq_convert_kueue(o->obj, t->group, t->version);
         if (table) {
             taken++;
-            fq_table_add_row(table, t->kind, o->obj, now, inc);
+            fq_table_add_row(table, t->kind, cv ? cv : o->obj, now, inc);
+            fq_value_free(cv);
             continue;
         }
         if (taken++)
             fq_buf_putc(&items, ',');
-        struct fq_value *cv = fq_convert_kueue(o->obj, t->group, t->version);
         fq_json_encode(cv ? cv : o->obj, FQ_JSON_COMPACT, &items);
         fq_value_free(cv);
     }
@@ -648,10 +651,13 @@ void api_list_objects(struct fq_daemon *d, struct fq_http_req *r,
         api_reply_buf(d, r, 200, &b);
         return;
     }
+    /* The list is in the path's version (v1beta1 or v1beta2 for Kueue). */
+    bool pv = t->group && t->version;
     fq_buf_printf(&b,
-                  "{\"apiVersion\":\"%s\",\"kind\":\"%sList\",\"metadata\":"
-                  "{\"resourceVersion\":\"%llu\"",
-                  fq_kind_api_version(t->kind), t->ki->name,
+                  "{\"apiVersion\":\"%s%s%s\",\"kind\":\"%sList\","
+                  "\"metadata\":{\"resourceVersion\":\"%llu\"",
+                  pv ? t->group : "", pv && *t->group ? "/" : "",
+                  pv ? t->version : fq_kind_api_version(t->kind), t->ki->name,
                   (unsigned long long)fq_objstore_revision(os));
     if (more && last) {
         fq_buf_puts(&b, ",\"continue\":\"");
@@ -710,6 +716,36 @@ static const struct route *find_route(const struct fq_api *a, const char *path)
 }
 
 /* Discovery and object paths under /api and /apis. */
+/* True when Accept names protobuf and nothing flexqd can produce (JSON,
+ * a wildcard): kubectl and client-go always add application/json, so
+ * only a client that can read nothing else gets 406, as from a
+ * Kubernetes API server for a form it cannot encode. */
+static bool accepts_only_protobuf(const char *accept)
+{
+    return accept && strstr(accept, "protobuf") && !strstr(accept, "json") &&
+           !strstr(accept, "*/*") && !strstr(accept, "application/*");
+}
+
+/* The objects under a group-version, unless Accept rules JSON out. */
+static void objects_or_406(struct fq_daemon *d, struct fq_http_req *r,
+                           const struct fq_principal *who, const char *group,
+                           const char *version, char **seg, int n)
+{
+    if (accepts_only_protobuf(fq_http_header(r, "Accept"))) {
+        struct fq_buf b = FQ_BUF_INIT;
+        fq_buf_puts(&b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+                        "\"metadata\":{},\"status\":\"Failure\","
+                        "\"message\":\"only the following media types are "
+                        "accepted: application/json (flexqd reads protobuf "
+                        "bodies but answers in JSON)\",\"reason\":"
+                        "\"NotAcceptable\",\"code\":406}");
+        fq_daemon_defer_reply(d, r, 406, "application/json", &b);
+        fq_buf_release(&b);
+        return;
+    }
+    api_handle_objects(d, r, who, group, version, seg, n);
+}
+
 static void handle_api(struct fq_daemon *d, struct fq_http_req *r,
                        const struct fq_principal *who, char **seg, int n)
 {
@@ -741,7 +777,7 @@ static void handle_api(struct fq_daemon *d, struct fq_http_req *r,
         } else if (n == 2 && get && !strcmp(seg[1], "v1")) {
             out = resource_list("", "v1");
         } else if (n >= 3 && !strcmp(seg[1], "v1")) {
-            api_handle_objects(d, r, who, "", "v1", seg + 2, n - 2);
+            objects_or_406(d, r, who, "", "v1", seg + 2, n - 2);
             return;
         }
     } else {
@@ -758,7 +794,7 @@ static void handle_api(struct fq_daemon *d, struct fq_http_req *r,
                 out = NULL;
             }
         } else if (n >= 4) {
-            api_handle_objects(d, r, who, seg[1], seg[2], seg + 3, n - 3);
+            objects_or_406(d, r, who, seg[1], seg[2], seg + 3, n - 3);
             return;
         }
     }

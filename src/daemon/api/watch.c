@@ -4,10 +4,10 @@
  * initial ADDED events of a watch without one, then every change that
  * passes the selectors, as JSON lines or Tables, with BOOKMARKs and a
  * timeout. Changes come from one ring of encoded events, shared by all
- * watchers.
- *
- * What it does not do: convert between served versions (a watch gets the
- * stored version).
+ * watchers. A watch of Kueue's kinds gets every object, bookmark and
+ * Table row in the version of its path (v1beta1 or v1beta2, converted as
+ * reads are: convert.h); the ring's cached line serves only the watchers
+ * that need no conversion.
  */
 #include "api/status.h"
 
@@ -70,13 +70,38 @@ static void line_of(struct fq_buf *b, enum fq_change_type type,
     fq_buf_puts(b, "}\n");
 }
 
-/* A watch line for w: the object, or for a Table watch (kubectl get -w)
- * a Table holding the object's row. */
-static void watch_line(const struct watch *w, struct fq_buf *b,
-                       enum fq_change_type type, const struct fq_value *obj)
+/* obj in the version of w's path: an owned converted copy, or NULL when
+ * obj is already in it (or its kind has one version). */
+static struct fq_value *in_version(const struct watch *w,
+                                   const struct fq_value *obj)
 {
+    return fq_convert_kueue(obj, w->group, w->version);
+}
+
+/* True if obj's apiVersion is that of w's path (or w's path has none):
+ * the ring's cached line, made from the stored object, fits w. */
+static bool same_version(const struct watch *w, const struct fq_value *obj)
+{
+    if (!w->group || !w->version)
+        return true;
+    const char *av = fq_value_path_str(obj, "apiVersion", "");
+    size_t gl = strlen(w->group);
+    if (!gl)
+        return !strcmp(av, w->version);
+    return !strncmp(av, w->group, gl) && av[gl] == '/' &&
+           !strcmp(av + gl + 1, w->version);
+}
+
+/* A watch line for w: the object in w's version, or for a Table watch
+ * (kubectl get -w) a Table holding the object's row. */
+static void watch_line(const struct watch *w, struct fq_buf *b,
+                       enum fq_change_type type, const struct fq_value *stored)
+{
+    struct fq_value *cv = in_version(w, stored);
+    const struct fq_value *obj = cv ? cv : stored;
     if (!w->table) {
         line_of(b, type, obj);
+        fq_value_free(cv);
         return;
     }
     struct fq_value *t = fq_table_new(w->kind, w->table);
@@ -86,6 +111,7 @@ static void watch_line(const struct watch *w, struct fq_buf *b,
     fq_table_add_row(t, w->kind, obj, fq_daemon_now(w->api->d), w->include);
     line_of(b, type, t);
     fq_value_free(t);
+    fq_value_free(cv);
 }
 
 /* Drops a watch whose client is too slow; true if it was dropped. */
@@ -120,11 +146,14 @@ static void watch_unlink(struct watch *w)
 static bool send_bookmark(struct watch *w)
 {
     struct fq_buf b = FQ_BUF_INIT;
+    bool path = w->group && w->version;
     fq_buf_printf(&b,
                   "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\","
-                  "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
-                  "\"%llu\"}}}\n",
-                  fq_kind_info(w->kind)->name, fq_kind_api_version(w->kind),
+                  "\"apiVersion\":\"%s%s%s\",\"metadata\":{"
+                  "\"resourceVersion\":\"%llu\"}}}\n",
+                  fq_kind_info(w->kind)->name, path ? w->group : "",
+                  path && *w->group ? "/" : "",
+                  path ? w->version : fq_kind_api_version(w->kind),
                   (unsigned long long)w->api->fed_rev);
     bool dropped = watch_send(w, b.data, b.len);
     fq_buf_release(&b);
@@ -224,6 +253,10 @@ void api_start_watch(struct fq_daemon *d, struct fq_http_req *r,
     w->table = fq_table_accepts(fq_http_header(r, "Accept"));
     w->include = fq_table_include_of(fq_http_query(r, "includeObject"));
     w->next_bookmark = now + BOOKMARK_MS;
+    if (t->group && t->version) {
+        w->group = fq_xstrdup(t->group);
+        w->version = fq_xstrdup(t->version);
+    }
     fq_http_stream_start(r, 200, api_media_json, watch_closed, w);
     w->next = a->watches;
     a->watches = w;
@@ -285,7 +318,7 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
             }
             if (!watch_wants(w, e->kind, e->ns, e->obj))
                 continue;
-            if (w->table) {
+            if (w->table || !same_version(w, e->obj)) {
                 struct fq_buf b = FQ_BUF_INIT;
                 watch_line(w, &b, e->type, e->obj);
                 watch_send(w, b.data, b.len);

@@ -572,11 +572,14 @@ void api_handle_objects(struct fq_daemon *d, struct fq_http_req *r,
             const char *tv = fq_table_accepts(fq_http_header(r, "Accept"));
             if (o && tv) {
                 struct fq_value *tab = fq_table_new(t.kind, tv);
+                struct fq_value *cv =
+                    fq_convert_kueue(o->obj, t.group, t.version);
                 fq_table_add_row(
-                    tab, t.kind, o->obj, fq_daemon_now(d),
+                    tab, t.kind, cv ? cv : o->obj, fq_daemon_now(d),
                     fq_table_include_of(fq_http_query(r, "includeObject")));
                 api_reply_value(d, r, 200, tab);
                 fq_value_free(tab);
+                fq_value_free(cv);
             } else if (o) {
                 struct fq_value *cv =
                     fq_convert_kueue(o->obj, t.group, t.version);
