@@ -9,7 +9,9 @@
  *
  * How a pod starts (fq_runner_start_pod), everything prepared before fork:
  *   1. the pod directory <data>/pods/<ns>/<name>/ and its log file (opened
- *      O_APPEND, close-on-exec; the child dup2s it onto stdout and stderr);
+ *      O_APPEND, close-on-exec); the child's stdout and stderr are a pipe
+ *      to the log pump (logpump.c), which keeps the file under the cap
+ *      on every write;
  *   2. volumes: ConfigMap keys written as files under volumes/<volume>/,
  *      emptyDir as an empty directory, hostPath as is; a missing ConfigMap
  *      leaves the pod waiting (retried by fq_runner_poll), as the kubelet
@@ -97,6 +99,7 @@
  * processes of an earlier flexqd (they die with it).
  */
 #include "runner/internal.h"
+#include "runner/logpump.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -783,13 +786,33 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         rn_proc_release(&p);
         goto out;
     }
-    struct child_args ca = {path_to_exec, argv,     s.env.v,
-                            logfd,        ep[1],    ep[0],
-                            s.cwd,        p.cg_mem, p.cg_cpu,
-                            p.cg_kill,    bw,       use_ns ? &plan : NULL,
-                            sb,           scfd,     pidns ? r->self_fd : -1,
+    /* stdout and stderr through the log pump (logpump.c), which keeps
+     * the log under its cap on every write; without one, the file. */
+    int outfd = fq_logpump_start(dir, logfd, r->cfg.log_max_bytes);
+    if (outfd < 0)
+        log_note(logfd,
+                 "flexq: no log pump (%s); the log is capped only "
+                 "once a second",
+                 strerror(errno));
+    struct child_args ca = {path_to_exec,
+                            argv,
+                            s.env.v,
+                            outfd >= 0 ? outfd : logfd,
+                            ep[1],
+                            ep[0],
+                            s.cwd,
+                            p.cg_mem,
+                            p.cg_cpu,
+                            p.cg_kill,
+                            bw,
+                            use_ns ? &plan : NULL,
+                            sb,
+                            scfd,
+                            pidns ? r->self_fd : -1,
                             pidns};
     pid_t pid = rn_spawn(r, &ca);
+    if (outfd >= 0)
+        close(outfd); /* the pump ends when the pod's tree closed it */
     if (scfd >= 0)
         close(scfd);
     if (pid < 0) {
