@@ -794,21 +794,12 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
                  "flexq: no log pump (%s); the log is capped only "
                  "once a second",
                  strerror(errno));
-    struct child_args ca = {path_to_exec,
-                            argv,
-                            s.env.v,
-                            outfd >= 0 ? outfd : logfd,
-                            ep[1],
-                            ep[0],
-                            s.cwd,
-                            p.cg_mem,
-                            p.cg_cpu,
-                            p.cg_kill,
-                            bw,
-                            use_ns ? &plan : NULL,
-                            sb,
-                            scfd,
-                            pidns ? r->self_fd : -1,
+    int child_out = outfd >= 0 ? outfd : logfd;
+    struct child_args ca = {path_to_exec, argv,     s.env.v,
+                            child_out,    ep[1],    ep[0],
+                            s.cwd,        p.cg_mem, p.cg_cpu,
+                            p.cg_kill,    bw,       use_ns ? &plan : NULL,
+                            sb,           scfd,     pidns ? r->self_fd : -1,
                             pidns};
     pid_t pid = rn_spawn(r, &ca);
     if (outfd >= 0)
