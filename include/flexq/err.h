@@ -34,7 +34,8 @@
  X(EBUSY, "busy, try again", 503, "ServiceUnavailable")           \
  X(EINTERNAL, "internal error", 500, "InternalError")             \
  X(EGONE, "too old, list again", 410, "Expired")                  \
- X(EMEDIATYPE, "unsupported media type", 415, "UnsupportedMediaType")
+ X(EMEDIATYPE, "unsupported media type", 415, "UnsupportedMediaType") \
+ X(ENOSPACE, "no space left on the server", 507, "InsufficientStorage")
 
 enum fq_errcode {
     FQ_OK = 0,

@@ -71,7 +71,8 @@ struct fq_daemon {
     struct fq_daemon_opts opts;
     struct fq_engine *engine;
     struct fq_store *store;
-    struct fq_auth *auth; /* NULL when --tokens is not given */
+    struct fq_space *space; /* free space and the reserve (space.h) */
+    struct fq_auth *auth;   /* NULL when --tokens is not given */
     struct fq_http *http;
     struct fq_api *api;
     struct fq_loop *loop;       /* libevent state, private to loop.c */

@@ -74,6 +74,7 @@
 #include "flexq/alloc.h"
 #include "log.h"
 #include "runner/runner.h"
+#include "space.h"
 
 struct pending {
     struct fq_http_req *req;
@@ -399,7 +400,14 @@ static void turn(struct fq_daemon *d)
     struct fq_change *ch = NULL;
     size_t n = fq_objstore_take_changes(fq_engine_store(d->engine), &ch);
     struct fq_err err = {0};
-    if (fq_store_write(d->store, ch, n, &err) < 0) {
+    int wrc = fq_store_write(d->store, ch, n, &err);
+    if (wrc == FQ_ENOSPACE && fq_space_release(d->space) == 0) {
+        /* The disk filled since the last check (space.c): the reserve
+         * makes room, and the turn is committed after all. */
+        err = (struct fq_err){0};
+        wrc = fq_store_write(d->store, ch, n, &err);
+    }
+    if (wrc < 0) {
         fq_changes_free(ch, n);
         fatal_store(d, &err);
         return;
@@ -616,6 +624,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
         rc = fq_store_open(o->data_dir, o->sync, &d->store, err);
     if (rc < 0)
         goto fail;
+    d->space = fq_space_new(o->data_dir);
     if (fq_store_notify_fd(d->store) >= 0) {
         l->synced = event_new(l->base, fq_store_notify_fd(d->store),
                               EV_READ | EV_PERSIST, on_synced, d);
@@ -754,6 +763,8 @@ void fq_daemon_release(struct fq_daemon *d)
     d->engine = NULL;
     fq_store_close(d->store);
     d->store = NULL;
+    fq_space_free(d->space);
+    d->space = NULL;
     fq_auth_free(d->auth);
     d->auth = NULL;
 }

@@ -137,9 +137,12 @@ static const char *const migrations[FQ_STORE_SCHEMA_VERSION] = {
     "INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', '0');",
 };
 
+/* A full disk is FQ_ENOSPACE (the daemon frees its reserve and tries
+ * again, space.c); any other failure FQ_EIO. */
 static int db_err(struct fq_err *err, sqlite3 *db, const char *what)
 {
-    return fq_err_set(err, FQ_EIO, "store: %s: %s", what,
+    int full = db && sqlite3_errcode(db) == SQLITE_FULL;
+    return fq_err_set(err, full ? FQ_ENOSPACE : FQ_EIO, "store: %s: %s", what,
                       db ? sqlite3_errmsg(db) : "out of memory");
 }
 
