@@ -19,9 +19,9 @@
  *
  * Watches (?watch=true) become chunked streams of JSON lines
  * {"type":"ADDED|MODIFIED|DELETED","object":{...}}. Committed changes are
- * also kept in a ring of the last RING_SIZE, so a watch that starts from a
- * resourceVersion (what `flexq wait` does after its GET) misses nothing in
- * between; one older than what the ring holds (it wrapped, or flexqd
+ * also kept in a ring of the last RING_SIZE (at most RING_BYTES of them),
+ * so a watch that starts from a resourceVersion (what `flexq wait` does
+ * after its GET) misses nothing in between; one older than what the ring holds (it wrapped, or flexqd
  * restarted since) gets 410 Gone with reason Expired, as from Kubernetes,
  * and the client lists again. Without a resourceVersion a watch starts
  * with an ADDED line per matching object. ?timeoutSeconds=N ends the
