@@ -60,16 +60,16 @@
 #define MAX_CLIENTS 64
 /* Events expire this many seconds after they were last seen, so that the
  * hold phase shows them deleted (flexqd's default is an hour). */
-#define EVENT_TTL  "30"
+#define EVENT_TTL "30"
 /* The hold lasts at least this: the TTL plus flexqd's sweep interval. */
 #define EXPIRE_WAIT_S 45
-#define MAX_PROBES (1 << 20)
+#define MAX_PROBES    (1 << 20)
 /* Idle connections per source address, under flexqd's cap (256). */
 #define IDLE_PER_ADDR 200
 /* The flood from one address, and flexqd's per-client cap. */
 #define FLOOD     300
 #define FLOOD_CAP 256
-#define WL_PATH    "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads"
+#define WL_PATH   "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads"
 
 static double now_ms(void)
 {

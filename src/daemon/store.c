@@ -818,8 +818,8 @@ static int drop_orphan_history(struct fq_store *s, uint64_t *dropped,
                            "SELECT id, ns, name FROM event_history WHERE id "
                            "> ?1 ORDER BY id LIMIT ?2",
                            -1, &scan, NULL) ||
-        sqlite3_prepare_v2(s->db, "DELETE FROM event_history WHERE id = ?1",
-                           -1, &del, NULL)) {
+        sqlite3_prepare_v2(s->db, "DELETE FROM event_history WHERE id = ?1", -1,
+                           &del, NULL)) {
         rc = db_err(err, s->db, "tidying the event history");
         goto out;
     }
@@ -941,8 +941,7 @@ int fq_store_write(struct fq_store *s, const struct fq_change *c, size_t n,
         if (ch->type == FQ_CHANGE_DELETED) {
             rc = delete_object(s, ch, err);
             s->events_deleted += ch->kind == FQ_KIND_EVENT;
-        }
-        else if (ch->obj)
+        } else if (ch->obj)
             rc = write_object(s, ch, fq_buf_str(&json), json.len, err);
         s->rows++;
     }

@@ -32,7 +32,7 @@
 #define RING_SIZE 8192
 /* ...and at most this many bytes of them (objects and their encoded
  * lines, estimated): a churn of large objects evicts sooner. */
-#define RING_BYTES (16u << 20)
+#define RING_BYTES (8u << 20)
 
 /* A watch with allowWatchBookmarks gets a BOOKMARK this often (Kubernetes
  * sends one about every minute) and one as its timeoutSeconds ends. */
