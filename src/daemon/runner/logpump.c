@@ -40,6 +40,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -153,6 +154,9 @@ int fq_logpump_start(const char *dir, int logfd, size_t cap)
         if (fork() != 0)
             _exit(0);
         setsid();
+        /* ps, pgrep and pkill (which match this name) tell it from
+         * flexqd, whose command line it shares. */
+        prctl(PR_SET_NAME, "flexq-logpump", 0, 0, 0);
         sigset_t all;
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
