@@ -15,23 +15,18 @@
  * parser) runs, so the guard sees every byte first and can refuse a
  * request before evhttp acts on it.
  *
- * Per connection, a small state machine over the bytes read:
+ * Per connection, reqscan.c follows the bytes read (in a request's head,
+ * its body, or between requests) and says when a request passes a cap:
  *
- *   accept --> HEAD --(blank line)--> BODY --(Content-Length bytes, or
- *                ^                      |      evhttp read the chunked
- *                |                      |      body: request_done)
- *                +------- IDLE <--------+
- *                 (first byte)    (no body: straight to IDLE)
+ *   head over max_headers -> 431; Content-Length over max_body -> 413 as
+ *   soon as the blank line arrives, before any body byte is read (a curl
+ *   with Expect: 100-continue never sends it); a chunked body passing
+ *   max_body -> 413.
  *
- *   HEAD: the request line and headers. Over max_headers bytes -> 431;
- *         not complete header_s seconds after the first byte (after the
- *         accept for the first request) -> 408. Content-Length over
- *         max_body -> 413 as soon as the blank line arrives, before any
- *         body byte is read (a curl with Expect: 100-continue never sends
- *         it).
- *   BODY: a chunked body counted; over max_body -> 413.
- *   IDLE: between requests; evhttp's idle timeout (FQ_HTTP_IDLE_S) closes
- *         the connection.
+ * The guard adds the deadline: a request's head must be complete header_s
+ * seconds after its first byte (after the accept for a connection's first
+ * request), else 408. Between requests evhttp's idle timeout
+ * (FQ_HTTP_IDLE_S) applies.
  *
  * A refusal writes the Status straight to the socket (plain HTTP: evhttp
  * has nothing queued while it reads a request), shuts the write side,
@@ -57,6 +52,7 @@
  * them), or pipelined requests beyond the first (counted as body).
  */
 #include "api/connguard.h"
+#include "api/reqscan.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -81,14 +77,6 @@
 #define SWEEP_MS   250
 #define LINGER_MS  1000
 #define WARN_EVERY 10 /* seconds between refusal warnings */
-#define LINE_KEEP  64 /* bytes of a header line kept to read its name */
-
-enum cstate {
-    C_HEAD,
-    C_BODY,
-    C_IDLE,
-    C_CLOSING
-};
 
 struct conn {
     struct fq_connguard *g;
@@ -98,16 +86,11 @@ struct conn {
     dev_t dev;
     ino_t ino;
     char addr[INET6_ADDRSTRLEN];
-    enum cstate st;
-    long long deadline_ms; /* C_HEAD: headers due; C_CLOSING: shut down */
-    size_t hbytes;
-    unsigned lines;
-    char line[LINE_KEEP];
-    size_t linelen;
-    long long clen; /* Content-Length, -1 none */
-    bool chunked;
-    size_t body;         /* body bytes seen (C_BODY) */
-    struct event *admit; /* until on_admit ran */
+    struct fq_reqscan scan; /* where the byte stream stands */
+    bool closing;           /* refused: lingering, then shut down */
+    bool due;               /* a request head is awaited by deadline_ms */
+    long long deadline_ms;  /* head due, or (closing) shut down */
+    struct event *admit;    /* until on_admit ran */
 };
 
 struct fq_connguard {
@@ -229,112 +212,32 @@ static void refuse(struct conn *c, int code, const char *text,
         shutdown(c->fd, SHUT_RDWR);
         c->deadline_ms = 0;
     }
-    c->st = C_CLOSING;
+    c->closing = true;
+    c->due = false;
 }
 
-/* A complete header line (without its line end) in c->line. */
-static void header_line(struct conn *c)
+/* The scanner refused the request: answer with the matching Status. */
+static void refuse_scan(struct conn *c, int code)
 {
-    static const char cl[] = "content-length:", te[] = "transfer-encoding:";
-    c->line[c->linelen < LINE_KEEP ? c->linelen : LINE_KEEP - 1] = '\0';
-    if (!strncmp(c->line, cl, sizeof(cl) - 1)) {
-        const char *p = c->line + sizeof(cl) - 1;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        char *end;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        /* A number too long for the kept line counts as huge. */
-        if (errno == ERANGE || c->linelen >= LINE_KEEP - 1)
-            v = LLONG_MAX;
-        if (end != p && v >= 0)
-            c->clen = v;
-    } else if (!strncmp(c->line, te, sizeof(te) - 1)) {
-        if (strstr(c->line + sizeof(te) - 1, "chunked"))
-            c->chunked = true;
-    }
-}
-
-/* The blank line after the headers: decide what follows. */
-static void headers_done(struct conn *c)
-{
-    struct fq_connguard *g = c->g;
-    if (c->clen > (long long)g->lim.max_body) {
-        char msg[160];
+    char msg[160];
+    if (code == 431) {
+        snprintf(msg, sizeof(msg),
+                 "the request line and headers are over the limit of %zu "
+                 "bytes",
+                 c->g->lim.max_headers);
+        refuse(c, 431, "Request Header Fields Too Large",
+               "RequestHeaderFieldsTooLarge", msg);
+    } else if (c->scan.chunked) {
+        snprintf(msg, sizeof(msg),
+                 "the chunked request body is over the limit of %zu bytes",
+                 c->g->lim.max_body);
+        refuse(c, 413, "Payload Too Large", "RequestEntityTooLarge", msg);
+    } else {
         snprintf(msg, sizeof(msg),
                  "the request body of %lld bytes is over the limit of %zu "
                  "bytes",
-                 c->clen, g->lim.max_body);
+                 c->scan.clen, c->g->lim.max_body);
         refuse(c, 413, "Payload Too Large", "RequestEntityTooLarge", msg);
-        return;
-    }
-    c->body = 0;
-    if (c->chunked)
-        c->st = C_BODY;
-    else if (c->clen > 0)
-        c->st = C_BODY;
-    else
-        c->st = C_IDLE;
-}
-
-static void start_request(struct conn *c, long long now)
-{
-    c->st = C_HEAD;
-    c->deadline_ms = now + (long long)c->g->lim.header_s * 1000;
-    c->hbytes = 0;
-    c->lines = 0;
-    c->linelen = 0;
-    c->clen = -1;
-    c->chunked = false;
-}
-
-/* Feeds `n` bytes read from the client through the state machine. */
-static void feed(struct conn *c, const unsigned char *p, size_t n)
-{
-    struct fq_connguard *g = c->g;
-    for (size_t i = 0; i < n && c->st != C_CLOSING;) {
-        if (c->st == C_IDLE)
-            start_request(c, mono_ms());
-        if (c->st == C_BODY) {
-            size_t take = n - i;
-            if (!c->chunked && (long long)take > c->clen - (long long)c->body)
-                take = (size_t)(c->clen - (long long)c->body);
-            c->body += take;
-            i += take;
-            if (c->chunked && c->body > g->lim.max_body)
-                refuse(c, 413, "Payload Too Large", "RequestEntityTooLarge",
-                       "the chunked request body is over the size limit");
-            else if (!c->chunked && (long long)c->body >= c->clen)
-                c->st = C_IDLE;
-            continue;
-        }
-        unsigned char ch = p[i++];
-        if (++c->hbytes > g->lim.max_headers) {
-            char msg[120];
-            snprintf(msg, sizeof(msg),
-                     "the request line and headers are over the limit of %zu "
-                     "bytes",
-                     g->lim.max_headers);
-            refuse(c, 431, "Request Header Fields Too Large",
-                   "RequestHeaderFieldsTooLarge", msg);
-            break;
-        }
-        if (ch == '\r')
-            continue; /* a line ends with CRLF or LF alike */
-        if (ch == '\n') {
-            if (c->linelen == 0 && c->lines > 0) {
-                headers_done(c);
-            } else if (c->linelen > 0) {
-                if (c->lines > 0)
-                    header_line(c);
-                c->lines++;
-            }
-            c->linelen = 0;
-            continue;
-        }
-        if (c->linelen < LINE_KEEP - 1)
-            c->line[c->linelen] = (char)tolower(ch);
-        c->linelen++;
     }
 }
 
@@ -345,7 +248,7 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
     struct conn *c = arg;
     if (!info->n_added)
         return;
-    if (c->st == C_CLOSING) {
+    if (c->closing) {
         evbuffer_drain(buf, evbuffer_get_length(buf));
         return;
     }
@@ -356,27 +259,35 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
         return;
     struct evbuffer_iovec vec[16];
     size_t left = added;
-    while (left && c->st != C_CLOSING) {
+    int code = 0;
+    while (left && !code) {
         int nv = evbuffer_peek(buf, (ev_ssize_t)left, &pos, vec, 16);
         if (nv <= 0)
             break;
         size_t done = 0;
-        for (int i = 0; i < nv && i < 16 && done < left; i++) {
+        for (int i = 0; i < nv && i < 16 && done < left && !code; i++) {
             size_t k = vec[i].iov_len;
             if (k > left - done)
                 k = left - done;
-            feed(c, vec[i].iov_base, k);
+            code = fq_reqscan_feed(&c->scan, vec[i].iov_base, k);
             done += k;
-            if (c->st == C_CLOSING)
-                break;
         }
         left -= done;
         if (left && evbuffer_ptr_set(buf, &pos, done, EVBUFFER_PTR_ADD) < 0)
             break;
     }
-    if (c->st == C_CLOSING)
+    if (code) {
+        refuse_scan(c, code);
         /* evhttp must not see the refused request. */
         evbuffer_drain(buf, evbuffer_get_length(buf));
+        return;
+    }
+    if (c->scan.st != FQ_REQSCAN_HEAD) {
+        c->due = false;
+    } else if (!c->due) { /* a request began: its head is due */
+        c->due = true;
+        c->deadline_ms = mono_ms() + (long long)c->g->lim.header_s * 1000;
+    }
 }
 
 /* Runs once, right after evhttp set the new connection's descriptor. */
@@ -443,7 +354,10 @@ void fq_connguard_watch(struct fq_connguard *g, struct bufferevent *bev,
     c->tls = tls;
     c->fd = -1;
     g->live++;
-    start_request(c, mono_ms());
+    fq_reqscan_init(&c->scan, g->lim.max_headers, g->lim.max_body);
+    /* The first request's head is due from the accept. */
+    c->due = true;
+    c->deadline_ms = mono_ms() + (long long)g->lim.header_s * 1000;
     evbuffer_add_cb(bufferevent_get_input(bev), on_input, c);
     /* evhttp sets the descriptor right after this returns; an event made
      * active now runs in this same pass of the loop, before the socket
@@ -456,9 +370,7 @@ void fq_connguard_request_done(struct fq_connguard *g, int fd)
 {
     if (fd < 0 || (size_t)fd >= g->nfd || !g->byfd[fd])
         return;
-    struct conn *c = g->byfd[fd];
-    if (c->st == C_BODY && c->chunked)
-        c->st = C_IDLE;
+    fq_reqscan_done(&g->byfd[fd]->scan);
 }
 
 static void on_sweep(evutil_socket_t unused, short what, void *arg)
@@ -475,14 +387,13 @@ static void on_sweep(evutil_socket_t unused, short what, void *arg)
             conn_release(g, (int)fd);
             continue;
         }
-        if (c->st == C_HEAD && now >= c->deadline_ms) {
+        if (!c->closing && c->due && now >= c->deadline_ms) {
             char msg[120];
             snprintf(msg, sizeof(msg),
                      "the request headers did not arrive within %d seconds",
                      g->lim.header_s);
             refuse(c, 408, "Request Timeout", "Timeout", msg);
-        } else if (c->st == C_CLOSING && c->deadline_ms &&
-                   now >= c->deadline_ms) {
+        } else if (c->closing && c->deadline_ms && now >= c->deadline_ms) {
             /* evhttp reads end-of-file and frees the connection. */
             shutdown(c->fd, SHUT_RDWR);
             c->deadline_ms = 0;
