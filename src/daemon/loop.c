@@ -46,7 +46,10 @@
  *   (2) at most one turn is in flight; the next commit waits for its sync;
  *   (3) a failed commit or sync stops the daemon with an error, answering
  *       500 to what was not known durable (the engine would be ahead of
- *       the disk); a restart rebuilds from the disk;
+ *       the disk); a restart rebuilds from the disk. Except a full disk:
+ *       the commit is tried once more after the reserve is released
+ *       (space.c), and client writes are refused (507) before they are
+ *       applied while space is low;
  *   (4) fq_engine_run gets non-decreasing times.
  *
  * What it does not do: threads of its own. Everything but the WAL's fsync
