@@ -25,7 +25,9 @@
  * in its own session: flexqd never has to reap it, and it outlives a
  * restart of flexqd along with the pod's processes, which then keep
  * writing into a pipe somebody reads. It exits when every writer of the
- * pipe has closed it (the pod's whole tree ended). It holds only the
+ * pipe has closed it (the pod's whole tree ended); flexqd holds the read
+ * end of a second pipe whose only writer is the pump, so it can wait for
+ * the log to be complete before it reports the pod ended (process.c). It holds only the
  * pipe, the log and the pod's directory (descriptors 0, 1, 2) and uses
  * only async-signal-safe calls: flexqd has threads when it forks.
  *
@@ -122,8 +124,9 @@ static void pump(size_t cap, const char *note, size_t nlen)
     }
 }
 
-int fq_logpump_start(const char *dir, int logfd, size_t cap)
+int fq_logpump_start(const char *dir, int logfd, size_t cap, int *done_fd)
 {
+    *done_fd = -1;
     char note[160];
     int nlen = snprintf(note, sizeof(note),
                         "flexq: log rotated at %zu bytes; the previous part "
@@ -134,9 +137,15 @@ int fq_logpump_start(const char *dir, int logfd, size_t cap)
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return -1;
-    int p[2];
+    int p[2], dp[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         close(dfd);
+        return -1;
+    }
+    if (pipe2(dp, O_CLOEXEC) != 0) {
+        close(dfd);
+        close(p[0]);
+        close(p[1]);
         return -1;
     }
     pid_t mid = fork();
@@ -145,6 +154,8 @@ int fq_logpump_start(const char *dir, int logfd, size_t cap)
         close(dfd);
         close(p[0]);
         close(p[1]);
+        close(dp[0]);
+        close(dp[1]);
         errno = e;
         return -1;
     }
@@ -165,25 +176,31 @@ int fq_logpump_start(const char *dir, int logfd, size_t cap)
         signal(SIGINT, SIG_IGN);
         signal(SIGHUP, SIG_IGN);
         close(p[1]);
-        /* 0: the pipe, 1: the log, 2: the pod's directory. */
-        int lfd = fcntl(logfd, F_DUPFD, 3);
-        int d2 = fcntl(dfd, F_DUPFD, 3);
-        int r0 = fcntl(p[0], F_DUPFD, 3);
-        if (lfd < 0 || d2 < 0 || r0 < 0)
+        close(dp[0]);
+        /* 0: the pipe, 1: the log, 2: the pod's directory, 3: held until
+         * exit (flexqd's end reads end-of-file then). */
+        int lfd = fcntl(logfd, F_DUPFD, 4);
+        int d2 = fcntl(dfd, F_DUPFD, 4);
+        int r0 = fcntl(p[0], F_DUPFD, 4);
+        int w3 = fcntl(dp[1], F_DUPFD, 4);
+        if (lfd < 0 || d2 < 0 || r0 < 0 || w3 < 0)
             _exit(1);
         dup2(r0, 0);
         dup2(lfd, 1);
         dup2(d2, 2);
+        dup2(w3, 3);
 #ifdef SYS_close_range
-        if (syscall(SYS_close_range, 3U, ~0U, 0) != 0)
+        if (syscall(SYS_close_range, 4U, ~0U, 0) != 0)
 #endif
-            for (int fd = 3; fd < 65536; fd++)
+            for (int fd = 4; fd < 65536; fd++)
                 close(fd);
         pump(cap, note, (size_t)nlen);
         _exit(0);
     }
     close(dfd);
     close(p[0]);
+    close(dp[1]);
+    *done_fd = dp[0];
     int st;
     while (waitpid(mid, &st, 0) < 0 && errno == EINTR)
         ;

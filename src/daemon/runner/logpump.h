@@ -14,8 +14,10 @@
  * log.1 and a new log is begun. Returns the pipe's write end (owned,
  * close-on-exec) for the pod's stdout and stderr, or -1 with errno set
  * (the caller then gives the pod `logfd` itself and the cap is only
- * checked by fq_runner_poll).
+ * checked by fq_runner_poll). *done_fd gets a descriptor (owned,
+ * close-on-exec) that reads end-of-file once the pump has written
+ * everything and exited.
  */
-int fq_logpump_start(const char *dir, int logfd, size_t cap);
+int fq_logpump_start(const char *dir, int logfd, size_t cap, int *done_fd);
 
 #endif
