@@ -92,7 +92,8 @@ size_t fq_event_gc_sweep(struct fq_objstore *s, int64_t now_ms, int64_t ttl_ms,
 }
 
 /*
- * What expiring leaves behind, at most once a sweep: the store drops the
+ * What expiring leaves behind, at most once a sweep (SWEEP_MS) and only
+ * when the sweep is not working off a backlog: the store drops the
  * history of the Events deleted since (committed by earlier turns) and
  * gives its free pages back; then the allocator gives back the memory the
  * freed objects held: flexq's small-block cache is emptied (its blocks
@@ -125,13 +126,16 @@ static void on_turn(struct fq_daemon *d, int64_t now_ms, void *ctx)
     if (!over && now_ms - d->events_swept_ms < SWEEP_MS)
         return;
     d->events_swept_ms = now_ms;
-    tidy(d);
     size_t n = fq_event_gc_sweep(s, now_ms, ttl, max, SWEEP_MAX);
     if (n)
         fq_log(FQ_LOG_DEBUG, "events expired", "count=%zu", n);
     if (n == SWEEP_MAX) { /* more to do: again next turn, soon */
         d->events_swept_ms = now_ms - SWEEP_MS;
         fq_daemon_wake(d);
+    } else {
+        /* Caught up: tidy what earlier turns deleted (at most once a
+         * sweep, never while a backlog is worked off turn by turn). */
+        tidy(d);
     }
 }
 
