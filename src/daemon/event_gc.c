@@ -122,6 +122,11 @@ static void on_turn(struct fq_daemon *d, int64_t now_ms, void *ctx)
     size_t max = d->opts.max_events ? d->opts.max_events : FQ_EVENT_MAX;
     int64_t ttl = d->opts.event_ttl_s > 0 ? d->opts.event_ttl_s * 1000 :
                                             FQ_EVENT_TTL_S * 1000;
+    if (d->events_tidy_due && !fq_store_syncing(d->store)) {
+        /* The last sweep's deletes are committed now. */
+        d->events_tidy_due = false;
+        tidy(d);
+    }
     bool over = fq_objstore_count(s, FQ_KIND_EVENT) > max + max / 8;
     if (!over && now_ms - d->events_swept_ms < SWEEP_MS)
         return;
@@ -132,9 +137,12 @@ static void on_turn(struct fq_daemon *d, int64_t now_ms, void *ctx)
     if (n == SWEEP_MAX) { /* more to do: again next turn, soon */
         d->events_swept_ms = now_ms - SWEEP_MS;
         fq_daemon_wake(d);
+    } else if (n) {
+        /* Caught up: tidy in the next turn, once these deletes are
+         * committed (never while a backlog is worked off turn by turn). */
+        d->events_tidy_due = true;
+        fq_daemon_wake(d);
     } else {
-        /* Caught up: tidy what earlier turns deleted (at most once a
-         * sweep, never while a backlog is worked off turn by turn). */
         tidy(d);
     }
 }
