@@ -83,7 +83,6 @@ struct fq_daemon {
     struct fq_gke *gke;         /* gcloud's API state (api_gke.h) */
     int64_t started_ms;
     int64_t events_swept_ms; /* event_gc.c */
-    bool events_tidy_due;    /* event_gc.c: tidy once the sweep is committed */
 };
 
 /*

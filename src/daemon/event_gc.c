@@ -92,8 +92,7 @@ size_t fq_event_gc_sweep(struct fq_objstore *s, int64_t now_ms, int64_t ttl_ms,
 }
 
 /*
- * What expiring leaves behind, at most once a sweep (SWEEP_MS) and only
- * when the sweep is not working off a backlog: the store drops the
+ * What expiring leaves behind, at most once a sweep: the store drops the
  * history of the Events deleted since (committed by earlier turns) and
  * gives its free pages back; then the allocator gives back the memory the
  * freed objects held: flexq's small-block cache is emptied (its blocks
@@ -122,28 +121,17 @@ static void on_turn(struct fq_daemon *d, int64_t now_ms, void *ctx)
     size_t max = d->opts.max_events ? d->opts.max_events : FQ_EVENT_MAX;
     int64_t ttl = d->opts.event_ttl_s > 0 ? d->opts.event_ttl_s * 1000 :
                                             FQ_EVENT_TTL_S * 1000;
-    if (d->events_tidy_due && !fq_store_syncing(d->store)) {
-        /* The last sweep's deletes are committed now. */
-        d->events_tidy_due = false;
-        tidy(d);
-    }
     bool over = fq_objstore_count(s, FQ_KIND_EVENT) > max + max / 8;
     if (!over && now_ms - d->events_swept_ms < SWEEP_MS)
         return;
     d->events_swept_ms = now_ms;
+    tidy(d);
     size_t n = fq_event_gc_sweep(s, now_ms, ttl, max, SWEEP_MAX);
     if (n)
         fq_log(FQ_LOG_DEBUG, "events expired", "count=%zu", n);
     if (n == SWEEP_MAX) { /* more to do: again next turn, soon */
         d->events_swept_ms = now_ms - SWEEP_MS;
         fq_daemon_wake(d);
-    } else if (n) {
-        /* Caught up: tidy in the next turn, once these deletes are
-         * committed (never while a backlog is worked off turn by turn). */
-        d->events_tidy_due = true;
-        fq_daemon_wake(d);
-    } else {
-        tidy(d);
     }
 }
 
