@@ -61,8 +61,9 @@
 /* Events expire this many seconds after they were last seen, so that the
  * hold phase shows them deleted (flexqd's default is an hour). */
 #define EVENT_TTL "30"
-/* The hold lasts at least this: the TTL plus flexqd's sweep interval. */
-#define EXPIRE_WAIT_S 45
+/* The hold lasts at least this: the TTL, then sweeps (every 10 s) that
+ * delete the expired Events and tidy after them. */
+#define EXPIRE_WAIT_S 60
 #define MAX_PROBES    (1 << 20)
 /* Idle connections per source address, under flexqd's cap (256). */
 #define IDLE_PER_ADDR 200
