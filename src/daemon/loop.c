@@ -624,6 +624,8 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     d->api = fq_api_new(d);
     rc = fq_http_new(l->base, o->listen, fq_api_handle, d, &d->http, err);
     if (rc == 0)
+        fq_http_set_limits(d->http, o->header_timeout_s, o->max_client_conns);
+    if (rc == 0)
         rc = fq_store_open(o->data_dir, o->sync, &d->store, err);
     if (rc < 0)
         goto fail;

@@ -6,8 +6,10 @@
    headers over the cap get 431; nothing is created, and the next client
    is served;
 2. a slow-header client (one header byte every 0.3 s) is answered 408 and
-   its connection closed, while other clients are served meanwhile;
-3. one client address holding the per-client cap of connections gets 429
+   its connection closed, while other clients are served meanwhile
+   (--header-timeout 3);
+3. one client address holding the per-client cap of connections
+   (--max-client-connections 50) gets 429
    for the next one, another address is not affected, and once the first
    closes its connections it connects again."""
 import json
@@ -21,8 +23,9 @@ from harness import Daemon, check, finish  # noqa: E402
 
 MAX_BODY = 4 << 20
 MAX_HEADERS = 64 << 10
-HEADER_S = 10
-PER_CLIENT = 256
+# Set by flags (the defaults, 10 s and 256, are bench/soak's to show).
+HEADER_S = 3
+PER_CLIENT = 50
 CM_PATH = "/api/v1/namespaces/default/configmaps"
 
 
@@ -156,7 +159,7 @@ def test_slow_headers(d):
         time.sleep(0.3)
     s.close()
     check(closed, "the slow-header client was cut off (sent %d bytes)" % sent)
-    check(others_ok >= 5,
+    check(others_ok >= 3,
           "other clients were served while it dripped (%d)" % others_ok)
 
 
@@ -199,7 +202,8 @@ def test_per_client(d):
 
 
 def main():
-    d = Daemon().start()
+    d = Daemon(extra=["--header-timeout", str(HEADER_S),
+                      "--max-client-connections", str(PER_CLIENT)]).start()
     try:
         test_sizes(d)
         test_per_client(d)

@@ -426,6 +426,15 @@ void fq_connguard_free(struct fq_connguard *g)
     free(g);
 }
 
+void fq_connguard_set_limits(struct fq_connguard *g, int header_s,
+                             unsigned per_client)
+{
+    if (header_s > 0)
+        g->lim.header_s = header_s;
+    if (per_client > 0)
+        g->lim.per_client = per_client;
+}
+
 unsigned long fq_connguard_refused(const struct fq_connguard *g)
 {
     return g->refused;

@@ -44,6 +44,10 @@ void fq_connguard_watch(struct fq_connguard *g, struct bufferevent *bev,
  * there; other bodies end by their Content-Length). */
 void fq_connguard_request_done(struct fq_connguard *g, int fd);
 
+/* Sets the header deadline and the per-client cap (0 keeps each). */
+void fq_connguard_set_limits(struct fq_connguard *g, int header_s,
+                             unsigned per_client);
+
 /* Connections refused so far (cap, header timeout, oversized), for tests
  * and logs. */
 unsigned long fq_connguard_refused(const struct fq_connguard *g);

@@ -419,6 +419,11 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
     }
 }
 
+void fq_http_set_limits(struct fq_http *h, int header_s, unsigned per_client)
+{
+    fq_connguard_set_limits(h->guard, header_s, per_client);
+}
+
 int fq_http_port(const struct fq_http *h)
 {
     return h->port;

@@ -61,6 +61,9 @@ int fq_http_new_tls(void *base, const char *addr, void *ssl_ctx,
                     fq_http_handler_fn fn, void *ctx, struct fq_http **out,
                     struct fq_err *err);
 void fq_http_free(struct fq_http *h);
+/* Overrides FQ_HTTP_HEADER_S and FQ_HTTP_PER_CLIENT for connections
+ * accepted from now on (0 keeps the default). */
+void fq_http_set_limits(struct fq_http *h, int header_s, unsigned per_client);
 /* The bound port (useful with port 0). */
 int fq_http_port(const struct fq_http *h);
 
