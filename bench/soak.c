@@ -9,16 +9,22 @@
  *
  *   - CLIENTS threads create WORKLOADS Workloads, then delete them all,
  *     each over one keep-alive connection;
- *   - IDLE connections are opened and left silent;
+ *   - IDLE connections are opened and left silent, IDLE_PER_ADDR from
+ *     each loopback address 127.0.0.2, .3, ... (under the per-client
+ *     cap); flexqd closes them when their first request's headers are
+ *     overdue (10 s);
+ *   - one address (127.0.1.1) opens FLOOD connections at once: past the
+ *     per-client cap (256) each must be answered 429 and closed;
  *   - one slow-header client sends a header line a second and never ends
- *     its request (it should be cut off by the idle timeout);
+ *     its request (it should be cut off by the header deadline, 10 s);
  *   - a probe client GETs /healthz every 20 ms and records the latency:
  *     what another user of the API sees during all this.
  *
  * When the churn is done the probe goes on until flexqd has closed every
- * idle connection (its idle timeout) or HOLD_S passed; flexqd runs with
- * --event-ttl 30 so that the Events of the churn expire meanwhile. Then
- * the figures are measured again. A memory or database size much above the start, or
+ * idle connection and the slow client and EXPIRE_WAIT_S passed (flexqd
+ * runs with --event-ttl 30 so that the Events of the churn expire
+ * meanwhile), or HOLD_S passed. Then the figures are measured again (the
+ * database: flexq.db and its WAL). A memory or database size much above the start, or
  * descriptors that stay open, point at a leak; a high probe p99 at work
  * done on the loop.
  *
@@ -54,9 +60,17 @@
 #define MAX_CLIENTS 64
 /* Events expire this many seconds after they were last seen, so that the
  * hold phase shows them deleted (flexqd's default is an hour). */
-#define EVENT_TTL  "30"
-#define MAX_PROBES (1 << 20)
-#define WL_PATH    "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads"
+#define EVENT_TTL "30"
+/* The hold lasts at least this: the TTL, then sweeps (every 10 s) that
+ * delete the expired Events and tidy after them. */
+#define EXPIRE_WAIT_S 60
+#define MAX_PROBES    (1 << 20)
+/* Idle connections per source address, under flexqd's cap (256). */
+#define IDLE_PER_ADDR 200
+/* The flood from one address, and flexqd's per-client cap. */
+#define FLOOD     300
+#define FLOOD_CAP 256
+#define WL_PATH   "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads"
 
 static double now_ms(void)
 {
@@ -72,11 +86,24 @@ static void pause_ms(long ms)
         ;
 }
 
-static int connect_to(int port)
+/* A connection to flexqd from 127.0.0.1, or from the loopback address
+ * 127.0.`hi`.`lo` when hi or lo is nonzero (flexqd caps connections per
+ * client address). */
+static int connect_from(int port, int hi, int lo)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
+    if (hi || lo) {
+        struct sockaddr_in src = {0};
+        src.sin_family = AF_INET;
+        src.sin_addr.s_addr =
+            htonl((127u << 24) | ((unsigned)hi << 8) | (unsigned)lo);
+        if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0) {
+            close(fd);
+            return -1;
+        }
+    }
     struct sockaddr_in sa = {0};
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
@@ -88,6 +115,11 @@ static int connect_to(int port)
         return -1;
     }
     return fd;
+}
+
+static int connect_to(int port)
+{
+    return connect_from(port, 0, 0);
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -237,6 +269,7 @@ struct slow {
     pthread_t th;
     int port;
     double cut_after_s; /* -1: still open at the end */
+    bool got_408;       /* answered 408 Timeout before the close */
 };
 
 static void *run_slow(void *arg)
@@ -256,9 +289,10 @@ static void *run_slow(void *arg)
             break;
         /* the server closing shows as EOF or an error on the socket */
         for (int k = 0; k < 10 && !atomic_load(&stop); k++) {
-            char c;
-            ssize_t r = recv(fd, &c, 1, MSG_DONTWAIT);
-            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+            char ans[32] = {0};
+            ssize_t r = recv(fd, ans, sizeof(ans) - 1, MSG_DONTWAIT);
+            if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+                s->got_408 = r > 0 && !strncmp(ans, "HTTP/1.1 408", 12);
                 ok = false;
                 break;
             }
@@ -301,7 +335,10 @@ static void measure(pid_t pid, const char *dir, struct usage *u)
         char p[4096];
         struct stat st;
         snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        if (e->d_name[0] != '.' && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+        /* The database and its WAL; not flexq.reserve, the fixed 4 MiB
+         * flexqd keeps for a full disk. */
+        if (!strncmp(e->d_name, "flexq.db", 8) && stat(p, &st) == 0 &&
+            S_ISREG(st.st_mode))
             u->db_bytes += (long long)st.st_size;
     }
     if (dd)
@@ -399,14 +436,46 @@ int main(int argc, char **argv)
     struct probe probe = {.port = port};
     probe.lat = calloc(MAX_PROBES, sizeof(double));
     pthread_create(&probe.th, NULL, run_probe, &probe);
-    struct slow slow = {.port = port};
+    struct slow slow = {.port = port, .cut_after_s = -1};
     pthread_create(&slow.th, NULL, run_slow, &slow);
     int *idle = calloc((size_t)nidle + 1, sizeof(int));
     int opened = 0;
+    /* From 127.0.0.2 on, IDLE_PER_ADDR per address: under flexqd's
+     * per-client cap, so all are accepted. */
     for (int i = 0; i < nidle; i++) {
-        idle[i] = connect_to(port);
+        idle[i] = connect_from(port, 0, 2 + i / IDLE_PER_ADDR);
         opened += idle[i] >= 0;
     }
+    /* One address opening FLOOD connections: past the cap the rest must
+     * be refused (429 Status) and closed. */
+    int flood[FLOOD];
+    for (int i = 0; i < FLOOD; i++)
+        flood[i] = connect_from(port, 1, 1);
+    int flood_429 = 0, flood_open = 0;
+    double fdeadline = now_ms() + 5000;
+    for (int i = 0; i < FLOOD; i++) {
+        if (flood[i] < 0)
+            continue;
+        char buf[64] = {0};
+        ssize_t r;
+        for (;;) {
+            r = recv(flood[i], buf, sizeof(buf) - 1, MSG_DONTWAIT);
+            if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ||
+                now_ms() >= fdeadline)
+                break;
+            if (i >= FLOOD_CAP)
+                pause_ms(10); /* refused ones are answered at accept */
+            else
+                break;
+        }
+        if (r > 0 && !strncmp(buf, "HTTP/1.1 429", 12))
+            flood_429++;
+        else if (r < 0)
+            flood_open++;
+    }
+    for (int i = 0; i < FLOOD; i++)
+        if (flood[i] >= 0)
+            close(flood[i]);
     struct usage busy;
     measure(pid, dir, &busy);
 
@@ -439,15 +508,20 @@ int main(int argc, char **argv)
                 cut++;
                 continue;
             }
+            /* An answer (408: its headers are overdue) or the close. */
             ssize_t r = recv(idle[i], &c, 1, MSG_DONTWAIT);
-            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+            if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
                 close(idle[i]);
                 idle[i] = -1;
                 cut++;
             }
         }
         cut -= nidle - opened; /* never opened */
-        if (cut >= opened || now_ms() >= hold_until)
+        /* Until the idle and slow clients are cut off and the churn's
+         * Events had time to expire (TTL, then a sweep), or HOLD_S. */
+        bool expired = now_ms() - t0 - churn_ms >= EXPIRE_WAIT_S * 1000.0;
+        if ((cut >= opened && slow.cut_after_s >= 0 && expired) ||
+            now_ms() >= hold_until)
             break;
         pause_ms(500);
     }
@@ -483,8 +557,12 @@ int main(int argc, char **argv)
     printf("  idle             %d opened, %d closed by flexqd within %.0f s "
            "after the churn\n",
            opened, cut, held_s);
+    printf("  per-client cap   %d connections from one address: %d kept, "
+           "%d refused with 429\n",
+           FLOOD, flood_open, flood_429);
     if (slow.cut_after_s >= 0)
-        printf("  slow header      cut off after %.1f s\n", slow.cut_after_s);
+        printf("  slow header      cut off after %.1f s%s\n", slow.cut_after_s,
+               slow.got_408 ? " (408 Status)" : "");
     else
         printf("  slow header      still open at the end (%.1f s)\n",
                churn_ms / 1000);
@@ -506,11 +584,12 @@ int main(int argc, char **argv)
         "\"probe_p99_ms\":%.3f,\"probe_max_ms\":%.3f,"
         "\"rss_kb_before\":%ld,\"rss_kb_after\":%ld,"
         "\"db_bytes_before\":%lld,\"db_bytes_after\":%lld,"
-        "\"fds_before\":%d,\"fds_busy\":%d,\"fds_after\":%d}\n",
+        "\"fds_before\":%d,\"fds_busy\":%d,\"fds_after\":%d,"
+        "\"flood\":%d,\"flood_kept\":%d,\"flood_429\":%d}\n",
         nwl, nclients, created, deleted, errors, churn_ms / 1000, opened, cut,
         held_s, slow.cut_after_s, probe.n, probe.errors, p50, p99, pmax,
         before.rss_kb, after.rss_kb, before.db_bytes, after.db_bytes,
-        before.fds, busy.fds, after.fds);
+        before.fds, busy.fds, after.fds, FLOOD, flood_open, flood_429);
 
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);

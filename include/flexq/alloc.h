@@ -35,6 +35,10 @@ char *fq_xasprintf(const char *fmt, ...)    /* returns owned */
 #define FQ_SMALL_MAX 512
 void *fq_small_alloc(size_t n); /* returns owned, not zeroed */
 void fq_small_free(void *p, size_t n);
+/* Frees the blocks this thread's cache keeps (up to 16 MiB), so that the
+ * allocator can give their pages back after a mass delete; the daemon
+ * calls it when it tidies. */
+void fq_small_trim(void);
 
 /* Grows *items (of *cap elements of `size` bytes) to hold at least `need`. */
 void fq_grow(void **items, size_t *cap, size_t need, size_t size);

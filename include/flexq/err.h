@@ -17,24 +17,25 @@
 #include <stddef.h>
 
 /* X(name, CLI message, HTTP status, Kubernetes Status reason) */
-#define FQ_ERRORS(X)                                              \
- X(EINVAL, "invalid input", 422, "Invalid")                       \
- X(EPARSE, "malformed input", 400, "BadRequest")                  \
- X(ELIMIT, "input exceeds a limit", 413, "RequestEntityTooLarge") \
- X(EOVERFLOW, "value out of range", 422, "Invalid")               \
- X(ENOTFOUND, "not found", 404, "NotFound")                       \
- X(EEXIST, "already exists", 409, "AlreadyExists")                \
- X(ECONFLICT, "conflict", 409, "Conflict")                        \
- X(EUNAUTH, "unauthorized", 401, "Unauthorized")                  \
- X(EFORBIDDEN, "forbidden", 403, "Forbidden")                     \
- X(EUNSUPPORTED, "not supported", 405, "MethodNotAllowed")        \
- X(ETIMEOUT, "timed out", 504, "Timeout")                         \
- X(EIO, "input/output error", 500, "InternalError")               \
- X(EPROVIDER, "provider failed", 502, "ServiceUnavailable")       \
- X(EBUSY, "busy, try again", 503, "ServiceUnavailable")           \
- X(EINTERNAL, "internal error", 500, "InternalError")             \
- X(EGONE, "too old, list again", 410, "Expired")                  \
- X(EMEDIATYPE, "unsupported media type", 415, "UnsupportedMediaType")
+#define FQ_ERRORS(X)                                                  \
+ X(EINVAL, "invalid input", 422, "Invalid")                           \
+ X(EPARSE, "malformed input", 400, "BadRequest")                      \
+ X(ELIMIT, "input exceeds a limit", 413, "RequestEntityTooLarge")     \
+ X(EOVERFLOW, "value out of range", 422, "Invalid")                   \
+ X(ENOTFOUND, "not found", 404, "NotFound")                           \
+ X(EEXIST, "already exists", 409, "AlreadyExists")                    \
+ X(ECONFLICT, "conflict", 409, "Conflict")                            \
+ X(EUNAUTH, "unauthorized", 401, "Unauthorized")                      \
+ X(EFORBIDDEN, "forbidden", 403, "Forbidden")                         \
+ X(EUNSUPPORTED, "not supported", 405, "MethodNotAllowed")            \
+ X(ETIMEOUT, "timed out", 504, "Timeout")                             \
+ X(EIO, "input/output error", 500, "InternalError")                   \
+ X(EPROVIDER, "provider failed", 502, "ServiceUnavailable")           \
+ X(EBUSY, "busy, try again", 503, "ServiceUnavailable")               \
+ X(EINTERNAL, "internal error", 500, "InternalError")                 \
+ X(EGONE, "too old, list again", 410, "Expired")                      \
+ X(EMEDIATYPE, "unsupported media type", 415, "UnsupportedMediaType") \
+ X(ENOSPACE, "no space left on the server", 507, "InsufficientStorage")
 
 enum fq_errcode {
     FQ_OK = 0,

@@ -77,7 +77,9 @@ static int logs_main(int argc, char **argv)
     int status = FQ_CLI_OK;
     for (bool first = true;; first = false) {
         char query[160];
-        int ql = snprintf(query, sizeof(query), "format=json");
+        /* nul=replace: a NUL the pod printed comes as U+FFFD, which this
+         * JSON reader (C strings) can hold; the rest is never cut. */
+        int ql = snprintf(query, sizeof(query), "format=json&nul=replace");
         if (first && tail >= 0)
             ql += snprintf(query + ql, sizeof(query) - (size_t)ql,
                            "&tailLines=%lld", tail);

@@ -57,6 +57,10 @@ struct fq_daemon_opts {
      * 10,000); event_gc.h. */
     int64_t event_ttl_s;
     size_t max_events;
+    /* Connections: seconds a request's headers may take (0: 10) and open
+     * connections per client address (0: 256); api/connguard.h. */
+    int header_timeout_s;
+    unsigned max_client_conns;
 };
 
 struct fq_auth;
@@ -72,7 +76,8 @@ struct fq_daemon {
     struct fq_daemon_opts opts;
     struct fq_engine *engine;
     struct fq_store *store;
-    struct fq_auth *auth; /* NULL when --tokens is not given */
+    struct fq_space *space; /* free space and the reserve (space.h) */
+    struct fq_auth *auth;   /* NULL when --tokens is not given */
     struct fq_http *http;
     struct fq_api *api;
     struct fq_loop *loop;       /* libevent state, private to loop.c */

@@ -50,6 +50,11 @@ static const char usage[] =
     "  --tokens FILE        require bearer tokens (see docs/api.md)\n"
     "  --event-ttl SECONDS  keep Events this long after last seen (3600)\n"
     "  --max-events N       keep at most N Events, oldest go first (10000)\n"
+    "  --header-timeout S   close a connection whose request headers take\n"
+    "                       longer (408; default 10)\n"
+    "  --max-client-connections N\n"
+    "                       open connections per client address; more get\n"
+    "                       429 (default 256; raise it behind a proxy)\n"
     "  --insecure-listen    allow a non-loopback --listen without --tokens\n"
     "                       (refused otherwise; anyone reaching it is admin)\n"
     "  --pod-user USER      user name or UID:GID pods run as when flexqd is\n"
@@ -215,6 +220,21 @@ int main(int argc, char **argv)
                 o.event_ttl_s = n;
             else
                 o.max_events = (size_t)n;
+        } else if (!strcmp(name, "--header-timeout") ||
+                   !strcmp(name, "--max-client-connections")) {
+            char *end;
+            long long n = strtoll(v, &end, 10);
+            if (*end || n < 1 || n > 1000000) {
+                fprintf(stderr,
+                        "flexqd: %s: \"%s\" is not a number in "
+                        "[1, 1000000]\n",
+                        name, v);
+                return 1;
+            }
+            if (!strcmp(name, "--header-timeout"))
+                o.header_timeout_s = (int)n;
+            else
+                o.max_client_conns = (unsigned)n;
         } else if (!strcmp(name, "--tokens")) {
             o.tokens_file = v;
         } else if (!strcmp(name, "--pod-user")) {

@@ -46,7 +46,10 @@
  *   (2) at most one turn is in flight; the next commit waits for its sync;
  *   (3) a failed commit or sync stops the daemon with an error, answering
  *       500 to what was not known durable (the engine would be ahead of
- *       the disk); a restart rebuilds from the disk;
+ *       the disk); a restart rebuilds from the disk. Except a full disk:
+ *       the commit is tried once more after the reserve is released
+ *       (space.c), and client writes are refused (507) before they are
+ *       applied while space is low;
  *   (4) fq_engine_run gets non-decreasing times.
  *
  * What it does not do: threads of its own. Everything but the WAL's fsync
@@ -75,6 +78,7 @@
 #include "flexq/alloc.h"
 #include "log.h"
 #include "runner/runner.h"
+#include "space.h"
 
 struct pending {
     struct fq_http_req *req;
@@ -447,7 +451,14 @@ static void turn(struct fq_daemon *d)
     struct fq_change *ch = NULL;
     size_t n = fq_objstore_take_changes(fq_engine_store(d->engine), &ch);
     struct fq_err err = {0};
-    if (fq_store_write(d->store, ch, n, &err) < 0) {
+    int wrc = fq_store_write(d->store, ch, n, &err);
+    if (wrc == FQ_ENOSPACE && fq_space_release(d->space) == 0) {
+        /* The disk filled since the last check (space.c): the reserve
+         * makes room, and the turn is committed after all. */
+        err = (struct fq_err){0};
+        wrc = fq_store_write(d->store, ch, n, &err);
+    }
+    if (wrc < 0) {
         fq_changes_free(ch, n);
         fatal_store(d, &err);
         return;
@@ -666,9 +677,12 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     d->api = fq_api_new(d);
     rc = fq_http_new(l->base, o->listen, fq_api_handle, d, &d->http, err);
     if (rc == 0)
+        fq_http_set_limits(d->http, o->header_timeout_s, o->max_client_conns);
+    if (rc == 0)
         rc = fq_store_open(o->data_dir, o->sync, &d->store, err);
     if (rc < 0)
         goto fail;
+    d->space = fq_space_new(o->data_dir);
     if (fq_store_notify_fd(d->store) >= 0) {
         l->synced = event_new(l->base, fq_store_notify_fd(d->store),
                               EV_READ | EV_PERSIST, on_synced, d);
@@ -815,6 +829,8 @@ void fq_daemon_release(struct fq_daemon *d)
     d->engine = NULL;
     fq_store_close(d->store);
     d->store = NULL;
+    fq_space_free(d->space);
+    d->space = NULL;
     fq_auth_free(d->auth);
     d->auth = NULL;
 }

@@ -45,8 +45,15 @@
  *   (3) a failed commit is rolled back whole; the caller treats it as fatal
  *       (the engine is then ahead of the disk and must be rebuilt from it).
  *
+ * Tidying (fq_store_tidy, called by the daemon when Events expire): the
+ * history rows of Events that no longer exist are deleted, the file's
+ * free pages are given back (auto_vacuum=INCREMENTAL) and the WAL is
+ * truncated, so that churn leaves the files near their size before it.
+ * The history of a live Event is kept, every version.
+ *
  * What it does not do: decide anything about objects (the core does), keep
- * every revision of non-Event objects, or compact event_history.
+ * every revision of non-Event objects, or keep the history of an Event
+ * after the Event expired.
  */
 #include "store.h"
 
@@ -105,6 +112,8 @@ struct fq_store {
     int64_t next_id;
     uint64_t commits;
     uint64_t rows;
+    /* Events deleted since fq_store_tidy last dropped their history. */
+    uint64_t events_deleted;
 };
 
 /* migrations[i] takes the schema from version i to i + 1. */
@@ -137,9 +146,12 @@ static const char *const migrations[FQ_STORE_SCHEMA_VERSION] = {
     "INSERT OR IGNORE INTO meta (key, value) VALUES ('revision', '0');",
 };
 
+/* A full disk is FQ_ENOSPACE (the daemon frees its reserve and tries
+ * again, space.c); any other failure FQ_EIO. */
 static int db_err(struct fq_err *err, sqlite3 *db, const char *what)
 {
-    return fq_err_set(err, FQ_EIO, "store: %s: %s", what,
+    int full = db && sqlite3_errcode(db) == SQLITE_FULL;
+    return fq_err_set(err, full ? FQ_ENOSPACE : FQ_EIO, "store: %s: %s", what,
                       db ? sqlite3_errmsg(db) : "out of memory");
 }
 
@@ -336,6 +348,28 @@ static int index_load(struct fq_store *s, struct fq_err *err)
     return 0;
 }
 
+/*
+ * auto_vacuum=INCREMENTAL, so that fq_store_tidy can shrink the file after
+ * mass deletes. A new file takes it at once; a file made by an older
+ * flexqd is rebuilt once (VACUUM), which needs room for a copy: without
+ * it the file keeps its size and SQLite reuses its free pages as before.
+ */
+static void set_incremental_vacuum(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    int mode = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA auto_vacuum", -1, &st, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            mode = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (mode == 2)
+        return;
+    sqlite3_exec(db, "PRAGMA auto_vacuum=INCREMENTAL", NULL, NULL, NULL);
+    sqlite3_exec(db, "VACUUM", NULL, NULL, NULL);
+}
+
 static int mkdir_p(const char *dir)
 {
     char *p = fq_xstrdup(dir);
@@ -405,6 +439,12 @@ int fq_store_open(const char *dir, enum fq_store_sync sync,
      * FQ_STORE_SYNC_FULL the commit's own WAL sync is the syncer's. */
     if (rc == 0)
         rc = exec(db, "PRAGMA synchronous=NORMAL", err);
+    /* The WAL goes back to 4 MiB after each checkpoint instead of keeping
+     * its largest size; freed pages can be given back (fq_store_tidy). */
+    if (rc == 0)
+        rc = exec(db, "PRAGMA journal_size_limit=4194304", err);
+    if (rc == 0)
+        set_incremental_vacuum(db);
     if (rc == 0)
         rc = migrate(db, err);
     if (rc < 0) {
@@ -750,6 +790,107 @@ int fq_store_wait(struct fq_store *s, struct fq_err *err)
     return sync_state(s, true, err) < 0 ? FQ_EIO : 0;
 }
 
+/* Rows of event_history read per statement while tidying. */
+#define TIDY_WINDOW 4096
+/* Free pages worth giving back to the filesystem. */
+#define TIDY_FREE_PAGES 256
+
+static int64_t pragma_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+/* Deletes the history rows of Events that no longer exist (the index
+ * holds every live object's key), reading the table by id in windows. */
+static int drop_orphan_history(struct fq_store *s, uint64_t *dropped,
+                               struct fq_err *err)
+{
+    sqlite3_stmt *scan = NULL, *del = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT id, ns, name FROM event_history WHERE id "
+                           "> ?1 ORDER BY id LIMIT ?2",
+                           -1, &scan, NULL) ||
+        sqlite3_prepare_v2(s->db, "DELETE FROM event_history WHERE id = ?1", -1,
+                           &del, NULL)) {
+        rc = db_err(err, s->db, "tidying the event history");
+        goto out;
+    }
+    int64_t after = 0;
+    for (;;) {
+        sqlite3_bind_int64(scan, 1, after);
+        sqlite3_bind_int(scan, 2, TIDY_WINDOW);
+        int seen = 0, step;
+        int64_t orphans[TIDY_WINDOW];
+        int norphans = 0;
+        while ((step = sqlite3_step(scan)) == SQLITE_ROW) {
+            seen++;
+            after = sqlite3_column_int64(scan, 0);
+            const char *ns = (const char *)sqlite3_column_text(scan, 1);
+            const char *name = (const char *)sqlite3_column_text(scan, 2);
+            size_t klen;
+            char *k =
+                make_key(FQ_KIND_EVENT, ns ? ns : "", name ? name : "", &klen);
+            if (!slot_find(s, k, klen, hash_key(k, klen)))
+                orphans[norphans++] = after;
+            free(k);
+        }
+        sqlite3_reset(scan);
+        if (step != SQLITE_DONE) {
+            rc = db_err(err, s->db, "tidying the event history");
+            goto out;
+        }
+        for (int i = 0; i < norphans; i++) {
+            sqlite3_bind_int64(del, 1, orphans[i]);
+            if (step_done(del) < 0) {
+                rc = db_err(err, s->db, "tidying the event history");
+                goto out;
+            }
+        }
+        *dropped += (uint64_t)norphans;
+        if (seen < TIDY_WINDOW)
+            break;
+    }
+out:
+    sqlite3_finalize(scan);
+    sqlite3_finalize(del);
+    return rc;
+}
+
+int fq_store_tidy(struct fq_store *s, struct fq_err *err)
+{
+    if (s->sy.running && fq_store_syncing(s))
+        return 0; /* a commit is being synced: next time */
+    int64_t free_pages = pragma_int(s->db, "PRAGMA freelist_count");
+    if (!s->events_deleted && free_pages < TIDY_FREE_PAGES)
+        return 0;
+    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL))
+        return db_err(err, s->db, "begin");
+    uint64_t dropped = 0;
+    int rc = s->events_deleted ? drop_orphan_history(s, &dropped, err) : 0;
+    if (rc == 0 && (dropped || free_pages >= TIDY_FREE_PAGES) &&
+        sqlite3_exec(s->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL))
+        rc = db_err(err, s->db, "incremental vacuum");
+    if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL))
+        rc = db_err(err, s->db, "commit");
+    if (rc < 0) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    s->events_deleted = 0;
+    /* Give the WAL's pages back too when nobody reads an old snapshot. */
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
+                              NULL);
+    return (int)(dropped > 0x7fffffff ? 0x7fffffff : dropped);
+}
+
 int fq_store_commit(struct fq_store *s, const struct fq_change *c, size_t n,
                     struct fq_err *err)
 {
@@ -797,9 +938,10 @@ int fq_store_write(struct fq_store *s, const struct fq_change *c, size_t n,
         }
         if (!last)
             continue;
-        if (ch->type == FQ_CHANGE_DELETED)
+        if (ch->type == FQ_CHANGE_DELETED) {
             rc = delete_object(s, ch, err);
-        else if (ch->obj)
+            s->events_deleted += ch->kind == FQ_KIND_EVENT;
+        } else if (ch->obj)
             rc = write_object(s, ch, fq_buf_str(&json), json.len, err);
         s->rows++;
     }

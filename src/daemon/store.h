@@ -82,6 +82,15 @@ void fq_store_stats(const struct fq_store *s, uint64_t *commits,
                     uint64_t *rows);
 
 /*
+ * Housekeeping between commits: deletes the history rows of Events that
+ * were deleted, gives free pages back to the filesystem and truncates the
+ * WAL. Does nothing while a commit is being synced, or when there is
+ * nothing to do. Returns the number of history rows deleted, or a
+ * negative FQ_E* code (nothing changed then).
+ */
+int fq_store_tidy(struct fq_store *s, struct fq_err *err);
+
+/*
  * Verifies a data directory without changing it: SQLite's integrity check,
  * the schema version, that every row is a known kind whose JSON parses and
  * whose name matches its key, that no key has two rows, and that every

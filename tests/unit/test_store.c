@@ -2,7 +2,8 @@
  * test_store.c - flexqd's SQLite store (store.c): group commits of change
  * logs, reload, last-write-wins within a commit, deletes, the Event
  * history, reopening (schema kept), thousands of objects created, updated,
- * deleted and re-created across reopenings (the key -> row index), the
+ * deleted and re-created across reopenings (the key -> row index),
+ * tidying (the history of deleted Events dropped, live ones kept), the
  * two-step write and sync the daemon uses, and
  * `--check`'s verdicts, including a ClusterQueue whose recorded usage does
  * not match its admitted workloads.
@@ -167,6 +168,50 @@ static void test_events_kept(void **state)
     fq_store_close(s);
     struct fq_buf report = FQ_BUF_INIT;
     assert_int_equal(fq_store_check(dir, &report, &err), 0);
+    fq_buf_release(&report);
+}
+
+static void test_tidy(void **state)
+{
+    (void)state;
+    struct fq_store *s = NULL;
+    struct fq_err err = {0};
+    assert_int_equal(fq_store_open(dir, FQ_STORE_SYNC_FULL, &s, &err), 0);
+    assert_int_equal(fq_store_tidy(s, &err), 0); /* nothing to do */
+    const char *e1 = "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":"
+                     "{\"name\":\"e1\",\"namespace\":\"default\"},\"count\":1}";
+    const char *e1b =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":"
+        "{\"name\":\"e1\",\"namespace\":\"default\"},\"count\":2}";
+    const char *e2 = "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":"
+                     "{\"name\":\"e2\",\"namespace\":\"default\"},\"count\":1}";
+    struct fq_change c1[3] = {
+        change(1, FQ_CHANGE_ADDED, FQ_KIND_EVENT, "default", "e1", e1),
+        change(2, FQ_CHANGE_MODIFIED, FQ_KIND_EVENT, "default", "e1", e1b),
+        change(3, FQ_CHANGE_ADDED, FQ_KIND_EVENT, "default", "e2", e2),
+    };
+    struct fq_change *hc = heap(c1, 3);
+    assert_int_equal(fq_store_commit(s, hc, 3, &err), 0);
+    fq_changes_free(hc, 3);
+    /* No Event deleted yet: the history stays whole. */
+    assert_int_equal(fq_store_tidy(s, &err), 0);
+    struct fq_change c2[1] = {
+        change(4, FQ_CHANGE_DELETED, FQ_KIND_EVENT, "default", "e2", e2),
+    };
+    hc = heap(c2, 1);
+    assert_int_equal(fq_store_commit(s, hc, 1, &err), 0);
+    fq_changes_free(hc, 1);
+    /* e2's one history row goes; e1's two versions stay. */
+    assert_int_equal(fq_store_tidy(s, &err), 1);
+    assert_int_equal(fq_store_tidy(s, &err), 0);
+    struct loaded l = {0};
+    assert_int_equal(fq_store_load(s, collect, &l, &err), 0);
+    assert_int_equal(l.n, 1);
+    assert_string_equal(l.names[0], "e1");
+    fq_store_close(s);
+    struct fq_buf report = FQ_BUF_INIT;
+    assert_int_equal(fq_store_check(dir, &report, &err), 0);
+    assert_non_null(strstr(fq_buf_str(&report), "ok: 0 problem(s)"));
     fq_buf_release(&report);
 }
 
@@ -402,6 +447,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_commit_and_load, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tidy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_objects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_then_sync, setup, teardown),

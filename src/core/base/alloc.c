@@ -219,6 +219,18 @@ void fq_small_free(void *p, size_t n)
     *s->top++ = p;
 }
 
+void fq_small_trim(void)
+{
+    for (size_t c = 0; c < SMALL_CLASSES; c++) {
+        struct small_stack *s = &cache.free[c];
+        while (s->top > s->base)
+            free(*--s->top);
+        free(s->base);
+        s->base = s->top = s->end = NULL;
+    }
+    cache.room = 0;
+}
+
 #else /* sanitizer builds: malloc, with the size in front */
 
 # define SMALL_HEADER sizeof(max_align_t) /* keeps the block aligned */
@@ -245,6 +257,10 @@ void fq_small_free(void *p, size_t n)
         abort();
     }
     free(h);
+}
+
+void fq_small_trim(void)
+{
 }
 
 #endif

@@ -29,6 +29,10 @@
  * each accepted connection's bufferevent, and gets an OpenSSL one in
  * accepting state (tls.c makes the SSL_CTX and its certificates).
  *
+ * Limits evhttp does not keep (a deadline for a request's headers, caps
+ * answered as Kubernetes Status, connections per client): connguard.c,
+ * which sees each connection's bytes before evhttp does.
+ *
  * What it does not do: HTTP/2, authentication (auth.c).
  */
 #include "api/http.h"
@@ -54,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/connguard.h"
 #include "flexq/alloc.h"
 #include "log.h"
 
@@ -75,7 +80,8 @@ struct fq_http {
     struct event *resume;  /* re-enables the listener after a pause */
     unsigned long refused; /* connections refused since the last warning */
     time_t last_warn;
-    SSL_CTX *ssl_ctx; /* borrowed; NULL for plain HTTP */
+    SSL_CTX *ssl_ctx;           /* borrowed; NULL for plain HTTP */
+    struct fq_connguard *guard; /* header deadline, caps (connguard.h) */
 };
 
 struct fq_http_req {
@@ -141,6 +147,11 @@ static void on_request(struct evhttp_request *req, void *arg)
         evhttp_connection_get_peer(r->evcon, &addr, &port);
         snprintf(r->peer, sizeof(r->peer), "%s:%u", addr ? addr : "?",
                  (unsigned)port);
+    }
+    if (r->evcon) {
+        struct bufferevent *bev = evhttp_connection_get_bufferevent(r->evcon);
+        if (bev)
+            fq_connguard_request_done(h->guard, (int)bufferevent_getfd(bev));
     }
     h->fn(h->ctx, r);
 }
@@ -212,9 +223,23 @@ static struct bufferevent *tls_bev(struct event_base *base, void *arg)
         return NULL;
     struct bufferevent *bev = bufferevent_openssl_socket_new(
         base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
-    if (bev)
+    if (bev) {
         /* Clients (curl, Go) often close without close_notify. */
         bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+        fq_connguard_watch(h->guard, bev, true);
+    }
+    return bev;
+}
+
+/* evhttp's per-connection bufferevent for plain HTTP: the one evhttp
+ * would make, watched by the guard. */
+static struct bufferevent *plain_bev(struct event_base *base, void *arg)
+{
+    struct fq_http *h = arg;
+    struct bufferevent *bev =
+        bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (bev)
+        fq_connguard_watch(h->guard, bev, false);
     return bev;
 }
 
@@ -239,10 +264,18 @@ int fq_http_new_tls(void *base, const char *addr, void *ssl_ctx,
     h->fn = fn;
     h->ctx = ctx;
     h->ssl_ctx = ssl_ctx;
-    if (ssl_ctx)
-        evhttp_set_bevcb(h->http, tls_bev, h);
-    evhttp_set_max_body_size(h->http, FQ_HTTP_MAX_BODY);
-    evhttp_set_max_headers_size(h->http, FQ_HTTP_MAX_HEADERS);
+    struct fq_connguard_limits lim = {
+        .header_s = FQ_HTTP_HEADER_S,
+        .max_headers = FQ_HTTP_MAX_HEADERS,
+        .max_body = FQ_HTTP_MAX_BODY,
+        .per_client = FQ_HTTP_PER_CLIENT,
+    };
+    h->guard = fq_connguard_new(base, &lim);
+    evhttp_set_bevcb(h->http, ssl_ctx ? tls_bev : plain_bev, h);
+    /* The guard refuses oversized requests first, with a Status; evhttp's
+     * own caps (an HTML answer) stay behind it, higher, as a backstop. */
+    evhttp_set_max_body_size(h->http, 2 * FQ_HTTP_MAX_BODY);
+    evhttp_set_max_headers_size(h->http, 2 * FQ_HTTP_MAX_HEADERS);
     /* Idle keep-alive connections and slow clients (headers or body
      * dribbled in) are closed after FQ_HTTP_IDLE_S; streams get
      * FQ_HTTP_STREAM_S (fq_http_stream_start). */
@@ -274,6 +307,7 @@ int fq_http_new_tls(void *base, const char *addr, void *ssl_ctx,
     }
     if (!h->sock) {
         evhttp_free(h->http);
+        fq_connguard_free(h->guard);
         free(h);
         return fq_err_set(err, FQ_EIO,
                           "cannot listen on %s (address in use or not "
@@ -305,6 +339,7 @@ void fq_http_free(struct fq_http *h)
         return;
     server_link(h, false);
     evhttp_free(h->http);
+    fq_connguard_free(h->guard);
     if (h->resume)
         event_free(h->resume);
     if (h->spare_fd >= 0)
@@ -382,6 +417,11 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
         struct timeval tv = {0, ACCEPT_PAUSE_MS * 1000};
         evtimer_add(h->resume, &tv);
     }
+}
+
+void fq_http_set_limits(struct fq_http *h, int header_s, unsigned per_client)
+{
+    fq_connguard_set_limits(h->guard, header_s, per_client);
 }
 
 int fq_http_port(const struct fq_http *h)

@@ -9,8 +9,12 @@
  * into a long-lived chunked stream (fq_http_stream_*) for watches and log
  * follows.
  *
- * Limits: request bodies above FQ_HTTP_MAX_BODY get 413 and headers above
- * FQ_HTTP_MAX_HEADERS get 400 from evhttp before any handler runs; a stream
+ * Limits (connguard.c, before any handler runs; each refusal a Kubernetes
+ * Status and a close): a request body above FQ_HTTP_MAX_BODY gets 413,
+ * request line and headers above FQ_HTTP_MAX_HEADERS get 431, headers not
+ * complete FQ_HTTP_HEADER_S seconds after they began (or after the
+ * connection opened) get 408, and a client address holding
+ * FQ_HTTP_PER_CLIENT connections gets 429 for the next one. A stream
  * whose client does not read is closed when FQ_HTTP_MAX_BACKLOG bytes wait.
  * Out of descriptors, a new connection is answered 503 and closed (one
  * spare descriptor is kept for that) and the warning is rate-limited.
@@ -32,6 +36,10 @@
 #define FQ_HTTP_BACKLOG  1024
 #define FQ_HTTP_IDLE_S   60
 #define FQ_HTTP_STREAM_S 3600
+/* Seconds a request's headers may take to arrive (slow-header clients). */
+#define FQ_HTTP_HEADER_S 10
+/* Open connections one client address may hold. */
+#define FQ_HTTP_PER_CLIENT 256
 
 struct fq_http;
 struct fq_http_req;
@@ -53,6 +61,9 @@ int fq_http_new_tls(void *base, const char *addr, void *ssl_ctx,
                     fq_http_handler_fn fn, void *ctx, struct fq_http **out,
                     struct fq_err *err);
 void fq_http_free(struct fq_http *h);
+/* Overrides FQ_HTTP_HEADER_S and FQ_HTTP_PER_CLIENT for connections
+ * accepted from now on (0 keeps the default). */
+void fq_http_set_limits(struct fq_http *h, int header_s, unsigned per_client);
 /* The bound port (useful with port 0). */
 int fq_http_port(const struct fq_http *h);
 

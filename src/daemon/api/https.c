@@ -105,6 +105,9 @@ int fq_https_attach(struct fq_daemon *d, struct fq_err *err)
         rc = fq_http_new_tls(fq_daemon_event_base(d), addr,
                              fq_tls_ssl_ctx(d->tls), fq_api_handle, d,
                              &d->https, err);
+    if (rc == 0)
+        fq_http_set_limits(d->https, d->opts.header_timeout_s,
+                           d->opts.max_client_conns);
     if (rc < 0 && autom) {
         fq_log(FQ_LOG_WARN, "no https", "addr=%s reason=\"%s\"", addr,
                err ? err->msg : "");

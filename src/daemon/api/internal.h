@@ -30,6 +30,9 @@
 #include "flexq/value.h"
 
 #define RING_SIZE 8192
+/* ...and at most this many bytes of them (objects and their encoded
+ * lines, estimated): a churn of large objects evicts sooner. */
+#define RING_BYTES (8u << 20)
 
 /* A watch with allowWatchBookmarks gets a BOOKMARK this often (Kubernetes
  * sends one about every minute) and one as its timeoutSeconds ends. */
@@ -79,6 +82,7 @@ struct ringent {
     struct fq_value *obj; /* owned */
     char *line;           /* owned JSON line, made on first use */
     size_t len;
+    size_t bytes; /* memory held, estimated (counted in ring_bytes) */
 };
 
 struct fq_api {
@@ -92,6 +96,7 @@ struct fq_api {
     struct ringent ring[RING_SIZE];
     size_t ring_head; /* next slot to write */
     size_t ring_n;
+    size_t ring_bytes; /* sum of the entries' bytes, <= RING_BYTES */
     /* Every committed change with rev > kept_after is in the ring: a watch
      * from an older resourceVersion gets 410 (it would miss changes). */
     uint64_t kept_after;

@@ -19,9 +19,9 @@
  *
  * Watches (?watch=true) become chunked streams of JSON lines
  * {"type":"ADDED|MODIFIED|DELETED","object":{...}}. Committed changes are
- * also kept in a ring of the last RING_SIZE, so a watch that starts from a
- * resourceVersion (what `flexq wait` does after its GET) misses nothing in
- * between; one older than what the ring holds (it wrapped, or flexqd
+ * also kept in a ring of the last RING_SIZE (at most RING_BYTES of them),
+ * so a watch that starts from a resourceVersion (what `flexq wait` does
+ * after its GET) misses nothing in between; one older than what the ring holds (it wrapped, or flexqd
  * restarted since) gets 410 Gone with reason Expired, as from Kubernetes,
  * and the client lists again. Without a resourceVersion a watch starts
  * with an ADDED line per matching object. ?timeoutSeconds=N ends the
@@ -89,6 +89,7 @@
 #include "flexq/ssa.h"
 #include "flexq/timefmt.h"
 #include "log.h"
+#include "space.h"
 
 #define MAX_SEGS 12
 /* Most items one list page may ask for (?limit=). */
@@ -808,6 +809,35 @@ static void handle_api(struct fq_daemon *d, struct fq_http_req *r,
     fq_value_free(out);
 }
 
+/*
+ * The disk is full (space.c): a write that would store something is
+ * answered 507 before it is applied, so nothing changes. Reads, watches,
+ * deletes (they make room), dry runs and the access reviews (POSTs that
+ * store nothing) go on.
+ */
+static bool refuse_when_full(struct fq_daemon *d, struct fq_http_req *r,
+                             const char *method, const char *path)
+{
+    if (strcmp(method, "POST") && strcmp(method, "PUT") &&
+        strcmp(method, "PATCH"))
+        return false;
+    const char *dry = fq_http_query(r, "dryRun");
+    if ((dry && *dry) || strstr(path, "/selfsubject") ||
+        strstr(path, "/tokenreviews") || strstr(path, "/subjectaccessreviews"))
+        return false;
+    int64_t free_bytes = 0;
+    if (!d->space || !fq_space_low(d->space, fq_daemon_now(d), &free_bytes))
+        return false;
+    struct fq_err e = {0};
+    fq_err_set(&e, FQ_ENOSPACE,
+               "flexqd's disk is full (%lld bytes free in the data "
+               "directory): writes are refused until there is room; reads, "
+               "watches and deletes still work",
+               (long long)free_bytes);
+    fq_api_error(d, r, FQ_ENOSPACE, &e, NULL, NULL);
+    return true;
+}
+
 void fq_api_handle(void *ctx, struct fq_http_req *r)
 {
     struct fq_daemon *d = ctx;
@@ -842,6 +872,8 @@ void fq_api_handle(void *ctx, struct fq_http_req *r)
         health(d, r);
         return;
     }
+    if (refuse_when_full(d, r, gin.method, path))
+        return;
     char *copy = fq_xstrdup(path);
     char *seg[MAX_SEGS];
     int n = split(copy, seg);

@@ -293,12 +293,59 @@ void fq_api_history_start(struct fq_api *a, uint64_t rev)
     a->fed_rev = rev;
 }
 
+/* Memory an object holds, estimated: its nodes, strings and tables. */
+static size_t value_bytes(const struct fq_value *v)
+{
+    if (!v)
+        return 0;
+    size_t b = sizeof(*v);
+    switch (v->type) {
+    case FQ_V_STR:
+        if (v->u.str.s != v->u.str.buf)
+            b += v->u.str.len + 1;
+        break;
+    case FQ_V_NUM:
+        if (v->u.num.raw && v->u.num.raw != v->u.num.buf)
+            b += strlen(v->u.num.raw) + 1;
+        break;
+    case FQ_V_SEQ:
+        b += v->u.seq.cap * sizeof(*v->u.seq.items);
+        for (size_t i = 0; i < v->u.seq.n; i++)
+            b += value_bytes(v->u.seq.items[i]);
+        break;
+    case FQ_V_MAP:
+        b += v->u.map.cap * sizeof(*v->u.map.items);
+        for (size_t i = 0; i < v->u.map.n; i++)
+            b += value_bytes(v->u.map.items[i].val);
+        break;
+    default:
+        break;
+    }
+    return b;
+}
+
+/* Forgets the oldest changes while the ring holds more than RING_BYTES
+ * (the newest always stays); watches from before them get 410. */
+static void ring_trim(struct fq_api *a)
+{
+    while (a->ring_n > 1 && a->ring_bytes > RING_BYTES) {
+        size_t i = (a->ring_head + RING_SIZE - a->ring_n) % RING_SIZE;
+        struct ringent *old = &a->ring[i];
+        if (old->rev > a->kept_after)
+            a->kept_after = old->rev;
+        a->ring_bytes -= old->bytes;
+        api_ring_clear(old);
+        a->ring_n--;
+    }
+}
+
 void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct ringent *e = &a->ring[a->ring_head];
         if (a->ring_n == RING_SIZE && e->rev > a->kept_after)
             a->kept_after = e->rev; /* about to be forgotten */
+        a->ring_bytes -= e->bytes;
         api_ring_clear(e);
         e->rev = c[i].rev;
         e->type = c[i].type;
@@ -333,6 +380,9 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
             }
             watch_send(w, e->line, e->len);
         }
+        e->bytes = value_bytes(e->obj) + e->len + strlen(e->ns) + 1;
+        a->ring_bytes += e->bytes;
+        ring_trim(a);
     }
 }
 

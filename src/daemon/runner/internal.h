@@ -71,6 +71,8 @@ struct proc {
     int64_t metrics_off;   /* bytes of metrics.jsonl already read */
     enum fq_kind mkind;    /* the job its rank-0 metrics go to, or NONE */
     char *mjob;
+    bool has_pump; /* its output goes through a log pump (logpump.c) */
+    int pump_done; /* read end, end-of-file once the pump has written all */
 };
 
 struct exited {

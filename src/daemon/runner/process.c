@@ -9,7 +9,9 @@
  *
  * How a pod starts (fq_runner_start_pod), everything prepared before fork:
  *   1. the pod directory <data>/pods/<ns>/<name>/ and its log file (opened
- *      O_APPEND, close-on-exec; the child dup2s it onto stdout and stderr);
+ *      O_APPEND, close-on-exec); the child's stdout and stderr are a pipe
+ *      to the log pump (logpump.c), which keeps the file under the cap
+ *      on every write;
  *   2. volumes: ConfigMap keys written as files under volumes/<volume>/,
  *      emptyDir as an empty directory, hostPath as is; a missing ConfigMap
  *      leaves the pod waiting (retried by fq_runner_poll), as the kubelet
@@ -97,6 +99,7 @@
  * processes of an earlier flexqd (they die with it).
  */
 #include "runner/internal.h"
+#include "runner/logpump.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -106,6 +109,7 @@
 #include <limits.h>
 #include <linux/fs.h> /* FS_IOC_GETFLAGS, FS_TOPDIR_FL */
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -119,6 +123,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flexq/alloc.h"
@@ -148,6 +153,9 @@ char *fq_runner_pod_dir(const char *data_dir, const char *ns, const char *name)
 
 void rn_proc_release(struct proc *p)
 {
+    if (p->has_pump)
+        close(p->pump_done);
+    p->has_pump = false;
     free(p->mjob);
     free(p->ns);
     free(p->name);
@@ -783,17 +791,31 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         rn_proc_release(&p);
         goto out;
     }
+    /* stdout and stderr through the log pump (logpump.c), which keeps
+     * the log under its cap on every write; without one, the file. */
+    int pump_done = -1;
+    int outfd = fq_logpump_start(dir, logfd, r->cfg.log_max_bytes, &pump_done);
+    if (outfd < 0)
+        log_note(logfd,
+                 "flexq: no log pump (%s); the log is capped only "
+                 "once a second",
+                 strerror(errno));
+    int child_out = outfd >= 0 ? outfd : logfd;
     struct child_args ca = {path_to_exec, argv,     s.env.v,
-                            logfd,        ep[1],    ep[0],
+                            child_out,    ep[1],    ep[0],
                             s.cwd,        p.cg_mem, p.cg_cpu,
                             p.cg_kill,    bw,       use_ns ? &plan : NULL,
                             sb,           scfd,     pidns ? r->self_fd : -1,
                             pidns};
     pid_t pid = rn_spawn(r, &ca);
+    if (outfd >= 0)
+        close(outfd); /* the pump ends when the pod's tree closed it */
     if (scfd >= 0)
         close(scfd);
     if (pid < 0) {
         ret = fq_err_set(err, FQ_EIO, "fork: %s", strerror(errno));
+        if (pump_done >= 0)
+            close(pump_done);
         close(ep[0]);
         close(ep[1]);
         r->gpus_used &= ~p.gpus;
@@ -813,6 +835,8 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         ;
     close(ep[0]);
     p.pid = pid;
+    p.has_pump = outfd >= 0;
+    p.pump_done = pump_done;
     FQ_GROW(r->procs, r->cap, r->nprocs + 1);
     r->procs[r->nprocs++] = p;
     if (n == (ssize_t)sizeof(child_errno)) {
@@ -884,6 +908,39 @@ static void drop_cgroup(struct fq_runner *r, const char *dir)
         rn_strv_pushs(&r->stale_cg, dir);
 }
 
+/* How long a pod's end waits for its log pump to write the last bytes. */
+#define PUMP_DRAIN_MS 500
+
+/*
+ * The pod's processes are gone: wait (at most PUMP_DRAIN_MS) until its log
+ * pump has written what was left in the pipe and exited, so that the log
+ * is complete when the pod is reported ended. It takes microseconds unless
+ * something outside the pod's tree still holds the pipe.
+ */
+static void pump_drained(struct proc *p)
+{
+    if (!p->has_pump)
+        return;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long long spent = (long long)(t.tv_sec - t0.tv_sec) * 1000 +
+                          (t.tv_nsec - t0.tv_nsec) / 1000000;
+        if (spent >= PUMP_DRAIN_MS)
+            break;
+        struct pollfd pf = {p->pump_done, POLLIN, 0};
+        int n = poll(&pf, 1, (int)(PUMP_DRAIN_MS - spent));
+        if (n < 0 && errno == EINTR)
+            continue;
+        char c;
+        if (n <= 0 || read(p->pump_done, &c, 1) <= 0)
+            break; /* timed out, or end-of-file: the pump is done */
+    }
+    close(p->pump_done);
+    p->has_pump = false;
+}
+
 static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
 {
     collect_metrics(r, &r->procs[idx]);
@@ -924,6 +981,7 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     if (p->cg_cpu && (!p->cg_mem || strcmp(p->cg_cpu, p->cg_mem)))
         drop_cgroup(r, p->cg_cpu);
     r->gpus_used &= ~p->gpus;
+    pump_drained(p);
     char *ns = p->ns, *name = p->name;
     bool reported = p->reported;
     bool remove = p->remove_dir;

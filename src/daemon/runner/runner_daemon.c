@@ -135,6 +135,40 @@ static void pump(struct fq_runtime *rt)
     }
 }
 
+/*
+ * Appends ,"log":"..." holding `len` bytes of a log. flexq's values are C
+ * strings (no NUL), and a pod may print NUL bytes: each run between NULs
+ * is quoted by the JSON writer (escapes, invalid UTF-8) and the NULs are
+ * put back as \u0000, so a NUL never cuts what follows it. With
+ * `replace` (nul=replace: flexq's CLI, whose JSON reader keeps C strings)
+ * a NUL becomes U+FFFD instead.
+ */
+static void json_log_field(struct fq_buf *out, const char *data, size_t len,
+                           bool replace)
+{
+    fq_buf_puts(out, ",\"log\":\"");
+    size_t i = 0;
+    for (;;) {
+        const char *nul = memchr(data + i, '\0', len - i);
+        size_t n = nul ? (size_t)(nul - (data + i)) : len - i;
+        if (n) {
+            struct fq_value *seg = fq_value_strn(data + i, n);
+            char *q = fq_json_dumps(seg, FQ_JSON_COMPACT);
+            size_t ql = strlen(q);
+            if (ql >= 2)
+                fq_buf_append(out, q + 1, ql - 2); /* without the quotes */
+            free(q);
+            fq_value_free(seg);
+        }
+        i += n;
+        if (!nul)
+            break;
+        fq_buf_puts(out, replace ? "\\ufffd" : "\\u0000");
+        i++;
+    }
+    fq_buf_puts(out, "\"");
+}
+
 static void on_stream_close(void *ctx, struct fq_http_req *r)
 {
     struct fq_runtime *rt = ctx;
@@ -254,12 +288,17 @@ static void on_log(struct fq_daemon *d, struct fq_http_req *r,
         fq_logs_resolve(s, t->ns, what, &pod, NULL);
         struct fq_value *v = fq_value_map();
         fq_map_set(v, "pod", fq_value_str(pod ? pod : t->name));
-        fq_map_set(v, "log", fq_value_strn(b.data, b.len));
         fq_map_set(v, "offset", fq_value_int(size));
         fq_map_set(v, "done",
                    fq_value_bool(pod_done(rt, t->ns, pod ? pod : t->name)));
         char *body = fq_json_dumps(v, FQ_JSON_COMPACT);
-        fq_http_reply(r, 200, "application/json", body, strlen(body));
+        struct fq_buf j = FQ_BUF_INIT;
+        fq_buf_append(&j, body, strlen(body) - 1); /* without the last } */
+        const char *nul = fq_http_query(r, "nul");
+        json_log_field(&j, b.data, b.len, nul && !strcmp(nul, "replace"));
+        fq_buf_puts(&j, "}");
+        fq_http_reply(r, 200, "application/json", j.data, j.len);
+        fq_buf_release(&j);
         free(body);
         fq_value_free(v);
         free(pod);
