@@ -96,6 +96,7 @@ struct syncer {
 };
 
 static void *syncer_main(void *arg);
+static int wal_open(struct fq_store *s, struct fq_err *err);
 
 struct fq_store {
     int lock_fd; /* flock()ed DIR/flexqd.lock: one daemon per directory */
@@ -478,6 +479,13 @@ int fq_store_open(const char *dir, enum fq_store_sync sync,
             return rc;
         }
         s->sy.running = true;
+        /* The WAL's descriptor now, while descriptors are plentiful: taken
+         * at the first commit instead, a start that meets a flood of
+         * connections (every descriptor taken) could not commit at all.
+         * Best effort: if SQLite made no WAL yet, the first commit opens
+         * it. */
+        struct fq_err ignored = {0};
+        (void)wal_open(s, &ignored);
     }
     if (sqlite3_prepare_v3(db,
                            "INSERT INTO objects (id, kind, ns, name, rev, "

@@ -389,6 +389,8 @@ try:
         except OSError:
             st = 0
     check(st == 200, "serves again once clients leave: %s" % st)
+    if st != 200 or not answered:
+        print("".join(d.log[-15:]))
     warns = sum("connections refused" in l for l in d.log)
     check(1 <= warns <= 5, "refusal warnings rate-limited: %d lines" % warns)
 finally:

@@ -89,6 +89,7 @@ struct conn {
     struct fq_reqscan scan; /* where the byte stream stands */
     bool closing;           /* refused: lingering, then shut down */
     bool due;               /* a request head is awaited by deadline_ms */
+    bool passthrough;       /* hijacked (port-forward): no longer HTTP */
     long long deadline_ms;  /* head due, or (closing) shut down */
     struct event *admit;    /* until on_admit ran */
 };
@@ -246,7 +247,7 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
                      void *arg)
 {
     struct conn *c = arg;
-    if (!info->n_added)
+    if (!info->n_added || c->passthrough)
         return;
     if (c->closing) {
         evbuffer_drain(buf, evbuffer_get_length(buf));
@@ -371,6 +372,14 @@ void fq_connguard_request_done(struct fq_connguard *g, int fd)
     if (fd < 0 || (size_t)fd >= g->nfd || !g->byfd[fd])
         return;
     fq_reqscan_done(&g->byfd[fd]->scan);
+}
+
+void fq_connguard_hijacked(struct fq_connguard *g, int fd)
+{
+    if (fd < 0 || (size_t)fd >= g->nfd || !g->byfd[fd])
+        return;
+    g->byfd[fd]->passthrough = true;
+    g->byfd[fd]->due = false;
 }
 
 static void on_sweep(evutil_socket_t unused, short what, void *arg)

@@ -43,6 +43,10 @@ void fq_connguard_watch(struct fq_connguard *g, struct bufferevent *bev,
 /* evhttp read a whole request on descriptor `fd` (a chunked body ends
  * there; other bodies end by their Content-Length). */
 void fq_connguard_request_done(struct fq_connguard *g, int fd);
+/* The connection on fd left HTTP (fq_http_hijack: a port-forward
+ * stream): its bytes are no longer scanned nor its head timed; it still
+ * counts against its client's cap until it closes. */
+void fq_connguard_hijacked(struct fq_connguard *g, int fd);
 
 /* Sets the header deadline and the per-client cap (0 keeps each). */
 void fq_connguard_set_limits(struct fq_connguard *g, int header_s,

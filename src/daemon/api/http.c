@@ -605,6 +605,8 @@ void *fq_http_hijack(struct fq_http_req *r, const char *head, size_t len,
     /* evhttp keeps the request (freed with the connection) and never hears
      * of this connection again: its callbacks and timeouts are replaced. */
     evhttp_connection_set_closecb(evcon, NULL, NULL);
+    if (r->h->guard)
+        fq_connguard_hijacked(r->h->guard, (int)bufferevent_getfd(bev));
     bufferevent_setcb(bev, NULL, NULL, NULL, NULL);
     bufferevent_set_timeouts(bev, NULL, NULL);
     evbuffer_add(bufferevent_get_output(bev), head, len);
