@@ -134,31 +134,40 @@ static void *cmp_worker(void *arg)
     }
 }
 
-/* Runs the policies of `list` ("a,b,c") on `threads` threads; returns the
- * wall time, or a negative number on an error (printed). */
-static double run_compare(const struct fq_sim_options *base, const char *list,
-                          long threads, struct cmp_run *runs, size_t *nruns)
+/* The policies of `list` ("a,b,c") into runs[]; false (printed) when
+ * one is unknown or there are too many. */
+static bool parse_compare(const char *list, struct cmp_run *runs, size_t *nruns)
 {
     char *copy = fq_xstrdup(list), *save = NULL;
     size_t n = 0;
-    for (char *t = strtok_r(copy, ",", &save); t;
+    bool ok = true;
+    for (char *t = strtok_r(copy, ",", &save); t && ok;
          t = strtok_r(NULL, ",", &save)) {
         if (n == MAX_COMPARE) {
             fprintf(stderr, "bench sim: at most %d policies\n", MAX_COMPARE);
-            free(copy);
-            return -1;
+            ok = false;
+            break;
         }
         memset(&runs[n], 0, sizeof(runs[n]));
         runs[n].policy = fq_sim_policy_find(t);
         if (!runs[n].policy) {
             fprintf(stderr, "bench sim: unknown policy %s\n", t);
-            free(copy);
-            return -1;
+            ok = false;
         }
         n++;
     }
     free(copy);
     *nruns = n;
+    if (ok && n == 0)
+        fprintf(stderr, "bench sim: --compare needs policy names\n");
+    return ok && n > 0;
+}
+
+/* Runs runs[0..n) on `threads` threads; returns the wall time, or a
+ * negative number on an error (printed). */
+static double run_compare(const struct fq_sim_options *base, long threads,
+                          struct cmp_run *runs, size_t n)
+{
     struct cmp_pool p = {.n = n, .base = base, .runs = runs};
     pthread_mutex_init(&p.mu, NULL);
     pthread_t th[MAX_COMPARE];
@@ -203,6 +212,10 @@ int main(int argc, char **argv)
         argv += 2;
         argc -= 2;
     }
+    struct cmp_run runs[MAX_COMPARE];
+    size_t nruns = 0;
+    if (compare && !parse_compare(compare, runs, &nruns))
+        return 2;
     const char *trace = argc > 1 ? argv[1] :
                                    FLEXQ_SOURCE_DIR
                             "/../shared/traces/kth_sp2_1996/dev.csv";
@@ -287,11 +300,9 @@ int main(int argc, char **argv)
            f.finished, f.refused, f.expired, f.unfinished);
     /* The compare after the single run, so that the heap marks above
      * are the single run's alone. */
-    struct cmp_run runs[MAX_COMPARE];
-    size_t nruns = 0;
     double cmp_wall = 0, cmp_cpu = 0;
     if (compare) {
-        cmp_wall = run_compare(&o, compare, threads, runs, &nruns);
+        cmp_wall = run_compare(&o, threads, runs, nruns);
         if (cmp_wall < 0)
             return 1;
         printf("compare      %zu policies on %ld threads in %.2f s of wall "
