@@ -260,7 +260,7 @@ const struct fq_cli_cmd fq_cli_cmd_estimate = {
     "submitted now. flexqd copies the cluster into a fresh engine and runs\n"
     "it forward with the cloud model: once as Kueue would place the job\n"
     "(\"(any)\"), and once pinned to each flavor of its ClusterQueue, for N\n"
-    "cloud seeds (default 5). P10 / P50 / P90 are starts after now over the\n"
+    "cloud seeds (default 9). P10 / P50 / P90 are starts after now over the\n"
     "seeds. Running and pending workloads run for their\n"
     "flexq.dev/expected-runtime annotation, else activeDeadlineSeconds,\n"
     "else their queue's mean; the last line says which. Nothing is created.\n"
@@ -268,5 +268,5 @@ const struct fq_cli_cmd fq_cli_cmd_estimate = {
     "\n"
     "  -f, --filename FILE   a manifest file, or - for stdin (repeatable)\n"
     "  -n, --namespace NS    namespace for jobs that name none\n"
-    "      --seeds N         cloud seeds per row, 1..20 (default 5)\n"
+    "      --seeds N         cloud seeds per row, 1..20 (default 9)\n"
     "  -o, --output FORMAT   json or yaml: the Estimate objects\n"};

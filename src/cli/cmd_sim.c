@@ -645,7 +645,7 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                    their submission with `flexq estimate`'s engine,\n"
     "                    under the policy simulated, and report how many\n"
     "                    held (default 200; 0: none)\n"
-    "  --forecast-seeds N  cloud seeds per forecast (default 5,\n"
+    "  --forecast-seeds N  cloud seeds per forecast (default 9,\n"
     "                    as flexq estimate)\n"
     "  --forecast-oracle give forecasts the true run times (the engine's\n"
     "                    own error) instead of the history's guesses\n"

@@ -111,8 +111,9 @@ void sim_forecast(struct sim *s, size_t idx, const struct fq_value *w)
     };
     struct fq_estimate_options eo;
     fq_estimate_options_init(&eo);
-    eo.nseeds = s->o->forecast_seeds > 0 ? s->o->forecast_seeds : 5;
-    eo.seed = s->o->seed * 1000 + 1; /* not the run's own draws */
+    if (s->o->forecast_seeds > 0)
+        eo.nseeds = s->o->forecast_seeds; /* else flexq estimate's default */
+    eo.seed = s->o->seed * 1000 + 1;      /* not the run's own draws */
     eo.pin = false;
     struct fq_estimate_result res;
     struct fq_err e2 = {0};

@@ -63,9 +63,9 @@ struct fq_sim_options {
      * by trace order, get one at their submission from the estimator
      * (fq_estimate_run) under the simulated policy; 0: none,
      * FQ_SIM_FORECAST_ALL: every job. Each forecast runs forecast_seeds
-     * cloud seeds (0: 3). With forecast_oracle the jobs ahead are given
-     * their true run times instead of the history's guesses (the engine's
-     * own error). */
+     * cloud seeds (0: FQ_ESTIMATE_SEEDS, as flexq estimate). With
+     * forecast_oracle the jobs ahead are given their true run times
+     * instead of the history's guesses (the engine's own error). */
     size_t forecasts;
     int forecast_seeds;
     bool forecast_oracle;

@@ -5,7 +5,8 @@
  * runner: completion, backoffLimit retries, activeDeadlineSeconds, an
  * Indexed Job with its rendezvous env, suspend / resume, OnFailure
  * restarts counted against backoffLimit, and podFailurePolicy (FailJob,
- * Ignore, Count, NotIn, onPodConditions).
+ * Ignore, Count, NotIn, onPodConditions); and the job framework's
+ * collection of Workloads whose owning Job is gone.
  */
 #include "jobs_testlib.h"
 
@@ -409,6 +410,61 @@ static void test_job_pod_failure_policy_conditions(void **state)
     fq_engine_free(e);
 }
 
+/* A Workload as a user or the simulator writes it: no owner, or one
+ * (`owner`, a Job's name) given in ownerReferences. */
+static char *workload_yaml(const char *name, const char *owner)
+{
+    char *refs =
+        owner ? fq_xasprintf("  ownerReferences:\n  - apiVersion: batch/v1\n"
+                             "    kind: Job\n    name: %s\n    uid: u-%s\n",
+                             owner, owner) :
+                fq_xstrdup("");
+    char *y = fq_xasprintf(
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata:\n"
+        "  name: %s\n  namespace: default\n%sspec:\n  queueName: q\n"
+        "  podSets:\n  - name: main\n    count: 1\n    template:\n"
+        "      spec:\n        containers:\n        - name: main\n"
+        "          image: busybox\n",
+        name, refs);
+    free(refs);
+    return y;
+}
+
+/* The job framework deletes a Workload whose owning Job is gone, and
+ * leaves one that no job owns: it is not even woken for the latter (the
+ * simulator's Workloads are all such), so an owner added later must be
+ * seen by that change alone. */
+static void test_workload_orphans(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    char *plain = workload_yaml("plain", NULL);
+    char *owned = workload_yaml("owned", "gone");
+    tl_apply(e, plain, T0);
+    tl_apply(e, owned, T0);
+    fq_engine_run(e, T0);
+    assert_non_null(tl_get(e, FQ_KIND_WORKLOAD, "default", "plain"));
+    assert_null(tl_get(e, FQ_KIND_WORKLOAD, "default", "owned"));
+    /* Written again with a label: still no owner, still kept. */
+    const char *ns_line = "  namespace: default\n";
+    const char *at = strstr(plain, ns_line) + strlen(ns_line);
+    char *labelled = fq_xasprintf("%.*s  labels:\n    team: a\n%s",
+                                  (int)(at - plain), plain, at);
+    tl_apply(e, labelled, T0 + 1000);
+    fq_engine_run(e, T0 + 1000);
+    assert_non_null(tl_get(e, FQ_KIND_WORKLOAD, "default", "plain"));
+    /* Given an owner that does not exist: collected. */
+    char *adopted = workload_yaml("plain", "missing");
+    tl_apply(e, adopted, T0 + 2000);
+    fq_engine_run(e, T0 + 2000);
+    assert_null(tl_get(e, FQ_KIND_WORKLOAD, "default", "plain"));
+    free(plain);
+    free(owned);
+    free(labelled);
+    free(adopted);
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_job_pod_failure_policy_fail_job),
         cmocka_unit_test(test_job_pod_failure_policy_ignore_count),
         cmocka_unit_test(test_job_pod_failure_policy_conditions),
+        cmocka_unit_test(test_workload_orphans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

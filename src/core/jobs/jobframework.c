@@ -634,7 +634,10 @@ static void on_change(void *self, struct fq_engine *e,
     }
     if (c->kind == FQ_KIND_WORKLOAD) {
         /* Its owner job may have something to do, and it may be an
-         * orphan. */
+         * orphan. A workload no job of ours owns (a plain Workload, as
+         * the simulator submits) can be neither (orphaned() is false for
+         * it): no mark, no run. Should an owner be added later, that is a
+         * change of its own, looked at then. */
         const struct fq_value * or
             = fq_seq_at(fq_value_path(c->obj, "metadata.ownerReferences"), 0);
         const char *k = fq_value_path_str(or, "kind", "");
@@ -649,6 +652,8 @@ static void on_change(void *self, struct fq_engine *e,
                  !strcmp(k, "RayCluster") ? FQ_KIND_RAYCLUSTER :
                                             FQ_KIND_POD,
                  c->ns, fq_value_path_str(or, "name", ""));
+        else
+            return;
         if (c->type != FQ_CHANGE_DELETED)
             mark(j, FQ_KIND_WORKLOAD, c->ns, c->name);
     } else {

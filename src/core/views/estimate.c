@@ -707,7 +707,7 @@ int fq_estimate_replay(const struct fq_estimate_world *w, uint64_t seed,
 void fq_estimate_options_init(struct fq_estimate_options *o)
 {
     memset(o, 0, sizeof(*o));
-    o->nseeds = 5;
+    o->nseeds = FQ_ESTIMATE_SEEDS;
     o->seed = 1;
     o->pin = true;
 }
@@ -755,7 +755,7 @@ static int one_row(const struct fq_estimate_world *w,
                    struct fq_estimate_range *row, int64_t *warmup,
                    struct fq_err *err)
 {
-    int n = o->nseeds > 0 ? o->nseeds : 5;
+    int n = o->nseeds > 0 ? o->nseeds : FQ_ESTIMATE_SEEDS;
     int64_t *st = fq_xcalloc((size_t)n, sizeof(*st));
     char(*fl)[64] = fq_xcalloc((size_t)n, sizeof(*fl));
     int rc = 0;
