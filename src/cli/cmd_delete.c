@@ -17,6 +17,7 @@
 #include "cmdutil.h"
 #include "flexq/alloc.h"
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 
 static int delete_one(struct fq_client *c, enum fq_kind kind, const char *ns,
                       const char *name, bool ignore_missing)
@@ -93,8 +94,8 @@ static int run(int argc, char **argv)
         for (size_t k = 0; k < fq_value_len(items); k++) {
             const struct fq_value *o = fq_seq_at(items, k);
             if (delete_one(c, t[i].kind,
-                           fq_value_path_str(o, "metadata.namespace", ns),
-                           fq_value_path_str(o, "metadata.name", ""), true))
+                           fq_value_path_str(o, FQ_META_NAMESPACE, ns),
+                           fq_meta_name(o), true))
                 rc = FQ_CLI_FAIL;
         }
         if (r == 0 && fq_value_len(items) == 0)

@@ -60,6 +60,7 @@
 #include "flexq/conditions.h"
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 #include "flexq/value.h"
 
@@ -499,8 +500,7 @@ static const char *short_job(const char *name, char *buf, size_t n)
 /* The TPU flavor of a workload's worker podset, or NULL. */
 static const char *tpu_flavor(const struct fq_value *wl)
 {
-    const struct fq_value *psa =
-        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *psa = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     for (size_t i = 0; i < fq_value_len(psa); i++) {
         const struct fq_value *f = fq_map_get(
             fq_map_get(fq_seq_at(psa, i), "flavors"), "google.com/tpu");
@@ -517,10 +517,9 @@ static void watch_workloads(struct demo *d)
     char key[512], jb[64];
     for (size_t i = 0; i < fq_value_len(items); i++) {
         const struct fq_value *w = fq_seq_at(items, i);
-        const char *name = fq_value_path_str(w, "metadata.name", "");
-        const char *owner = fq_value_path_str(
-            fq_seq_at(fq_value_path(w, "metadata.ownerReferences"), 0), "name",
-            name);
+        const char *name = fq_meta_name(w);
+        const char *owner =
+            fq_value_path_str(fq_seq_at(fq_meta_owners(w), 0), "name", name);
         const char *job = short_job(owner, jb, sizeof(jb));
         const char *fl = tpu_flavor(w);
         if (fq_cond_true(w, "QuotaReserved") && fl) {
@@ -531,7 +530,7 @@ static void watch_workloads(struct demo *d)
                     "admission check",
                     job, fl);
         }
-        const struct fq_value *acs = fq_value_path(w, "status.admissionChecks");
+        const struct fq_value *acs = fq_value_path(w, FQ_WL_ADMISSION_CHECKS);
         for (size_t k = 0; k < fq_value_len(acs); k++) {
             const struct fq_value *ac = fq_seq_at(acs, k);
             snprintf(key, sizeof(key), "wl/%s/check/%s/%s", name,
@@ -572,11 +571,11 @@ static void watch_provreqs(struct demo *d)
     char key[512];
     for (size_t i = 0; i < fq_value_len(items); i++) {
         const struct fq_value *p = fq_seq_at(items, i);
-        const char *name = fq_value_path_str(p, "metadata.name", "");
+        const char *name = fq_meta_name(p);
         snprintf(key, sizeof(key), "pr/%s", name);
         if (first(d, key))
             say(d, "ProvisioningRequest %s created (class %s)", name,
-                fq_value_path_str(p, "spec.provisioningClassName", ""));
+                fq_value_path_str(p, FQ_PR_CLASS, ""));
         for (size_t k = 0; k < sizeof(types) / sizeof(*types); k++) {
             if (!fq_cond_true(p, types[k]))
                 continue;
@@ -599,9 +598,8 @@ static int watch_nodes(struct demo *d)
         int total = 0, ready = 0;
         for (size_t i = 0; i < fq_value_len(items); i++) {
             const struct fq_value *n = fq_seq_at(items, i);
-            const char *pool =
-                fq_value_as_str(fq_map_get(fq_value_path(n, "metadata.labels"),
-                                           "cloud.google.com/gke-nodepool"));
+            const char *pool = fq_value_as_str(
+                fq_map_get(fq_meta_labels(n), "cloud.google.com/gke-nodepool"));
             if (!pool || strcmp(pool, POOLS[p]) != 0)
                 continue;
             total++;
@@ -640,8 +638,7 @@ static void watch_log(struct demo *d, int j, const char *rj)
     char q[64];
     snprintf(q, sizeof(q), "format=json&offset=%lld", (long long)d->log_off[j]);
     char *path =
-        fq_client_path(FQ_KIND_POD, "default",
-                       fq_value_path_str(pod, "metadata.name", ""), "log", q);
+        fq_client_path(FQ_KIND_POD, "default", fq_meta_name(pod), "log", q);
     struct fq_value *v = NULL;
     struct fq_err err;
     if (fq_client_get(d->c, path, &v, &err) == 0) {
@@ -682,9 +679,9 @@ static int watch_rayjobs(struct demo *d)
     char key[512], jb[64];
     for (size_t i = 0; i < fq_value_len(items) && i < NJOBS; i++) {
         const struct fq_value *r = fq_seq_at(items, i);
-        const char *name = fq_value_path_str(r, "metadata.name", "");
-        const char *ds = fq_value_path_str(r, "status.jobDeploymentStatus", "");
-        const char *js = fq_value_path_str(r, "status.jobStatus", "");
+        const char *name = fq_meta_name(r);
+        const char *ds = fq_value_path_str(r, FQ_RJ_DEPLOYMENT_STATUS, "");
+        const char *js = fq_value_path_str(r, FQ_RJ_JOB_STATUS, "");
         snprintf(key, sizeof(key), "rj/%s/%s/%s", name, ds, js);
         if (*ds && first(d, key))
             say(d, "%s: RayJob %s is %s%s%s", short_job(name, jb, sizeof(jb)),
@@ -783,22 +780,20 @@ static void summary(struct demo *d)
     const struct fq_value *rjs = fq_map_get(rjl, "items");
     for (size_t i = 0; i < fq_value_len(rjs); i++) {
         const struct fq_value *r = fq_seq_at(rjs, i);
-        const char *name = fq_value_path_str(r, "metadata.name", "");
+        const char *name = fq_meta_name(r);
         const char *flavor = "-";
         const struct fq_value *wls = fq_map_get(wll, "items");
         for (size_t k = 0; k < fq_value_len(wls); k++) {
             const struct fq_value *w = fq_seq_at(wls, k);
-            const char *owner = fq_value_path_str(
-                fq_seq_at(fq_value_path(w, "metadata.ownerReferences"), 0),
-                "name", "");
+            const char *owner =
+                fq_value_path_str(fq_seq_at(fq_meta_owners(w), 0), "name", "");
             if (!strcmp(owner, name) && tpu_flavor(w))
                 flavor = tpu_flavor(w);
         }
         int64_t created = 0, start = 0, end = 0;
-        fq_time_parse(fq_value_path_str(r, "metadata.creationTimestamp", ""),
-                      &created);
+        fq_time_parse(fq_value_path_str(r, FQ_META_CREATED, ""), &created);
         fq_time_parse(fq_value_path_str(r, "status.startTime", ""), &start);
-        fq_time_parse(fq_value_path_str(r, "status.endTime", ""), &end);
+        fq_time_parse(fq_value_path_str(r, FQ_JOB_END_TIME, ""), &end);
         char waited[32] = "-", ran[32] = "-", cost[64] = "-";
         if (start && created)
             snprintf(waited, sizeof(waited), "%llds",
@@ -812,8 +807,8 @@ static void summary(struct demo *d)
         const struct fq_value *pools = fq_map_get(npl, "items");
         for (size_t k = 0; pool && k < fq_value_len(pools); k++) {
             const struct fq_value *p = fq_seq_at(pools, k);
-            const struct fq_value *usd = fq_value_path(p, "status.cost.usd");
-            if (strcmp(fq_value_path_str(p, "metadata.name", ""), pool) || !usd)
+            const struct fq_value *usd = fq_value_path(p, FQ_STATUS_COST_USD);
+            if (strcmp(fq_meta_name(p), pool) || !usd)
                 continue;
             /* A decimal string ("0.5027"), or a number. */
             double v =
@@ -824,8 +819,7 @@ static void summary(struct demo *d)
         }
         printf("%-6s %-22s %-10s %-10s %-9s %-9s %s\n",
                short_job(name, jb, sizeof(jb)) + 4, name, flavor,
-               fq_value_path_str(r, "status.jobStatus", "-"), waited, ran,
-               cost);
+               fq_value_path_str(r, FQ_RJ_JOB_STATUS, "-"), waited, ran, cost);
     }
     fq_value_free(rjl);
     fq_value_free(wll);
@@ -839,7 +833,7 @@ static int count_succeeded(struct demo *d)
     int ok = 0;
     for (size_t i = 0; i < fq_value_len(items); i++)
         ok += !strcmp(
-            fq_value_path_str(fq_seq_at(items, i), "status.jobStatus", ""),
+            fq_value_path_str(fq_seq_at(items, i), FQ_RJ_JOB_STATUS, ""),
             "SUCCEEDED");
     fq_value_free(l);
     return ok;

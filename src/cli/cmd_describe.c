@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "cmdutil.h"
 #include "flexq/alloc.h"
+#include "flexq/paths.h"
 #include "print.h"
 
 static void field(const char *label, const char *value)
@@ -72,7 +73,7 @@ static void yaml_block(const char *title, const struct fq_value *v,
 
 static void conditions(const struct fq_value *obj, int64_t now)
 {
-    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
+    const struct fq_value *cs = fq_value_path(obj, FQ_STATUS_CONDITIONS);
     size_t n = fq_value_len(cs);
     if (n == 0)
         return;
@@ -122,10 +123,10 @@ static void map_inline(const struct fq_value *m, struct fq_buf *b)
 /* Sums a pod set's container requests for the "Pod Sets" lines. */
 static void podset_requests(const struct fq_value *ps, struct fq_buf *b)
 {
-    const struct fq_value *cs = fq_value_path(ps, "template.spec.containers");
+    const struct fq_value *cs = fq_value_path(ps, FQ_TEMPLATE_CONTAINERS);
     for (size_t i = 0; i < fq_value_len(cs); i++) {
         const struct fq_value *r =
-            fq_value_path(fq_seq_at(cs, i), "resources.requests");
+            fq_value_path(fq_seq_at(cs, i), FQ_CTR_REQUESTS);
         if (b->len && r)
             fq_buf_puts(b, "; ");
         map_inline(r, b);
@@ -147,8 +148,8 @@ static void waiting_for(struct fq_client *c, const struct fq_value *wl)
     if (!strcmp(fq_print_condition(wl, "Finished"), "True") ||
         !strcmp(fq_print_condition(wl, "Admitted"), "True"))
         return;
-    const char *ns = fq_value_path_str(wl, "metadata.namespace", "default");
-    const char *q = fq_value_path_str(wl, "spec.queueName", NULL);
+    const char *ns = fq_value_path_str(wl, FQ_META_NAMESPACE, "default");
+    const char *q = fq_value_path_str(wl, FQ_WL_QUEUE_NAME, NULL);
     struct fq_buf why = FQ_BUF_INIT;
     if (!q)
         fq_buf_puts(&why, "no queue: set spec.queueName (the label "
@@ -156,7 +157,7 @@ static void waiting_for(struct fq_client *c, const struct fq_value *wl)
     else if (!local_queue_exists(c, ns, q))
         fq_buf_printf(&why, "LocalQueue %s doesn't exist in namespace %s", q,
                       ns);
-    const struct fq_value *cs = fq_value_path(wl, "status.conditions");
+    const struct fq_value *cs = fq_value_path(wl, FQ_STATUS_CONDITIONS);
     for (size_t i = 0; !why.len && i < fq_value_len(cs); i++) {
         const struct fq_value *cd = fq_seq_at(cs, i);
         const char *t = fq_value_path_str(cd, "type", "");
@@ -167,7 +168,7 @@ static void waiting_for(struct fq_client *c, const struct fq_value *wl)
             fq_buf_printf(&why, "%s: %s", fq_value_path_str(cd, "reason", t),
                           fq_value_path_str(cd, "message", ""));
     }
-    const struct fq_value *acs = fq_value_path(wl, "status.admissionChecks");
+    const struct fq_value *acs = fq_value_path(wl, FQ_WL_ADMISSION_CHECKS);
     for (size_t i = 0; !why.len && i < fq_value_len(acs); i++) {
         const struct fq_value *a = fq_seq_at(acs, i);
         if (strcmp(fq_value_path_str(a, "state", ""), "Ready") != 0)
@@ -177,8 +178,7 @@ static void waiting_for(struct fq_client *c, const struct fq_value *wl)
                           fq_value_path_str(a, "message", NULL) ? ": " : "",
                           fq_value_path_str(a, "message", ""));
     }
-    const char *req =
-        fq_value_path_str(wl, "status.requeueState.requeueAt", NULL);
+    const char *req = fq_value_path_str(wl, FQ_WL_REQUEUE_AT, NULL);
     if (!why.len && req)
         fq_buf_printf(&why, "backoff until %s", req);
     if (!why.len)
@@ -189,17 +189,17 @@ static void waiting_for(struct fq_client *c, const struct fq_value *wl)
 
 static void describe_workload(struct fq_client *c, const struct fq_value *wl)
 {
-    field("Queue:", fq_value_path_str(wl, "spec.queueName", NULL));
+    field("Queue:", fq_value_path_str(wl, FQ_WL_QUEUE_NAME, NULL));
     /* The priority admission orders and preempts by: spec.priority (0
      * when unset), and the class it came from. */
-    const struct fq_value *pr = fq_value_path(wl, "spec.priority");
+    const struct fq_value *pr = fq_value_path(wl, FQ_WL_PRIORITY);
     char prio[400];
     int len =
         snprintf(prio, sizeof(prio), "%lld",
                  (long long)(pr && pr->type == FQ_V_NUM ?
-                                 fq_value_path_int(wl, "spec.priority", 0) :
+                                 fq_value_path_int(wl, FQ_WL_PRIORITY, 0) :
                                  0));
-    const char *pcn = fq_value_path_str(wl, "spec.priorityClassName", NULL);
+    const char *pcn = fq_value_path_str(wl, FQ_SPEC_PRIORITY_CLASS, NULL);
     if (pcn && *pcn)
         snprintf(prio + len, sizeof(prio) - (size_t)len, " (%s %.200s)",
                  strstr(fq_value_path_str(wl, "spec.priorityClassSource", ""),
@@ -208,7 +208,7 @@ static void describe_workload(struct fq_client *c, const struct fq_value *wl)
                      "PriorityClass",
                  pcn);
     field("Priority:", prio);
-    const struct fq_value *pss = fq_value_path(wl, "spec.podSets");
+    const struct fq_value *pss = fq_value_path(wl, FQ_WL_PODSETS);
     printf("Pod Sets:\n");
     for (size_t i = 0; i < fq_value_len(pss); i++) {
         const struct fq_value *ps = fq_seq_at(pss, i);
@@ -220,7 +220,7 @@ static void describe_workload(struct fq_client *c, const struct fq_value *wl)
                b.len ? fq_buf_str(&b) : "<none>");
         fq_buf_release(&b);
     }
-    const struct fq_value *adm = fq_value_path(wl, "status.admission");
+    const struct fq_value *adm = fq_value_path(wl, FQ_WL_STATUS_ADMISSION);
     if (adm) {
         printf("Admission:\n");
         printf("  Cluster Queue:  %s\n",
@@ -240,7 +240,7 @@ static void describe_workload(struct fq_client *c, const struct fq_value *wl)
             fq_buf_release(&use);
         }
     }
-    const struct fq_value *acs = fq_value_path(wl, "status.admissionChecks");
+    const struct fq_value *acs = fq_value_path(wl, FQ_WL_ADMISSION_CHECKS);
     if (fq_value_len(acs)) {
         printf("Admission Checks:\n");
         printf("  %-20s%-10s%s\n", "Name", "State", "Message");
@@ -257,8 +257,8 @@ static void describe_workload(struct fq_client *c, const struct fq_value *wl)
 static void events(struct fq_client *c, enum fq_kind kind,
                    const struct fq_value *obj, int64_t now)
 {
-    const char *ns = fq_value_path_str(obj, "metadata.namespace", NULL);
-    const char *name = fq_value_path_str(obj, "metadata.name", "");
+    const char *ns = fq_value_path_str(obj, FQ_META_NAMESPACE, NULL);
+    const char *name = fq_meta_name(obj);
     char *sel = fq_xasprintf("involvedObject.name=%s,involvedObject.kind=%s",
                              name, fq_kind_info(kind)->name);
     char *esc = fq_client_escape(sel);
@@ -304,14 +304,14 @@ static void describe(struct fq_client *c, enum fq_kind kind,
 {
     int64_t now = fq_print_now();
     const struct fq_kind_info *ki = fq_kind_info(kind);
-    field("Name:", fq_value_path_str(obj, "metadata.name", ""));
+    field("Name:", fq_meta_name(obj));
     if (ki->namespaced)
-        field("Namespace:", fq_value_path_str(obj, "metadata.namespace", ""));
-    string_map("Labels:", fq_value_path(obj, "metadata.labels"));
-    string_map("Annotations:", fq_value_path(obj, "metadata.annotations"));
+        field("Namespace:", fq_meta_namespace(obj));
+    string_map("Labels:", fq_meta_labels(obj));
+    string_map("Annotations:", fq_meta_annotations(obj));
     field("API Version:", fq_value_path_str(obj, "apiVersion", ""));
     field("Kind:", fq_value_path_str(obj, "kind", ""));
-    const char *ts = fq_value_path_str(obj, "metadata.creationTimestamp", "");
+    const char *ts = fq_value_path_str(obj, FQ_META_CREATED, "");
     char age[32], created[96];
     fq_print_age(ts, now, age, sizeof(age));
     snprintf(created, sizeof(created), "%s (%s ago)", ts, age);

@@ -33,6 +33,7 @@
 #include "cmdutil.h"
 #include "flexq/alloc.h"
 #include "flexq/names.h"
+#include "flexq/paths.h"
 #include "print.h"
 
 #define ESTIMATE_PATH "/apis/estimates.flexq.dev/v1alpha1/namespaces/"
@@ -95,7 +96,7 @@ static void print_rows(const struct fq_value *est, const char *indent)
 static int post(struct fq_client *c, const struct fq_value *job, int seeds,
                 struct fq_value **out, struct fq_err *err)
 {
-    const char *ns = fq_value_path_str(job, "metadata.namespace", "default");
+    const char *ns = fq_value_path_str(job, FQ_META_NAMESPACE, "default");
     char *esc = fq_client_escape(ns);
     char *path = seeds > 0 ? fq_xasprintf("%s%s/estimates?seeds=%d",
                                           ESTIMATE_PATH, esc, seeds) :
@@ -114,9 +115,9 @@ static bool waiting(const struct fq_value *obj)
 {
     const char *kind = fq_value_path_str(obj, "kind", "");
     if (!strcmp(kind, "Workload")) {
-        if (!*fq_value_path_str(obj, "spec.queueName", ""))
+        if (!*fq_value_path_str(obj, FQ_WL_QUEUE_NAME, ""))
             return false;
-        const struct fq_value *cs = fq_value_path(obj, "status.conditions");
+        const struct fq_value *cs = fq_value_path(obj, FQ_STATUS_CONDITIONS);
         for (size_t i = 0; i < fq_value_len(cs); i++) {
             const struct fq_value *c = fq_seq_at(cs, i);
             const char *t = fq_value_path_str(c, "type", "");
@@ -124,13 +125,12 @@ static bool waiting(const struct fq_value *obj)
                 !strcmp(fq_value_path_str(c, "status", ""), "True"))
                 return false;
         }
-        return fq_value_path_bool(obj, "spec.active", true);
+        return fq_value_path_bool(obj, FQ_WL_ACTIVE, true);
     }
     if (strcmp(kind, "RayJob") && strcmp(kind, "Job"))
         return false;
-    return fq_map_get(fq_value_path(obj, "metadata.labels"),
-                      FQ_LABEL_QUEUE_NAME) &&
-           fq_value_path_bool(obj, "spec.suspend", false);
+    return fq_map_get(fq_meta_labels(obj), FQ_LABEL_QUEUE_NAME) &&
+           fq_value_path_bool(obj, FQ_SPEC_SUSPEND, false);
 }
 
 void fq_cli_estimate_section(struct fq_client *c, const struct fq_value *obj)
@@ -231,7 +231,7 @@ static int run(int argc, char **argv)
             fq_print_name(
                 fq_kind_from_gvk(fq_value_path_str(job, "apiVersion", ""),
                                  fq_value_path_str(job, "kind", "")),
-                fq_value_path_str(job, "metadata.name", ""), &name);
+                fq_meta_name(job), &name);
             if (i)
                 printf("\n");
             printf("%s: queue %s, ClusterQueue %s, %lld running, %lld "

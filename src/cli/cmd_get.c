@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cmdutil.h"
 #include "flexq/alloc.h"
+#include "flexq/paths.h"
 #include "jsonpath.h"
 #include "positions.h"
 #include "print.h"
@@ -306,9 +307,7 @@ static int run(int argc, char **argv)
         } else if (mode == OUT_NAME) {
             for (size_t k = 0; k < n; k++) {
                 struct fq_buf b = FQ_BUF_INIT;
-                fq_print_name(t[i].kind,
-                              fq_value_path_str(objs[k], "metadata.name", ""),
-                              &b);
+                fq_print_name(t[i].kind, fq_meta_name(objs[k]), &b);
                 printf("%s\n", fq_buf_str(&b));
                 fq_buf_release(&b);
             }

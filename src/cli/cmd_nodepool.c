@@ -36,6 +36,7 @@
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/nodepool.h"
+#include "flexq/paths.h"
 #include "flexq/value.h"
 
 /* The helpers below are exported for tests (test_nodepool.c). */
@@ -227,8 +228,7 @@ struct fq_value *fq_cli_nodepool_view(const struct fq_value *pool)
 {
     const struct fq_value *spec = fq_map_get(pool, "spec");
     struct fq_value *v = fq_value_map();
-    fq_map_set(v, "name",
-               fq_value_str(fq_value_path_str(pool, "metadata.name", "")));
+    fq_map_set(v, "name", fq_value_str(fq_meta_name(pool)));
     struct fq_value *cfg = fq_map_ensure_map(v, "config");
     fq_map_set(cfg, "machineType",
                fq_value_str(fq_value_path_str(spec, "machineType", "")));
@@ -258,7 +258,7 @@ struct fq_value *fq_cli_nodepool_view(const struct fq_value *pool)
                    fq_value_str(topo));
     fq_map_set(fq_map_ensure_map(v, "queuedProvisioning"), "enabled",
                fq_value_bool(fq_value_path_bool(
-                   spec, "queuedProvisioning.enabled", false)));
+                   spec, FQ_POOL_QUEUED_PROVISIONING, false)));
     struct fq_value *locs = fq_value_seq();
     fq_seq_push(locs, fq_value_str(fq_value_path_str(
                           spec, "location", FQ_NODEPOOL_DEFAULT_ZONE)));
@@ -419,22 +419,20 @@ static int do_list(struct fq_client *c)
     for (size_t i = 0; i < fq_value_len(items); i++) {
         const struct fq_value *p = fq_seq_at(items, i);
         const struct fq_value *s = fq_map_get(p, "spec");
-        bool queued =
-            fq_value_path_bool(s, "queuedProvisioning.enabled", false);
+        bool queued = fq_value_path_bool(s, FQ_POOL_QUEUED_PROVISIONING, false);
         bool flex = fq_value_path_bool(s, "flexStart", false);
         bool spot = fq_value_path_bool(s, "spot", false);
         printf("%-20s %-18s %-9s %-6lld %-4lld %-4lld %-22s %s\n",
-               fq_value_path_str(p, "metadata.name", ""),
-               fq_value_path_str(s, "machineType", ""),
+               fq_meta_name(p), fq_value_path_str(s, "machineType", ""),
                fq_value_path_str(s, "tpuTopology", "-"),
-               (long long)fq_value_path_int(p, "status.nodeCount", 0),
+               (long long)fq_value_path_int(p, FQ_POOL_NODE_COUNT, 0),
                (long long)fq_value_path_int(s, "autoscaling.minNodeCount", 0),
                (long long)fq_value_path_int(s, "autoscaling.maxNodeCount", 0),
                queued ? "flex-start,queued" :
                flex   ? "flex-start" :
                spot   ? "spot" :
                         "on-demand",
-               fq_value_path_str(p, "status.cost.usd", "0"));
+               fq_value_path_str(p, FQ_STATUS_COST_USD, "0"));
     }
     fq_value_free(list);
     return FQ_CLI_OK;
@@ -454,7 +452,7 @@ static int do_update(struct fq_client *c, int argc, char **argv)
     int n = 0;
     char mt[300];
     snprintf(mt, sizeof(mt), "--machine-type=%s",
-             fq_value_path_str(pool, "spec.machineType", ""));
+             fq_value_path_str(pool, FQ_POOL_MACHINE_TYPE, ""));
     args[n++] = mt;
     for (int i = 1; i < argc; i++)
         args[n++] = argv[i];
@@ -467,7 +465,7 @@ static int do_update(struct fq_client *c, int argc, char **argv)
     struct fq_value *patch = fq_value_map();
     struct fq_value *ps = fq_map_ensure_map(patch, "spec");
     const struct fq_value *as =
-        flags ? fq_value_path(flags, "spec.autoscaling") : NULL;
+        flags ? fq_value_path(flags, FQ_POOL_AUTOSCALING) : NULL;
     if (!flags) {
         /* The flags alone may not form a valid pool (e.g. only
          * --max-nodes): rebuild them without validation for the patch. */

@@ -30,6 +30,7 @@
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 
 #define MAX_TRIES 5
 
@@ -46,22 +47,20 @@ static bool parse_count(const char *s, int64_t *out)
 
 static void warn_not_elastic(const struct fq_value *obj)
 {
-    const char *v =
-        fq_value_as_str(fq_map_get(fq_value_path(obj, "metadata.annotations"),
-                                   "kueue.x-k8s.io/elastic-job"));
+    const char *v = fq_value_as_str(
+        fq_map_get(fq_meta_annotations(obj), "kueue.x-k8s.io/elastic-job"));
     if (!v || strcmp(v, "true"))
         fprintf(stderr,
                 "Warning: %s has no annotation kueue.x-k8s.io/elastic-job: "
                 "\"true\"; its Workload keeps the counts it was admitted "
                 "with\n",
-                fq_value_path_str(obj, "metadata.name", ""));
+                fq_meta_name(obj));
 }
 
 /* Finds the group to scale: named, or the only one. Prints why not. */
 static struct fq_value *find_group(struct fq_value *rj, const char *group)
 {
-    struct fq_value *gs =
-        fq_value_path(rj, "spec.rayClusterSpec.workerGroupSpecs");
+    struct fq_value *gs = fq_value_path(rj, FQ_RJ_WORKER_GROUPS);
     size_t n = fq_value_len(gs);
     if (!group) {
         if (n == 1)
@@ -69,7 +68,7 @@ static struct fq_value *find_group(struct fq_value *rj, const char *group)
         fprintf(stderr,
                 "error: rayjob %s has %zu worker groups: name one with "
                 "--group\n",
-                fq_value_path_str(rj, "metadata.name", ""), n);
+                fq_meta_name(rj), n);
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
@@ -82,8 +81,7 @@ static struct fq_value *find_group(struct fq_value *rj, const char *group)
                       fq_value_path_str(fq_seq_at(gs, i), "groupName", ""));
     fprintf(stderr,
             "error: rayjob %s has no worker group \"%s\" (groups: %s)\n",
-            fq_value_path_str(rj, "metadata.name", ""), group,
-            b.len ? fq_buf_str(&b) : "none");
+            fq_meta_name(rj), group, b.len ? fq_buf_str(&b) : "none");
     fq_buf_release(&b);
     return NULL;
 }

@@ -19,6 +19,7 @@
 #include "flexq/kinds.h"
 #include "flexq/manifest.h"
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 #include "flexq/value.h"
 
 static int check_file(const char *path, FILE *out, FILE *err)
@@ -55,7 +56,7 @@ static int check_file(const char *path, FILE *out, FILE *err)
         fq_object_meta(docs.items[i], &kind, &ns, &oname);
         if (!oname)
             oname =
-                fq_value_path_str(docs.items[i], "metadata.generateName", "?");
+                fq_value_path_str(docs.items[i], FQ_META_GENERATE_NAME, "?");
         if (fq_kind_info(kind)->namespaced && ns)
             fprintf(out, "%s/%s -n %s\n", fq_kind_info(kind)->name, oname, ns);
         else

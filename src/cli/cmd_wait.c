@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "cmdutil.h"
 #include "flexq/alloc.h"
+#include "flexq/paths.h"
 #include "print.h"
 
 enum want {
@@ -202,10 +203,9 @@ static int wait_one(struct fq_client *c, enum fq_kind kind, const char *ns,
         goto out;
     }
     char *esc = fq_client_escape(name);
-    char *q = fq_xasprintf(
-        "watch=true&resourceVersion=%s&fieldSelector="
-        "metadata.name%%3D%s",
-        fq_value_path_str(obj, "metadata.resourceVersion", "0"), esc);
+    char *q = fq_xasprintf("watch=true&resourceVersion=%s&fieldSelector="
+                           "metadata.name%%3D%s",
+                           fq_value_path_str(obj, FQ_META_RV, "0"), esc);
     path = fq_client_path(kind, ns, NULL, NULL, q);
     free(q);
     free(esc);

@@ -22,6 +22,7 @@
 #include "flexq/alloc.h"
 #include "flexq/manifest.h"
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 
 struct flagdef {
     const char *longname;
@@ -226,7 +227,7 @@ int fq_cmd_read_manifests(const char *const *files, int nfiles, const char *ns,
         enum fq_kind k = FQ_KIND_NONE;
         fq_object_meta(doc, &k, NULL, NULL);
         if (k != FQ_KIND_NONE && fq_kind_info(k)->namespaced &&
-            !fq_value_path_str(doc, "metadata.namespace", NULL))
+            !fq_value_path_str(doc, FQ_META_NAMESPACE, NULL))
             fq_map_set(fq_map_ensure_map(doc, "metadata"), "namespace",
                        fq_value_str(ns));
     }

@@ -17,6 +17,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
+#include "flexq/paths.h"
 
 static bool pending(const struct fq_value *w)
 {
@@ -28,12 +29,12 @@ static void annotate_from(struct fq_value *items, const struct fq_value *sum)
     const struct fq_value *its = fq_map_get(sum, "items");
     for (size_t i = 0; i < fq_value_len(its); i++) {
         const struct fq_value *it = fq_seq_at(its, i);
-        const char *ns = fq_value_path_str(it, "metadata.namespace", "");
-        const char *name = fq_value_path_str(it, "metadata.name", "");
+        const char *ns = fq_meta_namespace(it);
+        const char *name = fq_meta_name(it);
         for (size_t k = 0; k < fq_value_len(items); k++) {
             struct fq_value *w = fq_seq_at(items, k);
-            if (strcmp(fq_value_path_str(w, "metadata.namespace", ""), ns) ||
-                strcmp(fq_value_path_str(w, "metadata.name", ""), name))
+            if (strcmp(fq_meta_namespace(w), ns) ||
+                strcmp(fq_meta_name(w), name))
                 continue;
             fq_value_set_path(
                 w, FQ_POSITION_CQ,
@@ -71,8 +72,7 @@ int fq_cli_positions(struct fq_client *c, struct fq_value *items,
         return rc;
     const struct fq_value *li = fq_map_get(cqs, "items");
     for (size_t i = 0; i < fq_value_len(li) && rc == 0; i++) {
-        char *esc = fq_client_escape(
-            fq_value_path_str(fq_seq_at(li, i), "metadata.name", ""));
+        char *esc = fq_client_escape(fq_meta_name(fq_seq_at(li, i)));
         char *p = fq_xasprintf("/apis/visibility.kueue.x-k8s.io/v1beta1/"
                                "clusterqueues/%s/pendingworkloads",
                                esc);

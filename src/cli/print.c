@@ -19,6 +19,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
+#include "flexq/paths.h"
 #include "flexq/printcols.h"
 #include "flexq/timefmt.h"
 
@@ -152,9 +153,8 @@ void fq_print_table_keep(enum fq_kind kind, const struct fq_value *const *objs,
     struct fq_buf b = FQ_BUF_INIT;
     for (size_t i = 0; i < n; i++) {
         if (with_ns)
-            g.cells[k++] = fq_xstrdup(
-                fq_value_path_str(objs[i], "metadata.namespace", ""));
-        const char *name = fq_value_path_str(objs[i], "metadata.name", "");
+            g.cells[k++] = fq_xstrdup(fq_meta_namespace(objs[i]));
+        const char *name = fq_meta_name(objs[i]);
         fq_buf_reset(&b);
         if (flags & FQ_PRINT_KIND)
             fq_print_name(kind, name, &b);
@@ -170,8 +170,7 @@ void fq_print_table_keep(enum fq_kind kind, const struct fq_value *const *objs,
             g.cells[k++] = fq_xstrdup(fq_buf_str(&b));
         }
         if (labels) {
-            const struct fq_value *l =
-                fq_value_path(objs[i], "metadata.labels");
+            const struct fq_value *l = fq_meta_labels(objs[i]);
             fq_buf_reset(&b);
             for (size_t m = 0; l && l->type == FQ_V_MAP && m < l->u.map.n;
                  m++) {

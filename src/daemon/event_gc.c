@@ -33,6 +33,7 @@
 #include "event_gc.h"
 #include "flexq/alloc.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 #include "log.h"
 #include "store.h"
@@ -59,7 +60,7 @@ static int64_t last_seen(const struct fq_value *ev)
     int64_t t = 0;
     const char *s = fq_value_path_str(ev, "lastTimestamp", NULL);
     if (!s)
-        s = fq_value_path_str(ev, "metadata.creationTimestamp", NULL);
+        s = fq_value_path_str(ev, FQ_META_CREATED, NULL);
     return s && fq_time_parse(s, &t) == 0 ? t : 0;
 }
 

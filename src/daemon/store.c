@@ -72,6 +72,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 
 /* One row of the objects table: its key and id (open addressing). */
@@ -1033,9 +1034,8 @@ static int64_t qty(const struct fq_value *v, const char *resource)
 /* Adds an admitted Workload's usage to its ClusterQueue's sums. */
 static void add_workload(struct usages *u, const struct fq_value *wl)
 {
-    const char *cq = fq_value_path_str(wl, "status.admission.clusterQueue", "");
-    const struct fq_value *psa =
-        fq_value_path(wl, "status.admission.podSetAssignments");
+    const char *cq = fq_value_path_str(wl, FQ_WL_ADMITTED_CQ, "");
+    const struct fq_value *psa = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     for (size_t i = 0; i < fq_value_len(psa); i++) {
         const struct fq_value *a = fq_seq_at(psa, i);
         const struct fq_value *fl = fq_map_get(a, "flavors");
@@ -1054,7 +1054,7 @@ static void add_workload(struct usages *u, const struct fq_value *wl)
 static void add_cq_status(struct usages *u, const char *cq,
                           const struct fq_value *obj)
 {
-    const struct fq_value *fr = fq_value_path(obj, "status.flavorsReservation");
+    const struct fq_value *fr = fq_value_path(obj, FQ_WL_FLAVORS_RESERVATION);
     for (size_t i = 0; i < fq_value_len(fr); i++) {
         const struct fq_value *f = fq_seq_at(fr, i);
         const char *flavor = fq_value_path_str(f, "name", "?");
@@ -1139,7 +1139,7 @@ int fq_store_check(const char *dir, struct fq_buf *report, struct fq_err *err)
             continue;
         }
         counts[k]++;
-        const char *oname = fq_value_path_str(obj, "metadata.name", "");
+        const char *oname = fq_meta_name(obj);
         if (strcmp(oname, name ? name : "") != 0) {
             fq_buf_printf(report,
                           "problem: %s %s/%s: metadata.name is \"%s\"\n", kind,
@@ -1174,8 +1174,7 @@ int fq_store_check(const char *dir, struct fq_buf *report, struct fq_err *err)
         }
     }
     for (size_t i = 0; i < ncq; i++)
-        add_cq_status(&u, fq_value_path_str(cqs[i], "metadata.name", ""),
-                      cqs[i]);
+        add_cq_status(&u, fq_meta_name(cqs[i]), cqs[i]);
     for (int k = 1; k < FQ_KIND__COUNT; k++)
         if (counts[k])
             fq_buf_printf(report, "%s: %zu\n",
@@ -1184,8 +1183,7 @@ int fq_store_check(const char *dir, struct fq_buf *report, struct fq_err *err)
         struct usage *x = &u.items[i];
         bool known = false;
         for (size_t j = 0; j < ncq; j++)
-            known |=
-                !strcmp(fq_value_path_str(cqs[j], "metadata.name", ""), x->cq);
+            known |= !strcmp(fq_meta_name(cqs[j]), x->cq);
         if (!known) {
             fq_buf_printf(report,
                           "problem: workloads hold quota in missing "

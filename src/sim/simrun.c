@@ -66,6 +66,7 @@
 #include "flexq/kinds.h"
 #include "flexq/names.h"
 #include "flexq/nodepool.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "flexq/runhist.h"
 #include "flexq/timefmt.h"
@@ -292,8 +293,7 @@ static const struct flavor *flavor_find(const struct sim *s, const char *name)
 /* The pool a workload's accelerator podset was assigned to, or -1. */
 static int pool_of(struct sim *s, const struct fq_value *wl)
 {
-    const struct fq_value *psa =
-        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *psa = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     const struct fq_value *a = fq_seq_at(psa, 0);
     const struct fq_value *fl = fq_value_path(a, "flavors");
     const char *flavor = fq_value_as_str(fq_map_get(fl, s->res));
@@ -330,15 +330,15 @@ static void observe(void *ctx, const struct fq_change *c)
         return;
     if (c->type == FQ_CHANGE_ADDED && c->obj) {
         /* Label keys hold dots: read the labels map directly. */
-        const char *pool = fq_value_as_str(fq_map_get(
-            fq_value_path(c->obj, "metadata.labels"), FQ_LABEL_NODEPOOL));
+        const char *pool = fq_value_as_str(
+            fq_map_get(fq_meta_labels(c->obj), FQ_LABEL_NODEPOOL));
         if (!pool)
             return;
         int p = pool_index(s, pool);
         if (p < 0)
             return;
         int64_t chips = quantity_of(
-            fq_map_get(fq_value_path(c->obj, "status.allocatable"), s->res));
+            fq_map_get(fq_value_path(c->obj, FQ_NODE_ALLOCATABLE), s->res));
         if (!chips)
             chips = s->r->pools[p].chips_per_node;
         nodemap_put(&s->nodes, c->name, p, chips);
@@ -365,7 +365,7 @@ static const char *kind_of(const struct fq_value *doc)
 
 static const char *name_of(const struct fq_value *doc)
 {
-    return fq_value_path_str(doc, "metadata.name", "");
+    return fq_meta_name(doc);
 }
 
 static const struct fq_value *find_doc(struct fq_value **docs, size_t n,
@@ -382,7 +382,7 @@ static bool is_provreq_check(struct fq_value **docs, size_t n,
                              const char *check)
 {
     const struct fq_value *ac = find_doc(docs, n, "AdmissionCheck", check);
-    return ac && !strcmp(fq_value_path_str(ac, "spec.controllerName", ""),
+    return ac && !strcmp(fq_value_path_str(ac, FQ_AC_CONTROLLER, ""),
                          PROVREQ_CONTROLLER);
 }
 
@@ -408,7 +408,7 @@ static struct flavor *flavor_add(struct sim *s, struct fq_value **docs,
     memset(f, 0, sizeof(*f));
     f->name = fq_xstrdup(name);
     const struct fq_value *rf = find_doc(docs, n, "ResourceFlavor", name);
-    const struct fq_value *labels = fq_value_path(rf, "spec.nodeLabels");
+    const struct fq_value *labels = fq_value_path(rf, FQ_RF_NODE_LABELS);
     if (labels && labels->type == FQ_V_MAP) {
         f->labels = fq_value_clone(labels);
         const char *pool =
@@ -441,7 +441,7 @@ static void detect_resource(struct sim *s, struct fq_value **docs, size_t n)
         if (strcmp(kind_of(docs[i]), "ClusterQueue"))
             continue;
         const struct fq_value *rgs =
-            fq_value_path(docs[i], "spec.resourceGroups");
+            fq_value_path(docs[i], FQ_CQ_RESOURCE_GROUPS);
         for (size_t g = 0; g < fq_value_len(rgs); g++) {
             const struct fq_value *cov =
                 fq_value_path(fq_seq_at(rgs, g), "coveredResources");
@@ -480,7 +480,7 @@ static void edit_cluster_queue(struct sim *s, struct fq_value *cq,
 {
     struct fq_value *checks =
         fq_value_path(cq, "spec.admissionChecksStrategy.admissionChecks");
-    struct fq_value *rgs = fq_value_path(cq, "spec.resourceGroups");
+    struct fq_value *rgs = fq_value_path(cq, FQ_CQ_RESOURCE_GROUPS);
     enum fq_sim_plans plans = s->o->policy->plans;
     for (size_t g = 0; g < fq_value_len(rgs); g++) {
         struct fq_value *rg = fq_seq_at(rgs, g);
@@ -571,14 +571,14 @@ static int64_t plan_b_max_run(struct sim *s, struct fq_value **docs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (strcmp(kind_of(docs[i]), "AdmissionCheck") ||
-            strcmp(fq_value_path_str(docs[i], "spec.controllerName", ""),
+            strcmp(fq_value_path_str(docs[i], FQ_AC_CONTROLLER, ""),
                    PROVREQ_CONTROLLER))
             continue;
         const struct fq_value *prc =
             find_doc(docs, n, "ProvisioningRequestConfig",
-                     fq_value_path_str(docs[i], "spec.parameters.name", ""));
+                     fq_value_path_str(docs[i], FQ_AC_PARAMETERS_NAME, ""));
         const struct fq_value *v = fq_map_get(
-            fq_value_path(prc, "spec.parameters"), "maxRunDurationSeconds");
+            fq_value_path(prc, FQ_AC_PARAMETERS), "maxRunDurationSeconds");
         int64_t sec = quantity_of(v);
         if (sec > 0)
             return sec * 1000;
@@ -609,7 +609,7 @@ static void resize_plan_a(struct sim *s, struct fq_value **docs, size_t n,
     for (size_t i = 0; i < n; i++) {
         if (strcmp(kind_of(docs[i]), "ClusterQueue"))
             continue;
-        struct fq_value *rgs = fq_value_path(docs[i], "spec.resourceGroups");
+        struct fq_value *rgs = fq_value_path(docs[i], FQ_CQ_RESOURCE_GROUPS);
         for (size_t g = 0; g < fq_value_len(rgs); g++) {
             struct fq_value *fls = fq_map_get(fq_seq_at(rgs, g), "flavors");
             for (size_t k = 0; k < fq_value_len(fls); k++) {
@@ -645,7 +645,7 @@ static void resize_plan_a(struct sim *s, struct fq_value **docs, size_t n,
             int64_t nodes =
                 fq_sim_plan_a_nodes(quota, spec.machine->accel_count);
             const char *machine = spec.machine->name;
-            struct fq_value *as = fq_value_path(docs[i], "spec.autoscaling");
+            struct fq_value *as = fq_value_path(docs[i], FQ_POOL_AUTOSCALING);
             if (as && as->type == FQ_V_MAP)
                 fq_map_set(as, "maxNodeCount", fq_value_int(nodes));
             struct fq_value *zones = fq_value_path(model, "spec.zones");
@@ -672,7 +672,7 @@ static bool local_queue_exists(struct fq_value **docs, size_t n,
     if (!lq)
         return false;
     if (ns)
-        *ns = fq_value_path_str(lq, "metadata.namespace", "default");
+        *ns = fq_value_path_str(lq, FQ_META_NAMESPACE, "default");
     return true;
 }
 
@@ -935,7 +935,7 @@ static int review(struct sim *s, size_t idx)
     struct wl_conds conds;
     wl_conds_of(wl, &conds);
     bool finished = fq_cond_status_is(conds.finished, "True");
-    bool active = fq_value_path_bool(wl, "spec.active", true);
+    bool active = fq_value_path_bool(wl, FQ_WL_ACTIVE, true);
     bool running = wl_running(active, &conds);
 
     if (j->phase == PH_RUNNING && finished && j->marked) {

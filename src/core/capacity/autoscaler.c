@@ -89,6 +89,7 @@
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "flexq/timefmt.h"
 
@@ -164,7 +165,7 @@ static bool cond_is(const struct fq_value *status, const char *type,
 static const struct fq_value *find_podset(const struct fq_value *wl,
                                           const char *name)
 {
-    const struct fq_value *ps = fq_value_path(wl, "spec.podSets");
+    const struct fq_value *ps = fq_value_path(wl, FQ_WL_PODSETS);
     for (size_t i = 0; i < fq_value_len(ps); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(ps, i), "name", ""), name))
             return fq_seq_at(ps, i);
@@ -190,9 +191,9 @@ static struct fq_cap_pool *flavor_pool(struct fq_capacity *st,
                                  flavor) :
                  NULL;
     const struct fq_value *labels =
-        rf ? fq_value_path(rf->obj, "spec.nodeLabels") : NULL;
+        rf ? fq_value_path(rf->obj, FQ_RF_NODE_LABELS) : NULL;
     const struct fq_value *sel =
-        fq_value_path(podset, "template.spec.nodeSelector");
+        fq_value_path(podset, FQ_TEMPLATE_NODE_SELECTOR);
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
         if (!p->ok)
@@ -230,7 +231,7 @@ static struct fq_cap_pool *flavor_pool_memo(struct fq_capacity *st,
     const struct fq_object *rf =
         fq_objstore_get(fq_engine_store(e), FQ_KIND_RESOURCEFLAVOR, "", flavor);
     const struct fq_value *labels =
-        rf ? fq_value_path(rf->obj, "spec.nodeLabels") : NULL;
+        rf ? fq_value_path(rf->obj, FQ_RF_NODE_LABELS) : NULL;
     struct fq_cap_pool *p = flavor_pool(st, e, flavor, podset);
     size_t len = strlen(flavor);
     if (labels && fq_value_len(labels) > 0 &&
@@ -246,7 +247,7 @@ static struct fq_cap_pool *flavor_pool_memo(struct fq_capacity *st,
 static const char *consumed_provreq(const struct fq_value *wl,
                                     const char *podset)
 {
-    const struct fq_value *acs = fq_value_path(wl, "status.admissionChecks");
+    const struct fq_value *acs = fq_value_path(wl, FQ_WL_ADMISSION_CHECKS);
     for (size_t i = 0; i < fq_value_len(acs); i++) {
         const struct fq_value *ups =
             fq_map_get(fq_seq_at(acs, i), "podSetUpdates");
@@ -403,8 +404,7 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
          * out of the stored node in place. */
         struct fq_value *no =
             fq_objstore_edit_in_place(s, FQ_KIND_NODE, "", nd->name);
-        struct fq_value *pl =
-            no ? fq_value_path(no, "status.placements") : NULL;
+        struct fq_value *pl = no ? fq_value_path(no, FQ_NODE_PLACEMENTS) : NULL;
         if (!no || !pl || pl->type != FQ_V_SEQ) {
             struct fq_value *none = fq_value_seq();
             fq_capacity_node_drop(st, nd, gone, none);
@@ -508,14 +508,13 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
     struct fq_cap_wldec *d = fq_xcalloc(1, sizeof(*d));
     d->rv = o->rv;
     d->gen = st->decode_gen;
-    d->spec_gen = fq_value_path_int(wl, "metadata.generation", 0);
+    d->spec_gen = fq_value_path_int(wl, FQ_META_GENERATION, 0);
     struct fq_cap_wlconds conds;
     fq_capacity_wlconds(wl, &conds);
     d->active = fq_capacity_wlconds_active(&conds);
     d->pods_ready = conds.pods_ready;
     d->finished = conds.finished;
-    const struct fq_value *psas =
-        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *psas = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     d->nps = fq_value_len(psas);
     d->ps = d->nps ? fq_xcalloc(d->nps, sizeof(*d->ps)) : NULL;
     for (size_t k = 0; k < d->nps; k++) {
@@ -621,7 +620,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
 
 static bool tolerates(const struct fq_value *pod, const struct fq_value *taint)
 {
-    const struct fq_value *tols = fq_value_path(pod, "spec.tolerations");
+    const struct fq_value *tols = fq_value_path(pod, FQ_POD_TOLERATIONS);
     const char *key = fq_value_path_str(taint, "key", "");
     const char *val = fq_value_path_str(taint, "value", "");
     const char *eff = fq_value_path_str(taint, "effect", "");
@@ -655,15 +654,14 @@ static void collect_pods(struct fq_capacity *st, struct fq_engine *e,
     size_t n = fq_capacity_unsched(st, e, &list);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *pod = list[i]->obj;
-        const char *node = fq_value_path_str(pod, "spec.nodeName", "");
-        const char *ph = fq_value_path_str(pod, "status.phase", "Pending");
+        const char *node = fq_value_path_str(pod, FQ_POD_NODE_NAME, "");
+        const char *ph = fq_value_path_str(pod, FQ_POD_PHASE, "Pending");
         if (*node || strcmp(ph, "Pending") ||
             !cond_is(fq_map_get(pod, "status"), "PodScheduled", "False"))
             continue;
-        if (fq_map_get(fq_value_path(pod, "metadata.annotations"),
-                       FQ_ANN_CONSUME_PROVREQ))
+        if (fq_map_get(fq_meta_annotations(pod), FQ_ANN_CONSUME_PROVREQ))
             continue; /* its nodes come from its request */
-        const struct fq_value *sel = fq_value_path(pod, "spec.nodeSelector");
+        const struct fq_value *sel = fq_value_path(pod, FQ_POD_NODE_SELECTOR);
         struct fq_cap_pool *pool = NULL;
         for (size_t k = 0; !pool && k < st->npools; k++) {
             struct fq_cap_pool *p = &st->pools[k];
@@ -936,7 +934,7 @@ static void stockout_fallback(struct fq_capacity *st, struct fq_engine *e)
             continue;
         int64_t admitted = fq_cond_in_status_time(s, "Admitted");
         const struct fq_value *psas =
-            fq_value_path(wl, "status.admission.podSetAssignments");
+            fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
         for (size_t k = 0; k < fq_value_len(psas); k++) {
             const struct fq_value *psa = fq_seq_at(psas, k);
             const char *flavor = assignment_flavor(psa);

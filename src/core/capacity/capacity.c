@@ -98,6 +98,7 @@
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/names.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "flexq/timefmt.h"
 
@@ -210,8 +211,8 @@ static void pod_note(struct fq_capacity *st, const char *ns, const char *name,
 {
     char key[600];
     fq_capacity_key(ns, name, key, sizeof(key));
-    const char *node = pod ? fq_value_path_str(pod, "spec.nodeName", "") : "";
-    const char *ph = pod ? fq_value_path_str(pod, "status.phase", "") : "";
+    const char *node = pod ? fq_value_path_str(pod, FQ_POD_NODE_NAME, "") : "";
+    const char *ph = pod ? fq_value_path_str(pod, FQ_POD_PHASE, "") : "";
     bool done = !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
     const struct fq_cap_pod *old = fq_smap_get(&st->pods, key);
     if (old)
@@ -357,7 +358,7 @@ const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
             pool->node_proto = fq_nodepool_node_proto(&pool->spec);
             memset(pool->node_alloc, 0, sizeof(pool->node_alloc));
             fq_capacity_add_resources(
-                fq_value_path(pool->node_proto, "status.allocatable"),
+                fq_value_path(pool->node_proto, FQ_NODE_ALLOCATABLE),
                 pool->node_alloc);
         }
         struct fq_value *node = fq_nodepool_node_from(
@@ -474,8 +475,7 @@ static void load_model(struct fq_capacity *st, struct fq_engine *e)
     uint64_t rv = m ? m->rv : 0;
     int64_t origin = st->now;
     const char *ct =
-        m ? fq_value_path_str(m->obj, "metadata.creationTimestamp", NULL) :
-            NULL;
+        m ? fq_value_path_str(m->obj, FQ_META_CREATED, NULL) : NULL;
     if (ct)
         fq_time_parse(ct, &origin);
     struct fq_err err = {0};
@@ -950,8 +950,7 @@ static void pool_note(struct fq_capacity *st, const struct fq_change *c)
         return;
     }
     struct fq_cap_pool *p = fq_capacity_pool(st, c->name);
-    if (!p ||
-        p->generation != fq_value_path_int(c->obj, "metadata.generation", 0))
+    if (!p || p->generation != fq_value_path_int(c->obj, FQ_META_GENERATION, 0))
         st->pools_dirty = true;
     else
         p->shown_held = false; /* pool_status looks at the store again */

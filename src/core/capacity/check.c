@@ -24,6 +24,7 @@
 #include "flexq/alloc.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 
 static const char *const res_names[FQ_R_N] = {[FQ_R_CPU] = "cpu",
                                               [FQ_R_MEM] = "memory",
@@ -50,14 +51,13 @@ static void finding(struct fq_errlist *out, size_t *n, const char *fmt, ...)
 
 static bool pod_finished(const struct fq_value *pod)
 {
-    const char *phase = fq_value_path_str(pod, "status.phase", "");
+    const char *phase = fq_value_path_str(pod, FQ_POD_PHASE, "");
     return !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed");
 }
 
 static const char *label(const struct fq_value *obj, const char *key)
 {
-    return fq_value_as_str(
-        fq_map_get(fq_value_path(obj, "metadata.labels"), key));
+    return fq_value_as_str(fq_map_get(fq_meta_labels(obj), key));
 }
 
 size_t fq_capacity_check(struct fq_engine *e, struct fq_errlist *out)
@@ -73,7 +73,7 @@ size_t fq_capacity_check(struct fq_engine *e, struct fq_errlist *out)
     int64_t(*use)[FQ_R_N] = fq_xcalloc(nn + 1, sizeof(*use));
     for (size_t i = 0; i < np; i++) {
         const struct fq_value *pod = pods[i]->obj;
-        const char *node = fq_value_path_str(pod, "spec.nodeName", NULL);
+        const char *node = fq_value_path_str(pod, FQ_POD_NODE_NAME, NULL);
         if (!node || !*node || pod_finished(pod))
             continue;
         const struct fq_object *no = fq_objstore_get(s, FQ_KIND_NODE, "", node);

@@ -63,6 +63,7 @@
 #include "capacity/capacity.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 #define FLUSH_MS (60 * 1000)
@@ -135,7 +136,7 @@ static void pool_flush_throttled(struct fq_capacity *st, struct fq_engine *e,
             fq_objstore_get(s, FQ_KIND_NODEPOOL, "", pool->name);
         if (!o)
             return;
-        const struct fq_value *c = fq_value_path(o->obj, "status.cost");
+        const struct fq_value *c = fq_value_path(o->obj, FQ_STATUS_COST);
         pool->throttled.held = true;
         pool->throttled.usd = num(fq_map_get(c, "usd"));
         pool->throttled.node_s = num(fq_map_get(c, "nodeSeconds"));
@@ -173,7 +174,7 @@ void fq_cost_pool_flush(struct fq_capacity *st, struct fq_engine *e,
         fq_objstore_get(s, FQ_KIND_NODEPOOL, "", pool->name);
     if (!o)
         return;
-    const struct fq_value *c = fq_value_path(o->obj, "status.cost");
+    const struct fq_value *c = fq_value_path(o->obj, FQ_STATUS_COST);
     int64_t as_of = fq_value_path_int(c, "asOfMs", st->now);
     double usd = num(fq_map_get(c, "usd"));
     double node_s = num(fq_map_get(c, "nodeSeconds"));
@@ -327,14 +328,13 @@ static void write_workload(struct fq_capacity *st, struct fq_engine *e,
     if (o) {
         /* Only status.cost changes: write that member alone instead of
          * copying the whole workload. */
-        const struct fq_value *c = fq_value_path(o->obj, "status.cost");
+        const struct fq_value *c = fq_value_path(o->obj, FQ_STATUS_COST);
         struct fq_value *tmp = fq_value_map();
         if (c)
             fq_map_set(tmp, "cost", fq_value_clone(c));
         write_cost(tmp, num(fq_map_get(c, "usd")) + usd,
                    num(fq_map_get(c, "nodeSeconds")) + node_s, st->now, -1);
-        const char *q =
-            fq_value_path_str(o->obj, "status.admission.clusterQueue", NULL);
+        const char *q = fq_value_path_str(o->obj, FQ_WL_ADMITTED_CQ, NULL);
         if (q) {
             free(*cq);
             *cq = fq_xstrdup(q);
@@ -545,8 +545,7 @@ static void owners_build(struct owners *ix, const struct fq_object *const *wls,
 {
     ix->built = true;
     for (size_t i = 0; i < nwl; i++) {
-        const struct fq_value *refs =
-            fq_value_path(wls[i]->obj, "metadata.ownerReferences");
+        const struct fq_value *refs = fq_meta_owners(wls[i]->obj);
         for (size_t k = 0; k < fq_value_len(refs); k++) {
             FQ_GROW(ix->v, ix->cap, ix->n + 1);
             struct owner_ent *x = &ix->v[ix->n++];
@@ -563,13 +562,13 @@ static bool pod_workload(struct fq_engine *e, const struct fq_value *pod,
                          const struct fq_object *const *wls, size_t nwl,
                          struct owners *ix, char *buf, size_t n)
 {
-    const struct fq_value *labels = fq_value_path(pod, "metadata.labels");
+    const struct fq_value *labels = fq_meta_labels(pod);
     const char *owner =
         fq_value_as_str(fq_map_get(labels, "ray.io/originated-from-cr-name"));
     if (!owner)
         owner =
             fq_value_as_str(fq_map_get(labels, "batch.kubernetes.io/job-name"));
-    const char *ns = fq_value_path_str(pod, "metadata.namespace", "");
+    const char *ns = fq_meta_namespace(pod);
     (void)e;
     if (!owner)
         return false;
@@ -644,8 +643,8 @@ static void charge_pods(struct fq_capacity *st, struct fq_engine *e,
     struct owners ix = {0};
     for (size_t i = 0; i < np; i++) {
         const struct fq_value *pod = pods[i]->obj;
-        const char *node = fq_value_path_str(pod, "spec.nodeName", "");
-        const char *ph = fq_value_path_str(pod, "status.phase", "");
+        const char *node = fq_value_path_str(pod, FQ_POD_NODE_NAME, "");
+        const char *ph = fq_value_path_str(pod, FQ_POD_PHASE, "");
         if (!*node || !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"))
             continue;
         const struct fq_cap_node *nd = fq_capacity_node(st, node);

@@ -21,6 +21,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/nodepool.h"
+#include "flexq/paths.h"
 
 int fq_gke_check_name(const char *what, const char *name, struct fq_err *err)
 {
@@ -46,8 +47,8 @@ int fq_gke_check_name(const char *what, const char *name, struct fq_err *err)
 
 int fq_gke_cluster_validate(const struct fq_value *obj, struct fq_err *err)
 {
-    int rc = fq_gke_check_name(
-        "metadata.name", fq_value_path_str(obj, "metadata.name", NULL), err);
+    int rc = fq_gke_check_name("metadata.name",
+                               fq_value_path_str(obj, FQ_META_NAME, NULL), err);
     if (rc < 0)
         return rc;
     const char *keys[] = {"spec.project", "spec.location"};
@@ -328,7 +329,7 @@ struct fq_value *fq_gke_pool_to_api(const struct fq_value *pool,
                                     const char *self)
 {
     const struct fq_value *spec = fq_map_get(pool, "spec");
-    const char *name = fq_value_path_str(pool, "metadata.name", "");
+    const char *name = fq_meta_name(pool);
     struct fq_value *v = fq_value_map();
     fq_map_set(v, "name", fq_value_str(name));
     struct fq_value *cfg = fq_map_ensure_map(v, "config");
@@ -380,7 +381,7 @@ struct fq_value *fq_gke_pool_to_api(const struct fq_value *pool,
     if (topo)
         fq_map_set(fq_map_ensure_map(v, "placementPolicy"), "tpuTopology",
                    fq_value_str(topo));
-    if (fq_value_path_bool(spec, "queuedProvisioning.enabled", false))
+    if (fq_value_path_bool(spec, FQ_POOL_QUEUED_PROVISIONING, false))
         fq_map_set(fq_map_ensure_map(v, "queuedProvisioning"), "enabled",
                    fq_value_bool(true));
     struct fq_value *locs = fq_value_seq();
@@ -439,8 +440,7 @@ struct fq_value *fq_gke_cluster_to_api(const struct fq_value *cluster,
     const struct fq_value *spec = fq_map_get(cluster, "spec");
     const char *loc = fq_value_path_str(spec, "location", "");
     struct fq_value *v = fq_value_map();
-    fq_map_set(v, "name",
-               fq_value_str(fq_value_path_str(cluster, "metadata.name", "")));
+    fq_map_set(v, "name", fq_value_str(fq_meta_name(cluster)));
     fq_map_set(v, "location", fq_value_str(loc));
     fq_map_set(v, "zone", fq_value_str(loc));
     struct fq_value *locs = fq_value_seq();
@@ -470,11 +470,10 @@ struct fq_value *fq_gke_cluster_to_api(const struct fq_value *cluster,
                fq_value_str("monitoring.googleapis.com/kubernetes"));
     fq_map_set(fq_map_ensure_map(v, "releaseChannel"), "channel",
                fq_value_str("REGULAR"));
-    const char *created =
-        fq_value_path_str(cluster, "metadata.creationTimestamp", NULL);
+    const char *created = fq_value_path_str(cluster, FQ_META_CREATED, NULL);
     if (created)
         fq_map_set(v, "createTime", fq_value_str(created));
-    const char *uid = fq_value_path_str(cluster, "metadata.uid", NULL);
+    const char *uid = fq_value_path_str(cluster, FQ_META_UID, NULL);
     if (uid)
         fq_map_set(v, "id", fq_value_str(uid));
     int64_t nodes = 0;

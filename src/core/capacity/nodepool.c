@@ -48,6 +48,7 @@
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
 #include "flexq/names.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "flexq/timefmt.h"
 
@@ -101,7 +102,7 @@ int fq_nodepool_decode(const struct fq_value *obj, struct fq_nodepool_spec *out,
 {
     struct fq_nodepool_spec p;
     memset(&p, 0, sizeof(p));
-    p.name = fq_value_path_str(obj, "metadata.name", "");
+    p.name = fq_meta_name(obj);
     p.machine_type = str2(obj, "spec.machineType", "spec.config.machineType");
     if (!p.machine_type || !*p.machine_type)
         return fq_err_set(err, FQ_EINVAL,
@@ -154,7 +155,7 @@ int fq_nodepool_decode(const struct fq_value *obj, struct fq_nodepool_spec *out,
     const struct fq_value *loc = fq_value_path(obj, "spec.locations");
     p.location = loc && loc->type == FQ_V_SEQ && fq_value_len(loc) > 0 ?
                      fq_value_as_str(fq_seq_at(loc, 0)) :
-                     fq_value_path_str(obj, "spec.location", NULL);
+                     fq_value_path_str(obj, FQ_POOL_LOCATION, NULL);
     if (!p.location)
         p.location = FQ_NODEPOOL_DEFAULT_ZONE;
     p.labels = path2(obj, "spec.labels", "spec.config.labels");
@@ -217,8 +218,8 @@ int fq_nodepool_decode(const struct fq_value *obj, struct fq_nodepool_spec *out,
                           "--min-nodes..--max-nodes (%lld..%lld)",
                           p.name, (long long)p.initial_nodes,
                           (long long)p.min_nodes, (long long)p.max_nodes);
-    const struct fq_value *part = fq_map_get(
-        fq_value_path(obj, "metadata.annotations"), FQ_ANN_SLURM_PARTITION);
+    const struct fq_value *part =
+        fq_map_get(fq_meta_annotations(obj), FQ_ANN_SLURM_PARTITION);
     if (part && !fq_nodepool_slurm_partition_ok(fq_value_as_str(part)))
         return fq_err_set(err, FQ_EINVAL,
                           "nodepool %s: metadata.annotations[%s]: not a "

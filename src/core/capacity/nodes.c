@@ -28,6 +28,7 @@
 #include "flexq/buf.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "flexq/timefmt.h"
 
@@ -71,15 +72,15 @@ void fq_capacity_add_resources(const struct fq_value *m, int64_t v[FQ_R_N])
 void fq_capacity_pod_requests(const struct fq_value *tmpl, int64_t req[FQ_R_N])
 {
     memset(req, 0, sizeof(int64_t) * FQ_R_N);
-    const struct fq_value *cs = fq_value_path(tmpl, "spec.containers");
+    const struct fq_value *cs = fq_value_path(tmpl, FQ_POD_CONTAINERS);
     for (size_t i = 0; i < fq_value_len(cs); i++) {
         const struct fq_value *c = fq_seq_at(cs, i);
-        const struct fq_value *r = fq_value_path(c, "resources.requests");
+        const struct fq_value *r = fq_value_path(c, FQ_CTR_REQUESTS);
         int64_t one[FQ_R_N] = {0};
         fq_capacity_add_resources(r, one);
         /* A request defaults to its limit, resource by resource. */
         int64_t lim[FQ_R_N] = {0};
-        fq_capacity_add_resources(fq_value_path(c, "resources.limits"), lim);
+        fq_capacity_add_resources(fq_value_path(c, FQ_CTR_LIMITS), lim);
         for (int k = 0; k < FQ_R_N; k++)
             req[k] += one[k] ? one[k] : lim[k];
     }
@@ -392,8 +393,7 @@ void fq_capacity_node_free(struct fq_cap_node *n)
 
 static int64_t ann_time(const struct fq_value *obj, const char *key)
 {
-    const char *s = fq_value_as_str(
-        fq_map_get(fq_value_path(obj, "metadata.annotations"), key));
+    const char *s = fq_value_as_str(fq_map_get(fq_meta_annotations(obj), key));
     int64_t t;
     if (!s || fq_time_parse(s, &t) < 0)
         return FQ_NEVER;
@@ -440,22 +440,22 @@ static struct fq_cap_node *node_decode(struct fq_capacity *st,
     const struct fq_value *o = obj->obj;
     struct fq_cap_node *n = fq_xcalloc(1, sizeof(*n));
     n->rv = obj->rv;
-    const struct fq_value *labels = fq_value_path(o, "metadata.labels");
+    const struct fq_value *labels = fq_meta_labels(o);
     n->name = fq_xstrdup(obj->name);
     const char *pool = fq_value_as_str(fq_map_get(labels, FQ_LABEL_NODEPOOL));
     n->pool = fq_xstrdup(pool ? pool : "");
     const char *slice = fq_value_as_str(fq_map_get(labels, FQ_LABEL_SLICE));
     n->slice = fq_xstrdup(slice ? slice : n->name);
-    const char *pr = fq_value_as_str(fq_map_get(
-        fq_value_path(o, "metadata.annotations"), FQ_ANN_NODE_PROVREQ));
+    const char *pr = fq_value_as_str(
+        fq_map_get(fq_meta_annotations(o), FQ_ANN_NODE_PROVREQ));
     n->provreq = pr ? fq_xstrdup(pr) : NULL;
     n->ready = fq_cond_in_status_true(fq_map_get(o, "status"), "Ready");
     n->ready_at = n->ready ? FQ_NEVER : ann_time(o, FQ_ANN_READY_AT);
     n->unneeded_since = ann_time(o, FQ_ANN_UNNEEDED);
-    fq_capacity_add_resources(fq_value_path(o, "status.allocatable"), n->alloc);
+    fq_capacity_add_resources(fq_value_path(o, FQ_NODE_ALLOCATABLE), n->alloc);
     /* no_pods placements: status.placements[{workload, podSet, count,
      * requests (per pod)}] */
-    decode_places(n, fq_value_path(o, "status.placements"));
+    decode_places(n, fq_value_path(o, FQ_NODE_PLACEMENTS));
     /* With pods, what is bound there makes it busy, not placements. */
     if (!st->no_pods)
         fq_capacity_pods_usage(st, n);
@@ -475,8 +475,8 @@ struct fq_cap_node *fq_capacity_node_made(struct fq_capacity *st,
     struct fq_cap_node *n = fq_xcalloc(1, sizeof(*n));
     n->rv = obj->rv;
     n->name = fq_xstrdup(obj->name);
-    const char *pl = fq_value_as_str(fq_map_get(
-        fq_value_path(obj->obj, "metadata.labels"), FQ_LABEL_NODEPOOL));
+    const char *pl = fq_value_as_str(
+        fq_map_get(fq_meta_labels(obj->obj), FQ_LABEL_NODEPOOL));
     n->pool = fq_xstrdup(pl ? pl : "");
     n->slice = fq_xstrdup(slice);
     n->provreq = provreq ? fq_xstrdup(provreq) : NULL;
@@ -907,7 +907,7 @@ static void pools_load(struct fq_capacity *st, struct fq_engine *e)
         struct fq_cap_pool *p = &st->pools[st->npools++];
         p->name = fq_xstrdup(list[i]->name);
         p->obj = fq_value_clone(list[i]->obj);
-        p->generation = fq_value_path_int(p->obj, "metadata.generation", 0);
+        p->generation = fq_value_path_int(p->obj, FQ_META_GENERATION, 0);
         p->ok = fq_nodepool_decode(p->obj, &p->spec, NULL) == 0;
         p->labels = p->ok ? fq_nodepool_node_labels(&p->spec) : NULL;
         p->cost_as_of =

@@ -74,6 +74,7 @@
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/conditions.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 #define CLASS_QUEUED "queued-provisioning.gke.io"
@@ -212,7 +213,7 @@ static void fmt_dur(int64_t ms, char *buf, size_t n)
 /* The podsets' demand: nodes needed on `pool` for every podset. */
 static int64_t nodes_needed_of(const struct req *r, const struct fq_cap_pool *p)
 {
-    const struct fq_value *ps = fq_value_path(r->obj, "spec.podSets");
+    const struct fq_value *ps = fq_value_path(r->obj, FQ_WL_PODSETS);
     int64_t alloc_cpu, alloc_mem, total = 0;
     fq_catalog_allocatable(p->spec.machine, &alloc_cpu, &alloc_mem);
     int64_t free_[FQ_R_N] = {0};
@@ -244,9 +245,9 @@ static int64_t nodes_needed_of(const struct req *r, const struct fq_cap_pool *p)
 static struct fq_cap_pool *pick_pool_of(struct fq_capacity *st,
                                         const struct req *r, bool queued)
 {
-    const struct fq_value *ps = fq_value_path(r->obj, "spec.podSets");
+    const struct fq_value *ps = fq_value_path(r->obj, FQ_WL_PODSETS);
     const struct fq_value *sel = fq_value_path(
-        fq_map_get(fq_seq_at(ps, 0), "template"), "spec.nodeSelector");
+        fq_map_get(fq_seq_at(ps, 0), "template"), FQ_POD_NODE_SELECTOR);
     for (size_t i = 0; i < st->npools; i++) {
         struct fq_cap_pool *p = &st->pools[i];
         if (p->ok && p->spec.queued == queued &&
@@ -536,7 +537,7 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
     if (!retry_due(st, e, r, false))
         return;
     /* Free room on Ready nodes matching the template, first fit. */
-    const struct fq_value *ps = fq_value_path(r->obj, "spec.podSets");
+    const struct fq_value *ps = fq_value_path(r->obj, FQ_WL_PODSETS);
     struct fq_cap_node **nodes;
     size_t nn = fq_capacity_all_nodes(st, &nodes);
     int64_t(*room)[FQ_R_N] = fq_xcalloc(nn + 1, sizeof(*room));
@@ -547,7 +548,7 @@ static void check_capacity(struct fq_capacity *st, struct fq_engine *e,
     for (size_t s = 0; fits && s < fq_value_len(ps); s++) {
         const struct fq_value *set = fq_seq_at(ps, s);
         const struct fq_value *tmpl = fq_map_get(set, "template");
-        const struct fq_value *sel = fq_value_path(tmpl, "spec.nodeSelector");
+        const struct fq_value *sel = fq_value_path(tmpl, FQ_POD_NODE_SELECTOR);
         int64_t req[FQ_R_N];
         fq_capacity_pod_requests(tmpl, req);
         int64_t left = fq_value_path_int(set, "count", 1);
@@ -680,8 +681,7 @@ static int64_t quiet(struct fq_capacity *st, struct fq_engine *e,
     r.obj = o->obj;
     r.memo = memo;
     r.status = fq_map_get(o->obj, "status");
-    if (strcmp(fq_value_path_str(o->obj, "spec.provisioningClassName", ""),
-               CLASS_QUEUED) ||
+    if (strcmp(fq_value_path_str(o->obj, FQ_PR_CLASS, ""), CLASS_QUEUED) ||
         !detail(&r, "flexq.dev/consumed") ||
         !fq_cond_in_status_true(r.status, "Provisioned") ||
         fq_provreq_terminal(r.status))
@@ -893,13 +893,11 @@ static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
         r->key = fq_xstrdup(key);
         r->ns = fq_xstrdup(ns);
         r->name = fq_xstrdup(name);
-        const char *ct =
-            fq_value_path_str(obj, "metadata.creationTimestamp", NULL);
+        const char *ct = fq_value_path_str(obj, FQ_META_CREATED, NULL);
         r->has_created = ct && fq_time_parse(ct, &r->created) == 0;
         fq_smap_put(&t->by_key, key, r);
     }
-    r->live = handled_class(
-                  fq_value_path_str(obj, "spec.provisioningClassName", "")) &&
+    r->live = handled_class(fq_value_path_str(obj, FQ_PR_CLASS, "")) &&
               !fq_provreq_terminal(fq_map_get(obj, "status"));
     r->stamp = ++t->stamps; /* what it said before is stale */
     r->dirty = false;
@@ -1013,7 +1011,7 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
     pr->dirty = false;
     if (!o)
         return; /* its DELETED notice follows */
-    int64_t spec_gen = fq_value_path_int(o->obj, "metadata.generation", 0);
+    int64_t spec_gen = fq_value_path_int(o->obj, FQ_META_GENERATION, 0);
     if (pr->memo.gen != st->decode_gen || pr->memo.spec_gen != spec_gen) {
         memset(&pr->memo, 0, sizeof(pr->memo));
         pr->memo.gen = st->decode_gen;
@@ -1030,7 +1028,7 @@ static void step_one(struct fq_capacity *st, struct fq_engine *e,
     r.obj = o->obj;
     r.ns = pr->ns;
     r.name = pr->name;
-    r.klass = fq_value_path_str(r.obj, "spec.provisioningClassName", "");
+    r.klass = fq_value_path_str(r.obj, FQ_PR_CLASS, "");
     r.key = pr->key;
     const struct fq_value *st0 = fq_map_get(r.obj, "status");
     if (st0 && st0->type == FQ_V_MAP)

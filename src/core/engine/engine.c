@@ -35,6 +35,7 @@
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 /* The controllers (engine/controllers.h), in the order they run within a
@@ -513,8 +514,8 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
     enum fq_kind kind =
         fq_kind_from_gvk(fq_value_path_str(obj, "apiVersion", ""),
                          fq_value_path_str(obj, "kind", ""));
-    const char *name = fq_value_path_str(obj, "metadata.name", "");
-    const char *ns = fq_value_path_str(obj, "metadata.namespace", "");
+    const char *name = fq_meta_name(obj);
+    const char *ns = fq_meta_namespace(obj);
     const struct fq_object *old = fq_objstore_get(e->store, kind, ns, name);
     if (kind == FQ_KIND_SERVICE &&
         (rc = fq_service_defaults(obj, e->store, old ? old->obj : NULL)) < 0) {
@@ -527,8 +528,7 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
     }
     if (old) {
         if (kind == FQ_KIND_JOB)
-            fq_job_default_selector(
-                obj, fq_value_path_str(old->obj, "metadata.uid", ""));
+            fq_job_default_selector(obj, fq_meta_uid(old->obj));
         /* apply replaces what the user owns; the store keeps the status */
         return fq_objstore_update(e->store, obj, false, changed, NULL, err);
     }
@@ -536,7 +536,7 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
     fq_engine_new_uid(e, uid, sizeof(uid));
     if (kind == FQ_KIND_JOB)
         fq_job_default_selector(obj, uid);
-    if (kind == FQ_KIND_POD && !fq_value_path_str(obj, "status.phase", NULL))
+    if (kind == FQ_KIND_POD && !fq_value_path_str(obj, FQ_POD_PHASE, NULL))
         /* as the API server creates a pod: Pending until it runs */
         fq_map_set(fq_map_ensure_map(obj, "status"), "phase",
                    fq_value_str("Pending"));
@@ -599,9 +599,9 @@ void fq_engine_event(struct fq_engine *e, const struct fq_value *involved,
     va_end(ap);
 
     const char *kind = fq_value_path_str(involved, "kind", "");
-    const char *name = fq_value_path_str(involved, "metadata.name", "");
-    const char *ns = fq_value_path_str(involved, "metadata.namespace", "");
-    const char *uid = fq_value_path_str(involved, "metadata.uid", "");
+    const char *name = fq_meta_name(involved);
+    const char *ns = fq_meta_namespace(involved);
+    const char *uid = fq_meta_uid(involved);
     if (!*ns)
         ns = "default";
 
@@ -639,7 +639,7 @@ void fq_engine_event(struct fq_engine *e, const struct fq_value *involved,
                fq_value_str(fq_value_path_str(involved, "apiVersion", "")));
     fq_map_set(io, "kind", fq_value_str(kind));
     fq_map_set(io, "name", fq_value_str(name));
-    if (fq_value_path_str(involved, "metadata.namespace", NULL))
+    if (fq_value_path_str(involved, FQ_META_NAMESPACE, NULL))
         fq_map_set(io, "namespace", fq_value_str(ns));
     fq_map_set(io, "uid", fq_value_str(uid));
     fq_map_set(ev, "reason", fq_value_str(reason));

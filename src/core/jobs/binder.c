@@ -56,6 +56,7 @@
 #include "flexq/buf.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "jobs/pods.h"
 
@@ -159,7 +160,7 @@ static void res_from_map(struct res *r, const struct fq_value *m)
 /* A pod's requests: per container, requests, else limits; plus one pod. */
 static void pod_requests(const struct fq_value *pod, struct res *r)
 {
-    const struct fq_value *cs = fq_value_path(pod, "spec.containers");
+    const struct fq_value *cs = fq_value_path(pod, FQ_POD_CONTAINERS);
     memset(r, 0, sizeof(*r));
     for (size_t i = 0; i < fq_value_len(cs); i++) {
         const struct fq_value *res = fq_map_get(fq_seq_at(cs, i), "resources");
@@ -182,8 +183,8 @@ static void pod_requests(const struct fq_value *pod, struct res *r)
 
 static bool selector_ok(const struct fq_value *pod, const struct fq_value *node)
 {
-    const struct fq_value *sel = fq_value_path(pod, "spec.nodeSelector");
-    const struct fq_value *labels = fq_value_path(node, "metadata.labels");
+    const struct fq_value *sel = fq_value_path(pod, FQ_POD_NODE_SELECTOR);
+    const struct fq_value *labels = fq_meta_labels(node);
     if (!sel || sel->type != FQ_V_MAP)
         return true;
     for (size_t i = 0; i < sel->u.map.n; i++) {
@@ -236,8 +237,8 @@ static bool affinity_ok(const struct fq_value *pod, const struct fq_value *node)
                            "nodeSelectorTerms");
     if (!terms || fq_value_len(terms) == 0)
         return true;
-    const struct fq_value *labels = fq_value_path(node, "metadata.labels");
-    const char *nname = fq_value_path_str(node, "metadata.name", "");
+    const struct fq_value *labels = fq_meta_labels(node);
+    const char *nname = fq_meta_name(node);
     for (size_t t = 0; t < fq_value_len(terms); t++) {
         const struct fq_value *term = fq_seq_at(terms, t);
         const struct fq_value *exprs = fq_map_get(term, "matchExpressions");
@@ -289,8 +290,8 @@ static bool tolerates(const struct fq_value *tols, const struct fq_value *t)
 static const struct fq_value *untolerated(const struct fq_value *pod,
                                           const struct fq_value *node)
 {
-    const struct fq_value *taints = fq_value_path(node, "spec.taints");
-    const struct fq_value *tols = fq_value_path(pod, "spec.tolerations");
+    const struct fq_value *taints = fq_value_path(node, FQ_NODE_TAINTS);
+    const struct fq_value *tols = fq_value_path(pod, FQ_POD_TOLERATIONS);
     for (size_t i = 0; i < fq_value_len(taints); i++) {
         const struct fq_value *t = fq_seq_at(taints, i);
         const char *eff = fq_value_path_str(t, "effect", "");
@@ -309,7 +310,7 @@ static const char *node_refuses(const struct bpod *p, const struct bnode *n,
 {
     if (!n->ready)
         return "node(s) were not ready";
-    if (fq_value_path_bool(n->obj, "spec.unschedulable", false))
+    if (fq_value_path_bool(n->obj, FQ_NODE_UNSCHEDULABLE, false))
         return "node(s) were unschedulable";
     if (!selector_ok(p->obj, n->obj) || !affinity_ok(p->obj, n->obj))
         return "node(s) didn't match Pod's node affinity/selector";
@@ -531,10 +532,10 @@ static void run_binder(struct binder *b, struct fq_engine *e, int64_t now)
         struct bnode *n = &nodes[i];
         n->obj = nobjs[i]->obj;
         n->name = nobjs[i]->name;
-        n->slice = fq_value_as_str(fq_map_get(
-            fq_value_path(n->obj, "metadata.labels"), "flexq.dev/slice"));
+        n->slice = fq_value_as_str(
+            fq_map_get(fq_meta_labels(n->obj), "flexq.dev/slice"));
         n->ready = fq_pods_cond_true(fq_map_get(n->obj, "status"), "Ready");
-        res_from_map(&n->alloc, fq_value_path(n->obj, "status.allocatable"));
+        res_from_map(&n->alloc, fq_value_path(n->obj, FQ_NODE_ALLOCATABLE));
         fq_smap_put(&by_name, n->name, (void *)(uintptr_t)(i + 1));
     }
     for (size_t i = 0; i < b->bound.cap; i++) {
@@ -561,7 +562,7 @@ static void run_binder(struct binder *b, struct fq_engine *e, int64_t now)
         fq_pods_key_split(k, &ns, &name);
         const struct fq_object *o = fq_objstore_get(s, FQ_KIND_POD, ns, name);
         const struct fq_value *p = o ? o->obj : NULL;
-        const char *node = fq_value_path_str(p, "spec.nodeName", NULL);
+        const char *node = fq_value_path_str(p, FQ_POD_NODE_NAME, NULL);
         if (!p || fq_pods_terminal(p) || (node && *node)) {
             gone[ngone++] = fq_xstrdup(key);
             free(k);
@@ -570,13 +571,11 @@ static void run_binder(struct binder *b, struct fq_engine *e, int64_t now)
         free(k);
         struct bpod *bp = &pend[npend++];
         bp->obj = fq_value_clone(p);
-        bp->ns = fq_value_path_str(bp->obj, "metadata.namespace", "");
-        bp->name = fq_value_path_str(bp->obj, "metadata.name", "");
-        bp->prio = fq_value_path_int(bp->obj, "spec.priority", 0);
-        bp->created =
-            fq_value_path_str(bp->obj, "metadata.creationTimestamp", "");
-        const struct fq_value *ann =
-            fq_value_path(bp->obj, "metadata.annotations");
+        bp->ns = fq_meta_namespace(bp->obj);
+        bp->name = fq_meta_name(bp->obj);
+        bp->prio = fq_value_path_int(bp->obj, FQ_WL_PRIORITY, 0);
+        bp->created = fq_value_path_str(bp->obj, FQ_META_CREATED, "");
+        const struct fq_value *ann = fq_meta_annotations(bp->obj);
         bp->gang = fq_value_as_str(fq_map_get(ann, FQ_ANN_GANG));
         const char *gs = fq_value_as_str(fq_map_get(ann, FQ_ANN_GANG_SIZE));
         bp->gang_size = gs ? atoll(gs) : 1;
@@ -589,7 +588,7 @@ static void run_binder(struct binder *b, struct fq_engine *e, int64_t now)
     free(gone);
     for (size_t i = 0; i < npend; i++) {
         struct bpod *bp = &pend[i];
-        if (fq_value_len(fq_value_path(bp->obj, "spec.schedulingGates"))) {
+        if (fq_value_len(fq_value_path(bp->obj, FQ_POD_SCHEDULING_GATES))) {
             /* Kueue's elastic slices gate new pods until admitted. */
             mark_pending(e, bp, "SchedulingGated",
                          "Scheduling is blocked due to non-empty scheduling "
@@ -703,7 +702,7 @@ static bool note_pod(struct binder *b, const struct fq_change *c)
     bool live =
         c->type != FQ_CHANGE_DELETED && c->obj && !fq_pods_terminal(c->obj);
     const char *node =
-        live ? fq_value_path_str(c->obj, "spec.nodeName", NULL) : NULL;
+        live ? fq_value_path_str(c->obj, FQ_POD_NODE_NAME, NULL) : NULL;
     bool kick = false;
     if (!live) {
         fq_smap_del(&b->pending, key);

@@ -12,6 +12,7 @@
 
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "jobs/pods.h"
 
 const struct fq_integration *const fq_integrations[] = {
@@ -41,12 +42,11 @@ bool fq_integration_default_queue(struct fq_engine *e, enum fq_kind kind,
     if (!fq_objstore_get(s, FQ_KIND_LOCALQUEUE, ns, "default"))
         return false;
     const struct fq_object *o = fq_objstore_get(s, kind, ns, name);
-    if (!o ||
-        fq_value_as_str(fq_map_get(fq_value_path(o->obj, "metadata.labels"),
-                                   FQ_LABEL_QUEUE_NAME)))
+    if (!o || fq_value_as_str(
+                  fq_map_get(fq_meta_labels(o->obj), FQ_LABEL_QUEUE_NAME)))
         return false;
     /* A child of another job is queued with its parent. */
-    if (fq_value_len(fq_value_path(o->obj, "metadata.ownerReferences")))
+    if (fq_value_len(fq_meta_owners(o->obj)))
         return false;
     struct fq_value *copy = fq_objstore_edit(s, kind, ns, name);
     fq_pods_set_label(copy, FQ_LABEL_QUEUE_NAME, "default");

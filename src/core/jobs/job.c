@@ -66,6 +66,7 @@
 #include "flexq/alloc.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 #include "jobs/pods.h"
 
@@ -128,13 +129,13 @@ static bool match_exit_codes(const struct fq_value *req,
     const char *only = fq_value_path_str(req, "containerName", NULL);
     bool in = strcmp(fq_value_path_str(req, "operator", "In"), "NotIn") != 0;
     const struct fq_value *values = fq_map_get(req, "values");
-    const struct fq_value *cs = fq_value_path(pod, "status.containerStatuses");
+    const struct fq_value *cs = fq_value_path(pod, FQ_POD_CONTAINER_STATUSES);
     for (size_t i = 0; i < fq_value_len(cs); i++) {
         const struct fq_value *c = fq_seq_at(cs, i);
         const char *name = fq_value_path_str(c, "name", "");
         if (only && strcmp(only, name) != 0)
             continue;
-        const struct fq_value *t = fq_value_path(c, "state.terminated");
+        const struct fq_value *t = fq_value_path(c, FQ_CSTATE_TERMINATED);
         if (!t)
             continue;
         int64_t x = fq_value_path_int(t, "exitCode", 0);
@@ -152,7 +153,7 @@ static bool match_exit_codes(const struct fq_value *req,
 static const char *match_conditions(const struct fq_value *pats,
                                     const struct fq_value *pod)
 {
-    const struct fq_value *conds = fq_value_path(pod, "status.conditions");
+    const struct fq_value *conds = fq_value_path(pod, FQ_STATUS_CONDITIONS);
     for (size_t i = 0; i < fq_value_len(pats); i++) {
         const struct fq_value *pat = fq_seq_at(pats, i);
         const char *type = fq_value_path_str(pat, "type", "");
@@ -181,7 +182,7 @@ static enum pfp_action pfp_action(const struct fq_value *job,
             fq_value_path_str(job, "spec.template.spec.restartPolicy", "Never"),
             "Never") != 0)
         return PFP_COUNT;
-    const char *pname = fq_value_path_str(pod, "metadata.name", "");
+    const char *pname = fq_meta_name(pod);
     for (size_t i = 0; i < fq_value_len(rules); i++) {
         const struct fq_value *r = fq_seq_at(rules, i);
         const char *action = fq_value_path_str(r, "action", "");
@@ -213,8 +214,8 @@ static void collect_pods(struct fq_engine *e, const struct jobctl *jc,
                          const char *ns, const struct fq_value *job,
                          struct jview *v)
 {
-    const char *name = fq_value_path_str(job, "metadata.name", "");
-    const char *uid = fq_value_path_str(job, "metadata.uid", "");
+    const char *name = fq_meta_name(job);
+    const char *uid = fq_meta_uid(job);
     size_t n = 0;
     const char *const *names = fq_pods_owners_get(jc->own, "Job", ns, name, &n);
     memset(v, 0, sizeof(*v));
@@ -233,10 +234,10 @@ static void collect_pods(struct fq_engine *e, const struct jobctl *jc,
         jp->failed = strcmp(ph, "Failed") == 0;
         jp->terminal = jp->succeeded || jp->failed;
         jp->ready = fq_pods_ready(p);
-        const char *idx = fq_value_as_str(fq_map_get(
-            fq_value_path(p, "metadata.annotations"), FQ_ANN_COMPLETION_INDEX));
+        const char *idx = fq_value_as_str(
+            fq_map_get(fq_meta_annotations(p), FQ_ANN_COMPLETION_INDEX));
         jp->index = idx ? atoll(idx) : -1;
-        jp->restarts = strcmp(fq_value_path_str(p, "spec.restartPolicy", ""),
+        jp->restarts = strcmp(fq_value_path_str(p, FQ_POD_RESTART_POLICY, ""),
                               "OnFailure") == 0 ?
                            fq_pods_restarts(p) :
                            0;
@@ -349,8 +350,8 @@ static int job_port(struct fq_engine *e, const char *ns, const char *name)
 {
     struct fq_objstore *s = fq_engine_store(e);
     const struct fq_object *o = fq_objstore_get(s, FQ_KIND_JOB, ns, name);
-    const char *p = fq_value_as_str(fq_map_get(
-        fq_value_path(o->obj, "metadata.annotations"), FQ_ANN_RDV_PORT));
+    const char *p = fq_value_as_str(
+        fq_map_get(fq_meta_annotations(o->obj), FQ_ANN_RDV_PORT));
     if (p)
         return atoi(p);
     int port = fq_pods_alloc_port(e);
@@ -377,8 +378,8 @@ static void create_pod(struct fq_engine *e, const char *ns,
                        const struct fq_value *job, int64_t index,
                        int64_t completions, int64_t now)
 {
-    const char *jname = fq_value_path_str(job, "metadata.name", "");
-    const char *uid = fq_value_path_str(job, "metadata.uid", "");
+    const char *jname = fq_meta_name(job);
+    const char *uid = fq_meta_uid(job);
     char sfx[8], *pname;
     fq_engine_rand_suffix(e, sfx, 5);
     if (index >= 0)
@@ -386,7 +387,7 @@ static void create_pod(struct fq_engine *e, const char *ns,
     else
         pname = fq_xasprintf("%s-%s", jname, sfx);
     struct fq_value *pod = fq_pods_from_template(
-        fq_value_path(job, "spec.template"), ns, pname, job);
+        fq_value_path(job, FQ_SPEC_TEMPLATE), ns, pname, job);
     fq_pods_set_label(pod, FQ_LABEL_JOB_NAME, jname);
     fq_pods_set_label(pod, FQ_LABEL_JOB_NAME_LEGACY, jname);
     fq_pods_set_label(pod, FQ_LABEL_CONTROLLER_UID, uid);

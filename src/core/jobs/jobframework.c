@@ -65,6 +65,7 @@
 #include "flexq/conditions.h"
 #include "flexq/names.h"
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 #include "jobs/integrations.h"
 #include "jobs/jobframework_pods.h"
 #include "jobs/jobframework_slices.h"
@@ -162,7 +163,7 @@ static const struct fq_value *cluster_spec(const struct fq_value *job)
 {
     if (!strcmp(fq_value_path_str(job, "kind", ""), "RayCluster"))
         return fq_value_path(job, "spec");
-    return fq_value_path(job, "spec.rayClusterSpec");
+    return fq_value_path(job, FQ_RJ_CLUSTER_SPEC);
 }
 
 /* The podsets of a RayJob or RayCluster, as Kueue's RayJob and RayCluster
@@ -171,12 +172,12 @@ static struct fq_value *rayjob_podsets(const struct fq_value *rj)
 {
     struct fq_value *pss = fq_value_seq();
     const struct fq_value *cs = cluster_spec(rj);
-    const struct fq_value *head = fq_value_path(cs, "headGroupSpec.template");
+    const struct fq_value *head = fq_value_path(cs, FQ_RC_HEAD_TEMPLATE);
     struct fq_value *ht = fq_value_clone(head ? head : fq_value_path(rj, "x"));
     if (!ht)
         ht = fq_value_map();
     const char *image =
-        fq_value_path_str(fq_seq_at(fq_value_path(ht, "spec.containers"), 0),
+        fq_value_path_str(fq_seq_at(fq_value_path(ht, FQ_POD_CONTAINERS), 0),
                           "image", "rayproject/ray");
     if (fq_value_path_bool(cs, "enableInTreeAutoscaling", false)) {
         struct fq_value *spec = fq_map_ensure_map(ht, "spec");
@@ -205,8 +206,7 @@ static struct fq_value *rayjob_podsets(const struct fq_value *rj)
         fq_value_path_str(rj, "spec.submissionMode", "K8sJobMode");
     if (!strcmp(mode, "K8sJobMode") &&
         strcmp(fq_value_path_str(rj, "kind", ""), "RayCluster")) {
-        const struct fq_value *st =
-            fq_value_path(rj, "spec.submitterPodTemplate");
+        const struct fq_value *st = fq_value_path(rj, FQ_RJ_SUBMITTER_TEMPLATE);
         struct fq_value *t;
         if (st) {
             t = fq_value_clone(st);
@@ -229,13 +229,13 @@ static struct fq_value *rayjob_podsets(const struct fq_value *rj)
 static struct fq_value *job_podsets(const struct fq_value *job)
 {
     struct fq_value *pss = fq_value_seq();
-    int64_t par = fq_value_path_int(job, "spec.parallelism", 1);
-    int64_t comp = fq_value_path_int(job, "spec.completions", par);
+    int64_t par = fq_value_path_int(job, FQ_JOB_PARALLELISM, 1);
+    int64_t comp = fq_value_path_int(job, FQ_JOB_COMPLETIONS, par);
     if (comp < par && comp > 0)
         par = comp;
     struct fq_value *ps =
-        podset("main", par, fq_value_path(job, "spec.template"));
-    const struct fq_value *ann = fq_value_path(job, "metadata.annotations");
+        podset("main", par, fq_value_path(job, FQ_SPEC_TEMPLATE));
+    const struct fq_value *ann = fq_meta_annotations(job);
     const char *minp = fq_value_as_str(fq_map_get(ann, ANN_MIN_PAR));
     if (minp) {
         long m = strtol(minp, NULL, 10);
@@ -254,12 +254,12 @@ static struct fq_value *template_of(struct fq_value *job, enum fq_kind kind,
     if (in)
         return in->template_of(job, ps);
     if (kind == FQ_KIND_JOB)
-        return fq_value_path(job, "spec.template");
+        return fq_value_path(job, FQ_SPEC_TEMPLATE);
     struct fq_value *cs = kind == FQ_KIND_RAYCLUSTER ?
                               fq_value_path(job, "spec") :
-                              fq_value_path(job, "spec.rayClusterSpec");
+                              fq_value_path(job, FQ_RJ_CLUSTER_SPEC);
     if (!strcmp(ps, "head"))
-        return fq_value_path(cs, "headGroupSpec.template");
+        return fq_value_path(cs, FQ_RC_HEAD_TEMPLATE);
     struct fq_value *wgs = fq_map_get(cs, "workerGroupSpecs");
     for (size_t i = 0; i < fq_value_len(wgs); i++) {
         struct fq_value *g = fq_seq_at(wgs, i);
@@ -273,8 +273,7 @@ static struct fq_value *template_of(struct fq_value *job, enum fq_kind kind,
 static void merge_admission(struct fq_engine *e, struct fq_value *job,
                             enum fq_kind kind, const struct fq_value *wl)
 {
-    const struct fq_value *psa =
-        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *psa = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     for (size_t i = 0; i < fq_value_len(psa); i++) {
         const struct fq_value *a = fq_seq_at(psa, i);
         struct fq_value *t =
@@ -283,7 +282,7 @@ static void merge_admission(struct fq_engine *e, struct fq_value *job,
             continue;
         /* Partial admission: the Job runs with the admitted count. */
         if (kind == FQ_KIND_JOB && fq_map_get(a, "count"))
-            fq_value_set_path(job, "spec.parallelism",
+            fq_value_set_path(job, FQ_JOB_PARALLELISM,
                               fq_value_int(fq_value_path_int(a, "count", 1)));
         fq_jobframework_merge_podset(e, t, wl, a);
     }
@@ -303,7 +302,7 @@ static void restore_field(struct fq_value *dst, const struct fq_value *src,
 static void restore_templates(struct fq_value *job, enum fq_kind kind,
                               const struct fq_value *wl)
 {
-    const struct fq_value *pss = fq_value_path(wl, "spec.podSets");
+    const struct fq_value *pss = fq_value_path(wl, FQ_WL_PODSETS);
     for (size_t i = 0; i < fq_value_len(pss); i++) {
         const struct fq_value *ps = fq_seq_at(pss, i);
         struct fq_value *t =
@@ -314,7 +313,7 @@ static void restore_templates(struct fq_value *job, enum fq_kind kind,
         struct fq_value *spec = fq_map_ensure_map(t, "spec");
         const struct fq_value *ospec = fq_map_get(orig, "spec");
         if (kind == FQ_KIND_JOB && fq_map_get(ps, "count"))
-            fq_value_set_path(job, "spec.parallelism",
+            fq_value_set_path(job, FQ_JOB_PARALLELISM,
                               fq_value_int(fq_value_path_int(ps, "count", 1)));
         restore_field(spec, ospec, "nodeSelector");
         restore_field(spec, ospec, "tolerations");
@@ -346,13 +345,12 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
         ready = st.ready;
         fmsg = st.msg;
     } else if (kind == FQ_KIND_RAYJOB) {
-        const char *ds =
-            fq_value_path_str(job, "status.jobDeploymentStatus", "");
+        const char *ds = fq_value_path_str(job, FQ_RJ_DEPLOYMENT_STATUS, "");
         if (!strcmp(ds, "Complete") || !strcmp(ds, "Failed")) {
             finished = true;
-            ok = !strcmp(fq_value_path_str(job, "status.jobStatus", ""),
+            ok = !strcmp(fq_value_path_str(job, FQ_RJ_JOB_STATUS, ""),
                          "SUCCEEDED");
-            fmsg = fq_value_path_str(job, "status.message", "");
+            fmsg = fq_value_path_str(job, FQ_STATUS_MESSAGE, "");
         }
         ready =
             !strcmp(fq_value_path_str(job, "status.rayClusterStatus.state", ""),
@@ -369,14 +367,14 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
             fmsg =
                 fq_value_path_str(fq_cond_find(job, "Failed"), "message", "");
         }
-        int64_t par = fq_value_path_int(job, "spec.parallelism", 1);
+        int64_t par = fq_value_path_int(job, FQ_JOB_PARALLELISM, 1);
         int64_t rd = fq_value_path_int(job, "status.ready", 0);
-        ready = rd >= par || fq_value_path_int(job, "status.succeeded", 0) > 0;
+        ready = rd >= par || fq_value_path_int(job, FQ_JOB_SUCCEEDED, 0) > 0;
     }
     /* Only status.conditions can change: edit a copy of them alone and
      * write that member back (no copy of the whole workload). */
     struct fq_value *w = fq_value_map();
-    const struct fq_value *oc = fq_value_path(wo->obj, "status.conditions");
+    const struct fq_value *oc = fq_value_path(wo->obj, FQ_STATUS_CONDITIONS);
     if (oc)
         fq_map_set(fq_map_ensure_map(w, "status"), "conditions",
                    fq_value_clone(oc));
@@ -398,7 +396,7 @@ static void map_status(struct fq_engine *e, const struct fq_value *job,
                         "At least one pod has failed, waiting for recovery",
                         now);
     }
-    const struct fq_value *nc = fq_value_path(w, "status.conditions");
+    const struct fq_value *nc = fq_value_path(w, FQ_STATUS_CONDITIONS);
     if (nc)
         fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, ns,
                                    wname, "conditions", fq_value_clone(nc),
@@ -416,12 +414,12 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
             return;
     }
     const struct fq_value *job = jo->obj;
-    const struct fq_value *labels = fq_value_path(job, "metadata.labels");
+    const struct fq_value *labels = fq_meta_labels(job);
     if (!fq_value_as_str(fq_map_get(labels, FQ_LABEL_QUEUE_NAME)))
         return;
     /* A Job or RayCluster created by a RayJob (or a Job of a JobSet or
      * MPIJob) belongs to its parent's workload. */
-    const struct fq_value *ors = fq_value_path(job, "metadata.ownerReferences");
+    const struct fq_value *ors = fq_meta_owners(job);
     for (size_t i = 0; i < fq_value_len(ors); i++) {
         const char *ok = fq_value_path_str(fq_seq_at(ors, i), "kind", "");
         if (!strcmp(ok, "RayJob") || fq_integration_named(ok))
@@ -432,9 +430,8 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
                                   kind == FQ_KIND_RAYJOB     ? "rayjob" :
                                   kind == FQ_KIND_RAYCLUSTER ? "raycluster" :
                                                                "job",
-                                  jo->name,
-                                  fq_value_path_str(job, "metadata.uid", ""),
-                                  wname, sizeof(wname));
+                                  jo->name, fq_meta_uid(job), wname,
+                                  sizeof(wname));
     char *ns = fq_xstrdup(jo->ns), *name = fq_xstrdup(jo->name);
     const struct fq_object *wo =
         fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname);
@@ -472,8 +469,9 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
     if (!finished && !admitted && !suspended && !keep) {
         struct fq_value *j =
             fq_objstore_edit(fq_engine_store(e), kind, ns, name);
-        bool was_running = fq_value_path(wo->obj, "status.admission") != NULL ||
-                           fq_cond_true(wo->obj, "Evicted");
+        bool was_running =
+            fq_value_path(wo->obj, FQ_WL_STATUS_ADMISSION) != NULL ||
+            fq_cond_true(wo->obj, "Evicted");
         fq_value_set_path(j, suspend_path(kind), fq_value_bool(true));
         restore_templates(j, kind, wo->obj);
         if (commit(e, j) && was_running) {
@@ -496,8 +494,7 @@ static void reconcile_job(struct fq_engine *e, enum fq_kind kind,
                 fq_engine_event(
                     e, now_j->obj, "Normal", "Started",
                     "Admitted by clusterQueue %s",
-                    fq_value_path_str(wo->obj, "status.admission.clusterQueue",
-                                      ""));
+                    fq_value_path_str(wo->obj, FQ_WL_ADMITTED_CQ, ""));
         }
     }
     jo = fq_objstore_get(fq_engine_store(e), kind, ns, name);
@@ -516,8 +513,7 @@ out:
 /* Whether a Workload's owning job is gone (or replaced: another uid). */
 static bool orphaned(struct fq_engine *e, const struct fq_object *w)
 {
-    const struct fq_value * or
-        = fq_seq_at(fq_value_path(w->obj, "metadata.ownerReferences"), 0);
+    const struct fq_value * or = fq_seq_at(fq_meta_owners(w->obj), 0);
     if (! or)
         return false;
     const char *k = fq_value_path_str(or, "kind", "");
@@ -533,8 +529,8 @@ static bool orphaned(struct fq_engine *e, const struct fq_object *w)
         return false;
     const struct fq_object *owner = fq_objstore_get(
         fq_engine_store(e), kind, w->ns, fq_value_path_str(or, "name", ""));
-    return !owner || strcmp(fq_value_path_str(owner->obj, "metadata.uid", ""),
-                            fq_value_path_str(or, "uid", ""));
+    return !owner ||
+           strcmp(fq_meta_uid(owner->obj), fq_value_path_str(or, "uid", ""));
 }
 
 /* Workloads whose owning job is gone are deleted, as the GC would: all of
@@ -638,8 +634,7 @@ static void on_change(void *self, struct fq_engine *e,
          * the simulator submits) can be neither (orphaned() is false for
          * it): no mark, no run. Should an owner be added later, that is a
          * change of its own, looked at then. */
-        const struct fq_value * or
-            = fq_seq_at(fq_value_path(c->obj, "metadata.ownerReferences"), 0);
+        const struct fq_value * or = fq_seq_at(fq_meta_owners(c->obj), 0);
         const char *k = fq_value_path_str(or, "kind", "");
         const struct fq_integration *in = fq_integration_named(k);
         if (in)

@@ -46,6 +46,7 @@
 #include "flexq/buf.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"
+#include "flexq/paths.h"
 #include "jobs/pods.h"
 #include "jobs/workload.h"
 
@@ -54,10 +55,9 @@
 
 bool fq_jfpods_managed(const struct fq_value *pod)
 {
-    if (!fq_value_as_str(
-            fq_map_get(fq_value_path(pod, "metadata.labels"), LABEL_QUEUE)))
+    if (!fq_value_as_str(fq_map_get(fq_meta_labels(pod), LABEL_QUEUE)))
         return false;
-    const struct fq_value *ors = fq_value_path(pod, "metadata.ownerReferences");
+    const struct fq_value *ors = fq_meta_owners(pod);
     for (size_t i = 0; i < fq_value_len(ors); i++)
         if (fq_value_path_bool(fq_seq_at(ors, i), "controller", false))
             return false;
@@ -66,13 +66,12 @@ bool fq_jfpods_managed(const struct fq_value *pod)
 
 static const char *group_of(const struct fq_value *pod)
 {
-    return fq_value_as_str(
-        fq_map_get(fq_value_path(pod, "metadata.labels"), FQ_LABEL_POD_GROUP));
+    return fq_value_as_str(fq_map_get(fq_meta_labels(pod), FQ_LABEL_POD_GROUP));
 }
 
 static bool gated(const struct fq_value *pod)
 {
-    const struct fq_value *gs = fq_value_path(pod, "spec.schedulingGates");
+    const struct fq_value *gs = fq_value_path(pod, FQ_POD_SCHEDULING_GATES);
     for (size_t i = 0; i < fq_value_len(gs); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(gs, i), "name", ""),
                     FQ_GATE_ADMISSION))
@@ -82,7 +81,7 @@ static bool gated(const struct fq_value *pod)
 
 static bool bound(const struct fq_value *pod)
 {
-    return *fq_value_path_str(pod, "spec.nodeName", "") != '\0';
+    return *fq_value_path_str(pod, FQ_POD_NODE_NAME, "") != '\0';
 }
 
 /* The role of a pod in its group: 8 hex of a hash of its shape. */
@@ -127,8 +126,8 @@ static struct fq_value *pod_template(const struct fq_value *pod)
 {
     struct fq_value *t = fq_value_map();
     struct fq_value *md = fq_map_ensure_map(t, "metadata");
-    const struct fq_value *l = fq_value_path(pod, "metadata.labels");
-    const struct fq_value *a = fq_value_path(pod, "metadata.annotations");
+    const struct fq_value *l = fq_meta_labels(pod);
+    const struct fq_value *a = fq_meta_annotations(pod);
     if (l)
         fq_map_set(md, "labels", fq_value_clone(l));
     if (a)
@@ -198,8 +197,7 @@ static void add_gate(struct fq_engine *e, const struct fq_object *po)
 static void ungate(struct fq_engine *e, const struct fq_object *po,
                    const struct fq_value *wl, const char *psname)
 {
-    const struct fq_value *psa =
-        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *psa = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     const struct fq_value *a = NULL;
     for (size_t i = 0; i < fq_value_len(psa); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(psa, i), "name", ""), psname))
@@ -229,8 +227,8 @@ static void ungate(struct fq_engine *e, const struct fq_object *po,
 
 static int64_t total_of(const struct fq_value *pod)
 {
-    const char *t = fq_value_as_str(fq_map_get(
-        fq_value_path(pod, "metadata.annotations"), FQ_ANN_POD_GROUP_TOTAL));
+    const char *t = fq_value_as_str(
+        fq_map_get(fq_meta_annotations(pod), FQ_ANN_POD_GROUP_TOTAL));
     if (!t)
         return -1;
     char *end;
@@ -300,19 +298,18 @@ static void map_status(struct fq_engine *e, const struct fq_object *const *mem,
             ok++;
             ready++;
         } else if (!strcmp(ph, "Failed")) {
-            const char *rt = fq_value_as_str(
-                fq_map_get(fq_value_path(mem[i]->obj, "metadata.annotations"),
-                           FQ_ANN_POD_RETRIABLE));
+            const char *rt = fq_value_as_str(fq_map_get(
+                fq_meta_annotations(mem[i]->obj), FQ_ANN_POD_RETRIABLE));
             if (total == 1 || (rt && !strcmp(rt, "false"))) {
                 failed = true;
-                fmsg = fq_value_path_str(mem[i]->obj, "status.message", "");
+                fmsg = fq_value_path_str(mem[i]->obj, FQ_STATUS_MESSAGE, "");
             }
         } else if (fq_pods_ready(mem[i]->obj)) {
             ready++;
         }
     }
     struct fq_value *w = fq_value_map();
-    const struct fq_value *oc = fq_value_path(wo->obj, "status.conditions");
+    const struct fq_value *oc = fq_value_path(wo->obj, FQ_STATUS_CONDITIONS);
     if (oc)
         fq_map_set(fq_map_ensure_map(w, "status"), "conditions",
                    fq_value_clone(oc));
@@ -333,7 +330,7 @@ static void map_status(struct fq_engine *e, const struct fq_object *const *mem,
                         "At least one pod has failed, waiting for recovery",
                         now);
     }
-    const struct fq_value *nc = fq_value_path(w, "status.conditions");
+    const struct fq_value *nc = fq_value_path(w, FQ_STATUS_CONDITIONS);
     if (nc)
         fq_objstore_set_status_key(fq_engine_store(e), FQ_KIND_WORKLOAD, ns,
                                    wname, "conditions", fq_value_clone(nc),
@@ -354,9 +351,8 @@ void fq_jfpods_reconcile(struct fq_engine *e, const struct fq_object *po,
     if (g)
         snprintf(wname, sizeof(wname), "%.253s", g);
     else
-        fq_jobframework_workload_name(
-            "pod", po->name, fq_value_path_str(po->obj, "metadata.uid", ""),
-            wname, sizeof(wname));
+        fq_jobframework_workload_name("pod", po->name, fq_meta_uid(po->obj),
+                                      wname, sizeof(wname));
 
     /* Names, not pointers: the writes below move the stored objects. */
     const struct fq_object **mem;
@@ -423,7 +419,7 @@ void fq_jfpods_reconcile(struct fq_engine *e, const struct fq_object *po,
             ungate(e, p, wo->obj, g ? r : "main");
         } else if (!admitted && !finished && bound(p->obj) &&
                    !fq_pods_terminal(p->obj) &&
-                   fq_value_path(wo->obj, "status.conditions") &&
+                   fq_value_path(wo->obj, FQ_STATUS_CONDITIONS) &&
                    fq_cond_true(wo->obj, "Evicted")) {
             const char *why = fq_value_path_str(
                 fq_cond_find(wo->obj, "Evicted"), "message", "Evicted");
@@ -454,8 +450,7 @@ out:
 
 bool fq_jfpods_orphaned(struct fq_engine *e, const struct fq_object *w)
 {
-    const struct fq_value *ors =
-        fq_value_path(w->obj, "metadata.ownerReferences");
+    const struct fq_value *ors = fq_meta_owners(w->obj);
     size_t pods = 0;
     for (size_t i = 0; i < fq_value_len(ors); i++) {
         const struct fq_value *r = fq_seq_at(ors, i);
@@ -465,8 +460,7 @@ bool fq_jfpods_orphaned(struct fq_engine *e, const struct fq_object *w)
         const struct fq_object *p =
             fq_objstore_get(fq_engine_store(e), FQ_KIND_POD, w->ns,
                             fq_value_path_str(r, "name", ""));
-        if (p && !strcmp(fq_value_path_str(p->obj, "metadata.uid", ""),
-                         fq_value_path_str(r, "uid", "")))
+        if (p && !strcmp(fq_meta_uid(p->obj), fq_value_path_str(r, "uid", "")))
             return false;
     }
     return pods > 0;

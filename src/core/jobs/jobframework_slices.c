@@ -65,6 +65,7 @@
 #include "flexq/conditions.h"
 #include "flexq/names.h"
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "jobs/pods.h"
 
@@ -73,14 +74,14 @@
 /* Holds quota now: reserved, not being evicted, not finished. */
 static bool holds(const struct fq_value *w)
 {
-    return w && fq_value_path(w, "status.admission") &&
+    return w && fq_value_path(w, FQ_WL_STATUS_ADMISSION) &&
            fq_cond_true(w, "QuotaReserved") && !fq_cond_true(w, "Evicted") &&
            !fq_cond_true(w, "Finished");
 }
 
 bool fq_jobslices_elastic(const struct fq_value *job)
 {
-    const struct fq_value *ann = fq_value_path(job, "metadata.annotations");
+    const struct fq_value *ann = fq_meta_annotations(job);
     const char *v = fq_value_as_str(fq_map_get(ann, FQ_SLICE_ANN_ELASTIC));
     return v && !strcmp(v, "true");
 }
@@ -115,7 +116,7 @@ static const struct fq_value *podset_named(const struct fq_value *pss,
 static void compare(const struct fq_value *want, const struct fq_value *w,
                     bool *up, bool *down)
 {
-    const struct fq_value *have = fq_value_path(w, "spec.podSets");
+    const struct fq_value *have = fq_value_path(w, FQ_WL_PODSETS);
     *up = *down = false;
     for (size_t i = 0; i < fq_value_len(want); i++) {
         const struct fq_value *ps = fq_seq_at(want, i);
@@ -155,9 +156,8 @@ static void set_counts(struct fq_engine *e, const char *ns, const char *name,
     if (!w)
         return;
     bool held = holds(w);
-    struct fq_value *have = fq_value_path(w, "spec.podSets");
-    struct fq_value *psa =
-        fq_value_path(w, "status.admission.podSetAssignments");
+    struct fq_value *have = fq_value_path(w, FQ_WL_PODSETS);
+    struct fq_value *psa = fq_value_path(w, FQ_WL_PODSET_ASSIGNMENTS);
     for (size_t i = 0; i < fq_value_len(want); i++) {
         const struct fq_value *ps = fq_seq_at(want, i);
         const char *pn = fq_value_path_str(ps, "name", "");
@@ -192,7 +192,7 @@ static bool replaced_by_slice(const struct fq_value *w)
     return f && fq_cond_status_is(f, "True") &&
            !strcmp(fq_value_path_str(f, "reason", ""),
                    FQ_SLICE_REASON_REPLACED) &&
-           fq_value_path(w, "status.admission") &&
+           fq_value_path(w, FQ_WL_STATUS_ADMISSION) &&
            fq_cond_true(w, "Admitted") && !fq_cond_true(w, "Evicted");
 }
 
@@ -207,7 +207,7 @@ static void restore_prev(struct fq_engine *e, const char *ns, const char *prev)
     struct fq_value *w = fq_objstore_edit(st, FQ_KIND_WORKLOAD, ns, prev);
     if (!w)
         return;
-    struct fq_value *cs = fq_value_path(w, "status.conditions");
+    struct fq_value *cs = fq_value_path(w, FQ_STATUS_CONDITIONS);
     struct fq_value *keep = fq_value_seq();
     for (size_t i = 0; i < fq_value_len(cs); i++) {
         const struct fq_value *c = fq_seq_at(cs, i);
@@ -234,7 +234,7 @@ static void create_slice(struct fq_engine *e, const struct fq_value *job,
                          const struct fq_value *from, const char *name,
                          const struct fq_value *want, int64_t now)
 {
-    const char *ns = fq_value_path_str(from, "metadata.namespace", "default");
+    const char *ns = fq_value_path_str(from, FQ_META_NAMESPACE, "default");
     struct fq_value *w = fq_value_map();
     fq_map_set(w, "apiVersion", fq_value_str("kueue.x-k8s.io/v1beta1"));
     fq_map_set(w, "kind", fq_value_str("Workload"));
@@ -250,7 +250,7 @@ static void create_slice(struct fq_engine *e, const struct fq_value *job,
             fq_map_set(md, keep[i], fq_value_clone(v));
     }
     fq_map_set(fq_map_ensure_map(md, "annotations"), FQ_SLICE_ANN_REPLACES,
-               fq_value_str(fq_value_path_str(from, "metadata.name", "")));
+               fq_value_str(fq_meta_name(from)));
     struct fq_value *spec = fq_value_clone(fq_map_get(from, "spec"));
     if (!spec)
         spec = fq_value_map();
@@ -282,7 +282,7 @@ void fq_jobslices_reconcile(struct fq_engine *e, const struct fq_value *job,
 {
     struct fq_objstore *st = fq_engine_store(e);
     *keep_running = false;
-    const char *ns = fq_value_path_str(job, "metadata.namespace", "default");
+    const char *ns = fq_value_path_str(job, FQ_META_NAMESPACE, "default");
     char base[300], cur[300], prev[300] = "", next[300];
     snprintf(base, sizeof(base), "%s", wname);
     snprintf(cur, sizeof(cur), "%s", wname);
@@ -399,18 +399,16 @@ out:
 void fq_jobslices_gate_pod(struct fq_engine *e, const struct fq_value *rc,
                            struct fq_value *pod)
 {
-    const struct fq_value *l = fq_value_path(rc, "metadata.labels");
+    const struct fq_value *l = fq_meta_labels(rc);
     const char *crd = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_ORIGIN_CRD));
     const char *rj = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_ORIGIN_NAME));
     if (!crd || strcmp(crd, "RayJob") || !rj)
         return;
     const struct fq_object *o = fq_objstore_get(
         fq_engine_store(e), FQ_KIND_RAYJOB,
-        fq_value_path_str(rc, "metadata.namespace", "default"), rj);
-    if (!o || !fq_jobslices_elastic(o->obj) ||
-        !fq_value_path(o->obj, "metadata.labels") ||
-        !fq_map_get(fq_value_path(o->obj, "metadata.labels"),
-                    FQ_LABEL_QUEUE_NAME))
+        fq_value_path_str(rc, FQ_META_NAMESPACE, "default"), rj);
+    if (!o || !fq_jobslices_elastic(o->obj) || !fq_meta_labels(o->obj) ||
+        !fq_map_get(fq_meta_labels(o->obj), FQ_LABEL_QUEUE_NAME))
         return;
     struct fq_value *spec = fq_map_ensure_map(pod, "spec");
     struct fq_value *gates = fq_map_get(spec, "schedulingGates");
@@ -425,7 +423,7 @@ void fq_jobslices_gate_pod(struct fq_engine *e, const struct fq_value *rc,
 
 static bool gated(const struct fq_value *pod)
 {
-    const struct fq_value *gs = fq_value_path(pod, "spec.schedulingGates");
+    const struct fq_value *gs = fq_value_path(pod, FQ_POD_SCHEDULING_GATES);
     for (size_t i = 0; i < fq_value_len(gs); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(gs, i), "name", ""),
                     FQ_SLICE_GATE))
@@ -437,7 +435,7 @@ const char *fq_jobslices_gated_job(const struct fq_value *pod)
 {
     if (!pod || !gated(pod))
         return NULL;
-    const struct fq_value *l = fq_value_path(pod, "metadata.labels");
+    const struct fq_value *l = fq_meta_labels(pod);
     const char *crd = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_ORIGIN_CRD));
     if (!crd || strcmp(crd, "RayJob"))
         return NULL;
@@ -454,12 +452,9 @@ void fq_jobslices_ungate(struct fq_engine *e, const struct fq_value *job,
     if (!cname || !*cname)
         return;
     struct fq_objstore *st = fq_engine_store(e);
-    char *ns =
-        fq_xstrdup(fq_value_path_str(job, "metadata.namespace", "default"));
-    const struct fq_value *psa =
-        fq_value_path(wl, "status.admission.podSetAssignments");
-    const struct fq_value *groups =
-        fq_value_path(job, "spec.rayClusterSpec.workerGroupSpecs");
+    char *ns = fq_xstrdup(fq_value_path_str(job, FQ_META_NAMESPACE, "default"));
+    const struct fq_value *psa = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
+    const struct fq_value *groups = fq_value_path(job, FQ_RJ_WORKER_GROUPS);
     const struct fq_object **pods = NULL;
     size_t n = fq_objstore_list(st, FQ_KIND_POD, ns, &pods);
     char **todo = fq_xcalloc(n + 1, sizeof(char *));
@@ -468,7 +463,7 @@ void fq_jobslices_ungate(struct fq_engine *e, const struct fq_value *job,
         const struct fq_value *p = pods[i]->obj;
         if (!gated(p))
             continue;
-        const struct fq_value *l = fq_value_path(p, "metadata.labels");
+        const struct fq_value *l = fq_meta_labels(p);
         const char *c = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_CLUSTER));
         const char *g = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_GROUP));
         const char *r = fq_value_as_str(fq_map_get(l, FQ_LABEL_REPLICA));

@@ -59,6 +59,7 @@
 #include "flexq/buf.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 #include "jobs/integrations.h"
 #include "jobs/pods.h"
@@ -88,18 +89,16 @@ static int64_t rjob_pods(const struct fq_value *rj)
 
 static const char *subdomain(const struct fq_value *js)
 {
-    return fq_value_path_str(js, "spec.network.subdomain",
-                             fq_value_path_str(js, "metadata.name", ""));
+    return fq_value_path_str(js, "spec.network.subdomain", fq_meta_name(js));
 }
 
 static bool requests_tpu(const struct fq_value *tmpl)
 {
-    const struct fq_value *cs = fq_value_path(tmpl, "spec.containers");
+    const struct fq_value *cs = fq_value_path(tmpl, FQ_POD_CONTAINERS);
     for (size_t i = 0; i < fq_value_len(cs); i++) {
         const struct fq_value *c = fq_seq_at(cs, i);
-        if (fq_map_get(fq_value_path(c, "resources.requests"),
-                       "google.com/tpu") ||
-            fq_map_get(fq_value_path(c, "resources.limits"), "google.com/tpu"))
+        if (fq_map_get(fq_value_path(c, FQ_CTR_REQUESTS), "google.com/tpu") ||
+            fq_map_get(fq_value_path(c, FQ_CTR_LIMITS), "google.com/tpu"))
             return true;
     }
     return false;
@@ -201,7 +200,7 @@ static char *peer_names(const struct fq_value *js, const char *self_rj,
 {
     struct fq_buf b = FQ_BUF_INIT;
     fq_buf_puts(&b, "");
-    const char *name = fq_value_path_str(js, "metadata.name", "");
+    const char *name = fq_meta_name(js);
     const char *sub = subdomain(js);
     const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
     size_t n = 0;
@@ -237,8 +236,7 @@ static void tpu_env(struct fq_value *pspec, const struct fq_value *js,
     if (slices < 2)
         return;
     char buf[300];
-    snprintf(buf, sizeof(buf), "%s-%s-0-0.%s",
-             fq_value_path_str(js, "metadata.name", ""),
+    snprintf(buf, sizeof(buf), "%s-%s-0-0.%s", fq_meta_name(js),
              fq_value_path_str(rj, "name", ""), sub);
     fq_pods_set_env(pspec, "MEGASCALE_COORDINATOR_ADDRESS", buf);
     snprintf(buf, sizeof(buf), "%lld", (long long)slices);
@@ -251,8 +249,8 @@ static void create_child(struct fq_engine *e, const struct fq_value *js,
                          const struct fq_value *rj, int64_t j, int64_t global,
                          int64_t now)
 {
-    const char *ns = fq_value_path_str(js, "metadata.namespace", "default");
-    const char *name = fq_value_path_str(js, "metadata.name", "");
+    const char *ns = fq_value_path_str(js, FQ_META_NAMESPACE, "default");
+    const char *name = fq_meta_name(js);
     const char *rname = fq_value_path_str(rj, "name", "");
     char *jname = fq_xasprintf("%s-%s-%lld", name, rname, (long long)j);
     struct fq_value *job = fq_value_map();
@@ -270,7 +268,7 @@ static void create_child(struct fq_engine *e, const struct fq_value *js,
     struct fq_value *ors = fq_value_seq();
     fq_seq_push(ors, fq_pods_owner_ref(js));
     fq_map_set(md, "ownerReferences", ors);
-    const struct fq_value *spec = fq_value_path(rj, "template.spec");
+    const struct fq_value *spec = fq_value_path(rj, FQ_TEMPLATE_SPEC);
     fq_map_set(job, "spec", spec ? fq_value_clone(spec) : fq_value_map());
     struct fq_value *tmpl =
         fq_map_ensure_map(fq_map_get(job, "spec"), "template");
@@ -288,8 +286,7 @@ static void create_child(struct fq_engine *e, const struct fq_value *js,
     for (int k = 0; k < 2; k++) {
         struct fq_value *o = k ? tmpl : job;
         set_meta(o, JS_PREFIX "jobset-name", name);
-        set_meta(o, JS_PREFIX "jobset-uid",
-                 fq_value_path_str(js, "metadata.uid", ""));
+        set_meta(o, JS_PREFIX "jobset-uid", fq_meta_uid(js));
         set_meta(o, JS_PREFIX "global-replicas", greps);
         set_meta(o, JS_PREFIX "replicatedjob-name", rname);
         set_meta(o, JS_PREFIX "replicatedjob-replicas", reps);
@@ -341,7 +338,7 @@ static void count_child(const struct fq_value *job, const struct fq_value *rj,
         t->succeeded++;
     else if (job_done(job, "Failed"))
         t->failed++;
-    else if (fq_value_path_bool(job, "spec.suspend", false))
+    else if (fq_value_path_bool(job, FQ_SPEC_SUSPEND, false))
         t->suspended++;
     else {
         t->active++;
@@ -372,9 +369,9 @@ static void stop_children(struct fq_engine *e, const struct fq_value *js,
                           bool del)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const char *ns = fq_value_path_str(js, "metadata.namespace", "default");
-    const char *name = fq_value_path_str(js, "metadata.name", "");
-    const char *uid = fq_value_path_str(js, "metadata.uid", "");
+    const char *ns = fq_value_path_str(js, FQ_META_NAMESPACE, "default");
+    const char *name = fq_meta_name(js);
+    const char *uid = fq_meta_uid(js);
     const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
     for (size_t i = 0; i < fq_value_len(rjs); i++) {
         const struct fq_value *rj = fq_seq_at(rjs, i);
@@ -388,10 +385,10 @@ static void stop_children(struct fq_engine *e, const struct fq_value *js,
                 fq_objstore_delete(s, FQ_KIND_JOB, ns, jn, NULL);
             } else if (c && !job_done(c, "Complete") &&
                        !job_done(c, "Failed") &&
-                       !fq_value_path_bool(c, "spec.suspend", false)) {
+                       !fq_value_path_bool(c, FQ_SPEC_SUSPEND, false)) {
                 struct fq_value *copy =
                     fq_objstore_edit(s, FQ_KIND_JOB, ns, jn);
-                fq_value_set_path(copy, "spec.suspend", fq_value_bool(true));
+                fq_value_set_path(copy, FQ_SPEC_SUSPEND, fq_value_bool(true));
                 fq_objstore_update(s, copy, true, NULL, NULL, NULL);
             }
             free(jn);
@@ -444,8 +441,8 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
         st = fq_value_map();
     if (fq_pods_cond_true(st, "Completed") || fq_pods_cond_true(st, "Failed"))
         goto out;
-    const char *uid = fq_value_path_str(js, "metadata.uid", "");
-    if (fq_value_path_bool(js, "spec.suspend", false)) {
+    const char *uid = fq_meta_uid(js);
+    if (fq_value_path_bool(js, FQ_SPEC_SUSPEND, false)) {
         stop_children(e, js, true);
         fq_pods_cond_set(st, "Suspended", "True", "SuspendedJobs",
                          "jobset is suspended", now);

@@ -47,6 +47,7 @@
 #include "flexq/conditions.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "jobs/integrations.h"
 #include "jobs/jobframework_pods.h"
 #include "jobs/pods.h"
@@ -82,7 +83,7 @@ static const struct fq_value *leader_template(const struct fq_value *lws)
 static void subdomain(const struct fq_value *lws, int64_t g, char *buf,
                       size_t n)
 {
-    const char *name = fq_value_path_str(lws, "metadata.name", "");
+    const char *name = fq_meta_name(lws);
     if (!strcmp(fq_value_path_str(lws, "spec.networkConfig.subdomainPolicy",
                                   "Shared"),
                 "UniquePerReplica"))
@@ -100,17 +101,15 @@ static char *pod_name(const char *name, int64_t g, int64_t w)
 
 static bool queued(const struct fq_value *lws)
 {
-    return fq_value_as_str(fq_map_get(fq_value_path(lws, "metadata.labels"),
-                                      FQ_LABEL_QUEUE_NAME)) != NULL;
+    return fq_value_as_str(
+               fq_map_get(fq_meta_labels(lws), FQ_LABEL_QUEUE_NAME)) != NULL;
 }
 
 static void wl_name(const struct fq_value *lws, int64_t g, char *buf, size_t n)
 {
     char gname[300];
-    snprintf(gname, sizeof(gname), "%s-%lld",
-             fq_value_path_str(lws, "metadata.name", ""), (long long)g);
-    fq_jobframework_workload_name("leaderworkerset", gname,
-                                  fq_value_path_str(lws, "metadata.uid", ""),
+    snprintf(gname, sizeof(gname), "%s-%lld", fq_meta_name(lws), (long long)g);
+    fq_jobframework_workload_name("leaderworkerset", gname, fq_meta_uid(lws),
                                   buf, n);
 }
 
@@ -155,8 +154,8 @@ static const char *podset_of(const struct fq_value *lws, int64_t w)
 
 static char *dns_names(const struct fq_value *lws, int64_t g)
 {
-    const char *name = fq_value_path_str(lws, "metadata.name", "");
-    const char *ns = fq_value_path_str(lws, "metadata.namespace", "default");
+    const char *name = fq_meta_name(lws);
+    const char *ns = fq_value_path_str(lws, FQ_META_NAMESPACE, "default");
     char sub[300];
     subdomain(lws, g, sub, sizeof(sub));
     struct fq_buf b = FQ_BUF_INIT;
@@ -173,8 +172,8 @@ static char *dns_names(const struct fq_value *lws, int64_t g)
 static void create_pod(struct fq_engine *e, const struct fq_value *lws,
                        int64_t g, int64_t w, const char *dns, int64_t now)
 {
-    const char *name = fq_value_path_str(lws, "metadata.name", "");
-    const char *ns = fq_value_path_str(lws, "metadata.namespace", "default");
+    const char *name = fq_meta_name(lws);
+    const char *ns = fq_value_path_str(lws, FQ_META_NAMESPACE, "default");
     char *pn = pod_name(name, g, w);
     char *leader = pod_name(name, g, 0);
     const struct fq_value *t =
@@ -222,7 +221,7 @@ static void create_pod(struct fq_engine *e, const struct fq_value *lws,
 
 static bool has_gate(const struct fq_value *pod)
 {
-    const struct fq_value *gs = fq_value_path(pod, "spec.schedulingGates");
+    const struct fq_value *gs = fq_value_path(pod, FQ_POD_SCHEDULING_GATES);
     for (size_t i = 0; i < fq_value_len(gs); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(gs, i), "name", ""),
                     FQ_GATE_ADMISSION))
@@ -234,8 +233,7 @@ static bool has_gate(const struct fq_value *pod)
 static void ungate(struct fq_engine *e, const char *ns, const char *pn,
                    const struct fq_value *wl, const char *ps)
 {
-    const struct fq_value *psa =
-        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *psa = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     const struct fq_value *a = NULL;
     for (size_t i = 0; i < fq_value_len(psa); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(psa, i), "name", ""), ps))
@@ -289,7 +287,7 @@ static void map_group(struct fq_engine *e, const char *ns, const char *wname,
         fq_cond_true(wo->obj, "PodsReady") == ready)
         return;
     struct fq_value *w = fq_value_map();
-    const struct fq_value *oc = fq_value_path(wo->obj, "status.conditions");
+    const struct fq_value *oc = fq_value_path(wo->obj, FQ_STATUS_CONDITIONS);
     if (oc)
         fq_map_set(fq_map_ensure_map(w, "status"), "conditions",
                    fq_value_clone(oc));
@@ -302,7 +300,7 @@ static void map_group(struct fq_engine *e, const char *ns, const char *wname,
                     "At least one pod has failed, waiting for recovery", now);
     fq_objstore_set_status_key(
         fq_engine_store(e), FQ_KIND_WORKLOAD, ns, wname, "conditions",
-        fq_value_clone(fq_value_path(w, "status.conditions")), NULL, NULL);
+        fq_value_clone(fq_value_path(w, FQ_STATUS_CONDITIONS)), NULL, NULL);
     fq_value_free(w);
 }
 
@@ -312,8 +310,8 @@ static bool reconcile_group(struct fq_engine *e, const struct fq_value *lws,
                             int64_t g, int64_t now)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const char *name = fq_value_path_str(lws, "metadata.name", "");
-    const char *ns = fq_value_path_str(lws, "metadata.namespace", "default");
+    const char *name = fq_meta_name(lws);
+    const char *ns = fq_value_path_str(lws, FQ_META_NAMESPACE, "default");
     int64_t size = group_size(lws);
     char wname[300];
     const struct fq_object *wo = NULL;
@@ -382,8 +380,8 @@ static bool reconcile_group(struct fq_engine *e, const struct fq_value *lws,
 static void scale_down(struct fq_engine *e, const struct fq_value *lws)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const char *name = fq_value_path_str(lws, "metadata.name", "");
-    const char *ns = fq_value_path_str(lws, "metadata.namespace", "default");
+    const char *name = fq_meta_name(lws);
+    const char *ns = fq_value_path_str(lws, FQ_META_NAMESPACE, "default");
     for (int64_t g = groups(lws); g < MAX_GROUPS; g++) {
         char *leader = pod_name(name, g, 0);
         bool any = fq_objstore_get(s, FQ_KIND_POD, ns, leader) != NULL;

@@ -66,6 +66,7 @@
 #include "flexq/alloc.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 /* --- work queue ------------------------------------------------------- */
@@ -121,8 +122,7 @@ void fq_pods_owners_free(struct fq_pods_owners *ix)
 /* "Kind/ns/name" of obj's controller owner (else its first owner). */
 static char *owner_key(const struct fq_value *obj, const char *ns)
 {
-    const struct fq_value *refs =
-        fq_value_path(obj, "metadata.ownerReferences");
+    const struct fq_value *refs = fq_meta_owners(obj);
     const struct fq_value *pick = NULL;
     for (size_t i = 0; i < fq_value_len(refs) && !pick; i++)
         if (fq_value_path_bool(fq_seq_at(refs, i), "controller", false))
@@ -196,10 +196,8 @@ struct fq_value *fq_pods_owner_ref(const struct fq_value *owner)
     fq_map_set(ref, "apiVersion",
                fq_value_str(fq_value_path_str(owner, "apiVersion", "")));
     fq_map_set(ref, "kind", fq_value_str(fq_value_path_str(owner, "kind", "")));
-    fq_map_set(ref, "name",
-               fq_value_str(fq_value_path_str(owner, "metadata.name", "")));
-    fq_map_set(ref, "uid",
-               fq_value_str(fq_value_path_str(owner, "metadata.uid", "")));
+    fq_map_set(ref, "name", fq_value_str(fq_meta_name(owner)));
+    fq_map_set(ref, "uid", fq_value_str(fq_meta_uid(owner)));
     fq_map_set(ref, "controller", fq_value_bool(true));
     fq_map_set(ref, "blockOwnerDeletion", fq_value_bool(true));
     return ref;
@@ -208,8 +206,7 @@ struct fq_value *fq_pods_owner_ref(const struct fq_value *owner)
 bool fq_pods_owned_by(const struct fq_value *obj, const char *kind,
                       const char *name, const char *uid)
 {
-    const struct fq_value *refs =
-        fq_value_path(obj, "metadata.ownerReferences");
+    const struct fq_value *refs = fq_meta_owners(obj);
     for (size_t i = 0; i < fq_value_len(refs); i++) {
         const struct fq_value *r = fq_seq_at(refs, i);
         if (strcmp(fq_value_path_str(r, "kind", ""), kind) != 0 ||
@@ -224,8 +221,7 @@ bool fq_pods_owned_by(const struct fq_value *obj, const char *kind,
 
 const char *fq_pods_owner_name(const struct fq_value *obj, const char *kind)
 {
-    const struct fq_value *refs =
-        fq_value_path(obj, "metadata.ownerReferences");
+    const struct fq_value *refs = fq_meta_owners(obj);
     for (size_t i = 0; i < fq_value_len(refs); i++) {
         const struct fq_value *r = fq_seq_at(refs, i);
         if (strcmp(fq_value_path_str(r, "kind", ""), kind) == 0)
@@ -240,7 +236,7 @@ void fq_job_default_selector(struct fq_value *job, const char *uid)
     if (!spec || spec->type != FQ_V_MAP ||
         fq_value_path_bool(spec, "manualSelector", false))
         return;
-    const char *name = fq_value_path_str(job, "metadata.name", "");
+    const char *name = fq_meta_name(job);
     if (!fq_map_get(spec, "selector")) {
         struct fq_value *sel = fq_value_map();
         fq_map_set(fq_map_ensure_map(sel, "matchLabels"),
@@ -263,7 +259,7 @@ int fq_pods_create(struct fq_engine *e, struct fq_value *obj, int64_t now,
 {
     char uid[40];
     char *kind = fq_xstrdup(fq_value_path_str(obj, "kind", ""));
-    char *name = fq_xstrdup(fq_value_path_str(obj, "metadata.name", ""));
+    char *name = fq_xstrdup(fq_meta_name(obj));
     struct fq_err err;
     fq_pods_uid(e, uid);
     if (!strcmp(kind, "Job"))
@@ -401,7 +397,7 @@ void fq_pods_cond_set(struct fq_value *status, const char *type,
 
 const char *fq_pods_phase(const struct fq_value *pod)
 {
-    return fq_value_path_str(pod, "status.phase", "Pending");
+    return fq_value_path_str(pod, FQ_POD_PHASE, "Pending");
 }
 
 bool fq_pods_terminal(const struct fq_value *pod)
@@ -418,7 +414,7 @@ bool fq_pods_ready(const struct fq_value *pod)
 
 int64_t fq_pods_restarts(const struct fq_value *pod)
 {
-    const struct fq_value *cs = fq_value_path(pod, "status.containerStatuses");
+    const struct fq_value *cs = fq_value_path(pod, FQ_POD_CONTAINER_STATUSES);
     int64_t n = 0;
     for (size_t i = 0; i < fq_value_len(cs); i++)
         n += fq_value_path_int(fq_seq_at(cs, i), "restartCount", 0);
@@ -435,10 +431,10 @@ struct fq_value *fq_pods_from_template(const struct fq_value *tmpl,
     struct fq_value *md = fq_map_ensure_map(pod, "metadata");
     fq_map_set(md, "name", fq_value_str(name));
     fq_map_set(md, "namespace", fq_value_str(ns));
-    const struct fq_value *tl = fq_value_path(tmpl, "metadata.labels");
+    const struct fq_value *tl = fq_meta_labels(tmpl);
     if (tl && tl->type == FQ_V_MAP)
         fq_map_set(md, "labels", fq_value_clone(tl));
-    const struct fq_value *ta = fq_value_path(tmpl, "metadata.annotations");
+    const struct fq_value *ta = fq_meta_annotations(tmpl);
     if (ta && ta->type == FQ_V_MAP)
         fq_map_set(md, "annotations", fq_value_clone(ta));
     if (owner) {
@@ -533,8 +529,7 @@ static bool port_taken(const struct fq_objstore *s, enum fq_kind kind, int port)
     bool taken = false;
     for (size_t i = 0; i < n && !taken; i++) {
         const char *p = fq_value_as_str(
-            fq_map_get(fq_value_path(objs[i]->obj, "metadata.annotations"),
-                       FQ_ANN_RDV_PORT));
+            fq_map_get(fq_meta_annotations(objs[i]->obj), FQ_ANN_RDV_PORT));
         if (!p || atoi(p) != port)
             continue;
         if (kind == FQ_KIND_JOB && job_finished(objs[i]->obj))
@@ -620,8 +615,7 @@ static void tell_failure(struct fq_engine *e, const char *ns, const char *name,
                         restart ? "; restarting (restartPolicy)" : "");
     po = fq_objstore_get(s, FQ_KIND_POD, ns, name);
     const struct fq_value *ref =
-        po ? fq_seq_at(fq_value_path(po->obj, "metadata.ownerReferences"), 0) :
-             NULL;
+        po ? fq_seq_at(fq_meta_owners(po->obj), 0) : NULL;
     enum fq_kind ok =
         ref ? fq_kind_lookup(fq_value_path_str(ref, "kind", "")) : FQ_KIND_NONE;
     const struct fq_object *owner =
@@ -674,8 +668,7 @@ int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
         fq_map_set(c, "imageID",
                    fq_value_str(fq_value_path_str(c, "image", "")));
         fq_map_set(c, "containerID",
-                   fq_value_strf("flexq://%s/%s",
-                                 fq_value_path_str(o->obj, "metadata.uid", ""),
+                   fq_value_strf("flexq://%s/%s", fq_meta_uid(o->obj),
                                  fq_value_path_str(c, "name", "")));
     }
     bool restart = (failed && strcmp(policy, "Never") != 0) ||
@@ -686,7 +679,7 @@ int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
         set_ready(st, r->ready, "ContainersNotReady", now);
         fq_map_set(c, "ready", fq_value_bool(r->ready));
         fq_map_set(c, "started", fq_value_bool(true));
-        const struct fq_value *run = fq_value_path(c, "state.running");
+        const struct fq_value *run = fq_value_path(c, FQ_CSTATE_RUNNING);
         if (!run) {
             struct fq_value *state = fq_value_map();
             struct fq_value *rs = fq_value_map();
@@ -840,9 +833,7 @@ static void gc_run(void *self, struct fq_engine *e, int64_t now)
             enum fq_kind k = fq_kind_lookup(kind);
             const struct fq_object *o =
                 fq_objstore_get(fq_engine_store(e), k, ns, name);
-            char *uid =
-                o ? fq_xstrdup(fq_value_path_str(o->obj, "metadata.uid", "")) :
-                    NULL;
+            char *uid = o ? fq_xstrdup(fq_meta_uid(o->obj)) : NULL;
             delete_owned(e, ns, kind, name, uid, 0);
             free(uid);
         }

@@ -51,6 +51,7 @@
 #include "flexq/buf.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 #include "jobs/integrations.h"
 #include "jobs/pods.h"
@@ -140,7 +141,7 @@ static int master_port(struct fq_engine *e, const char *ns, const char *name)
         fq_objstore_get(s, FQ_KIND_PYTORCHJOB, ns, name);
     const struct fq_value *cs = fq_value_path(
         fq_map_get(fq_value_path(o->obj, "spec.pytorchReplicaSpecs"), "Master"),
-        "template.spec.containers");
+        FQ_TEMPLATE_CONTAINERS);
     for (size_t i = 0; i < fq_value_len(cs); i++) {
         const struct fq_value *c = fq_seq_at(cs, i);
         if (strcmp(fq_value_path_str(c, "name", ""), "pytorch"))
@@ -152,8 +153,8 @@ static int master_port(struct fq_engine *e, const char *ns, const char *name)
                 return (int)fq_value_path_int(fq_seq_at(ports, k),
                                               "containerPort", 23456);
     }
-    const char *p = fq_value_as_str(fq_map_get(
-        fq_value_path(o->obj, "metadata.annotations"), FQ_ANN_RDV_PORT));
+    const char *p = fq_value_as_str(
+        fq_map_get(fq_meta_annotations(o->obj), FQ_ANN_RDV_PORT));
     if (p)
         return atoi(p);
     int port = fq_pods_alloc_port(e);

@@ -63,6 +63,7 @@
 #include "flexq/names.h"
 #include "flexq/objects.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 #include "jobs/jobframework_slices.h"
 #include "jobs/pods.h"
@@ -92,8 +93,8 @@ static size_t collect(struct fq_engine *e, const struct rcctl *ctl,
                       const char *ns, const struct fq_value *rc,
                       struct rpod **out)
 {
-    const char *name = fq_value_path_str(rc, "metadata.name", "");
-    const char *uid = fq_value_path_str(rc, "metadata.uid", "");
+    const char *name = fq_meta_name(rc);
+    const char *uid = fq_meta_uid(rc);
     size_t n = 0;
     const char *const *names =
         fq_pods_owners_get(ctl->own, "RayCluster", ns, name, &n);
@@ -105,7 +106,7 @@ static size_t collect(struct fq_engine *e, const struct rcctl *ctl,
         const struct fq_value *p = o ? o->obj : NULL;
         if (!p || !fq_pods_owned_by(p, "RayCluster", name, uid))
             continue;
-        const struct fq_value *l = fq_value_path(p, "metadata.labels");
+        const struct fq_value *l = fq_meta_labels(p);
         struct rpod *r = &v[m++];
         r->name = fq_xstrdup(o->name);
         const char *type =
@@ -154,7 +155,7 @@ static struct fq_value *make_pod(struct fq_engine *e, const char *ns,
                                  const struct fq_value *tmpl, const char *pname,
                                  const char *group, const char *type)
 {
-    const char *cname = fq_value_path_str(rc, "metadata.name", "");
+    const char *cname = fq_meta_name(rc);
     struct fq_value *pod = fq_pods_from_template(tmpl, ns, pname, rc);
     (void)e;
     fq_pods_set_label(pod, FQ_LABEL_RAY_CLUSTER, cname);
@@ -166,7 +167,7 @@ static struct fq_value *make_pod(struct fq_engine *e, const char *ns,
     char *ident = fq_xasprintf("%s-%s", cname, type);
     fq_pods_set_label(pod, "ray.io/identifier", ident);
     free(ident);
-    const struct fq_value *cl = fq_value_path(rc, "metadata.labels");
+    const struct fq_value *cl = fq_meta_labels(rc);
     const char *on = fq_value_as_str(fq_map_get(cl, FQ_LABEL_RAY_ORIGIN_NAME));
     const char *oc = fq_value_as_str(fq_map_get(cl, FQ_LABEL_RAY_ORIGIN_CRD));
     if (on)
@@ -187,8 +188,8 @@ static int cluster_port(struct fq_engine *e, const char *ns, const char *name)
     struct fq_objstore *s = fq_engine_store(e);
     const struct fq_object *o =
         fq_objstore_get(s, FQ_KIND_RAYCLUSTER, ns, name);
-    const char *p = fq_value_as_str(fq_map_get(
-        fq_value_path(o->obj, "metadata.annotations"), FQ_ANN_RDV_PORT));
+    const char *p = fq_value_as_str(
+        fq_map_get(fq_meta_annotations(o->obj), FQ_ANN_RDV_PORT));
     if (p)
         return atoi(p);
     int port = fq_pods_alloc_port(e);
@@ -205,7 +206,7 @@ static void create_worker(struct fq_engine *e, const char *ns,
                           size_t gi, int64_t replica, int64_t host, int rank,
                           int world, int port, int64_t now)
 {
-    const char *cname = fq_value_path_str(rc, "metadata.name", "");
+    const char *cname = fq_meta_name(rc);
     const char *gname = fq_value_path_str(g, "groupName", "workers");
     int64_t hosts = group_hosts(g);
     char sfx[8], buf[64];
@@ -297,10 +298,9 @@ static const struct rpod *ensure_head(struct rcrun *c)
         char sfx[8];
         fq_engine_rand_suffix(c->e, sfx, 5);
         char *pname = fq_xasprintf("%s-head-%s", c->name, sfx);
-        struct fq_value *pod =
-            make_pod(c->e, c->ns, c->rc,
-                     fq_value_path(c->spec, "headGroupSpec.template"), pname,
-                     "headgroup", "head");
+        struct fq_value *pod = make_pod(
+            c->e, c->ns, c->rc, fq_value_path(c->spec, FQ_RC_HEAD_TEMPLATE),
+            pname, "headgroup", "head");
         fq_pods_create(c->e, pod, c->now, c->rc, "CreatedHeadPod");
         hs = fq_map_ensure_map(c->st, "head");
         fq_map_set(hs, "podName", fq_value_str(pname));
@@ -637,7 +637,7 @@ static void reconcile(struct fq_engine *e, const struct rcctl *ctl,
         endpoints(&c);
         fq_map_set(
             c.st, "observedGeneration",
-            fq_value_int(fq_value_path_int(c.rc, "metadata.generation", 1)));
+            fq_value_int(fq_value_path_int(c.rc, FQ_META_GENERATION, 1)));
     }
     fq_pods_put_status(e, FQ_KIND_RAYCLUSTER, ns, name, c.st);
     rpods_free(c.pods, c.np);

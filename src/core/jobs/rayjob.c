@@ -104,6 +104,7 @@
 #include "flexq/alloc.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 #include "jobs/pods.h"
 
@@ -193,7 +194,7 @@ static void delete_children(struct fq_engine *e, const char *ns,
                             const struct fq_value *rj)
 {
     struct fq_objstore *s = fq_engine_store(e);
-    const char *name = fq_value_path_str(rj, "metadata.name", "");
+    const char *name = fq_meta_name(rj);
     const struct fq_object **objs = NULL;
     size_t n = fq_objstore_list(s, FQ_KIND_RAYCLUSTER, ns, &objs);
     char **names = fq_xcalloc(n + 1, sizeof(*names));
@@ -235,8 +236,8 @@ static void reset_status(struct fq_value *st)
 static void to_initializing(struct fq_engine *e, const struct fq_value *rj,
                             struct fq_value *st, int64_t now)
 {
-    const char *name = fq_value_path_str(rj, "metadata.name", "");
-    const char *ns = fq_value_path_str(rj, "metadata.namespace", "default");
+    const char *name = fq_meta_name(rj);
+    const char *ns = fq_value_path_str(rj, FQ_META_NAMESPACE, "default");
     char sfx[8], ts[40];
     const char *job_id = fq_value_path_str(rj, "spec.jobId", NULL);
     fq_engine_rand_suffix(e, sfx, 5);
@@ -301,7 +302,7 @@ static void to_stopped(struct fq_engine *e, const char *ns,
 {
     char ts[40];
     fq_time_format(now, ts, sizeof(ts));
-    const char *name = fq_value_path_str(rj, "metadata.name", "");
+    const char *name = fq_meta_name(rj);
     stop_submitter(e, ns, name, "Completed", "the Ray job was stopped", now);
     fq_map_set(st, "jobStatus", fq_value_str("STOPPED"));
     fq_map_set(st, "message", fq_value_str("Job was intentionally stopped."));
@@ -319,7 +320,7 @@ static void to_finished(struct fq_engine *e, const char *ns,
 {
     char ts[40];
     fq_time_format(now, ts, sizeof(ts));
-    const char *name = fq_value_path_str(rj, "metadata.name", "");
+    const char *name = fq_meta_name(rj);
     stop_submitter(e, ns, name, ok ? "Completed" : reason, msg, now);
 
     if (ok) {
@@ -357,7 +358,7 @@ static void to_finished(struct fq_engine *e, const char *ns,
 static struct fq_value *make_cluster(const struct fq_value *rj, const char *ns,
                                      const char *cname, const char *job_id)
 {
-    const char *name = fq_value_path_str(rj, "metadata.name", "");
+    const char *name = fq_meta_name(rj);
     struct fq_value *rc = fq_value_map();
     fq_map_set(rc, "apiVersion", fq_value_str("ray.io/v1"));
     fq_map_set(rc, "kind", fq_value_str("RayCluster"));
@@ -370,15 +371,15 @@ static struct fq_value *make_cluster(const struct fq_value *rj, const char *ns,
     fq_pods_set_label(rc, FQ_LABEL_RAY_ORIGIN_NAME, name);
     fq_pods_set_label(rc, FQ_LABEL_RAY_ORIGIN_CRD, "RayJob");
     fq_pods_set_label(rc, FQ_LABEL_CREATED_BY, "kuberay-operator");
-    const struct fq_value *cs = fq_value_path(rj, "spec.rayClusterSpec");
+    const struct fq_value *cs = fq_value_path(rj, FQ_RJ_CLUSTER_SPEC);
     struct fq_value *spec =
         cs && cs->type == FQ_V_MAP ? fq_value_clone(cs) : fq_value_map();
     fq_map_del(spec, "suspend");
-    const char *entry = fq_value_path_str(rj, "spec.entrypoint", "");
+    const char *entry = fq_value_path_str(rj, FQ_RJ_ENTRYPOINT, "");
     struct fq_value *groups = fq_map_get(spec, "workerGroupSpecs");
     for (size_t g = 0; g < fq_value_len(groups); g++) {
         struct fq_value *tspec =
-            fq_value_path(fq_seq_at(groups, g), "template.spec");
+            fq_value_path(fq_seq_at(groups, g), FQ_TEMPLATE_SPEC);
         struct fq_value *c0 = fq_seq_at(fq_map_get(tspec, "containers"), 0);
         if (c0 && !fq_map_get(c0, "command") && *entry)
             fq_map_set(c0, "command", split_argv(entry));
@@ -394,8 +395,7 @@ static struct fq_value *make_cluster(const struct fq_value *rj, const char *ns,
 
 static int label_int(const struct fq_value *pod, const char *key)
 {
-    const char *v =
-        fq_value_as_str(fq_map_get(fq_value_path(pod, "metadata.labels"), key));
+    const char *v = fq_value_as_str(fq_map_get(fq_meta_labels(pod), key));
     return v ? atoi(v) : 0;
 }
 
@@ -428,8 +428,8 @@ static char *worker_pod_list(struct fq_engine *e, const char *ns,
         if (!fq_pods_owned_by(p, "RayCluster", cname, NULL) ||
             fq_pods_terminal(p))
             continue;
-        const char *type = fq_value_as_str(fq_map_get(
-            fq_value_path(p, "metadata.labels"), FQ_LABEL_RAY_NODE_TYPE));
+        const char *type = fq_value_as_str(
+            fq_map_get(fq_meta_labels(p), FQ_LABEL_RAY_NODE_TYPE));
         if (type && strcmp(type, "head") == 0) {
             free(*head);
             *head = fq_xstrdup(objs[i]->name);
@@ -440,8 +440,7 @@ static char *worker_pod_list(struct fq_engine *e, const char *ns,
     qsort(w, m, sizeof(*w), cmp_worker);
     struct fq_buf b = FQ_BUF_INIT;
     for (size_t i = 0; i < m; i++)
-        fq_buf_printf(&b, "%s%s", i ? "," : "",
-                      fq_value_path_str(w[i], "metadata.name", ""));
+        fq_buf_printf(&b, "%s%s", i ? "," : "", fq_meta_name(w[i]));
     free(w);
     free(objs);
     return b.data ? fq_buf_detach(&b) : fq_xstrdup("");
@@ -460,7 +459,7 @@ static struct fq_value *make_submitter(struct fq_engine *e, const char *ns,
                                        const struct fq_value *rj,
                                        const struct fq_value *st)
 {
-    const char *name = fq_value_path_str(rj, "metadata.name", "");
+    const char *name = fq_meta_name(rj);
     const char *cname = fq_value_path_str(st, "rayClusterName", "");
     const struct fq_value *hspec =
         fq_value_path(rj, "spec.rayClusterSpec.headGroupSpec.template.spec");
@@ -482,7 +481,7 @@ static struct fq_value *make_submitter(struct fq_engine *e, const char *ns,
     fq_map_set(spec, "backoffLimit",
                fq_value_int(fq_value_path_int(
                    rj, "spec.submitterConfig.backoffLimit", 0)));
-    const struct fq_value *ut = fq_value_path(rj, "spec.submitterPodTemplate");
+    const struct fq_value *ut = fq_value_path(rj, FQ_RJ_SUBMITTER_TEMPLATE);
     struct fq_value *tmpl =
         ut && ut->type == FQ_V_MAP ? fq_value_clone(ut) : fq_value_map();
     fq_map_set(spec, "template", tmpl);
@@ -558,7 +557,7 @@ static struct fq_value *make_submitter(struct fq_engine *e, const char *ns,
     fq_pods_set_env(ts, "FLEXQ_RAY_CLUSTER", cname);
     fq_pods_set_env(ts, "FLEXQ_RAY_ROLE", "driver");
     fq_pods_set_env(ts, "FLEXQ_ENTRYPOINT",
-                    fq_value_path_str(rj, "spec.entrypoint", ""));
+                    fq_value_path_str(rj, FQ_RJ_ENTRYPOINT, ""));
     fq_pods_set_env(ts, "FLEXQ_HEAD_POD", head ? head : "");
     fq_pods_set_env(ts, "FLEXQ_WORKER_PODS", workers);
     free(head);
@@ -576,10 +575,8 @@ static void sync_replicas(struct fq_engine *e, const char *ns,
         fq_objstore_get(s, FQ_KIND_RAYCLUSTER, ns, cname);
     if (!o)
         return;
-    const struct fq_value *want =
-        fq_value_path(rj, "spec.rayClusterSpec.workerGroupSpecs");
-    const struct fq_value *have =
-        fq_value_path(o->obj, "spec.workerGroupSpecs");
+    const struct fq_value *want = fq_value_path(rj, FQ_RJ_WORKER_GROUPS);
+    const struct fq_value *have = fq_value_path(o->obj, FQ_RC_WORKER_GROUPS);
     bool differ = false;
     for (size_t i = 0; i < fq_value_len(want) && i < fq_value_len(have); i++)
         differ |= fq_value_path_int(fq_seq_at(want, i), "replicas", -1) !=
@@ -587,7 +584,7 @@ static void sync_replicas(struct fq_engine *e, const char *ns,
     if (!differ)
         return;
     struct fq_value *copy = fq_objstore_edit(s, FQ_KIND_RAYCLUSTER, ns, cname);
-    struct fq_value *groups = fq_value_path(copy, "spec.workerGroupSpecs");
+    struct fq_value *groups = fq_value_path(copy, FQ_RC_WORKER_GROUPS);
     for (size_t i = 0; i < fq_value_len(want) && i < fq_value_len(groups);
          i++) {
         const struct fq_value *r = fq_map_get(fq_seq_at(want, i), "replicas");
@@ -610,8 +607,8 @@ static char *failed_cluster_pod(struct fq_engine *e, const char *ns,
             strcmp(fq_pods_phase(p), "Failed") != 0)
             continue;
         const struct fq_value *t = fq_value_path(
-            fq_seq_at(fq_value_path(p, "status.containerStatuses"), 0),
-            "state.terminated");
+            fq_seq_at(fq_value_path(p, FQ_POD_CONTAINER_STATUSES), 0),
+            FQ_CSTATE_TERMINATED);
         msg =
             fq_xasprintf("Job failed: pod %s failed: %s (exit code %lld)%s%s",
                          objs[i]->name, fq_value_path_str(t, "reason", "Error"),
@@ -638,8 +635,8 @@ static char *submitter_failure(struct fq_engine *e, const char *ns,
             strcmp(fq_pods_phase(p), "Failed") != 0)
             continue;
         const struct fq_value *t = fq_value_path(
-            fq_seq_at(fq_value_path(p, "status.containerStatuses"), 0),
-            "state.terminated");
+            fq_seq_at(fq_value_path(p, FQ_POD_CONTAINER_STATUSES), 0),
+            FQ_CSTATE_TERMINATED);
         free(pod_msg);
         pod_msg = fq_xasprintf("pod %s: %s (exit code %lld)", objs[i]->name,
                                fq_value_path_str(t, "reason", "Error"),
@@ -862,7 +859,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     bool suspend = fq_value_path_bool(r.spec, "suspend", false);
     r.ds = ds_of(r.st);
     fq_map_set(r.st, "observedGeneration",
-               fq_value_int(fq_value_path_int(r.rj, "metadata.generation", 1)));
+               fq_value_int(fq_value_path_int(r.rj, FQ_META_GENERATION, 1)));
 
     if (strcmp(r.ds, "New") == 0) {
         if (suspend) {
@@ -952,7 +949,7 @@ static void rj_on_change(void *self, struct fq_engine *e,
         key = fq_pods_owner_name(c->obj, "RayJob");
     } else if (c->kind == FQ_KIND_POD) {
         fq_pods_owners_note(ctl->own, c);
-        const struct fq_value *l = fq_value_path(c->obj, "metadata.labels");
+        const struct fq_value *l = fq_meta_labels(c->obj);
         key = fq_value_as_str(fq_map_get(l, FQ_LABEL_RAY_ORIGIN_NAME));
         if (!key)
             key = fq_value_as_str(fq_map_get(l, FQ_LABEL_JOB_NAME));

@@ -40,6 +40,7 @@
 #include "flexq/alloc.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "jobs/integrations.h"
 #include "jobs/pods.h"
 
@@ -87,7 +88,7 @@ static struct fq_value * override(struct fq_value *tj, bool make)
 /* The pod template of the `node` replicated job; returns owned. */
 static struct fq_value *node_template(const struct fq_value *tj)
 {
-    const char *name = fq_value_path_str(tj, "metadata.name", "");
+    const char *name = fq_meta_name(tj);
     const struct fq_value *tr = fq_value_path(tj, "spec.trainer");
     struct fq_value *t = fq_value_map();
     struct fq_value *spec = fq_map_ensure_map(t, "spec");
@@ -197,8 +198,8 @@ const struct fq_integration fq_trainjob_integration = {
 /* tj: the reconcile's own copy (override() finds its entry in it). */
 static void create_jobset(struct fq_engine *e, struct fq_value *tj, int64_t now)
 {
-    const char *ns = fq_value_path_str(tj, "metadata.namespace", "default");
-    const char *name = fq_value_path_str(tj, "metadata.name", "");
+    const char *ns = fq_value_path_str(tj, FQ_META_NAMESPACE, "default");
+    const char *name = fq_meta_name(tj);
     struct fq_value *js = fq_value_map();
     fq_map_set(js, "apiVersion", fq_value_str("jobset.x-k8s.io/v1alpha2"));
     fq_map_set(js, "kind", fq_value_str("JobSet"));
@@ -263,7 +264,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
         st = fq_value_map();
     if (fq_pods_cond_true(st, "Complete") || fq_pods_cond_true(st, "Failed"))
         goto out;
-    if (fq_value_path_bool(tj, "spec.suspend", false)) {
+    if (fq_value_path_bool(tj, FQ_SPEC_SUSPEND, false)) {
         delete_jobset(e, ns, name);
         fq_pods_cond_set(st, "Suspended", "True", "Suspended",
                          "TrainJob is suspended", now);

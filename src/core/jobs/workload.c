@@ -20,6 +20,7 @@
 #include "flexq/names.h"
 #include "flexq/objects.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "jobs/pods.h"
 
 /* Kueue's name: <prefix>-<job name>-<5 hex of a hash of the uid>. */
@@ -84,17 +85,16 @@ int fq_jobframework_create_workload(struct fq_engine *e,
                                     struct fq_value *podsets, const char *wname,
                                     int64_t now)
 {
-    const char *ns = fq_value_path_str(job, "metadata.namespace", "default");
+    const char *ns = fq_value_path_str(job, FQ_META_NAMESPACE, "default");
     struct fq_value *w = fq_value_map();
     fq_map_set(w, "apiVersion", fq_value_str("kueue.x-k8s.io/v1beta1"));
     fq_map_set(w, "kind", fq_value_str("Workload"));
     struct fq_value *md = fq_map_ensure_map(w, "metadata");
     fq_map_set(md, "name", fq_value_str(wname));
     fq_map_set(md, "namespace", fq_value_str(ns));
-    const struct fq_value *labels = fq_value_path(job, "metadata.labels");
+    const struct fq_value *labels = fq_meta_labels(job);
     struct fq_value *wl = fq_map_ensure_map(md, "labels");
-    fq_map_set(wl, "kueue.x-k8s.io/job-uid",
-               fq_value_str(fq_value_path_str(job, "metadata.uid", "")));
+    fq_map_set(wl, "kueue.x-k8s.io/job-uid", fq_value_str(fq_meta_uid(job)));
     const char *pc =
         fq_value_as_str(fq_map_get(labels, FQ_LABEL_PRIORITY_CLASS));
     struct fq_value *ors = fq_value_seq();
@@ -102,10 +102,8 @@ int fq_jobframework_create_workload(struct fq_engine *e,
     fq_map_set(or, "apiVersion",
                fq_value_str(fq_value_path_str(job, "apiVersion", "")));
     fq_map_set(or, "kind", fq_value_str(fq_value_path_str(job, "kind", "")));
-    fq_map_set(or, "name",
-               fq_value_str(fq_value_path_str(job, "metadata.name", "")));
-    fq_map_set(or, "uid",
-               fq_value_str(fq_value_path_str(job, "metadata.uid", "")));
+    fq_map_set(or, "name", fq_value_str(fq_meta_name(job)));
+    fq_map_set(or, "uid", fq_value_str(fq_meta_uid(job)));
     fq_map_set(or, "controller", fq_value_bool(true));
     fq_map_set(or, "blockOwnerDeletion", fq_value_bool(true));
     fq_seq_push(ors, or);
@@ -191,10 +189,10 @@ void fq_jobframework_merge_podset(struct fq_engine *e, struct fq_value *t,
                 NULL;
         if (!rf)
             continue;
-        const struct fq_value *nl = fq_value_path(rf->obj, "spec.nodeLabels");
+        const struct fq_value *nl = fq_value_path(rf->obj, FQ_RF_NODE_LABELS);
         if (fq_value_len(nl))
             merge_map(fq_map_ensure_map(spec, "nodeSelector"), nl);
-        const struct fq_value *tol = fq_value_path(rf->obj, "spec.tolerations");
+        const struct fq_value *tol = fq_value_path(rf->obj, FQ_POD_TOLERATIONS);
         if (fq_value_len(tol))
             push_all(ensure_seq(spec, "tolerations"), tol);
     }
@@ -205,7 +203,7 @@ void fq_jobframework_merge_podset(struct fq_engine *e, struct fq_value *t,
         fq_map_set(lb, FQ_LABEL_PODSET, fq_value_str(name));
         fq_map_set(lb, FQ_LABEL_TAS, fq_value_str("true"));
         fq_map_set(fq_map_ensure_map(md, "annotations"), FQ_ANN_WORKLOAD,
-                   fq_value_str(fq_value_path_str(wl, "metadata.name", "")));
+                   fq_value_str(fq_meta_name(wl)));
         struct fq_value *gs = ensure_seq(spec, "schedulingGates");
         bool have = false;
         for (size_t i = 0; i < fq_value_len(gs); i++)
@@ -217,7 +215,7 @@ void fq_jobframework_merge_podset(struct fq_engine *e, struct fq_value *t,
             fq_seq_push(gs, g);
         }
     }
-    const struct fq_value *chs = fq_value_path(wl, "status.admissionChecks");
+    const struct fq_value *chs = fq_value_path(wl, FQ_WL_ADMISSION_CHECKS);
     for (size_t c = 0; c < fq_value_len(chs); c++) {
         const struct fq_value *ups =
             fq_map_get(fq_seq_at(chs, c), "podSetUpdates");

@@ -4,6 +4,7 @@
  * message, preempt for it, and move a reserved workload to a preferred
  * flavor (the migrate_to_preferred_flavor switch).
  */
+#include "flexq/paths.h"
 #include "kueue/internal.h"
 
 #include <stdarg.h>
@@ -393,7 +394,7 @@ bool kq_ns_matches(struct fq_engine *e, const struct cq_info *c, const char *ns)
     kv[n].key = "kubernetes.io/metadata.name";
     kv[n++].value = ns;
     const struct fq_value *o = stored(e, FQ_KIND_NAMESPACE, "", ns);
-    const struct fq_value *labels = fq_value_path(o, "metadata.labels");
+    const struct fq_value *labels = fq_meta_labels(o);
     for (size_t i = 0;
          labels && labels->type == FQ_V_MAP && i < labels->u.map.n && n < 65;
          i++) {

@@ -27,6 +27,7 @@
 #include "flexq/alloc.h"
 #include "flexq/objects.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 
 /* One (ClusterQueue, flavor, resource) cell: the quota and what the
@@ -128,7 +129,7 @@ static void add_quota(struct tally *t, const char *owner,
 static int64_t status_total(const struct fq_value *cq, const char *flavor,
                             const char *resource)
 {
-    const struct fq_value *fr = fq_value_path(cq, "status.flavorsReservation");
+    const struct fq_value *fr = fq_value_path(cq, FQ_WL_FLAVORS_RESERVATION);
     for (size_t i = 0; i < fq_value_len(fr); i++) {
         const struct fq_value *fe = fq_seq_at(fr, i);
         if (strcmp(fq_value_path_str(fe, "name", ""), flavor))

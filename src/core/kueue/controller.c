@@ -106,6 +106,7 @@
 #include "flexq/buf.h"
 #include "flexq/names.h"
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "flexq/timefmt.h"
 #include "kueue/admission.h"
@@ -234,7 +235,7 @@ static void write_queue_status(struct kueue *k, struct fq_engine *e)
         if (s->adm.fair)
             fq_map_set(st, "fairSharing", share_of(s, ac->node));
         /* Keep what the capacity controller writes here (cost.c). */
-        const struct fq_value *cost = fq_value_path(cur, "status.cost");
+        const struct fq_value *cost = fq_value_path(cur, FQ_STATUS_COST);
         if (cost)
             fq_map_set(st, "cost", fq_value_clone(cost));
         if (!fq_value_equal(st, fq_map_get(cur, "status")))
@@ -519,7 +520,7 @@ static void on_change(void *self, struct fq_engine *e,
             char key[700];
             snprintf(
                 key, sizeof(key), "%d/%s/%s@%lld", (int)c->kind, c->ns, c->name,
-                (long long)fq_value_path_int(c->obj, "metadata.generation", 0));
+                (long long)fq_value_path_int(c->obj, FQ_META_GENERATION, 0));
             if (fq_smap_has(&k->seen_gen, key)) {
                 /* Labels of a Namespace and a priority class's value are
                  * no spec: records read them, so derive them again. */
@@ -593,7 +594,7 @@ static bool needs_lifecycle(const struct fq_value *obj,
     if (cond_is_true(cond[C_FINISHED]))
         return false;
     const struct fq_value *st = fq_map_get(obj, "status");
-    bool active = fq_value_path_bool(obj, "spec.active", true);
+    bool active = fq_value_path_bool(obj, FQ_WL_ACTIVE, true);
     bool has_adm = fq_map_get(st, "admission") != NULL;
     bool evicted = cond_is_true(cond[C_EVICTED]);
     if (!active)
@@ -610,8 +611,7 @@ static bool needs_lifecycle(const struct fq_value *obj,
             if (strcmp(str_at(fq_seq_at(chs, i), "state", ""), "Ready"))
                 return true;
         /* kueue_policy.c: a deadline, or a stopped queue to drain. */
-        return fq_value_path(obj, "spec.maximumExecutionTimeSeconds") ||
-               k_stops_any;
+        return fq_value_path(obj, FQ_WL_MAX_EXEC_S) || k_stops_any;
     }
     const struct fq_value *rq = cond[C_REQUEUED];
     return rq && !strcmp(str_at(rq, "status", ""), "False");

@@ -30,6 +30,7 @@
 
 #include "flexq/conditions.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 enum fq_stop_policy fq_kueue_lq_stop(const struct fq_value *lq)
@@ -60,12 +61,10 @@ void fq_kueue_policy_check(struct fq_engine *e, const struct fq_value *obj,
     if (!has_adm || evicted)
         return;
     /* maximumExecutionTimeSeconds */
-    const struct fq_value *mx =
-        fq_value_path(obj, "spec.maximumExecutionTimeSeconds");
+    const struct fq_value *mx = fq_value_path(obj, FQ_WL_MAX_EXEC_S);
     int64_t at = admitted ? admitted_at(obj) : -1;
     if (mx && mx->type == FQ_V_NUM && at >= 0) {
-        int64_t max_s =
-            fq_value_path_int(obj, "spec.maximumExecutionTimeSeconds", 0);
+        int64_t max_s = fq_value_path_int(obj, FQ_WL_MAX_EXEC_S, 0);
         int64_t past_s = fq_value_path_int(
             obj, "status.accumulatedPastExecutionTimeSeconds", 0);
         int64_t deadline = at + (max_s - past_s) * 1000;
@@ -79,8 +78,8 @@ void fq_kueue_policy_check(struct fq_engine *e, const struct fq_value *obj,
         out->wake_at = deadline;
     }
     /* Stop policies: the LocalQueue's, then the ClusterQueue's. */
-    const char *ns = fq_value_path_str(obj, "metadata.namespace", "default");
-    const char *q = fq_value_path_str(obj, "spec.queueName", NULL);
+    const char *ns = fq_value_path_str(obj, FQ_META_NAMESPACE, "default");
+    const char *q = fq_value_path_str(obj, FQ_WL_QUEUE_NAME, NULL);
     const struct fq_object *lq =
         q ? fq_objstore_get(fq_engine_store(e), FQ_KIND_LOCALQUEUE, ns, q) :
             NULL;

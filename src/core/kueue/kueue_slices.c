@@ -44,6 +44,7 @@
 #include "flexq/conditions.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 
 bool fq_kueue_slice_prepare(const struct fq_adm *a, const struct fq_value *old,
                             int npodsets, char *const *psname, int8_t *forced,
@@ -52,8 +53,7 @@ bool fq_kueue_slice_prepare(const struct fq_adm *a, const struct fq_value *old,
     if (!old || fq_cond_true(old, "Finished") || fq_cond_true(old, "Evicted") ||
         !fq_cond_true(old, "QuotaReserved"))
         return false;
-    const struct fq_value *psa =
-        fq_value_path(old, "status.admission.podSetAssignments");
+    const struct fq_value *psa = fq_value_path(old, FQ_WL_PODSET_ASSIGNMENTS);
     if (!psa)
         return false;
     for (int p = 0; p < npodsets; p++) {

@@ -12,6 +12,7 @@
 #include "kueue/internal.h"
 
 #include "flexq/names.h"
+#include "flexq/paths.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +86,7 @@ bool kq_sync_checks(const struct snap *s, const struct cq_info *c,
 /* Resets every non-Pending check to Pending, as Kueue does on eviction. */
 static bool reset_checks(struct fq_value *obj, int64_t now)
 {
-    struct fq_value *chs = fq_value_path(obj, "status.admissionChecks");
+    struct fq_value *chs = fq_value_path(obj, FQ_WL_ADMISSION_CHECKS);
     char ts[40];
     fmt_time(now, ts, sizeof(ts));
     bool changed = false;
@@ -131,14 +132,14 @@ static void release_quota(struct kueue *k, struct fq_engine *e,
                 "The workload has no reservation", now);
     reset_checks(obj, now);
     /* Scoped checks no longer apply without an admission. */
-    const char *cqn = fq_value_path_str(obj, "spec.queueName", "");
+    const char *cqn = fq_value_path_str(obj, FQ_WL_QUEUE_NAME, "");
     (void)cqn;
-    bool deactivated = !fq_value_path_bool(obj, "spec.active", true);
+    bool deactivated = !fq_value_path_bool(obj, FQ_WL_ACTIVE, true);
     if (deactivated) {
         kq_cond_set(obj, "Requeued", "False", r, msg, now);
     } else if (!strcmp(r, "PodsReadyTimeout") || !strcmp(r, "AdmissionCheck")) {
-        int64_t at = parse_time(
-            fq_value_path_str(obj, "status.requeueState.requeueAt", NULL), 0);
+        int64_t at =
+            parse_time(fq_value_path_str(obj, FQ_WL_REQUEUE_AT, NULL), 0);
         if (at > now) {
             kq_cond_set(obj, "Requeued", "False", r, msg, now);
             if (at < k->lc_timer)
@@ -172,8 +173,8 @@ bool kq_evict(struct fq_value *obj, const char *reason, const char *msg,
 static void deactivate(struct kueue *k, struct fq_value *obj, const char *cause,
                        const char *msg, int64_t now)
 {
-    if (fq_value_path_bool(obj, "spec.active", true)) {
-        fq_value_set_path(obj, "spec.active", fq_value_bool(false));
+    if (fq_value_path_bool(obj, FQ_WL_ACTIVE, true)) {
+        fq_value_set_path(obj, FQ_WL_ACTIVE, fq_value_bool(false));
         k->lc_spec = true;
     }
     char reason[96];
@@ -368,7 +369,7 @@ static void avoid_failed_flavors(struct look *l, const char *check,
     const struct fq_engine_config *cfg = l->cfg;
     struct snap *s = l->s;
     struct fq_buf b = FQ_BUF_INIT;
-    const struct fq_value *ann = fq_value_path(l->obj, "metadata.annotations");
+    const struct fq_value *ann = fq_meta_annotations(l->obj);
     const char *oldann =
         ann ? fq_value_as_str(fq_map_get(ann, FQ_ANN_AVOID_FLAVORS)) : NULL;
     if (oldann && *oldann)
@@ -499,8 +500,7 @@ static bool pods_ready_timeout(struct look *l)
         fq_value_path_int(l->obj, "status.requeueState.count", 0) + 1;
     char msg[300];
     snprintf(msg, sizeof(msg), "Exceeded the PodsReady timeout %s/%s",
-             fq_value_path_str(l->obj, "metadata.namespace", ""),
-             fq_value_path_str(l->obj, "metadata.name", ""));
+             fq_meta_namespace(l->obj), fq_meta_name(l->obj));
     struct fq_value *rs =
         fq_map_ensure_map(fq_map_ensure_map(l->obj, "status"), "requeueState");
     fq_map_set(rs, "count", fq_value_int(count));
@@ -534,8 +534,8 @@ static void requeue_after_backoff(struct look *l)
     const struct fq_value *rq = l->cd[C_REQUEUED];
     if (!rq || strcmp(fq_value_path_str(rq, "status", ""), "False"))
         return;
-    int64_t at = parse_time(
-        fq_value_path_str(l->obj, "status.requeueState.requeueAt", NULL), 0);
+    int64_t at =
+        parse_time(fq_value_path_str(l->obj, FQ_WL_REQUEUE_AT, NULL), 0);
     if (at <= l->now) {
         k->lc_changed |=
             kq_cond_set(l->obj, "Requeued", "True", "BackoffFinished",
@@ -570,7 +570,7 @@ void kq_lifecycle(struct kueue *k, struct fq_engine *e, struct snap *s,
                      .obj = obj,
                      .cd = cd,
                      .now = now,
-                     .active = fq_value_path_bool(obj, "spec.active", true),
+                     .active = fq_value_path_bool(obj, FQ_WL_ACTIVE, true),
                      .has_adm = adm != NULL,
                      .cq = str_at(adm, "clusterQueue", "")};
     int ci = kq_find_cq(s, l.cq);

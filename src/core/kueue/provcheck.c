@@ -125,6 +125,7 @@
 #include "flexq/buf.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 #include "kueue/kueue_slices.h"
 
@@ -138,8 +139,7 @@ static bool cond_is(const struct fq_value *status, const char *type,
 
 static const char *ann(const struct fq_value *obj, const char *key)
 {
-    return fq_value_as_str(
-        fq_map_get(fq_value_path(obj, "metadata.annotations"), key));
+    return fq_value_as_str(fq_map_get(fq_meta_annotations(obj), key));
 }
 
 /* "ns/name" into buf, or into an allocation when it does not fit (a
@@ -304,14 +304,12 @@ static struct fq_value *pod_set_updates(const struct fq_value *req,
                                         const struct prc *prc)
 {
     struct fq_value *ups = fq_value_seq();
-    const char *name = fq_value_path_str(req, "metadata.name", "");
-    const char *klass =
-        fq_value_path_str(req, "spec.provisioningClassName", "");
-    const struct fq_value *details =
-        fq_value_path(req, "status.provisioningClassDetails");
+    const char *name = fq_meta_name(req);
+    const char *klass = fq_value_path_str(req, FQ_PR_CLASS, "");
+    const struct fq_value *details = fq_value_path(req, FQ_PR_CLASS_DETAILS);
     const struct fq_value *sel =
-        fq_value_path(prc->obj, "spec.podSetUpdates.nodeSelector");
-    const struct fq_value *sets = fq_value_path(req, "spec.podSets");
+        fq_value_path(prc->obj, FQ_AC_PODSET_UPDATE_SELECTOR);
+    const struct fq_value *sets = fq_value_path(req, FQ_WL_PODSETS);
     for (size_t i = 0; i < fq_value_len(sets); i++) {
         const struct fq_value *s = fq_seq_at(sets, i);
         struct fq_value *u = fq_value_map();
@@ -352,17 +350,15 @@ static bool pod_set_updates_same(const struct fq_value *have,
                                  const struct fq_value *req,
                                  const struct prc *prc)
 {
-    const struct fq_value *sets = fq_value_path(req, "spec.podSets");
+    const struct fq_value *sets = fq_value_path(req, FQ_WL_PODSETS);
     size_t n = fq_value_len(sets);
     if (!have || have->type != FQ_V_SEQ || have->u.seq.n != n)
         return false;
-    const char *name = fq_value_path_str(req, "metadata.name", "");
-    const char *klass =
-        fq_value_path_str(req, "spec.provisioningClassName", "");
-    const struct fq_value *details =
-        fq_value_path(req, "status.provisioningClassDetails");
+    const char *name = fq_meta_name(req);
+    const char *klass = fq_value_path_str(req, FQ_PR_CLASS, "");
+    const struct fq_value *details = fq_value_path(req, FQ_PR_CLASS_DETAILS);
     const struct fq_value *sel =
-        fq_value_path(prc->obj, "spec.podSetUpdates.nodeSelector");
+        fq_value_path(prc->obj, FQ_AC_PODSET_UPDATE_SELECTOR);
     size_t nsel = fq_value_len(sel);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *u = have->u.seq.items[i];
@@ -525,10 +521,9 @@ static bool request_matches(struct fq_engine *e, const struct fq_value *req,
                             const struct prc *prc, const struct need *needs,
                             size_t nneeds)
 {
-    if (strcmp(fq_value_path_str(req, "spec.provisioningClassName", ""),
-               prc->klass))
+    if (strcmp(fq_value_path_str(req, FQ_PR_CLASS, ""), prc->klass))
         return false;
-    const struct fq_value *sets = fq_value_path(req, "spec.podSets");
+    const struct fq_value *sets = fq_value_path(req, FQ_WL_PODSETS);
     if (fq_value_len(sets) != nneeds)
         return false;
     for (size_t i = 0; i < nneeds; i++) {
@@ -538,9 +533,9 @@ static bool request_matches(struct fq_engine *e, const struct fq_value *req,
             fq_value_path_int(set, "count", -1) != needs[i].count)
             return false;
         const struct fq_value *sel =
-            fq_value_path(set, "template.spec.nodeSelector");
+            fq_value_path(set, FQ_TEMPLATE_NODE_SELECTOR);
         const struct fq_value *nl = fq_value_path(
-            pc_assigned_flavor(e, needs[i].psa), "spec.nodeLabels");
+            pc_assigned_flavor(e, needs[i].psa), FQ_RF_NODE_LABELS);
         for (size_t k = 0; nl && nl->type == FQ_V_MAP && k < nl->u.map.n; k++)
             if (!fq_value_equal(fq_map_get(sel, nl->u.map.items[k].key),
                                 nl->u.map.items[k].val))
@@ -601,8 +596,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         /* An admitted slice takes over: the requests the old slice kept
          * (see above) go now. */
         const char *old = fq_value_as_str(
-            fq_map_get(fq_value_path(wl->obj, "metadata.annotations"),
-                       FQ_SLICE_ANN_REPLACES));
+            fq_map_get(fq_meta_annotations(wl->obj), FQ_SLICE_ANN_REPLACES));
         if (old)
             delete_requests(pc, e, requests_of(pc, wl->ns, old), false, NULL,
                             0);
@@ -799,7 +793,7 @@ static void index_del(struct provcheck *pc, const char *ns, const char *name)
 static const char *index_put(struct provcheck *pc, const char *ns,
                              const char *name, const struct fq_value *obj)
 {
-    const struct fq_value *an = fq_value_path(obj, "metadata.annotations");
+    const struct fq_value *an = fq_meta_annotations(obj);
     const char *w = fq_value_as_str(fq_map_get(an, ANN_WORKLOAD));
     const char *check = fq_value_as_str(fq_map_get(an, ANN_CHECK));
     const char *a = fq_value_as_str(fq_map_get(an, ANN_ATTEMPT));
@@ -914,7 +908,7 @@ static bool owns_live(const struct provcheck *pc, const char *ns,
 static bool has_our_check(struct provcheck *pc, struct fq_engine *e,
                           const struct fq_value *wl)
 {
-    const struct fq_value *chs = fq_value_path(wl, "status.admissionChecks");
+    const struct fq_value *chs = fq_value_path(wl, FQ_WL_ADMISSION_CHECKS);
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         struct prc prc;
         if (pc_resolve(pc, e, fq_value_path_str(fq_seq_at(chs, i), "name", ""),
@@ -1066,9 +1060,9 @@ static void pc_run(void *self, struct fq_engine *e, int64_t now)
             fq_engine_store(e), FQ_KIND_WORKLOAD, keys[2 * i], keys[2 * i + 1]);
         /* A workload owning a live request is reconciled even with no
          * check listed: its check may just have been dropped. */
-        if (wl && (fq_value_len(
-                       fq_value_path(wl->obj, "status.admissionChecks")) > 0 ||
-                   owns_live(pc, keys[2 * i], keys[2 * i + 1])))
+        if (wl &&
+            (fq_value_len(fq_value_path(wl->obj, FQ_WL_ADMISSION_CHECKS)) > 0 ||
+             owns_live(pc, keys[2 * i], keys[2 * i + 1])))
             reconcile(pc, e, wl, now);
         else if (wl &&
                  cond_is(fq_map_get(wl->obj, "status"), "Finished", "True"))

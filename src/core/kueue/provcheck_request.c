@@ -19,6 +19,7 @@
 #include "flexq/buf.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 /* Reads check `check` from the store: false when it is not ours; else
@@ -30,10 +31,10 @@ static bool resolve_stored(struct fq_engine *e, const char *check,
     memset(out, 0, sizeof(*out));
     const struct fq_object *ac =
         fq_objstore_get(s, FQ_KIND_ADMISSIONCHECK, "", check);
-    if (!ac || strcmp(fq_value_path_str(ac->obj, "spec.controllerName", ""),
+    if (!ac || strcmp(fq_value_path_str(ac->obj, FQ_AC_CONTROLLER, ""),
                       CONTROLLER_NAME))
         return false;
-    const char *name = fq_value_path_str(ac->obj, "spec.parameters.name", NULL);
+    const char *name = fq_value_path_str(ac->obj, FQ_AC_PARAMETERS_NAME, NULL);
     const struct fq_object *p =
         name ? fq_objstore_get(s, FQ_KIND_PROVISIONINGREQUESTCONFIG, "", name) :
                NULL;
@@ -43,7 +44,7 @@ static bool resolve_stored(struct fq_engine *e, const char *check,
     if (!p)
         return true; /* ours, but not active */
     out->obj = p->obj;
-    out->klass = fq_value_path_str(p->obj, "spec.provisioningClassName", "");
+    out->klass = fq_value_path_str(p->obj, FQ_PR_CLASS, "");
     out->managed = fq_value_path(p->obj, "spec.managedResources");
     const struct fq_value *rs = fq_value_path(p->obj, "spec.retryStrategy");
     out->limit = fq_value_path_int(rs, "backoffLimitCount", 3);
@@ -79,7 +80,7 @@ void pc_forget_resolved(struct provcheck *pc)
 static const struct fq_value *find_podset(const struct fq_value *wl,
                                           const char *name)
 {
-    const struct fq_value *ps = fq_value_path(wl, "spec.podSets");
+    const struct fq_value *ps = fq_value_path(wl, FQ_WL_PODSETS);
     for (size_t i = 0; i < fq_value_len(ps); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(ps, i), "name", ""), name))
             return fq_seq_at(ps, i);
@@ -92,14 +93,13 @@ static bool uses_managed(const struct fq_value *podset,
 {
     if (fq_value_len(managed) == 0)
         return true;
-    const struct fq_value *cs =
-        fq_value_path(podset, "template.spec.containers");
+    const struct fq_value *cs = fq_value_path(podset, FQ_TEMPLATE_CONTAINERS);
     for (size_t i = 0; i < fq_value_len(cs); i++) {
         const struct fq_value *c = fq_seq_at(cs, i);
         for (size_t m = 0; m < fq_value_len(managed); m++) {
             const char *r = fq_value_as_str(fq_seq_at(managed, m));
-            if (r && (fq_map_get(fq_value_path(c, "resources.requests"), r) ||
-                      fq_map_get(fq_value_path(c, "resources.limits"), r)))
+            if (r && (fq_map_get(fq_value_path(c, FQ_CTR_REQUESTS), r) ||
+                      fq_map_get(fq_value_path(c, FQ_CTR_LIMITS), r)))
                 return true;
         }
     }
@@ -128,8 +128,7 @@ static bool podset_needs(const struct fq_value *wl, const struct fq_value *psa,
 size_t pc_needs_of(const struct fq_value *wl, const struct prc *prc,
                    struct need *few, size_t nfew, struct need **out)
 {
-    const struct fq_value *psas =
-        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *psas = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     size_t n = 0, len = fq_value_len(psas);
     struct need *v = len <= nfew ? few : fq_xcalloc(len, sizeof(*v));
     for (size_t i = 0; i < fq_value_len(psas); i++) {
@@ -213,12 +212,12 @@ static struct fq_value *merged_template(struct fq_engine *e,
         t = fq_value_map();
     struct fq_value *spec = fq_map_ensure_map(t, "spec");
     const struct fq_value *rf = pc_assigned_flavor(e, psa);
-    const struct fq_value *nl = fq_value_path(rf, "spec.nodeLabels");
+    const struct fq_value *nl = fq_value_path(rf, FQ_RF_NODE_LABELS);
     for (size_t k = 0; nl && nl->type == FQ_V_MAP && k < nl->u.map.n; k++)
         fq_map_set(fq_map_ensure_map(spec, "nodeSelector"),
                    nl->u.map.items[k].key,
                    fq_value_clone(nl->u.map.items[k].val));
-    const struct fq_value *tol = fq_value_path(rf, "spec.tolerations");
+    const struct fq_value *tol = fq_value_path(rf, FQ_POD_TOLERATIONS);
     for (size_t k = 0; k < fq_value_len(tol); k++) {
         struct fq_value *seq = fq_map_get(spec, "tolerations");
         if (!seq || seq->type != FQ_V_SEQ) {
@@ -247,22 +246,20 @@ static void add_params(struct fq_engine *e, const struct fq_value *wl,
                        struct fq_value *params)
 {
     const struct fq_value *sources[2] = {wl, NULL};
-    const struct fq_value *refs = fq_value_path(wl, "metadata.ownerReferences");
+    const struct fq_value *refs = fq_meta_owners(wl);
     const struct fq_value *r0 = fq_seq_at(refs, 0);
     if (r0) {
         enum fq_kind k = fq_kind_lookup(fq_value_path_str(r0, "kind", ""));
         const struct fq_object *owner =
             k != FQ_KIND_NONE ?
-                fq_objstore_get(fq_engine_store(e), k,
-                                fq_value_path_str(wl, "metadata.namespace", ""),
+                fq_objstore_get(fq_engine_store(e), k, fq_meta_namespace(wl),
                                 fq_value_path_str(r0, "name", "")) :
                 NULL;
         if (owner)
             sources[1] = owner->obj;
     }
     for (int s = 1; s >= 0; s--) {
-        const struct fq_value *a =
-            fq_value_path(sources[s], "metadata.annotations");
+        const struct fq_value *a = fq_meta_annotations(sources[s]);
         for (size_t i = 0; a && a->type == FQ_V_MAP && i < a->u.map.n; i++) {
             const char *key = a->u.map.items[i].key;
             if (strncmp(key, PARAM_PREFIX, strlen(PARAM_PREFIX)) == 0)
@@ -299,15 +296,14 @@ void pc_create_request(struct provcheck *pc, struct fq_engine *e,
                                               "kueue.x-k8s.io/v1beta1")));
     fq_map_set(ref, "kind", fq_value_str("Workload"));
     fq_map_set(ref, "name", fq_value_str(wl->name));
-    fq_map_set(ref, "uid",
-               fq_value_str(fq_value_path_str(wl->obj, "metadata.uid", "")));
+    fq_map_set(ref, "uid", fq_value_str(fq_meta_uid(wl->obj)));
     fq_map_set(ref, "controller", fq_value_bool(true));
     fq_seq_push(refs, ref);
     fq_map_set(md, "ownerReferences", refs);
     struct fq_value *spec = fq_map_ensure_map(o, "spec");
     fq_map_set(spec, "provisioningClassName", fq_value_str(prc->klass));
     struct fq_value *params = fq_value_map();
-    const struct fq_value *pp = fq_value_path(prc->obj, "spec.parameters");
+    const struct fq_value *pp = fq_value_path(prc->obj, FQ_AC_PARAMETERS);
     for (size_t i = 0; pp && pp->type == FQ_V_MAP && i < pp->u.map.n; i++)
         fq_map_set(params, pp->u.map.items[i].key,
                    fq_value_clone(pp->u.map.items[i].val));

@@ -11,6 +11,7 @@
  * (kueue/check.c) compares its usage with the stored workloads after
  * every scenario settle. It decides nothing.
  */
+#include "flexq/paths.h"
 #include "kueue/internal.h"
 
 #include <stdarg.h>
@@ -343,7 +344,7 @@ static void add_localqueues(struct snap *s, struct fq_objstore *st)
     s->lqs = fq_xcalloc(nlq + 1, sizeof(*s->lqs));
     for (size_t i = 0; i < nlq; i++) {
         const char *cq =
-            fq_value_path_str(objs[i]->obj, "spec.clusterQueue", NULL);
+            fq_value_path_str(objs[i]->obj, FQ_LQ_CLUSTER_QUEUE, NULL);
         if (!cq)
             continue;
         struct lq_info *l = &s->lqs[s->nlq++];

@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "base/smap.h"
+#include "flexq/paths.h"
 #include "kueue/internal.h"
 #include "kueue/tas.h"
 
@@ -98,8 +99,8 @@ static bool node_usable(const struct fq_value *n,
                         const struct fq_resourceflavor *fv,
                         const struct topo *t, struct tnode *out)
 {
-    const struct fq_value *labels = fq_value_path(n, "metadata.labels");
-    if (fq_value_path_bool(n, "spec.unschedulable", false) ||
+    const struct fq_value *labels = fq_meta_labels(n);
+    if (fq_value_path_bool(n, FQ_NODE_UNSCHEDULABLE, false) ||
         !cond_true(n, "Ready"))
         return false;
     for (size_t i = 0; i < fv->node_labels.n; i++) {
@@ -190,8 +191,7 @@ static void charge_holders(struct fq_engine *e, const struct snap *s,
         if (!cond_true(w, "QuotaReserved") || cond_true(w, "Finished") ||
             (!strcmp(ws[i]->ns, self_ns) && !strcmp(ws[i]->name, self_name)))
             continue;
-        const struct fq_value *psa =
-            fq_value_path(w, "status.admission.podSetAssignments");
+        const struct fq_value *psa = fq_value_path(w, FQ_WL_PODSET_ASSIGNMENTS);
         for (size_t p = 0; p < fq_value_len(psa); p++) {
             const struct fq_value *a = fq_seq_at(psa, p);
             const struct fq_value *ta = fq_map_get(a, "topologyAssignment");
@@ -250,13 +250,13 @@ static void charge_pods(struct fq_engine *e, const struct snap *s,
     size_t np = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, NULL, &pods);
     for (size_t i = 0; i < np; i++) {
         const struct fq_value *p = pods[i]->obj;
-        const char *node = fq_value_path_str(p, "spec.nodeName", NULL);
+        const char *node = fq_value_path_str(p, FQ_POD_NODE_NAME, NULL);
         struct tnode *tn = node ? fq_smap_get(&by_name, node) : NULL;
-        const char *ph = fq_value_path_str(p, "status.phase", "");
+        const char *ph = fq_value_path_str(p, FQ_POD_PHASE, "");
         if (!tn || !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed") ||
-            str_at(fq_value_path(p, "metadata.labels"), FQ_LABEL_TAS, NULL))
+            str_at(fq_meta_labels(p), FQ_LABEL_TAS, NULL))
             continue;
-        const struct fq_value *cs = fq_value_path(p, "spec.containers");
+        const struct fq_value *cs = fq_value_path(p, FQ_POD_CONTAINERS);
         for (size_t c = 0; c < fq_value_len(cs); c++) {
             const struct fq_value *res =
                 fq_map_get(fq_seq_at(cs, c), "resources");
@@ -289,7 +289,7 @@ static size_t load_nodes(struct fq_engine *e, const struct snap *s,
         if (!node_usable(objs[i]->obj, fv, t, &ns[nn]))
             continue;
         const struct fq_value *al =
-            fq_value_path(objs[i]->obj, "status.allocatable");
+            fq_value_path(objs[i]->obj, FQ_NODE_ALLOCATABLE);
         for (int r = 0; r < s->adm.nres; r++)
             ns[nn].free[r] = qty_of(s->adm.res_names[r],
                                     fq_map_get(al, s->adm.res_names[r]));
@@ -432,7 +432,7 @@ bool kq_tas_assign(struct kueue *k, struct fq_engine *e, const struct wl *w,
     if (!s->has_tas)
         return true;
     const struct fq_value *obj = stored(e, FQ_KIND_WORKLOAD, w->ns, w->name);
-    const struct fq_value *pss = fq_value_path(obj, "spec.podSets");
+    const struct fq_value *pss = fq_value_path(obj, FQ_WL_PODSETS);
     for (int p = 0; p < w->npodsets && p < FQ_ADM_MAX_PODSETS; p++) {
         int f = -1;
         for (int res = 0; res < s->adm.nres && f < 0; res++)

@@ -26,6 +26,7 @@
 
 #include "base/smap.h"
 #include "engine/controllers.h"
+#include "flexq/paths.h"
 #include "kueue/internal.h"
 #include "kueue/tas.h"
 
@@ -36,7 +37,7 @@ struct ungater {
 
 static bool has_gate(const struct fq_value *pod)
 {
-    const struct fq_value *gs = fq_value_path(pod, "spec.schedulingGates");
+    const struct fq_value *gs = fq_value_path(pod, FQ_POD_SCHEDULING_GATES);
     for (size_t i = 0; i < fq_value_len(gs); i++)
         if (!strcmp(str_at(fq_seq_at(gs, i), "name", ""), FQ_GATE_TOPOLOGY))
             return true;
@@ -45,7 +46,7 @@ static bool has_gate(const struct fq_value *pod)
 
 static bool terminal(const struct fq_value *pod)
 {
-    const char *ph = fq_value_path_str(pod, "status.phase", "");
+    const char *ph = fq_value_path_str(pod, FQ_POD_PHASE, "");
     return !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
 }
 
@@ -54,7 +55,7 @@ static bool terminal(const struct fq_value *pod)
 static bool in_domain(const struct fq_value *p, const struct fq_value *levels,
                       const struct fq_value *vals)
 {
-    const struct fq_value *sel = fq_value_path(p, "spec.nodeSelector");
+    const struct fq_value *sel = fq_value_path(p, FQ_POD_NODE_SELECTOR);
     for (size_t l = 0; l < fq_value_len(levels); l++) {
         const char *k = fq_value_as_str(fq_seq_at(levels, l));
         const char *v = fq_value_as_str(fq_seq_at(vals, l));
@@ -72,8 +73,7 @@ static const struct fq_value *assignment(struct fq_engine *e, const char *ns,
     const struct fq_value *w = stored(e, FQ_KIND_WORKLOAD, ns, wl);
     if (!w || !cond_true(w, "Admitted"))
         return NULL;
-    const struct fq_value *psa =
-        fq_value_path(w, "status.admission.podSetAssignments");
+    const struct fq_value *psa = fq_value_path(w, FQ_WL_PODSET_ASSIGNMENTS);
     for (size_t i = 0; i < fq_value_len(psa); i++)
         if (!strcmp(str_at(fq_seq_at(psa, i), "name", ""), ps))
             return fq_map_get(fq_seq_at(psa, i), "topologyAssignment");
@@ -87,10 +87,8 @@ static bool ungate(struct fq_engine *e, const char *ns, const char *name)
     const struct fq_value *pod = stored(e, FQ_KIND_POD, ns, name);
     if (!pod || !has_gate(pod))
         return true; /* nothing to do any more */
-    const char *wl = str_at(fq_value_path(pod, "metadata.annotations"),
-                            FQ_ANN_WORKLOAD, NULL);
-    const char *ps =
-        str_at(fq_value_path(pod, "metadata.labels"), FQ_LABEL_PODSET, NULL);
+    const char *wl = str_at(fq_meta_annotations(pod), FQ_ANN_WORKLOAD, NULL);
+    const char *ps = str_at(fq_meta_labels(pod), FQ_LABEL_PODSET, NULL);
     const struct fq_value *ta = wl && ps ? assignment(e, ns, wl, ps) : NULL;
     if (!ta)
         return false;
@@ -105,12 +103,8 @@ static bool ungate(struct fq_engine *e, const char *ns, const char *name)
     for (size_t i = 0; i < np; i++) {
         const struct fq_value *p = pods[i]->obj;
         if (terminal(p) || has_gate(p) ||
-            strcmp(str_at(fq_value_path(p, "metadata.annotations"),
-                          FQ_ANN_WORKLOAD, ""),
-                   wl) ||
-            strcmp(str_at(fq_value_path(p, "metadata.labels"), FQ_LABEL_PODSET,
-                          ""),
-                   ps))
+            strcmp(str_at(fq_meta_annotations(p), FQ_ANN_WORKLOAD, ""), wl) ||
+            strcmp(str_at(fq_meta_labels(p), FQ_LABEL_PODSET, ""), ps))
             continue;
         for (size_t d = 0; d < nd; d++)
             if (in_domain(p, levels, fq_map_get(fq_seq_at(ds, d), "values"))) {

@@ -12,6 +12,7 @@
  * VIEWS_MAX. test_kueue's test_shared_podset_views proves a shared view
  * changes no decision.
  */
+#include "flexq/paths.h"
 #include "kueue/internal.h"
 
 #include <stdarg.h>
@@ -156,8 +157,8 @@ int64_t kq_queue_order_ts(int64_t created, const struct fq_value *ev,
 int64_t fq_kueue_queue_order_ts(const struct fq_value *wl,
                                 const struct fq_engine_config *cfg)
 {
-    int64_t created = parse_time(
-        fq_value_path_str(wl, "metadata.creationTimestamp", NULL), 0);
+    int64_t created =
+        parse_time(fq_value_path_str(wl, FQ_META_CREATED, NULL), 0);
     return kq_queue_order_ts(created, kq_cond_find(wl, "Evicted"), cfg);
 }
 

@@ -29,6 +29,7 @@
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 
 struct ident {
     enum fq_kind kind;
@@ -115,7 +116,7 @@ static size_t check_duplicates(const struct fq_docs *docs, const char *name,
             if (ids[j].kind != id.kind || strcmp(ids[j].ns, id.ns) != 0 ||
                 strcmp(ids[j].name, id.name) != 0)
                 continue;
-            const struct fq_value *at = fq_value_path(id.doc, "metadata.name");
+            const struct fq_value *at = fq_value_path(id.doc, FQ_META_NAME);
             struct fq_err e;
             memset(&e, 0, sizeof(e));
             fq_err_at(&e, FQ_EINVAL, name, (int)at->line, (int)at->col,

@@ -36,6 +36,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/names.h"
+#include "flexq/paths.h"
 
 /* --- arena ---------------------------------------------------------------- */
 
@@ -873,7 +874,7 @@ void check_kueue_labels(struct dctx *c, const struct fq_meta *meta)
 {
     static const char *const keys[] = {FQ_LABEL_QUEUE_NAME,
                                        "kueue.x-k8s.io/priority-class"};
-    const struct fq_value *labels = fq_value_path(c->obj, "metadata.labels");
+    const struct fq_value *labels = fq_meta_labels(c->obj);
     for (size_t i = 0; i < 2; i++) {
         const char *v = fq_kvs_get(&meta->labels, keys[i]);
         if (!v || has_var(v))
@@ -1244,11 +1245,11 @@ int fq_object_meta(const struct fq_value *obj, enum fq_kind *kind,
     enum fq_kind k =
         fq_kind_from_gvk(fq_value_path_str(obj, "apiVersion", NULL),
                          fq_value_path_str(obj, "kind", NULL));
-    const char *n = fq_value_path_str(obj, "metadata.name", NULL);
+    const char *n = fq_value_path_str(obj, FQ_META_NAME, NULL);
     if (kind)
         *kind = k;
     if (ns)
-        *ns = fq_value_path_str(obj, "metadata.namespace", NULL);
+        *ns = fq_value_path_str(obj, FQ_META_NAMESPACE, NULL);
     if (name)
         *name = n;
     return k == FQ_KIND_NONE || !n ? FQ_EINVAL : 0;

@@ -40,6 +40,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "objects/objects_internal.h"
 
 #define MAX_PORTS       100
@@ -258,8 +259,8 @@ int fq_service_defaults(struct fq_value *svc, const struct fq_objstore *s,
                         const struct fq_value *old)
 {
     struct fq_value *spec = fq_map_ensure_map(svc, "spec");
-    const char *ns = fq_value_path_str(svc, "metadata.namespace", "default");
-    const char *name = fq_value_path_str(svc, "metadata.name", "");
+    const char *ns = fq_value_path_str(svc, FQ_META_NAMESPACE, "default");
+    const char *name = fq_meta_name(svc);
     set_default(spec, "type", "ClusterIP");
     set_default(spec, "sessionAffinity", "None");
     bool external =

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 #include "objects/objects_internal.h"
 
 #define MAX_RJOBS     64    /* replicatedJobs of one JobSet */
@@ -55,7 +56,7 @@ static void check_template(struct dctx *c, const struct fq_value *m,
     want_podtemplate(c, m, key, true, &t);
     if (!must_container)
         return;
-    const struct fq_value *cs = fq_value_path(field(m, key), "spec.containers");
+    const struct fq_value *cs = fq_value_path(field(m, key), FQ_POD_CONTAINERS);
     for (size_t i = 0; i < fq_value_len(cs); i++)
         if (!strcmp(fq_value_path_str(fq_seq_at(cs, i), "name", ""),
                     must_container))

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 /* One object. The fields a lookup reads come first, and the namespace and
@@ -298,19 +299,18 @@ static int identify(const struct fq_objstore *s, const struct fq_value *obj,
     enum fq_kind kind = fq_kind_from_gvk(av, k);
     if (kind == FQ_KIND_NONE)
         return fq_err_set(err, FQ_EINVAL, "unknown kind %s/%s", av, k);
-    const char *name = fq_value_path_str(obj, "metadata.name", NULL);
+    const char *name = fq_value_path_str(obj, FQ_META_NAME, NULL);
     if (!name || !*name)
         return fq_err_set(err, FQ_EINVAL, "metadata.name: required");
-    *key = key_of(s, kind, fq_value_path_str(obj, "metadata.namespace", NULL),
-                  name);
+    *key =
+        key_of(s, kind, fq_value_path_str(obj, FQ_META_NAMESPACE, NULL), name);
     return 0;
 }
 
 int fq_objstore_restore(struct fq_objstore *s, struct fq_value *obj,
                         const struct fq_object **out, struct fq_err *err)
 {
-    uint64_t rv = strtoull(
-        fq_value_path_str(obj, "metadata.resourceVersion", "0"), NULL, 10);
+    uint64_t rv = strtoull(fq_value_path_str(obj, FQ_META_RV, "0"), NULL, 10);
     const struct fq_object *o = NULL;
     int rc = fq_objstore_create(s, obj, 0, NULL, &o, err);
     if (rc < 0 || rv == 0) {
@@ -443,7 +443,7 @@ int fq_objstore_update(struct fq_objstore *s, struct fq_value *obj,
         fq_value_free(obj);
         return rc;
     }
-    const char *want = fq_value_path_str(obj, "metadata.resourceVersion", "");
+    const char *want = fq_value_path_str(obj, FQ_META_RV, "");
     if (*want && e->pub.rv != strtoull(want, NULL, 10)) {
         rc = fq_err_set(err, FQ_ECONFLICT,
                         "Operation cannot be fulfilled on %s \"%s\": the "
@@ -469,7 +469,7 @@ int fq_objstore_update(struct fq_objstore *s, struct fq_value *obj,
         return 0;
     }
     if (!fq_value_equal(fq_map_get(obj, "spec"), fq_map_get(old, "spec"))) {
-        int64_t gen = fq_value_path_int(old, "metadata.generation", 1);
+        int64_t gen = fq_value_path_int(old, FQ_META_GENERATION, 1);
         fq_map_set(fq_map_get(obj, "metadata"), "generation",
                    fq_value_int(gen + 1));
     }
@@ -549,7 +549,7 @@ void fq_objstore_edited(struct fq_objstore *s, enum fq_kind kind,
     if (!e)
         return;
     if (spec) {
-        int64_t gen = fq_value_path_int(e->pub.obj, "metadata.generation", 1);
+        int64_t gen = fq_value_path_int(e->pub.obj, FQ_META_GENERATION, 1);
         fq_map_set(fq_map_ensure_map(e->pub.obj, "metadata"), "generation",
                    fq_value_int(gen + 1));
     }
@@ -567,8 +567,7 @@ struct fq_value *fq_objstore_edit_status(struct fq_objstore *s,
     if (!e)
         return NULL;
     struct fq_value *shell = fq_value_map();
-    const struct fq_value *gen =
-        fq_value_path(e->pub.obj, "metadata.generation");
+    const struct fq_value *gen = fq_value_path(e->pub.obj, FQ_META_GENERATION);
     if (gen)
         fq_map_set(fq_map_ensure_map(shell, "metadata"), "generation",
                    fq_value_clone(gen));

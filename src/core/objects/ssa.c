@@ -34,6 +34,7 @@
  * lists are atomic here), per-version field sets, managers by subresource.
  */
 #include "flexq/ssa.h"
+#include "flexq/paths.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,7 +249,7 @@ static void fields_decode(const struct fq_value *f, struct fq_buf *b,
 
 static void entries_read(const struct fq_value *obj, struct entries *es)
 {
-    const struct fq_value *mf = fq_value_path(obj, "metadata.managedFields");
+    const struct fq_value *mf = fq_value_path(obj, FQ_META_MANAGED_FIELDS);
     for (size_t i = 0; i < fq_value_len(mf); i++) {
         const struct fq_value *m = fq_seq_at(mf, i);
         FQ_GROW(es->e, es->cap, es->n + 1);

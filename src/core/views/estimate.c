@@ -61,6 +61,7 @@
 #include "flexq/drive.h"
 #include "flexq/kinds.h"
 #include "flexq/names.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 #define WARMUP_MS       (6 * 3600000LL)
@@ -107,7 +108,7 @@ struct fwd {
 static bool cond_true(const struct fq_value *obj, const char *type,
                       const char **ltt)
 {
-    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
+    const struct fq_value *cs = fq_value_path(obj, FQ_STATUS_CONDITIONS);
     for (size_t i = 0; i < fq_value_len(cs) && cs->type == FQ_V_SEQ; i++) {
         const struct fq_value *c = fq_seq_at(cs, i);
         if (!strcmp(fq_value_path_str(c, "type", ""), type)) {
@@ -123,7 +124,7 @@ static bool cond_true(const struct fq_value *obj, const char *type,
 static bool wl_running(const struct fq_value *wl)
 {
     const char *adm = "", *ready = "";
-    if (!fq_value_path_bool(wl, "spec.active", true) ||
+    if (!fq_value_path_bool(wl, FQ_WL_ACTIVE, true) ||
         cond_true(wl, "Finished", NULL) || cond_true(wl, "Evicted", NULL) ||
         !cond_true(wl, "Admitted", &adm) || !cond_true(wl, "PodsReady", &ready))
         return false;
@@ -149,7 +150,7 @@ static long est_index(const char *name)
 
 static const char *ns_of(const struct fq_value *o)
 {
-    return fq_value_path_str(o, "metadata.namespace", "default");
+    return fq_value_path_str(o, FQ_META_NAMESPACE, "default");
 }
 
 static enum fq_kind kind_of(const struct fq_value *o)
@@ -215,7 +216,7 @@ void fq_estimate_pin_templates(struct fq_value *v, const struct fq_value *pin)
     if (v->type != FQ_V_MAP)
         return;
     const struct fq_value *labels = fq_map_get(pin, "nodeLabels");
-    struct fq_value *spec = fq_value_path(v, "template.spec");
+    struct fq_value *spec = fq_value_path(v, FQ_TEMPLATE_SPEC);
     if (spec && spec->type == FQ_V_MAP && fq_map_get(spec, "containers") &&
         asks_for(spec, fq_map_get(pin, "covered"))) {
         struct fq_value *sel = fq_map_ensure_map(spec, "nodeSelector");
@@ -231,8 +232,7 @@ void fq_estimate_pin_templates(struct fq_value *v, const struct fq_value *pin)
  * not cpu / memory / pods), else its first flavor; "" if not admitted. */
 static void admitted_flavor(const struct fq_value *wl, char *buf, size_t size)
 {
-    const struct fq_value *psa =
-        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *psa = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     const char *first = NULL;
     for (size_t i = 0; i < fq_value_len(psa); i++) {
         const struct fq_value *fl = fq_map_get(fq_seq_at(psa, i), "flavors");
@@ -286,8 +286,8 @@ static int64_t parse_duration(const char *s)
 int64_t fq_estimate_runtime(const struct fq_value *obj,
                             enum fq_estimate_source *src)
 {
-    const char *a = fq_value_as_str(fq_map_get(
-        fq_value_path(obj, "metadata.annotations"), FQ_ANN_EXPECTED_RUNTIME));
+    const char *a = fq_value_as_str(
+        fq_map_get(fq_meta_annotations(obj), FQ_ANN_EXPECTED_RUNTIME));
     int64_t ms = parse_duration(a);
     if (ms > 0) {
         if (src)
@@ -347,7 +347,7 @@ static int submit(struct fwd *f, size_t i, struct fq_err *err)
     int rc = fq_engine_apply(f->e, wl, f->t, NULL, NULL, &e2);
     if (rc)
         return fq_err_set(err, FQ_EINVAL, "workload %s/%s: %s", ns_of(src),
-                          fq_value_path_str(src, "metadata.name", "?"), e2.msg);
+                          fq_value_path_str(src, FQ_META_NAME, "?"), e2.msg);
     f->js[i].phase = J_WAITING;
     return 0;
 }
@@ -380,7 +380,7 @@ static void review(struct fwd *f, size_t i)
         j->gen++;
         j->phase = J_WAITING;
     }
-    if (finished || !fq_value_path_bool(o->obj, "spec.active", true)) {
+    if (finished || !fq_value_path_bool(o->obj, FQ_WL_ACTIVE, true)) {
         j->phase = J_DONE;
         FQ_GROW(f->dels, f->delcap, f->ndel + 1);
         f->dels[f->ndel++] = (uint32_t)i;
@@ -469,9 +469,9 @@ static int load_world(struct fwd *f, struct fq_err *err)
         struct fq_err e2 = {0};
         int rc = fq_engine_apply(f->e, user_copy(o), f->t, NULL, NULL, &e2);
         if (rc)
-            return fq_err_set(
-                err, FQ_EINVAL, "%s %s: %s", fq_value_path_str(o, "kind", "?"),
-                fq_value_path_str(o, "metadata.name", "?"), e2.msg);
+            return fq_err_set(err, FQ_EINVAL, "%s %s: %s",
+                              fq_value_path_str(o, "kind", "?"),
+                              fq_value_path_str(o, FQ_META_NAME, "?"), e2.msg);
     }
     /* Nodes after their pools, as they are, less what the old engine had
      * placed on them. */
@@ -481,7 +481,7 @@ static int load_world(struct fwd *f, struct fq_err *err)
             continue;
         struct fq_value *c = fq_value_clone(o);
         fq_map_del(fq_map_get(c, "status"), "placements");
-        fq_map_del(fq_value_path(c, "metadata.annotations"), FQ_ANN_UNNEEDED);
+        fq_map_del(fq_meta_annotations(c), FQ_ANN_UNNEEDED);
         fq_map_del(fq_map_get(c, "metadata"), "resourceVersion");
         fq_objstore_create(f->store, c, f->t, NULL, NULL, NULL);
     }
@@ -718,8 +718,7 @@ static const struct fq_value *find_obj(const struct fq_estimate_world *w,
 {
     for (size_t i = 0; i < w->nobjects; i++) {
         const struct fq_value *o = w->objects[i];
-        if (kind_of(o) != k ||
-            strcmp(fq_value_path_str(o, "metadata.name", ""), name))
+        if (kind_of(o) != k || strcmp(fq_meta_name(o), name))
             continue;
         if (ns && strcmp(ns_of(o), ns))
             continue;
@@ -804,10 +803,10 @@ int fq_estimate_run(const struct fq_estimate_world *w,
     out->now_ms = w->now_ms;
     out->horizon_ms = w->horizon_ms > 0 ? w->horizon_ms : DEFAULT_HORIZON;
     const char *ns = ns_of(target);
-    const char *lq = fq_value_as_str(fq_map_get(
-        fq_value_path(target, "metadata.labels"), FQ_LABEL_QUEUE_NAME));
+    const char *lq = fq_value_as_str(
+        fq_map_get(fq_meta_labels(target), FQ_LABEL_QUEUE_NAME));
     if (!lq)
-        lq = fq_value_path_str(target, "spec.queueName", NULL);
+        lq = fq_value_path_str(target, FQ_WL_QUEUE_NAME, NULL);
     if (!lq)
         return fq_err_set(err, FQ_EINVAL,
                           "the job has no " FQ_LABEL_QUEUE_NAME
@@ -816,7 +815,7 @@ int fq_estimate_run(const struct fq_estimate_world *w,
     const struct fq_value *lqo = find_obj(w, FQ_KIND_LOCALQUEUE, ns, lq);
     if (!lqo)
         return fq_err_set(err, FQ_EINVAL, "no LocalQueue %s/%s", ns, lq);
-    const char *cqn = fq_value_path_str(lqo, "spec.clusterQueue", "");
+    const char *cqn = fq_value_path_str(lqo, FQ_LQ_CLUSTER_QUEUE, "");
     const struct fq_value *cq = find_obj(w, FQ_KIND_CLUSTERQUEUE, NULL, cqn);
     if (!cq)
         return fq_err_set(err, FQ_EINVAL,
@@ -827,7 +826,7 @@ int fq_estimate_run(const struct fq_estimate_world *w,
     /* Rows: unpinned, then each flavor of the ClusterQueue once. */
     out->rows = fq_xcalloc(1, sizeof(*out->rows));
     out->n = 1;
-    const struct fq_value *rgs = fq_value_path(cq, "spec.resourceGroups");
+    const struct fq_value *rgs = fq_value_path(cq, FQ_CQ_RESOURCE_GROUPS);
     for (size_t g = 0; o->pin && g < fq_value_len(rgs); g++) {
         const struct fq_value *fls = fq_map_get(fq_seq_at(rgs, g), "flavors");
         for (size_t k = 0; k < fq_value_len(fls); k++) {
@@ -849,7 +848,7 @@ int fq_estimate_run(const struct fq_estimate_world *w,
         struct fq_estimate_range *row = &out->rows[r];
         const struct fq_value *rf =
             find_obj(w, FQ_KIND_RESOURCEFLAVOR, NULL, row->flavor);
-        const struct fq_value *labels = fq_value_path(rf, "spec.nodeLabels");
+        const struct fq_value *labels = fq_value_path(rf, FQ_RF_NODE_LABELS);
         row->p10_ms = row->p50_ms = row->p90_ms = -1;
         if (!labels || labels->type != FQ_V_MAP || labels->u.map.n == 0)
             continue;

@@ -79,6 +79,7 @@
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
 #include "flexq/engine.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "flexq/timefmt.h"
 #include "kueue/kueue.h"
@@ -359,8 +360,7 @@ static int64_t ms_of(const char *ts)
  * before `until`. */
 static int64_t wait_start(const struct fq_value *wl, int64_t until)
 {
-    int64_t t =
-        ms_of(fq_value_path_str(wl, "metadata.creationTimestamp", NULL));
+    int64_t t = ms_of(fq_value_path_str(wl, FQ_META_CREATED, NULL));
     int64_t rq = ms_of(true_at(wl, "Requeued"));
     if (rq > t && rq <= until)
         t = rq;
@@ -398,11 +398,10 @@ static void track(struct fq_metrics *m, const struct fq_value *wl,
                   bool counting)
 {
     char key[512];
-    snprintf(key, sizeof(key), "%s/%s",
-             fq_value_path_str(wl, "metadata.namespace", ""),
-             fq_value_path_str(wl, "metadata.name", ""));
+    snprintf(key, sizeof(key), "%s/%s", fq_meta_namespace(wl),
+             fq_meta_name(wl));
     struct wlrec *r = wl_get(m, key);
-    const char *cq = fq_value_path_str(wl, "status.admission.clusterQueue", "");
+    const char *cq = fq_value_path_str(wl, FQ_WL_ADMITTED_CQ, "");
     if (*cq)
         remember(r->cq, sizeof(r->cq), cq);
     const char *qr = true_at(wl, "QuotaReserved");
@@ -421,7 +420,7 @@ static void track(struct fq_metrics *m, const struct fq_value *wl,
         observe_hist(m, H_ADMITTED, 14, r->cq,
                      (double)(at - wait_start(wl, at)) / 1000.0);
         /* as Kueue: only workloads that waited on admission checks */
-        if (*qr && fq_value_len(fq_value_path(wl, "status.admissionChecks")))
+        if (*qr && fq_value_len(fq_value_path(wl, FQ_WL_ADMISSION_CHECKS)))
             observe_hist(m, H_CHECKS, 16, r->cq,
                          (double)(at - ms_of(qr)) / 1000.0);
     }
@@ -541,8 +540,8 @@ static double num(const struct fq_value *v)
 
 static const char *cohort_of(const struct fq_value *cq)
 {
-    const char *c = fq_value_path_str(cq, "spec.cohort", NULL);
-    return c ? c : fq_value_path_str(cq, "spec.cohortName", "");
+    const char *c = fq_value_path_str(cq, FQ_CQ_COHORT, NULL);
+    return c ? c : fq_value_path_str(cq, FQ_CQ_COHORT_NAME, "");
 }
 
 static void render_counters(const struct fq_metrics *m, struct fq_buf *b,
@@ -579,24 +578,22 @@ static void render_hists(const struct fq_metrics *m, struct fq_buf *b,
 /* The ClusterQueue a workload queues in (through its LocalQueue), or "". */
 static const char *cq_of(const struct fq_objstore *s, const struct fq_value *wl)
 {
-    const char *adm =
-        fq_value_path_str(wl, "status.admission.clusterQueue", NULL);
+    const char *adm = fq_value_path_str(wl, FQ_WL_ADMITTED_CQ, NULL);
     if (adm)
         return adm;
-    const char *q = fq_value_path_str(wl, "spec.queueName", NULL);
+    const char *q = fq_value_path_str(wl, FQ_WL_QUEUE_NAME, NULL);
     if (!q)
         return "";
     const struct fq_object *lq =
-        fq_objstore_get(s, FQ_KIND_LOCALQUEUE,
-                        fq_value_path_str(wl, "metadata.namespace", ""), q);
-    return lq ? fq_value_path_str(lq->obj, "spec.clusterQueue", "") : "";
+        fq_objstore_get(s, FQ_KIND_LOCALQUEUE, fq_meta_namespace(wl), q);
+    return lq ? fq_value_path_str(lq->obj, FQ_LQ_CLUSTER_QUEUE, "") : "";
 }
 
 static bool is_pending(const struct fq_value *wl)
 {
     return !fq_cond_true(wl, "QuotaReserved") &&
            !fq_cond_true(wl, "Finished") &&
-           fq_value_path_bool(wl, "spec.active", true);
+           fq_value_path_bool(wl, FQ_WL_ACTIVE, true);
 }
 
 static bool is_inadmissible(const struct fq_value *wl)
@@ -664,9 +661,9 @@ static void render_cq_counts(struct fq_buf *b, const struct fq_object **cqs,
     static const char *const sts[] = {"pending", "active", "terminated"};
     for (size_t i = 0; i < ncq; i++) {
         const struct fq_value *o = cqs[i]->obj;
-        int now = fq_value_path(o, "metadata.deletionTimestamp") ? 2 :
-                  fq_cond_true(o, "Active")                      ? 1 :
-                                                                   0;
+        int now = fq_value_path(o, FQ_META_DELETED) ? 2 :
+                  fq_cond_true(o, "Active")         ? 1 :
+                                                      0;
         for (int k = 0; k < 3; k++) {
             char *l = labels2("cluster_queue", cqs[i]->name, "status", sts[k]);
             sample(b, "kueue_cluster_queue_status", l, k == now);
@@ -691,7 +688,7 @@ static void render_lq(const struct fq_objstore *s, struct fq_buf *b)
         for (size_t j = 0; j < nw; j++) {
             const struct fq_value *w = ws[j]->obj;
             if (!is_pending(w) || strcmp(ws[j]->ns, lqs[i]->ns) ||
-                strcmp(fq_value_path_str(w, "spec.queueName", ""),
+                strcmp(fq_value_path_str(w, FQ_WL_QUEUE_NAME, ""),
                        lqs[i]->name))
                 continue;
             if (is_inadmissible(w))
@@ -755,11 +752,9 @@ static double usage_of(const struct fq_value *const *ws, size_t nw,
     for (size_t j = 0; j < nw; j++) {
         const struct fq_value *w = ws[j];
         if (!fq_cond_true(w, "Admitted") || fq_cond_true(w, "Finished") ||
-            strcmp(fq_value_path_str(w, "status.admission.clusterQueue", ""),
-                   cq))
+            strcmp(fq_value_path_str(w, FQ_WL_ADMITTED_CQ, ""), cq))
             continue;
-        const struct fq_value *psa =
-            fq_value_path(w, "status.admission.podSetAssignments");
+        const struct fq_value *psa = fq_value_path(w, FQ_WL_PODSET_ASSIGNMENTS);
         for (size_t p = 0; p < fq_value_len(psa); p++) {
             const struct fq_value *a = fq_seq_at(psa, p);
             const char *f =
@@ -776,7 +771,7 @@ static double usage_of(const struct fq_value *const *ws, size_t nw,
 static double reservation_of(const struct fq_value *cq, const char *flv,
                              const char *res)
 {
-    const struct fq_value *fr = fq_value_path(cq, "status.flavorsReservation");
+    const struct fq_value *fr = fq_value_path(cq, FQ_WL_FLAVORS_RESERVATION);
     for (size_t i = 0; i < fq_value_len(fr); i++) {
         const struct fq_value *f = fq_seq_at(fr, i);
         if (strcmp(fq_value_path_str(f, "name", ""), flv))
@@ -833,7 +828,7 @@ static void render_cells(const struct fq_objstore *s, struct fq_buf *b,
         for (size_t i = 0; i < ncq; i++) {
             const struct fq_value *cq = cqs[i]->obj;
             const struct fq_value *rgs =
-                fq_value_path(cq, "spec.resourceGroups");
+                fq_value_path(cq, FQ_CQ_RESOURCE_GROUPS);
             for (size_t g = 0; g < fq_value_len(rgs); g++) {
                 const struct fq_value *fl =
                     fq_map_get(fq_seq_at(rgs, g), "flavors");
@@ -888,9 +883,8 @@ static void render_pools(const struct fq_objstore *s, struct fq_buf *b)
     for (size_t i = 0; i < np; i++) {
         int ready = 0, not_ready = 0;
         for (size_t j = 0; j < nn; j++) {
-            const char *pool = fq_value_as_str(
-                fq_map_get(fq_value_path(ns[j]->obj, "metadata.labels"),
-                           "cloud.google.com/gke-nodepool"));
+            const char *pool = fq_value_as_str(fq_map_get(
+                fq_meta_labels(ns[j]->obj), "cloud.google.com/gke-nodepool"));
             if (!pool || strcmp(pool, ps[i]->name))
                 continue;
             if (fq_cond_true(ns[j]->obj, "Ready"))
@@ -964,7 +958,7 @@ static void render_cq_cost(struct fq_buf *b, const struct fq_object **cqs,
     for (size_t i = 0; i < ncq; i++) {
         char *l = labels1("cluster_queue", cqs[i]->name);
         sample(b, "flexq_cluster_queue_cost_usd_total", l,
-               num(fq_value_path(cqs[i]->obj, "status.cost.usd")));
+               num(fq_value_path(cqs[i]->obj, FQ_STATUS_COST_USD)));
         free(l);
     }
 }
@@ -981,10 +975,10 @@ static void render_provider_errors(const struct fq_objstore *s,
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *e = es[i]->obj;
         if (strcmp(fq_value_path_str(e, "type", ""), "Warning") ||
-            strcmp(fq_value_path_str(e, "involvedObject.kind", ""), "NodePool"))
+            strcmp(fq_value_path_str(e, FQ_EVENT_OBJECT_KIND, ""), "NodePool"))
             continue;
         char *l =
-            labels2("nodepool", fq_value_path_str(e, "involvedObject.name", ""),
+            labels2("nodepool", fq_value_path_str(e, FQ_EVENT_OBJECT_NAME, ""),
                     "reason", fq_value_path_str(e, "reason", ""));
         double c = (double)fq_value_path_int(e, "count", 1);
         size_t k = 0;

@@ -16,6 +16,7 @@
  * What it does not do: layout (the CLI pads, kubectl lays out Tables).
  */
 #include "flexq/printcols.h"
+#include "flexq/paths.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +68,7 @@ void fq_printcols_age(const char *ts, int64_t now, char *buf, size_t size)
 
 const char *fq_printcols_condition(const struct fq_value *obj, const char *type)
 {
-    const struct fq_value *conds = fq_value_path(obj, "status.conditions");
+    const struct fq_value *conds = fq_value_path(obj, FQ_STATUS_CONDITIONS);
     for (size_t i = 0; i < fq_value_len(conds); i++) {
         const struct fq_value *c = fq_seq_at(conds, i);
         if (!strcmp(fq_value_path_str(c, "type", ""), type))
@@ -113,8 +114,8 @@ static void cq_cohort(const struct fq_value *obj, int64_t now,
                       struct fq_buf *out)
 {
     (void)now;
-    const struct fq_value *v = fq_value_path(obj, "spec.cohort");
-    scalar(v ? v : fq_value_path(obj, "spec.cohortName"), out);
+    const struct fq_value *v = fq_value_path(obj, FQ_CQ_COHORT);
+    scalar(v ? v : fq_value_path(obj, FQ_CQ_COHORT_NAME), out);
 }
 
 static void wl_count(const struct fq_value *obj, int64_t now,
@@ -139,8 +140,8 @@ static void pod_ready(const struct fq_value *obj, int64_t now,
                       struct fq_buf *out)
 {
     (void)now;
-    size_t total = fq_value_len(fq_value_path(obj, "spec.containers"));
-    const struct fq_value *st = fq_value_path(obj, "status.containerStatuses");
+    size_t total = fq_value_len(fq_value_path(obj, FQ_POD_CONTAINERS));
+    const struct fq_value *st = fq_value_path(obj, FQ_POD_CONTAINER_STATUSES);
     size_t ready = 0;
     for (size_t i = 0; i < fq_value_len(st); i++)
         ready += fq_value_path_bool(fq_seq_at(st, i), "ready", false);
@@ -155,7 +156,7 @@ static void pod_restarts(const struct fq_value *obj, int64_t now,
                          struct fq_buf *out)
 {
     (void)now;
-    const struct fq_value *st = fq_value_path(obj, "status.containerStatuses");
+    const struct fq_value *st = fq_value_path(obj, FQ_POD_CONTAINER_STATUSES);
     int64_t n = 0;
     for (size_t i = 0; i < fq_value_len(st); i++)
         n += fq_value_path_int(fq_seq_at(st, i), "restartCount", 0);
@@ -173,24 +174,24 @@ static void pod_status(const struct fq_value *obj, int64_t now,
     (void)now;
     const char *reason = fq_value_path_str(obj, "status.reason", NULL);
     if (!reason)
-        reason = fq_value_path_str(obj, "status.phase", "Pending");
-    const struct fq_value *cs = fq_value_path(obj, "status.containerStatuses");
+        reason = fq_value_path_str(obj, FQ_POD_PHASE, "Pending");
+    const struct fq_value *cs = fq_value_path(obj, FQ_POD_CONTAINER_STATUSES);
     bool running = false;
     for (size_t i = fq_value_len(cs); i-- > 0;) {
         const struct fq_value *c = fq_seq_at(cs, i);
-        const char *w = fq_value_path_str(c, "state.waiting.reason", NULL);
+        const char *w = fq_value_path_str(c, FQ_CSTATE_WAITING_REASON, NULL);
         const char *t = fq_value_path_str(c, "state.terminated.reason", NULL);
         if (w && *w)
             reason = w;
         else if (t && *t)
             reason = t;
-        else if (fq_value_path(c, "state.running") &&
+        else if (fq_value_path(c, FQ_CSTATE_RUNNING) &&
                  fq_value_path_bool(c, "ready", false))
             running = true;
     }
     if (!strcmp(reason, "Completed") && running)
         reason = "Running";
-    if (fq_value_path_str(obj, "metadata.deletionTimestamp", NULL))
+    if (fq_value_path_str(obj, FQ_META_DELETED, NULL))
         reason = "Terminating";
     fq_buf_puts(out, reason);
 }
@@ -201,7 +202,7 @@ static void node_status(const struct fq_value *obj, int64_t now,
     (void)now;
     const char *r = fq_printcols_condition(obj, "Ready");
     fq_buf_puts(out, !strcmp(r, "True") ? "Ready" : "NotReady");
-    if (fq_value_path_bool(obj, "spec.unschedulable", false))
+    if (fq_value_path_bool(obj, FQ_NODE_UNSCHEDULABLE, false))
         fq_buf_puts(out, ",SchedulingDisabled");
 }
 
@@ -210,7 +211,7 @@ static void node_roles(const struct fq_value *obj, int64_t now,
                        struct fq_buf *out)
 {
     (void)now;
-    const struct fq_value *l = fq_value_path(obj, "metadata.labels");
+    const struct fq_value *l = fq_meta_labels(obj);
     size_t start = out->len;
     for (size_t i = 0; l && l->type == FQ_V_MAP && i < l->u.map.n; i++) {
         const char *k = l->u.map.items[i].key;
@@ -248,7 +249,7 @@ static void job_status(const struct fq_value *obj, int64_t now,
         fq_buf_puts(out, "Complete");
     else if (!strcmp(fq_printcols_condition(obj, "Failed"), "True"))
         fq_buf_puts(out, "Failed");
-    else if (fq_value_path_bool(obj, "spec.suspend", false))
+    else if (fq_value_path_bool(obj, FQ_SPEC_SUSPEND, false))
         fq_buf_puts(out, "Suspended");
     else
         fq_buf_puts(out, "Running");
@@ -259,7 +260,7 @@ static void kubeflow_state(const struct fq_value *obj, int64_t now,
                            struct fq_buf *out)
 {
     (void)now;
-    const struct fq_value *cs = fq_value_path(obj, "status.conditions");
+    const struct fq_value *cs = fq_value_path(obj, FQ_STATUS_CONDITIONS);
     size_t n = fq_value_len(cs);
     if (n)
         fq_buf_puts(out, fq_value_path_str(fq_seq_at(cs, n - 1), "type", ""));
@@ -269,9 +270,9 @@ static void job_completions(const struct fq_value *obj, int64_t now,
                             struct fq_buf *out)
 {
     (void)now;
-    int64_t want = fq_value_path_int(obj, "spec.completions", 1);
+    int64_t want = fq_value_path_int(obj, FQ_JOB_COMPLETIONS, 1);
     fq_buf_printf(out, "%lld/%lld",
-                  (long long)fq_value_path_int(obj, "status.succeeded", 0),
+                  (long long)fq_value_path_int(obj, FQ_JOB_SUCCEEDED, 0),
                   (long long)want);
 }
 
@@ -301,9 +302,9 @@ void fq_printcols_event_object(const struct fq_value *obj, int64_t now,
                                struct fq_buf *out)
 {
     (void)now;
-    const char *k = fq_value_path_str(obj, "involvedObject.kind", "");
+    const char *k = fq_value_path_str(obj, FQ_EVENT_OBJECT_KIND, "");
     enum fq_kind kind = fq_kind_lookup(k);
-    const char *name = fq_value_path_str(obj, "involvedObject.name", "");
+    const char *name = fq_value_path_str(obj, FQ_EVENT_OBJECT_NAME, "");
     if (kind != FQ_KIND_NONE)
         fq_buf_printf(out, "%s/%s", fq_kind_info(kind)->singular, name);
     else
@@ -348,7 +349,7 @@ static void prq_failed(const struct fq_value *o, int64_t n, struct fq_buf *b)
 static void pool_nodes(const struct fq_value *o, int64_t n, struct fq_buf *b)
 {
     (void)n;
-    const struct fq_value *v = fq_value_path(o, "status.nodeCount");
+    const struct fq_value *v = fq_value_path(o, FQ_POOL_NODE_COUNT);
     if (v)
         scalar(v, b);
     else
@@ -383,7 +384,7 @@ static void pool_autoscale(const struct fq_value *o, int64_t n,
                            struct fq_buf *b)
 {
     (void)n;
-    const struct fq_value *a = fq_value_path(o, "spec.autoscaling");
+    const struct fq_value *a = fq_value_path(o, FQ_POOL_AUTOSCALING);
     if (!a || !fq_value_path_bool(a, "enabled", true)) {
         fq_buf_puts(b, "off");
         return;

@@ -16,6 +16,7 @@
  * LocalQueue is missing is listed with cq "" and never in a summary.
  */
 #include "flexq/visibility.h"
+#include "flexq/paths.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +28,10 @@
 
 static int64_t priority_of(struct fq_objstore *s, const struct fq_value *wl)
 {
-    const struct fq_value *p = fq_value_path(wl, "spec.priority");
+    const struct fq_value *p = fq_value_path(wl, FQ_WL_PRIORITY);
     if (p && p->type == FQ_V_NUM)
         return p->u.num.i;
-    const char *pc = fq_value_path_str(wl, "spec.priorityClassName", NULL);
+    const char *pc = fq_value_path_str(wl, FQ_SPEC_PRIORITY_CLASS, NULL);
     if (pc) {
         const struct fq_object *o =
             fq_objstore_get(s, FQ_KIND_WORKLOADPRIORITYCLASS, "", pc);
@@ -65,16 +66,16 @@ size_t fq_visibility_pending(struct fq_engine *e, struct fq_pending_wl **out)
     for (size_t i = 0; i < nw; i++) {
         const struct fq_value *w = ws[i]->obj;
         if (fq_cond_true(w, "QuotaReserved") || fq_cond_true(w, "Finished") ||
-            !fq_value_path_bool(w, "spec.active", true))
+            !fq_value_path_bool(w, FQ_WL_ACTIVE, true))
             continue;
         struct fq_pending_wl *x = &p[n++];
         x->wl = w;
         x->ns = ws[i]->ns;
         x->name = ws[i]->name;
-        x->lq = fq_value_path_str(w, "spec.queueName", "");
+        x->lq = fq_value_path_str(w, FQ_WL_QUEUE_NAME, "");
         const struct fq_object *lq =
             fq_objstore_get(s, FQ_KIND_LOCALQUEUE, x->ns, x->lq);
-        x->cq = lq ? fq_value_path_str(lq->obj, "spec.clusterQueue", "") : "";
+        x->cq = lq ? fq_value_path_str(lq->obj, FQ_LQ_CLUSTER_QUEUE, "") : "";
         x->priority = priority_of(s, w);
         x->queued_ms = fq_kueue_queue_order_ts(w, cfg);
     }
@@ -138,12 +139,10 @@ struct fq_value *fq_visibility_summary(struct fq_engine *e, const char *cq,
         struct fq_value *md = fq_map_ensure_map(it, "metadata");
         fq_map_set(md, "name", fq_value_str(x->name));
         fq_map_set(md, "namespace", fq_value_str(x->ns));
-        const char *ct =
-            fq_value_path_str(x->wl, "metadata.creationTimestamp", NULL);
+        const char *ct = fq_value_path_str(x->wl, FQ_META_CREATED, NULL);
         if (ct)
             fq_map_set(md, "creationTimestamp", fq_value_str(ct));
-        const struct fq_value *own =
-            fq_value_path(x->wl, "metadata.ownerReferences");
+        const struct fq_value *own = fq_meta_owners(x->wl);
         if (own)
             fq_map_set(md, "ownerReferences", fq_value_clone(own));
         fq_map_set(it, "priority", fq_value_int(x->priority));

@@ -49,6 +49,7 @@
 #include "flexq/estimate.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 #define DEFAULT_RUN_MS (3600 * 1000LL)
@@ -70,31 +71,28 @@ static int64_t cond_time(const struct fq_value *obj, const char *type)
 static int64_t created(const struct fq_value *obj)
 {
     int64_t t = 0;
-    const char *s = fq_value_path_str(obj, "metadata.creationTimestamp", NULL);
+    const char *s = fq_value_path_str(obj, FQ_META_CREATED, NULL);
     return s && fq_time_parse(s, &t) == 0 ? t : 0;
 }
 
 static const char *queue_of(const struct fq_value *wl)
 {
-    return fq_value_path_str(wl, "spec.queueName", "");
+    return fq_value_path_str(wl, FQ_WL_QUEUE_NAME, "");
 }
 
 /* The job that owns a workload (first ownerReference), or NULL. */
 static const struct fq_value *owner(const struct fq_objstore *s,
                                     const struct fq_value *wl)
 {
-    const struct fq_value *ref =
-        fq_seq_at(fq_value_path(wl, "metadata.ownerReferences"), 0);
+    const struct fq_value *ref = fq_seq_at(fq_meta_owners(wl), 0);
     if (!ref)
         return NULL;
     enum fq_kind k = fq_kind_from_gvk(fq_value_path_str(ref, "apiVersion", ""),
                                       fq_value_path_str(ref, "kind", ""));
     const struct fq_object *o =
-        k == FQ_KIND_NONE ?
-            NULL :
-            fq_objstore_get(s, k,
-                            fq_value_path_str(wl, "metadata.namespace", ""),
-                            fq_value_path_str(ref, "name", ""));
+        k == FQ_KIND_NONE ? NULL :
+                            fq_objstore_get(s, k, fq_meta_namespace(wl),
+                                            fq_value_path_str(ref, "name", ""));
     return o ? o->obj : NULL;
 }
 
@@ -103,13 +101,12 @@ static bool is_target(const struct fq_value *wl, const struct fq_value *t,
                       const char *ns)
 {
     const char *tk = fq_value_path_str(t, "kind", "");
-    const char *tn = fq_value_path_str(t, "metadata.name", "");
-    if (strcmp(fq_value_path_str(wl, "metadata.namespace", ""), ns))
+    const char *tn = fq_meta_name(t);
+    if (strcmp(fq_meta_namespace(wl), ns))
         return false;
     if (!strcmp(tk, "Workload"))
-        return !strcmp(fq_value_path_str(wl, "metadata.name", ""), tn);
-    const struct fq_value *ref =
-        fq_seq_at(fq_value_path(wl, "metadata.ownerReferences"), 0);
+        return !strcmp(fq_meta_name(wl), tn);
+    const struct fq_value *ref = fq_seq_at(fq_meta_owners(wl), 0);
     return ref && !strcmp(fq_value_path_str(ref, "kind", ""), tk) &&
            !strcmp(fq_value_path_str(ref, "name", ""), tn);
 }
@@ -410,7 +407,7 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     for (size_t i = 0; i < nw; i++) {
         const struct fq_value *w = wls[i]->obj;
         if (fq_cond_true(w, "Finished") ||
-            !fq_value_path_bool(w, "spec.active", true) || !*queue_of(w) ||
+            !fq_value_path_bool(w, FQ_WL_ACTIVE, true) || !*queue_of(w) ||
             is_target(w, target, ns))
             continue;
         enum fq_estimate_source src = FQ_EST_SRC_NONE;

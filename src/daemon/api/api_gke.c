@@ -37,6 +37,7 @@
 #include "flexq/gke.h"
 #include "flexq/nodepool.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 #define OPS_KEPT 256
@@ -190,7 +191,7 @@ static const struct fq_object *find_cluster(struct greq *q, const char *name,
     if (o &&
         !strcmp(fq_value_path_str(o->obj, "spec.project", ""), q->project) &&
         (!strcmp(q->location, "-") ||
-         !strcmp(fq_value_path_str(o->obj, "spec.location", ""), q->location)))
+         !strcmp(fq_value_path_str(o->obj, FQ_POOL_LOCATION, ""), q->location)))
         return o;
     if (answer)
         gfail(q, 404, "NOT_FOUND", "Not found: %s/clusters/%s.", q->rname,
@@ -248,7 +249,7 @@ static struct fq_value *pools_of(struct greq *q, const struct fq_value *cluster,
 static struct fq_value *cluster_view(struct greq *q, const struct fq_object *o)
 {
     const char *name = o->name;
-    const char *loc = fq_value_path_str(o->obj, "spec.location", "");
+    const char *loc = fq_value_path_str(o->obj, FQ_POOL_LOCATION, "");
     char self[700];
     snprintf(self, sizeof(self), "%s/clusters/%s", q->base, name);
     if (!strcmp(q->location, "-")) {

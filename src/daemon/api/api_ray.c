@@ -36,6 +36,7 @@
 #include "flexq/jobs.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 #include "runner/logs.h"
 #include "runner/runner.h"
@@ -108,8 +109,7 @@ static struct fq_value *job_metrics(const struct fq_objstore *s,
     /* the driver's result first, then rank 0's last report */
     for (int pass = 0; pass < 2 && !out; pass++)
         for (size_t i = 0; i < n && !out; i++) {
-            const struct fq_value *l =
-                fq_value_path(pods[i]->obj, "metadata.labels");
+            const struct fq_value *l = fq_meta_labels(pods[i]->obj);
             const char *job =
                 fq_value_as_str(fq_map_get(l, "batch.kubernetes.io/job-name"));
             const char *cl = fq_value_as_str(fq_map_get(l, "ray.io/cluster"));
@@ -131,8 +131,8 @@ struct fq_value *fq_api_ray_job_details(const struct fq_objstore *s,
                                         const char *data_dir,
                                         const struct fq_value *rj)
 {
-    const char *ns = fq_value_path_str(rj, "metadata.namespace", "default");
-    const char *name = fq_value_path_str(rj, "metadata.name", "");
+    const char *ns = fq_value_path_str(rj, FQ_META_NAMESPACE, "default");
+    const char *name = fq_meta_name(rj);
     const struct fq_value *st = fq_map_get(rj, "status");
     const char *id = fq_value_path_str(st, "jobId", name);
     const char *status = fq_value_path_str(st, "jobStatus", "");
@@ -146,7 +146,7 @@ struct fq_value *fq_api_ray_job_details(const struct fq_objstore *s,
     fq_map_set(d, "driver_info", fq_value_null());
     fq_map_set(d, "status", fq_value_str(status));
     fq_map_set(d, "entrypoint",
-               fq_value_str(fq_value_path_str(rj, "spec.entrypoint", "")));
+               fq_value_str(fq_value_path_str(rj, FQ_RJ_ENTRYPOINT, "")));
     const char *msg = fq_value_path_str(st, "message", "");
     fq_map_set(d, "message",
                fq_value_str(!strcmp(status, "FAILED") && *msg ?
@@ -221,7 +221,7 @@ static const struct fq_object *find_job(struct fq_daemon *d,
     for (int pass = 0; pass < 2 && !hit; pass++)
         for (size_t i = 0; i < n && !hit; i++) {
             const char *key =
-                pass == 0 ? fq_value_path_str(all[i]->obj, "status.jobId", "") :
+                pass == 0 ? fq_value_path_str(all[i]->obj, FQ_RJ_JOB_ID, "") :
                             all[i]->name;
             if (!strcmp(key, id) &&
                 fq_api_may(d, r, verb, FQ_KIND_RAYJOB, all[i]->ns))

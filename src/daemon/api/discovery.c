@@ -23,6 +23,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/paths.h"
 
 /* The Kubernetes release whose API shapes flexqd serves. kubectl warns on
  * `kubectl version` when its minor is more than one away; 1.32 is the
@@ -141,9 +142,7 @@ struct fq_value *fq_discovery_aggregated(bool core, const char *av)
             continue;
         struct fq_value *g = NULL;
         for (size_t i = 0; i < fq_value_len(items) && !g; i++)
-            if (!strcmp(
-                    fq_value_path_str(fq_seq_at(items, i), "metadata.name", ""),
-                    ki->group))
+            if (!strcmp(fq_meta_name(fq_seq_at(items, i)), ki->group))
                 g = fq_seq_at(items, i);
         if (!g) {
             g = fq_value_map();

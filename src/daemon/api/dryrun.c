@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "flexq/objects.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 /* DELETE carries its options in the body (kubectl delete --dry-run=server
@@ -83,7 +84,7 @@ void fq_dryrun_reply(struct fq_daemon *d, struct fq_http_req *r,
         if (!errs.n)
             fq_err_set(&e, FQ_EINVAL, "invalid object");
         fq_api_error(d, r, e.code ? e.code : FQ_EINVAL, &e, plural,
-                     fq_value_path_str(obj, "metadata.name", NULL));
+                     fq_value_path_str(obj, FQ_META_NAME, NULL));
         fq_errlist_release(&errs);
         fq_value_free(obj);
         return;
@@ -102,7 +103,7 @@ void fq_dryrun_reply(struct fq_daemon *d, struct fq_http_req *r,
             fq_map_set(
                 md, "generation",
                 fq_value_int(
-                    fq_value_path_int(cur->obj, "metadata.generation", 1) + 1));
+                    fq_value_path_int(cur->obj, FQ_META_GENERATION, 1) + 1));
         if (!status_only) {
             const struct fq_value *st = fq_map_get(cur->obj, "status");
             if (st)

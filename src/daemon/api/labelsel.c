@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "flexq/alloc.h"
+#include "flexq/paths.h"
 
 enum op {
     OP_EQ,
@@ -199,7 +200,7 @@ static const char *lookup(const struct fq_labelsel *s,
     if (s->field)
         v = fq_value_path(obj, key);
     else
-        v = fq_map_get(fq_value_path(obj, "metadata.labels"), key);
+        v = fq_map_get(fq_meta_labels(obj), key);
     if (!v)
         return NULL;
     switch (v->type) {

@@ -84,6 +84,7 @@
 #include "flexq/engine.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "log.h"
 
 #define MAX_STREAMS  128
@@ -650,11 +651,11 @@ static void ws_accept(const char *key, char out[64])
  * container port named `dashboard`, else 8265; 0 for any other pod. */
 static int dashboard_port(const struct fq_value *pod)
 {
-    const char *type = fq_value_as_str(fq_map_get(
-        fq_value_path(pod, "metadata.labels"), FQ_LABEL_RAY_NODE_TYPE));
+    const char *type = fq_value_as_str(
+        fq_map_get(fq_meta_labels(pod), FQ_LABEL_RAY_NODE_TYPE));
     if (!type || strcmp(type, "head"))
         return 0;
-    const struct fq_value *cs = fq_value_path(pod, "spec.containers");
+    const struct fq_value *cs = fq_value_path(pod, FQ_POD_CONTAINERS);
     for (size_t i = 0; i < fq_value_len(cs); i++) {
         const struct fq_value *ports = fq_value_path(fq_seq_at(cs, i), "ports");
         for (size_t j = 0; j < fq_value_len(ports); j++) {
@@ -695,7 +696,7 @@ static void on_portforward(struct fq_daemon *d, struct fq_http_req *r,
         api_fail(d, r, FQ_ENOTFOUND, "pods \"%s\" not found", t->name);
         return;
     }
-    const char *phase = fq_value_path_str(o->obj, "status.phase", "Pending");
+    const char *phase = fq_value_path_str(o->obj, FQ_POD_PHASE, "Pending");
     if (strcmp(phase, "Running")) {
         api_fail(d, r, FQ_EPARSE,
                  "unable to upgrade connection: pod %s is not running "
@@ -766,7 +767,7 @@ static void on_portforward(struct fq_daemon *d, struct fq_http_req *r,
     s->pf = pf;
     s->ns = fq_xstrdup(t->ns);
     s->pod = fq_xstrdup(t->name);
-    s->uid = fq_xstrdup(fq_value_path_str(o->obj, "metadata.uid", ""));
+    s->uid = fq_xstrdup(fq_meta_uid(o->obj));
     s->dashboard_port = dashboard_port(o->obj);
     fq_log(FQ_LOG_INFO, "port-forward", "pod=%s/%s transport=%s peer=%s", s->ns,
            s->pod, ws ? "websocket" : "spdy", fq_http_peer(r));

@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "flexq/alloc.h"
+#include "flexq/paths.h"
 #include "flexq/printcols.h"
 
 /* True if one media type of Accept (a comma list) names as=Table in
@@ -137,8 +138,7 @@ void fq_table_add_row(struct fq_value *table, enum fq_kind k,
     struct fq_value *row = fq_value_map();
     struct fq_value *cells = fq_value_seq();
     if (k != FQ_KIND_EVENT)
-        fq_seq_push(cells,
-                    fq_value_str(fq_value_path_str(obj, "metadata.name", "")));
+        fq_seq_push(cells, fq_value_str(fq_meta_name(obj)));
     struct fq_buf b = FQ_BUF_INIT;
     for (const struct fq_printcol *c = fq_printcols(k); c->header; c++) {
         fq_buf_reset(&b);

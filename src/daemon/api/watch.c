@@ -29,6 +29,7 @@
 #include "flexq/convert.h"
 #include "flexq/kpb.h"
 #include "flexq/patch.h"
+#include "flexq/paths.h"
 #include "flexq/ssa.h"
 #include "flexq/timefmt.h"
 #include "log.h"
@@ -105,9 +106,8 @@ static void watch_line(const struct watch *w, struct fq_buf *b,
         return;
     }
     struct fq_value *t = fq_table_new(w->kind, w->table);
-    fq_map_set(
-        fq_map_get(t, "metadata"), "resourceVersion",
-        fq_value_str(fq_value_path_str(obj, "metadata.resourceVersion", "")));
+    fq_map_set(fq_map_get(t, "metadata"), "resourceVersion",
+               fq_value_str(fq_value_path_str(obj, FQ_META_RV, "")));
     fq_table_add_row(t, w->kind, obj, fq_daemon_now(w->api->d), w->include);
     line_of(b, type, t);
     fq_value_free(t);

@@ -21,6 +21,7 @@
 #include "api/web.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
 #define MAX_ROWS 500
@@ -103,8 +104,7 @@ static void begin(struct fq_buf *b, const char *title)
 static void flavors_of(const struct fq_value *wl, char *out, size_t n)
 {
     out[0] = '\0';
-    const struct fq_value *psa =
-        fq_value_path(wl, "status.admission.podSetAssignments");
+    const struct fq_value *psa = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     const char *first = NULL;
     for (size_t p = 0; p < fq_value_len(psa); p++) {
         const struct fq_value *fl = fq_map_get(fq_seq_at(psa, p), "flavors");
@@ -130,13 +130,13 @@ static const char *state_of(const struct fq_value *wl)
 {
     if (true_at(wl, "Finished"))
         return "Finished";
-    if (true_at(wl, "Evicted") && fq_value_path(wl, "status.admission"))
+    if (true_at(wl, "Evicted") && fq_value_path(wl, FQ_WL_STATUS_ADMISSION))
         return "Evicting";
     if (true_at(wl, "Admitted"))
         return true_at(wl, "PodsReady") ? "Running" : "Admitted";
     if (true_at(wl, "QuotaReserved"))
         return "WaitingForChecks";
-    if (!fq_value_path_bool(wl, "spec.active", true))
+    if (!fq_value_path_bool(wl, FQ_WL_ACTIVE, true))
         return "Deactivated";
     return "Pending";
 }
@@ -153,9 +153,9 @@ static void page_overview(struct fq_daemon *d, struct fq_buf *b)
     th_row(b, cols);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *cq = cqs[i]->obj;
-        const struct fq_value *rgs = fq_value_path(cq, "spec.resourceGroups");
+        const struct fq_value *rgs = fq_value_path(cq, FQ_CQ_RESOURCE_GROUPS);
         const struct fq_value *fr =
-            fq_value_path(cq, "status.flavorsReservation");
+            fq_value_path(cq, FQ_WL_FLAVORS_RESERVATION);
         for (size_t g = 0; g < fq_value_len(rgs); g++) {
             const struct fq_value *fl =
                 fq_map_get(fq_seq_at(rgs, g), "flavors");
@@ -199,7 +199,7 @@ static void page_overview(struct fq_daemon *d, struct fq_buf *b)
                                  cq, "status.admittedWorkloads", 0));
                     fq_buf_puts(b, "<tr>");
                     td(b, cqs[i]->name);
-                    td(b, fq_value_path_str(cq, "spec.cohort", ""));
+                    td(b, fq_value_path_str(cq, FQ_CQ_COHORT, ""));
                     td(b, flv);
                     td(b, res);
                     td(b, tot);
@@ -231,11 +231,9 @@ static void page_jobs(struct fq_daemon *d, struct fq_http_req *r,
     th_row(b, cols);
     for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
         const struct fq_value *w = ws[i]->obj;
-        const char *job = fq_value_path_str(
-            fq_seq_at(fq_value_path(w, "metadata.ownerReferences"), 0), "name",
-            ws[i]->name);
-        int64_t created =
-            ms_of(fq_value_path_str(w, "metadata.creationTimestamp", NULL));
+        const char *job = fq_value_path_str(fq_seq_at(fq_meta_owners(w), 0),
+                                            "name", ws[i]->name);
+        int64_t created = ms_of(fq_value_path_str(w, FQ_META_CREATED, NULL));
         const char *adm = true_at(w, "Admitted");
         const char *fin = true_at(w, "Finished");
         int64_t adm_ms = adm ? ms_of(adm) : 0;
@@ -244,7 +242,7 @@ static void page_jobs(struct fq_daemon *d, struct fq_http_req *r,
         if (adm)
             dur(ran, sizeof(ran), (fin ? ms_of(fin) : now) - adm_ms);
         flavors_of(w, flv, sizeof(flv));
-        const char *usd = fq_value_path_str(w, "status.cost.usd", "");
+        const char *usd = fq_value_path_str(w, FQ_STATUS_COST_USD, "");
         const struct fq_value *qr = fq_cond_find(w, "QuotaReserved");
         const struct fq_value *ac = fq_cond_find(w, "Admitted");
         const char *why = "";
@@ -254,7 +252,7 @@ static void page_jobs(struct fq_daemon *d, struct fq_http_req *r,
         fq_buf_puts(b, "<tr>");
         td(b, job);
         td(b, ws[i]->ns);
-        td(b, fq_value_path_str(w, "spec.queueName", ""));
+        td(b, fq_value_path_str(w, FQ_WL_QUEUE_NAME, ""));
         td(b, flv);
         td(b, state_of(w));
         td(b, waited);
@@ -284,16 +282,16 @@ static void page_capacity(struct fq_daemon *d, struct fq_buf *b)
         const struct fq_value *p = ps[i]->obj;
         char c1[24], c2[24];
         snprintf(c1, sizeof(c1), "%lld",
-                 (long long)fq_value_path_int(p, "status.nodeCount", 0));
+                 (long long)fq_value_path_int(p, FQ_POOL_NODE_COUNT, 0));
         snprintf(c2, sizeof(c2), "%lld",
                  (long long)fq_value_path_int(p, "status.readyNodeCount", 0));
         fq_buf_puts(b, "<tr>");
         td(b, ps[i]->name);
-        td(b, fq_value_path_str(p, "spec.machineType", ""));
+        td(b, fq_value_path_str(p, FQ_POOL_MACHINE_TYPE, ""));
         td(b, c1);
         td(b, c2);
-        td(b, fq_value_path_str(p, "status.phase", ""));
-        td(b, fq_value_path_str(p, "status.cost.usd", ""));
+        td(b, fq_value_path_str(p, FQ_POD_PHASE, ""));
+        td(b, fq_value_path_str(p, FQ_STATUS_COST_USD, ""));
         fq_buf_puts(b, "</tr>\n");
     }
     fq_buf_puts(b, "</tbody></table>\n<h2>Nodes</h2>\n");
@@ -302,7 +300,7 @@ static void page_capacity(struct fq_daemon *d, struct fq_buf *b)
     for (size_t i = 0; i < nn && i < MAX_ROWS; i++) {
         const struct fq_value *o = ns[i]->obj;
         struct fq_buf t = FQ_BUF_INIT;
-        const struct fq_value *ts = fq_value_path(o, "spec.taints");
+        const struct fq_value *ts = fq_value_path(o, FQ_NODE_TAINTS);
         for (size_t k = 0; k < fq_value_len(ts); k++) {
             const struct fq_value *x = fq_seq_at(ts, k);
             fq_buf_printf(&t, "%s%s=%s:%s", k ? ", " : "",
@@ -312,7 +310,7 @@ static void page_capacity(struct fq_daemon *d, struct fq_buf *b)
         }
         fq_buf_puts(b, "<tr>");
         td(b, ns[i]->name);
-        td(b, fq_value_as_str(fq_map_get(fq_value_path(o, "metadata.labels"),
+        td(b, fq_value_as_str(fq_map_get(fq_meta_labels(o),
                                          "cloud.google.com/gke-nodepool")));
         td(b, true_at(o, "Ready") ? "True" : "False");
         td(b, fq_buf_str(&t));
@@ -334,18 +332,17 @@ static void page_capacity(struct fq_daemon *d, struct fq_buf *b)
                 break;
             }
         const struct fq_value *last = NULL;
-        const struct fq_value *cs = fq_value_path(o, "status.conditions");
+        const struct fq_value *cs = fq_value_path(o, FQ_STATUS_CONDITIONS);
         if (fq_value_len(cs))
             last = fq_seq_at(cs, fq_value_len(cs) - 1);
         msg = fq_value_path_str(last, "message", "");
         char age[32];
         dur(age, sizeof(age),
-            now - ms_of(fq_value_path_str(o, "metadata.creationTimestamp",
-                                          NULL)));
+            now - ms_of(fq_value_path_str(o, FQ_META_CREATED, NULL)));
         fq_buf_puts(b, "<tr>");
         td(b, rs[i]->ns);
         td(b, rs[i]->name);
-        td(b, fq_value_path_str(o, "spec.provisioningClassName", ""));
+        td(b, fq_value_path_str(o, FQ_PR_CLASS, ""));
         td(b, st);
         td(b, age);
         td(b, msg);
@@ -380,8 +377,8 @@ static void page_events(struct fq_daemon *d, struct fq_http_req *r,
         const struct fq_value *e = es[i]->obj;
         char obj[300];
         snprintf(obj, sizeof(obj), "%s/%s",
-                 fq_value_path_str(e, "involvedObject.kind", ""),
-                 fq_value_path_str(e, "involvedObject.name", ""));
+                 fq_value_path_str(e, FQ_EVENT_OBJECT_KIND, ""),
+                 fq_value_path_str(e, FQ_EVENT_OBJECT_NAME, ""));
         fq_buf_puts(b, "<tr>");
         td(b, fq_value_path_str(e, "lastTimestamp", ""));
         td(b, fq_value_path_str(e, "type", ""));

@@ -27,6 +27,7 @@
 #include "flexq/convert.h"
 #include "flexq/kpb.h"
 #include "flexq/patch.h"
+#include "flexq/paths.h"
 #include "flexq/ssa.h"
 #include "flexq/timefmt.h"
 #include "log.h"
@@ -85,7 +86,7 @@ static int fix_identity(const struct target *t, struct fq_value *obj,
     if (md->type != FQ_V_MAP)
         return fq_err_at(err, FQ_EINVAL, NULL, 0, 0, "metadata",
                          "metadata must be a mapping");
-    const char *name = fq_value_path_str(obj, "metadata.name", NULL);
+    const char *name = fq_value_path_str(obj, FQ_META_NAME, NULL);
     if (t->name) {
         if (name && strcmp(name, t->name) != 0)
             return fq_err_at(err, FQ_EINVAL, NULL, 0, 0, "metadata.name",
@@ -95,7 +96,7 @@ static int fix_identity(const struct target *t, struct fq_value *obj,
         fq_map_set(md, "name", fq_value_str(t->name));
     }
     if (t->ki->namespaced) {
-        const char *ns = fq_value_path_str(obj, "metadata.namespace", NULL);
+        const char *ns = fq_value_path_str(obj, FQ_META_NAMESPACE, NULL);
         if (ns && t->ns && strcmp(ns, t->ns) != 0)
             return fq_err_at(err, FQ_EINVAL, NULL, 0, 0, "metadata.namespace",
                              "the namespace of the object (\"%s\") does not "
@@ -113,7 +114,7 @@ static int fix_identity(const struct target *t, struct fq_value *obj,
 static bool rv_conflicts(const struct fq_object *cur,
                          const struct fq_value *obj)
 {
-    const char *want = fq_value_path_str(obj, "metadata.resourceVersion", "");
+    const char *want = fq_value_path_str(obj, FQ_META_RV, "");
     return *want && cur && strtoull(want, NULL, 10) != cur->rv;
 }
 
@@ -148,9 +149,9 @@ static void reply_stored(struct fq_daemon *d, struct fq_http_req *r, int status,
 
 static void give_name(struct fq_daemon *d, struct fq_value *obj)
 {
-    if (fq_value_path_str(obj, "metadata.name", NULL))
+    if (fq_value_path_str(obj, FQ_META_NAME, NULL))
         return;
-    const char *gen = fq_value_path_str(obj, "metadata.generateName", NULL);
+    const char *gen = fq_value_path_str(obj, FQ_META_GENERATE_NAME, NULL);
     if (!gen || !*gen)
         return;
     char suffix[8];
@@ -181,7 +182,7 @@ static void track_fields(struct fq_daemon *d, struct fq_http_req *r,
                          const struct fq_object *cur, struct fq_value *obj)
 {
     if (!fq_http_query(r, "fieldManager") &&
-        !(cur && fq_value_path(cur->obj, "metadata.managedFields")))
+        !(cur && fq_value_path(cur->obj, FQ_META_MANAGED_FIELDS)))
         return;
     char fm[128], now[40];
     field_manager(r, fm, sizeof(fm));
@@ -194,10 +195,8 @@ static void apply_and_reply(struct fq_daemon *d, struct fq_http_req *r,
                             const struct target *t, struct fq_value *obj,
                             int ok_status, bool report)
 {
-    char *name = fq_xstrdup(fq_value_path_str(obj, "metadata.name", ""));
-    char *ns = fq_xstrdup(t->ki->namespaced ?
-                              fq_value_path_str(obj, "metadata.namespace", "") :
-                              "");
+    char *name = fq_xstrdup(fq_meta_name(obj));
+    char *ns = fq_xstrdup(t->ki->namespaced ? fq_meta_namespace(obj) : "");
     bool created = false, changed = false;
     struct fq_err e = {0};
     int rc = fq_engine_apply(d->engine, obj, fq_daemon_now(d), &created,
@@ -234,7 +233,7 @@ static void do_create(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     give_name(d, obj);
-    const char *name = fq_value_path_str(obj, "metadata.name", NULL);
+    const char *name = fq_value_path_str(obj, FQ_META_NAME, NULL);
     if (!name || !*name) {
         fq_err_at(&e, FQ_EINVAL, NULL, 0, 0, "metadata.name",
                   "metadata.name: Required value: name or generateName is "
@@ -243,9 +242,7 @@ static void do_create(struct fq_daemon *d, struct fq_http_req *r,
         fq_value_free(obj);
         return;
     }
-    const char *ns = t->ki->namespaced ?
-                         fq_value_path_str(obj, "metadata.namespace", "") :
-                         "";
+    const char *ns = t->ki->namespaced ? fq_meta_namespace(obj) : "";
     if (fq_objstore_get(fq_engine_store(d->engine), t->kind, ns, name)) {
         fq_err_set(&e, FQ_EEXIST, "%s \"%s\" already exists",
                    api_qualified(t->ki).s, name);

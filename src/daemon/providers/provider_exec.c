@@ -64,6 +64,7 @@
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "providers/provider.h"
 
 #define MAX_OUT (4u << 20)
@@ -329,7 +330,7 @@ int fq_provider_request_answer(struct fq_engine *e, const char *pool,
     struct fq_objstore *s = fq_engine_store(e);
     const struct fq_object *o = fq_objstore_get(s, FQ_KIND_NODEPOOL, "", pool);
     const struct fq_value *reqs =
-        o ? fq_value_path(o->obj, "status.providerRequests") : NULL;
+        o ? fq_value_path(o->obj, FQ_PR_PROVIDER_REQUESTS) : NULL;
     struct fq_value *copy = fq_value_clone(reqs);
     bool found = false;
     for (size_t i = 0; i < fq_value_len(copy); i++) {
@@ -426,16 +427,14 @@ void fq_provider_nodes_put(struct fq_engine *e, const char *pool,
         /* known: made from a template already (a list may have mirrored
          * a new node before its create answer came: not known) */
         bool known =
-            cur && fq_map_get(fq_value_path(cur->obj, "metadata.annotations"),
-                              FROM_TEMPLATE);
+            cur && fq_map_get(fq_meta_annotations(cur->obj), FROM_TEMPLATE);
         const struct fq_value *t = !known && ti < fq_value_len(templates) ?
                                        fq_seq_at(templates, ti++) :
                                        NULL;
         if (cur) {
             struct fq_value *o = node_object(pool, provider, t ? slice : NULL,
                                              t ? t : cur->obj, n);
-            const struct fq_value *ann =
-                fq_value_path(cur->obj, "metadata.annotations");
+            const struct fq_value *ann = fq_meta_annotations(cur->obj);
             struct fq_value *oa = fq_map_ensure_map(
                 fq_map_ensure_map(o, "metadata"), "annotations");
             for (size_t k = 0;
@@ -532,8 +531,7 @@ static void forget_unlisted(struct fq_engine *e, const char *pool,
     char **gone = fq_xcalloc(n + 1, sizeof(*gone));
     size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct fq_value *l =
-            fq_value_path(all[i]->obj, "metadata.labels");
+        const struct fq_value *l = fq_meta_labels(all[i]->obj);
         const char *pp =
             fq_value_as_str(fq_map_get(l, "cloud.google.com/gke-nodepool"));
         const char *pr = fq_value_as_str(fq_map_get(l, "flexq.dev/provider"));
@@ -564,7 +562,7 @@ static struct fq_value *pool_value(const struct fq_object *po)
     fq_map_set(pool, "name", fq_value_str(po->name));
     /* the administrator's notes to the script (the Slurm provider's
      * flexq.dev/slurm-partition) */
-    const struct fq_value *ann = fq_value_path(po->obj, "metadata.annotations");
+    const struct fq_value *ann = fq_meta_annotations(po->obj);
     if (ann && ann->type == FQ_V_MAP)
         fq_map_set(pool, "annotations", fq_value_clone(ann));
     return pool;
@@ -676,7 +674,7 @@ static void start_requests(struct exec_state *s, struct fq_provider *p,
                            const struct fq_object *po, int64_t now_ms)
 {
     const struct fq_value *reqs =
-        fq_value_path(po->obj, "status.providerRequests");
+        fq_value_path(po->obj, FQ_PR_PROVIDER_REQUESTS);
     for (size_t i = 0; i < fq_value_len(reqs); i++) {
         const struct fq_value *r = fq_seq_at(reqs, i);
         const char *id = fq_value_path_str(r, "id", NULL);
@@ -738,7 +736,7 @@ static void exec_sync(struct fq_provider *p, int64_t now_ms)
     for (size_t i = 0; i < n; i++) {
         struct fq_object po = {0};
         po.obj = objs[i];
-        po.name = (char *)fq_value_path_str(objs[i], "metadata.name", "");
+        po.name = (char *)fq_meta_name(objs[i]);
         if (list && !busy(s, JOB_LIST, po.name, NULL)) {
             struct job j = {0};
             j.kind = JOB_LIST;

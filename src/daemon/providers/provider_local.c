@@ -31,6 +31,7 @@
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "providers/provider.h"
 
@@ -248,7 +249,7 @@ static void local_sync(struct fq_provider *p, int64_t now_ms)
     for (size_t i = 0; i < n; i++) {
         names[i] = fq_xstrdup(pools[i]->name);
         const struct fq_value *reqs =
-            fq_value_path(pools[i]->obj, "status.providerRequests");
+            fq_value_path(pools[i]->obj, FQ_PR_PROVIDER_REQUESTS);
         for (size_t k = 0; k < fq_value_len(reqs); k++) {
             const struct fq_value *r = fq_seq_at(reqs, k);
             if (strcmp(fq_value_path_str(r, "state", ""), "Pending") ||

@@ -85,6 +85,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
+#include "flexq/paths.h"
 #include "log.h"
 #include "providers/provider.h"
 #include "runner/executor.h"
@@ -241,13 +242,12 @@ static struct sgang *gang_of_pod(struct slurm *s, const char *ns,
 
 static const char *annotation(const struct fq_value *pod, const char *k)
 {
-    return fq_value_as_str(
-        fq_map_get(fq_value_path(pod, "metadata.annotations"), k));
+    return fq_value_as_str(fq_map_get(fq_meta_annotations(pod), k));
 }
 
 static bool terminal(const struct fq_value *pod)
 {
-    const char *ph = fq_value_path_str(pod, "status.phase", "");
+    const char *ph = fq_value_path_str(pod, FQ_POD_PHASE, "");
     return !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
 }
 
@@ -287,7 +287,7 @@ static bool owned_by(const struct fq_objstore *st, const char *ns,
                      const struct fq_value *obj, const char *kind,
                      const char *name, int depth)
 {
-    const struct fq_value *ors = fq_value_path(obj, "metadata.ownerReferences");
+    const struct fq_value *ors = fq_meta_owners(obj);
     for (size_t i = 0; i < fq_value_len(ors); i++) {
         const struct fq_value *o = fq_seq_at(ors, i);
         const char *ok = fq_value_path_str(o, "kind", "");
@@ -326,9 +326,8 @@ static void evict_for_node(struct fq_executor *x, const char *ns,
     size_t n = fq_objstore_list(st, FQ_KIND_WORKLOAD, ns, &wls);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *w = wls[i]->obj;
-        const struct fq_value *o =
-            fq_seq_at(fq_value_path(w, "metadata.ownerReferences"), 0);
-        if (!o || !fq_value_path(w, "status.admission") ||
+        const struct fq_value *o = fq_seq_at(fq_meta_owners(w), 0);
+        if (!o || !fq_value_path(w, FQ_WL_STATUS_ADMISSION) ||
             !owned_by(st, ns, pod->obj, fq_value_path_str(o, "kind", ""),
                       fq_value_path_str(o, "name", ""), 0))
             continue;
@@ -376,7 +375,7 @@ static void evict_for_node(struct fq_executor *x, const char *ns,
 static long worker_id(const struct fq_value *pod)
 {
     const struct fq_value *env =
-        fq_map_get(fq_seq_at(fq_value_path(pod, "spec.containers"), 0), "env");
+        fq_map_get(fq_seq_at(fq_value_path(pod, FQ_POD_CONTAINERS), 0), "env");
     long rank = -1;
     for (size_t i = 0; i < fq_value_len(env); i++) {
         const struct fq_value *e = fq_seq_at(env, i);
@@ -396,9 +395,9 @@ static long worker_id(const struct fq_value *pod)
 static struct sgang *add_pod(struct slurm *s, const char *ns,
                              const struct fq_value *pod)
 {
-    const char *name = fq_value_path_str(pod, "metadata.name", "");
-    const char *uid = fq_value_path_str(pod, "metadata.uid", "");
-    const char *node = fq_value_path_str(pod, "spec.nodeName", "");
+    const char *name = fq_meta_name(pod);
+    const char *uid = fq_meta_uid(pod);
+    const char *node = fq_value_path_str(pod, FQ_POD_NODE_NAME, "");
     struct spod *have = NULL;
     struct sgang *g = gang_of_pod(s, ns, name, &have);
     if (g && have && !strcmp(have->uid, uid))
@@ -452,8 +451,8 @@ static struct fq_value *configmap_data(struct fq_executor *x, const char *ns,
     struct fq_value *out = fq_value_map();
     const struct fq_value *vols = fq_value_path(pod, "spec.volumes");
     for (size_t i = 0; i < fq_value_len(vols); i++) {
-        const char *cm =
-            fq_value_path_str(fq_seq_at(vols, i), "configMap.name", NULL);
+        const char *cm = fq_value_path_str(fq_seq_at(vols, i),
+                                           FQ_VOLUME_CONFIGMAP_NAME, NULL);
         if (!cm || fq_map_get(out, cm))
             continue;
         const struct fq_object *o = fq_objstore_get(fq_engine_store(x->engine),
@@ -482,8 +481,7 @@ static int cmp_wid(const void *a, const void *b)
     long wa = worker_id(pa), wb = worker_id(pb);
     if (wa != wb)
         return wa < wb ? -1 : 1;
-    return strcmp(fq_value_path_str(pa, "metadata.name", ""),
-                  fq_value_path_str(pb, "metadata.name", ""));
+    return strcmp(fq_meta_name(pa), fq_meta_name(pb));
 }
 
 static struct fq_value *submit_request(struct fq_executor *x,
@@ -524,7 +522,7 @@ static struct fq_value *submit_request(struct fq_executor *x,
         /* the Node object's labels say which partition / reservation, its
          * addresses (Slurm's NodeAddr, from the provider) where the gang
          * meets: no scontrol call on the way to sbatch */
-        const char *nn = fq_value_path_str(p, "spec.nodeName", "");
+        const char *nn = fq_value_path_str(p, FQ_POD_NODE_NAME, "");
         const struct fq_object *no =
             fq_objstore_get(fq_engine_store(x->engine), FQ_KIND_NODE, "", nn);
         if (no && !fq_map_get(nodes, nn)) {
@@ -842,8 +840,7 @@ static void adopt_answer(struct fq_executor *x, struct fq_value *resp,
         size_t np = fq_objstore_list(st, FQ_KIND_POD, NULL, &pods);
         struct sgang *g = NULL;
         for (size_t k = 0; k < np; k++) {
-            const char *uid =
-                fq_value_path_str(pods[k]->obj, "metadata.uid", "");
+            const char *uid = fq_meta_uid(pods[k]->obj);
             bool match = false;
             for (size_t u = 0; u < fq_value_len(uids); u++)
                 match |= !strcmp(fq_value_as_str(fq_seq_at(uids, u)) ?
@@ -860,7 +857,7 @@ static void adopt_answer(struct fq_executor *x, struct fq_value *resp,
                 struct spod *p = NULL;
                 gang_of_pod(s, pods[k]->ns, pods[k]->name, &p);
                 if (p &&
-                    !strcmp(fq_value_path_str(pods[k]->obj, "status.phase", ""),
+                    !strcmp(fq_value_path_str(pods[k]->obj, FQ_POD_PHASE, ""),
                             "Running"))
                     p->running = true;
             }
@@ -895,17 +892,17 @@ static void scan(struct fq_executor *x, int64_t now_ms)
         fq_objstore_list(fq_engine_store(x->engine), FQ_KIND_POD, NULL, &pods);
     for (size_t i = 0; i < n; i++) {
         const struct fq_value *o = pods[i]->obj;
-        if (!*fq_value_path_str(o, "spec.nodeName", "") || terminal(o) ||
-            fq_value_path(o, "metadata.deletionTimestamp"))
+        if (!*fq_value_path_str(o, FQ_POD_NODE_NAME, "") || terminal(o) ||
+            fq_value_path(o, FQ_META_DELETED))
             continue;
         const char *name = pods[i]->name;
         if (gang_of_pod(s, pods[i]->ns, name, NULL))
             continue;
-        const char *ph = fq_value_path_str(o, "status.phase", "");
+        const char *ph = fq_value_path_str(o, FQ_POD_PHASE, "");
         struct spod one = {
             .name = (char *)name,
-            .uid = (char *)fq_value_path_str(o, "metadata.uid", ""),
-            .node = (char *)fq_value_path_str(o, "spec.nodeName", ""),
+            .uid = (char *)fq_meta_uid(o),
+            .node = (char *)fq_value_path_str(o, FQ_POD_NODE_NAME, ""),
             .running = !strcmp(ph, "Running"),
             .wd = -1};
         struct fq_value *tj = pod_file(x, pods[i]->ns, &one, "task.json");
@@ -937,10 +934,9 @@ static void slurm_on_change(struct fq_executor *x, const struct fq_change *c,
     struct spod *p = NULL;
     struct sgang *g = gang_of_pod(s, c->ns, c->name, &p);
     bool gone = c->type == FQ_CHANGE_DELETED || !c->obj ||
-                fq_value_path(c->obj, "metadata.deletionTimestamp") ||
-                terminal(c->obj);
+                fq_value_path(c->obj, FQ_META_DELETED) || terminal(c->obj);
     if (g && p && c->obj && c->type != FQ_CHANGE_DELETED &&
-        strcmp(fq_value_path_str(c->obj, "metadata.uid", ""), p->uid))
+        strcmp(fq_meta_uid(c->obj), p->uid))
         gone = true; /* an older pod of the same name */
     if (gone) {
         if (!g) {
@@ -967,7 +963,7 @@ static void slurm_on_change(struct fq_executor *x, const struct fq_change *c,
         }
         return;
     }
-    if (!*fq_value_path_str(c->obj, "spec.nodeName", ""))
+    if (!*fq_value_path_str(c->obj, FQ_POD_NODE_NAME, ""))
         return;
     g = add_pod(s, c->ns, c->obj);
     /* the last pod of a gang bound: submit now, not at the next tick */

@@ -35,6 +35,7 @@
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
 #include "flexq/kinds.h"
+#include "flexq/paths.h"
 #include "runner/runner.h"
 
 #define FQ_LOGS_MAX_READ (16u << 20)
@@ -126,8 +127,7 @@ int fq_logs_pod(const char *data_dir, const char *ns, const char *name,
 
 static const char *label(const struct fq_value *obj, const char *key)
 {
-    return fq_value_as_str(
-        fq_map_get(fq_value_path(obj, "metadata.labels"), key));
+    return fq_value_as_str(fq_map_get(fq_meta_labels(obj), key));
 }
 
 /* The newest pod of Job ns/job, or NULL. Borrowed. */
@@ -144,8 +144,7 @@ static const struct fq_object *job_pod(const struct fq_objstore *s,
             j = label(pods[i]->obj, "job-name");
         if (!j || strcmp(j, job))
             continue;
-        const char *ts =
-            fq_value_path_str(pods[i]->obj, "metadata.creationTimestamp", "");
+        const char *ts = fq_value_path_str(pods[i]->obj, FQ_META_CREATED, "");
         if (!best || strcmp(ts, best_ts) >= 0) {
             best = pods[i];
             best_ts = ts;
@@ -262,8 +261,8 @@ int fq_logs_target(const struct fq_objstore *s, const char *data_dir,
         fq_objstore_get(s, FQ_KIND_RAYJOB, ns, slash + 1);
     if (!rj)
         return 0;
-    const char *js = fq_value_path_str(rj->obj, "status.jobStatus", "");
-    const char *id = fq_value_path_str(rj->obj, "status.jobId", slash + 1);
+    const char *js = fq_value_path_str(rj->obj, FQ_RJ_JOB_STATUS, "");
+    const char *id = fq_value_path_str(rj->obj, FQ_RJ_JOB_ID, slash + 1);
     if (strcmp(js, "SUCCEEDED") && strcmp(js, "FAILED") &&
         strcmp(js, "STOPPED"))
         return 0;
@@ -272,10 +271,9 @@ int fq_logs_target(const struct fq_objstore *s, const char *data_dir,
     free(needle);
     if (!has) {
         char ts[40];
-        ray_ts(fq_value_path_str(rj->obj, "status.endTime", ""), ts,
-               sizeof(ts));
+        ray_ts(fq_value_path_str(rj->obj, FQ_JOB_END_TIME, ""), ts, sizeof(ts));
         fq_logs_ray_banner(out, ts, id, js,
-                           fq_value_path_str(rj->obj, "status.message", ""));
+                           fq_value_path_str(rj->obj, FQ_STATUS_MESSAGE, ""));
     }
     return 0;
 }

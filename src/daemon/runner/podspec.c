@@ -35,6 +35,7 @@
 
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "runner/cgroup.h"
 #include "runner/pod_init.h"
@@ -99,7 +100,7 @@ static int materialize_configmap(struct fq_runner *r, const char *ns,
                                  const struct fq_value *vol, const char *dir,
                                  struct spec *s)
 {
-    const char *cm = fq_value_path_str(vol, "configMap.name", "");
+    const char *cm = fq_value_path_str(vol, FQ_VOLUME_CONFIGMAP_NAME, "");
     const struct fq_object *o =
         fq_objstore_get(fq_engine_store(r->engine), FQ_KIND_CONFIGMAP, ns, cm);
     if (!o) {
@@ -285,8 +286,8 @@ static void dns_names(const struct fq_value *pod, const char *ns,
         rn_strv_push(
             out, fq_xasprintf("%s.%s.%s.svc.cluster.local", hostname, sub, ns));
     }
-    const char *list = fq_value_as_str(fq_map_get(
-        fq_value_path(pod, "metadata.annotations"), FQ_ANN_DNS_NAMES));
+    const char *list =
+        fq_value_as_str(fq_map_get(fq_meta_annotations(pod), FQ_ANN_DNS_NAMES));
     if (!list)
         return;
     char *cp = fq_xstrdup(list), *save = NULL;
@@ -455,7 +456,7 @@ void rn_bwrap_root_args(struct strv *a, const struct mount *m, size_t nm)
 static int64_t limit_of(const struct fq_value *ctr, const char *res,
                         enum fq_qscale scale)
 {
-    const struct fq_value *lim = fq_value_path(ctr, "resources.limits");
+    const struct fq_value *lim = fq_value_path(ctr, FQ_CTR_LIMITS);
     const struct fq_value *v = fq_map_get(lim, res);
     const char *txt = NULL;
     char num[64];
@@ -491,7 +492,7 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
         s->waiting = vrc == -1; /* -2: refused, s->why says why */
         return -1;
     }
-    const struct fq_value *ann = fq_value_path(pod, "metadata.annotations");
+    const struct fq_value *ann = fq_meta_annotations(pod);
     const char *from =
         fq_value_as_str(fq_map_get(ann, "flexq.dev/volumes-from"));
     if (from && *from) {
@@ -533,9 +534,8 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
             v = rn_expand(val->u.str.s, &s->env);
         else if (val && val->type == FQ_V_NUM)
             v = fq_xstrdup(val->u.num.raw ? val->u.num.raw : "");
-        else if (fq_value_path(ev, "valueFrom.fieldRef.fieldPath"))
-            v = field_ref(
-                pod, fq_value_path_str(ev, "valueFrom.fieldRef.fieldPath", ""));
+        else if (fq_value_path(ev, FQ_ENV_FIELD_PATH))
+            v = field_ref(pod, fq_value_path_str(ev, FQ_ENV_FIELD_PATH, ""));
         else
             v = fq_xstrdup("");
         rn_env_set(&s->env, k, v);
@@ -545,9 +545,9 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
     char *pdir = fq_xstrdup(poddir);
     rn_env_set(&s->env, "FLEXQ_POD_NAME", name);
     rn_env_set(&s->env, "FLEXQ_NODE_NAME",
-               fq_value_path_str(pod, "spec.nodeName", ""));
+               fq_value_path_str(pod, FQ_POD_NODE_NAME, ""));
     rn_env_set(&s->env, "FLEXQ_POD_IP",
-               fq_value_path_str(pod, "status.podIP", "127.0.0.1"));
+               fq_value_path_str(pod, FQ_POD_IP, "127.0.0.1"));
     rn_env_set(&s->env, "FLEXQ_POD_NAMESPACE", ns);
     rn_env_set(&s->env, "FLEXQ_POD_DIR", pdir);
     rn_env_set(&s->env, "FLEXQ_DATA_DIR", r->data_dir);
@@ -555,7 +555,7 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
     rn_env_set(&s->env, "FLEXQ_METRICS_FILE", mf);
     free(mf);
     free(pdir);
-    const struct fq_value *labels = fq_value_path(pod, "metadata.labels");
+    const struct fq_value *labels = fq_meta_labels(pod);
     const char *cl = fq_value_as_str(fq_map_get(labels, "ray.io/cluster"));
     if (cl)
         rn_env_set(&s->env, "FLEXQ_RAY_CLUSTER", cl);
@@ -564,7 +564,7 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
         rn_env_set(&s->env, "FLEXQ_RAY_NODE_TYPE", nt);
     if (!rn_env_get(&s->env, "POD_IP"))
         rn_env_set(&s->env, "POD_IP",
-                   fq_value_path_str(pod, "status.podIP", "127.0.0.1"));
+                   fq_value_path_str(pod, FQ_POD_IP, "127.0.0.1"));
     const char *pp = rn_env_get(&s->env, "PYTHONPATH");
     char *npp = pp && *pp ? fq_xasprintf("%s:%s", r->python_path, pp) :
                             fq_xstrdup(r->python_path);

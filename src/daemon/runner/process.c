@@ -129,6 +129,7 @@
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "runner/cgroup.h"
 #include "runner/pod_init.h"
@@ -276,8 +277,7 @@ static void log_note(int fd, const char *fmt, ...)
  */
 static bool wants_peer_files(const struct fq_value *pod)
 {
-    return fq_map_get(fq_value_path(pod, "metadata.labels"),
-                      "ray.io/cluster") != NULL;
+    return fq_map_get(fq_meta_labels(pod), "ray.io/cluster") != NULL;
 }
 
 static void write_status(const char *dir, const char *phase, int code,
@@ -304,7 +304,7 @@ static void write_status(const char *dir, const char *phase, int code,
  */
 static void metrics_target(const struct fq_value *pod, struct proc *p)
 {
-    const struct fq_value *l = fq_value_path(pod, "metadata.labels");
+    const struct fq_value *l = fq_meta_labels(pod);
     const char *crd =
         fq_value_as_str(fq_map_get(l, "ray.io/originated-from-crd"));
     const char *cr =
@@ -320,7 +320,7 @@ static void metrics_target(const struct fq_value *pod, struct proc *p)
     } else if (job) {
         /* a RayJob's submitter Job carries the RayJob's name */
         const struct fq_value *env = fq_value_path(
-            fq_seq_at(fq_value_path(pod, "spec.containers"), 0), "env");
+            fq_seq_at(fq_value_path(pod, FQ_POD_CONTAINERS), 0), "env");
         bool submitter = false;
         for (size_t i = 0; i < fq_value_len(env); i++)
             submitter |=
@@ -477,14 +477,15 @@ static bool lost_pod(struct fq_runner *r, const struct fq_value *pod,
     if (!started)
         return false;
     const char *cid = fq_value_as_str(fq_value_path(
-        fq_seq_at(fq_value_path(pod, "status.containerStatuses"), 0),
+        fq_seq_at(fq_value_path(pod, FQ_POD_CONTAINER_STATUSES), 0),
         "containerID"));
     pid_t pid = fq_sandbox_container_pid(cid, r->boot);
     if (pid > 1) {
         kill(-pid, SIGKILL); /* its process group, then itself */
         kill(pid, SIGKILL);
     }
-    const char *policy = fq_value_path_str(pod, "spec.restartPolicy", "Always");
+    const char *policy =
+        fq_value_path_str(pod, FQ_POD_RESTART_POLICY, "Always");
     if (strcmp(policy, "Never"))
         return false;
     report(r, ns, name, "Failed", false, 137, "ControlPlaneRestarted",
@@ -503,7 +504,7 @@ static void record_container_id(struct fq_runner *r, const char *ns,
     struct fq_objstore *s = fq_engine_store(r->engine);
     struct fq_value *o = fq_objstore_edit_in_place(s, FQ_KIND_POD, ns, name);
     struct fq_value *c =
-        fq_seq_at(fq_value_path(o, "status.containerStatuses"), 0);
+        fq_seq_at(fq_value_path(o, FQ_POD_CONTAINER_STATUSES), 0);
     if (!c || c->type != FQ_V_MAP)
         return;
     char *cid = fq_sandbox_container_id(r->boot, pid);
@@ -515,15 +516,15 @@ static void record_container_id(struct fq_runner *r, const char *ns,
 int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
                         int64_t now_ms, struct fq_err *err)
 {
-    const char *ns = fq_value_path_str(pod, "metadata.namespace", "");
-    const char *name = fq_value_path_str(pod, "metadata.name", "");
-    const char *node = fq_value_path_str(pod, "spec.nodeName", "");
-    const char *phase = fq_value_path_str(pod, "status.phase", "Pending");
+    const char *ns = fq_meta_namespace(pod);
+    const char *name = fq_meta_name(pod);
+    const char *node = fq_value_path_str(pod, FQ_POD_NODE_NAME, "");
+    const char *phase = fq_value_path_str(pod, FQ_POD_PHASE, "Pending");
     if (!*name || !*node || terminal_phase(phase))
         return 0;
     if (r->node_name && strcmp(node, r->node_name))
         return 0;
-    if (fq_value_path(pod, "metadata.deletionTimestamp"))
+    if (fq_value_path(pod, FQ_META_DELETED))
         return 0;
     if (find_proc(r, ns, name))
         return 0;
@@ -648,7 +649,7 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     memset(&p, 0, sizeof(p));
     p.ns = fq_xstrdup(ns);
     p.name = fq_xstrdup(name);
-    p.uid = fq_xstrdup(fq_value_path_str(pod, "metadata.uid", ""));
+    p.uid = fq_xstrdup(fq_meta_uid(pod));
     p.dir = fq_xstrdup(dir);
     p.peer_files = peer;
     p.started_ms = now_ms;
@@ -1046,7 +1047,7 @@ void fq_runner_on_change(struct fq_runner *r, const struct fq_change *c,
     }
     if (!c->obj)
         return;
-    if (fq_value_path(c->obj, "metadata.deletionTimestamp")) {
+    if (fq_value_path(c->obj, FQ_META_DELETED)) {
         fq_runner_stop_pod(r, c->ns, c->name, now_ms);
         return;
     }
@@ -1055,7 +1056,7 @@ void fq_runner_on_change(struct fq_runner *r, const struct fq_change *c,
      * goes too, as the kubelet kills the containers of a pod that was made
      * terminal. Its own exit reports nothing new: a terminal pod keeps the
      * status the core gave it. */
-    if (terminal_phase(fq_value_path_str(c->obj, "status.phase", ""))) {
+    if (terminal_phase(fq_value_path_str(c->obj, FQ_POD_PHASE, ""))) {
         fq_runner_stop_pod(r, c->ns, c->name, now_ms);
         return;
     }
@@ -1134,9 +1135,9 @@ void fq_runner_poll(struct fq_runner *r, int64_t now_ms)
      * do not survive a start: keep the keys and look each pod up again. */
     struct strv keys = {0};
     for (size_t i = 0; i < n; i++)
-        if (*fq_value_path_str(pods[i]->obj, "spec.nodeName", "") &&
+        if (*fq_value_path_str(pods[i]->obj, FQ_POD_NODE_NAME, "") &&
             !terminal_phase(
-                fq_value_path_str(pods[i]->obj, "status.phase", "")) &&
+                fq_value_path_str(pods[i]->obj, FQ_POD_PHASE, "")) &&
             !find_proc(r, pods[i]->ns, pods[i]->name)) {
             rn_strv_pushs(&keys, pods[i]->ns);
             rn_strv_pushs(&keys, pods[i]->name);

@@ -41,6 +41,7 @@
 #include "daemon.h"
 #include "flexq/alloc.h"
 #include "flexq/kinds.h"
+#include "flexq/paths.h"
 #include "log.h"
 #include "providers/provider.h"
 #include "runner/executor.h"
@@ -80,7 +81,7 @@ static bool pod_done(struct fq_runtime *rt, const char *ns, const char *pod)
         fq_objstore_get(fq_engine_store(rt->d->engine), FQ_KIND_POD, ns, pod);
     if (!o)
         return true;
-    const char *ph = fq_value_path_str(o->obj, "status.phase", "");
+    const char *ph = fq_value_path_str(o->obj, FQ_POD_PHASE, "");
     return (!strcmp(ph, "Succeeded") || !strcmp(ph, "Failed")) &&
            !rt->x.ops->pod_live(&rt->x, ns, pod);
 }
@@ -200,20 +201,20 @@ static bool waiting_to_start(struct fq_daemon *d, struct fq_http_req *r,
     if (!o || fq_http_query(r, "previous") || (fmt && !strcmp(fmt, "json")))
         return false; /* flexq's CLI polls with format=json and waits */
     const struct fq_value *cs =
-        fq_seq_at(fq_value_path(o->obj, "status.containerStatuses"), 0);
-    if (cs && (fq_value_path(cs, "state.running") ||
-               fq_value_path(cs, "state.terminated") ||
+        fq_seq_at(fq_value_path(o->obj, FQ_POD_CONTAINER_STATUSES), 0);
+    if (cs && (fq_value_path(cs, FQ_CSTATE_RUNNING) ||
+               fq_value_path(cs, FQ_CSTATE_TERMINATED) ||
                fq_value_path_int(cs, "restartCount", 0) > 0))
         return false;
-    const char *phase = fq_value_path_str(o->obj, "status.phase", "Pending");
+    const char *phase = fq_value_path_str(o->obj, FQ_POD_PHASE, "Pending");
     if (strcmp(phase, "Pending") != 0)
         return false;
     const char *c = fq_http_query(r, "container");
     if (!c)
         c = fq_value_path_str(
-            fq_seq_at(fq_value_path(o->obj, "spec.containers"), 0), "name",
+            fq_seq_at(fq_value_path(o->obj, FQ_POD_CONTAINERS), 0), "name",
             "main");
-    const char *why = fq_value_path_str(cs, "state.waiting.reason", NULL);
+    const char *why = fq_value_path_str(cs, FQ_CSTATE_WAITING_REASON, NULL);
     struct fq_err e = {0};
     fq_err_set(&e, FQ_EPARSE,
                "container \"%s\" in pod \"%s\" is waiting to start: %s", c,

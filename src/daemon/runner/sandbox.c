@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "flexq/alloc.h"
+#include "flexq/paths.h"
 
 #if defined(__x86_64__)
 # define FQ_AUDIT_ARCH AUDIT_ARCH_X86_64
@@ -103,7 +104,7 @@ int fq_sandbox_pod_ids(const struct fq_value *pod, bool allow, uid_t def_uid,
     *uid = def_uid;
     *gid = def_gid;
     const struct fq_value *ctr =
-        fq_seq_at(fq_value_path(pod, "spec.containers"), 0);
+        fq_seq_at(fq_value_path(pod, FQ_POD_CONTAINERS), 0);
     static const char *const keys[2] = {"runAsUser", "runAsGroup"};
     for (int k = 0; k < 2; k++) {
         char cpath[64], ppath[64];
