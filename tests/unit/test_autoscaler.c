@@ -7,7 +7,7 @@
  */
 #include "capacity_testlib.h"
 
-#include "capacity/capacity.h"
+#include "capacity/nodes.h"
 
 static const char *pools =
     "apiVersion: flexq.dev/v1alpha1\nkind: NodePool\nmetadata: {name: "

@@ -83,8 +83,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capacity/capacity.h"
+#include "capacity/autoscaler.h"
+#include "capacity/common.h"
+#include "capacity/nodes.h"
+#include "capacity/provider_demand.h"
 #include "capacity/provider_protocol.h"
+#include "capacity/slices.h"
+#include "capacity/watch.h"
 #include "engine/timescale.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
@@ -140,20 +145,6 @@ static const struct fq_value *about(struct fq_engine *e, const struct group *g)
     const struct fq_object *o = fq_objstore_get(
         fq_engine_store(e), g->about_kind, g->about_ns, g->about_name);
     return o ? o->obj : NULL;
-}
-
-struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
-                                           const char *pool)
-{
-    for (size_t i = 0; i < st->nbo; i++)
-        if (!strcmp(st->bo[i].pool, pool))
-            return &st->bo[i];
-    FQ_GROW(st->bo, st->capbo, st->nbo + 1);
-    struct fq_cap_backoff *b = &st->bo[st->nbo++];
-    memset(b, 0, sizeof(*b));
-    b->pool = fq_xstrdup(pool);
-    b->until = -1;
-    return b;
 }
 
 static bool cond_is(const struct fq_value *status, const char *type,

@@ -87,7 +87,15 @@
  * sim_provider is false; then this controller creates none).
  */
 #include "capacity/capacity.h"
+#include "capacity/autoscaler.h"
+#include "capacity/common.h"
+#include "capacity/cost.h"
+#include "capacity/nodes.h"
+#include "capacity/provider_demand.h"
 #include "capacity/provider_protocol.h"
+#include "capacity/provreq.h"
+#include "capacity/slices.h"
+#include "capacity/watch.h"
 #include "flexq/conditions.h"
 
 #include <math.h>
@@ -104,325 +112,10 @@
 
 /* --- small helpers -------------------------------------------------------- */
 
-void fq_capacity_wake(struct fq_capacity *st, int64_t t)
-{
-    if (t < st->wake)
-        st->wake = t;
-}
-
-int64_t fq_capacity_scaled(struct fq_engine *e, int64_t ms)
-{
-    double s = fq_engine_config(e)->time_scale;
-    if (!(s > 0))
-        s = 1.0;
-    return (int64_t)llround((double)ms * s);
-}
-
-struct fq_cap_pool *fq_capacity_pool(struct fq_capacity *st, const char *name)
-{
-    for (size_t i = 0; name && i < st->npools; i++)
-        if (!strcmp(st->pools[i].name, name))
-            return &st->pools[i];
-    return NULL;
-}
-
-bool fq_capacity_pool_matches(const struct fq_cap_pool *p,
-                              const struct fq_value *selector)
-{
-    if (!selector || selector->type != FQ_V_MAP || selector->u.map.n == 0)
-        return true;
-    for (size_t i = 0; i < selector->u.map.n; i++) {
-        const struct fq_member *m = &selector->u.map.items[i];
-        const char *want = fq_value_as_str(m->val);
-        const char *have = fq_value_as_str(fq_map_get(p->labels, m->key));
-        if (!want || !have || strcmp(want, have))
-            return false;
-    }
-    return true;
-}
-
-static bool cond_is(const struct fq_value *status, const char *type,
-                    const char *want)
-{
-    return fq_cond_status_is(fq_cond_in_status(status, type), want);
-}
-
 static bool str_is(const struct fq_value *m, const char *key, const char *v)
 {
     const char *have = fq_value_as_str(fq_map_get(m, key));
     return have && !strcmp(have, v);
-}
-
-void fq_capacity_set_cond_stored(struct fq_engine *e, enum fq_kind kind,
-                                 const char *ns, const char *name,
-                                 const char *type, const char *cstatus,
-                                 const char *reason, const char *message,
-                                 int64_t now)
-{
-    struct fq_objstore *s = fq_engine_store(e);
-    /* Only the condition changes, in place (nothing copied or compared). */
-    struct fq_value *obj = fq_objstore_edit_in_place(s, kind, ns, name);
-    if (!obj)
-        return;
-    bool made = !fq_map_get(obj, "status");
-    if (fq_cond_status_set(fq_map_ensure_map(obj, "status"), type, cstatus,
-                           reason, message, now) ||
-        made)
-        fq_objstore_edited(s, kind, ns, name, false);
-}
-
-/* --- pods (not no_pods) ----------------------------------------------- */
-
-static void pod_free(void *v)
-{
-    struct fq_cap_pod *p = v;
-    free(p->node);
-    free(p);
-}
-
-/* Adds (sign 1) or takes (-1) a bound pod's requests to its node. */
-static void podsum_add(struct fq_capacity *st, const struct fq_cap_pod *p,
-                       int sign)
-{
-    struct fq_cap_podsum *ps = fq_smap_get(&st->podsum, p->node);
-    if (!ps) {
-        ps = fq_xcalloc(1, sizeof(*ps));
-        fq_smap_put(&st->podsum, p->node, ps);
-    }
-    for (int r = 0; r < FQ_R_N; r++)
-        ps->used[r] += sign * p->req[r];
-    ps->busy += sign;
-    struct fq_cap_node *n = fq_smap_get(&st->node_by_name, p->node);
-    if (ps->busy == 0)
-        fq_smap_del(&st->podsum, p->node);
-    if (!n || n->gone)
-        return;
-    bool was_busy = n->busy > 0;
-    fq_capacity_pods_usage(st, n);
-    fq_capacity_fit_touch(n);
-    fq_capacity_sd_mark(st, n);
-    if (was_busy != (n->busy > 0))
-        fq_capacity_provreq_touch(st, n);
-}
-
-/* Records a pod's new state in the bound and unschedulable sets. */
-static void pod_note(struct fq_capacity *st, const char *ns, const char *name,
-                     const struct fq_value *pod)
-{
-    char key[600];
-    fq_capacity_key(ns, name, key, sizeof(key));
-    const char *node = pod ? fq_value_path_str(pod, FQ_POD_NODE_NAME, "") : "";
-    const char *ph = pod ? fq_value_path_str(pod, FQ_POD_PHASE, "") : "";
-    bool done = !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
-    const struct fq_cap_pod *old = fq_smap_get(&st->pods, key);
-    if (old)
-        podsum_add(st, old, -1);
-    if (pod && *node && !done) {
-        struct fq_cap_pod *p = fq_xcalloc(1, sizeof(*p));
-        p->node = fq_xstrdup(node);
-        fq_capacity_pod_requests(pod, p->req);
-        fq_smap_put(&st->pods, key, p);
-        podsum_add(st, p, 1);
-    } else {
-        fq_smap_del(&st->pods, key);
-    }
-    bool unsched = pod && !*node && (!*ph || !strcmp(ph, "Pending")) &&
-                   cond_is(fq_map_get(pod, "status"), "PodScheduled", "False");
-    if (unsched)
-        fq_smap_add(&st->unsched, key);
-    else
-        fq_smap_del(&st->unsched, key);
-}
-
-void fq_capacity_pods_seed(struct fq_capacity *st, struct fq_engine *e)
-{
-    if (st->pods_seeded || st->no_pods)
-        return;
-    st->pods_seeded = true;
-    st->pods.free_val = pod_free;
-    st->podsum.free_val = free;
-    const struct fq_object **list;
-    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, NULL, &list);
-    for (size_t i = 0; i < n; i++)
-        pod_note(st, list[i]->ns, list[i]->name, list[i]->obj);
-    free(list);
-}
-
-void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n)
-{
-    size_t a = strlen(ns), b = strlen(name);
-    if (n == 0)
-        return;
-    if (a > n - 1)
-        a = n - 1;
-    memcpy(buf, ns, a);
-    size_t at = a;
-    if (at < n - 1)
-        buf[at++] = '/';
-    if (b > n - 1 - at)
-        b = n - 1 - at;
-    memcpy(buf + at, name, b);
-    buf[at + b] = 0;
-}
-
-const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
-                                          enum fq_kind kind, const char *key)
-{
-    const char *slash = strchr(key, '/');
-    size_t l = slash ? (size_t)(slash - key) : 0;
-    char ns[300];
-    if (!slash || l >= sizeof(ns))
-        return NULL;
-    memcpy(ns, key, l);
-    ns[l] = 0;
-    return fq_objstore_get(fq_engine_store(e), kind, ns, slash + 1);
-}
-
-/* The objects of kind `kind` named by "ns/name" keys, in their order;
- * takes (and frees) the keys array, whose strings are borrowed. */
-static size_t objects_of(struct fq_engine *e, enum fq_kind kind,
-                         const char **keys, size_t nk,
-                         const struct fq_object ***out)
-{
-    const struct fq_object **v = fq_xcalloc(nk + 1, sizeof(*v));
-    size_t m = 0;
-    for (size_t i = 0; i < nk; i++) {
-        const struct fq_object *o = fq_capacity_keyed(e, kind, keys[i]);
-        if (o)
-            v[m++] = o;
-    }
-    free(keys);
-    *out = v;
-    return m;
-}
-
-size_t fq_capacity_unsched(struct fq_capacity *st, struct fq_engine *e,
-                           const struct fq_object ***out)
-{
-    fq_capacity_pods_seed(st, e);
-    const char **keys;
-    size_t nk = fq_smap_sorted_keys(&st->unsched, NULL, &keys);
-    return objects_of(e, FQ_KIND_POD, keys, nk, out);
-}
-
-/* --- slices ----------------------------------------------------------------- */
-
-const char *fq_capacity_add_slice(struct fq_capacity *st, struct fq_engine *e,
-                                  struct fq_cap_pool *pool, const char *provreq)
-{
-    if (!pool->ok)
-        return NULL;
-    fq_cost_pool_flush(st, e, pool);
-    char sfx[8];
-    fq_engine_rand_suffix_in(e, FQ_RAND_CLOUD, sfx, 5);
-    /* The names are joined without a printf: a slice is made per
-     * granted request. "%.200s-%s": */
-    char slice[300];
-    size_t pl = strnlen(pool->name, 200);
-    memcpy(slice, pool->name, pl);
-    slice[pl] = '-';
-    fq_text_put(slice, sizeof(slice), pl + 1, sfx);
-    int64_t boot = fq_cloud_boot_ms(st->cloud, pool->spec.machine->name,
-                                    pool->spec.location);
-    /* A fresh cluster's default pool comes with its (one) node Ready;
-     * later nodes of that pool boot as any other. */
-    if (st->default_pool_fresh && !strcmp(pool->name, FQ_NODEPOOL_DEFAULT)) {
-        boot = 0;
-        st->default_pool_fresh = false;
-    }
-    int64_t ready_at = st->now + boot;
-    char ts[40];
-    fq_time_format_ms(ready_at, ts, sizeof(ts));
-    const char *id = NULL;
-    /* Its place in the pool's racks: hosts fill racks of
-     * FQ_TOPO_RACK_HOSTS (a larger slice has a rack of its own), racks
-     * blocks of FQ_TOPO_BLOCK_RACKS, in the order the pool grows; all
-     * hosts of a slice share a rack. */
-    int64_t rack_hosts = pool->spec.slice_hosts > FQ_TOPO_RACK_HOSTS ?
-                             pool->spec.slice_hosts :
-                             FQ_TOPO_RACK_HOSTS;
-    int64_t rack = pool->nodes / rack_hosts;
-    char block_v[240], rack_v[280];
-    snprintf(block_v, sizeof(block_v), "%.200s-b%lld", pool->name,
-             (long long)(rack / FQ_TOPO_BLOCK_RACKS));
-    snprintf(rack_v, sizeof(rack_v), "%s-r%lld", block_v, (long long)rack);
-    for (int i = 0; i < pool->spec.slice_hosts; i++) {
-        char name[320];
-        if (pool->spec.slice_hosts > 1)
-            snprintf(name, sizeof(name), "gke-%s-%d", slice, i);
-        else
-            fq_text_put(name, sizeof(name),
-                        fq_text_put(name, sizeof(name), 0, "gke-"), slice);
-        bool ready = boot <= 0;
-        if (!pool->node_proto) {
-            pool->node_proto = fq_nodepool_node_proto(&pool->spec);
-            memset(pool->node_alloc, 0, sizeof(pool->node_alloc));
-            fq_capacity_add_resources(
-                fq_value_path(pool->node_proto, FQ_NODE_ALLOCATABLE),
-                pool->node_alloc);
-        }
-        struct fq_value *node = fq_nodepool_node_from(
-            pool->node_proto, &pool->spec, name, slice, i, ready, st->now);
-        struct fq_value *nl =
-            fq_map_ensure_map(fq_map_ensure_map(node, "metadata"), "labels");
-        fq_map_set(nl, FQ_LABEL_TOPO_BLOCK, fq_value_str(block_v));
-        fq_map_set(nl, FQ_LABEL_TOPO_SUBBLOCK, fq_value_str(rack_v));
-        fq_map_set(nl, FQ_LABEL_TOPO_HOST, fq_value_str(name));
-        struct fq_value *ann = fq_map_ensure_map(
-            fq_map_ensure_map(node, "metadata"), "annotations");
-        if (!ready)
-            fq_map_set(ann, FQ_ANN_READY_AT, fq_value_str(ts));
-        if (provreq)
-            fq_map_set(ann, FQ_ANN_NODE_PROVREQ, fq_value_str(provreq));
-        char uid[40]; /* "%016llx-node" */
-        fq_hex_put(uid, fq_engine_rand_in(e, FQ_RAND_CLOUD), 16);
-        fq_text_put(uid, sizeof(uid), 16, "-node");
-        const struct fq_object *made = NULL;
-        if (fq_objstore_create(fq_engine_store(e), node, st->now, uid, &made,
-                               NULL) < 0)
-            continue;
-        struct fq_cap_node *nd = fq_capacity_node_made(
-            st, made, pool, slice, provreq, ready, ready_at);
-        nd->born = ++st->nborn;
-        nd->p = fq_capacity_pool(st, nd->pool);
-        fq_smap_put(&st->node_by_name, nd->name, nd);
-        fq_capacity_nodes_add(&st->created, nd);
-        fq_capacity_node_attach(st, nd);
-        id = nd->slice;
-    }
-    if (boot > 0)
-        fq_capacity_wake(st, ready_at);
-    st->slices_created++;
-    return id;
-}
-
-void fq_capacity_delete_slice(struct fq_capacity *st, struct fq_engine *e,
-                              const char *slice, const char *why)
-{
-    if (fq_provider_demand_on(e)) { /* the provider deletes, then reports */
-        fq_provider_demand_delete(st, e, slice, why);
-        return;
-    }
-    struct fq_cap_node **v;
-    size_t n = fq_capacity_slice_nodes(st, slice, &v);
-    for (size_t i = 0; i < n; i++) {
-        struct fq_cap_node *nd = v[i];
-        if (nd->gone)
-            continue;
-        if (nd->p)
-            fq_cost_pool_flush(st, e, nd->p);
-        /* What ran here must be placed again. */
-        for (size_t k = 0; k < nd->npl; k++)
-            fq_capacity_unsettle(st, nd->pl[k].wl);
-        const struct fq_object *o =
-            fq_objstore_get(fq_engine_store(e), FQ_KIND_NODE, "", nd->name);
-        if (o && why)
-            fq_engine_event(e, o->obj, "Normal", "ScaleDown", "%s", why);
-        fq_objstore_delete(fq_engine_store(e), FQ_KIND_NODE, "", nd->name,
-                           NULL);
-        fq_capacity_node_gone(st, nd);
-    }
-    free(v);
 }
 
 /* --- run steps ---------------------------------------------------------------- */
@@ -610,13 +303,6 @@ static bool pool_status_differs(const struct fq_value *cs,
                                   "scale-up possible");
 }
 
-bool fq_capacity_pool_rewrite_due(const struct fq_capacity *st,
-                                  const struct fq_engine *e, int64_t last)
-{
-    int64_t every = fq_engine_config(e)->status_every_ms;
-    return every <= 0 || last == INT64_MIN || st->now >= last + every;
-}
-
 static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 {
     for (size_t i = 0; i < st->npools; i++) {
@@ -685,192 +371,6 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
         if (now)
             pool_shown(p, now);
     }
-}
-
-/* --- watched workloads ------------------------------------------------- */
-
-void fq_capacity_wlconds(const struct fq_value *wl, struct fq_cap_wlconds *out)
-{
-    static const char *const types[] = {"Admitted", "Finished", "Evicted",
-                                        "PodsReady"};
-    const struct fq_value *s = fq_map_get(wl, "status");
-    const struct fq_value *c[4];
-    fq_conds_in_status(s, 4, types, c);
-    out->admission = fq_map_get(s, "admission") != NULL;
-    out->admitted = fq_cond_status_is(c[0], "True");
-    out->finished = fq_cond_status_is(c[1], "True");
-    out->evicted = fq_cond_status_is(c[2], "True");
-    out->pods_ready = fq_cond_status_is(c[3], "True");
-}
-
-bool fq_capacity_wlconds_active(const struct fq_cap_wlconds *c)
-{
-    return c->admission && c->admitted && !c->finished && !c->evicted;
-}
-
-bool fq_capacity_workload_active(const struct fq_value *wl)
-{
-    /* The cheap test first: most workloads of a deep queue are pending. */
-    if (!fq_map_get(fq_map_get(wl, "status"), "admission"))
-        return false;
-    struct fq_cap_wlconds c;
-    fq_capacity_wlconds(wl, &c);
-    return fq_capacity_wlconds_active(&c);
-}
-
-static bool watch_wanted(const struct fq_cap_wlconds *c)
-{
-    return (c->admission || c->pods_ready) && !c->finished;
-}
-
-/* fq_capacity_unsettle for a watch entry in hand. */
-static void unsettle(struct fq_capacity *st, const char *key,
-                     struct fq_cap_watch *w)
-{
-    w->settled = false;
-    if (w->listed)
-        return;
-    w->listed = true;
-    FQ_GROW(st->unsettled, st->capunsettled, st->nunsettled + 1);
-    st->unsettled[st->nunsettled++] = fq_xstrdup(key);
-}
-
-void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
-{
-    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
-    if (w)
-        unsettle(st, key, w);
-}
-
-/* The workload's placements go at the next run. */
-static void stop(struct fq_capacity *st, const char *key)
-{
-    size_t n = st->stopped.n;
-    fq_smap_add(&st->stopped, key);
-    if (st->stopped.n == n)
-        return; /* stopped already */
-    FQ_GROW(st->stopped_keys, st->capstopped_keys, st->nstopped_keys + 1);
-    st->stopped_keys[st->nstopped_keys++] = fq_xstrdup(key);
-}
-
-/* Records a workload's new state at revision `rev` (0: unknown); true
- * if it is or was watched. */
-static bool watch_note(struct fq_capacity *st, const char *ns, const char *name,
-                       const struct fq_value *wl, uint64_t rev)
-{
-    char key[600];
-    fq_capacity_key(ns, name, key, sizeof(key));
-    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
-    if (w && wl && rev && w->own_rev == rev)
-        return true;
-    struct fq_cap_wlconds conds = {0};
-    if (wl)
-        fq_capacity_wlconds(wl, &conds);
-    if (!wl || !watch_wanted(&conds)) {
-        if (!w)
-            return false;
-        fq_smap_del(&st->watch, key);
-        stop(st, key);
-        return true;
-    }
-    if (!w) {
-        w = fq_xcalloc(1, sizeof(*w));
-        fq_smap_put(&st->watch, key, w);
-    }
-    w->active = fq_capacity_wlconds_active(&conds);
-    unsettle(st, key, w);
-    if (!w->active)
-        stop(st, key);
-    return true;
-}
-
-void fq_capacity_wldec_free(struct fq_cap_wldec *d)
-{
-    for (size_t i = 0; d && i < d->nps; i++) {
-        free(d->ps[i].name);
-        free(d->ps[i].provreq);
-    }
-    if (d)
-        free(d->ps);
-    free(d);
-}
-
-static void watch_free(void *v)
-{
-    struct fq_cap_watch *w = v;
-    fq_capacity_wldec_free(w->dec);
-    free(w);
-}
-
-static void watch_seed(struct fq_capacity *st, struct fq_engine *e)
-{
-    if (st->watch_seeded)
-        return;
-    st->watch_seeded = true;
-    st->watch.free_val = watch_free;
-    st->unplace_all = true;
-    const struct fq_object **all;
-    size_t n =
-        fq_objstore_list(fq_engine_store(e), FQ_KIND_WORKLOAD, NULL, &all);
-    for (size_t i = 0; i < n; i++)
-        watch_note(st, all[i]->ns, all[i]->name, all[i]->obj, 0);
-    free(all);
-}
-
-static int unsettled_cmp(const void *a, const void *b)
-{
-    return strcmp(((const struct fq_cap_unsettled *)a)->key,
-                  ((const struct fq_cap_unsettled *)b)->key);
-}
-
-/* The list drops those that settled or left (and repeats) on the way. */
-size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
-                             struct fq_cap_unsettled **out)
-{
-    watch_seed(st, e);
-    *out = NULL;
-    if (st->nunsettled == 0)
-        return 0;
-    FQ_GROW(st->ulist, st->capulist, st->nunsettled);
-    struct fq_cap_unsettled *v = st->ulist;
-    size_t m = 0;
-    uint64_t pass = ++st->unsettled_pass;
-    for (size_t i = 0; i < st->nunsettled; i++) {
-        char *k = st->unsettled[i];
-        struct fq_cap_watch *w = fq_smap_get(&st->watch, k);
-        if (!w || w->settled || w->seen == pass) {
-            if (w && w->seen != pass)
-                w->listed = false;
-            free(k);
-            continue;
-        }
-        /* A workload that left while listed and came back is there
-         * twice: keep one. */
-        w->seen = pass;
-        w->listed = true;
-        st->unsettled[m] = k;
-        v[m++] = (struct fq_cap_unsettled){NULL, k, w};
-    }
-    st->nunsettled = m;
-    if (m > 1)
-        qsort(v, m, sizeof(*v), unsettled_cmp);
-    size_t n = 0;
-    for (size_t i = 0; i < m; i++) {
-        v[i].obj = fq_capacity_keyed(e, FQ_KIND_WORKLOAD, v[i].key);
-        if (v[i].obj)
-            v[n++] = v[i];
-    }
-    *out = v;
-    return n;
-}
-
-size_t fq_capacity_watched(struct fq_capacity *st, struct fq_engine *e,
-                           const struct fq_object ***out)
-{
-    watch_seed(st, e);
-    const char **keys;
-    size_t nk = fq_smap_sorted_keys(&st->watch, NULL, &keys);
-    return objects_of(e, FQ_KIND_WORKLOAD, keys, nk, out);
 }
 
 /* --- controller ops --------------------------------------------------------- */
@@ -963,11 +463,12 @@ static void cap_on_change(void *self, struct fq_engine *e,
     /* A workload matters only while watched (pending ones come and go in
      * a deep queue without anything here to do). */
     if (c->kind == FQ_KIND_POD && st->pods_seeded)
-        pod_note(st, c->ns, c->name,
-                 c->type == FQ_CHANGE_DELETED ? NULL : c->obj);
+        fq_capacity_pod_note(st, c->ns, c->name,
+                             c->type == FQ_CHANGE_DELETED ? NULL : c->obj);
     if (c->kind == FQ_KIND_WORKLOAD && st->watch_seeded &&
-        !watch_note(st, c->ns, c->name,
-                    c->type == FQ_CHANGE_DELETED ? NULL : c->obj, c->rev))
+        !fq_capacity_watch_note(st, c->ns, c->name,
+                                c->type == FQ_CHANGE_DELETED ? NULL : c->obj,
+                                c->rev))
         return;
     switch (c->kind) {
     case FQ_KIND_NODE:
@@ -1011,7 +512,7 @@ static void cap_run(void *self, struct fq_engine *e, int64_t now)
     st->wake = FQ_NEVER;
     st->run_id++;
     bootstrap(st, e);
-    watch_seed(st, e);
+    fq_capacity_watch_seed(st, e);
     bool stale = model_stale(st, e);
     /* Charges so far are at the old prices and pools. */
     if (stale || st->pools_dirty || !st->pools_seen)

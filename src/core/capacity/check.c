@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capacity/capacity.h"
+#include "capacity/nodes.h"
 #include "flexq/alloc.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"

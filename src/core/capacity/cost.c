@@ -60,7 +60,9 @@
 #include <string.h>
 
 #include "base/smap.h"
-#include "capacity/capacity.h"
+#include "capacity/common.h"
+#include "capacity/cost.h"
+#include "capacity/nodes.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
 #include "flexq/paths.h"
@@ -729,4 +731,11 @@ void fq_cost_run(struct fq_capacity *st, struct fq_engine *e)
         c->w[k++] = c->w[i];
     }
     c->n = k;
+}
+
+bool fq_capacity_pool_rewrite_due(const struct fq_capacity *st,
+                                  const struct fq_engine *e, int64_t last)
+{
+    int64_t every = fq_engine_config(e)->status_every_ms;
+    return every <= 0 || last == INT64_MIN || st->now >= last + every;
 }

@@ -17,7 +17,10 @@
  * What it does not do: decide scaling (autoscaler.c), make or delete
  * slices (capacity.c), or write Node objects beyond their placements.
  */
-#include "capacity/capacity.h"
+#include "capacity/nodes.h"
+#include "capacity/common.h"
+#include "capacity/cost.h"
+#include "capacity/provreq.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -995,8 +998,6 @@ static void node_refresh(struct fq_capacity *st, struct fq_engine *e,
         node_link(st, d);
 }
 
-void fq_capacity_pods_seed(struct fq_capacity *st, struct fq_engine *e);
-
 void fq_capacity_refresh(struct fq_capacity *st, struct fq_engine *e)
 {
     /* Nodes deleted by the last run leave; those it created join. */
@@ -1039,4 +1040,96 @@ void fq_capacity_refresh(struct fq_capacity *st, struct fq_engine *e)
         free(st->node_dirty[i]);
     st->nnode_dirty = 0;
     fq_capacity_pods_seed(st, e);
+}
+
+/* --- live pods bound to nodes (with pods; moved from capacity.c) ------- */
+
+static bool cond_is(const struct fq_value *status, const char *type,
+                    const char *want)
+{
+    return fq_cond_status_is(fq_cond_in_status(status, type), want);
+}
+
+static void pod_free(void *v)
+{
+    struct fq_cap_pod *p = v;
+    free(p->node);
+    free(p);
+}
+
+/* Adds (sign 1) or takes (-1) a bound pod's requests to its node. */
+static void podsum_add(struct fq_capacity *st, const struct fq_cap_pod *p,
+                       int sign)
+{
+    struct fq_cap_podsum *ps = fq_smap_get(&st->podsum, p->node);
+    if (!ps) {
+        ps = fq_xcalloc(1, sizeof(*ps));
+        fq_smap_put(&st->podsum, p->node, ps);
+    }
+    for (int r = 0; r < FQ_R_N; r++)
+        ps->used[r] += sign * p->req[r];
+    ps->busy += sign;
+    struct fq_cap_node *n = fq_smap_get(&st->node_by_name, p->node);
+    if (ps->busy == 0)
+        fq_smap_del(&st->podsum, p->node);
+    if (!n || n->gone)
+        return;
+    bool was_busy = n->busy > 0;
+    fq_capacity_pods_usage(st, n);
+    fq_capacity_fit_touch(n);
+    fq_capacity_sd_mark(st, n);
+    if (was_busy != (n->busy > 0))
+        fq_capacity_provreq_touch(st, n);
+}
+
+/* Records a pod's new state in the bound and unschedulable sets. */
+void fq_capacity_pod_note(struct fq_capacity *st, const char *ns,
+                          const char *name, const struct fq_value *pod)
+{
+    char key[600];
+    fq_capacity_key(ns, name, key, sizeof(key));
+    const char *node = pod ? fq_value_path_str(pod, FQ_POD_NODE_NAME, "") : "";
+    const char *ph = pod ? fq_value_path_str(pod, FQ_POD_PHASE, "") : "";
+    bool done = !strcmp(ph, "Succeeded") || !strcmp(ph, "Failed");
+    const struct fq_cap_pod *old = fq_smap_get(&st->pods, key);
+    if (old)
+        podsum_add(st, old, -1);
+    if (pod && *node && !done) {
+        struct fq_cap_pod *p = fq_xcalloc(1, sizeof(*p));
+        p->node = fq_xstrdup(node);
+        fq_capacity_pod_requests(pod, p->req);
+        fq_smap_put(&st->pods, key, p);
+        podsum_add(st, p, 1);
+    } else {
+        fq_smap_del(&st->pods, key);
+    }
+    bool unsched = pod && !*node && (!*ph || !strcmp(ph, "Pending")) &&
+                   cond_is(fq_map_get(pod, "status"), "PodScheduled", "False");
+    if (unsched)
+        fq_smap_add(&st->unsched, key);
+    else
+        fq_smap_del(&st->unsched, key);
+}
+
+void fq_capacity_pods_seed(struct fq_capacity *st, struct fq_engine *e)
+{
+    if (st->pods_seeded || st->no_pods)
+        return;
+    st->pods_seeded = true;
+    st->pods.free_val = pod_free;
+    st->podsum.free_val = free;
+    const struct fq_object **list;
+    size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_POD, NULL, &list);
+    for (size_t i = 0; i < n; i++)
+        fq_capacity_pod_note(st, list[i]->ns, list[i]->name, list[i]->obj);
+    free(list);
+}
+
+size_t fq_capacity_unsched(struct fq_capacity *st, struct fq_engine *e,
+                           const struct fq_object ***out)
+{
+    fq_capacity_pods_seed(st, e);
+    const char **keys;
+    size_t nk = fq_smap_sorted_keys(&st->unsched, NULL, &keys);
+    return fq_capacity_objects_of(e, FQ_KIND_POD, keys, nk, out);
 }

@@ -38,8 +38,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capacity/capacity.h"
+#include "capacity/common.h"
+#include "capacity/nodes.h"
+#include "capacity/provider_demand.h"
 #include "capacity/provider_protocol.h"
+#include "capacity/provreq.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"

@@ -68,8 +68,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capacity/capacity.h"
+#include "capacity/common.h"
+#include "capacity/nodes.h"
+#include "capacity/provider_demand.h"
 #include "capacity/provider_protocol.h"
+#include "capacity/provreq.h"
+#include "capacity/slices.h"
 #include "engine/timescale.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"

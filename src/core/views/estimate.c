@@ -56,9 +56,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capacity/capacity.h"
 #include "flexq/alloc.h"
 #include "flexq/drive.h"
+#include "flexq/engine.h"
 #include "flexq/kinds.h"
 #include "flexq/names.h"
 #include "flexq/paths.h"
