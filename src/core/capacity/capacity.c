@@ -378,6 +378,11 @@ static void pool_status(struct fq_capacity *st, struct fq_engine *e)
 static void *cap_create(struct fq_engine *e)
 {
     struct fq_capacity *st = fq_xcalloc(1, sizeof(*st));
+    /* The node table's notices to the modules above it (state.h). */
+    st->hooks.accrue = fq_cost_accrue;
+    st->hooks.provreq_nodes_changed = fq_provreq_nodes_changed;
+    st->hooks.provreq_counts_changed = fq_provreq_counts_changed;
+    st->hooks.provreq_all_changed = fq_provreq_all_changed;
     st->wake = FQ_NEVER;
     st->sd_idle_gen = UINT64_MAX;
     st->no_pods = fq_engine_config(e)->no_pods;
@@ -529,10 +534,11 @@ static void cap_run(void *self, struct fq_engine *e, int64_t now)
         orphans(st, e);
     }
     fq_cost_run(st, e);
-    if (fq_engine_config(e)->sim_provider)
+    /* The ProvisioningRequest lifecycle: the sim's, or with an outside
+     * provider the same one whose grant step asks the provider instead
+     * (fq_provider_demand_provision) for queued pools. */
+    if (fq_engine_config(e)->sim_provider || fq_provider_demand_on(e))
         fq_provreq_reconcile(st, e);
-    else if (fq_provider_demand_on(e))
-        fq_provider_demand_provreqs(st, e); /* queued pools via provision */
     fq_autoscaler_run(st, e);
     pool_status(st, e);
 }

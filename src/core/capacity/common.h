@@ -43,7 +43,8 @@ const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
                                           enum fq_kind kind, const char *key);
 
 /* The stockout backoff of pool `pool`, added (no failures, until -1) when
- * the pool has none yet (autoscaler.c). */
+ * the pool has none yet (the autoscaler's, read by provider_demand.c
+ * too). */
 struct fq_cap_backoff *fq_capacity_backoff(struct fq_capacity *st,
                                            const char *pool);
 

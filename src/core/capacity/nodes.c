@@ -15,12 +15,12 @@
  * scenario settle.
  *
  * What it does not do: decide scaling (autoscaler.c), make or delete
- * slices (capacity.c), or write Node objects beyond their placements.
+ * slices (slices.c), or write Node objects beyond their placements. It
+ * includes no module above it: what cost.c and provreq.c must hear of a
+ * change it tells them through st->hooks (capacity/state.h).
  */
 #include "capacity/nodes.h"
 #include "capacity/common.h"
-#include "capacity/cost.h"
-#include "capacity/provreq.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -614,7 +614,7 @@ static void refs_remove(struct fq_capacity *st, struct fq_cap_node *n)
         struct fq_cap_wl *w = fq_smap_get(&st->wls, n->pl[k].wl);
         if (!w)
             continue;
-        fq_cost_accrue(st, w);
+        st->hooks.accrue(st, w);
         size_t m = 0;
         for (size_t i = 0; i < w->nrefs; i++)
             if (w->refs[i].node != n)
@@ -635,7 +635,7 @@ static void refs_add(struct fq_capacity *st, struct fq_cap_node *n)
             w->since = INT64_MIN;
             fq_smap_put(&st->wls, n->pl[k].wl, w);
         }
-        fq_cost_accrue(st, w);
+        st->hooks.accrue(st, w);
         FQ_GROW(w->refs, w->caprefs, w->nrefs + 1);
         w->refs[w->nrefs++] = (struct fq_cap_ref){n, k};
     }
@@ -646,7 +646,7 @@ void fq_capacity_provreq_touch(struct fq_capacity *st,
                                const struct fq_cap_node *n)
 {
     if (n->provreq)
-        fq_provreq_nodes_changed(st, n->provreq);
+        st->hooks.provreq_nodes_changed(st, n->provreq);
 }
 
 /* The indices that hold only nodes not gone, and the counts. */
@@ -659,7 +659,7 @@ void fq_capacity_node_attach(struct fq_capacity *st, struct fq_cap_node *n)
     if (n->p) {
         n->p->nodes++;
         n->p->ready += n->ready;
-        fq_provreq_counts_changed(st);
+        st->hooks.provreq_counts_changed(st);
     } else {
         fq_capacity_nodes_add(&st->orphans, n);
     }
@@ -679,7 +679,7 @@ static void node_detach(struct fq_capacity *st, struct fq_cap_node *n)
     if (n->p) {
         n->p->nodes--;
         n->p->ready -= n->ready;
-        fq_provreq_counts_changed(st);
+        st->hooks.provreq_counts_changed(st);
     } else {
         fq_capacity_nodes_remove(&st->orphans, n);
     }
@@ -783,7 +783,7 @@ void fq_capacity_node_place(struct fq_capacity *st, struct fq_cap_node *n,
     }
     struct fq_cap_wl *w = st->no_pods ? fq_smap_get(&st->wls, wl) : NULL;
     if (w)
-        fq_cost_accrue(st, w); /* at the share it had */
+        st->hooks.accrue(st, w); /* at the share it had */
     if (k < n->npl) {
         n->pl[k].count = fq_value_path_int(entry, "count", 0);
     } else {
@@ -946,7 +946,7 @@ static void pools_load(struct fq_capacity *st, struct fq_engine *e)
         nd->p->nodes++;
         nd->p->ready += nd->ready;
     }
-    fq_provreq_all_changed(st);
+    st->hooks.provreq_all_changed(st);
 }
 
 static bool same_str(const char *a, const char *b)

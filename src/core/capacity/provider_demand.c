@@ -42,7 +42,6 @@
 #include "capacity/nodes.h"
 #include "capacity/provider_demand.h"
 #include "capacity/provider_protocol.h"
-#include "capacity/provreq.h"
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
 #include "flexq/names.h"
@@ -355,13 +354,6 @@ void fq_provider_demand_delete(struct fq_capacity *st, struct fq_engine *e,
     if (po && why)
         fq_engine_event(e, po->obj, "Normal", "ScaleDown", "%s", why);
     write_requests(st, e, p, reqs);
-}
-
-void fq_provider_demand_provreqs(struct fq_capacity *st, struct fq_engine *e)
-{
-    /* the sim's lifecycle, whose grant step asks the provider instead
-     * (fq_provider_demand_provision) */
-    fq_provreq_reconcile(st, e);
 }
 
 bool fq_provider_demand_provision(struct fq_capacity *st, struct fq_engine *e,

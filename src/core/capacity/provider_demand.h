@@ -21,10 +21,6 @@ bool fq_provider_demand_on(const struct fq_engine *e);
  * the autoscaler's run). */
 void fq_provider_demand_reconcile(struct fq_capacity *st, struct fq_engine *e);
 
-/* ProvisioningRequests for queued pools, carried out by the provider's
- * `provision` call (capacity run, instead of provreq.c's sim lifecycle). */
-void fq_provider_demand_provreqs(struct fq_capacity *st, struct fq_engine *e);
-
 /*
  * A queued pool's ProvisioningRequest `key` ("ns/name") needs `need` nodes
  * of pool p: asks the provider once (op "provision", all slices in one

@@ -19,6 +19,7 @@ void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e);
  * took into account already (its request and nodes are marked). */
 bool fq_provreq_note(struct fq_capacity *st, const struct fq_change *c);
 
+/* The notices the node table gives through st->hooks (state.h). */
 void fq_provreq_nodes_changed(struct fq_capacity *st, const char *key);
 
 void fq_provreq_counts_changed(struct fq_capacity *st);

@@ -253,7 +253,33 @@ struct fq_cap_backoff {
     int64_t until, last_fail;
 };
 
+/*
+ * What the node table (nodes.c) tells the modules above it when what it
+ * holds changes: cost must charge a workload's placements up to now
+ * before they change (accrue), and the ProvisioningRequest lifecycle
+ * must look again at a request whose nodes changed, at every request
+ * waiting for room when pool sizes changed, or at all of them.
+ *
+ * Hooks rather than dirty marks kept here for the upper module to read on
+ * its next step: a charge must be taken at the old share, at the moment
+ * of the change, so it cannot wait; and the ProvisioningRequest marks
+ * already live in provreq.c's own table (provreq_state), which a mark
+ * here would have to duplicate. So nodes.c calls through these, at the
+ * same moments it called cost.c and provreq.c before, and includes
+ * neither. The controller (capacity.c, which includes every module) fills
+ * them when it makes the state; all four are always set.
+ */
+struct fq_capacity;
+
+struct fq_cap_hooks {
+    void (*accrue)(struct fq_capacity *st, struct fq_cap_wl *w);
+    void (*provreq_nodes_changed)(struct fq_capacity *st, const char *key);
+    void (*provreq_counts_changed)(struct fq_capacity *st);
+    void (*provreq_all_changed)(struct fq_capacity *st);
+};
+
 struct fq_capacity {
+    struct fq_cap_hooks hooks; /* filled by capacity.c; see above */
     struct fq_cloud *cloud;
     uint64_t cloud_gen; /* moves each time `cloud` is made again */
     uint64_t model_rv;  /* of the CapacityModel the cloud came from */
