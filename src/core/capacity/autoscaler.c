@@ -49,7 +49,7 @@
  *
  * What a run visits. The steps above read like walks over every node and
  * every workload; a run visits only what can have moved since the last:
- * the watched workloads not settled (capacity.c's unsettled list), each
+ * the watched workloads not settled (watch.c's unsettled list), each
  * decoded once per resourceVersion (struct fq_cap_wldec: a workload
  * waiting for its nodes is visited run after run), their
  * placements through the placements index (struct fq_cap_wl) instead of
@@ -66,9 +66,9 @@
  *  - idle, its unneeded time not up: FQ_SD_WAIT, with an idle-heap entry
  *    (unneeded-since + unneeded time, name);
  *  - idle long enough: FQ_SD_DUE, in sd_due.
- * Anything that can move a node out of its state marks it (capacity.c:
- * decoded, Ready, placements or pods changed, its ProvisioningRequest
- * changed, the cloud model changed).
+ * Anything that can move a node out of its state marks it (nodes.c and
+ * capacity.c: decoded, Ready, placements or pods changed, its
+ * ProvisioningRequest changed, the cloud model changed).
  *
  * Invariants:
  *  1. A placement never exceeds a node's allocatable.

@@ -1,9 +1,9 @@
 /*
  * common.c - small helpers every capacity module uses (capacity/common.h):
  * asking for a run, the time scale, pools by name and selector, "ns/name"
- * keys, a pool's backoff entry, a condition written in place. Moved here
- * from capacity.c and autoscaler.c so that the modules below the
- * controller need not include it.
+ * keys, a pool's backoff entry, a condition written in place: what the
+ * modules below the controller share, so that none of them includes
+ * capacity.h.
  *
  * What it does not do: decide or write anything on its own.
  */

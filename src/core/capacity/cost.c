@@ -31,7 +31,7 @@
  *
  *   no_pods (the simulator: thousands of workloads at once): a charge is
  *   accrued only when something it depends on changes (its placements,
- *   their nodes, the pools or the prices; capacity.c calls fq_cost_accrue
+ *   their nodes, the pools or the prices; nodes.c calls fq_cost_accrue
  *   first), for the time since the last accrual, up to the charging clock
  *   (the time of the last run that moved time on, as if each such run
  *   had charged everything; changes made before the cost step of a run

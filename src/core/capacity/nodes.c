@@ -1042,7 +1042,7 @@ void fq_capacity_refresh(struct fq_capacity *st, struct fq_engine *e)
     fq_capacity_pods_seed(st, e);
 }
 
-/* --- live pods bound to nodes (with pods; moved from capacity.c) ------- */
+/* --- live pods bound to nodes (with pods) ------------------------------ */
 
 static bool cond_is(const struct fq_value *status, const char *type,
                     const char *want)

@@ -138,7 +138,7 @@ void fq_capacity_provreq_written(struct fq_capacity *st, const char *key);
 
 /* --- the heap and node sets -------------------------------------------- */
 
-/* The heap (capacity.c). push copies key. top returns NULL when empty. */
+/* The heap (nodes.c). push copies key. top returns NULL when empty. */
 void fq_capacity_heap_push(struct fq_cap_heap *h, int64_t t, const char *key,
                            uint64_t stamp);
 
@@ -155,7 +155,7 @@ void fq_capacity_heap_filter(struct fq_cap_heap *h,
 
 void fq_capacity_heap_free(struct fq_cap_heap *h);
 
-/* Node sets (capacity.c): add at the end, remove one (order not kept),
+/* Node sets (nodes.c): add at the end, remove one (order not kept),
  * sort in node order. */
 void fq_capacity_nodes_add(struct fq_cap_nodes *s, struct fq_cap_node *n);
 

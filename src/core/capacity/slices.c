@@ -1,8 +1,8 @@
 /*
- * slices.c - making and deleting whole slices (capacity/slices.h), moved
- * from capacity.c: a slice's Nodes are created in one call and deleted in
- * one call (capacity.c's invariant 1); with an outside provider a deletion
- * is handed to it.
+ * slices.c - making and deleting whole slices (capacity/slices.h): a
+ * slice's Nodes are created in one call and deleted in one call
+ * (capacity.c's invariant 1); with an outside provider a deletion is
+ * handed to it.
  *
  * What it does not do: decide when (autoscaler.c, provreq.c).
  */

@@ -1,6 +1,6 @@
 /*
  * watch.c - the workloads the capacity controller watches (capacity/
- * watch.h): moved from capacity.c. on_change records each workload's state
+ * watch.h): capacity.c's on_change records each workload's state
  * (fq_capacity_watch_note); the autoscaler lists the unsettled ones.
  *
  * What it does not do: place workloads or decide anything about them.
