@@ -50,7 +50,6 @@
 #include <stdint.h>
 
 #include "base/smap.h"
-#include "engine/controllers.h"
 #include "flexq/cloud.h"
 #include "flexq/engine.h"
 #include "flexq/heap.h"
