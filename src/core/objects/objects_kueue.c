@@ -964,6 +964,9 @@ int fq_clusterqueue_decode(const struct fq_value *obj, const char *file,
         const struct fq_value *as = fld_map(&c, spec, F(CQ_ADM_SCOPE));
         if (as) {
             size_t o2 = path_key(&c, "admissionScope");
+            if (!field(as, "admissionMode") ||
+                field(as, "admissionMode")->type == FQ_V_NULL)
+                derr_missing(&c, as, "admissionMode");
             out->usage_based_afs = fld_enum(&c, as, F(CQ_ADM_MODE)) == 1;
             path_pop(&c, o2);
         }
