@@ -154,6 +154,7 @@ void kq_afs_setup(struct kueue *k, struct fq_engine *e, struct snap *old,
             }
         }
         int ci = kq_find_cq(s, l->cq);
+        l->afs_cq = ci;
         l->afs = ci >= 0 && s->cqs[ci].view.usage_based_afs;
         struct lq_info *was = old ? kq_find_lq(old, l->ns, l->name) : NULL;
         if (was && was->afs_use) {
@@ -251,9 +252,8 @@ void kq_afs_run(struct kueue *k, struct fq_engine *e, int64_t now)
             afs_sample(k, e, i, now);
             afs_key(k, e, l);
             k->counts_dirty = true; /* its status shows the usage */
-            int ci = kq_find_cq(s, l->cq);
-            if (l->afs && ci >= 0 && l->afs_key != was)
-                moved[ci] = true;
+            if (l->afs && l->afs_cq >= 0 && l->afs_key != was)
+                moved[l->afs_cq] = true;
         }
         if (l->afs_last + every < k->afs_next)
             k->afs_next = l->afs_last + every;

@@ -249,6 +249,7 @@ struct lq_info {
      * weight). `afs`: its ClusterQueue orders by that key. */
     bool afs;
     bool afs_penalty; /* a penalty waits to be folded in */
+    int afs_cq;       /* its ClusterQueue's snapshot index, or -1 */
     int64_t weight_milli;
     double *afs_use, *afs_pen;
     int64_t afs_last;
