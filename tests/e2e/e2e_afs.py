@@ -2,7 +2,8 @@
 usage sampled in status.fairSharing.admissionFairSharingStatus, and a
 ClusterQueue with UsageBasedAdmissionFairSharing admitting the workload of
 the queue that used less before an older one (Kueue's documented
-behaviour); a bad sampling interval in the config stops flexqd with an
+behaviour); the usage read back from the stored status after a restart;
+a bad sampling interval in the config stops flexqd with an
 error that names it."""
 import os
 import shutil
@@ -71,6 +72,13 @@ def afs(d, q):
         "admissionFairSharingStatus") or {}
 
 
+def cpu(q):
+    """A cpu quantity ("136m", "2") in cores, or 0 when absent."""
+    if not q:
+        return 0.0
+    return float(q[:-1]) / 1000 if q.endswith("m") else float(q)
+
+
 def wait(fn, timeout=30):
     """fn() until truthy or the deadline; returns its last value."""
     deadline = time.time() + timeout
@@ -84,7 +92,9 @@ def wait(fn, timeout=30):
 cfg = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
 cfg.write(CONFIG % "500ms")
 cfg.close()
-d = Daemon(extra=["--config", cfg.name]).start()
+# Real time (time scale 1): the half-life is 10 s, so the usage moves
+# little between two reads.
+d = Daemon(extra=["--config", cfg.name], time_scale=1).start()
 try:
     st, _, _ = d.request("POST", WL, workload("a1", "qa", 4))
     check(st == 201, "a1 created: %s" % st)
@@ -108,7 +118,22 @@ try:
                == "True"), "b1 (qb used less) admitted")
     check((cond(d, "a2", "QuotaReserved") or {}).get("status") != "True",
           "a2 (older, qa used more) waits")
+    before = cpu(afs(d, "qa").get("consumedResources", {}).get("cpu"))
+    check(before > 0, "qa's usage before the restart: %s" % before)
     check(d.stop() == 0, "clean stop")
+    # A restart reads each LocalQueue's usage back from its status: qa,
+    # with nothing admitted, only decays from there (not reset to 0).
+    d2 = Daemon(data_dir=d.data_dir, extra=["--config", cfg.name],
+                time_scale=1).start()
+    try:
+        st, _, _ = d2.request("GET", WL + "/a2")
+        check(st == 200, "a2 kept: %s" % st)
+        after = cpu(afs(d2, "qa").get("consumedResources", {}).get("cpu"))
+        check(0 < after <= before,
+              "qa's usage after the restart: %s (before %s)" % (after, before))
+        check(d2.stop() == 0, "clean stop after the restart")
+    finally:
+        d2.cleanup()
 finally:
     d.cleanup()
 
