@@ -18,6 +18,7 @@
  *   cycle.c      the scheduling cycle
  *   admit.c      reserve, pending, preempt, migrate
  *   pace.c       Kueue-paced cycles planned ahead
+ *   afs.c        admission fair sharing: LocalQueue usage and queue order
  *   tas_place.c  topology-aware placement of a fitting workload (tas.c)
  *   objtree.c    condition and key helpers (the smallest inline below)
  */
