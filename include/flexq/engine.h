@@ -119,11 +119,44 @@ struct fq_err;
 int fq_fair_sharing_read(const struct fq_value *v, const char *where,
                          struct fq_fair_sharing_config *c, struct fq_err *err);
 
+/* The most resourceWeights an admissionFairSharing map may list, and the
+ * longest resource name in it. */
+#define FQ_AFS_MAX_WEIGHTS 32
+#define FQ_AFS_NAME_MAX    128
+
+/*
+ * Kueue's admissionFairSharing configuration (the AdmissionFairSharing
+ * feature): present = on (Kueue needs its feature gate and the map; flexq
+ * has no gates). Only ClusterQueues whose admissionScope.admissionMode is
+ * UsageBasedAdmissionFairSharing use it. Off by default.
+ */
+struct fq_afs_config {
+    bool enable;
+    int64_t half_life_ms; /* usageHalfLifeTime; 0: usage is reset to 0 */
+    int64_t sampling_ms;  /* usageSamplingInterval; default 5 min */
+    int nweights;         /* resourceWeights; a resource not listed: 1 */
+    char weight_names[FQ_AFS_MAX_WEIGHTS][FQ_AFS_NAME_MAX];
+    double weights[FQ_AFS_MAX_WEIGHTS];
+};
+
+/* Reads Kueue's Configuration `admissionFairSharing` map
+ * ({usageHalfLifeTime, usageSamplingInterval, resourceWeights}; durations
+ * as Go writes them, "168h", "5m", "1h30m") into *c and turns it on
+ * (`where` names it in errors). Kueue's validation: usageHalfLifeTime
+ * >= 0, usageSamplingInterval > 0 (default 5m), weights >= 0. NULL v:
+ * nothing changes. 0 or FQ_EINVAL, *c unchanged on error. */
+int fq_afs_read(const struct fq_value *v, const char *where,
+                struct fq_afs_config *c, struct fq_err *err);
+
+/* The weight of resource `res` (1 when not listed). */
+double fq_afs_weight(const struct fq_afs_config *c, const char *res);
+
 struct fq_engine_config {
     uint64_t seed; /* PRNG seed: uids, name suffixes, the cloud */
     struct fq_policy policy;
     struct fq_pods_ready_config pods_ready;
     struct fq_fair_sharing_config fair_sharing;
+    struct fq_afs_config afs;
     /* Scale for the control plane's built-in delays (CA scan interval,
      * backoffs, booking time...) in sim and demo runs: 1.0 = real. */
     double time_scale;

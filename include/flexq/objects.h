@@ -345,6 +345,8 @@ struct fq_clusterqueue {
     size_t n_checks;
     enum fq_stop_policy stop_policy;
     int64_t fair_weight_milli; /* fairSharing.weight; default 1 (1000) */
+    /* spec.admissionScope.admissionMode is UsageBasedAdmissionFairSharing */
+    bool usage_based_afs;
     struct fq_objmem *mem;
 };
 

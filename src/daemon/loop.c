@@ -574,6 +574,9 @@ static int read_options(const struct fq_value *doc, struct fq_engine_config *c,
     }
     if (fq_map_get(s, "seed"))
         c->seed = (uint64_t)fq_value_path_int(s, "seed", 0);
+    if (fq_afs_read(fq_map_get(s, "admissionFairSharing"), "--config", &c->afs,
+                    err) < 0)
+        return FQ_EINVAL;
     return fq_fair_sharing_read(fq_map_get(s, "fairSharing"), "--config",
                                 &c->fair_sharing, err);
 }

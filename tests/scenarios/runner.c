@@ -616,6 +616,9 @@ static void config(struct ctx *c, const struct fq_value *cfgv,
     if (fq_fair_sharing_read(fq_map_get(cfgv, "fair_sharing"), c->file,
                              &cfg->fair_sharing, &ferr) < 0)
         die(c, "%s", ferr.msg);
+    if (fq_afs_read(fq_map_get(cfgv, "admission_fair_sharing"), c->file,
+                    &cfg->afs, &ferr) < 0)
+        die(c, "%s", ferr.msg);
     const struct fq_value *pr = fq_map_get(cfgv, "pods_ready");
     if (pr) {
         struct fq_pods_ready_config *r = &cfg->pods_ready;

@@ -307,6 +307,15 @@ static const struct rule_case rules[] = {
      NULL},
     {"cq fair weight", CQ_HEAD "  fairSharing: {weight: x}\n" GROUP1,
      "spec.fairSharing.weight", "invalid quantity \"x\""},
+    {"cq admission scope",
+     CQ_HEAD "  admissionScope: {admissionMode: "
+             "UsageBasedAdmissionFairSharing}\n" GROUP1,
+     NULL, NULL},
+    {"cq admission mode unknown",
+     CQ_HEAD "  admissionScope: {admissionMode: Fairest}\n" GROUP1,
+     "spec.admissionScope.admissionMode", "Fairest"},
+    {"cq admission mode missing", CQ_HEAD "  admissionScope: {}\n" GROUP1,
+     "spec.admissionScope.admissionMode", "required field is missing"},
     {"cq selector In without values",
      CQ_HEAD "  namespaceSelector:\n    matchExpressions: [{key: a, "
              "operator: In}]\n" GROUP1,

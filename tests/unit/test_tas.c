@@ -4,7 +4,8 @@
  * not fit, a preferred level that falls back up, a spread over the whole
  * topology), the dominant resource share of kueue/fairshare.c on a
  * small quota tree (its worked example, with a weight), and the reading
- * of Kueue's fairSharing configuration (Kueue's validation).
+ * of Kueue's fairSharing and admissionFairSharing configuration (Kueue's
+ * validation and defaults).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -176,6 +177,68 @@ static void test_fair_sharing_config(void **state)
     assert_int_equal(c->nstrategies, 1);
 }
 
+static int read_afs(const char *json, struct fq_afs_config *c,
+                    struct fq_err *err)
+{
+    struct fq_value *v = NULL;
+    struct fq_limits lim = fq_limits_default();
+    assert_int_equal(fq_json_parse(json, strlen(json), NULL, &lim, &v, NULL),
+                     0);
+    int rc = fq_afs_read(v, "config.yaml", c, err);
+    fq_value_free(v);
+    return rc;
+}
+
+static void test_admission_fair_sharing_config(void **state)
+{
+    (void)state;
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    struct fq_afs_config *c = &cfg.afs;
+    assert_false(c->enable); /* off by default */
+    struct fq_err err = {0};
+    assert_int_equal(fq_afs_read(NULL, "x", c, &err), 0);
+    assert_false(c->enable);
+    /* Kueue's example configuration; the sampling interval defaults to
+     * 5 minutes, a resource not listed weighs 1. */
+    assert_int_equal(read_afs("{\"usageHalfLifeTime\": \"168h\", "
+                              "\"resourceWeights\": {\"cpu\": 0, "
+                              "\"example.com/gpu\": 100}}",
+                              c, &err),
+                     0);
+    assert_true(c->enable);
+    assert_true(c->half_life_ms == 168LL * 3600 * 1000);
+    assert_true(c->sampling_ms == 5 * 60 * 1000);
+    assert_true(fq_afs_weight(c, "cpu") == 0.0);
+    assert_true(fq_afs_weight(c, "example.com/gpu") == 100.0);
+    assert_true(fq_afs_weight(c, "memory") == 1.0);
+    assert_int_equal(read_afs("{\"usageHalfLifeTime\": \"1h30m\", "
+                              "\"usageSamplingInterval\": \"1.5s\"}",
+                              c, &err),
+                     0);
+    assert_true(c->half_life_ms == 90 * 60 * 1000);
+    assert_true(c->sampling_ms == 1500);
+    assert_int_equal(c->nweights, 0);
+    /* Kueue's validation: half-life >= 0, interval > 0, weights >= 0;
+     * nothing changes on error. */
+    assert_int_equal(read_afs("{\"usageHalfLifeTime\": \"-1m\"}", c, &err),
+                     FQ_EINVAL);
+    assert_non_null(strstr(err.msg, "usageHalfLifeTime"));
+    assert_int_equal(read_afs("{\"usageSamplingInterval\": \"0s\"}", c, &err),
+                     FQ_EINVAL);
+    assert_non_null(strstr(err.msg, "usageSamplingInterval"));
+    assert_int_equal(
+        read_afs("{\"usageSamplingInterval\": \"5 min\"}", c, &err), FQ_EINVAL);
+    assert_int_equal(read_afs("{\"resourceWeights\": {\"cpu\": -1}}", c, &err),
+                     FQ_EINVAL);
+    assert_non_null(strstr(err.msg, "resourceWeights.cpu"));
+    assert_int_equal(read_afs("{\"usageHalfLife\": \"1h\"}", c, &err),
+                     FQ_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown key"));
+    assert_true(c->half_life_ms == 90 * 60 * 1000);
+    assert_true(c->sampling_ms == 1500);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_preferred_goes_up_then_spreads),
         cmocka_unit_test(test_dominant_resource_share),
         cmocka_unit_test(test_fair_sharing_config),
+        cmocka_unit_test(test_admission_fair_sharing_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,6 +143,146 @@ int fq_fair_sharing_read(const struct fq_value *v, const char *where,
     return 0;
 }
 
+/* A Go duration ("1h30m", "5m", "300ms", "0"): sign, then decimal
+ * numbers each with a unit (ns, us, µs, ms, s, m, h), into ms (rounded
+ * down). -1 when malformed. */
+static int64_t go_duration_ms(const char *s)
+{
+    if (!s || !*s || strlen(s) > 64)
+        return -1;
+    bool neg = *s == '-';
+    if (*s == '-' || *s == '+')
+        s++;
+    if (!strcmp(s, "0"))
+        return 0;
+    if (!*s)
+        return -1;
+    double total = 0;
+    while (*s) {
+        if (!((*s >= '0' && *s <= '9') || *s == '.'))
+            return -1;
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s)
+            return -1;
+        s = end;
+
+        static const struct {
+            const char *u;
+            double ms;
+        } units[] = {{"ns", 1e-6}, {"us", 1e-3}, {"\xc2\xb5s", 1e-3}, {"ms", 1},
+                     {"s", 1e3},   {"m", 6e4},   {"h", 3.6e6}};
+
+        size_t best = 0, bl = 0;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+            size_t l = strlen(units[i].u);
+            if (l > bl && !strncmp(s, units[i].u, l)) {
+                best = i;
+                bl = l;
+            }
+        }
+        if (!bl)
+            return -1;
+        total += x * units[best].ms;
+        s += bl;
+    }
+    if (total > 1e15)
+        return -1;
+    return neg ? -(int64_t)total : (int64_t)total;
+}
+
+int fq_afs_read(const struct fq_value *v, const char *where,
+                struct fq_afs_config *c, struct fq_err *err)
+{
+    if (!v)
+        return 0;
+    if (v->type != FQ_V_MAP)
+        return fq_err_set(err, FQ_EINVAL,
+                          "%s: admissionFairSharing must be a mapping", where);
+    struct fq_afs_config n = *c;
+    n.enable = true;
+    n.half_life_ms = 0;
+    n.sampling_ms = 5 * 60 * 1000;
+    n.nweights = 0;
+    static const char *const keys[] = {
+        "usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"};
+    for (size_t i = 0; i < fq_value_len(v); i++) {
+        const struct fq_member *m = &v->u.map.items[i];
+        bool known = false;
+        for (size_t k = 0; k < 3; k++)
+            known |= !strcmp(m->key, keys[k]);
+        if (!known)
+            return fq_err_set(err, FQ_EINVAL,
+                              "%s: admissionFairSharing.%s: unknown key "
+                              "(known: usageHalfLifeTime, "
+                              "usageSamplingInterval, resourceWeights)",
+                              where, m->key);
+    }
+    const struct fq_value *h = fq_map_get(v, "usageHalfLifeTime");
+    if (h) {
+        const char *hs = fq_value_as_str(h);
+        n.half_life_ms = go_duration_ms(hs);
+        if (n.half_life_ms < 0)
+            return fq_err_set(err, FQ_EINVAL,
+                              "%s: admissionFairSharing.usageHalfLifeTime: "
+                              "\"%s\" is not a duration >= 0 (as \"168h\")",
+                              where, hs ? hs : "");
+    }
+    const struct fq_value *si = fq_map_get(v, "usageSamplingInterval");
+    if (si) {
+        const char *ss = fq_value_as_str(si);
+        n.sampling_ms = go_duration_ms(ss);
+        if (n.sampling_ms <= 0)
+            return fq_err_set(err, FQ_EINVAL,
+                              "%s: admissionFairSharing.usageSamplingInterval: "
+                              "\"%s\" is not a duration > 0 (as \"5m\")",
+                              where, ss ? ss : "");
+    }
+    const struct fq_value *rw = fq_map_get(v, "resourceWeights");
+    if (rw) {
+        if (rw->type != FQ_V_MAP)
+            return fq_err_set(err, FQ_EINVAL,
+                              "%s: admissionFairSharing.resourceWeights must "
+                              "map resource names to numbers",
+                              where);
+        if (fq_value_len(rw) > FQ_AFS_MAX_WEIGHTS)
+            return fq_err_set(err, FQ_EINVAL,
+                              "%s: admissionFairSharing.resourceWeights: at "
+                              "most %d resources",
+                              where, FQ_AFS_MAX_WEIGHTS);
+        for (size_t i = 0; i < fq_value_len(rw); i++) {
+            const struct fq_member *m = &rw->u.map.items[i];
+            const struct fq_value *x = m->val;
+            if (strlen(m->key) >= FQ_AFS_NAME_MAX)
+                return fq_err_set(err, FQ_EINVAL,
+                                  "%s: admissionFairSharing.resourceWeights: "
+                                  "resource name longer than %d",
+                                  where, FQ_AFS_NAME_MAX - 1);
+            double w = x && x->type == FQ_V_NUM ?
+                           (x->u.num.is_int ? (double)x->u.num.i : x->u.num.d) :
+                           -1;
+            if (!(w >= 0) || w > 1e9)
+                return fq_err_set(
+                    err, FQ_EINVAL,
+                    "%s: admissionFairSharing.resourceWeights.%s: "
+                    "must be a number >= 0",
+                    where, m->key);
+            snprintf(n.weight_names[n.nweights], FQ_AFS_NAME_MAX, "%s", m->key);
+            n.weights[n.nweights++] = w;
+        }
+    }
+    *c = n;
+    return 0;
+}
+
+double fq_afs_weight(const struct fq_afs_config *c, const char *res)
+{
+    for (int i = 0; i < c->nweights; i++)
+        if (!strcmp(c->weight_names[i], res))
+            return c->weights[i];
+    return 1.0;
+}
+
 struct fq_policy fq_policy_default(void)
 {
     struct fq_policy p = {

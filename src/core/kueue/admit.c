@@ -132,6 +132,8 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     if (new_holder)
         w->reserved_at = now;
     kq_account(k, rc, +1);
+    if (new_holder && k->afs_on)
+        kq_afs_penalty(k, e, w);
     if (!rc->holder)
         kq_holders_add(k, rc);
     else

@@ -254,6 +254,8 @@ static void write_queue_status(struct kueue *k, struct fq_engine *e)
         fq_map_set(st, "pendingWorkloads", fq_value_int(k->lqn[i][0]));
         fq_map_set(st, "reservingWorkloads", fq_value_int(k->lqn[i][1]));
         fq_map_set(st, "admittedWorkloads", fq_value_int(k->lqn[i][2]));
+        if (k->afs_on && l->afs_use)
+            fq_map_set(st, "fairSharing", kq_afs_status(k, l));
         if (!fq_value_equal(st, fq_map_get(cur, "status")))
             fq_objstore_set_status(fq_engine_store(e), FQ_KIND_LOCALQUEUE,
                                    l->ns, l->name, st, NULL);
@@ -372,6 +374,8 @@ static void queues_free(struct kueue *k)
     free(k->cqn);
     free(k->lqn);
     free(k->adm_use);
+    free(k->lq_use);
+    k->lq_use = NULL;
     free(k->hw);
     free(k->hs);
     free(k->mig);
@@ -417,10 +421,9 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
 {
     k->config_dirty = false;
     queues_free(k);
-    if (k->snap) {
-        kq_snap_release(k->snap);
-        free(k->snap);
-    }
+    /* Kept until the new one is built: admission fair sharing carries
+     * each LocalQueue's usage over (afs.c). */
+    struct snap *old = k->snap;
     for (size_t i = 0; i < k->recs.cap; i++) {
         struct rec *r = k->recs.t[i].val;
         if (!k->recs.t[i].key)
@@ -435,6 +438,11 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
     k->snap = fq_xmalloc(sizeof(*k->snap));
     kq_snap_build(k->snap, e);
     struct snap *s = k->snap;
+    kq_afs_setup(k, e, old, fq_engine_now(e));
+    if (old) {
+        kq_snap_release(old);
+        free(old);
+    }
     k->pq = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->pq));
     k->cqn = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cqn));
     k->lqn = fq_xcalloc((size_t)s->nlq + 1, sizeof(*k->lqn));
@@ -703,7 +711,7 @@ static void run(void *self, struct fq_engine *e, int64_t now)
     k->ran_at = now;
     bool full =
         ((k->need_cycle || k->requeue) && now >= k->last_cycle + k->cycle_ms) ||
-        now >= tq_next(k);
+        now >= tq_next(k) || (k->afs_on && now >= k->afs_next);
     if (k->config_dirty)
         rebuild(k, e);
     if (!k->seeded)
@@ -723,6 +731,8 @@ static void run(void *self, struct fq_engine *e, int64_t now)
     k->quota_moved = false;
     if (k->need_cycle && now >= k->last_cycle + k->cycle_ms)
         kq_cycle(k, e, now);
+    if (k->afs_on)
+        kq_afs_run(k, e, now);
     if (k->counts_dirty &&
         now >= k->last_status + fq_engine_config(e)->status_every_ms) {
         write_queue_status(k, e);
@@ -735,6 +745,8 @@ static int64_t next_wakeup(const void *self)
 {
     const struct kueue *k = self;
     int64_t t = tq_next(k);
+    if (k->afs_on && k->afs_next < t)
+        t = k->afs_next;
     if (k->need_cycle) {
         /* After the quiet cycles planned (ff_plan), if any. */
         int64_t c = k->last_cycle + (k->ff_n + 1) * k->cycle_ms;

@@ -59,8 +59,8 @@
  *
  * Not done: Kueue's feature gates newer than v0.13 that change the
  * preemption (FairSharingPreemptWithinNominal, a second run of the first
- * strategy after in-queue targets); admission fair sharing between
- * LocalQueues.
+ * strategy after in-queue targets). Admission fair sharing between the
+ * LocalQueues of one ClusterQueue is afs.c.
  */
 #include "kueue/fairshare.h"
 

@@ -18,6 +18,7 @@
  *   cycle.c      the scheduling cycle
  *   admit.c      reserve, pending, preempt, migrate
  *   pace.c       Kueue-paced cycles planned ahead
+ *   afs.c        admission fair sharing: LocalQueue usage and queue order
  *   tas_place.c  topology-aware placement of a fitting workload (tas.c)
  *   objtree.c    condition and key helpers (the smallest inline below)
  */
@@ -185,6 +186,14 @@ struct kueue {
     /* The topology assignment of each podset of the workload being
      * reserved (kq_tas_assign, taken by kq_reserve), owned, or NULL. */
     struct fq_value *tas_assign[FQ_ADM_MAX_PODSETS];
+    /* Admission fair sharing (afs.c): on when the configuration has it;
+     * the admitted usage of each LocalQueue of the snapshot per resource
+     * (nlq * nres, owned), the next sampling time (INT64_MAX: none), and
+     * whether an entry penalty waits to be folded in. */
+    bool afs_on;
+    int64_t *lq_use;
+    int64_t afs_next;
+    bool afs_dirty;
 };
 
 /* The condition types the controller reads of a Workload, for cond_scan. */
@@ -233,6 +242,19 @@ struct lq_info {
     char *ns, *name, *cq;
     enum fq_stop_policy stop;
     int pending, reserving, admitted;
+    /* Admission fair sharing (afs.c), with the configuration's
+     * admissionFairSharing on: its decayed usage (consumedResources) and
+     * the entry penalties not folded into it yet, per resource of the
+     * snapshot (owned, NULL when off), lastUpdate, and the ordering key
+     * (usage weighted by resourceWeights, divided by spec.fairSharing.
+     * weight). `afs`: its ClusterQueue orders by that key. */
+    bool afs;
+    bool afs_penalty; /* a penalty waits to be folded in */
+    int afs_cq;       /* its ClusterQueue's snapshot index, or -1 */
+    int64_t weight_milli;
+    double *afs_use, *afs_pen;
+    int64_t afs_last;
+    double afs_key;
 };
 
 struct flv_info {
@@ -455,6 +477,7 @@ void kq_pq_remove(struct kueue *k, struct rec *r);
 void kq_pq_park(struct kueue *k, struct rec *r);
 void kq_pq_park_first(struct kueue *k, size_t c, size_t m);
 void kq_pq_requeue(struct kueue *k);
+void kq_pq_resort(struct kueue *k, int cq);
 size_t kq_k_lower(struct rec *const *v, size_t n, const char *key);
 void kq_holder_fill(struct kueue *k, size_t i);
 size_t kq_holder_at(const struct kueue *k, const struct rec *r);
@@ -487,6 +510,15 @@ void kq_mig_pass(struct kueue *k, struct fq_engine *e, int64_t now);
 
 /* cycle.c */
 void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now);
+
+/* afs.c */
+void kq_afs_setup(struct kueue *k, struct fq_engine *e, struct snap *old,
+                  int64_t now);
+void kq_afs_release(struct snap *s);
+void kq_afs_charge(struct kueue *k, const struct wl *w, int sign);
+void kq_afs_penalty(struct kueue *k, struct fq_engine *e, const struct wl *w);
+void kq_afs_run(struct kueue *k, struct fq_engine *e, int64_t now);
+struct fq_value *kq_afs_status(const struct kueue *k, const struct lq_info *l);
 
 /* tas_place.c */
 bool kq_tas_assign(struct kueue *k, struct fq_engine *e, const struct wl *w,

@@ -226,6 +226,13 @@ void kq_ff_plan(struct kueue *k, int64_t now)
     size_t ncq = (size_t)k->snap->ncq;
     int64_t ahead = k->ff_len > 0 ? k->ff_len : 1;
     k->ff_len = ahead * 2 < FF_MAX_AHEAD ? ahead * 2 : FF_MAX_AHEAD;
+    /* Admission fair sharing may reorder the queues at its next sample:
+     * plan no cycle from then on. */
+    if (k->afs_on && k->afs_next < INT64_MAX) {
+        int64_t lim = (k->afs_next - k->last_cycle) / k->cycle_ms - 1;
+        if (ahead > lim)
+            ahead = lim > 0 ? lim : 0;
+    }
     size_t n = (size_t)ahead; /* cycles planned so far */
     size_t most = 0;          /* the most heads a queue gives */
     for (size_t c = 0; c < ncq; c++) {

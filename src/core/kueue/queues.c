@@ -55,7 +55,33 @@ int kq_head_cmp(const void *x, const void *y)
 int kq_rec_cmp(const struct rec *a, const struct rec *b)
 {
     const struct wl *x = &a->w, *y = &b->w;
+    /* Admission fair sharing (afs.c): in a ClusterQueue that uses it,
+     * the LocalQueue with the lower weighted usage goes first. Every
+     * pending record of a queue has a LocalQueue of that queue. */
+    const struct lq_info *la = x->lq, *lb = y->lq;
+    if (la != lb && la && lb && la->afs && lb->afs &&
+        la->afs_key != lb->afs_key)
+        return la->afs_key < lb->afs_key ? -1 : 1;
     return wl_cmp(&x, &y);
+}
+
+static int rec_qsort_cmp(const void *x, const void *y)
+{
+    return kq_rec_cmp(*(struct rec *const *)x, *(struct rec *const *)y);
+}
+
+/* Sorts queue cq's arrays again after its order moved (a LocalQueue's
+ * fair-sharing usage changed): only admission fair sharing does this. */
+void kq_pq_resort(struct kueue *k, int cq)
+{
+    struct pq *q = &k->pq[cq];
+    k->q_ver++;
+    if (q->nact > q->alo)
+        qsort(q->act + q->alo, q->nact - q->alo, sizeof(*q->act),
+              rec_qsort_cmp);
+    if (q->npark > q->plo)
+        qsort(q->park + q->plo, q->npark - q->plo, sizeof(*q->park),
+              rec_qsort_cmp);
 }
 
 size_t kq_ncell(const struct snap *s)
@@ -98,6 +124,8 @@ void kq_account(struct kueue *k, struct rec *r, int sign)
         lq[kind] += sign;
     if (!w->holds || !w->admitted)
         return;
+    if (k->lq_use)
+        kq_afs_charge(k, w, sign);
     k->cqn[w->cq][2] += sign;
     if (lq)
         lq[2] += sign;

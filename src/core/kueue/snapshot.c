@@ -411,6 +411,7 @@ void kq_snap_release(struct snap *s)
         fq_clusterqueue_release(&c->view);
     }
     free(s->cqs);
+    kq_afs_release(s);
     for (int i = 0; i < s->nlq; i++) {
         free(s->lqs[i].ns);
         free(s->lqs[i].name);

@@ -57,6 +57,8 @@
 
 static const char *const stop_names[] = {"None", "Hold", "HoldAndDrain", NULL};
 static const char *const qs_names[] = {"BestEffortFIFO", "StrictFIFO", NULL};
+static const char *const adm_mode_names[] = {
+    "NoAdmissionFairSharing", "UsageBasedAdmissionFairSharing", NULL};
 static const char *const within_names[] = {"Never", "LowerPriority",
                                            "LowerOrNewerEqualPriority", NULL};
 static const char *const reclaim_names[] = {"Never", "LowerPriority", "Any",
@@ -115,6 +117,8 @@ enum kueue_row {
     CQ_STRAT_NAME,
     CQ_STRAT_ON,
     Q_STOP,
+    CQ_ADM_SCOPE,
+    CQ_ADM_MODE,
     CQ_STATUS,
     CQ_ST_PENDING,
     CQ_ST_ADMITTED,
@@ -317,6 +321,15 @@ const struct fq_field fq_kueue_fields[KUEUE_ROWS + 1] = {
                      "empty)."},
     [Q_STOP] = {K_CQ | K_LQ, "spec.stopPolicy", FT_ENUM, 0, 0, 0, 0, 0,
                 stop_names, NULL, "None, Hold or HoldAndDrain."},
+    [CQ_ADM_SCOPE] = {K_CQ, "spec.admissionScope", FT_MAP, 0, 0, 0, 0, 0, NULL,
+                      NULL,
+                      "Admission fair sharing between this queue's "
+                      "LocalQueues."},
+    [CQ_ADM_MODE] = {K_CQ, "spec.admissionScope.admissionMode", FT_ENUM,
+                     FF_REQUIRED, 0, 0, 0, 0, adm_mode_names, NULL,
+                     "UsageBasedAdmissionFairSharing (order pending "
+                     "workloads by their LocalQueue's decayed usage) or "
+                     "NoAdmissionFairSharing."},
     [CQ_STATUS] = {K_CQ, "status", FT_MAP, FF_SERVER, 0, 0, 0, 0, NULL, NULL,
                    "ClusterQueueStatus defines the observed state of "
                    "ClusterQueue."},
@@ -948,6 +961,15 @@ int fq_clusterqueue_decode(const struct fq_value *obj, const char *file,
         decode_checks(&c, spec, out);
         out->stop_policy = (enum fq_stop_policy)fld_enum(&c, spec, F(Q_STOP));
         out->fair_weight_milli = fair_weight(&c, spec);
+        const struct fq_value *as = fld_map(&c, spec, F(CQ_ADM_SCOPE));
+        if (as) {
+            size_t o2 = path_key(&c, "admissionScope");
+            if (!field(as, "admissionMode") ||
+                field(as, "admissionMode")->type == FQ_V_NULL)
+                derr_missing(&c, as, "admissionMode");
+            out->usage_based_afs = fld_enum(&c, as, F(CQ_ADM_MODE)) == 1;
+            path_pop(&c, o2);
+        }
         path_pop(&c, old);
     }
     return dctx_end(&c, out, sizeof(*out), &out->mem);
