@@ -552,62 +552,166 @@ void fq_store_close(struct fq_store *s)
     free(s);
 }
 
-/* Parsed rows of one kind, in (ns, name) order. */
-struct bucket {
-    struct fq_value **items;
-    size_t n, cap;
+/* One parsed row: its kind, its tree (owned), and its key, as the
+ * table holds it (owned copies), for the sort. */
+struct row {
+    enum fq_kind kind;
+    struct fq_value *obj;
+    char *ns, *name;
 };
 
-int fq_store_load(struct fq_store *s, fq_store_load_fn fn, void *ctx,
-                  struct fq_err *err)
+/* A share of the objects table (ids in (lo, hi]), read and parsed by one
+ * thread on its own read-only connection. */
+struct part {
+    const char *path;
+    int64_t lo, hi;
+    struct row *rows;
+    size_t n, cap;
+    int rc;
+    struct fq_err err;
+};
+
+static void *load_part(void *arg)
 {
-    /* One scan sorted by (kind, ns, name), bucketed by kind, then handed
-     * out in kinds.h's order: without a key index, a query per kind would
-     * read the whole table once per kind. */
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT kind, ns, name, body FROM objects ORDER "
-                           "BY kind, ns, name",
-                           -1, &st, NULL))
-        return db_err(err, s->db, "loading");
+    struct part *p = arg;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(p->path, &db,
+                        SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "SELECT kind, ns, name, body FROM objects WHERE "
+                           "id > ?1 AND id <= ?2",
+                           -1, &st, NULL) != SQLITE_OK) {
+        p->rc = fq_err_set(&p->err, FQ_EIO, "store: loading: %s",
+                           db ? sqlite3_errmsg(db) : "out of memory");
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, p->lo);
+    sqlite3_bind_int64(st, 2, p->hi);
     struct fq_limits lim = fq_limits_default();
     lim.max_bytes = 64u << 20;
-    struct bucket b[FQ_KIND__COUNT];
-    memset(b, 0, sizeof(b));
-    int rc = 0, step;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         const char *kname = (const char *)sqlite3_column_text(st, 0);
         enum fq_kind k = kind_by_name(kname ? kname : "");
         if (k == FQ_KIND_NONE)
             continue; /* --check reports it */
+        const char *ns = (const char *)sqlite3_column_text(st, 1);
+        const char *name = (const char *)sqlite3_column_text(st, 2);
         const char *body = (const char *)sqlite3_column_text(st, 3);
         int len = sqlite3_column_bytes(st, 3);
         struct fq_value *obj = NULL;
         struct fq_err perr = {0};
         if (fq_json_parse(body ? body : "", (size_t)len, "store", &lim, &obj,
                           &perr) < 0) {
-            rc = fq_err_set(err, FQ_EIO, "store: object %s/%s: %s",
-                            sqlite3_column_text(st, 1),
-                            sqlite3_column_text(st, 2), perr.msg);
-            break;
+            p->rc = fq_err_set(&p->err, FQ_EIO, "store: object %s/%s: %s",
+                               ns ? ns : "", name ? name : "", perr.msg);
+            goto out;
         }
-        FQ_GROW(b[k].items, b[k].cap, b[k].n + 1);
-        b[k].items[b[k].n++] = obj;
+        FQ_GROW(p->rows, p->cap, p->n + 1);
+        p->rows[p->n++] = (struct row){k, obj, fq_xstrdup(ns ? ns : ""),
+                                       fq_xstrdup(name ? name : "")};
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = db_err(err, s->db, "loading");
+    if (step != SQLITE_DONE)
+        p->rc = fq_err_set(&p->err, FQ_EIO, "store: loading: %s",
+                           sqlite3_errmsg(db));
+out:
     sqlite3_finalize(st);
-    for (int k = 1; k < FQ_KIND__COUNT; k++) {
-        for (size_t i = 0; i < b[k].n; i++) {
-            struct fq_value *obj = b[k].items[i];
-            b[k].items[i] = NULL;
-            if (rc == 0)
-                rc = fn(ctx, (enum fq_kind)k, obj);
-            else
-                fq_value_free(obj);
-        }
-        free(b[k].items);
+    sqlite3_close(db);
+    return NULL;
+}
+
+/* The load's order: by kind, then (ns, name) as the table's BINARY
+ * collation (and the object store) compare them. */
+static int row_cmp(const void *x, const void *y)
+{
+    const struct row *a = x, *b = y;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    int c = strcmp(a->ns, b->ns);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+/* Most threads a load parses on, and the fewest rows worth a thread. */
+#define LOAD_THREADS         4
+#define LOAD_ROWS_PER_THREAD 20000
+
+/*
+ * Reads every object back and hands it to fn in kinds.h's order, each
+ * kind in (ns, name) order (so that the object store appends each one
+ * to its sorted list). Parsing the JSON is most of a start-up's time, so
+ * the table is cut into id ranges that threads read and parse on their
+ * own read-only connections (WAL readers do not block each other); the
+ * rows are then sorted in memory, which is cheaper than SQLite's ORDER BY
+ * over the bodies. fn runs on the calling thread only.
+ */
+int fq_store_load(struct fq_store *s, fq_store_load_fn fn, void *ctx,
+                  struct fq_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT min(id), max(id), count(*) FROM objects", -1,
+                           &st, NULL))
+        return db_err(err, s->db, "loading");
+    int64_t lo = 0, hi = 0, count = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        lo = sqlite3_column_int64(st, 0) - 1;
+        hi = sqlite3_column_int64(st, 1);
+        count = sqlite3_column_int64(st, 2);
     }
+    sqlite3_finalize(st);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int nparts = (int)(count / LOAD_ROWS_PER_THREAD) + 1;
+    if (nparts > cpus)
+        nparts = cpus > 1 ? (int)cpus : 1;
+    if (nparts > LOAD_THREADS)
+        nparts = LOAD_THREADS;
+    const char *path = sqlite3_db_filename(s->db, "main");
+    struct part parts[LOAD_THREADS];
+    pthread_t th[LOAD_THREADS];
+    bool started[LOAD_THREADS] = {false};
+    memset(parts, 0, sizeof(parts));
+    for (int i = 0; i < nparts; i++) {
+        parts[i].path = path;
+        parts[i].lo = lo + (hi - lo) * i / nparts;
+        parts[i].hi = i == nparts - 1 ? hi : lo + (hi - lo) * (i + 1) / nparts;
+    }
+    for (int i = 1; i < nparts; i++)
+        started[i] = pthread_create(&th[i], NULL, load_part, &parts[i]) == 0;
+    load_part(&parts[0]);
+    for (int i = 1; i < nparts; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            load_part(&parts[i]);
+    }
+    size_t n = 0;
+    int rc = 0;
+    for (int i = 0; i < nparts; i++) {
+        n += parts[i].n;
+        if (parts[i].rc < 0 && rc == 0)
+            rc = fq_err_set(err, parts[i].err.code, "%s", parts[i].err.msg);
+    }
+    struct row *rows = fq_xmalloc((n + 1) * sizeof(*rows));
+    size_t m = 0;
+    for (int i = 0; i < nparts; i++) {
+        if (parts[i].n)
+            memcpy(rows + m, parts[i].rows, parts[i].n * sizeof(*rows));
+        m += parts[i].n;
+        free(parts[i].rows);
+    }
+    if (n > 1)
+        qsort(rows, n, sizeof(*rows), row_cmp);
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].ns);
+        free(rows[i].name);
+        if (rc == 0)
+            rc = fn(ctx, rows[i].kind, rows[i].obj);
+        else
+            fq_value_free(rows[i].obj);
+    }
+    free(rows);
     return rc;
 }
 
