@@ -582,9 +582,15 @@ static void secret_type_keys(struct dctx *c, const struct fq_value *obj,
                              const struct fq_kvs *sd)
 {
     if (!strcmp(type, "kubernetes.io/service-account-token")) {
-        if (!fq_value_as_str(fq_map_get(fq_meta_annotations(obj), SA_NAME_ANN)))
-            derr(c, field(obj, "metadata"), "annotations[%s]: Required value",
-                 SA_NAME_ANN);
+        if (!fq_value_as_str(
+                fq_map_get(fq_meta_annotations(obj), SA_NAME_ANN))) {
+            size_t old = path_key(c, "metadata");
+            size_t o2 = path_key(c, "annotations");
+            derr_key(c, field(obj, "metadata"), SA_NAME_ANN,
+                     "Required value (a Secret of type %s needs it)", type);
+            path_pop(c, o2);
+            path_pop(c, old);
+        }
         return;
     }
     for (size_t t = 0; t < sizeof(secret_types) / sizeof(secret_types[0]);
@@ -594,12 +600,12 @@ static void secret_type_keys(struct dctx *c, const struct fq_value *obj,
         const char *const *k = secret_types[t].keys;
         bool one =
             secret_has(data, sd, k[0]) || (k[1] && secret_has(data, sd, k[1]));
+        size_t old = path_key(c, "data");
         for (int i = 0; i < 2 && k[i]; i++)
             if (secret_types[t].any ? !one : !secret_has(data, sd, k[i]))
-                derr(c, field(obj, "data") ? field(obj, "data") : obj,
-                     "data[%s]: Required value (a Secret of type %s needs "
-                     "it)",
-                     k[i], type);
+                derr_key(c, field(obj, "data") ? field(obj, "data") : obj, k[i],
+                         "Required value (a Secret of type %s needs it)", type);
+        path_pop(c, old);
     }
 }
 
