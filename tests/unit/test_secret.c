@@ -52,8 +52,9 @@ static void test_base64(void **state)
     static const struct {
         const char *in;
         size_t at;
-    } bad[] = {{"Zm9*", 3},     {"Zg", 2},    {"Zg=", 3},  {"Z===", 1},
-               {"Zg==Zg==", 4}, {"Zm9vY", 5}, {"=Zm9", 0}, {"Zm=v", 3}};
+    } bad[] = {{"Zm9*", 3},     {"Zg", 0},    {"Zg=", 3},  {"Z===", 1},
+               {"Zg==Zg==", 4}, {"Zm9vY", 4}, {"=Zm9", 0}, {"Zm=v", 2},
+               {"1", 0},        {"Z=", 1},    {"Z*", 1},   {"Zm9vYm*", 6}};
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         size_t at = 99;

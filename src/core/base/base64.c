@@ -77,7 +77,7 @@ long fq_base64_decode(struct fq_buf *b, const char *s, size_t *bad_at)
         }
         if (q[2] == -2) {
             if (q[3] != -2) {
-                i = at[3];
+                i = at[2]; /* Go names the first '=' */
                 goto bad;
             }
             n = 1;
@@ -102,11 +102,16 @@ long fq_base64_decode(struct fq_buf *b, const char *s, size_t *bad_at)
     }
     if (nq == 0)
         return total;
+    /* A last group cut short: a bad byte or an early '=' where it is,
+     * "xx=" at the end of the input, else where the group began (as Go's
+     * decoder counts, newlines included). */
     for (int k = 0; k < nq; k++)
-        if (q[k] == -1) {
+        if (q[k] == -1 || (q[k] == -2 && k < 2)) {
             i = at[k];
             goto bad;
         }
+    if (nq < 3 || q[2] != -2)
+        i -= (size_t)nq;
 bad:
     if (bad_at)
         *bad_at = i;
