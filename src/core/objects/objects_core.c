@@ -10,8 +10,9 @@
  * StdEncoding), its keys config keys, at most 1 MiB decoded with
  * stringData, the keys its well-known type needs present (stringData is
  * merged into data by fq_secret_defaults on write, type defaults to
- * Opaque, and type and an immutable Secret's data cannot change); an Event names the object it is about; a Namespace
- * name is a DNS-1123 label. Status sections, written by controllers, are
+ * Opaque, and type and an immutable Secret's data cannot change); an
+ * Event names the object it is about; a Namespace name is a DNS-1123
+ * label. Status sections, written by controllers, are
  * decoded leniently (types only).
  *
  * Every field is read through a row of fq_core_fields (below; fields.h),
