@@ -26,7 +26,7 @@ RANK = {"base": 0, "objects": 1, "engine": 2, "kueue": 3, "capacity": 3,
         "jobs": 3, "views": 4}
 # The folder each public header belongs to.
 PUBLIC = {
-    "alloc": "base", "buf": "base", "err": "base", "timefmt": "base", "heap": "base",
+    "alloc": "base", "buf": "base", "base64": "base", "err": "base", "timefmt": "base", "heap": "base",
     "value": "objects", "kinds": "objects", "manifest": "objects",
     "objects": "objects", "objstore": "objects", "quantity": "objects",
     "conditions": "objects", "catalog": "objects", "names": "objects",

@@ -215,7 +215,9 @@ int fq_engine_delete(struct fq_engine *e, enum fq_kind kind, const char *ns,
 
 /* The runner's report on a pod: phase "Running"/"Succeeded"/"Failed",
  * ready flag, exit code, reason (e.g. "OOMKilled", "ContainerCannotRun")
- * and message. */
+ * and message; or "Pending" with the reason the container waits
+ * ("ContainerCreating" for a missing volume source,
+ * "CreateContainerConfigError" for a missing env source). */
 struct fq_pod_report {
     const char *phase;
     bool ready;

@@ -43,6 +43,7 @@ enum fq_kind {
     FQ_KIND_TRAINJOB, /* trainer.kubeflow.org/v1alpha1 (jobs/trainjob.c) */
     FQ_KIND_SERVICE,  /* v1 Service: KubeRay's head services */
     FQ_KIND_TOPOLOGY, /* kueue.x-k8s.io Topology (TAS levels) */
+    FQ_KIND_SECRET,   /* v1 Secret: pod volumes and env (objects_core.c) */
     FQ_KIND__COUNT
 };
 

@@ -774,6 +774,16 @@ int fq_service_defaults(struct fq_value *svc, const struct fq_objstore *s,
                         const struct fq_value *old);
 
 /*
+ * What the API server does to a v1 Secret it stores: `type` defaults to
+ * Opaque, stringData is merged into data (base64-encoded, its values
+ * winning) and dropped. With old (the stored Secret, or NULL) it refuses,
+ * FQ_EINVAL with err set, a change of type and, once old is immutable,
+ * any change of data or unsetting immutable. Returns 0.
+ */
+int fq_secret_defaults(struct fq_value *obj, const struct fq_value *old,
+                       struct fq_err *err);
+
+/*
  * Reads an object's identity without validating the rest: *kind from
  * apiVersion/kind (FQ_KIND_NONE if unknown), *ns from metadata.namespace
  * (NULL when absent), *name from metadata.name (NULL when absent). Any out

@@ -2,6 +2,7 @@
 (kubectl and kubectl.1.27 ... kubectl.1.33 beside gcloud, or on PATH):
 version and discovery, namespaces, plain `apply -f` and `create -f` with
 client-side validation on (OpenAPI), `create configmap --from-file`,
+`create secret generic` and `get secret` (data base64, type Opaque),
 `run --restart=Never` and `create job` (protobuf bodies from 1.32),
 `create deployment` answered 404 (not served), server-side Tables (columns, -o wide,
 get -w), the three patch types, --dry-run=server and diff writing
@@ -9,6 +10,7 @@ nothing, explain, get all, NotFound naming the group, and `logs job/NAME`
 picking the job's own pod. Each check reads the store back over HTTP.
 
 Skips (exit 77, with a line saying so) when no kubectl is installed."""
+import base64
 import json
 import os
 import shutil
@@ -128,6 +130,46 @@ def one_version(kbin):
     check(rc == 0 and stored.get("data") == {
         "train.py": open(script).read(), "k": "v"},
         tag + "create configmap --from-file: %s %s %s" % (out, err, stored))
+
+    # create secret generic (protobuf from 1.32): data stored base64, the
+    # type defaulted, the Table as kubectl prints it, -o jsonpath reads back
+    rc, out, err = run(kbin, "create", "secret", "generic", "creds",
+                       "--from-literal=user=admin",
+                       "--from-literal=pass=s3cr=t!", ns=ns)
+    stored = get("/api/v1/namespaces/%s/secrets/creds" % ns) or {}
+    check(rc == 0 and "secret/creds created" in out and
+          stored.get("type") == "Opaque" and
+          stored.get("data") == {"user": base64.b64encode(b"admin").decode(),
+                                 "pass": base64.b64encode(
+                                     b"s3cr=t!").decode()},
+          tag + "create secret generic: %s %s %s" % (out, err, stored))
+    rc, out, err = run(kbin, "get", "secret", "creds", ns=ns)
+    check(rc == 0 and header(out) == ["NAME", "TYPE", "DATA", "AGE"] and
+          out.splitlines()[1].split()[:3] == ["creds", "Opaque", "2"],
+          tag + "get secret table: %r %s" % (out, err))
+    rc, out, err = run(kbin, "get", "secret", "creds", "-o",
+                       "jsonpath={.data.pass}", ns=ns)
+    check(rc == 0 and base64.b64decode(out) == b"s3cr=t!",
+          tag + "get secret -o jsonpath: %r %s" % (out, err))
+    # stringData (apply) is merged into data and never stored as such
+    rc, out, err = run(kbin, "apply", "-f", "-", ns=ns, stdin=(
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: tls}\n"
+        "type: kubernetes.io/basic-auth\nstringData: {username: u}\n"))
+    stored = get("/api/v1/namespaces/%s/secrets/tls" % ns) or {}
+    check(rc == 0 and stored.get("data") == {"username": "dQ=="} and
+          "stringData" not in stored and
+          stored.get("type") == "kubernetes.io/basic-auth",
+          tag + "apply stringData: %s %s %s" % (out, err, stored))
+    # bad base64 is refused, nothing stored
+    rc, out, err = run(kbin, "apply", "-f", "-", ns=ns, stdin=(
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: bad}\n"
+        "data: {k: \"no*t\"}\n"))
+    check(rc != 0 and get("/api/v1/namespaces/%s/secrets/bad" % ns) is None,
+          tag + "bad base64 refused: %s %s" % (out, err))
+    # Secret is not in category all (as in Kubernetes)
+    rc, out, err = run(kbin, "get", "all", ns=ns)
+    check(rc == 0 and "secret/" not in out,
+          tag + "get all has no secrets: %r %s" % (out, err))
 
     # run (a Pod) and create job (protobuf bodies from 1.32)
     rc, out, err = run(kbin, "run", "runner", "--image=busybox",

@@ -75,6 +75,26 @@ try:
     core.delete_namespaced_config_map("py", "default", dry_run="All")
     check(stored(CM + "py") is not None, "dry-run delete keeps the object")
 
+    # --- Secrets: stringData merged, dry run answers it, read decoded ----
+    SEC = "/api/v1/namespaces/default/secrets/"
+    sbody = client.V1Secret(metadata=client.V1ObjectMeta(name="pys"),
+                            string_data={"k": "v"})
+    out = core.create_namespaced_secret("default", sbody, dry_run="All")
+    check(out.data == {"k": "dg=="} and out.type == "Opaque" and
+          stored(SEC + "pys") is None,
+          "dry-run create of a Secret answers it merged, stores nothing")
+    core.create_namespaced_secret("default", sbody)
+    got = core.read_namespaced_secret("pys", "default")
+    check(got.data == {"k": "dg=="} and got.string_data is None and
+          (stored(SEC + "pys") or {}).get("type") == "Opaque",
+          "create_namespaced_secret stores data: %s" % got.data)
+    core.patch_namespaced_secret("pys", "default",
+                                 {"stringData": {"k": "w"}})
+    check((stored(SEC + "pys") or {}).get("data") == {"k": "dw=="},
+          "a stringData patch changes data")
+    core.delete_namespaced_secret("pys", "default")
+    check(stored(SEC + "pys") is None, "delete_namespaced_secret")
+
     # --- watch=True --------------------------------------------------------
     w = watch.Watch()
     events = []

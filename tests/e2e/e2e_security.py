@@ -98,6 +98,12 @@ def setup_victim(d):
     st, text, _ = req(d, "POST", "/api/v1/namespaces/team-b/configmaps", cm,
                       token=DEV_B)
     check(st == 201, "the owner creates its ConfigMap: %s %s" % (st, text))
+    sec = {"apiVersion": "v1", "kind": "Secret",
+           "metadata": {"name": "victim-secret"},
+           "stringData": {"token": "victim-token"}}
+    st, text, _ = req(d, "POST", "/api/v1/namespaces/team-b/secrets", sec,
+                      token=DEV_B)
+    check(st == 201, "the owner creates its Secret: %s %s" % (st, text))
     job = RAYJOB.replace("rayjob-tpu-v6e-dws-1", "victim-job") \
                 .replace("user-queue", "lq-b")
     st, text, _ = req(d, "POST", "/apis/ray.io/v1/namespaces/team-b/rayjobs",
@@ -109,7 +115,8 @@ def setup_victim(d):
 def leaks(text, path=""):
     """Does an answer show a victim object the request did not name?"""
     return any(s in text and s not in path
-               for s in ("victim-job", "secret-plans", "lq-b", "victim-data"))
+               for s in ("victim-job", "secret-plans", "lq-b", "victim-data",
+                         "victim-secret", "dmljdGltLXRva2Vu"))
 
 
 def walk_routes(d):
@@ -262,6 +269,16 @@ try:
     st, text, _ = req(d, "GET", "/api/v1/namespaces/team-b/configmaps/"
                       "secret-plans", token=DEV_B)
     check(st == 200 and "victim-data" in text, "the victim's data is intact")
+    st, text, _ = req(d, "GET", "/api/v1/namespaces/team-b/secrets/"
+                      "victim-secret", token=DEV_B)
+    check(st == 200 and "dmljdGltLXRva2Vu" in text,
+          "the victim's Secret is intact and its owner reads it: %s" % st)
+    st, text, _ = req(d, "GET", "/api/v1/namespaces/team-b/secrets/"
+                      "victim-secret", token=DEV_A)
+    check(st == 403 and "dmljdGltLXRva2Vu" not in text,
+          "a foreign developer cannot read the Secret: %s" % st)
+    check(not any("victim-token" in l or "dmljdGltLXRva2Vu" in l
+                  for l in d.log), "no Secret value in flexqd's log")
 finally:
     d.stop()
 

@@ -666,6 +666,11 @@ int fq_engine_apply(struct fq_engine *e, struct fq_value *obj, int64_t now_ms,
         fq_value_free(obj);
         return rc;
     }
+    if (kind == FQ_KIND_SECRET &&
+        (rc = fq_secret_defaults(obj, old ? old->obj : NULL, err)) < 0) {
+        fq_value_free(obj);
+        return rc;
+    }
     if (old) {
         if (kind == FQ_KIND_JOB)
             fq_job_default_selector(obj, fq_meta_uid(old->obj));

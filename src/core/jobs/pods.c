@@ -628,6 +628,58 @@ static void tell_failure(struct fq_engine *e, const char *ns, const char *name,
     free(msg);
 }
 
+/*
+ * A container the kubelet cannot start yet: state.waiting with the
+ * kubelet's reason (ContainerCreating while a volume's source is missing,
+ * CreateContainerConfigError while an env source is), the pod Pending,
+ * and a Warning event (FailedMount, Failed) once per new message. A
+ * report equal to the state the pod shows writes nothing.
+ */
+static int report_waiting(struct fq_engine *e, const struct fq_object *o,
+                          const struct fq_pod_report *r, int64_t now)
+{
+    const char *reason = r->reason && *r->reason ? r->reason : "Pending";
+    const char *msg = r->message ? r->message : "";
+    const struct fq_value *cur =
+        fq_seq_at(fq_value_path(o->obj, FQ_POD_CONTAINER_STATUSES), 0);
+    if (!strcmp(fq_value_path_str(cur, FQ_CSTATE_WAITING_REASON, ""), reason) &&
+        !strcmp(fq_value_path_str(cur, "state.waiting.message", ""), msg))
+        return 0;
+    const struct fq_value *spec = fq_map_get(o->obj, "spec");
+    struct fq_value *st = fq_value_clone(fq_map_get(o->obj, "status"));
+    if (!st || st->type != FQ_V_MAP) {
+        fq_value_free(st);
+        st = fq_value_map();
+    }
+    char ts[40];
+    fq_time_format(now, ts, sizeof(ts));
+    if (!fq_map_get(st, "startTime"))
+        fq_map_set(st, "startTime", fq_value_str(ts));
+    struct fq_value *c = container_status(st, spec);
+    struct fq_value *w = fq_value_map();
+    fq_map_set(w, "reason", fq_value_str(reason));
+    if (*msg)
+        fq_map_set(w, "message", fq_value_str(msg));
+    struct fq_value *state = fq_value_map();
+    fq_map_set(state, "waiting", w);
+    fq_map_set(c, "state", state);
+    fq_map_set(c, "ready", fq_value_bool(false));
+    fq_map_set(c, "started", fq_value_bool(false));
+    /* A restarting container waits in a Running pod, as the kubelet's. */
+    if (strcmp(fq_value_path_str(st, "phase", "Pending"), "Running") != 0)
+        fq_map_set(st, "phase", fq_value_str("Pending"));
+    set_ready(st, false, "ContainersNotReady", now);
+    bool mount = !strcmp(reason, "ContainerCreating");
+    if (*msg)
+        fq_engine_event(e, o->obj, "Warning", mount ? "FailedMount" : "Failed",
+                        "%s", msg);
+    char *ns = fq_xstrdup(o->ns), *name = fq_xstrdup(o->name);
+    fq_pods_put_status(e, FQ_KIND_POD, ns, name, st);
+    free(ns);
+    free(name);
+    return 0;
+}
+
 int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
                    const struct fq_pod_report *r, int64_t now,
                    struct fq_err *err)
@@ -641,13 +693,16 @@ int fq_pods_report(struct fq_engine *e, const char *ns, const char *name,
     bool running = strcmp(r->phase, "Running") == 0;
     bool succeeded = strcmp(r->phase, "Succeeded") == 0;
     bool failed = strcmp(r->phase, "Failed") == 0;
-    if (!running && !succeeded && !failed)
+    bool pending = strcmp(r->phase, "Pending") == 0;
+    if (!running && !succeeded && !failed && !pending)
         return fq_err_set(err, FQ_EINVAL,
-                          "pod phase \"%s\" is not Running, Succeeded or "
-                          "Failed",
+                          "pod phase \"%s\" is not Pending, Running, "
+                          "Succeeded or Failed",
                           r->phase);
     if (fq_pods_terminal(o->obj))
         return 0; /* invariant 1 */
+    if (pending)
+        return report_waiting(e, o, r, now);
 
     const struct fq_value *spec = fq_map_get(o->obj, "spec");
     const char *policy = fq_value_path_str(spec, "restartPolicy", "Always");

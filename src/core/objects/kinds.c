@@ -307,6 +307,17 @@ static const struct fq_kind_info table[FQ_KIND__COUNT] = {
                           {NULL},
                           false,
                           false},
+    /* Kubernetes gives Secret no short name and no category. */
+    [FQ_KIND_SECRET] = {FQ_KIND_SECRET,
+                        "Secret",
+                        "",
+                        "v1",
+                        NULL,
+                        "secrets",
+                        "secret",
+                        {NULL},
+                        true,
+                        false},
 };
 
 /* The preferred apiVersion string of each kind (invariant 3). */
@@ -340,6 +351,7 @@ static const char *const api_versions[FQ_KIND__COUNT] = {
     [FQ_KIND_TRAINJOB] = "trainer.kubeflow.org/v1alpha1",
     [FQ_KIND_SERVICE] = "v1",
     [FQ_KIND_TOPOLOGY] = KUEUE "/v1beta1",
+    [FQ_KIND_SECRET] = "v1",
 };
 
 const struct fq_kind_info *fq_kind_info(enum fq_kind k)

@@ -1232,6 +1232,8 @@ static int validate_kind(struct dctx *cp, const struct fq_value *obj,
         return fq_service_validate(obj, file, errs);
     case FQ_KIND_TOPOLOGY:
         return fq_topology_validate(obj, file, errs);
+    case FQ_KIND_SECRET:
+        return fq_secret_validate(obj, file, errs);
     default:
         break;
     }

@@ -1,12 +1,18 @@
 /*
  * objects_core.c - decoders (= validators) of the Kubernetes kinds flexq
- * keeps: Job (batch/v1), ConfigMap, Pod, Node, Event, Namespace (v1).
+ * keeps: Job (batch/v1), ConfigMap, Secret, Pod, Node, Event, Namespace
+ * (v1).
  *
  * The rules are Kubernetes' own, reduced to what flexq reads: a Job's pod
  * template restarts Never or OnFailure; Indexed needs completions; a
  * ConfigMap's keys are config keys, never in both data and binaryData, the
- * whole at most 1 MiB; an Event names the object it is about; a Namespace
- * name is a DNS-1123 label. Status sections, written by controllers, are
+ * whole at most 1 MiB; a Secret's data values are base64 (Go's strict
+ * StdEncoding), its keys config keys, at most 1 MiB decoded with
+ * stringData, the keys its well-known type needs present (stringData is
+ * merged into data by fq_secret_defaults on write, type defaults to
+ * Opaque, and type and an immutable Secret's data cannot change); an
+ * Event names the object it is about; a Namespace name is a DNS-1123
+ * label. Status sections, written by controllers, are
  * decoded leniently (types only).
  *
  * Every field is read through a row of fq_core_fields (below; fields.h),
@@ -14,6 +20,9 @@
  */
 #include <string.h>
 
+#include "flexq/base64.h"
+#include "flexq/buf.h"
+#include "flexq/paths.h"
 #include "objects/fields.h"
 #include "objects/objects_internal.h"
 
@@ -31,6 +40,7 @@
 #define K_NOD FK(FQ_KIND_NODE)
 #define K_EV  FK(FQ_KIND_EVENT)
 #define K_NS  FK(FQ_KIND_NAMESPACE)
+#define K_SEC FK(FQ_KIND_SECRET)
 #define I32P  0, FQ_INT32_MAX
 #define CTR   "containers[]."
 
@@ -78,6 +88,10 @@ enum core_row {
     CM_DATA,
     CM_BINARY,
     CM_IMMUTABLE,
+    S_DATA,
+    S_STRING_DATA,
+    S_TYPE,
+    S_IMMUTABLE,
     P_SPEC,
     P_PODSPEC, /* PODSPEC_ROWS rows */
     P_NODE_NAME = P_PODSPEC + PODSPEC_ROWS,
@@ -315,6 +329,19 @@ const struct fq_field fq_core_fields[CORE_ROWS + 1] = {
                    NULL, "Binary data, base64-encoded; keys not in data."},
     [CM_IMMUTABLE] = {K_CM, "immutable", FT_BOOL, 0, 0, 0, 0, 0, NULL, NULL,
                       "If true, data cannot be changed."},
+    /* Secret */
+    [S_DATA] = {K_SEC, "data", FT_KVS, 0, KVS_CONFIG, 0, 0, 0, NULL, NULL,
+                "Secret data, each value base64-encoded; at most 1 MiB "
+                "decoded."},
+    [S_STRING_DATA] = {K_SEC, "stringData", FT_KVS, 0, KVS_CONFIG, 0, 0, 0,
+                       NULL, NULL,
+                       "Write-only plain-text data, merged into data (its "
+                       "values win) when stored; never read back."},
+    [S_TYPE] = {K_SEC, "type", FT_STR, 0, 0, 0, 0, 0, NULL, NULL,
+                "Used to facilitate programmatic handling of secret data "
+                "(default Opaque)."},
+    [S_IMMUTABLE] = {K_SEC, "immutable", FT_BOOL, 0, 0, 0, 0, 0, NULL, NULL,
+                     "If true, data cannot be changed."},
     /* Pod */
     [P_SPEC] = {K_POD, "spec", FT_MAP, FF_REQUIRED, 0, 0, 0, 0, NULL, NULL,
                 "Specification of the desired behavior of the pod."},
@@ -517,6 +544,163 @@ int fq_configmap_decode(const struct fq_value *obj, const char *file,
 void fq_configmap_release(struct fq_configmap *v)
 {
     objmem_free(&v->mem);
+}
+
+/* --- Secret ---------------------------------------------------------------- */
+
+#define SECRET_MAX      (1024 * 1024) /* decoded bytes, as the API server */
+#define SECRET_TYPE_MAX 253
+#define SA_NAME_ANN     "kubernetes.io/service-account.name"
+
+struct secret_view {
+    struct fq_meta meta;
+    struct fq_objmem *mem;
+};
+
+/* The types the API server checks the keys of: each needs all its keys,
+ * or (any) one of them. */
+static const struct {
+    const char *type;
+    const char *keys[2];
+    bool any;
+} secret_types[] = {
+    {"kubernetes.io/dockercfg", {".dockercfg", NULL}, false},
+    {"kubernetes.io/dockerconfigjson", {".dockerconfigjson", NULL}, false},
+    {"kubernetes.io/basic-auth", {"username", "password"}, true},
+    {"kubernetes.io/ssh-auth", {"ssh-privatekey", NULL}, false},
+    {"kubernetes.io/tls", {"tls.crt", "tls.key"}, false},
+};
+
+/* Is key in data or stringData? */
+static bool secret_has(const struct fq_kvs *data, const struct fq_kvs *sd,
+                       const char *key)
+{
+    return fq_kvs_get(data, key) || fq_kvs_get(sd, key);
+}
+
+static void secret_type_keys(struct dctx *c, const struct fq_value *obj,
+                             const char *type, const struct fq_kvs *data,
+                             const struct fq_kvs *sd)
+{
+    if (!strcmp(type, "kubernetes.io/service-account-token")) {
+        if (!fq_value_as_str(
+                fq_map_get(fq_meta_annotations(obj), SA_NAME_ANN))) {
+            size_t old = path_key(c, "metadata");
+            size_t o2 = path_key(c, "annotations");
+            derr_key(c, field(obj, "metadata"), SA_NAME_ANN,
+                     "Required value (a Secret of type %s needs it)", type);
+            path_pop(c, o2);
+            path_pop(c, old);
+        }
+        return;
+    }
+    for (size_t t = 0; t < sizeof(secret_types) / sizeof(secret_types[0]);
+         t++) {
+        if (strcmp(type, secret_types[t].type) != 0)
+            continue;
+        const char *const *k = secret_types[t].keys;
+        bool one =
+            secret_has(data, sd, k[0]) || (k[1] && secret_has(data, sd, k[1]));
+        size_t old = path_key(c, "data");
+        for (int i = 0; i < 2 && k[i]; i++)
+            if (secret_types[t].any ? !one : !secret_has(data, sd, k[i]))
+                derr_key(c, field(obj, "data") ? field(obj, "data") : obj, k[i],
+                         "Required value (a Secret of type %s needs it)", type);
+        path_pop(c, old);
+    }
+}
+
+int fq_secret_validate(const struct fq_value *obj, const char *file,
+                       struct fq_errlist *errs)
+{
+    struct dctx c;
+    struct secret_view out;
+    memset(&out, 0, sizeof(out));
+    if (dctx_begin(&c, obj, file, errs, FQ_KIND_SECRET, &out.mem, &out.meta) ==
+        0) {
+        struct fq_kvs data = {0}, sd = {0};
+        fld_kvs(&c, obj, F(S_DATA), &data);
+        fld_kvs(&c, obj, F(S_STRING_DATA), &sd);
+        const char *type = fld_str(&c, obj, F(S_TYPE));
+        (void)fld_bool(&c, obj, F(S_IMMUTABLE));
+        size_t total = 0;
+        size_t old = path_key(&c, "data");
+        for (size_t i = 0; i < data.n; i++) {
+            size_t bad = 0;
+            long n = fq_base64_decode(NULL, data.items[i].value, &bad);
+            if (n < 0)
+                derr_key(&c, fq_map_get(field(obj, "data"), data.items[i].key),
+                         data.items[i].key,
+                         "illegal base64 data at input byte %zu", bad);
+            else if (!fq_kvs_get(&sd, data.items[i].key))
+                total += (size_t)n; /* stringData's value wins */
+        }
+        path_pop(&c, old);
+        for (size_t i = 0; i < sd.n; i++)
+            total += strlen(sd.items[i].value);
+        if (total > SECRET_MAX)
+            derr(&c, field(obj, "data") ? field(obj, "data") : obj,
+                 "data: Too long: must have at most %d bytes (data and "
+                 "stringData hold %zu)",
+                 SECRET_MAX, total);
+        if (type && strlen(type) > SECRET_TYPE_MAX)
+            derr(&c, field(obj, "type"),
+                 "type: must be no more than %d characters", SECRET_TYPE_MAX);
+        else if (type && *type)
+            secret_type_keys(&c, obj, type, &data, &sd);
+    }
+    int rc = dctx_end(&c, &out, sizeof(out), &out.mem);
+    objmem_free(&out.mem);
+    return rc;
+}
+
+int fq_secret_defaults(struct fq_value *obj, const struct fq_value *old,
+                       struct fq_err *err)
+{
+    const char *type = fq_value_as_str(fq_map_get(obj, "type"));
+    if (!type || !*type)
+        fq_map_set(obj, "type", fq_value_str("Opaque"));
+    struct fq_value *sd = fq_map_take(obj, "stringData");
+    if (sd && sd->type == FQ_V_MAP && sd->u.map.n) {
+        struct fq_value *data = fq_map_get(obj, "data");
+        if (!data || data->type != FQ_V_MAP) {
+            fq_map_set(obj, "data", fq_value_map());
+            data = fq_map_get(obj, "data");
+        }
+        for (size_t i = 0; i < sd->u.map.n; i++) {
+            const char *v = fq_value_as_str(sd->u.map.items[i].val);
+            struct fq_buf b = FQ_BUF_INIT;
+            fq_base64_encode(&b, v ? v : "", v ? strlen(v) : 0);
+            fq_map_set(data, sd->u.map.items[i].key,
+                       fq_value_str(fq_buf_str(&b)));
+            fq_buf_release(&b);
+        }
+    }
+    fq_value_free(sd);
+    if (!old)
+        return 0;
+    const char *was = fq_value_path_str(old, "type", "Opaque");
+    const char *now = fq_value_path_str(obj, "type", "Opaque");
+    if (strcmp(was, now) != 0)
+        return fq_err_set(err, FQ_EINVAL,
+                          "Secret \"%s\" is invalid: type: Invalid value: "
+                          "\"%s\": field is immutable",
+                          fq_meta_name(obj), now);
+    if (!fq_value_path_bool(old, "immutable", false))
+        return 0;
+    if (!fq_value_path_bool(obj, "immutable", false))
+        return fq_err_set(err, FQ_EINVAL,
+                          "Secret \"%s\" is invalid: immutable: Forbidden: "
+                          "field is immutable when `immutable` is set",
+                          fq_meta_name(obj));
+    const struct fq_value *od = fq_map_get(old, "data");
+    const struct fq_value *nd = fq_map_get(obj, "data");
+    if (fq_value_len(od) + fq_value_len(nd) > 0 && !fq_value_equal(od, nd))
+        return fq_err_set(err, FQ_EINVAL,
+                          "Secret \"%s\" is invalid: data: Forbidden: field "
+                          "is immutable when `immutable` is set",
+                          fq_meta_name(obj));
+    return 0;
 }
 
 /* --- Pod -------------------------------------------------------------------- */

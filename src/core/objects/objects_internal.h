@@ -99,6 +99,10 @@ int fq_training_validate(const struct fq_value *obj, const char *file,
 int fq_service_validate(const struct fq_value *obj, const char *file,
                         struct fq_errlist *errs);
 
+/* v1 Secret (objects_core.c). */
+int fq_secret_validate(const struct fq_value *obj, const char *file,
+                       struct fq_errlist *errs);
+
 /* kueue.x-k8s.io Topology (objects_topology.c). */
 int fq_topology_validate(const struct fq_value *obj, const char *file,
                          struct fq_errlist *errs);

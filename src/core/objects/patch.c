@@ -352,6 +352,7 @@ static const struct mkey *keys_of(enum fq_kind k)
     case FQ_KIND_SERVICE:
         return svc_keys;
     case FQ_KIND_CONFIGMAP:
+    case FQ_KIND_SECRET:
     case FQ_KIND_EVENT:
         return meta_keys;
     default:

@@ -8,7 +8,7 @@
  * per kind by fq_schema_kind.
  *   - The field tables of objects/fields.h, for Kueue's kinds,
  *     ProvisioningRequest, RayJob, RayCluster and the core kinds (Job,
- *     ConfigMap, Pod, Node, Event, Namespace): the very rows their
+ *     ConfigMap, Secret, Pod, Node, Event, Namespace): the very rows their
  *     decoders validate with, so type, `required`, minimum / maximum,
  *     minItems / maxItems / maxProperties, `enum` and `default` are the
  *     decoder's own rules; status rows the server sets are `readOnly`.
@@ -212,6 +212,10 @@ static const struct kind_doc docs[FQ_KIND__COUNT] = {
     [FQ_KIND_CONFIGMAP] = {"ConfigMap holds configuration data for pods to "
                            "consume.",
                            meta_lines},
+    [FQ_KIND_SECRET] = {"Secret holds secret data of a certain type. The "
+                        "total bytes of the values in the Data field must "
+                        "be less than MaxSecretSize bytes.",
+                        meta_lines},
     [FQ_KIND_POD] = {"Pod is a collection of containers that can run on a "
                      "host.",
                      meta_lines},

@@ -588,6 +588,12 @@ static const struct fq_printcol cols_event[] = {
     END};
 static const struct fq_printcol cols_configmap[] = {
     {"DATA", FQ_COL_FN, NULL, data_count, false}, AGE, END};
+/* kubectl's Secret columns: NAME TYPE DATA AGE */
+static const struct fq_printcol cols_secret[] = {
+    {"TYPE", FQ_COL_PATH, "type", NULL, false},
+    {"DATA", FQ_COL_FN, NULL, data_count, false},
+    AGE,
+    END};
 static const struct fq_printcol cols_wpc[] = {
     {"VALUE", FQ_COL_PATH, "value", NULL, false}, AGE, END};
 static const struct fq_printcol cols_cohort[] = {
@@ -652,6 +658,8 @@ const struct fq_printcol *fq_printcols(enum fq_kind k)
         return cols_event;
     case FQ_KIND_CONFIGMAP:
         return cols_configmap;
+    case FQ_KIND_SECRET:
+        return cols_secret;
     case FQ_KIND_WORKLOADPRIORITYCLASS:
         return cols_wpc;
     case FQ_KIND_COHORT:

@@ -8,7 +8,8 @@
  *
  *   admin      everything
  *   developer  own namespaces only:
- *                read+write  rayjobs, jobs, workloads, configmaps
+ *                read+write  rayjobs, jobs, workloads, configmaps,
+ *                            secrets
  *                read        pods (and their log), events, localqueues,
  *                            rayclusters, services
  *                create      pods/portforward (kubectl port-forward)
@@ -256,9 +257,9 @@ int fq_auth_allow(const struct fq_auth *a, const struct fq_principal *who,
     /* the job kinds a developer submits (docs/integrations.md) */
     bool rw = kind == FQ_KIND_RAYJOB || kind == FQ_KIND_JOB ||
               kind == FQ_KIND_WORKLOAD || kind == FQ_KIND_CONFIGMAP ||
-              kind == FQ_KIND_JOBSET || kind == FQ_KIND_PYTORCHJOB ||
-              kind == FQ_KIND_MPIJOB || kind == FQ_KIND_LEADERWORKERSET ||
-              kind == FQ_KIND_TRAINJOB;
+              kind == FQ_KIND_SECRET || kind == FQ_KIND_JOBSET ||
+              kind == FQ_KIND_PYTORCHJOB || kind == FQ_KIND_MPIJOB ||
+              kind == FQ_KIND_LEADERWORKERSET || kind == FQ_KIND_TRAINJOB;
     bool ro = kind == FQ_KIND_POD || kind == FQ_KIND_EVENT ||
               kind == FQ_KIND_LOCALQUEUE || kind == FQ_KIND_RAYCLUSTER ||
               kind == FQ_KIND_SERVICE;

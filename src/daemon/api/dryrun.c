@@ -90,6 +90,16 @@ void fq_dryrun_reply(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     fq_errlist_release(&errs);
+    struct fq_err se = {0};
+    if (fq_kind_from_gvk(fq_value_path_str(obj, "apiVersion", ""),
+                         fq_value_path_str(obj, "kind", "")) ==
+            FQ_KIND_SECRET &&
+        fq_secret_defaults(obj, cur ? cur->obj : NULL, &se) < 0) {
+        fq_api_error(d, r, se.code, &se, plural,
+                     fq_value_path_str(obj, FQ_META_NAME, NULL));
+        fq_value_free(obj);
+        return;
+    }
     struct fq_value *md = fq_map_ensure_map(obj, "metadata");
     if (cur) {
         const struct fq_value *cmd = fq_map_get(cur->obj, "metadata");

@@ -50,7 +50,13 @@ struct mount {
     bool ro;
     bool rewrite;   /* served by the rewrite fallback */
     bool empty_dir; /* the pod's own directory: handed to its user */
+    bool secret;    /* a Secret volume: its files handed to the pod's user,
+                       who reads them as a root container would */
 };
+
+/* lchown of path and everything under it (at most 16 levels, links not
+ * followed); failures are skipped. */
+void rn_chown_tree(const char *path, uid_t uid, gid_t gid);
 
 struct proc {
     char *ns, *name, *uid;
@@ -161,8 +167,10 @@ struct spec {
     int64_t mem_bytes; /* 0: no limit */
     int64_t cpu_milli; /* 0: no limit */
     int64_t gpus;
-    bool waiting;  /* a ConfigMap is missing */
-    char why[512]; /* why it waits / cannot run */
+    bool waiting;            /* a ConfigMap or Secret is missing */
+    const char *wait_reason; /* the kubelet's: ContainerCreating (a
+                                volume), CreateContainerConfigError (env) */
+    char why[512];           /* why it waits / cannot run */
 };
 
 struct child_args {

@@ -1,8 +1,9 @@
 /*
  * podspec.c - a Pod object turned into the process it runs (struct spec):
  * command and args with $(VAR) expanded, the env (the manifest's, fieldRef
- * and ConfigMap values, the rendezvous names rewritten to this host),
- * ConfigMap and hostPath volumes as mounts, resource limits, the hosts
+ * ConfigMap and Secret values by key and by envFrom, the rendezvous
+ * names rewritten to this host), ConfigMap, Secret (decoded, each file
+ * with the volume's mode) and hostPath volumes as mounts, resource limits, the hosts
  * file, and the checks made before anything starts (preflight: the
  * image's command exists, the rendezvous port is free).
  *
@@ -33,6 +34,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "flexq/base64.h"
+#include "flexq/buf.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
 #include "flexq/paths.h"
@@ -60,6 +63,32 @@ void rn_spec_release(struct spec *s)
     free(s->mounts);
 }
 
+static void chown_at(const char *path, uid_t uid, gid_t gid, int depth)
+{
+    if (lchown(path, uid, gid) != 0 || depth >= 16)
+        return;
+    DIR *d = opendir(path);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char *sub = fq_xasprintf("%s/%s", path, de->d_name);
+        struct stat st;
+        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+            chown_at(sub, uid, gid, depth + 1);
+        else
+            (void)lchown(sub, uid, gid);
+        free(sub);
+    }
+    if (d)
+        closedir(d);
+}
+
+void rn_chown_tree(const char *path, uid_t uid, gid_t gid)
+{
+    chown_at(path, uid, gid, 0);
+}
+
 static void add_mount(struct spec *s, const char *src, const char *dst, bool ro)
 {
     FQ_GROW(s->mounts, s->mcap, s->nmounts + 1);
@@ -69,6 +98,7 @@ static void add_mount(struct spec *s, const char *src, const char *dst, bool ro)
     m->ro = ro;
     m->rewrite = false;
     m->empty_dir = false;
+    m->secret = false;
 }
 
 static const struct fq_value *find_named(const struct fq_value *seq,
@@ -146,6 +176,194 @@ static int materialize_configmap(struct fq_runner *r, const char *ns,
     return 0;
 }
 
+/* The value of key in a stored ConfigMap (data, or binaryData decoded)
+ * or Secret (data decoded) into b; false when the key is absent. */
+static bool source_value(const struct fq_value *obj, enum fq_kind k,
+                         const char *key, struct fq_buf *b)
+{
+    const char *v = fq_value_as_str(fq_map_get(fq_map_get(obj, "data"), key));
+    fq_buf_reset(b);
+    if (k == FQ_KIND_CONFIGMAP) {
+        if (v) {
+            fq_buf_puts(b, v);
+            return true;
+        }
+        v = fq_value_as_str(fq_map_get(fq_map_get(obj, "binaryData"), key));
+    }
+    return v && fq_base64_decode(b, v, NULL) >= 0;
+}
+
+/* Writes one projected key as dir/rel with the file mode the volume
+ * gives it (its parents made as needed). */
+static void write_key(const char *dir, const char *rel, const struct fq_buf *b,
+                      int64_t mode)
+{
+    char *path = fq_xasprintf("%s/%s", dir, rel);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    rn_mkdir_p(path, 0755);
+    *slash = '/';
+    rn_write_file(path, b->data ? b->data : "", b->len);
+    chmod(path, (mode_t)(mode & 0777));
+    free(path);
+}
+
+/* Materializes a Secret volume into dir as the kubelet does: every key of
+ * data (or the listed items, each at its path and mode) as a file of the
+ * decoded bytes, mode defaultMode (0644 when unset). Returns 0, or -1
+ * with s->why when the Secret or a listed key is missing and the volume
+ * is not optional (the pod waits, ContainerCreating). */
+static int materialize_secret(struct fq_runner *r, const char *ns,
+                              const struct fq_value *vol, const char *dir,
+                              struct spec *s)
+{
+    const char *vname = fq_value_path_str(vol, "name", "");
+    const char *sn = fq_value_path_str(vol, "secret.secretName", "");
+    bool optional = fq_value_path_bool(vol, "secret.optional", false);
+    int64_t defmode = fq_value_path_int(vol, "secret.defaultMode", 0644);
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(r->engine), FQ_KIND_SECRET, ns, sn);
+    s->wait_reason = "ContainerCreating";
+    if (!o) {
+        if (optional)
+            return rn_mkdir_p(dir, 0755), 0;
+        snprintf(s->why, sizeof(s->why),
+                 "MountVolume.SetUp failed for volume \"%s\" : secret "
+                 "\"%s\" not found",
+                 vname, sn);
+        return -1;
+    }
+    rn_mkdir_p(dir, 0755);
+    const struct fq_value *data = fq_map_get(o->obj, "data");
+    const struct fq_value *items = fq_value_path(vol, "secret.items");
+    struct fq_buf b = FQ_BUF_INIT;
+    int rc = 0;
+    if (fq_value_len(items) > 0) {
+        for (size_t i = 0; i < fq_value_len(items) && rc == 0; i++) {
+            const struct fq_value *it = fq_seq_at(items, i);
+            const char *key = fq_value_path_str(it, "key", "");
+            const char *rel = fq_value_path_str(it, "path", key);
+            if (!source_value(o->obj, FQ_KIND_SECRET, key, &b)) {
+                if (optional)
+                    continue;
+                snprintf(s->why, sizeof(s->why),
+                         "MountVolume.SetUp failed for volume \"%s\" : "
+                         "references non-existent secret key: %s",
+                         vname, key);
+                rc = -1;
+            } else if (safe_rel(rel)) {
+                write_key(dir, rel, &b, fq_value_path_int(it, "mode", defmode));
+            }
+        }
+    } else if (data && data->type == FQ_V_MAP) {
+        for (size_t i = 0; i < data->u.map.n; i++) {
+            const char *key = data->u.map.items[i].key;
+            if (safe_rel(key) && !strchr(key, '/') &&
+                source_value(o->obj, FQ_KIND_SECRET, key, &b))
+                write_key(dir, key, &b, defmode);
+        }
+    }
+    fq_buf_release(&b);
+    return rc;
+}
+
+/* The ConfigMap or Secret an env reference names, with the kubelet's
+ * message in s->why when it is missing. */
+static const struct fq_object *env_source(struct fq_runner *r, const char *ns,
+                                          enum fq_kind k, const char *name,
+                                          struct spec *s)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(r->engine), k, ns, name);
+    if (!o)
+        snprintf(s->why, sizeof(s->why), "%s \"%s\" not found",
+                 k == FQ_KIND_SECRET ? "secret" : "configmap", name);
+    return o;
+}
+
+/* env[].valueFrom.{configMapKeyRef,secretKeyRef}: the value into *out
+ * (owned). Returns 0, 1 when the reference is optional and unresolved
+ * (no variable), -1 with s->why when it cannot be resolved. */
+static int env_key_ref(struct fq_runner *r, const char *ns,
+                       const struct fq_value *ev, struct spec *s, char **out)
+{
+    enum fq_kind k = FQ_KIND_SECRET;
+    const struct fq_value *ref = fq_value_path(ev, "valueFrom.secretKeyRef");
+    if (!ref) {
+        k = FQ_KIND_CONFIGMAP;
+        ref = fq_value_path(ev, "valueFrom.configMapKeyRef");
+    }
+    const char *name = fq_value_path_str(ref, "name", "");
+    const char *key = fq_value_path_str(ref, "key", "");
+    bool optional = fq_value_path_bool(ref, "optional", false);
+    const struct fq_object *o = env_source(r, ns, k, name, s);
+    if (!o)
+        return optional ? (s->why[0] = '\0', 1) : -1;
+    struct fq_buf b = FQ_BUF_INIT;
+    if (!source_value(o->obj, k, key, &b)) {
+        fq_buf_release(&b);
+        if (optional)
+            return 1;
+        snprintf(s->why, sizeof(s->why), "couldn't find key %s in %s %s/%s",
+                 key, k == FQ_KIND_SECRET ? "Secret" : "ConfigMap", ns, name);
+        return -1;
+    }
+    *out = fq_xstrdup(b.data ? b.data : "");
+    fq_buf_release(&b);
+    return 0;
+}
+
+/* envFrom[]: every key of each ConfigMap / Secret as a variable, its
+ * prefix prepended (a key holding '=' is skipped, as no variable can
+ * have it). Returns 0, or -1 with s->why when a source that is not
+ * optional is missing. */
+static int env_from(struct fq_runner *r, const char *ns,
+                    const struct fq_value *ctr, struct spec *s)
+{
+    const struct fq_value *list = fq_map_get(ctr, "envFrom");
+    struct fq_buf b = FQ_BUF_INIT;
+    for (size_t i = 0; i < fq_value_len(list); i++) {
+        const struct fq_value *it = fq_seq_at(list, i);
+        enum fq_kind k = FQ_KIND_SECRET;
+        const struct fq_value *ref = fq_map_get(it, "secretRef");
+        if (!ref) {
+            k = FQ_KIND_CONFIGMAP;
+            ref = fq_map_get(it, "configMapRef");
+        }
+        if (!ref)
+            continue;
+        const char *prefix = fq_value_path_str(it, "prefix", "");
+        const struct fq_object *o =
+            env_source(r, ns, k, fq_value_path_str(ref, "name", ""), s);
+        if (!o) {
+            if (fq_value_path_bool(ref, "optional", false)) {
+                s->why[0] = '\0';
+                continue;
+            }
+            fq_buf_release(&b);
+            return -1;
+        }
+        for (int part = 0; part < 2; part++) {
+            const struct fq_value *m =
+                fq_map_get(o->obj, part ? "binaryData" : "data");
+            if (part && k == FQ_KIND_SECRET)
+                break;
+            for (size_t j = 0; m && m->type == FQ_V_MAP && j < m->u.map.n &&
+                               s->env.n < MAX_ENV;
+                 j++) {
+                const char *key = m->u.map.items[j].key;
+                if (strchr(key, '=') || !source_value(o->obj, k, key, &b))
+                    continue;
+                char *var = fq_xasprintf("%s%s", prefix, key);
+                rn_env_set(&s->env, var, b.data ? b.data : "");
+                free(var);
+            }
+        }
+    }
+    fq_buf_release(&b);
+    return 0;
+}
+
 /* Volume mounts of `ctr` using the volumes of `podspec`. Returns 0, -1
  * when a ConfigMap is missing (the pod waits), -2 when refused. */
 static int add_volume_mounts(struct fq_runner *r, const char *ns,
@@ -172,6 +390,13 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
                 return -1;
             }
             ro = true;
+        } else if (fq_map_get(vol, "secret")) {
+            src = fq_xasprintf("%s/volumes/%s", poddir, vname);
+            if (materialize_secret(r, ns, vol, src, s) != 0) {
+                free(src);
+                return -1;
+            }
+            ro = true;
         } else if (fq_map_get(vol, "hostPath")) {
             src = fq_xstrdup(fq_value_path_str(vol, "hostPath.path", "/"));
             if (fq_sandbox_path_refused(src, r->data_dir,
@@ -194,6 +419,7 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
         }
         add_mount(s, src, mpath, ro);
         s->mounts[s->nmounts - 1].empty_dir = own;
+        s->mounts[s->nmounts - 1].secret = fq_map_get(vol, "secret") != NULL;
         free(src);
     }
     return 0;
@@ -486,7 +712,7 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
         return -1;
     }
 
-    /* volumes first: a missing ConfigMap makes the pod wait */
+    /* volumes first: a missing ConfigMap or Secret makes the pod wait */
     int vrc = add_volume_mounts(r, ns, poddir, podspec, ctr, s);
     if (vrc != 0) {
         s->waiting = vrc == -1; /* -2: refused, s->why says why */
@@ -522,6 +748,13 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
     s->hostname = fq_xstrdup(hn);
     dns_names(pod, ns, hn, &s->dns_names);
     rn_env_set(&s->env, "HOSTNAME", hn);
+    /* envFrom, then env (which wins), as the kubelet; a missing source
+     * makes the container wait with CreateContainerConfigError */
+    if (env_from(r, ns, ctr, s) != 0) {
+        s->waiting = true;
+        s->wait_reason = "CreateContainerConfigError";
+        return -1;
+    }
     const struct fq_value *envs = fq_map_get(ctr, "env");
     for (size_t i = 0; i < fq_value_len(envs) && s->env.n < MAX_ENV; i++) {
         const struct fq_value *ev = fq_seq_at(envs, i);
@@ -536,7 +769,17 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
             v = fq_xstrdup(val->u.num.raw ? val->u.num.raw : "");
         else if (fq_value_path(ev, FQ_ENV_FIELD_PATH))
             v = field_ref(pod, fq_value_path_str(ev, FQ_ENV_FIELD_PATH, ""));
-        else
+        else if (fq_value_path(ev, "valueFrom.secretKeyRef") ||
+                 fq_value_path(ev, "valueFrom.configMapKeyRef")) {
+            int rc = env_key_ref(r, ns, ev, s, &v);
+            if (rc < 0) {
+                s->waiting = true;
+                s->wait_reason = "CreateContainerConfigError";
+                return -1;
+            }
+            if (rc > 0)
+                continue;
+        } else
             v = fq_xstrdup("");
         rn_env_set(&s->env, k, v);
         free(v);

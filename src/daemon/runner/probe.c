@@ -148,8 +148,8 @@ static void probe_bwrap(struct fq_runner *r)
      * host, as the tutorial's /app does, and runs true inside. */
     char *probe_dir = fq_xasprintf("%s/probe", r->data_dir);
     rn_mkdir_p(probe_dir, 0755);
-    struct mount m = {probe_dir, (char *)"/flexq-probe-mount", true, false,
-                      false};
+    struct mount m = {
+        probe_dir, (char *)"/flexq-probe-mount", true, false, false, false};
     struct strv a = {0};
     rn_strv_pushs(&a, bw);
     rn_bwrap_root_args(&a, &m, 1);
@@ -370,7 +370,8 @@ static int probe_unshare_once(struct fq_runner *r, bool pidns, int *e)
     char *dir = fq_xasprintf("%s/probe", r->data_dir);
     char *vol = fq_xasprintf("%s/vol", dir);
     rn_mkdir_p(vol, 0755);
-    struct mount m = {vol, (char *)"/flexq-probe-mount", true, false, false};
+    struct mount m = {vol,  (char *)"/flexq-probe-mount", true, false, false,
+                      false};
     struct nsplan pl;
     rn_nsplan_init(&pl, dir, &m, 1, "flexq-probe");
     pl.new_proc = pidns;

@@ -554,6 +554,10 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
                 write_status(dir, "Failed", 128, "ContainerCannotRun", s.why);
             report(r, ns, name, "Failed", false, 128, "ContainerCannotRun",
                    s.why, now_ms);
+        } else {
+            report(r, ns, name, "Pending", false, 0,
+                   s.wait_reason ? s.wait_reason : "ContainerCreating", s.why,
+                   now_ms);
         }
         goto out; /* waiting: fq_runner_poll retries */
     }
@@ -643,6 +647,8 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
                 chown(s.mounts[i].src, sb->uid, sb->gid) != 0)
                 log_note(logfd, "flexq: cannot hand %s to uid %ld",
                          s.mounts[i].src, (long)sb->uid);
+            else if (s.mounts[i].secret)
+                rn_chown_tree(s.mounts[i].src, sb->uid, sb->gid);
     }
 
     struct proc p;
