@@ -76,7 +76,4 @@ void fq_runhist_guess(const struct fq_runhist *h, const char *user,
  */
 int64_t fq_runhist_left(int64_t guess_ms, int64_t elapsed_ms, int64_t limit_ms);
 
-const char *fq_runhist_source_text(enum fq_runhist_source s);
-const char *fq_runhist_confidence_text(enum fq_runhist_confidence c);
-
 #endif

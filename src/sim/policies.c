@@ -53,11 +53,6 @@ size_t fq_sim_policy_count(void)
     return NPOLICIES;
 }
 
-const struct fq_sim_policy *fq_sim_policy_at(size_t i)
-{
-    return i < NPOLICIES ? &policies[i] : NULL;
-}
-
 struct fq_policy fq_sim_policy_engine(const struct fq_sim_policy *p)
 {
     return p->kueue_exact ? fq_policy_kueue() : fq_policy_default();

@@ -50,7 +50,6 @@ struct fq_sim_policy {
 /* The policy of that name, or NULL. Borrowed (static). */
 const struct fq_sim_policy *fq_sim_policy_find(const char *name);
 size_t fq_sim_policy_count(void);
-const struct fq_sim_policy *fq_sim_policy_at(size_t i);
 
 /* The engine's switches for a policy. */
 struct fq_policy fq_sim_policy_engine(const struct fq_sim_policy *p);

@@ -278,11 +278,6 @@ int64_t fq_adm_potential(const struct fq_adm *a, int cq, int fr)
     return avail_node(a, a->cqs[cq].node, fr, true);
 }
 
-int64_t fq_adm_node_available(const struct fq_adm *a, int node, int fr)
-{
-    return avail_node(a, node, fr, false);
-}
-
 int64_t fq_adm_node_potential(const struct fq_adm *a, int node, int fr)
 {
     return avail_node(a, node, fr, true);

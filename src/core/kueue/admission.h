@@ -223,8 +223,6 @@ void fq_adm_charge(struct fq_adm *a, int cq, int nuse, const uint16_t *fr,
 /* Available and potentially available quota of a CQ for (flv, res). */
 int64_t fq_adm_available(const struct fq_adm *a, int cq, int fr);
 int64_t fq_adm_potential(const struct fq_adm *a, int cq, int fr);
-/* The same for any node of the tree (a Cohort too). */
-int64_t fq_adm_node_available(const struct fq_adm *a, int node, int fr);
 int64_t fq_adm_node_potential(const struct fq_adm *a, int node, int fr);
 
 /*

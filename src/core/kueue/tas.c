@@ -171,16 +171,3 @@ bool fq_tas_place(const struct fq_tas_leaf *leaves, int nleaves, int nlevels,
     free(ds);
     return done;
 }
-
-const char *fq_tas_mode_name(enum fq_tas_mode m)
-{
-    switch (m) {
-    case FQ_TAS_REQUIRED:
-        return "required";
-    case FQ_TAS_PREFERRED:
-        return "preferred";
-    case FQ_TAS_UNCONSTRAINED:
-        break;
-    }
-    return "unconstrained";
-}

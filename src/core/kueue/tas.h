@@ -45,7 +45,4 @@ bool fq_tas_place(const struct fq_tas_leaf *leaves, int nleaves, int nlevels,
                   enum fq_tas_mode mode, int level, int64_t count, int64_t *out,
                   int64_t *most);
 
-/* Reads a mode from the annotation's suffix kind ("required", ...). */
-const char *fq_tas_mode_name(enum fq_tas_mode m);
-
 #endif

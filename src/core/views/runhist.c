@@ -289,30 +289,3 @@ int64_t fq_runhist_left(int64_t guess_ms, int64_t elapsed_ms, int64_t limit_ms)
         left = limit_ms - elapsed_ms;
     return left < minute ? minute : left;
 }
-
-const char *fq_runhist_source_text(enum fq_runhist_source s)
-{
-    switch (s) {
-    case FQ_RUNHIST_USER:
-        return "user's last runs";
-    case FQ_RUNHIST_LIMIT:
-        return "own limit x history";
-    case FQ_RUNHIST_SHAPE:
-        return "queue, same size";
-    case FQ_RUNHIST_QUEUE:
-        return "queue";
-    case FQ_RUNHIST_ALL:
-        return "all queues";
-    case FQ_RUNHIST_DEFAULT:
-    case FQ_RUNHIST_NSOURCES:
-        break;
-    }
-    return "default";
-}
-
-const char *fq_runhist_confidence_text(enum fq_runhist_confidence c)
-{
-    return c == FQ_RUNHIST_HIGH   ? "high" :
-           c == FQ_RUNHIST_MEDIUM ? "medium" :
-                                    "low";
-}

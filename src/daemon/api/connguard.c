@@ -443,8 +443,3 @@ void fq_connguard_set_limits(struct fq_connguard *g, int header_s,
     if (per_client > 0)
         g->lim.per_client = per_client;
 }
-
-unsigned long fq_connguard_refused(const struct fq_connguard *g)
-{
-    return g->refused;
-}

@@ -52,8 +52,4 @@ void fq_connguard_hijacked(struct fq_connguard *g, int fd);
 void fq_connguard_set_limits(struct fq_connguard *g, int header_s,
                              unsigned per_client);
 
-/* Connections refused so far (cap, header timeout, oversized), for tests
- * and logs. */
-unsigned long fq_connguard_refused(const struct fq_connguard *g);
-
 #endif

@@ -109,12 +109,6 @@ int fq_cgroup_signal(const char *dir, int sig)
     return sent;
 }
 
-bool fq_cgroup_empty(const char *dir)
-{
-    pid_t pid;
-    return read_procs(dir, &pid, 1) <= 0;
-}
-
 void fq_cgroup_kill(const char *dir)
 {
     if (!dir)

@@ -43,7 +43,4 @@ void fq_cgroup_kill(const char *dir);
  * that have not finished dying (rmdir says EBUSY): call again later. */
 int fq_cgroup_reap(const char *dir);
 
-/* Whether `dir` has no processes left (cgroup.procs empty or gone). */
-bool fq_cgroup_empty(const char *dir);
-
 #endif
