@@ -29,6 +29,7 @@
 # include <malloc.h>
 #endif
 
+#include "api/api.h"
 #include "daemon.h"
 #include "event_gc.h"
 #include "flexq/alloc.h"
@@ -93,7 +94,10 @@ size_t fq_event_gc_sweep(struct fq_objstore *s, int64_t now_ms, int64_t ttl_ms,
 }
 
 /*
- * What expiring leaves behind, at most once a sweep: the store drops the
+ * What expiring leaves behind, at most once a sweep: the watch history
+ * lets go of changes older than its age (fq_api_ring_expire: after a
+ * burst it holds thousands of objects, scattered over the heap), the
+ * store drops the
  * history of the Events deleted since (committed by earlier turns) and
  * gives its free pages back; then the allocator gives back the memory the
  * freed objects held: flexq's small-block cache is emptied (its blocks
@@ -101,8 +105,10 @@ size_t fq_event_gc_sweep(struct fq_objstore *s, int64_t now_ms, int64_t ttl_ms,
  * returns free pages (it keeps them otherwise: a churn of 20,000 objects
  * left over 200 MB resident).
  */
-static void tidy(struct fq_daemon *d)
+static void tidy(struct fq_daemon *d, int64_t now_ms)
 {
+    if (d->api)
+        fq_api_ring_expire(d->api, now_ms);
     struct fq_err err = {0};
     int rc = fq_store_tidy(d->store, &err);
     if (rc < 0)
@@ -126,7 +132,7 @@ static void on_turn(struct fq_daemon *d, int64_t now_ms, void *ctx)
     if (!over && now_ms - d->events_swept_ms < SWEEP_MS)
         return;
     d->events_swept_ms = now_ms;
-    tidy(d);
+    tidy(d, now_ms);
     size_t n = fq_event_gc_sweep(s, now_ms, ttl, max, SWEEP_MAX);
     if (n)
         fq_log(FQ_LOG_DEBUG, "events expired", "count=%zu", n);
