@@ -66,6 +66,8 @@
  * which the tidying lets the deletions' objects go. */
 #define EXPIRE_WAIT_S 130
 #define MAX_PROBES    (1 << 20)
+/* A probe this slow is reported on stderr with the time it ended. */
+#define STALL_MS 200
 /* Idle connections per source address, under flexqd's cap (256). */
 #define IDLE_PER_ADDR 200
 /* The flood from one address, and flexqd's per-client cap. */
@@ -255,9 +257,21 @@ static void *run_probe(void *arg)
     while (!atomic_load(&stop) && p->n < MAX_PROBES) {
         double t0 = now_ms();
         int st = call(&fd, p->port, "GET", "/healthz", NULL);
-        if (st == 200)
-            p->lat[p->n++] = now_ms() - t0;
-        else
+        if (st == 200) {
+            double ms = now_ms() - t0;
+            p->lat[p->n++] = ms;
+            if (ms >= STALL_MS) { /* when, to find it in flexqd's log */
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                struct tm tm;
+                gmtime_r(&ts.tv_sec, &tm);
+                fprintf(stderr,
+                        "soak: /healthz took %.0f ms, answered at "
+                        "%02d:%02d:%02d.%03ldZ\n",
+                        ms, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                        ts.tv_nsec / 1000000);
+            }
+        } else
             p->errors++;
         pause_ms(20);
     }

@@ -89,6 +89,7 @@ struct fq_daemon {
     struct fq_portforward *pf;  /* port-forward sessions (portforward.h) */
     int64_t started_ms;
     int64_t events_swept_ms; /* event_gc.c */
+    int64_t tidied_ms;       /* event_gc.c */
     double last_run_s;       /* wall time of the last fq_engine_run (metrics) */
 };
 
