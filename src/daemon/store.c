@@ -903,6 +903,8 @@ int fq_store_tidy(struct fq_store *s, struct fq_err *err)
     /* Give the WAL's pages back too when nobody reads an old snapshot. */
     sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
                               NULL);
+    /* And the page cache's unused pages (up to 2 MB after a burst). */
+    sqlite3_db_release_memory(s->db);
     return (int)(dropped > 0x7fffffff ? 0x7fffffff : dropped);
 }
 
