@@ -48,24 +48,30 @@ static void test_ages_out(void **state)
     struct fq_daemon d;
     memset(&d, 0, sizeof(d));
     struct fq_api *a = fq_api_new(&d);
+    char name[32];
+    uint64_t rev = 0;
     int64_t ta = fq_daemon_now(&d);
-    feed_one(a, 1, "cm-1");
-    feed_one(a, 2, "cm-2");
-    int64_t tb = fq_daemon_now(&d); /* cm-1 and cm-2 were fed in [ta, tb] */
+    for (int i = 0; i < 400; i++) { /* a burst */
+        snprintf(name, sizeof(name), "old-%d", i);
+        feed_one(a, ++rev, name);
+    }
+    int64_t tb = fq_daemon_now(&d); /* the burst was fed in [ta, tb] */
     while (fq_daemon_now(&d) <= tb)
-        ; /* the clock's next millisecond, so that cm-3 is newer */
-    feed_one(a, 3, "cm-3");
+        ; /* the clock's next millisecond, so that what follows is newer */
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof(name), "new-%d", i);
+        feed_one(a, ++rev, name);
+    }
     /* Not older than 75 s yet: nothing goes, however often it is tidied. */
     assert_int_equal(fq_api_ring_expire(a, ta), 0);
     assert_int_equal(fq_api_ring_expire(a, ta + 75 * 1000), 0);
-    /* Past the age of the first two only: they go, oldest first. */
-    assert_int_equal(fq_api_ring_expire(a, tb + 75 * 1000 + 1), 2);
-    /* Then the last one, and an empty history stays empty. */
-    assert_int_equal(fq_api_ring_expire(a, fq_daemon_now(&d) + 76 * 1000), 1);
+    /* Past the burst's age: it goes, oldest first, but the newest 256
+     * changes stay (500 - 256 = 244 go), and the newer 100 are kept. */
+    assert_int_equal(fq_api_ring_expire(a, tb + 75 * 1000 + 1), 244);
+    /* However old they get, the newest 256 stay. */
     assert_int_equal(fq_api_ring_expire(a, fq_daemon_now(&d) + 200 * 1000), 0);
-    /* New changes are kept again. */
-    feed_one(a, 4, "cm-4");
-    assert_int_equal(fq_api_ring_expire(a, fq_daemon_now(&d)), 0);
+    feed_one(a, ++rev, "newest");
+    assert_int_equal(fq_api_ring_expire(a, fq_daemon_now(&d) + 200 * 1000), 1);
     fq_api_free(a);
 }
 
