@@ -65,13 +65,15 @@ static void test_ages_out(void **state)
     /* Not older than 75 s yet: nothing goes, however often it is tidied. */
     assert_int_equal(fq_api_ring_expire(a, ta), 0);
     assert_int_equal(fq_api_ring_expire(a, ta + 75 * 1000), 0);
-    /* Past the burst's age: it goes, oldest first, but the newest 256
-     * changes stay (500 - 256 = 244 go), and the newer 100 are kept. */
-    assert_int_equal(fq_api_ring_expire(a, tb + 75 * 1000 + 1), 244);
-    /* However old they get, the newest 256 stay. */
+    /* Past the burst's age: it goes, oldest first; the newer 100 stay. */
+    assert_int_equal(fq_api_ring_expire(a, tb + 75 * 1000 + 1), 400);
+    assert_int_equal(fq_api_ring_expire(a, tb + 75 * 1000 + 1), 0);
+    /* Then the rest, and an empty history stays empty. */
+    assert_int_equal(fq_api_ring_expire(a, fq_daemon_now(&d) + 76 * 1000), 100);
     assert_int_equal(fq_api_ring_expire(a, fq_daemon_now(&d) + 200 * 1000), 0);
+    /* New changes are kept again. */
     feed_one(a, ++rev, "newest");
-    assert_int_equal(fq_api_ring_expire(a, fq_daemon_now(&d) + 200 * 1000), 1);
+    assert_int_equal(fq_api_ring_expire(a, fq_daemon_now(&d)), 0);
     fq_api_free(a);
 }
 

@@ -43,9 +43,9 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n);
  * since wait for it to send their initial lines, bookmarks name it. */
 void fq_api_landed(struct fq_api *a, uint64_t rev);
 
-/* Forgets the changes fed more than RING_AGE_MS before now_ms, but for
- * the newest RING_KEEP (a watch from before them gets 410, as after any
- * eviction), and frees what they held. Returns how many were forgotten. Called from idle-time tidying:
+/* Forgets the changes fed more than RING_AGE_MS before now_ms (a watch
+ * from before them gets 410, as after any eviction; `flexq wait` then
+ * lists for the current revision), and frees what they held. Returns how many were forgotten. Called from idle-time tidying:
  * its cost is that of the frees. */
 size_t fq_api_ring_expire(struct fq_api *a, int64_t now_ms);
 

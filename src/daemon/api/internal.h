@@ -38,10 +38,6 @@
  * as many new changes pushed it out, is let go once it is this old, so
  * that the memory of a churn comes back when the churn is over. */
 #define RING_AGE_MS (75 * 1000)
-/* ...but the newest this many stay, however old: a quiet server still
- * serves a watch from a recent object's resourceVersion (as Kubernetes'
- * watch cache, which evicts only when full). */
-#define RING_KEEP 256
 
 /* A watch with allowWatchBookmarks gets a BOOKMARK this often (Kubernetes
  * sends one about every minute) and one as its timeoutSeconds ends. */

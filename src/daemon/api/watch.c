@@ -346,7 +346,7 @@ static void ring_trim(struct fq_api *a)
 size_t fq_api_ring_expire(struct fq_api *a, int64_t now_ms)
 {
     size_t n = 0;
-    while (a->ring_n > RING_KEEP) {
+    while (a->ring_n > 0) {
         size_t i = (a->ring_head + RING_SIZE - a->ring_n) % RING_SIZE;
         if (now_ms - a->ring[i].at_ms <= RING_AGE_MS)
             break;
