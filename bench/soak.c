@@ -29,7 +29,7 @@
  * done on the loop.
  *
  * Usage: soak [WORKLOADS [IDLE [CLIENTS [HOLD_S]]]]
- *        (default 20000, 1000, 8, 90)
+ *        (default 20000, 1000, 8, 150)
  * flexqd runs with --sync normal (every commit written, not fsynced): the
  * soak is about growth, not the disk. Output: readable figures, then one
  * JSON object as the last line.
@@ -62,9 +62,12 @@
  * hold phase shows them deleted (flexqd's default is an hour). */
 #define EVENT_TTL "30"
 /* The hold lasts at least this: the TTL, then sweeps (every 10 s) that
- * delete the expired Events and tidy after them. */
-#define EXPIRE_WAIT_S 60
+ * delete the expired Events, then the watch history's age (75 s) after
+ * which the tidying lets the deletions' objects go. */
+#define EXPIRE_WAIT_S 130
 #define MAX_PROBES    (1 << 20)
+/* A probe this slow is reported on stderr with the time it ended. */
+#define STALL_MS 200
 /* Idle connections per source address, under flexqd's cap (256). */
 #define IDLE_PER_ADDR 200
 /* The flood from one address, and flexqd's per-client cap. */
@@ -254,9 +257,21 @@ static void *run_probe(void *arg)
     while (!atomic_load(&stop) && p->n < MAX_PROBES) {
         double t0 = now_ms();
         int st = call(&fd, p->port, "GET", "/healthz", NULL);
-        if (st == 200)
-            p->lat[p->n++] = now_ms() - t0;
-        else
+        if (st == 200) {
+            double ms = now_ms() - t0;
+            p->lat[p->n++] = ms;
+            if (ms >= STALL_MS) { /* when, to find it in flexqd's log */
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                struct tm tm;
+                gmtime_r(&ts.tv_sec, &tm);
+                fprintf(stderr,
+                        "soak: /healthz took %.0f ms, answered at "
+                        "%02d:%02d:%02d.%03ldZ\n",
+                        ms, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                        ts.tv_nsec / 1000000);
+            }
+        } else
             p->errors++;
         pause_ms(20);
     }
@@ -371,7 +386,7 @@ int main(int argc, char **argv)
     int nwl = argc > 1 ? atoi(argv[1]) : 20000;
     int nidle = argc > 2 ? atoi(argv[2]) : 1000;
     int nclients = argc > 3 ? atoi(argv[3]) : 8;
-    int hold_s = argc > 4 ? atoi(argv[4]) : 90;
+    int hold_s = argc > 4 ? atoi(argv[4]) : 150;
     if (nwl < 0 || nidle < 0 || nclients < 1 || nclients > MAX_CLIENTS) {
         fprintf(stderr,
                 "usage: soak [WORKLOADS [IDLE [CLIENTS<=64 [HOLD_S]]]]\n");

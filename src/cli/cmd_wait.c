@@ -203,15 +203,44 @@ static int wait_one(struct fq_client *c, enum fq_kind kind, const char *ns,
         goto out;
     }
     char *esc = fq_client_escape(name);
-    char *q = fq_xasprintf("watch=true&resourceVersion=%s&fieldSelector="
-                           "metadata.name%%3D%s",
-                           fq_value_path_str(obj, FQ_META_RV, "0"), esc);
-    path = fq_client_path(kind, ns, NULL, NULL, q);
-    free(q);
-    free(esc);
+    char *rv = fq_xstrdup(fq_value_path_str(obj, FQ_META_RV, "0"));
     struct wctx w = {cond, false};
-    r = fq_client_watch(c, path, timeout_ms, on_event, &w, &err);
-    free(path);
+    for (int tries = 0;; tries++) {
+        char *q = fq_xasprintf("watch=true&resourceVersion=%s&fieldSelector="
+                               "metadata.name%%3D%s",
+                               rv, esc);
+        path = fq_client_path(kind, ns, NULL, NULL, q);
+        free(q);
+        r = fq_client_watch(c, path, timeout_ms, on_event, &w, &err);
+        free(path);
+        if (r != FQ_EGONE || tries >= 2)
+            break;
+        /* 410: the server's watch history no longer reaches back to the
+         * object's revision (it last changed long ago and much changed
+         * since). As Kubernetes' clients do: list it, for the current
+         * revision, look at it again, and watch from there. */
+        memset(&err, 0, sizeof(err));
+        q = fq_xasprintf("fieldSelector=metadata.name%%3D%s", esc);
+        path = fq_client_path(kind, ns, NULL, NULL, q);
+        free(q);
+        struct fq_value *list = NULL;
+        r = fq_client_get(c, path, &list, &err);
+        free(path);
+        if (r < 0)
+            break;
+        const struct fq_value *cur = fq_seq_at(fq_map_get(list, "items"), 0);
+        if (!cur || met(cond, cur)) {
+            w.done = cond->want == W_DELETE || cur;
+            r = w.done ? 0 : FQ_ENOTFOUND; /* deleted while waiting */
+            fq_value_free(list);
+            break;
+        }
+        free(rv);
+        rv = fq_xstrdup(fq_value_path_str(list, FQ_META_RV, "0"));
+        fq_value_free(list);
+    }
+    free(rv);
+    free(esc);
     if (r == 0 && w.done) {
         printf("%s condition met\n", fq_buf_str(&label));
     } else if (r == FQ_ETIMEOUT || (r == 0 && !w.done)) {

@@ -25,10 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef __GLIBC__
 # include <malloc.h>
 #endif
 
+#include "api/api.h"
 #include "daemon.h"
 #include "event_gc.h"
 #include "flexq/alloc.h"
@@ -43,6 +45,8 @@
  * deletes in one commit would stall the loop; the rest go in the next
  * turns. */
 #define SWEEP_MAX 1000
+/* A tidy that held the loop this long is logged, with its parts. */
+#define TIDY_SLOW_MS 20
 
 struct aged {
     int64_t at;
@@ -93,26 +97,47 @@ size_t fq_event_gc_sweep(struct fq_objstore *s, int64_t now_ms, int64_t ttl_ms,
 }
 
 /*
- * What expiring leaves behind, at most once a sweep: the store drops the
- * history of the Events deleted since (committed by earlier turns) and
+ * What expiring leaves behind, at most once every SWEEP_MS: the watch
+ * history lets go of changes older than its age (fq_api_ring_expire:
+ * after a burst it holds thousands of objects, scattered over the heap),
+ * the store drops the history of the Events deleted since (committed by
+ * earlier turns) and
  * gives its free pages back; then the allocator gives back the memory the
  * freed objects held: flexq's small-block cache is emptied (its blocks
  * are scattered over the heap and keep whole pages resident), then glibc
  * returns free pages (it keeps them otherwise: a churn of 20,000 objects
  * left over 200 MB resident).
  */
-static void tidy(struct fq_daemon *d)
+static double mono_ms(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void tidy(struct fq_daemon *d, int64_t now_ms)
+{
+    double t0 = mono_ms();
+    size_t forgot = d->api ? fq_api_ring_expire(d->api, now_ms) : 0;
+    double t1 = mono_ms();
     struct fq_err err = {0};
     int rc = fq_store_tidy(d->store, &err);
     if (rc < 0)
         fq_log(FQ_LOG_WARN, "store tidy failed", "error=\"%s\"", err.msg);
     else if (rc > 0)
         fq_log(FQ_LOG_DEBUG, "event history dropped", "rows=%d", rc);
+    double t2 = mono_ms();
     fq_small_trim();
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
+    double t3 = mono_ms();
+    /* It runs on the loop: say so when it held the loop long. */
+    if (t3 - t0 >= TIDY_SLOW_MS)
+        fq_log(FQ_LOG_INFO, "tidy was slow",
+               "ms=%.1f watch_history_ms=%.1f forgotten=%zu store_ms=%.1f "
+               "trim_ms=%.1f",
+               t3 - t0, t1 - t0, forgot, t2 - t1, t3 - t2);
 }
 
 static void on_turn(struct fq_daemon *d, int64_t now_ms, void *ctx)
@@ -126,14 +151,21 @@ static void on_turn(struct fq_daemon *d, int64_t now_ms, void *ctx)
     if (!over && now_ms - d->events_swept_ms < SWEEP_MS)
         return;
     d->events_swept_ms = now_ms;
-    /* Not at every turn of a catch-up while over the cap: a trim empties
-     * the small-block cache, and trimming each turn sent every
-     * allocation back through malloc (a fifth of the API's creates/s). */
+    /* Tidying is once a sweep interval, not once a turn while Events are
+     * over the cap: a burst of Events (a churn of Workloads) made every
+     * turn tidy and trim, and held the loop hundreds of ms at a time; and
+     * each trim empties the small-block cache, which sent allocations back
+     * through malloc (a fifth of the API's creates/s). */
     if (now_ms - d->tidied_ms >= SWEEP_MS) {
         d->tidied_ms = now_ms;
-        tidy(d);
+        tidy(d, now_ms);
     }
+    double t0 = mono_ms();
     size_t n = fq_event_gc_sweep(s, now_ms, ttl, max, SWEEP_MAX);
+    double ms = mono_ms() - t0;
+    if (ms >= TIDY_SLOW_MS)
+        fq_log(FQ_LOG_INFO, "event sweep was slow", "ms=%.1f deleted=%zu", ms,
+               n);
     if (n)
         fq_log(FQ_LOG_DEBUG, "events expired", "count=%zu", n);
     if (n == SWEEP_MAX) { /* more to do: again next turn, soon */

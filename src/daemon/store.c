@@ -258,11 +258,12 @@ static struct slot *slot_find(struct fq_store *s, const char *k, size_t len,
 static void slot_put(struct fq_store *s, char *k, size_t len, uint64_t h,
                      int64_t id);
 
-static void index_grow(struct fq_store *s)
+/* Moves the slots to a table of ncap (a power of two, > index_n). */
+static void index_resize(struct fq_store *s, size_t ncap)
 {
     struct slot *old = s->index;
     size_t cap = s->index_cap;
-    s->index_cap = cap ? cap * 2 : 1024;
+    s->index_cap = ncap;
     s->index = fq_xcalloc(s->index_cap, sizeof(*s->index));
     s->index_n = 0;
     for (size_t i = 0; i < cap; i++)
@@ -282,7 +283,7 @@ static void slot_put(struct fq_store *s, char *k, size_t len, uint64_t h,
         return;
     }
     if ((s->index_n + 1) * 4 > s->index_cap * 3)
-        index_grow(s);
+        index_resize(s, s->index_cap ? s->index_cap * 2 : 1024);
     size_t mask = s->index_cap - 1;
     size_t i = (size_t)h & mask;
     while (s->index[i].key)
@@ -311,6 +312,11 @@ static void slot_del(struct fq_store *s, struct slot *x)
         s->index[j].key = NULL;
         i = j;
     }
+    /* Under an eighth full (a churn deleted its objects): halved, to
+     * under a quarter full, so that it grows again only after its count
+     * triples and shrinks again only after it halves. */
+    if (s->index_cap > 1024 && s->index_n * 8 < s->index_cap)
+        index_resize(s, s->index_cap / 2);
 }
 
 static void index_clear(struct fq_store *s)
@@ -1001,6 +1007,8 @@ int fq_store_tidy(struct fq_store *s, struct fq_err *err)
     /* Give the WAL's pages back too when nobody reads an old snapshot. */
     sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
                               NULL);
+    /* And the page cache's unused pages (up to 2 MB after a burst). */
+    sqlite3_db_release_memory(s->db);
     return (int)(dropped > 0x7fffffff ? 0x7fffffff : dropped);
 }
 

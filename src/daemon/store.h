@@ -84,8 +84,8 @@ void fq_store_stats(const struct fq_store *s, uint64_t *commits,
 /*
  * Housekeeping between commits: deletes the history rows of Events that
  * were deleted, gives free pages back to the filesystem and truncates the
- * WAL. Does nothing while a commit is being synced, or when there is
- * nothing to do. Returns the number of history rows deleted, or a
+ * WAL, and frees SQLite's unused cache pages. Does nothing while a
+ * commit is being synced, or when there is nothing to do. Returns the number of history rows deleted, or a
  * negative FQ_E* code (nothing changed then).
  */
 int fq_store_tidy(struct fq_store *s, struct fq_err *err);

@@ -131,12 +131,51 @@ static void test_sorted_and_order(void **state)
     fq_smap_free(&m);
 }
 
+/* A map emptied after a burst gives its table back, halving at each
+ * eighth; what stays is still found, and refilling grows it again. */
+static void test_shrinks_when_emptied(void **state)
+{
+    (void)state;
+    struct fq_smap m = {0};
+    char k[32];
+    for (int i = 0; i < 20000; i++) {
+        snprintf(k, sizeof(k), "ns/wl-%d", i);
+        fq_smap_put(&m, k, (void *)(intptr_t)(i + 1));
+    }
+    size_t peak = m.cap;
+    assert_true(peak >= 40000);
+    for (int i = 10; i < 20000; i++) {
+        snprintf(k, sizeof(k), "ns/wl-%d", i);
+        fq_smap_del(&m, k);
+        /* never more than half full, never (above the minimum) under an
+         * eighth: the table follows the count both ways */
+        assert_true(m.n * 2 <= m.cap);
+        assert_true(m.cap == 64 || m.n * 8 >= m.cap);
+    }
+    assert_int_equal(m.n, 10);
+    assert_int_equal(m.cap, 64);
+    for (int i = 0; i < 10; i++) {
+        snprintf(k, sizeof(k), "ns/wl-%d", i);
+        assert_int_equal((intptr_t)fq_smap_get(&m, k), i + 1);
+    }
+    snprintf(k, sizeof(k), "ns/wl-%d", 10);
+    assert_false(fq_smap_has(&m, k));
+    for (int i = 10; i < 5000; i++) {
+        snprintf(k, sizeof(k), "ns/wl-%d", i);
+        fq_smap_add(&m, k);
+    }
+    assert_int_equal(m.n, 5000);
+    assert_true(m.cap >= 10000 && m.cap < peak);
+    fq_smap_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_owned_values),
         cmocka_unit_test(test_sorted_and_order),
+        cmocka_unit_test(test_shrinks_when_emptied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /*
  * smap.c - the string-keyed hash map of smap.h (FNV-1a hashes, a table
- * at most half full, doubled when it would pass that).
+ * at most half full, doubled when it would pass that, and halved when a
+ * deletion leaves it under an eighth full).
  *
  * Hashing a key is most of what an operation costs (keys are "ns/name",
  * a few dozen bytes at a few instructions each), so each operation hashes
@@ -79,21 +80,26 @@ static void insert_raw(struct fq_smap *s, char *key, uint64_t h, void *val)
         }
 }
 
+/* Moves the entries to a table of ncap slots (a power of two, > n). */
+static void resize(struct fq_smap *s, size_t ncap)
+{
+    size_t ocap = s->cap;
+    struct fq_smap_ent *old = s->t;
+    s->cap = ncap;
+    s->t = fq_xcalloc(s->cap, sizeof(*s->t));
+    s->n = 0;
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i].key)
+            insert_raw(s, old[i].key, old[i].hash, old[i].val);
+    free(old);
+}
+
 /* Adds k (absent; its hash is h), doubling the table first when it would
  * be more than half full. */
 static void put_new(struct fq_smap *s, const char *k, uint64_t h, void *val)
 {
-    if ((s->n + 1) * 2 > s->cap) {
-        size_t ocap = s->cap;
-        struct fq_smap_ent *old = s->t;
-        s->cap = ocap ? ocap * 2 : 64;
-        s->t = fq_xcalloc(s->cap, sizeof(*s->t));
-        s->n = 0;
-        for (size_t i = 0; i < ocap; i++)
-            if (old[i].key)
-                insert_raw(s, old[i].key, old[i].hash, old[i].val);
-        free(old);
-    }
+    if ((s->n + 1) * 2 > s->cap)
+        resize(s, s->cap ? s->cap * 2 : 64);
     insert_raw(s, key_dup(k), h, val);
 }
 
@@ -148,6 +154,12 @@ void fq_smap_del(struct fq_smap *s, const char *k)
             i = j;
         }
     }
+    /* Under an eighth full: halved (to under a quarter full), so that a
+     * map emptied after a burst gives its table back, while a map that
+     * shrank must double its entries before it grows again and halve
+     * them before it shrinks again: amortised, never per operation. */
+    if (s->cap > 64 && s->n * 8 < s->cap)
+        resize(s, s->cap / 2);
 }
 
 static int key_cmp(const void *a, const void *b)

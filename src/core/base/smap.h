@@ -41,13 +41,16 @@ void *fq_smap_get(const struct fq_smap *s, const char *k);
 bool fq_smap_has(const struct fq_smap *s, const char *k);
 /* Adds k with no value unless present. */
 void fq_smap_add(struct fq_smap *s, const char *k);
+/* Removes k; may move the table (smaller) when it is under an eighth
+ * full, so no caller deletes while it walks `t`. */
 void fq_smap_del(struct fq_smap *s, const char *k);
 /* The keys in strcmp order: an owned array of borrowed keys (valid until
  * the map changes), for callers that must act in a deterministic order.
  * Only entries whose value passes `keep` (NULL: all) are listed. */
 size_t fq_smap_sorted_keys(const struct fq_smap *s,
                            bool (*keep)(const void *val), const char ***out);
-/* Removes every entry; keeps the table. */
+/* Removes every entry; keeps the table (a set refilled each run keeps
+ * its size). */
 void fq_smap_clear(struct fq_smap *s);
 /* Removes every entry and frees the table (the map is empty and reusable). */
 void fq_smap_free(struct fq_smap *s);

@@ -46,6 +46,9 @@ struct entry {
     char text[];          /* the name, its NUL, the namespace, its NUL */
 };
 
+#define MIN_BUCKETS  256
+#define MIN_KINDLIST 64
+
 struct kindlist {
     struct entry **items;
     size_t n, cap;
@@ -139,7 +142,7 @@ static inline bool entry_is(const struct entry *e, const struct key *k)
 struct fq_objstore *fq_objstore_new(void)
 {
     struct fq_objstore *s = fq_xcalloc(1, sizeof(*s));
-    s->nbuckets = 256;
+    s->nbuckets = MIN_BUCKETS;
     s->buckets = fq_xcalloc(s->nbuckets, sizeof(*s->buckets));
     s->logging = true;
     for (int k = 0; k < FQ_KIND__COUNT; k++)
@@ -225,9 +228,9 @@ static size_t kl_find(const struct kindlist *kl, const char *ns,
     return lo;
 }
 
-static void rehash(struct fq_objstore *s)
+/* Moves the entries to nb buckets (a power of two). */
+static void rehash(struct fq_objstore *s, size_t nb)
 {
-    size_t nb = s->nbuckets * 2;
     struct entry **b = fq_xcalloc(nb, sizeof(*b));
     for (size_t i = 0; i < s->nbuckets; i++) {
         struct entry *e = s->buckets[i];
@@ -384,7 +387,7 @@ int fq_objstore_create(struct fq_objstore *s, struct fq_value *obj,
     kl->items[at] = e;
     kl->n++;
     if (++s->count > s->nbuckets)
-        rehash(s);
+        rehash(s, s->nbuckets * 2);
 
     record(s, FQ_CHANGE_ADDED, e, obj);
     if (out)
@@ -603,6 +606,24 @@ struct fq_value *fq_objstore_edit(struct fq_objstore *s, enum fq_kind kind,
     return e ? fq_value_clone(e->pub.obj) : NULL;
 }
 
+/*
+ * After a deletion: the index and a kind's list give back memory once
+ * they are under a quarter full (a churn of 20,000 objects would keep
+ * their high-water tables forever). They halve, to under half full, so
+ * that they grow only after the count doubles and shrink again only after
+ * it halves: amortised, never per operation. Lookups and the lists' order
+ * do not depend on the sizes.
+ */
+static void shrink(struct fq_objstore *s, struct kindlist *kl)
+{
+    if (s->nbuckets > MIN_BUCKETS && s->count < s->nbuckets / 4)
+        rehash(s, s->nbuckets / 2);
+    if (kl->cap > MIN_KINDLIST && kl->n < kl->cap / 4) {
+        kl->cap /= 2;
+        kl->items = fq_xrealloc(kl->items, kl->cap * sizeof(*kl->items));
+    }
+}
+
 int fq_objstore_delete(struct fq_objstore *s, enum fq_kind kind, const char *ns,
                        const char *name, struct fq_err *err)
 {
@@ -619,6 +640,7 @@ int fq_objstore_delete(struct fq_objstore *s, enum fq_kind kind, const char *ns,
                 (kl->n - at - 1) * sizeof(*kl->items));
         kl->n--;
         s->count--;
+        shrink(s, kl);
         s->rev++;
         s->deleting = e;
         record(s, FQ_CHANGE_DELETED, e, e->pub.obj);

@@ -43,6 +43,12 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n);
  * since wait for it to send their initial lines, bookmarks name it. */
 void fq_api_landed(struct fq_api *a, uint64_t rev);
 
+/* Forgets the changes fed more than RING_AGE_MS before now_ms (a watch
+ * from before them gets 410, as after any eviction; `flexq wait` then
+ * lists for the current revision), and frees what they held. Returns how many were forgotten. Called from idle-time tidying:
+ * its cost is that of the frees. */
+size_t fq_api_ring_expire(struct fq_api *a, int64_t now_ms);
+
 /* Says that the watch history starts at revision `rev` (the store's
  * revision once loaded): a watch from an older resourceVersion gets 410
  * Gone (reason Expired), as one from a revision the ring has forgotten. */

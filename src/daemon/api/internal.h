@@ -33,6 +33,11 @@
 /* ...and at most this many bytes of them (objects and their encoded
  * lines, estimated): a churn of large objects evicts sooner. */
 #define RING_BYTES (8u << 20)
+/* ...and none older than this (Kubernetes' watch cache keeps its events
+ * "fresh" for 75 s): a burst's history, which would otherwise stay until
+ * as many new changes pushed it out, is let go once it is this old, so
+ * that the memory of a churn comes back when the churn is over. */
+#define RING_AGE_MS (75 * 1000)
 
 /* A watch with allowWatchBookmarks gets a BOOKMARK this often (Kubernetes
  * sends one about every minute) and one as its timeoutSeconds ends. */
@@ -82,7 +87,8 @@ struct ringent {
     struct fq_value *obj; /* owned */
     char *line;           /* owned JSON line, made on first use */
     size_t len;
-    size_t bytes; /* memory held, estimated (counted in ring_bytes) */
+    size_t bytes;  /* memory held, estimated (counted in ring_bytes) */
+    int64_t at_ms; /* fq_daemon_now when it was fed */
 };
 
 struct fq_api {

@@ -326,17 +326,34 @@ static size_t value_bytes(const struct fq_value *v)
 
 /* Forgets the oldest changes while the ring holds more than RING_BYTES
  * (the newest always stays); watches from before them get 410. */
+static void ring_forget_oldest(struct fq_api *a)
+{
+    size_t i = (a->ring_head + RING_SIZE - a->ring_n) % RING_SIZE;
+    struct ringent *old = &a->ring[i];
+    if (old->rev > a->kept_after)
+        a->kept_after = old->rev;
+    a->ring_bytes -= old->bytes;
+    api_ring_clear(old);
+    a->ring_n--;
+}
+
 static void ring_trim(struct fq_api *a)
 {
-    while (a->ring_n > 1 && a->ring_bytes > RING_BYTES) {
+    while (a->ring_n > 1 && a->ring_bytes > RING_BYTES)
+        ring_forget_oldest(a);
+}
+
+size_t fq_api_ring_expire(struct fq_api *a, int64_t now_ms)
+{
+    size_t n = 0;
+    while (a->ring_n > 0) {
         size_t i = (a->ring_head + RING_SIZE - a->ring_n) % RING_SIZE;
-        struct ringent *old = &a->ring[i];
-        if (old->rev > a->kept_after)
-            a->kept_after = old->rev;
-        a->ring_bytes -= old->bytes;
-        api_ring_clear(old);
-        a->ring_n--;
+        if (now_ms - a->ring[i].at_ms <= RING_AGE_MS)
+            break;
+        ring_forget_oldest(a);
+        n++;
     }
+    return n;
 }
 
 void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
@@ -351,6 +368,7 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
         e->type = c[i].type;
         e->kind = c[i].kind;
         e->ns = fq_xstrdup(c[i].ns ? c[i].ns : "");
+        e->at_ms = fq_daemon_now(a->d);
         e->obj = c[i].obj; /* taken */
         c[i].obj = NULL;
         a->ring_head = (a->ring_head + 1) % RING_SIZE;
