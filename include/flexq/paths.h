@@ -58,6 +58,7 @@
 #define FQ_TEMPLATE_SPEC          "template.spec"
 #define FQ_TEMPLATE_CONTAINERS    "template.spec.containers"
 #define FQ_TEMPLATE_NODE_SELECTOR "template.spec.nodeSelector"
+#define FQ_SVC_CLUSTER_IP         "spec.clusterIP"
 
 /* --- A container, its status, env and volumes (relative to the item) ---- */
 #define FQ_CTR_REQUESTS          "resources.requests"
@@ -67,6 +68,8 @@
 #define FQ_CSTATE_WAITING_REASON "state.waiting.reason"
 #define FQ_ENV_FIELD_PATH        "valueFrom.fieldRef.fieldPath"
 #define FQ_VOLUME_CONFIGMAP_NAME "configMap.name"
+#define FQ_ENV_SECRET_KEY_REF    "valueFrom.secretKeyRef"
+#define FQ_ENV_CONFIGMAP_KEY_REF "valueFrom.configMapKeyRef"
 
 /* --- Job (batch/v1) ----------------------------------------------------- */
 #define FQ_JOB_PARALLELISM "spec.parallelism"
@@ -89,14 +92,15 @@
 #define FQ_AC_PODSET_UPDATE_SELECTOR "spec.podSetUpdates.nodeSelector"
 
 /* --- ClusterQueue, LocalQueue, ResourceFlavor, AdmissionCheck ----------- */
-#define FQ_CQ_RESOURCE_GROUPS "spec.resourceGroups"
-#define FQ_CQ_COHORT          "spec.cohort"
-#define FQ_CQ_COHORT_NAME     "spec.cohortName"
-#define FQ_LQ_CLUSTER_QUEUE   "spec.clusterQueue"
-#define FQ_RF_NODE_LABELS     "spec.nodeLabels"
-#define FQ_AC_CONTROLLER      "spec.controllerName"
-#define FQ_AC_PARAMETERS      "spec.parameters"
-#define FQ_AC_PARAMETERS_NAME "spec.parameters.name"
+#define FQ_CQ_RESOURCE_GROUPS  "spec.resourceGroups"
+#define FQ_CQ_COHORT           "spec.cohort"
+#define FQ_CQ_COHORT_NAME      "spec.cohortName"
+#define FQ_LQ_CLUSTER_QUEUE    "spec.clusterQueue"
+#define FQ_RF_NODE_LABELS      "spec.nodeLabels"
+#define FQ_AC_CONTROLLER       "spec.controllerName"
+#define FQ_AC_PARAMETERS       "spec.parameters"
+#define FQ_AC_PARAMETERS_NAME  "spec.parameters.name"
+#define FQ_FAIR_WEIGHTED_SHARE "status.fairSharing.weightedShare"
 
 /* --- ProvisioningRequest (autoscaling.x-k8s.io) ------------------------- */
 #define FQ_PR_CLASS             "spec.provisioningClassName"
@@ -113,6 +117,19 @@
 #define FQ_RJ_SUBMITTER_TEMPLATE "spec.submitterPodTemplate"
 #define FQ_RC_WORKER_GROUPS      "spec.workerGroupSpecs"
 #define FQ_RC_HEAD_TEMPLATE      "headGroupSpec.template"
+
+/* --- JobSet, PyTorchJob, MPIJob, LeaderWorkerSet (template.*: per item) --- */
+#define FQ_JOBSET_REPLICATED_JOBS "spec.replicatedJobs"
+#define FQ_RJOB_POD_TEMPLATE      "template.spec.template"
+#define FQ_RJOB_PARALLELISM       "template.spec.parallelism"
+#define FQ_PYTORCH_REPLICA_SPECS  "spec.pytorchReplicaSpecs"
+#define FQ_MPI_REPLICA_SPECS      "spec.mpiReplicaSpecs"
+#define FQ_MPI_IMPLEMENTATION     "spec.mpiImplementation"
+#define FQ_MPI_SLOTS_PER_WORKER   "spec.slotsPerWorker"
+#define FQ_KF_RUN_POLICY_SUSPEND  "spec.runPolicy.suspend"
+#define FQ_KF_CLEAN_POD_POLICY    "spec.runPolicy.cleanPodPolicy"
+#define FQ_LWS_LEADER_TEMPLATE    "spec.leaderWorkerTemplate.leaderTemplate"
+#define FQ_LWS_WORKER_TEMPLATE    "spec.leaderWorkerTemplate.workerTemplate"
 
 /* --- Node, and flexq's NodePool ----------------------------------------- */
 #define FQ_NODE_ALLOCATABLE         "status.allocatable"

@@ -82,7 +82,7 @@ static int64_t rjob_replicas(const struct fq_value *rj)
  * completions. */
 static int64_t rjob_pods(const struct fq_value *rj)
 {
-    int64_t par = fq_value_path_int(rj, "template.spec.parallelism", 1);
+    int64_t par = fq_value_path_int(rj, FQ_RJOB_PARALLELISM, 1);
     int64_t comp = fq_value_path_int(rj, "template.spec.completions", par);
     return comp > 0 && comp < par ? comp : par;
 }
@@ -109,7 +109,7 @@ static bool requests_tpu(const struct fq_value *tmpl)
 static struct fq_value *js_podsets(const struct fq_value *js)
 {
     struct fq_value *pss = fq_value_seq();
-    const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
+    const struct fq_value *rjs = fq_value_path(js, FQ_JOBSET_REPLICATED_JOBS);
     for (size_t i = 0; i < fq_value_len(rjs); i++) {
         const struct fq_value *rj = fq_seq_at(rjs, i);
         struct fq_value *ps = fq_value_map();
@@ -117,7 +117,7 @@ static struct fq_value *js_podsets(const struct fq_value *js)
                    fq_value_str(fq_value_path_str(rj, "name", "main")));
         fq_map_set(ps, "count",
                    fq_value_int(rjob_replicas(rj) * rjob_pods(rj)));
-        const struct fq_value *t = fq_value_path(rj, "template.spec.template");
+        const struct fq_value *t = fq_value_path(rj, FQ_RJOB_POD_TEMPLATE);
         fq_map_set(ps, "template", t ? fq_value_clone(t) : fq_value_map());
         fq_seq_push(pss, ps);
     }
@@ -126,11 +126,11 @@ static struct fq_value *js_podsets(const struct fq_value *js)
 
 static struct fq_value *js_template_of(struct fq_value *js, const char *ps)
 {
-    struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
+    struct fq_value *rjs = fq_value_path(js, FQ_JOBSET_REPLICATED_JOBS);
     for (size_t i = 0; i < fq_value_len(rjs); i++) {
         struct fq_value *rj = fq_seq_at(rjs, i);
         if (!strcmp(fq_value_path_str(rj, "name", ""), ps))
-            return fq_value_path(rj, "template.spec.template");
+            return fq_value_path(rj, FQ_RJOB_POD_TEMPLATE);
     }
     return NULL;
 }
@@ -147,7 +147,7 @@ static void js_status(const struct fq_value *js, struct fq_jobstate *st)
         st->msg = fq_value_path_str(fq_pods_cond(s, "Failed"), "message", "");
     }
     /* Ready: every child Job of every replicated job is ready or done. */
-    const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
+    const struct fq_value *rjs = fq_value_path(js, FQ_JOBSET_REPLICATED_JOBS);
     const struct fq_value *rst = fq_map_get(s, "replicatedJobsStatus");
     int64_t want = 0, have = 0;
     for (size_t i = 0; i < fq_value_len(rjs); i++)
@@ -202,7 +202,7 @@ static char *peer_names(const struct fq_value *js, const char *self_rj,
     fq_buf_puts(&b, "");
     const char *name = fq_meta_name(js);
     const char *sub = subdomain(js);
-    const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
+    const struct fq_value *rjs = fq_value_path(js, FQ_JOBSET_REPLICATED_JOBS);
     size_t n = 0;
     for (int pass = 0; pass < 3; pass++)
         for (size_t i = 0; i < fq_value_len(rjs) && n < MAX_DNS; i++) {
@@ -274,7 +274,7 @@ static void create_child(struct fq_engine *e, const struct fq_value *js,
         fq_map_ensure_map(fq_map_get(job, "spec"), "template");
     char idx[32], reps[32], glob[32], restarts[32], greps[32];
     int64_t all = 0;
-    const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
+    const struct fq_value *rjs = fq_value_path(js, FQ_JOBSET_REPLICATED_JOBS);
     for (size_t i = 0; i < fq_value_len(rjs); i++)
         all += rjob_replicas(fq_seq_at(rjs, i));
     snprintf(greps, sizeof(greps), "%lld", (long long)all);
@@ -372,7 +372,7 @@ static void stop_children(struct fq_engine *e, const struct fq_value *js,
     const char *ns = fq_value_path_str(js, FQ_META_NAMESPACE, "default");
     const char *name = fq_meta_name(js);
     const char *uid = fq_meta_uid(js);
-    const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
+    const struct fq_value *rjs = fq_value_path(js, FQ_JOBSET_REPLICATED_JOBS);
     for (size_t i = 0; i < fq_value_len(rjs); i++) {
         const struct fq_value *rj = fq_seq_at(rjs, i);
         for (int64_t j = 0; j < rjob_replicas(rj); j++) {
@@ -452,7 +452,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     if (fq_pods_cond(st, "Suspended"))
         fq_pods_cond_set(st, "Suspended", "False", "ResumeJobs",
                          "jobset is resumed", now);
-    const struct fq_value *rjs = fq_value_path(js, "spec.replicatedJobs");
+    const struct fq_value *rjs = fq_value_path(js, FQ_JOBSET_REPLICATED_JOBS);
     struct fq_value *rst = fq_value_seq();
     bool any_failed = false, all_ok = true, any_ok = false;
     int64_t global = 0;

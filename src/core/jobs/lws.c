@@ -73,10 +73,8 @@ static int64_t groups(const struct fq_value *lws)
 
 static const struct fq_value *leader_template(const struct fq_value *lws)
 {
-    const struct fq_value *t =
-        fq_value_path(lws, "spec.leaderWorkerTemplate.leaderTemplate");
-    return t ? t :
-               fq_value_path(lws, "spec.leaderWorkerTemplate.workerTemplate");
+    const struct fq_value *t = fq_value_path(lws, FQ_LWS_LEADER_TEMPLATE);
+    return t ? t : fq_value_path(lws, FQ_LWS_WORKER_TEMPLATE);
 }
 
 /* The subdomain of group g's pods, into buf. */
@@ -128,10 +126,8 @@ static struct fq_value *podset(const char *name, int64_t count,
 static struct fq_value *lws_podsets(const struct fq_value *lws)
 {
     struct fq_value *pss = fq_value_seq();
-    const struct fq_value *wt =
-        fq_value_path(lws, "spec.leaderWorkerTemplate.workerTemplate");
-    const struct fq_value *lt =
-        fq_value_path(lws, "spec.leaderWorkerTemplate.leaderTemplate");
+    const struct fq_value *wt = fq_value_path(lws, FQ_LWS_WORKER_TEMPLATE);
+    const struct fq_value *lt = fq_value_path(lws, FQ_LWS_LEADER_TEMPLATE);
     if (lt) {
         fq_seq_push(pss, podset("leader", 1, lt));
         if (group_size(lws) > 1)
@@ -145,7 +141,7 @@ static struct fq_value *lws_podsets(const struct fq_value *lws)
 /* The podset of worker index w. */
 static const char *podset_of(const struct fq_value *lws, int64_t w)
 {
-    if (!fq_value_path(lws, "spec.leaderWorkerTemplate.leaderTemplate"))
+    if (!fq_value_path(lws, FQ_LWS_LEADER_TEMPLATE))
         return "main";
     return w ? "worker" : "leader";
 }
@@ -177,8 +173,7 @@ static void create_pod(struct fq_engine *e, const struct fq_value *lws,
     char *pn = pod_name(name, g, w);
     char *leader = pod_name(name, g, 0);
     const struct fq_value *t =
-        w ? fq_value_path(lws, "spec.leaderWorkerTemplate.workerTemplate") :
-            leader_template(lws);
+        w ? fq_value_path(lws, FQ_LWS_WORKER_TEMPLATE) : leader_template(lws);
     struct fq_value *pod = fq_pods_from_template(t, ns, pn, lws);
     char buf[300], sub[300];
     fq_pods_set_label(pod, LWS_PREFIX "name", name);

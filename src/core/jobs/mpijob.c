@@ -48,6 +48,7 @@
 #include "flexq/buf.h"
 #include "flexq/names.h"
 #include "flexq/objstore.h"
+#include "flexq/paths.h"
 #include "flexq/timefmt.h"
 #include "jobs/integrations.h"
 #include "jobs/pods.h"
@@ -63,7 +64,7 @@ struct mpictl {
 
 static const struct fq_value *role(const struct fq_value *job, const char *r)
 {
-    return fq_map_get(fq_value_path(job, "spec.mpiReplicaSpecs"), r);
+    return fq_map_get(fq_value_path(job, FQ_MPI_REPLICA_SPECS), r);
 }
 
 static int64_t workers(const struct fq_value *job)
@@ -102,7 +103,7 @@ static struct fq_value *mpi_template_of(struct fq_value *job, const char *ps)
                                               NULL;
     if (!r)
         return NULL;
-    return fq_map_get(fq_map_get(fq_value_path(job, "spec.mpiReplicaSpecs"), r),
+    return fq_map_get(fq_map_get(fq_value_path(job, FQ_MPI_REPLICA_SPECS), r),
                       "template");
 }
 
@@ -127,9 +128,8 @@ static void kf_labels(struct fq_value *obj, const char *name, const char *r)
 static char *hostfile(const struct fq_value *job, const char *ns,
                       const char *name)
 {
-    const char *impl =
-        fq_value_path_str(job, "spec.mpiImplementation", "OpenMPI");
-    int64_t slots = fq_value_path_int(job, "spec.slotsPerWorker", 1);
+    const char *impl = fq_value_path_str(job, FQ_MPI_IMPLEMENTATION, "OpenMPI");
+    int64_t slots = fq_value_path_int(job, FQ_MPI_SLOTS_PER_WORKER, 1);
     struct fq_buf b = FQ_BUF_INIT;
     fq_buf_puts(&b, "");
     for (int64_t i = 0; i < workers(job); i++) {
@@ -208,8 +208,7 @@ static void create_worker(struct fq_engine *e, const struct fq_value *job,
 
 static void launcher_env(struct fq_value *spec, const struct fq_value *job)
 {
-    const char *impl =
-        fq_value_path_str(job, "spec.mpiImplementation", "OpenMPI");
+    const char *impl = fq_value_path_str(job, FQ_MPI_IMPLEMENTATION, "OpenMPI");
     const char *hf = CONFIG_DIR "/hostfile";
     fq_pods_set_env(spec, "K_MPI_JOB_ROLE", "launcher");
     if (!strcmp(impl, "Intel")) {
@@ -223,7 +222,7 @@ static void launcher_env(struct fq_value *spec, const struct fq_value *job)
     } else {
         char slots[32];
         snprintf(slots, sizeof(slots), "%lld",
-                 (long long)fq_value_path_int(job, "spec.slotsPerWorker", 1));
+                 (long long)fq_value_path_int(job, FQ_MPI_SLOTS_PER_WORKER, 1));
         fq_pods_set_env(spec, "OMPI_MCA_orte_keep_fqdn_hostnames", "true");
         fq_pods_set_env(spec, "OMPI_MCA_orte_default_hostfile", hf);
         fq_pods_set_env(spec, "OMPI_MCA_plm_rsh_args",
@@ -338,8 +337,7 @@ static void finish(struct fq_engine *e, const char *ns, const char *name,
     fq_time_format(now, ts, sizeof(ts));
     fq_map_set(st, "completionTime", fq_value_str(ts));
     fq_engine_event(e, job, ok ? "Normal" : "Warning", reason, "%s", msg);
-    if (strcmp(fq_value_path_str(job, "spec.runPolicy.cleanPodPolicy", "None"),
-               "None"))
+    if (strcmp(fq_value_path_str(job, FQ_KF_CLEAN_POD_POLICY, "None"), "None"))
         stop(e, job, ns, name, true, now);
 }
 
@@ -369,7 +367,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     snprintf(msg, sizeof(msg), "MPIJob %s/%s is created.", ns, name);
     if (!fq_pods_cond(st, "Created"))
         fq_pods_cond_set(st, "Created", "True", "MPIJobCreated", msg, now);
-    if (fq_value_path_bool(job, "spec.runPolicy.suspend", false)) {
+    if (fq_value_path_bool(job, FQ_KF_RUN_POLICY_SUSPEND, false)) {
         stop(e, job, ns, name, false, now);
         snprintf(msg, sizeof(msg), "MPIJob %s/%s is suspended.", ns, name);
         fq_pods_cond_set(st, "Suspended", "True", "MPIJobSuspended", msg, now);

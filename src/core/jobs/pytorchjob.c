@@ -69,7 +69,7 @@ struct ptctl {
 
 static const struct fq_value *role_spec(const struct fq_value *job, int r)
 {
-    return fq_map_get(fq_value_path(job, "spec.pytorchReplicaSpecs"), roles[r]);
+    return fq_map_get(fq_value_path(job, FQ_PYTORCH_REPLICA_SPECS), roles[r]);
 }
 
 static int64_t role_replicas(const struct fq_value *job, int r)
@@ -114,7 +114,7 @@ static struct fq_value *pt_template_of(struct fq_value *job, const char *ps)
         lower(roles[r], lname, sizeof(lname));
         if (!strcmp(lname, ps))
             return fq_map_get(
-                fq_map_get(fq_value_path(job, "spec.pytorchReplicaSpecs"),
+                fq_map_get(fq_value_path(job, FQ_PYTORCH_REPLICA_SPECS),
                            roles[r]),
                 "template");
     }
@@ -140,7 +140,7 @@ static int master_port(struct fq_engine *e, const char *ns, const char *name)
     const struct fq_object *o =
         fq_objstore_get(s, FQ_KIND_PYTORCHJOB, ns, name);
     const struct fq_value *cs = fq_value_path(
-        fq_map_get(fq_value_path(o->obj, "spec.pytorchReplicaSpecs"), "Master"),
+        fq_map_get(fq_value_path(o->obj, FQ_PYTORCH_REPLICA_SPECS), "Master"),
         FQ_TEMPLATE_CONTAINERS);
     for (size_t i = 0; i < fq_value_len(cs); i++) {
         const struct fq_value *c = fq_seq_at(cs, i);
@@ -281,8 +281,7 @@ static void finish(struct fq_engine *e, const char *ns, const char *name,
     fq_map_set(st, "completionTime", fq_value_str(ts));
     fq_engine_event(e, job, ok ? "Normal" : "Warning",
                     ok ? "PyTorchJobSucceeded" : "PyTorchJobFailed", "%s", msg);
-    const char *clean =
-        fq_value_path_str(job, "spec.runPolicy.cleanPodPolicy", "None");
+    const char *clean = fq_value_path_str(job, FQ_KF_CLEAN_POD_POLICY, "None");
     if (strcmp(clean, "None"))
         delete_pods(e, ns, name, job, true, now);
 }
@@ -305,7 +304,7 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
     snprintf(msg, sizeof(msg), "PyTorchJob %s is created.", name);
     if (!fq_pods_cond(st, "Created"))
         fq_pods_cond_set(st, "Created", "True", "PyTorchJobCreated", msg, now);
-    if (fq_value_path_bool(job, "spec.runPolicy.suspend", false)) {
+    if (fq_value_path_bool(job, FQ_KF_RUN_POLICY_SUSPEND, false)) {
         delete_pods(e, ns, name, job, false, now);
         snprintf(msg, sizeof(msg), "PyTorchJob %s is suspended.", name);
         fq_pods_cond_set(st, "Suspended", "True", "PyTorchJobSuspended", msg,

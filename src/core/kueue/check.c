@@ -290,7 +290,7 @@ static size_t check_shares(struct quotas *q, struct fq_errlist *out)
     size_t ncq = fq_objstore_list(q->store, FQ_KIND_CLUSTERQUEUE, NULL, &cqs);
     for (size_t i = 0; i < ncq; i++) {
         const struct fq_value *ws =
-            fq_value_path(cqs[i]->obj, "status.fairSharing.weightedShare");
+            fq_value_path(cqs[i]->obj, FQ_FAIR_WEIGHTED_SHARE);
         if (!ws || ws->type != FQ_V_NUM || !ws->u.num.is_int)
             continue;
         const struct cell *over = NULL;

@@ -234,7 +234,7 @@ static uint32_t free_ip(const struct fq_objstore *s, const char *ns,
     for (size_t i = 0; i < n; i++) {
         uint32_t b;
         const char *ip =
-            fq_value_path_str(objs[i]->obj, "spec.clusterIP", NULL);
+            fq_value_path_str(objs[i]->obj, FQ_SVC_CLUSTER_IP, NULL);
         if (ip && parse_ipv4(ip, &b) == 0 &&
             (strcmp(objs[i]->ns, ns) || strcmp(objs[i]->name, name)))
             used[m++] = b;
@@ -277,7 +277,7 @@ int fq_service_defaults(struct fq_value *svc, const struct fq_objstore *s,
     }
     if (external)
         return 0;
-    const char *oldip = fq_value_path_str(old, "spec.clusterIP", NULL);
+    const char *oldip = fq_value_path_str(old, FQ_SVC_CLUSTER_IP, NULL);
     const char *ip = fq_value_path_str(spec, "clusterIP", NULL);
     if ((!ip || !*ip) && oldip && *oldip) {
         fq_map_set(spec, "clusterIP", fq_value_str(oldip));

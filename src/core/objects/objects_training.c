@@ -95,7 +95,7 @@ static void check_rjob(struct dctx *c, const struct fq_value *rj,
             derr_key(c, field(rj, "name"), "name",
                      "duplicate replicated job name \"%s\"", names[i]);
     int64_t replicas = want_int(c, rj, "replicas", 1, 0, MAX_REPLICAS, NULL);
-    int64_t par = fq_value_path_int(rj, "template.spec.parallelism", 1);
+    int64_t par = fq_value_path_int(rj, FQ_RJOB_PARALLELISM, 1);
     char tail[64];
     snprintf(tail, sizeof(tail), "-%lld-%lld",
              (long long)(replicas > 0 ? replicas - 1 : 0),

@@ -1012,7 +1012,7 @@ static void render_shares(const struct fq_objstore *s, struct fq_buf *b,
            "cohort can lend, divided by its fair-sharing weight");
     for (size_t i = 0; i < ncq; i++) {
         const struct fq_value *v =
-            fq_value_path(cqs[i]->obj, "status.fairSharing.weightedShare");
+            fq_value_path(cqs[i]->obj, FQ_FAIR_WEIGHTED_SHARE);
         if (!v)
             continue;
         char *l = labels1("cluster_queue", cqs[i]->name);
@@ -1026,7 +1026,7 @@ static void render_shares(const struct fq_objstore *s, struct fq_buf *b,
            "lend, divided by its fair-sharing weight");
     for (size_t i = 0; i < nco; i++) {
         const struct fq_value *v =
-            fq_value_path(cos[i]->obj, "status.fairSharing.weightedShare");
+            fq_value_path(cos[i]->obj, FQ_FAIR_WEIGHTED_SHARE);
         if (!v)
             continue;
         char *l = labels1("cohort", cos[i]->name);

@@ -409,7 +409,7 @@ static void svc_cluster_ip(const struct fq_value *obj, int64_t now,
                            struct fq_buf *out)
 {
     (void)now;
-    const char *ip = fq_value_path_str(obj, "spec.clusterIP", "");
+    const char *ip = fq_value_path_str(obj, FQ_SVC_CLUSTER_IP, "");
     fq_buf_puts(out, *ip ? ip : "<none>");
 }
 

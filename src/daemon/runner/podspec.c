@@ -288,10 +288,10 @@ static int env_key_ref(struct fq_runner *r, const char *ns,
                        const struct fq_value *ev, struct spec *s, char **out)
 {
     enum fq_kind k = FQ_KIND_SECRET;
-    const struct fq_value *ref = fq_value_path(ev, "valueFrom.secretKeyRef");
+    const struct fq_value *ref = fq_value_path(ev, FQ_ENV_SECRET_KEY_REF);
     if (!ref) {
         k = FQ_KIND_CONFIGMAP;
-        ref = fq_value_path(ev, "valueFrom.configMapKeyRef");
+        ref = fq_value_path(ev, FQ_ENV_CONFIGMAP_KEY_REF);
     }
     const char *name = fq_value_path_str(ref, "name", "");
     const char *key = fq_value_path_str(ref, "key", "");
@@ -769,8 +769,8 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
             v = fq_xstrdup(val->u.num.raw ? val->u.num.raw : "");
         else if (fq_value_path(ev, FQ_ENV_FIELD_PATH))
             v = field_ref(pod, fq_value_path_str(ev, FQ_ENV_FIELD_PATH, ""));
-        else if (fq_value_path(ev, "valueFrom.secretKeyRef") ||
-                 fq_value_path(ev, "valueFrom.configMapKeyRef")) {
+        else if (fq_value_path(ev, FQ_ENV_SECRET_KEY_REF) ||
+                 fq_value_path(ev, FQ_ENV_CONFIGMAP_KEY_REF)) {
             int rc = env_key_ref(r, ns, ev, s, &v);
             if (rc < 0) {
                 s->waiting = true;
