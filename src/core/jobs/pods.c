@@ -71,6 +71,35 @@
 
 /* --- work queue ------------------------------------------------------- */
 
+void fq_pods_queue_run(struct fq_keyq *q, struct fq_engine *e,
+                       enum fq_kind kind, int64_t now,
+                       void (*reconcile)(struct fq_engine *e, const char *ns,
+                                         const char *name, int64_t now))
+{
+    if (fq_engine_config(e)->no_pods) {
+        q->resync = false;
+        return;
+    }
+    if (q->resync) {
+        q->resync = false;
+        const struct fq_object **objs = NULL;
+        size_t n = fq_objstore_list(fq_engine_store(e), kind, NULL, &objs);
+        for (size_t i = 0; i < n; i++)
+            fq_keyq_add2(q, objs[i]->ns, objs[i]->name);
+        free(objs);
+    }
+    const char *const *keys;
+    size_t n = fq_keyq_take(q, &keys);
+    for (size_t i = 0; i < n; i++) {
+        char *key = fq_xstrdup(keys[i]);
+        const char *ns, *name;
+        fq_pods_key_split(key, &ns, &name);
+        reconcile(e, ns, name, now);
+        free(key);
+    }
+    fq_keyq_clear(q);
+}
+
 void fq_pods_key_split(char *key, const char **ns, const char **name)
 {
     char *slash = strchr(key, '/');

@@ -38,6 +38,17 @@
 
 /* --- work queue ------------------------------------------------------- */
 
+/*
+ * The run of a controller of one kind kept as a dirty-key queue: with
+ * q->resync, every object of `kind` is marked first; then each marked
+ * "ns/name" is reconciled once, in the store's order, and the queue is
+ * emptied. Nothing runs, and the resync is dropped, when the engine has
+ * no pods (the simulator).
+ */
+void fq_pods_queue_run(struct fq_keyq *q, struct fq_engine *e,
+                       enum fq_kind kind, int64_t now,
+                       void (*reconcile)(struct fq_engine *e, const char *ns,
+                                         const char *name, int64_t now));
 /* Splits "ns/name" in place into its two halves. */
 void fq_pods_key_split(char *key, const char **ns, const char **name);
 

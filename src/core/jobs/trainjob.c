@@ -347,29 +347,7 @@ static void tc_on_change(void *self, struct fq_engine *e,
 static void tc_run(void *self, struct fq_engine *e, int64_t now)
 {
     struct tjctl *c = self;
-    if (fq_engine_config(e)->no_pods) {
-        c->q.resync = false;
-        return;
-    }
-    if (c->q.resync) {
-        c->q.resync = false;
-        const struct fq_object **objs = NULL;
-        size_t n =
-            fq_objstore_list(fq_engine_store(e), FQ_KIND_TRAINJOB, NULL, &objs);
-        for (size_t i = 0; i < n; i++)
-            fq_keyq_add2(&c->q, objs[i]->ns, objs[i]->name);
-        free(objs);
-    }
-    const char *const *keys;
-    size_t n = fq_keyq_take(&c->q, &keys);
-    for (size_t i = 0; i < n; i++) {
-        char *key = fq_xstrdup(keys[i]);
-        const char *ns, *name;
-        fq_pods_key_split(key, &ns, &name);
-        reconcile(e, ns, name, now);
-        free(key);
-    }
-    fq_keyq_clear(&c->q);
+    fq_pods_queue_run(&c->q, e, FQ_KIND_TRAINJOB, now, reconcile);
 }
 
 static int64_t tc_next_wakeup(const void *self)
