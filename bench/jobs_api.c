@@ -53,6 +53,7 @@
  * What it does not do: TLS or tokens, more than one client, accounting.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
 
@@ -375,8 +376,17 @@ static int phase_up(struct run *r, const char *prefix, int want)
 {
     snprintf(r->dir, sizeof(r->dir), "%s/%s-%s", r->base,
              r->cli ? "cli" : "api", prefix);
-    snprintf(r->stamps, sizeof(r->stamps), "%s/stamps", r->dir);
+    /* The stamps live beside the data directory, not in it: a pod sees
+     * flexqd's data directory as an empty tmpfs (runner/mounts.c), and
+     * it runs as flexqd's pod user, so the file is writable by all. */
+    snprintf(r->stamps, sizeof(r->stamps), "%s/%s-%s.stamps", r->base,
+             r->cli ? "cli" : "api", prefix);
     mkdir(r->dir, 0755);
+    int sfd = open(r->stamps, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (sfd >= 0) {
+        fchmod(sfd, 0666);
+        close(sfd);
+    }
     static const char *const args[] = {"--provider", "local", "--sync", "full",
                                        "--seed",     "42",    NULL};
     if (daemon_start(&r->d, r->bin, r->dir, args) < 0)
@@ -958,6 +968,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "jobs_api: cannot make a directory under %s\n", base);
         return 1;
     }
+    chmod(r.base, 0755); /* the pods, run as flexqd's pod user, stamp here */
     printf("flexq jobs benchmark through flexqd (--sync full, --provider "
            "local): N=%d, 2 ordered pools x 2 nodes x %d cpus, real "
            "processes, a fresh flexqd per phase, modes %s\n",
