@@ -706,6 +706,56 @@ static void test_log_rotation(void **state)
     teardown_fixture(f);
 }
 
+/* One pump serves every pod (logpump.c): pods writing at the same time
+ * each get their own log, capped, and each log is complete (its last
+ * line in it) when the pod is reaped. */
+static void test_log_pump_shared(void **state)
+{
+    (void)state;
+    log_max = 1000;
+    struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
+    log_max = 0;
+    const char *names[3] = {"pa", "pb", "pc"};
+    for (int i = 0; i < 3; i++) {
+        char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"yes line-%s | head -n "
+                                 "400; echo end-%s\"]",
+                                 names[i], names[i]);
+        put_pod(f, names[i], cmd, NULL, NULL);
+        free(cmd);
+    }
+    for (int i = 0; i < 3; i++)
+        start(f, names[i]);
+    for (int i = 0; i < 3; i++)
+        wait_done(f, names[i]);
+    for (int i = 0; i < 3; i++) {
+        char *log = pod_log(f, names[i]);
+        char *own = fq_xasprintf("line-%s\n", names[i]);
+        char *end = fq_xasprintf("end-%s\n", names[i]);
+        assert_true(strlen(log) <= 1000);
+        size_t el = strlen(end), ll = strlen(log);
+        assert_true(ll >= el && !strcmp(log + ll - el, end));
+        assert_non_null(strstr(log, "log rotated at 1000 bytes"));
+        assert_non_null(strstr(log, own));
+        for (int j = 0; j < 3; j++) {
+            char *other = fq_xasprintf("line-%s", names[j]);
+            if (j != i)
+                assert_null(strstr(log, other));
+            free(other);
+        }
+        char *dir = fq_runner_pod_dir(f->dir, "default", names[i]);
+        char *old = fq_xasprintf("%s/log.1", dir);
+        struct stat st;
+        assert_int_equal(stat(old, &st), 0);
+        assert_int_equal(st.st_size, 1000);
+        free(old);
+        free(dir);
+        free(end);
+        free(own);
+        free(log);
+    }
+    teardown_fixture(f);
+}
+
 /* Every mode runs the pod as an unprivileged user with no capabilities,
  * no_new_privs and the seccomp filter; with a namespace the data
  * directory shows only the pod's own directory. */
@@ -923,6 +973,7 @@ int main(void)
         cmocka_unit_test(test_missing_configmap_waits),
         cmocka_unit_test(test_oom_killed),
         cmocka_unit_test(test_log_rotation),
+        cmocka_unit_test(test_log_pump_shared),
         cmocka_unit_test(test_sandbox_bwrap),
         cmocka_unit_test(test_sandbox_unshare),
         cmocka_unit_test(test_sandbox_rewrite),

@@ -109,6 +109,7 @@ struct fq_runner {
     uint64_t gpus_used;
     bool scanned;      /* the first full scan ran */
     char *child_stack; /* spawn's clone stack, reused (or NULL) */
+    int pump_ctl;      /* socket to the log pump (logpump.c), or -1 */
 
     struct fq_sandbox sb; /* the pods' default identity and limits */
     char *sb_note;

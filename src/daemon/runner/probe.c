@@ -477,6 +477,7 @@ struct fq_runner *fq_runner_new(const struct fq_runner_config *cfg,
         closedir(pd);
     free(pods);
     struct fq_runner *r = fq_xcalloc(1, sizeof(*r));
+    r->pump_ctl = -1; /* started with the first pod */
     r->cfg = *cfg;
     if (!r->cfg.log_max_bytes)
         r->cfg.log_max_bytes = 10u << 20;
@@ -599,5 +600,7 @@ void fq_runner_free(struct fq_runner *r)
     free(r->child_stack);
     if (r->self_fd >= 0)
         close(r->self_fd);
+    if (r->pump_ctl >= 0) /* the pump ends once its pods have */
+        close(r->pump_ctl);
     free(r);
 }

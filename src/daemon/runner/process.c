@@ -10,8 +10,8 @@
  * How a pod starts (fq_runner_start_pod), everything prepared before fork:
  *   1. the pod directory <data>/pods/<ns>/<name>/ and its log file (opened
  *      O_APPEND, close-on-exec); the child's stdout and stderr are a pipe
- *      to the log pump (logpump.c), which keeps the file under the cap
- *      on every write;
+ *      to the log pump (logpump.c: one process for all pods), which keeps
+ *      the file under the cap on every write;
  *   2. volumes: ConfigMap keys written as files under volumes/<volume>/,
  *      emptyDir as an empty directory, hostPath as is; a missing ConfigMap
  *      leaves the pod waiting (retried by fq_runner_poll), as the kubelet
@@ -801,7 +801,8 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     /* stdout and stderr through the log pump (logpump.c), which keeps
      * the log under its cap on every write; without one, the file. */
     int pump_done = -1;
-    int outfd = fq_logpump_start(dir, logfd, r->cfg.log_max_bytes, &pump_done);
+    int outfd = fq_logpump_start(&r->pump_ctl, dir, logfd, r->cfg.log_max_bytes,
+                                 &pump_done);
     if (outfd < 0)
         log_note(logfd,
                  "flexq: no log pump (%s); the log is capped only "
