@@ -209,8 +209,11 @@ void rn_proc_release(struct proc *p);
 
 /* mounts.c */
 void rn_nsplan_release(struct nsplan *pl);
+/* in_place: every volume's target exists on the host, so the pod's tree
+ * is the host's (no tmpfs root, no scan of /, no root directory made). */
 void rn_nsplan_init(struct nsplan *pl, const char *poddir,
-                    const struct mount *m, size_t nm, const char *hostname);
+                    const struct mount *m, size_t nm, const char *hostname,
+                    bool in_place);
 int rn_ns_setup(const struct nsplan *pl, const char **step);
 
 /* probe.c */

@@ -51,19 +51,23 @@ void rn_nsplan_release(struct nsplan *pl)
 }
 
 void rn_nsplan_init(struct nsplan *pl, const char *poddir,
-                    const struct mount *m, size_t nm, const char *hostname)
+                    const struct mount *m, size_t nm, const char *hostname,
+                    bool in_place)
 {
     memset(pl, 0, sizeof(*pl));
-    pl->root = fq_xasprintf("%s/root", poddir);
-    rn_mkdir_p(pl->root, 0755);
     pl->m = m;
     pl->nm = nm;
     pl->hostname = hostname;
+    pl->in_place = in_place;
     char *hosts = fq_xasprintf("%s/hosts", poddir);
     if (rn_path_exists(hosts) && rn_path_exists("/etc/hosts"))
         pl->hosts = hosts;
     else
         free(hosts);
+    if (in_place) /* the host's tree: no root of its own to build */
+        return;
+    pl->root = fq_xasprintf("%s/root", poddir);
+    rn_mkdir_p(pl->root, 0755);
     size_t cap = 0;
     DIR *d = opendir("/");
     struct dirent *de;

@@ -373,7 +373,7 @@ static int probe_unshare_once(struct fq_runner *r, bool pidns, int *e)
     struct mount m = {vol,  (char *)"/flexq-probe-mount", true, false, false,
                       false};
     struct nsplan pl;
-    rn_nsplan_init(&pl, dir, &m, 1, "flexq-probe");
+    rn_nsplan_init(&pl, dir, &m, 1, "flexq-probe", false);
     pl.new_proc = pidns;
     int rc = -1;
     pid_t pid = rn_fork_ns(pidns);

@@ -766,19 +766,19 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
     bool use_ns = r->mounts == FQ_MOUNTS_UNSHARE && needs_ns;
     if (use_ns) {
         rn_write_hosts(dir, &s);
-        rn_nsplan_init(&plan, dir, s.mounts, s.nmounts, s.hostname);
+        /* the host's tree itself when every volume's target exists: no
+         * tmpfs root and no bind of each top-level entry (the cost of a
+         * pod's start is flexqd's: it waits for the child to exec) */
+        bool in_place = true;
+        for (size_t i = 0; i < s.nmounts; i++)
+            if (!s.mounts[i].rewrite && !rn_path_exists(s.mounts[i].dst))
+                in_place = false;
+        rn_nsplan_init(&plan, dir, s.mounts, s.nmounts, s.hostname, in_place);
         plan.data_dir = mask;
         plan.poddir = dir;
         plan.nsdir = nsdir;
         plan.hide = (const char *const *)r->hide;
         plan.new_proc = pidns;
-        /* the host's tree itself when every volume's target exists: no
-         * tmpfs root and no bind of each top-level entry (the cost of a
-         * pod's start is flexqd's: it waits for the child to exec) */
-        plan.in_place = true;
-        for (size_t i = 0; i < s.nmounts; i++)
-            if (!s.mounts[i].rewrite && !rn_path_exists(s.mounts[i].dst))
-                plan.in_place = false;
     }
     if (pidns) { /* pod_init.c, then the command */
         rn_strv_pushs(&iargv, FQ_POD_INIT_ARGV0);
