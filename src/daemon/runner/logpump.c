@@ -225,6 +225,9 @@ static void run_pump(void)
 {
     int ctl = 0; /* the socket, as flexqd starts us */
     setsid();
+    /* it may outlive flexqd: hold no directory but the pods' */
+    if (chdir("/") != 0)
+        _exit(1);
     prctl(PR_SET_NAME, FQ_LOGPUMP_ARGV0, 0, 0, 0);
     sigset_t none;
     sigemptyset(&none);
