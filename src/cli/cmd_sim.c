@@ -9,7 +9,8 @@
  *             [--resource NAME] [--scale-arrivals F]
  *             [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]
  *             [--forecast-seeds N] [--forecast-oracle] [--switch K=V,...]
- *             [--route-b-over D] [--jobs N] [-o table|json] [--quiet]
+ *             [--route-b-over D] [--route-b-area H] [--jobs N]
+ *             [-o table|json] [--quiet]
  *
  * How it works: reads the config (any flexq YAML) and the trace once, then
  * runs fq_sim_run once per policy (--compare; on up to --jobs threads, one
@@ -409,6 +410,39 @@ static int run(int argc, char **argv)
                                           "3600, got \"%s\"",
                                           v);
             o.route_b_ms = (int64_t)(d * unit * 1000);
+        } else if (flag_is(a, "--segment")) {
+            if (!ARG("--segment"))
+                return FQ_CLI_FAIL;
+            char *end;
+            errno = 0;
+            double d = strtod(v, &end);
+            double unit = !strcmp(end, "h")          ? 3600 :
+                          !strcmp(end, "m")          ? 60 :
+                          !strcmp(end, "s") || !*end ? 1 :
+                                                       0;
+            if (end == v || errno || unit == 0 || !(d * unit >= 60) ||
+                d * unit > 365 * 86400.0)
+                return fq_cli_usage_error("sim",
+                                          "--segment must be a duration of "
+                                          "at least a minute such as 6h, "
+                                          "90m or 3600, got \"%s\"",
+                                          v);
+            o.segment_ms = (int64_t)(d * unit * 1000);
+            o.segment_set = true;
+        } else if (flag_is(a, "--route-b-area")) {
+            if (!ARG("--route-b-area"))
+                return FQ_CLI_FAIL;
+            char *end;
+            errno = 0;
+            double d = strtod(v, &end);
+            if (end == v || *end || errno || !(d >= 0) || d > 10000)
+                return fq_cli_usage_error("sim",
+                                          "--route-b-area must be a number "
+                                          "of hours of Plan A's quota, 0 to "
+                                          "10000, got \"%s\"",
+                                          v);
+            o.route_b_area = d;
+            o.route_b_area_set = true;
         } else if (flag_is(a, "--switch")) {
             if (!ARG("--switch"))
                 return FQ_CLI_FAIL;
@@ -603,7 +637,8 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                 [--resource NAME] [--scale-arrivals F]\n"
     "                 [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]\n"
     "                 [--forecast-seeds N] [--forecast-oracle]\n"
-    "                 [--switch K=V,...] [--route-b-over D] [--jobs N]\n"
+    "                 [--switch K=V,...] [--route-b-over D] [--route-b-area H]\n"
+    "                 [--jobs N]\n"
     "                 [--check-invariants]\n"
     "                 [-o table|json] [--quiet]\n"
     "\n"
@@ -656,6 +691,9 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "  --route-b-over D  jobs whose run time, as guessed from the run's\n"
     "                    history (never the trace's), is at least D\n"
     "                    (4h, 90m, 3600) go to Plan B only\n"
+    "  --route-b-area H  jobs whose guessed chip-hours are at least H\n"
+    "                    hours of Plan A's whole quota go to Plan B only,\n"
+    "                    where its nodes cost no more per chip-hour\n"
     "  -j, --jobs N      run the policies of --compare on N threads\n"
     "                    (default: one per CPU); the output is the same\n"
     "  -o table|json     what to print on stdout (default table)\n"

@@ -15,8 +15,12 @@
  *                nodeSelector, which is what this rule does.
  *   flexq        A then B with flexq's switches (several admissions per
  *                cycle, move to Plan A when it frees up, flavor cool-down,
- *                stockout fallback); long jobs are split into segments so
- *                that they may use Plan B too.
+ *                stockout fallback); jobs whose guessed chip-hours are at
+ *                least an hour of Plan A's whole quota go to Plan B when
+ *                its nodes cost no more per chip-hour for their shape
+ *                (route.c); long jobs run in 6-hour checkpointed segments
+ *                pinned to Plan A, so that they take turns with the jobs
+ *                waiting for it instead of holding it for weeks.
  *
  * The simulator applies the plan choice to the config (simrun.c) and the
  * rule to each long job; `--long-jobs` overrides the rule of any policy.
@@ -29,13 +33,13 @@
 
 static const struct fq_sim_policy policies[] = {
     {"plan-a-only", "Plan A (on-demand quota) only, Kueue-exact",
-     FQ_SIM_PLAN_A_ONLY, true, FQ_SIM_LONG_KEEP_A},
+     FQ_SIM_PLAN_A_ONLY, true, FQ_SIM_LONG_KEEP_A, 0, 0},
     {"plan-b-only", "Plan B (flex-start, queued) only, Kueue-exact",
-     FQ_SIM_PLAN_B_ONLY, true, FQ_SIM_LONG_SPLIT},
+     FQ_SIM_PLAN_B_ONLY, true, FQ_SIM_LONG_SPLIT, 0, 0},
     {"kueue", "Plan A then Plan B exactly as Kueue does", FQ_SIM_PLANS_BOTH,
-     true, FQ_SIM_LONG_KEEP_A},
+     true, FQ_SIM_LONG_KEEP_A, 0, 0},
     {"flexq", "Plan A then Plan B with flexq's policy switches",
-     FQ_SIM_PLANS_BOTH, false, FQ_SIM_LONG_SPLIT},
+     FQ_SIM_PLANS_BOTH, false, FQ_SIM_LONG_SPLIT_A, 1.0, 6 * 3600 * 1000LL},
 };
 
 #define NPOLICIES (sizeof(policies) / sizeof(policies[0]))

@@ -45,6 +45,10 @@ struct fq_sim_policy {
     enum fq_sim_plans plans;
     bool kueue_exact; /* fq_policy_kueue() instead of the defaults */
     enum fq_sim_long_rule long_rule;
+    /* Defaults of --route-b-area (hours of Plan A's quota; 0: off) and
+     * --segment (ms; 0: Plan B's max run less an hour). */
+    double route_b_area;
+    int64_t segment_ms;
 };
 
 /* The policy of that name, or NULL. Borrowed (static). */

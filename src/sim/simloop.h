@@ -73,6 +73,19 @@ struct fq_sim_options {
      * least this to Plan B only (a nodeSelector on its flavor's labels);
      * 0: off, the flavors in order as Kueue tries them (--route-b-over). */
     int64_t route_b_ms;
+    /* Route jobs whose guessed chip-hours are at least this many hours of
+     * Plan A's whole quota to Plan B only, when Plan B's nodes cost no
+     * more per chip-hour for their shape (route.c); 0: off
+     * (--route-b-area). Unless route_b_area_set, the policy's value. */
+    bool route_b_area_set;
+    double route_b_area;
+    /* Length of a split long job's segments, when shorter than the
+     * default (Plan B's max run less an hour); 0: the default
+     * (--segment). Each segment ends in a free checkpoint and queues
+     * again, so a short segment makes long jobs take turns more often.
+     * Unless segment_set, the policy's value. */
+    bool segment_set;
+    int64_t segment_ms;
     /* Engine switch overrides for every policy (fq_sim_switches_apply),
      * or NULL. */
     const char *switches;

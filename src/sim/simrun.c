@@ -769,7 +769,7 @@ static int submit(struct sim *s, size_t idx)
                                              s->rule == FQ_SIM_LONG_SPLIT_A) ?
                                      s->plan_a_selector :
                                      NULL;
-    if (!pin && !is_long && routed_to_b(s, idx))
+    if (!pin && !is_long && (routed_to_b(s, idx) || sim_route_area(s, idx)))
         pin = s->plan_b_selector;
     struct fq_value *w = make_workload(s, idx, queue, pin);
     if (s->fc_every && j->seg == 1 && s->r->jobs[idx].evictions == 0 &&
@@ -1112,6 +1112,10 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     s.o = &oo;
     snprintf(out->policy, sizeof(out->policy), "%s", pol->name);
     s.rule = o->long_rule_set ? o->long_rule : pol->long_rule;
+    if (!o->route_b_area_set)
+        oo.route_b_area = pol->route_b_area;
+    if (!o->segment_set)
+        oo.segment_ms = pol->segment_ms;
     out->long_rule = fq_sim_long_rule_text(s.rule);
     out->skipped_rows = tr->skipped;
     s.njobs = tr->n;
@@ -1162,6 +1166,8 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     out->max_run_ms = plan_b_max_run(&s, docs, n);
     s.seg_ms = out->max_run_ms > 2 * 3600000LL ? out->max_run_ms - 3600000LL :
                                                  out->max_run_ms / 2;
+    if (oo.segment_ms > 0 && oo.segment_ms < s.seg_ms)
+        s.seg_ms = oo.segment_ms;
     if (s.seg_ms <= 0)
         s.seg_ms = 1;
 
@@ -1200,8 +1206,9 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     s.policy = cfg.policy;
     s.docs = docs;
     s.ndocs = n;
-    if (o->route_b_ms > 0)
+    if (o->route_b_ms > 0 || oo.route_b_area > 0)
         s.hist = fq_runhist_new();
+    sim_route_setup(&s, docs, n);
     if (o->forecasts && tr->n) {
         if (!s.hist)
             s.hist = fq_runhist_new();

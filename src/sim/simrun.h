@@ -67,6 +67,15 @@ struct del {
     unsigned seg;
 };
 
+/* --route-b-area (route.c): the threshold in chip-ms, and Plan A's and
+ * Plan B's chips per node and price per node-hour. */
+struct sim_route {
+    bool on;
+    double min_chip_ms;
+    int64_t a_cpn, b_cpn;
+    double a_price, b_price;
+};
+
 struct sim {
     const struct fq_sim_options *o;
     struct fq_sim_result *r;
@@ -104,6 +113,7 @@ struct sim {
     size_t ndocs;
     struct fq_policy policy;
     size_t first_live; /* no job before it is waiting or running */
+    struct sim_route route;
     int err_code;
     struct fq_err *err;
 };
@@ -122,6 +132,12 @@ struct wl_conds {
 /* simrun.c */
 int64_t sim_to_abs(int64_t rel);
 void sim_wl_name(char buf[WL_NAME_SIZE], size_t job, unsigned seg);
+
+/* route.c: sim_route_setup reads the config as applied (after
+ * edit_cluster_queue and --size-plan-a); sim_route_area says whether a
+ * job's first segment goes to Plan B only, counting it in routed_b. */
+void sim_route_setup(struct sim *s, struct fq_value **docs, size_t n);
+bool sim_route_area(struct sim *s, size_t idx);
 
 /* forecast.c */
 const char *sim_history_queue(const struct sim *s,

@@ -247,13 +247,25 @@ static void test_long_job_rules(void **state)
     assert_string_equal(x.r.long_rule, "refused");
     done(&x);
 
-    if (sim(&x, config_ab, csv, "flexq", -1, 1, &err))
+    if (sim(&x, config_ab, csv, "flexq", FQ_SIM_LONG_SPLIT, 1, &err))
         fail_msg("%s", err.msg);
     assert_string_equal(x.r.long_rule, "split into checkpointed segments");
     assert_int_equal(x.f.finished, 2);
     assert_int_equal(x.r.jobs[1].segments, 3);
     assert_int_equal(x.r.jobs[1].start_ms, 610000);
     assert_int_equal(x.r.jobs[1].finish_ms, 5210000);
+    assert_int_equal(x.r.jobs[1].run_ms, 4000000);
+    assert_int_equal(x.r.jobs[1].pool, pool_named(&x.r, "on-demand-pool"));
+    done(&x);
+
+    /* flexq's own rule: segments pinned to Plan A (each of 1,500 s, under
+     * the 6-hour default); nothing runs on Plan B. */
+    if (sim(&x, config_ab, csv, "flexq", -1, 1, &err))
+        fail_msg("%s", err.msg);
+    assert_string_equal(x.r.long_rule,
+                        "split into checkpointed segments on Plan A");
+    assert_int_equal(x.f.finished, 2);
+    assert_int_equal(x.r.jobs[1].segments, 3);
     assert_int_equal(x.r.jobs[1].run_ms, 4000000);
     assert_int_equal(x.r.jobs[1].pool, pool_named(&x.r, "on-demand-pool"));
     done(&x);

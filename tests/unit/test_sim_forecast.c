@@ -209,6 +209,104 @@ static void test_split_on_a(void **state)
     fq_docs_release(&docs);
 }
 
+/*
+ * --route-b-area 0.1 (0.8 chip-hours against Plan A's quota of 8): u1's
+ * first job has no history and runs on Plan A for 4,000 s; then its 8-chip
+ * job is guessed at 4,000 s (8.9 chip-hours) and goes to Plan B, whose
+ * whole nodes cost 18 USD/h against Plan A's 36 for the same 8 chips. Its
+ * 1-chip job (guessed 1.1 chip-hours) would cost 18 USD/h alone on a flex
+ * node against 4.5 on Plan A, so it stays on Plan A and starts at once.
+ * With the rule off (0) nothing is routed and e waits for b on Plan A.
+ */
+static void test_route_by_area(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fq_docs docs = {0};
+    struct fq_err err = {0};
+    struct fq_limits lim = fq_limits_default();
+    assert_int_equal(fq_yaml_parse(config_ab, strlen(config_ab), "c.yaml", &lim,
+                                   &docs, &err),
+                     0);
+    struct fq_trace t;
+    fq_trace_init(&t);
+    const char *csv = HDR "a,0,4000,8,1,0,,u1\nb,5000,100,8,1,0,,u1\n"
+                          "e,5000,100,1,1,0,,u1\n";
+    assert_int_equal(fq_trace_parse(&t, csv, strlen(csv), "t.csv", false, &err),
+                     0);
+    for (int on = 0; on <= 1; on++) {
+        struct fq_sim_options o;
+        fq_sim_options_init(&o);
+        o.config = &docs;
+        o.trace = &t;
+        o.policy = fq_sim_policy_find("flexq");
+        o.route_b_area_set = true;
+        o.route_b_area = on ? 0.1 : 0;
+        struct fq_sim_result r;
+        if (fq_sim_run(&o, &r, &err))
+            fail_msg("%s", err.msg);
+        assert_int_equal(r.routed_b, on ? 1 : 0);
+        assert_true(r.jobs[0].pool >= 0 && !r.pools[r.jobs[0].pool].queued);
+        assert_true(r.jobs[1].pool >= 0);
+        assert_true(r.pools[r.jobs[1].pool].queued == (on == 1));
+        if (on)
+            assert_true(r.jobs[1].start_ms >= 5600000); /* the 600 s wait */
+        /* e stays on Plan A: at once when b went to Plan B, else after
+         * b's 100 s there. */
+        assert_true(r.jobs[2].pool >= 0 && !r.pools[r.jobs[2].pool].queued);
+        assert_int_equal(r.jobs[2].start_ms, on ? 5000000 : 5100000);
+        fq_sim_result_release(&r);
+    }
+    fq_trace_release(&t);
+    fq_docs_release(&docs);
+}
+
+/* --segment 1000 s: the 4,000 s job of test_split_on_a runs in four
+ * segments of 1,000 s on Plan A instead of three of 1,500 s; a segment
+ * longer than the default (Plan B's max run less its margin) changes
+ * nothing. */
+static void test_segment(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fq_docs docs = {0};
+    struct fq_err err = {0};
+    struct fq_limits lim = fq_limits_default();
+    assert_int_equal(fq_yaml_parse(config_ab, strlen(config_ab), "c.yaml", &lim,
+                                   &docs, &err),
+                     0);
+    struct fq_trace t;
+    fq_trace_init(&t);
+    const char *csv = HDR "a,0,4000,8,1,0,,u1\n";
+    assert_int_equal(fq_trace_parse(&t, csv, strlen(csv), "t.csv", false, &err),
+                     0);
+    static const int64_t seg[] = {1000000, 86400000};
+    static const int want[] = {4, 3};
+    for (int i = 0; i < 2; i++) {
+        struct fq_sim_options o;
+        fq_sim_options_init(&o);
+        o.config = &docs;
+        o.trace = &t;
+        o.policy = fq_sim_policy_find("flexq");
+        assert_int_equal(fq_sim_long_rule_parse("split-a", &o.long_rule), 0);
+        o.long_rule_set = true;
+        o.segment_set = true;
+        o.segment_ms = seg[i];
+        struct fq_sim_result r;
+        if (fq_sim_run(&o, &r, &err))
+            fail_msg("%s", err.msg);
+        assert_int_equal(r.jobs[0].outcome, FQ_SIM_FINISHED);
+        assert_int_equal(r.jobs[0].segments, want[i]);
+        assert_int_equal(r.jobs[0].run_ms, 4000000);
+        assert_true(r.jobs[0].pool >= 0 && !r.pools[r.jobs[0].pool].queued);
+        fq_sim_result_release(&r);
+    }
+    fq_trace_release(&t);
+    fq_docs_release(&docs);
+}
+
 static void test_switches(void **state)
 {
     (void)state;
@@ -242,6 +340,8 @@ int main(void)
         cmocka_unit_test(test_route_long_to_b),
         cmocka_unit_test(test_switches),
         cmocka_unit_test(test_split_on_a),
+        cmocka_unit_test(test_route_by_area),
+        cmocka_unit_test(test_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
