@@ -713,7 +713,8 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
                           int nh, struct fq_adm_result *r)
 {
     const struct fq_adm_cq *cq = &a->cqs[w->cq];
-    struct acc acc = {0};
+    struct acc acc;
+    acc.n = 0; /* read up to n only: no 640-byte clear per call */
     r->mode = FQ_ADM_FIT;
     r->why = FQ_ADM_WHY_NONE;
     r->borrows = false;
