@@ -112,7 +112,15 @@ static int find(char *const *names, int n, const char *name)
 
 int fq_adm_resource(struct fq_adm *a, const char *name)
 {
-    return intern(a->res_names, &a->nres, FQ_ADM_MAX_RES, name);
+    int r = intern(a->res_names, &a->nres, FQ_ADM_MAX_RES, name);
+    if (r >= 0) {
+        a->res_scale[r] = (uint8_t)fq_quantity_scale_for(name);
+        a->res_fmt[r] = (uint8_t)(strcmp(name, "memory") == 0 ||
+                                          strstr(name, "storage") != NULL ?
+                                      FQ_QF_BINARY_SI :
+                                      FQ_QF_DECIMAL_SI);
+    }
+    return r;
 }
 
 int fq_adm_flavor(struct fq_adm *a, const char *name)
@@ -532,66 +540,53 @@ static int select_targets(struct fq_adm *a, const struct fq_adm_wl *w,
 /*
  * Messages are pieced together from strings only (names and formatted
  * quantities), so they are concatenated rather than printed: printf's
- * set-up was most of a NoFit's cost. msg_catv appends the strings of ap,
- * up to a NULL, to the text of length len < size in buf, cut at size - 1
- * bytes as snprintf would cut it.
+ * set-up was most of a NoFit's cost. A podset's reasons are written
+ * straight into the result's message after its "couldn't assign flavors
+ * to pod set" prefix, and taken back if the podset fits; the builder
+ * keeps the length, so no append measures the text so far. The text is
+ * the whole message cut at size - 1 bytes, as snprintf would cut it.
  */
-static void msg_catv(char *buf, size_t size, size_t len, va_list ap)
+struct msgb {
+    char *buf;    /* NULL: no message is made */
+    size_t size;  /* of buf */
+    size_t len;   /* strlen(buf) */
+    size_t start; /* where this podset's reasons begin */
+};
+
+/* Appends s, cut at m->size - 1 bytes. */
+static void msg_put(struct msgb *m, const char *s)
 {
+    size_t n = strlen(s);
+    if (n > m->size - 1 - m->len)
+        n = m->size - 1 - m->len;
+    memcpy(m->buf + m->len, s, n);
+    m->len += n;
+    m->buf[m->len] = '\0';
+}
+
+static void msg_add(struct msgb *m, ...) __attribute__((sentinel));
+
+/* Appends a reason (strings up to a NULL) to the podset's reasons, after
+ * ", " unless it is the first. */
+static void msg_add(struct msgb *m, ...)
+{
+    if (!m->buf || m->len + 1 >= m->size)
+        return;
+    if (m->len > m->start)
+        msg_put(m, ", ");
+    va_list ap;
+    va_start(ap, m);
     for (const char *s = va_arg(ap, const char *); s;
-         s = va_arg(ap, const char *)) {
-        size_t n = strlen(s);
-        if (n > size - 1 - len)
-            n = size - 1 - len;
-        memcpy(buf + len, s, n);
-        len += n;
-    }
-    buf[len] = '\0';
-}
-
-static void msg_cat(char *buf, size_t size, size_t len, ...)
-    __attribute__((sentinel));
-
-static void msg_cat(char *buf, size_t size, size_t len, ...)
-{
-    va_list ap;
-    va_start(ap, len);
-    msg_catv(buf, size, len, ap);
-    va_end(ap);
-}
-
-static void msg_add(char *buf, size_t size, bool *first, ...)
-    __attribute__((sentinel));
-
-/* Appends a reason (strings up to a NULL) to a message, after ", " unless
- * it is the first (buf NULL: no message is made). */
-static void msg_add(char *buf, size_t size, bool *first, ...)
-{
-    if (!buf)
-        return;
-    size_t len = strlen(buf);
-    if (len + 4 >= size)
-        return;
-    if (!*first) {
-        memcpy(buf + len, ", ", 3);
-        len += 2;
-    }
-    *first = false;
-    va_list ap;
-    va_start(ap, first);
-    msg_catv(buf, size, len, ap);
+         s = va_arg(ap, const char *))
+        msg_put(m, s);
     va_end(ap);
 }
 
 static char *qfmt(const struct fq_adm *a, int res, int64_t v, char *buf,
                   size_t size)
 {
-    const char *name = a->res_names[res];
-    enum fq_qscale sc = fq_quantity_scale_for(name);
-    enum fq_qformat f = FQ_QF_DECIMAL_SI;
-    if (strcmp(name, "memory") == 0 || strstr(name, "storage") != NULL)
-        f = FQ_QF_BINARY_SI;
-    return fq_quantity_format(v, sc, f, buf, size);
+    return fq_quantity_format(v, (enum fq_qscale)a->res_scale[res],
+                              (enum fq_qformat)a->res_fmt[res], buf, size);
 }
 
 /* Rank of a (mode, borrow) pair; higher is preferred (Kueue isPreferred). */
@@ -650,7 +645,7 @@ static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
                                    const struct acc *acc,
                                    const struct fq_adm_holder *h, int nh,
                                    bool *borrow, enum fq_adm_why *why,
-                                   char *msg, size_t msize, bool *first)
+                                   struct msgb *msg)
 {
     const struct fq_adm_cq *cq = &a->cqs[w->cq];
     const struct fq_adm_node *node = &a->nodes[cq->node];
@@ -664,9 +659,9 @@ static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
         int64_t val = sat_add(acc_get(acc, fr), mul_sat(ps->req[r], count));
         int64_t pot = fq_adm_potential(a, w->cq, fr);
         if (val > pot) {
-            if (msg)
-                msg_add(msg, msize, first, "insufficient quota for ",
-                        a->res_names[r], " in flavor ", a->flv_names[f],
+            if (msg->buf)
+                msg_add(msg, "insufficient quota for ", a->res_names[r],
+                        " in flavor ", a->flv_names[f],
                         ", request > maximum capacity (",
                         qfmt(a, r, val, b1, sizeof(b1)), " > ",
                         qfmt(a, r, pot, b2, sizeof(b2)), ")", NULL);
@@ -681,9 +676,9 @@ static enum fq_adm_mode try_flavor(struct fq_adm *a, const struct fq_adm_wl *w,
                 *borrow = true;
             continue;
         }
-        if (msg)
-            msg_add(msg, msize, first, "insufficient unused quota for ",
-                    a->res_names[r], " in flavor ", a->flv_names[f], ", ",
+        if (msg->buf)
+            msg_add(msg, "insufficient unused quota for ", a->res_names[r],
+                    " in flavor ", a->flv_names[f], ", ",
                     qfmt(a, r, val - (av > 0 ? av : 0), b1, sizeof(b1)),
                     " more needed", NULL);
         *why = FQ_ADM_WHY_WAITING_FOR_QUOTA;
@@ -718,7 +713,8 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
                           int nh, struct fq_adm_result *r)
 {
     const struct fq_adm_cq *cq = &a->cqs[w->cq];
-    struct acc acc = {0};
+    struct acc acc;
+    acc.n = 0; /* read up to n only: no 640-byte clear per call */
     r->mode = FQ_ADM_FIT;
     r->why = FQ_ADM_WHY_NONE;
     r->borrows = false;
@@ -733,10 +729,19 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
             count -= w->base_count[p];
         if (count < 0)
             count = 0;
-        char buf[FQ_ADM_MSG_MAX];
-        char *psmsg = w->no_msg ? NULL : buf; /* this podset's reasons */
-        buf[0] = '\0';
-        bool first = true;
+        /* This podset's reasons, after its prefix in r->msg. */
+        struct msgb psmsg = {.buf = w->no_msg ? NULL : r->msg,
+                             .size = sizeof(r->msg),
+                             .len = strlen(r->msg)};
+        size_t msg_was = psmsg.len;
+        if (psmsg.buf) {
+            if (psmsg.len)
+                msg_put(&psmsg, "; ");
+            msg_put(&psmsg, "couldn't assign flavors to pod set ");
+            msg_put(&psmsg, ps->name ? ps->name : "main");
+            msg_put(&psmsg, ": ");
+        }
+        psmsg.start = psmsg.len;
         enum fq_adm_mode psmode = FQ_ADM_FIT;
         uint32_t wanted = 0;
         for (int res = 0; res < a->nres; res++)
@@ -747,9 +752,8 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
             covered |= cq->groups[g].res_mask;
         for (int res = 0; res < a->nres; res++)
             if ((wanted & (1u << res)) && !(covered & (1u << res))) {
-                msg_add(psmsg, sizeof(buf), &first, "resource ",
-                        a->res_names[res], " unavailable in ClusterQueue",
-                        NULL);
+                msg_add(&psmsg, "resource ", a->res_names[res],
+                        " unavailable in ClusterQueue", NULL);
                 psmode = FQ_ADM_NOFIT;
                 if (r->why == FQ_ADM_WHY_NONE)
                     r->why = FQ_ADM_WHY_NO_MATCHING_FLAVOR;
@@ -778,25 +782,22 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
                     continue;
                 if (w->forced_flv && w->forced_flv[p] >= 0 &&
                     w->forced_flv[p] != f) {
-                    msg_add(psmsg, sizeof(buf), &first, "could not assign ",
-                            a->flv_names[f],
+                    msg_add(&psmsg, "could not assign ", a->flv_names[f],
                             " flavor since the original workload is "
                             "assigned: ",
                             a->flv_names[w->forced_flv[p]], NULL);
                     continue;
                 }
                 if (!(ps->selector_ok & bit)) {
-                    msg_add(psmsg, sizeof(buf), &first, "flavor ",
-                            a->flv_names[f], " doesn't match node affinity",
-                            NULL);
+                    msg_add(&psmsg, "flavor ", a->flv_names[f],
+                            " doesn't match node affinity", NULL);
                     if (r->why == FQ_ADM_WHY_NONE)
                         r->why = FQ_ADM_WHY_NO_MATCHING_FLAVOR;
                     continue;
                 }
                 if (!(ps->taint_ok & bit)) {
-                    msg_add(psmsg, sizeof(buf), &first,
-                            "untolerated taint in flavor ", a->flv_names[f],
-                            NULL);
+                    msg_add(&psmsg, "untolerated taint in flavor ",
+                            a->flv_names[f], NULL);
                     if (r->why == FQ_ADM_WHY_NONE)
                         r->why = FQ_ADM_WHY_NO_MATCHING_FLAVOR;
                     continue;
@@ -804,7 +805,7 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
                 bool borrow = false;
                 enum fq_adm_mode m =
                     try_flavor(a, w, ps, count, rmask, f, &acc, h, nh, &borrow,
-                               &r->why, psmsg, sizeof(buf), &first);
+                               &r->why, &psmsg);
                 int rk = rank(cq, m, borrow);
                 if (rk > bestrank) {
                     bestrank = rk;
@@ -842,12 +843,8 @@ static void assign_counts(struct fq_adm *a, const struct fq_adm_wl *w,
         }
         if (psmode < r->mode)
             r->mode = psmode;
-        if (psmode != FQ_ADM_FIT && psmsg) {
-            size_t len = strlen(r->msg);
-            msg_cat(r->msg, sizeof(r->msg), len, len ? "; " : "",
-                    "couldn't assign flavors to pod set ",
-                    ps->name ? ps->name : "main", ": ", psmsg, NULL);
-        }
+        if (psmode == FQ_ADM_FIT && psmsg.buf)
+            r->msg[msg_was] = '\0'; /* a podset that fits says nothing */
     }
     r->nuse = 0;
     for (int i = 0; i < acc.n; i++) {
@@ -906,12 +903,25 @@ static bool find_targets(struct fq_adm *a, const struct fq_adm_wl *w,
     return true;
 }
 
+/* Clears what a result's readers read: the fields before the usage
+ * arrays, the targets and the message (the usage arrays are read up to
+ * nuse only, the message up to its end). A whole memset was 2.3 KB a
+ * decision. */
+static void result_reset(struct fq_adm_result *r)
+{
+    memset(r, 0, offsetof(struct fq_adm_result, use_fr));
+    r->ntargets = 0;
+    r->targets = NULL;
+    r->target_reason = NULL;
+    r->msg[0] = '\0';
+}
+
 void fq_adm_assign(struct fq_adm *a, const struct fq_adm_wl *w,
                    const struct fq_adm_holder *holders, int nholders,
                    struct fq_adm_result *r)
 {
     int32_t counts[FQ_ADM_MAX_PODSETS];
-    memset(r, 0, sizeof(*r));
+    result_reset(r);
     for (int p = 0; p < w->npodsets; p++)
         counts[p] = w->ps[p].count;
     assign_counts(a, w, counts, holders, nholders, r);

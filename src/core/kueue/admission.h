@@ -106,7 +106,11 @@ struct fq_adm_cq {
  */
 struct fq_adm {
     int nres, nflv;
-    char *res_names[FQ_ADM_MAX_RES];     /* owned */
+    char *res_names[FQ_ADM_MAX_RES]; /* owned */
+    /* How messages print each resource's quantities (enum fq_qscale and
+     * enum fq_qformat of flexq/quantity.h), set when it is interned. */
+    uint8_t res_scale[FQ_ADM_MAX_RES];
+    uint8_t res_fmt[FQ_ADM_MAX_RES];
     char *flv_names[FQ_ADM_MAX_FLAVORS]; /* owned */
     struct fq_adm_node *nodes;           /* owned */
     int nnodes;
