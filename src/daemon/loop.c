@@ -360,6 +360,10 @@ static void relay(struct fq_daemon *d)
     fq_changes_free(r->ch, r->n);
     r->ch = NULL;
     r->n = 0;
+    /* The hold waits for a client's next request; while the listeners
+     * held the loop (pods starting) none could be read: it starts over. */
+    if (l->held_since)
+        l->held_since = fq_daemon_now(d);
 }
 
 static void on_relay(evutil_socket_t fd, short what, void *arg)
