@@ -20,7 +20,8 @@
  *
  *   in flight --sync ended (or --sync normal: at once)--> landed:
  *      send the turn's answers          only now: persist before ack
- *      change listeners, watch streams
+ *      change listeners, watch streams  (after the answers' writes, on
+ *                                        the loop's next pass: see land)
  *
  * All requests that arrive while a turn's callbacks run, or while the
  * previous turn's sync runs, share one commit, so under load one fsync
@@ -113,12 +114,23 @@ struct flight {
     uint64_t rev; /* the engine store's revision when committed */
 };
 
+/* A landed turn whose answers are on their way and whose changes the
+ * change listeners and watch streams have yet to see (see land). */
+struct relay {
+    bool on;
+    struct fq_change *ch;
+    size_t n;
+    uint64_t rev;
+    struct event *ev; /* a zero timer: after the answers' writes */
+};
+
 struct fq_loop {
     struct event_base *base;
     struct event *timer;
     struct event *wake;
     struct event *synced; /* the store's notify fd, or NULL */
     struct flight fl;
+    struct relay rl;
     struct sig **sigs;
     size_t nsigs, capsigs;
     struct fq_timer **timers;
@@ -330,7 +342,46 @@ static void flush_replies(struct pending *pend, size_t *npend, int fail_code)
     *npend = 0;
 }
 
-/* The turn in flight is durable: answer, then notify. */
+/* A landed turn's changes go to the change listeners (the runner starts
+ * the pods) and the watch streams. */
+static void relay(struct fq_daemon *d)
+{
+    struct fq_loop *l = d->loop;
+    struct relay *r = &l->rl;
+    if (!r->on)
+        return;
+    r->on = false;
+    if (r->ev)
+        evtimer_del(r->ev);
+    for (size_t i = 0; i < l->nlisteners; i++)
+        l->listeners[i].changes(d, r->ch, r->n, l->listeners[i].ctx);
+    fq_api_feed(d->api, r->ch, r->n);
+    fq_api_landed(d->api, r->rev);
+    fq_changes_free(r->ch, r->n);
+    r->ch = NULL;
+    r->n = 0;
+    /* The hold waits for a client's next request; while the listeners
+     * held the loop (pods starting) none could be read: it starts over. */
+    if (l->held_since)
+        l->held_since = fq_daemon_now(d);
+}
+
+static void on_relay(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    relay(arg);
+}
+
+/*
+ * The turn in flight is durable: answer, then notify. When it answered
+ * someone, the notifying waits for the loop's next pass, whose writes
+ * come first (libevent runs the sockets' events before a timer that is
+ * due): the answers leave before the runner spends milliseconds starting
+ * the turn's pods, so a client's next request travels while they start.
+ * A landed turn is always relayed before the next one lands (watch lines
+ * keep the store's order), and both were durable before either.
+ */
 static void land(struct fq_daemon *d)
 {
     struct fq_loop *l = d->loop;
@@ -338,14 +389,25 @@ static void land(struct fq_daemon *d)
     if (!f->on)
         return;
     f->on = false;
+    bool answered = f->npend > 0;
+    if (f->n == 0 && f->rev <= l->rl.rev) {
+        /* Nothing changed (a turn with nothing to write lands at once):
+         * nothing to relay, and a relay pending stays so. */
+        flush_replies(f->pend, &f->npend, 0);
+        return;
+    }
+    relay(d);
     flush_replies(f->pend, &f->npend, 0);
-    for (size_t i = 0; i < l->nlisteners; i++)
-        l->listeners[i].changes(d, f->ch, f->n, l->listeners[i].ctx);
-    fq_api_feed(d->api, f->ch, f->n);
-    fq_api_landed(d->api, f->rev);
-    fq_changes_free(f->ch, f->n);
+    l->rl = (struct relay){
+        .on = true, .ch = f->ch, .n = f->n, .rev = f->rev, .ev = l->rl.ev};
     f->ch = NULL;
     f->n = 0;
+    if (answered && l->rl.ev && !l->stop) {
+        static const struct timeval now = {0, 0};
+        evtimer_add(l->rl.ev, &now);
+    } else {
+        relay(d);
+    }
 }
 
 /* A commit or its sync failed: nothing of the turn in flight or of the
@@ -677,6 +739,7 @@ int fq_daemon_init(struct fq_daemon *d, const struct fq_daemon_opts *o,
     l->base = event_base_new();
     l->timer = evtimer_new(l->base, on_nothing, NULL);
     l->wake = event_new(l->base, -1, 0, on_nothing, NULL);
+    l->rl.ev = evtimer_new(l->base, on_relay, d);
     d->api = fq_api_new(d);
     rc = fq_http_new(l->base, o->listen, fq_api_handle, d, &d->http, err);
     if (rc == 0)
@@ -760,6 +823,7 @@ int fq_daemon_run(struct fq_daemon *d)
         event_base_loop(l->base, EVLOOP_ONCE);
         turn(d);
     }
+    relay(d);
     fq_api_close_watches(d->api);
     /* The last turn's answers leave once it is durable; then one more
      * turn commits what the loop applied meanwhile. */
@@ -767,6 +831,7 @@ int fq_daemon_run(struct fq_daemon *d)
         turn(d);
         settle_flight(d);
     }
+    relay(d);
     /* Best effort: let the streams' last chunks and the final answers
      * leave before the sockets close. */
     for (int i = 0; i < 8; i++)
@@ -788,6 +853,9 @@ void fq_daemon_release(struct fq_daemon *d)
         fq_changes_free(l->fl.ch, l->fl.n);
         l->fl.ch = NULL;
         l->fl.n = 0;
+        fq_changes_free(l->rl.ch, l->rl.n);
+        l->rl.ch = NULL;
+        l->rl.n = 0;
     }
     /* The runtime's log streams and timers go before the HTTP server. */
     fq_runtime_detach(d->runtime);
@@ -816,6 +884,8 @@ void fq_daemon_release(struct fq_daemon *d)
             event_free(l->timer);
         if (l->wake)
             event_free(l->wake);
+        if (l->rl.ev)
+            event_free(l->rl.ev);
         if (l->synced)
             event_free(l->synced);
         free(l->pend);
