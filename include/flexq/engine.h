@@ -299,6 +299,15 @@ struct fq_controller_ops {
 
 /* Asks for `run` of controller `self` in the current settle. */
 void fq_engine_kick(struct fq_engine *e, const void *self);
+/*
+ * Within on_change: whether the change being dispatched was made by the
+ * run of the controller being told (its own write coming back). A
+ * controller whose run never needs to see its own writes to go on skips
+ * the kick for them (a run for them would change nothing); it still
+ * keeps its own books. False outside on_change and for changes made by
+ * the shell or in another controller's on_change or run.
+ */
+bool fq_engine_change_is_own(const struct fq_engine *e);
 /* The private state of a named controller (for stats and tests), or NULL. */
 void *fq_engine_controller(struct fq_engine *e, const char *name);
 

@@ -925,6 +925,12 @@ bool fq_provreq_note(struct fq_capacity *st, const struct fq_change *c)
     return false;
 }
 
+bool fq_provreq_pending(const struct fq_capacity *st)
+{
+    const struct preqs *t = st->provreq_state;
+    return !t || !t->seeded || t->all || t->ndirty > 0;
+}
+
 void fq_provreq_nodes_changed(struct fq_capacity *st, const char *key)
 {
     struct preqs *t = table(st);

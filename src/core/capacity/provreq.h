@@ -19,6 +19,10 @@ void fq_provreq_reconcile(struct fq_capacity *st, struct fq_engine *e);
  * took into account already (its request and nodes are marked). */
 bool fq_provreq_note(struct fq_capacity *st, const struct fq_change *c);
 
+/* True when some request is marked to be stepped at the next run (the
+ * table is not seeded yet, or a request is dirty or all are). */
+bool fq_provreq_pending(const struct fq_capacity *st);
+
 /* The notices the node table gives through st->hooks (state.h). */
 void fq_provreq_nodes_changed(struct fq_capacity *st, const char *key);
 

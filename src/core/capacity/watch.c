@@ -79,26 +79,26 @@ static void stop(struct fq_capacity *st, const char *key)
     st->stopped_keys[st->nstopped_keys++] = fq_xstrdup(key);
 }
 
-/* Records a workload's new state at revision `rev` (0: unknown); true
- * if it is or was watched. */
-bool fq_capacity_watch_note(struct fq_capacity *st, const char *ns,
-                            const char *name, const struct fq_value *wl,
-                            uint64_t rev)
+/* Records a workload's new state at revision `rev` (0: unknown). */
+enum fq_cap_watch_news fq_capacity_watch_note(struct fq_capacity *st,
+                                              const char *ns, const char *name,
+                                              const struct fq_value *wl,
+                                              uint64_t rev)
 {
     char key[600];
     fq_capacity_key(ns, name, key, sizeof(key));
     struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
     if (w && wl && rev && w->own_rev == rev)
-        return true;
+        return FQ_CAP_WATCH_IN_STEP;
     struct fq_cap_wlconds conds = {0};
     if (wl)
         fq_capacity_wlconds(wl, &conds);
     if (!wl || !watch_wanted(&conds)) {
         if (!w)
-            return false;
+            return FQ_CAP_WATCH_NONE;
         fq_smap_del(&st->watch, key);
         stop(st, key);
-        return true;
+        return FQ_CAP_WATCH_NOTED;
     }
     if (!w) {
         w = fq_xcalloc(1, sizeof(*w));
@@ -108,7 +108,7 @@ bool fq_capacity_watch_note(struct fq_capacity *st, const char *ns,
     unsettle(st, key, w);
     if (!w->active)
         stop(st, key);
-    return true;
+    return FQ_CAP_WATCH_NOTED;
 }
 
 void fq_capacity_wldec_free(struct fq_cap_wldec *d)

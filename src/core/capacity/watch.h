@@ -38,12 +38,19 @@ void fq_capacity_unsettle(struct fq_capacity *st, const char *key);
 
 void fq_capacity_wldec_free(struct fq_cap_wldec *d);
 
+/* What fq_capacity_watch_note found. */
+enum fq_cap_watch_news {
+    FQ_CAP_WATCH_NONE,    /* neither watched nor was */
+    FQ_CAP_WATCH_NOTED,   /* watched or was: recorded, for the next run */
+    FQ_CAP_WATCH_IN_STEP, /* our own write of it, already in step */
+};
+
 /* Records a workload's new state at revision `rev` (0: unknown), from
- * on_change; `wl` is NULL when it was deleted. True if it is or was
- * watched. */
-bool fq_capacity_watch_note(struct fq_capacity *st, const char *ns,
-                            const char *name, const struct fq_value *wl,
-                            uint64_t rev);
+ * on_change; `wl` is NULL when it was deleted. */
+enum fq_cap_watch_news fq_capacity_watch_note(struct fq_capacity *st,
+                                              const char *ns, const char *name,
+                                              const struct fq_value *wl,
+                                              uint64_t rev);
 
 /* Fills the watch table from the store, once (the first run). */
 void fq_capacity_watch_seed(struct fq_capacity *st, struct fq_engine *e);

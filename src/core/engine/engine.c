@@ -17,6 +17,11 @@
  * stops a pair of controllers that would keep undoing each other; that is a
  * bug and is counted in the stats rather than looping forever.
  *
+ * Each notice remembers which controller's run made it, so that a
+ * controller's on_change can tell its own writes coming back
+ * (fq_engine_change_is_own) and skip the run they would kick when its
+ * tables hold them already.
+ *
  * Determinism: notices are dispatched in change order, controllers run in
  * table order, the PRNG is seeded from the config, and the store lists in
  * name order; so the same inputs give the same store.
@@ -63,6 +68,7 @@ struct notice {
     size_t text_size;      /* the block's size, to free it with */
     struct fq_value *last; /* owned: the object as deleted (DELETED only) */
     bool by_controller;    /* made during a settle, not by the shell */
+    unsigned char by_run;  /* the controller whose run made it, NCTRL: none */
 };
 
 struct ctrl {
@@ -81,6 +87,10 @@ struct fq_engine {
     /* The controller whose on_change is being called (NCTRL: none): it
      * is most often the one that kicks itself. */
     size_t in_change;
+    /* The controller whose run is being called (NCTRL: none), and the
+     * one whose run made the notice being dispatched. */
+    size_t in_run;
+    size_t notice_by_run;
     struct notice *q; /* FIFO: [qhead, qlen) are pending */
     size_t qhead, qlen, qcap;
     bool settling;
@@ -428,6 +438,7 @@ static void on_store_change(void *ctx, const struct fq_change *c)
     memcpy(n->name, c->name, lname + 1);
     n->last = NULL;
     n->by_controller = e->settling;
+    n->by_run = (unsigned char)e->in_run;
     if (c->type == FQ_CHANGE_DELETED) /* the store frees it otherwise */
         n->last = fq_objstore_take_deleted(e->store);
     if (e->observer)
@@ -471,6 +482,7 @@ static bool dispatch(struct fq_engine *e)
             c.obj = o ? o->obj : NULL;
         }
         if (c.obj || n.type == FQ_CHANGE_DELETED) {
+            e->notice_by_run = n.by_run;
             for (size_t i = 0; i < e->nctrl; i++) {
                 const struct fq_controller_ops *ops = e->ctrls[i].ops;
                 if (!ops->on_change || !(ops->watch & FQ_KIND_BIT(n.kind)))
@@ -479,6 +491,7 @@ static bool dispatch(struct fq_engine *e)
                 ops->on_change(e->ctrls[i].self, e, &c);
             }
             e->in_change = NCTRL;
+            e->notice_by_run = NCTRL;
         }
         notice_release(&n);
     }
@@ -504,7 +517,7 @@ struct fq_engine *fq_engine_new(const struct fq_engine_config *cfg)
         for (int i = 0; i < 4; i++)
             e->rng[st][i] = splitmix64(&seed);
     }
-    e->in_change = NCTRL;
+    e->in_change = e->in_run = e->notice_by_run = NCTRL;
     e->store = fq_objstore_new();
     fq_objstore_set_hook(e->store, on_store_change, e);
     for (size_t i = 0; i < NCTRL; i++) {
@@ -559,6 +572,11 @@ void fq_engine_kick(struct fq_engine *e, const void *self)
             e->ctrls[i].kicked = true;
 }
 
+bool fq_engine_change_is_own(const struct fq_engine *e)
+{
+    return e->in_change < e->nctrl && e->notice_by_run == e->in_change;
+}
+
 void *fq_engine_controller(struct fq_engine *e, const char *name)
 {
     for (size_t i = 0; i < e->nctrl; i++)
@@ -604,7 +622,9 @@ void fq_engine_run(struct fq_engine *e, int64_t now_ms)
             if (!due || !c->ops->run)
                 continue;
             c->kicked = false;
+            e->in_run = i;
             c->ops->run(c->self, e, e->now);
+            e->in_run = NCTRL;
             work = true;
             dispatch(e);
         }

@@ -635,6 +635,8 @@ static void on_change(void *self, struct fq_engine *e,
          * it): no mark, no run. Should an owner be added later, that is a
          * change of its own, looked at then. */
         const struct fq_value * or = fq_seq_at(fq_meta_owners(c->obj), 0);
+        if (! or)
+            return; /* the test below, without its nine string compares */
         const char *k = fq_value_path_str(or, "kind", "");
         const struct fq_integration *in = fq_integration_named(k);
         if (in)

@@ -946,12 +946,20 @@ static void pc_on_change(void *self, struct fq_engine *e,
     if (c->kind == FQ_KIND_WORKLOAD) {
         if (own)
             return;
-        if (c->type == FQ_CHANGE_DELETED && requests_of(pc, c->ns, c->name))
+        /* A deleted workload matters only through its requests: a run
+         * skips a missing workload, and looks for orphans among those
+         * noted here. Without requests in the index (a job that never
+         * needed one, or whose requests are gone) a run for it would do
+         * nothing. */
+        bool has_requests = c->type == FQ_CHANGE_DELETED &&
+                            requests_of(pc, c->ns, c->name) != NULL;
+        if (has_requests)
             maybe_orphaned(pc, c->ns, c->name);
         bool relevant =
             c->type == FQ_CHANGE_DELETED ?
-                fq_objstore_count(fq_engine_store(e),
-                                  FQ_KIND_PROVISIONINGREQUEST) > 0 :
+                has_requests &&
+                    fq_objstore_count(fq_engine_store(e),
+                                      FQ_KIND_PROVISIONINGREQUEST) > 0 :
                 has_our_check(pc, e, c->obj) ||
                     (fq_objstore_count(fq_engine_store(e),
                                        FQ_KIND_PROVISIONINGREQUEST) > 0 &&
