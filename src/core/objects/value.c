@@ -931,6 +931,32 @@ struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
     return append(m, key, klen, fq_key_prefix(key, klen), val);
 }
 
+/* Moves the cap-element array *items of `size`-byte elements, n of them
+ * used, to a block of exactly n (none when n is 0). */
+static void fit_items(void **items, size_t *cap, size_t n, size_t size)
+{
+    if (*cap <= n)
+        return;
+    void *exact = NULL;
+    if (n) {
+        exact = fq_small_alloc(n * size);
+        memcpy(exact, *items, n * size);
+    }
+    fq_small_free(*items, *cap * size);
+    *items = exact;
+    *cap = n;
+}
+
+void fq_value_fit(struct fq_value *v)
+{
+    if (v && v->type == FQ_V_MAP)
+        fit_items((void **)&v->u.map.items, &v->u.map.cap, v->u.map.n,
+                  sizeof(*v->u.map.items));
+    else if (v && v->type == FQ_V_SEQ)
+        fit_items((void **)&v->u.seq.items, &v->u.seq.cap, v->u.seq.n,
+                  sizeof(*v->u.seq.items));
+}
+
 struct fq_value *fq_map_get_n(const struct fq_value *m, const char *k, size_t n,
                               uint64_t pre)
 {
