@@ -482,6 +482,14 @@ static bool dispatch(struct fq_engine *e)
         }
         notice_release(&n);
     }
+    /* A drained queue is not kept at a start-up's size (a notice per
+     * object read back from the store: 56 bytes per object held for
+     * good); it grows again by doubling when a burst comes. */
+    if (e->qcap > 65536) {
+        free(e->q);
+        e->q = NULL;
+        e->qcap = e->qlen = e->qhead = 0;
+    }
     return any;
 }
 
