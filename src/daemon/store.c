@@ -40,8 +40,10 @@
  *   (1) the objects table equals the engine's store as of the last
  *       committed turn, row for row, one row per (kind, ns, name);
  *   (2) `index` maps exactly the table's rows' keys to their ids, and
- *       next_id is above every id in the table; after a failed commit
- *       both are read again from the table;
+ *       next_id is above every id in the table, once `indexed` (read
+ *       with the objects by fq_store_load, else before the first write
+ *       or tidy); after a failed commit both are read again from the
+ *       table;
  *   (3) a failed commit is rolled back whole; the caller treats it as fatal
  *       (the engine is then ahead of the disk and must be rebuilt from it).
  *
@@ -111,6 +113,9 @@ struct fq_store {
     sqlite3_stmt *meta;
     struct slot *index; /* key -> objects.id; capacity a power of two */
     size_t index_cap, index_n;
+    /* Whether index and next_id are read: at the first write, unless
+     * fq_store_load read them with the objects (index_ready). */
+    bool indexed;
     int64_t next_id;
     uint64_t commits;
     uint64_t rows;
@@ -379,7 +384,16 @@ static int index_load(struct fq_store *s, struct fq_err *err)
     sqlite3_finalize(st);
     if (step != SQLITE_DONE)
         return db_err(err, s->db, "reading object keys");
+    s->indexed = true;
     return 0;
+}
+
+/* The index, read now if fq_store_load did not read it: a start-up
+ * reads the table once, not once for the keys and again for the
+ * objects (at a million objects, a second of the start). */
+static int index_ready(struct fq_store *s, struct fq_err *err)
+{
+    return s->indexed ? 0 : index_load(s, err);
 }
 
 /*
@@ -544,11 +558,6 @@ int fq_store_open(const char *dir, enum fq_store_sync sync,
         fq_store_close(s);
         return rc;
     }
-    rc = index_load(s, err);
-    if (rc < 0) {
-        fq_store_close(s);
-        return rc;
-    }
     *out = s;
     return 0;
 }
@@ -616,6 +625,11 @@ struct part {
     int64_t lo, hi;
     struct row *rows;
     size_t n, cap;
+    /* Every row's index key (unknown kinds too), when want_keys: made
+     * here, put in the index by the calling thread. */
+    bool want_keys;
+    struct slot *keys;
+    size_t nkeys, capkeys;
     int rc;
     struct fq_err err;
 };
@@ -631,8 +645,8 @@ static void *load_part(void *arg)
                         SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db,
-                           "SELECT kind, ns, name, body FROM objects WHERE "
-                           "id > ?1 AND id <= ?2",
+                           "SELECT kind, ns, name, body, id FROM objects "
+                           "WHERE id > ?1 AND id <= ?2",
                            -1, &st, NULL) != SQLITE_OK) {
         p->rc = fq_err_set(&p->err, FQ_EIO, "store: loading: %s",
                            db ? sqlite3_errmsg(db) : "out of memory");
@@ -646,10 +660,17 @@ static void *load_part(void *arg)
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         const char *kname = (const char *)sqlite3_column_text(st, 0);
         enum fq_kind k = kind_by_name(kname ? kname : "");
-        if (k == FQ_KIND_NONE)
-            continue; /* --check reports it */
         const char *ns = (const char *)sqlite3_column_text(st, 1);
         const char *name = (const char *)sqlite3_column_text(st, 2);
+        if (p->want_keys) {
+            FQ_GROW(p->keys, p->capkeys, p->nkeys + 1);
+            struct slot *x = &p->keys[p->nkeys++];
+            x->key = make_key(k, ns ? ns : "", name ? name : "", &x->klen);
+            x->hash = hash_key(x->key, x->klen);
+            x->id = sqlite3_column_int64(st, 4);
+        }
+        if (k == FQ_KIND_NONE)
+            continue; /* --check reports it */
         const char *body = (const char *)sqlite3_column_text(st, 3);
         int len = sqlite3_column_bytes(st, 3);
         struct fq_value *obj = NULL;
@@ -698,6 +719,38 @@ static int row_cmp(const void *x, const void *y)
     return a->npre & 0xff ? strcmp(a->name + 8, b->name + 8) : 0;
 }
 
+/* Puts the keys the parts made into the index (which was not read
+ * yet), when `ok` (every part read all its rows), or frees them. */
+static void index_from_parts(struct fq_store *s, struct part *parts, int nparts,
+                             bool ok)
+{
+    size_t n = 0;
+    for (int i = 0; i < nparts; i++)
+        n += parts[i].nkeys;
+    if (ok && parts[0].want_keys) {
+        index_clear(s);
+        s->next_id = 1;
+        size_t cap = 1024;
+        while (n * 4 > cap * 3)
+            cap *= 2;
+        index_resize(s, cap); /* no growth while filling */
+        for (int i = 0; i < nparts; i++)
+            for (size_t j = 0; j < parts[i].nkeys; j++) {
+                struct slot *x = &parts[i].keys[j];
+                slot_put(s, x->key, x->klen, x->hash, x->id);
+                if (x->id >= s->next_id)
+                    s->next_id = x->id + 1;
+            }
+        s->indexed = true;
+    } else {
+        for (int i = 0; i < nparts; i++)
+            for (size_t j = 0; j < parts[i].nkeys; j++)
+                free(parts[i].keys[j].key);
+    }
+    for (int i = 0; i < nparts; i++)
+        free(parts[i].keys);
+}
+
 /* Most threads a load parses on, and the fewest rows worth a thread. */
 #define LOAD_THREADS         4
 #define LOAD_ROWS_PER_THREAD 20000
@@ -741,6 +794,7 @@ int fq_store_load(struct fq_store *s, fq_store_load_fn fn, void *ctx,
         parts[i].path = path;
         parts[i].lo = lo + (hi - lo) * i / nparts;
         parts[i].hi = i == nparts - 1 ? hi : lo + (hi - lo) * (i + 1) / nparts;
+        parts[i].want_keys = !s->indexed;
     }
     for (int i = 1; i < nparts; i++)
         started[i] = pthread_create(&th[i], NULL, load_part, &parts[i]) == 0;
@@ -778,6 +832,7 @@ int fq_store_load(struct fq_store *s, fq_store_load_fn fn, void *ctx,
     }
     for (int i = 0; i < nparts; i++)
         free(parts[i].rows);
+    index_from_parts(s, parts, nparts, rc == 0);
     return rc;
 }
 
@@ -992,7 +1047,9 @@ static int drop_orphan_history(struct fq_store *s, uint64_t *dropped,
                                struct fq_err *err)
 {
     sqlite3_stmt *scan = NULL, *del = NULL;
-    int rc = 0;
+    int rc = index_ready(s, err);
+    if (rc < 0)
+        return rc;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, ns, name FROM event_history WHERE id "
                            "> ?1 ORDER BY id LIMIT ?2",
@@ -1091,6 +1148,9 @@ int fq_store_write(struct fq_store *s, const struct fq_change *c, size_t n,
         if (wrc < 0)
             return wrc;
     }
+    int irc = index_ready(s, err);
+    if (irc < 0)
+        return irc;
     if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL))
         return db_err(err, s->db, "begin");
     struct fq_buf json = FQ_BUF_INIT;

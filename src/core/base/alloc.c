@@ -10,7 +10,7 @@
  * pod, a replaced status); glibc's per-thread cache holds only 7 blocks
  * of a size, so most of those went through malloc's slower paths, which
  * were a quarter of a Philly replay. fq_small_alloc rounds a request of up
- * to FQ_SMALL_MAX bytes up to a multiple of 16 (its class) and takes a
+ * to FQ_SMALL_MAX bytes up to a multiple of 8 (its class) and takes a
  * block of that class from the class's stack of free blocks, or from a
  * slab (below) when the stack is empty; fq_small_free, told the size,
  * pushes the block back. Every block of a class is made at the class's
@@ -157,7 +157,7 @@ void fq_grow(void **items, size_t *cap, size_t need, size_t size)
 
 #if SMALL_CACHE
 
-# define SMALL_STEP    16 /* class sizes are multiples of malloc's alignment */
+# define SMALL_STEP    8 /* slab blocks need only a pointer's alignment */
 # define SMALL_CLASSES (FQ_SMALL_MAX / SMALL_STEP)
 # define SLAB_BYTES    ((size_t)256 << 10)
 
