@@ -652,6 +652,9 @@ static void *load_part(void *arg)
                            db ? sqlite3_errmsg(db) : "out of memory");
         goto out;
     }
+    /* Pages read through a mapping of the file, not copied by read():
+     * a load reads the whole table (at a million objects, 584 MB). */
+    sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
     sqlite3_bind_int64(st, 1, p->lo);
     sqlite3_bind_int64(st, 2, p->hi);
     struct fq_limits lim = fq_limits_default();

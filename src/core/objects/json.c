@@ -290,9 +290,15 @@ static int parse_number(struct parser *ps, struct fq_value **out)
     size_t n = (size_t)(p - start);
     if (n > ps->lim.max_string)
         return fail_at(ps, FQ_ELIMIT, start, "number longer than the limit");
-    char *raw = fq_xstrndup(start, n);
+    /* The text NUL-terminated for fq_value_num_raw: on the stack when
+     * short (nearly always), not in a block of its own. */
+    char small[64];
+    char *raw = n < sizeof(small) ? small : fq_xmalloc(n + 1);
+    memcpy(raw, start, n);
+    raw[n] = '\0';
     *out = fq_value_num_raw(raw);
-    free(raw);
+    if (raw != small)
+        free(raw);
     if (!*out) /* cannot happen: JSON numbers are YAML core numbers */
         return fail_at(ps, FQ_EPARSE, start, "invalid number");
     ps->p = p;

@@ -384,7 +384,9 @@ int fq_objstore_create(struct fq_objstore *s, struct fq_value *obj,
     struct entry *e = entry_new(&k);
 
     struct fq_value *md = fq_map_ensure_map(obj, "metadata");
-    if (s->namespaced[kind])
+    /* (Left alone when it says so already, as a stored object does.) */
+    const char *had_ns = fq_value_as_str(fq_map_get(md, "namespace"));
+    if (s->namespaced[kind] && !(had_ns && !strcmp(had_ns, e->pub.ns)))
         fq_map_set(md, "namespace", fq_value_str(e->pub.ns));
     if (!fq_value_as_str(fq_map_get(md, "uid")) && uid)
         fq_map_set(md, "uid", fq_value_str(uid));

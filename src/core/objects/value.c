@@ -1262,9 +1262,10 @@ size_t fq_value_map_find_duplicate(const struct fq_value *m)
 {
     size_t n = m->u.map.n, best = n;
     if (n <= 8) { /* small maps: pairwise is cheaper than sorting */
+        const struct fq_member *it = m->u.map.items;
         for (size_t j = 1; j < n; j++)
             for (size_t i = 0; i < j; i++)
-                if (!strcmp(m->u.map.items[i].key, m->u.map.items[j].key))
+                if (same_key(&it[i], it[j].key, it[j].klen, it[j].kpre))
                     return j;
         return n;
     }
