@@ -808,10 +808,8 @@ int fq_store_load(struct fq_store *s, fq_store_load_fn fn, void *ctx,
         else
             load_part(&parts[i]);
     }
-    size_t n = 0;
     int rc = 0;
     for (int i = 0; i < nparts; i++) {
-        n += parts[i].n;
         if (parts[i].rc < 0 && rc == 0)
             rc = fq_err_set(err, parts[i].err.code, "%s", parts[i].err.msg);
     }
