@@ -29,7 +29,8 @@
  * doubling, out of the hot path (push_grow).
  *
  * Slabs. A block the stacks cannot give is carved from the thread's
- * current slab (256 KiB from malloc, cut front to back), not malloc'd on
+ * current slab (an anonymous mapping of 256 KiB to 4 MiB, faulted in at
+ * once, cut front to back), not malloc'd on
  * its own: malloc puts a 16-byte header in front of every block of these
  * sizes, a third of a 48-byte value node, and a stored object is some 20
  * to 60 such blocks (at a million stored objects, about 500 bytes of
@@ -62,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void oom(size_t n)
 {
@@ -171,6 +173,7 @@ struct small_stack {
 static _Thread_local struct {
     struct small_stack free[SMALL_CLASSES];
     char *slab, *slab_end; /* the current slab's uncut rest */
+    size_t slab_bytes;     /* the next slab's size */
 } cache;
 
 /* malloc for a block past FQ_SMALL_MAX, kept out of line so that the hit
@@ -186,8 +189,16 @@ __attribute__((noinline)) static void *miss(size_t n)
 __attribute__((noinline)) static void *carve(size_t size)
 {
     if ((size_t)(cache.slab_end - cache.slab) < size) {
-        cache.slab = fq_xmalloc(SLAB_BYTES);
-        cache.slab_end = cache.slab + SLAB_BYTES;
+        /* 256 KiB, doubling per slab up to 4 MiB, its pages faulted in
+         * by one call (MAP_POPULATE) instead of a trap each. */
+        size_t bytes = cache.slab_bytes ? cache.slab_bytes : SLAB_BYTES;
+        void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+        if (m == MAP_FAILED)
+            oom(bytes);
+        cache.slab = m;
+        cache.slab_end = cache.slab + bytes;
+        cache.slab_bytes = bytes < ((size_t)4 << 20) ? 2 * bytes : bytes;
     }
     void *p = cache.slab;
     cache.slab += size;
