@@ -30,11 +30,11 @@
  *
  * Slabs. A block the stacks cannot give is carved from the thread's
  * current slab (an anonymous mapping of 256 KiB to 4 MiB, faulted in at
- * once, cut front to back), not malloc'd on
- * its own: malloc puts a 16-byte header in front of every block of these
- * sizes, a third of a 48-byte value node, and a stored object is some 20
- * to 60 such blocks (at a million stored objects, about 500 bytes of
- * each object's 3 KB). The price: a block is never given back to malloc,
+ * once, cut front to back), not malloc'd on its own: malloc puts a
+ * 16-byte header in front of every block of these sizes, a third of a
+ * 48-byte value node, and a stored object is some 20 to 60 such blocks
+ * (at a million stored objects, about 500 bytes of each object's 3 KB).
+ * The price: a block is never given back to malloc,
  * only to its class's stack, to serve the next allocation of its class on
  * the thread that frees it; so the stacks have no bound, and memory freed
  * in small blocks stays with the process (flexqd's peak, not its current
@@ -64,6 +64,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#ifndef MAP_POPULATE /* Linux's; elsewhere the pages fault in one by one */
+# define MAP_POPULATE 0
+#endif
 
 static void oom(size_t n)
 {
