@@ -26,8 +26,9 @@ char *fq_xasprintf(const char *fmt, ...)    /* returns owned */
 /*
  * Blocks freed with their size, for the many small, short-lived pieces of
  * the value tree (nodes, keys, short texts, member and item arrays): a
- * block of up to FQ_SMALL_MAX bytes is recycled through a per-thread cache
- * of free blocks (see alloc.c), which costs a few instructions where
+ * block of up to FQ_SMALL_MAX bytes is cut from a per-thread slab, with no
+ * header, and recycled through a per-thread cache of free blocks, never
+ * given back to malloc (see alloc.c), which costs a few instructions where
  * malloc and free cost about a hundred each. fq_small_free must be given
  * the size the block was allocated with (and frees NULL as a no-op).
  * Never mix with free: a block from one is not the other's.
@@ -35,9 +36,9 @@ char *fq_xasprintf(const char *fmt, ...)    /* returns owned */
 #define FQ_SMALL_MAX 512
 void *fq_small_alloc(size_t n); /* returns owned, not zeroed */
 void fq_small_free(void *p, size_t n);
-/* Frees the blocks this thread's cache keeps (up to 16 MiB), so that the
- * allocator can give their pages back after a mass delete; the daemon
- * calls it when it tidies. */
+/* Gave the cached blocks back to malloc after a mass delete; now that
+ * small blocks are cut from slabs that are kept (alloc.c), it has nothing
+ * to give and does nothing. Kept for its callers. */
 void fq_small_trim(void);
 
 /* Grows *items (of *cap elements of `size` bytes) to hold at least `need`. */

@@ -47,20 +47,27 @@ enum fq_vtype {
 struct fq_value;
 
 struct fq_member {
-    const char *key; /* owned, or one of value.c's well-known keys */
-    uint32_t line, col;
+    const char *key;      /* owned, or one of value.c's well-known keys */
     struct fq_value *val; /* owned */
-    /* Kept by value.c so that a lookup reads no key but the one it finds
-     * (see fq_map_get): strlen(key) (keys are shorter than 4 GiB) and
-     * fq_key_prefix(key, klen), the key's first 8 bytes. */
-    uint32_t klen;
-    bool well_known; /* key is value.c's static text, never freed */
-    uint64_t kpre;
+    uint32_t line, col;
+    /* Kept by value.c so that a lookup mostly reads no key but the one it
+     * finds (see fq_map_get): strlen(key) (keys are shorter than 2 GiB)
+     * and the low 32 bits of fq_key_prefix(key, klen), the key's first 4
+     * bytes. 32 bytes a member, not 40 with the whole 8-byte prefix: a
+     * stored object has some 20 members (issue 21's million objects). */
+    uint32_t klen:31;
+    uint32_t well_known:1; /* key is value.c's static text, never freed */
+    uint32_t kpre;
 };
 
 struct fq_value {
-    enum fq_vtype type;
-    uint32_t line, col;
+    /* An enum fq_vtype, in 3 bits so that type and line share a word and
+     * a node is 40 bytes, not 48 (issue 21: a stored object has some 20
+     * nodes). Read and compare it as the enum; a line past 2^29 (no input
+     * within the parsers' limits has one) would wrap. */
+    unsigned type:3;
+    unsigned line:29;
+    uint32_t col;
 
     union {
         bool b;
@@ -127,9 +134,10 @@ bool fq_value_equal(const struct fq_value *a, const struct fq_value *b);
  * Lookups. A map is searched member by member, and a member's key is a
  * block of its own, mostly out of the CPU's caches in a tree that lived
  * long (a running workload, a node). So a member also keeps its key's
- * length and first 8 bytes (klen, kpre), and a lookup compares those two
- * words with the wanted key's, reading a member's key only to compare
- * bytes past the eighth of a key that matched so far. fq_map_get and the
+ * length and first 4 bytes (klen, kpre), and a lookup compares that word
+ * with the wanted key's, reading a member's key only to compare bytes
+ * past the fourth of a key that matched so far (the well-known keys,
+ * most of them, are static text and warm). fq_map_get and the
  * path getters below are inline: for a string literal, the common key,
  * the compiler folds its length and prefix into constants.
  */

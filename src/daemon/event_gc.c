@@ -102,11 +102,10 @@ size_t fq_event_gc_sweep(struct fq_objstore *s, int64_t now_ms, int64_t ttl_ms,
  * after a burst it holds thousands of objects, scattered over the heap),
  * the store drops the history of the Events deleted since (committed by
  * earlier turns) and
- * gives its free pages back; then the allocator gives back the memory the
- * freed objects held: flexq's small-block cache is emptied (its blocks
- * are scattered over the heap and keep whole pages resident), then glibc
- * returns free pages (it keeps them otherwise: a churn of 20,000 objects
- * left over 200 MB resident).
+ * gives its free pages back; then glibc returns free pages (it keeps
+ * them otherwise: a churn of 20,000 objects left over 200 MB resident).
+ * The value trees' small blocks are cut from slabs that are kept for
+ * reuse, not given back (alloc.c): fq_small_trim does nothing now.
  */
 static double mono_ms(void)
 {

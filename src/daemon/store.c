@@ -40,8 +40,10 @@
  *   (1) the objects table equals the engine's store as of the last
  *       committed turn, row for row, one row per (kind, ns, name);
  *   (2) `index` maps exactly the table's rows' keys to their ids, and
- *       next_id is above every id in the table; after a failed commit
- *       both are read again from the table;
+ *       next_id is above every id in the table, once `indexed` (read
+ *       with the objects by fq_store_load, else before the first write
+ *       or tidy); after a failed commit both are read again from the
+ *       table;
  *   (3) a failed commit is rolled back whole; the caller treats it as fatal
  *       (the engine is then ahead of the disk and must be rebuilt from it).
  *
@@ -111,6 +113,9 @@ struct fq_store {
     sqlite3_stmt *meta;
     struct slot *index; /* key -> objects.id; capacity a power of two */
     size_t index_cap, index_n;
+    /* Whether index and next_id are read: at the first write, unless
+     * fq_store_load read them with the objects (index_ready). */
+    bool indexed;
     int64_t next_id;
     uint64_t commits;
     uint64_t rows;
@@ -221,12 +226,38 @@ static enum fq_kind kind_by_name(const char *name)
 
 /* --- the key -> id index ------------------------------------------------ */
 
+/* Writes v in decimal at p; returns the end. */
+static char *put_dec(char *p, size_t v)
+{
+    char d[24];
+    int n = 0;
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = d[--n];
+    return p;
+}
+
 /* "KIND:NSLEN:NSNAME": unambiguous whatever the names contain. */
 static char *make_key(enum fq_kind kind, const char *ns, const char *name,
                       size_t *len)
 {
-    char *k = fq_xasprintf("%d:%zu:%s%s", (int)kind, strlen(ns), ns, name);
-    *len = strlen(k);
+    /* "%d:%zu:%s%s" of kind, strlen(ns), ns, name, without printf: the
+     * start-up makes one per stored object (index_load). */
+    size_t nslen = strlen(ns), nlen = strlen(name);
+    char head[48];
+    char *p = put_dec(head, (size_t)kind);
+    *p++ = ':';
+    p = put_dec(p, nslen);
+    *p++ = ':';
+    size_t hl = (size_t)(p - head);
+    char *k = fq_xmalloc(hl + nslen + nlen + 1);
+    memcpy(k, head, hl);
+    memcpy(k + hl, ns, nslen);
+    memcpy(k + hl + nslen, name, nlen + 1);
+    *len = hl + nslen + nlen;
     return k;
 }
 
@@ -353,7 +384,16 @@ static int index_load(struct fq_store *s, struct fq_err *err)
     sqlite3_finalize(st);
     if (step != SQLITE_DONE)
         return db_err(err, s->db, "reading object keys");
+    s->indexed = true;
     return 0;
+}
+
+/* The index, read now if fq_store_load did not read it: a start-up
+ * reads the table once, not once for the keys and again for the
+ * objects (at a million objects, a second of the start). */
+static int index_ready(struct fq_store *s, struct fq_err *err)
+{
+    return s->indexed ? 0 : index_load(s, err);
 }
 
 /*
@@ -518,11 +558,6 @@ int fq_store_open(const char *dir, enum fq_store_sync sync,
         fq_store_close(s);
         return rc;
     }
-    rc = index_load(s, err);
-    if (rc < 0) {
-        fq_store_close(s);
-        return rc;
-    }
     *out = s;
     return 0;
 }
@@ -558,13 +593,30 @@ void fq_store_close(struct fq_store *s)
     free(s);
 }
 
-/* One parsed row: its kind, its tree (owned), and its key, as the
- * table holds it (owned copies), for the sort. */
+/* One parsed row: its kind, its tree (owned), and its key for the sort,
+ * read from the tree (borrowed): a copy of each key cost two blocks per
+ * object, made and freed during the load, whose holes stayed between the
+ * trees. Where a tree's key differs from its row's (it cannot, through
+ * flexqd), only the order differs: the object store files each object in
+ * its place whatever the order it comes in. */
 struct row {
     enum fq_kind kind;
     struct fq_value *obj;
-    char *ns, *name;
+    const char *ns, *name;
+    /* The first 8 bytes of ns and name, big-endian, zeros past the end:
+     * compared as numbers they order as strcmp does, and they settle
+     * nearly every comparison of the sort without reading the trees. */
+    uint64_t nspre, npre;
 };
+
+/* The first 8 bytes of s as a big-endian number, zeros past its end. */
+static uint64_t sort_prefix(const char *s)
+{
+    uint64_t w = 0;
+    for (int i = 0; i < 8 && s[i]; i++)
+        w |= (uint64_t)(unsigned char)s[i] << (56 - 8 * i);
+    return w;
+}
 
 /* A share of the objects table (ids in (lo, hi]), read and parsed by one
  * thread on its own read-only connection. */
@@ -573,9 +625,16 @@ struct part {
     int64_t lo, hi;
     struct row *rows;
     size_t n, cap;
+    /* Every row's index key (unknown kinds too), when want_keys: made
+     * here, put in the index by the calling thread. */
+    bool want_keys;
+    struct slot *keys;
+    size_t nkeys, capkeys;
     int rc;
     struct fq_err err;
 };
+
+static int row_cmp(const void *x, const void *y);
 
 static void *load_part(void *arg)
 {
@@ -586,13 +645,16 @@ static void *load_part(void *arg)
                         SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db,
-                           "SELECT kind, ns, name, body FROM objects WHERE "
-                           "id > ?1 AND id <= ?2",
+                           "SELECT kind, ns, name, body, id FROM objects "
+                           "WHERE id > ?1 AND id <= ?2",
                            -1, &st, NULL) != SQLITE_OK) {
         p->rc = fq_err_set(&p->err, FQ_EIO, "store: loading: %s",
                            db ? sqlite3_errmsg(db) : "out of memory");
         goto out;
     }
+    /* Pages read through a mapping of the file, not copied by read():
+     * a load reads the whole table (at a million objects, 584 MB). */
+    sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
     sqlite3_bind_int64(st, 1, p->lo);
     sqlite3_bind_int64(st, 2, p->hi);
     struct fq_limits lim = fq_limits_default();
@@ -601,10 +663,17 @@ static void *load_part(void *arg)
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         const char *kname = (const char *)sqlite3_column_text(st, 0);
         enum fq_kind k = kind_by_name(kname ? kname : "");
-        if (k == FQ_KIND_NONE)
-            continue; /* --check reports it */
         const char *ns = (const char *)sqlite3_column_text(st, 1);
         const char *name = (const char *)sqlite3_column_text(st, 2);
+        if (p->want_keys) {
+            FQ_GROW(p->keys, p->capkeys, p->nkeys + 1);
+            struct slot *x = &p->keys[p->nkeys++];
+            x->key = make_key(k, ns ? ns : "", name ? name : "", &x->klen);
+            x->hash = hash_key(x->key, x->klen);
+            x->id = sqlite3_column_int64(st, 4);
+        }
+        if (k == FQ_KIND_NONE)
+            continue; /* --check reports it */
         const char *body = (const char *)sqlite3_column_text(st, 3);
         int len = sqlite3_column_bytes(st, 3);
         struct fq_value *obj = NULL;
@@ -616,12 +685,19 @@ static void *load_part(void *arg)
             goto out;
         }
         FQ_GROW(p->rows, p->cap, p->n + 1);
-        p->rows[p->n++] = (struct row){k, obj, fq_xstrdup(ns ? ns : ""),
-                                       fq_xstrdup(name ? name : "")};
+        struct row *r = &p->rows[p->n++];
+        r->kind = k;
+        r->obj = obj;
+        r->ns = fq_value_path_str(obj, "metadata.namespace", "");
+        r->name = fq_value_path_str(obj, "metadata.name", "");
+        r->nspre = sort_prefix(r->ns);
+        r->npre = sort_prefix(r->name);
     }
     if (step != SQLITE_DONE)
         p->rc = fq_err_set(&p->err, FQ_EIO, "store: loading: %s",
                            sqlite3_errmsg(db));
+    else if (p->n > 1)
+        qsort(p->rows, p->n, sizeof(*p->rows), row_cmp);
 out:
     sqlite3_finalize(st);
     sqlite3_close(db);
@@ -635,8 +711,47 @@ static int row_cmp(const void *x, const void *y)
     const struct row *a = x, *b = y;
     if (a->kind != b->kind)
         return a->kind < b->kind ? -1 : 1;
-    int c = strcmp(a->ns, b->ns);
-    return c ? c : strcmp(a->name, b->name);
+    if (a->nspre != b->nspre)
+        return a->nspre < b->nspre ? -1 : 1;
+    /* Equal prefixes whose last byte is 0: both texts ended there. */
+    int c = a->nspre & 0xff ? strcmp(a->ns + 8, b->ns + 8) : 0;
+    if (c)
+        return c;
+    if (a->npre != b->npre)
+        return a->npre < b->npre ? -1 : 1;
+    return a->npre & 0xff ? strcmp(a->name + 8, b->name + 8) : 0;
+}
+
+/* Puts the keys the parts made into the index (which was not read
+ * yet), when `ok` (every part read all its rows), or frees them. */
+static void index_from_parts(struct fq_store *s, struct part *parts, int nparts,
+                             bool ok)
+{
+    size_t n = 0;
+    for (int i = 0; i < nparts; i++)
+        n += parts[i].nkeys;
+    if (ok && parts[0].want_keys) {
+        index_clear(s);
+        s->next_id = 1;
+        size_t cap = 1024;
+        while (n * 4 > cap * 3)
+            cap *= 2;
+        index_resize(s, cap); /* no growth while filling */
+        for (int i = 0; i < nparts; i++)
+            for (size_t j = 0; j < parts[i].nkeys; j++) {
+                struct slot *x = &parts[i].keys[j];
+                slot_put(s, x->key, x->klen, x->hash, x->id);
+                if (x->id >= s->next_id)
+                    s->next_id = x->id + 1;
+            }
+        s->indexed = true;
+    } else {
+        for (int i = 0; i < nparts; i++)
+            for (size_t j = 0; j < parts[i].nkeys; j++)
+                free(parts[i].keys[j].key);
+    }
+    for (int i = 0; i < nparts; i++)
+        free(parts[i].keys);
 }
 
 /* Most threads a load parses on, and the fewest rows worth a thread. */
@@ -682,6 +797,7 @@ int fq_store_load(struct fq_store *s, fq_store_load_fn fn, void *ctx,
         parts[i].path = path;
         parts[i].lo = lo + (hi - lo) * i / nparts;
         parts[i].hi = i == nparts - 1 ? hi : lo + (hi - lo) * (i + 1) / nparts;
+        parts[i].want_keys = !s->indexed;
     }
     for (int i = 1; i < nparts; i++)
         started[i] = pthread_create(&th[i], NULL, load_part, &parts[i]) == 0;
@@ -692,32 +808,32 @@ int fq_store_load(struct fq_store *s, fq_store_load_fn fn, void *ctx,
         else
             load_part(&parts[i]);
     }
-    size_t n = 0;
     int rc = 0;
     for (int i = 0; i < nparts; i++) {
-        n += parts[i].n;
         if (parts[i].rc < 0 && rc == 0)
             rc = fq_err_set(err, parts[i].err.code, "%s", parts[i].err.msg);
     }
-    struct row *rows = fq_xmalloc((n + 1) * sizeof(*rows));
-    size_t m = 0;
-    for (int i = 0; i < nparts; i++) {
-        if (parts[i].n)
-            memcpy(rows + m, parts[i].rows, parts[i].n * sizeof(*rows));
-        m += parts[i].n;
-        free(parts[i].rows);
-    }
-    if (n > 1)
-        qsort(rows, n, sizeof(*rows), row_cmp);
-    for (size_t i = 0; i < n; i++) {
-        free(rows[i].ns);
-        free(rows[i].name);
+    /* Each part is sorted (by its thread): merge them, the least head
+     * first. */
+    size_t at[LOAD_THREADS] = {0};
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < nparts; i++)
+            if (at[i] < parts[i].n &&
+                (best < 0 || row_cmp(&parts[i].rows[at[i]],
+                                     &parts[best].rows[at[best]]) < 0))
+                best = i;
+        if (best < 0)
+            break;
+        const struct row *r = &parts[best].rows[at[best]++];
         if (rc == 0)
-            rc = fn(ctx, rows[i].kind, rows[i].obj);
+            rc = fn(ctx, r->kind, r->obj);
         else
-            fq_value_free(rows[i].obj);
+            fq_value_free(r->obj);
     }
-    free(rows);
+    for (int i = 0; i < nparts; i++)
+        free(parts[i].rows);
+    index_from_parts(s, parts, nparts, rc == 0);
     return rc;
 }
 
@@ -932,7 +1048,9 @@ static int drop_orphan_history(struct fq_store *s, uint64_t *dropped,
                                struct fq_err *err)
 {
     sqlite3_stmt *scan = NULL, *del = NULL;
-    int rc = 0;
+    int rc = index_ready(s, err);
+    if (rc < 0)
+        return rc;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT id, ns, name FROM event_history WHERE id "
                            "> ?1 ORDER BY id LIMIT ?2",
@@ -1031,6 +1149,9 @@ int fq_store_write(struct fq_store *s, const struct fq_change *c, size_t n,
         if (wrc < 0)
             return wrc;
     }
+    int irc = index_ready(s, err);
+    if (irc < 0)
+        return irc;
     if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL))
         return db_err(err, s->db, "begin");
     struct fq_buf json = FQ_BUF_INIT;

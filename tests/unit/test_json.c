@@ -208,6 +208,50 @@ static void test_positions(void **state)
     fq_value_free(v);
 }
 
+/* Strings are read a run at a time and taken from the input when they
+ * have no escapes: keys and values around, between and after escapes,
+ * and raw UTF-8 inside runs, come out whole; and the containers a parse
+ * builds hold no room past their items. */
+static void test_string_runs_and_fitted_containers(void **state)
+{
+    (void)state;
+    struct fq_value *v =
+        ok("{\"plain key\": \"x\", \"k\\\"ey\": \"ab\\ncd\\\\\","
+           " \"caf\xc3\xa9\": \"\xe2\x82\xac run \\u00e9 tail\","
+           " \"list\": [\"a\", \"\", \"b\\tc\"]}");
+    assert_int_equal(v->u.map.n, 4);
+    assert_int_equal(v->u.map.cap, 4);
+    assert_string_equal(v->u.map.items[0].key, "plain key");
+    assert_string_equal(fq_map_get(v, "plain key")->u.str.s, "x");
+    assert_string_equal(v->u.map.items[1].key, "k\"ey");
+    assert_int_equal(v->u.map.items[1].klen, 4);
+    assert_string_equal(fq_map_get(v, "k\"ey")->u.str.s, "ab\ncd\\");
+    assert_string_equal(fq_map_get(v, "caf\xc3\xa9")->u.str.s,
+                        "\xe2\x82\xac run \xc3\xa9 tail");
+    const struct fq_value *list = fq_map_get(v, "list");
+    assert_int_equal(list->u.seq.n, 3);
+    assert_int_equal(list->u.seq.cap, 3);
+    assert_string_equal(list->u.seq.items[1]->u.str.s, "");
+    assert_string_equal(list->u.seq.items[2]->u.str.s, "b\tc");
+    /* A fitted map still grows. */
+    fq_map_set(v, "more", fq_value_int(1));
+    assert_int_equal(v->u.map.n, 5);
+    assert_int_equal(fq_value_path_int(v, "more", 0), 1);
+    fq_value_free(v);
+    /* The string limit counts the decoded bytes, escapes included. */
+    struct fq_limits l = fq_limits_default();
+    l.max_string = 5;
+    expect_error("\"ab\\ncdef\"", &l, FQ_ELIMIT,
+                 "t.json:1:1: string longer than the limit");
+    expect_error("\"abc\\n\\n\\n\"", &l, FQ_ELIMIT,
+                 "t.json:1:1: string longer than the limit");
+    v = NULL;
+    struct fq_err err;
+    assert_int_equal(parse("\"a\\nb\\nc\"", &l, &v, &err), 0);
+    assert_string_equal(v->u.str.s, "a\nb\nc");
+    fq_value_free(v);
+}
+
 static void test_limits(void **state)
 {
     (void)state;
@@ -320,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_structure_errors),
         cmocka_unit_test(test_positions),
+        cmocka_unit_test(test_string_runs_and_fitted_containers),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_pretty),
         cmocka_unit_test(test_encode_non_json_sources),

@@ -308,7 +308,7 @@ static void test_paths(void **state)
     for (size_t i = 0; i < c->u.map.n; i++) {
         const struct fq_member *mem = &c->u.map.items[i];
         assert_int_equal(mem->klen, strlen(mem->key));
-        assert_true(mem->kpre == fq_key_prefix(mem->key, mem->klen));
+        assert_true(mem->kpre == (uint32_t)fq_key_prefix(mem->key, mem->klen));
     }
     assert_true(fq_value_equal(fq_map_get(c, "a"), fq_map_get(v, "a")));
     fq_value_free(c);

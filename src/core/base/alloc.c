@@ -10,12 +10,11 @@
  * pod, a replaced status); glibc's per-thread cache holds only 7 blocks
  * of a size, so most of those went through malloc's slower paths, which
  * were a quarter of a Philly replay. fq_small_alloc rounds a request of up
- * to FQ_SMALL_MAX bytes up to a multiple of 16 (its class) and takes a
- * block of that class from the class's stack of free blocks, or from
- * malloc when the stack is empty; fq_small_free, told the size, pushes
- * the block back. Every block of a class is malloc'd at the class's size,
- * so any of them serves any request of the class, and a block the cache
- * does not keep goes back to free.
+ * to FQ_SMALL_MAX bytes up to a multiple of 8 (its class) and takes a
+ * block of that class from the class's stack of free blocks, or from a
+ * slab (below) when the stack is empty; fq_small_free, told the size,
+ * pushes the block back. Every block of a class is made at the class's
+ * size, so any of them serves any request of the class.
  *
  * Why stacks of pointers and not lists linked through the blocks: the
  * blocks are mostly cold. A tree that lived for days of simulated time
@@ -29,17 +28,26 @@
  * pointer per block it holds (an eighth of a 64-byte block) and grows by
  * doubling, out of the hot path (push_grow).
  *
+ * Slabs. A block the stacks cannot give is carved from the thread's
+ * current slab (an anonymous mapping of 256 KiB to 4 MiB, faulted in at
+ * once, cut front to back), not malloc'd on its own: malloc puts a
+ * 16-byte header in front of every block of these sizes, a third of a
+ * 48-byte value node, and a stored object is some 20 to 60 such blocks
+ * (at a million stored objects, about 500 bytes of each object's 3 KB).
+ * The price: a block is never given back to malloc,
+ * only to its class's stack, to serve the next allocation of its class on
+ * the thread that frees it; so the stacks have no bound, and memory freed
+ * in small blocks stays with the process (flexqd's peak, not its current
+ * use). fq_small_trim, which gave the cached blocks back so that malloc
+ * could return their pages, has nothing to give.
+ *
  * This cache is the allocator's own state, like malloc's, and the one
  * exception to the core's rule of no globals: it is per thread
  * (_Thread_local), so it needs no lock and no thread sees another's
- * blocks. It holds at most SMALL_CACHE_BYTES (16 MiB) per thread, beyond
- * which blocks are freed (a burst of deletions in a replay frees about
- * 10 MiB of trees at once, and a 4 MiB bound cost 1% more instructions);
- * what a thread holds when it exits is not returned (the core runs on one
- * thread; the daemon's syncer thread makes no values). The bound is kept
- * on the stacks' room, not on what they hold: a stack grows only while
- * the blocks all the stacks could hold stay within it, so a push and a
- * pop, the hot path, keep no count.
+ * blocks (a block made on one thread and freed on another joins the
+ * other's stacks: flexqd parses its stored objects on loader threads and
+ * frees them on the loop's). What a thread holds when it exits stays
+ * allocated, unused.
  *
  * Sanitizer builds do without it: there every block is its own malloc,
  * so ASan still sees a use after free or an overrun past the n bytes
@@ -55,6 +63,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#ifndef MAP_POPULATE /* Linux's; elsewhere the pages fault in one by one */
+# define MAP_POPULATE 0
+#endif
 
 static void oom(size_t n)
 {
@@ -150,9 +163,9 @@ void fq_grow(void **items, size_t *cap, size_t need, size_t size)
 
 #if SMALL_CACHE
 
-# define SMALL_STEP        16 /* class sizes are multiples of malloc's alignment */
-# define SMALL_CLASSES     (FQ_SMALL_MAX / SMALL_STEP)
-# define SMALL_CACHE_BYTES ((size_t)16 << 20)
+# define SMALL_STEP    8 /* slab blocks need only a pointer's alignment */
+# define SMALL_CLASSES (FQ_SMALL_MAX / SMALL_STEP)
+# define SLAB_BYTES    ((size_t)256 << 10)
 
 /* The free blocks of one class: a stack of pointers, the most recently
  * freed on top. */
@@ -163,14 +176,37 @@ struct small_stack {
 
 static _Thread_local struct {
     struct small_stack free[SMALL_CLASSES];
-    size_t room; /* bytes the stacks can hold, all classes together */
+    char *slab, *slab_end; /* the current slab's uncut rest */
+    size_t slab_bytes;     /* the next slab's size */
 } cache;
 
-/* malloc for a cache miss, kept out of line so that the hit path of
- * fq_small_alloc needs no stack frame. */
+/* malloc for a block past FQ_SMALL_MAX, kept out of line so that the hit
+ * path of fq_small_alloc needs no stack frame. */
 __attribute__((noinline)) static void *miss(size_t n)
 {
     return fq_xmalloc(n);
+}
+
+/* A new block of `size` bytes (a class size) from the current slab, or
+ * from a new one when the rest is too short (the rest, under
+ * FQ_SMALL_MAX bytes, is left unused). */
+__attribute__((noinline)) static void *carve(size_t size)
+{
+    if ((size_t)(cache.slab_end - cache.slab) < size) {
+        /* 256 KiB, doubling per slab up to 4 MiB, its pages faulted in
+         * by one call (MAP_POPULATE) instead of a trap each. */
+        size_t bytes = cache.slab_bytes ? cache.slab_bytes : SLAB_BYTES;
+        void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+        if (m == MAP_FAILED)
+            oom(bytes);
+        cache.slab = m;
+        cache.slab_end = cache.slab + bytes;
+        cache.slab_bytes = bytes < ((size_t)4 << 20) ? 2 * bytes : bytes;
+    }
+    void *p = cache.slab;
+    cache.slab += size;
+    return p;
 }
 
 void *fq_small_alloc(size_t n)
@@ -180,26 +216,19 @@ void *fq_small_alloc(size_t n)
     size_t c = n ? (n - 1) / SMALL_STEP : 0;
     struct small_stack *s = &cache.free[c];
     if (s->top == s->base)
-        return miss((c + 1) * SMALL_STEP);
+        return carve((c + 1) * SMALL_STEP);
     return *--s->top;
 }
 
 /* fq_small_free's push onto a full stack: doubles the stack (its first
- * one holds 64 blocks), or frees p when that would take the stacks' room
- * past the bound. */
-__attribute__((noinline)) static void push_grow(struct small_stack *s, void *p,
-                                                size_t size)
+ * one holds 64 blocks). */
+__attribute__((noinline)) static void push_grow(struct small_stack *s, void *p)
 {
     size_t n = (size_t)(s->top - s->base), cap = n ? 2 * n : 64;
-    if (cache.room + (cap - n) * size > SMALL_CACHE_BYTES) {
-        free(p);
-        return;
-    }
     s->base = fq_xrealloc(s->base, cap * sizeof(*s->base));
     s->top = s->base + n;
     s->end = s->base + cap;
     *s->top++ = p;
-    cache.room += (cap - n) * size;
 }
 
 void fq_small_free(void *p, size_t n)
@@ -213,7 +242,7 @@ void fq_small_free(void *p, size_t n)
     size_t c = n ? (n - 1) / SMALL_STEP : 0;
     struct small_stack *s = &cache.free[c];
     if (s->top == s->end) {
-        push_grow(s, p, (c + 1) * SMALL_STEP);
+        push_grow(s, p);
         return;
     }
     *s->top++ = p;
@@ -221,14 +250,7 @@ void fq_small_free(void *p, size_t n)
 
 void fq_small_trim(void)
 {
-    for (size_t c = 0; c < SMALL_CLASSES; c++) {
-        struct small_stack *s = &cache.free[c];
-        while (s->top > s->base)
-            free(*--s->top);
-        free(s->base);
-        s->base = s->top = s->end = NULL;
-    }
-    cache.room = 0;
+    /* Slab blocks go back to no one: see the top of the file. */
 }
 
 #else /* sanitizer builds: malloc, with the size in front */

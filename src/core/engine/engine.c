@@ -462,9 +462,20 @@ static void notice_release(struct notice *n)
 static bool dispatch(struct fq_engine *e)
 {
     bool any = false;
+    /* The kinds some controller watches: a notice of another kind (at a
+     * start-up, a ConfigMap or an Event read back from the store, most
+     * of a million) is released without looking its object up. */
+    uint64_t watched = 0;
+    for (size_t i = 0; i < e->nctrl; i++)
+        if (e->ctrls[i].ops->on_change)
+            watched |= e->ctrls[i].ops->watch;
     while (e->qhead < e->qlen) {
         struct notice n = e->q[e->qhead++];
         any = true;
+        if (!(watched & FQ_KIND_BIT(n.kind))) {
+            notice_release(&n);
+            continue;
+        }
         struct fq_change c = {
             .rev = n.rev,
             .type = n.type,
@@ -494,6 +505,14 @@ static bool dispatch(struct fq_engine *e)
             e->notice_by_run = NCTRL;
         }
         notice_release(&n);
+    }
+    /* A drained queue is not kept at a start-up's size (a notice per
+     * object read back from the store: 56 bytes per object held for
+     * good); it grows again by doubling when a burst comes. */
+    if (e->qcap > 65536) {
+        free(e->q);
+        e->q = NULL;
+        e->qcap = e->qlen = e->qhead = 0;
     }
     return any;
 }

@@ -53,7 +53,9 @@ struct parser {
     int line;
     const char *line_start;
     struct fq_err *err;
-    struct fq_buf tmp; /* scratch for strings */
+    struct fq_buf tmp; /* scratch for strings with escapes */
+    const char *str;   /* the last string parsed (parse_string) */
+    size_t slen;
 };
 
 static int col_of(const struct parser *ps, const char *at)
@@ -138,20 +140,39 @@ static int hex4(const char *p, const char *end, unsigned *out)
     return 0;
 }
 
-/* Parses the string at ps->p (a '"') into ps->tmp. */
+/*
+ * Parses the string at ps->p (a '"'): on success ps->str and ps->slen are
+ * its text, which holds no NUL (a raw control character or \u0000 is an
+ * error). A string without escapes, nearly every one, is not copied:
+ * ps->str points into the input (and is not NUL-terminated there), and
+ * the bytes are skipped a run at a time, the ASCII ones with one compare
+ * each, where a decode and a one-byte append per character made the
+ * parse of a stored object most of flexqd's start-up. A string with
+ * escapes is built in ps->tmp, run by run.
+ */
 static int parse_string(struct parser *ps)
 {
     const char *start = ps->p;
-    fq_buf_reset(&ps->tmp);
-    ps->p++;
+    const char *run = ++ps->p; /* the bytes not yet in tmp */
+    bool copied = false;
     for (;;) {
-        if (ps->p >= ps->end)
+        const char *p = ps->p, *end = ps->end;
+        while (p < end && (unsigned char)*p >= 0x20 &&
+               (unsigned char)*p < 0x80 && *p != '"' && *p != '\\')
+            p++;
+        ps->p = p;
+        if (p >= end)
             return fail_at(ps, FQ_EPARSE, start, "unterminated string");
-        if (ps->tmp.len > ps->lim.max_string)
-            return fail_at(ps, FQ_ELIMIT, start,
-                           "string longer than the limit");
-        unsigned char c = (unsigned char)*ps->p;
+        unsigned char c = (unsigned char)*p;
         if (c == '"') {
+            if (copied) {
+                fq_buf_append(&ps->tmp, run, (size_t)(p - run));
+                ps->str = ps->tmp.data;
+                ps->slen = ps->tmp.len;
+            } else {
+                ps->str = run;
+                ps->slen = (size_t)(p - run);
+            }
             ps->p++;
             break;
         }
@@ -162,10 +183,17 @@ static int parse_string(struct parser *ps)
                                       (const unsigned char *)ps->end, NULL);
             if (!n)
                 return fail_at(ps, FQ_EPARSE, ps->p, "invalid UTF-8");
-            fq_buf_append(&ps->tmp, ps->p, n);
             ps->p += n;
             continue;
         }
+        if (!copied) {
+            fq_buf_reset(&ps->tmp);
+            copied = true;
+        }
+        fq_buf_append(&ps->tmp, run, (size_t)(p - run));
+        if (ps->tmp.len > ps->lim.max_string)
+            return fail_at(ps, FQ_ELIMIT, start,
+                           "string longer than the limit");
         const char *esc = ps->p;
         if (ps->p + 1 >= ps->end)
             return fail_at(ps, FQ_EPARSE, start, "unterminated string");
@@ -218,8 +246,9 @@ static int parse_string(struct parser *ps)
         default:
             return fail_at(ps, FQ_EPARSE, esc, "invalid escape in string");
         }
+        run = ps->p;
     }
-    if (ps->tmp.len > ps->lim.max_string)
+    if (ps->slen > ps->lim.max_string)
         return fail_at(ps, FQ_ELIMIT, start, "string longer than the limit");
     return 0;
 }
@@ -261,9 +290,15 @@ static int parse_number(struct parser *ps, struct fq_value **out)
     size_t n = (size_t)(p - start);
     if (n > ps->lim.max_string)
         return fail_at(ps, FQ_ELIMIT, start, "number longer than the limit");
-    char *raw = fq_xstrndup(start, n);
+    /* The text NUL-terminated for fq_value_num_raw: on the stack when
+     * short (nearly always), not in a block of its own. */
+    char small[64];
+    char *raw = n < sizeof(small) ? small : fq_xmalloc(n + 1);
+    memcpy(raw, start, n);
+    raw[n] = '\0';
     *out = fq_value_num_raw(raw);
-    free(raw);
+    if (raw != small)
+        free(raw);
     if (!*out) /* cannot happen: JSON numbers are YAML core numbers */
         return fail_at(ps, FQ_EPARSE, start, "invalid number");
     ps->p = p;
@@ -301,8 +336,7 @@ static int parse_object(struct parser *ps, size_t depth, struct fq_value **out)
             rc = parse_string(ps);
         if (rc)
             return rc;
-        const char *key = fq_buf_str(&ps->tmp); /* cut at a \u0000 */
-        struct fq_member *mem = fq_value_map_append(m, key, strlen(key), NULL);
+        struct fq_member *mem = fq_value_map_append(m, ps->str, ps->slen, NULL);
         mem->line = (uint32_t)kline;
         mem->col = (uint32_t)kcol;
         skip_ws(ps);
@@ -331,6 +365,7 @@ static int parse_object(struct parser *ps, size_t depth, struct fq_value **out)
         return fq_err_at(ps->err, FQ_EPARSE, ps->name, (int)d->line,
                          (int)d->col, NULL, "%s", what);
     }
+    fq_value_fit(m);
     return 0;
 }
 
@@ -362,6 +397,7 @@ static int parse_array(struct parser *ps, size_t depth, struct fq_value **out)
         }
         if (ps->p < ps->end && *ps->p == ']') {
             ps->p++;
+            fq_value_fit(s);
             return 0;
         }
         return fail_at(ps, FQ_EPARSE, ps->p, "expected ',' or ']'");
@@ -391,7 +427,7 @@ static int parse_value(struct parser *ps, size_t depth, struct fq_value **out)
         rc = parse_string(ps);
         if (rc)
             return rc;
-        *out = fq_value_strn(ps->tmp.data ? ps->tmp.data : "", ps->tmp.len);
+        *out = fq_value_strn(ps->str, ps->slen);
     } else if (c == '-' || isdig(c)) {
         rc = parse_number(ps, out);
         if (rc)

@@ -26,6 +26,7 @@
  */
 #include "flexq/objstore.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,11 +151,20 @@ struct fq_objstore *fq_objstore_new(void)
     return s;
 }
 
-/* A new entry for key k, its object not yet set. */
+/* An entry's size: the struct, then its name and namespace. */
+static size_t entry_size(size_t nlen, size_t nslen)
+{
+    return sizeof(struct entry) + nlen + 1 + nslen + 1;
+}
+
+/* A new entry for key k, its object not yet set. A small block
+ * (alloc.h): no malloc header, 16 bytes per stored object. */
 static struct entry *entry_new(const struct key *k)
 {
     size_t nn = k->nlen + 1, ns_n = k->nslen + 1;
-    struct entry *e = fq_xcalloc(1, sizeof(*e) + nn + ns_n);
+    size_t size = entry_size(k->nlen, k->nslen);
+    struct entry *e = fq_small_alloc(size);
+    memset(e, 0, size);
     memcpy(e->text, k->name, nn);
     memcpy(e->text + nn, k->ns, ns_n);
     e->hash = k->hash;
@@ -169,7 +179,7 @@ static struct entry *entry_new(const struct key *k)
 static void entry_free(struct entry *e)
 {
     fq_value_free(e->pub.obj);
-    free(e);
+    fq_small_free(e, entry_size(e->nlen, e->nslen));
 }
 
 void fq_objstore_free(struct fq_objstore *s)
@@ -226,6 +236,19 @@ static size_t kl_find(const struct kindlist *kl, const char *ns,
             hi = mid;
     }
     return lo;
+}
+
+/* Whether e comes after the last entry of kl (or kl is empty): a load
+ * from the store comes in list order, and each object is appended after
+ * one compare instead of a binary search whose every step read a cold
+ * entry. */
+static bool kl_after_last(const struct kindlist *kl, const struct entry *e)
+{
+    if (!kl->n)
+        return true;
+    const struct entry *last = kl->items[kl->n - 1];
+    int c = strcmp(last->pub.ns, e->pub.ns);
+    return c < 0 || (c == 0 && strcmp(last->pub.name, e->pub.name) < 0);
 }
 
 /* Moves the entries to nb buckets (a power of two). */
@@ -322,7 +345,8 @@ int fq_objstore_restore(struct fq_objstore *s, struct fq_value *obj,
         return rc;
     }
     /* create took the next revision; give the object its stored one. */
-    struct entry *e = find(s, o->kind, o->ns, o->name);
+    struct entry *e =
+        (struct entry *)(void *)((char *)o - offsetof(struct entry, pub));
     e->pub.rv = rv;
     set_rv(e->pub.obj, rv);
     if (rv > s->rev)
@@ -360,7 +384,9 @@ int fq_objstore_create(struct fq_objstore *s, struct fq_value *obj,
     struct entry *e = entry_new(&k);
 
     struct fq_value *md = fq_map_ensure_map(obj, "metadata");
-    if (s->namespaced[kind])
+    /* (Left alone when it says so already, as a stored object does.) */
+    const char *had_ns = fq_value_as_str(fq_map_get(md, "namespace"));
+    if (s->namespaced[kind] && !(had_ns && !strcmp(had_ns, e->pub.ns)))
         fq_map_set(md, "namespace", fq_value_str(e->pub.ns));
     if (!fq_value_as_str(fq_map_get(md, "uid")) && uid)
         fq_map_set(md, "uid", fq_value_str(uid));
@@ -381,7 +407,8 @@ int fq_objstore_create(struct fq_objstore *s, struct fq_value *obj,
     s->buckets[b] = e;
     struct kindlist *kl = &s->kinds[kind];
     FQ_GROW(kl->items, kl->cap, kl->n + 1);
-    size_t at = kl_find(kl, e->pub.ns, e->pub.name);
+    size_t at =
+        kl_after_last(kl, e) ? kl->n : kl_find(kl, e->pub.ns, e->pub.name);
     memmove(&kl->items[at + 1], &kl->items[at],
             (kl->n - at) * sizeof(*kl->items));
     kl->items[at] = e;

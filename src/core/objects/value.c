@@ -11,10 +11,10 @@
  * lived long (a running workload, a node) it is out of the CPU's
  * caches: a scan that read each candidate's key to compare it took
  * a cache miss per member (strcmp was the replay's top function, at 13%
- * of its time). So each member also keeps its key's length and first 8
- * bytes (klen, kpre: fq_key_prefix in value.h), a scan compares those
- * with the wanted key's (same_key), and reads a key only for the bytes
- * past the eighth of one that matched so far. fq_map_get, fq_map_set,
+ * of its time). So each member also keeps its key's length and first 4
+ * bytes (klen, kpre: fq_key_prefix in value.h, the low half), a scan
+ * compares those with the wanted key's (same_key), and reads a key only
+ * for the bytes past the fourth of one that matched so far. fq_map_get, fq_map_set,
  * fq_map_ensure_map and the path getters are inline (value.h): for a
  * literal key the compiler folds the length and the prefix into
  * constants. A dotted path is looked up the
@@ -44,7 +44,7 @@
  *  3. STR nodes hold a NUL-terminated copy; `len` is strlen(s). A string
  *     shorter than u.str.buf, or a number's text shorter than u.num.buf,
  *     lives in that buffer of its node (s or raw points at it).
- *  4. A member's klen is strlen(key) and its kpre is
+ *  4. A member's klen is strlen(key) and its kpre is the low 32 bits of
  *     fq_key_prefix(key, klen); members are made only here
  *     (fq_value_map_append, fq_value_clone), never by the callers, which
  *     read keys but do not write them.
@@ -605,29 +605,31 @@ struct fq_value *fq_value_map(void)
 
 /* --- finding a key ---------------------------------------------------- */
 
-/* Whether the n-byte keys a and b (n > 8), whose first 8 bytes are the
- * same, are the same: 8 bytes at a time, the last 8 read at n - 8 (they
- * may overlap bytes already compared, and are inside both keys). Inline
- * loads, not memcmp: a call in the scan of find_n made every lookup save
- * and restore registers around it, and for a literal b the compiler
- * folds b's words to constants. */
+/* Whether the n-byte keys a and b (n > 4), whose first 4 bytes are the
+ * same, are the same: 8 bytes at a time, the last 4 or 8 read at the end
+ * (they may overlap bytes already compared, and are inside both keys).
+ * Inline loads, not memcmp: a call in the scan of find_n made every
+ * lookup save and restore registers around it, and for a literal b the
+ * compiler folds b's words to constants. */
 static inline bool same_tail(const char *a, const char *b, size_t n)
 {
-    for (size_t j = 8; j + 8 < n; j += 8)
+    if (n < 8)
+        return fq_key_load32(a + n - 4) == fq_key_load32(b + n - 4);
+    for (size_t j = 4; j + 8 < n; j += 8)
         if (fq_key_load64(a + j) != fq_key_load64(b + j))
             return false;
     return fq_key_load64(a + n - 8) == fq_key_load64(b + n - 8);
 }
 
-/* Whether member mem's key is the n-byte key k, whose prefix is pre: the
- * length and the first 8 bytes are compared in the member, and the key
- * itself (a block of its own, often cold) is read only for the bytes past
- * the eighth of a key that matched so far. */
+/* Whether member mem's key is the n-byte key k, whose prefix is pre (its
+ * low 32 bits are compared): the length and the first 4 bytes are
+ * compared in the member, and the key itself is read only for the bytes
+ * past the fourth of a key that matched so far. */
 static inline bool same_key(const struct fq_member *mem, const char *k,
                             size_t n, uint64_t pre)
 {
-    return mem->kpre == pre && mem->klen == n &&
-           (n <= 8 || same_tail(mem->key, k, n));
+    return mem->kpre == (uint32_t)pre && mem->klen == n &&
+           (n <= 4 || same_tail(mem->key, k, n));
 }
 
 /* Maps are small (a few keys): a linear scan, a member's length and prefix
@@ -909,7 +911,7 @@ bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
 static struct fq_member *append(struct fq_value *m, const char *key,
                                 size_t klen, uint64_t pre, struct fq_value *val)
 {
-    if (klen > UINT32_MAX) { /* like running out of memory: see alloc.h */
+    if (klen > INT32_MAX) { /* like running out of memory: see alloc.h */
         fprintf(stderr, "flexq: a mapping key of %zu bytes\n", klen);
         abort();
     }
@@ -920,8 +922,8 @@ static struct fq_member *append(struct fq_value *m, const char *key,
     mem->well_known = wk != NULL;
     mem->line = mem->col = 0;
     mem->val = val;
-    mem->klen = (uint32_t)klen;
-    mem->kpre = pre;
+    mem->klen = (uint32_t)klen & 0x7fffffffu;
+    mem->kpre = (uint32_t)pre;
     return mem;
 }
 
@@ -929,6 +931,32 @@ struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
                                       size_t klen, struct fq_value *val)
 {
     return append(m, key, klen, fq_key_prefix(key, klen), val);
+}
+
+/* Moves the cap-element array *items of `size`-byte elements, n of them
+ * used, to a block of exactly n (none when n is 0). */
+static void fit_items(void **items, size_t *cap, size_t n, size_t size)
+{
+    if (*cap <= n)
+        return;
+    void *exact = NULL;
+    if (n) {
+        exact = fq_small_alloc(n * size);
+        memcpy(exact, *items, n * size);
+    }
+    fq_small_free(*items, *cap * size);
+    *items = exact;
+    *cap = n;
+}
+
+void fq_value_fit(struct fq_value *v)
+{
+    if (v && v->type == FQ_V_MAP)
+        fit_items((void **)&v->u.map.items, &v->u.map.cap, v->u.map.n,
+                  sizeof(*v->u.map.items));
+    else if (v && v->type == FQ_V_SEQ)
+        fit_items((void **)&v->u.seq.items, &v->u.seq.cap, v->u.seq.n,
+                  sizeof(*v->u.seq.items));
 }
 
 struct fq_value *fq_map_get_n(const struct fq_value *m, const char *k, size_t n,
@@ -1174,10 +1202,13 @@ static void merge_members(struct fq_value *t, const struct fq_value *patch)
         }
         struct fq_value *nv = NULL;
         fq_value_merge_patch(&nv, pm->val); /* drops nested nulls */
+        /* The whole prefix: a member keeps only its low half, and append
+         * needs all of it to find a well-known key. */
+        uint64_t pre = fq_key_prefix(pm->key, pm->klen);
         if (big) {
-            append(t, pm->key, pm->klen, pm->kpre, nv);
+            append(t, pm->key, pm->klen, pre, nv);
         } else {
-            fq_map_set_n(t, pm->key, pm->klen, pm->kpre, nv);
+            fq_map_set_n(t, pm->key, pm->klen, pre, nv);
         }
     }
     if (deleted) {
@@ -1231,9 +1262,10 @@ size_t fq_value_map_find_duplicate(const struct fq_value *m)
 {
     size_t n = m->u.map.n, best = n;
     if (n <= 8) { /* small maps: pairwise is cheaper than sorting */
+        const struct fq_member *it = m->u.map.items;
         for (size_t j = 1; j < n; j++)
             for (size_t i = 0; i < j; i++)
-                if (!strcmp(m->u.map.items[i].key, m->u.map.items[j].key))
+                if (same_key(&it[i], it[j].key, it[j].klen, it[j].kpre))
                     return j;
         return n;
     }

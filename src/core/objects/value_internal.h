@@ -27,6 +27,16 @@ struct fq_member *fq_value_map_append(struct fq_value *m, const char *key,
 size_t fq_value_map_find_duplicate(const struct fq_value *m);
 
 /*
+ * Shrinks the item array of sequence or map v to its count, for a reader
+ * that has appended the last item: appends double the array from 8
+ * items, and a stored object's maps hold 1 to 7 members, so a tree kept
+ * as parsed held some 200 bytes of empty members per map (at a million
+ * stored objects, about a third of flexqd's memory). A later append
+ * grows the array again. Nothing for other nodes.
+ */
+void fq_value_fit(struct fq_value *v);
+
+/*
  * Decodes the UTF-8 character at p (p < end): returns its length (1..4)
  * and sets *cp (when cp is not NULL), or returns 0 for an invalid, overlong,
  * truncated or surrogate sequence. Shared by the JSON and YAML readers.
