@@ -736,7 +736,7 @@ int main(int argc, char **argv)
     daemon_stop(&d);
 
     /* figures, in baseline time */
-    double sum[3] = {0}, used = 0, lost = 0, last = t0;
+    double sum[3] = {0}, hold[3] = {0}, used = 0, lost = 0, last = t0;
     int cnt[3] = {0}, done = 0, evictions = 0;
     for (int k = 0; k < b.n; k++) {
         struct wl *w = &b.w[k];
@@ -747,6 +747,10 @@ int main(int argc, char **argv)
             continue;
         done++;
         sum[w->cls] += w->admitted - w->created;
+        /* the last run's quota held past its runtime: the finish's
+         * lateness and round trip */
+        hold[w->cls] += w->finished - w->admitted -
+                        CLASSES[w->cls].runtime_ms / 1000.0 / scale;
         cnt[w->cls]++;
         if (w->finished > last)
             last = w->finished;
@@ -756,9 +760,11 @@ int main(int argc, char **argv)
     double usage = wall_s > 0 ?
                        100.0 * used * scale / ((double)ncq * NOMINAL * wall_s) :
                        0;
-    double mean[3];
-    for (int k = 0; k < 3; k++)
+    double mean[3], over[3];
+    for (int k = 0; k < 3; k++) {
         mean[k] = cnt[k] ? sum[k] / cnt[k] * scale : 0;
+        over[k] = cnt[k] ? hold[k] / cnt[k] * scale : 0;
+    }
     double ideal = 0;
     for (int k = 0; k < 3; k++)
         ideal += (double)CLASSES[k].count * CLASSES[k].cpu *
@@ -778,6 +784,10 @@ int main(int argc, char **argv)
            usage, ncq * NOMINAL, lost * scale, used * scale, packed);
     printf("  creates              sent up to %.2f s after their due time\n",
            b.late_max * scale);
+    printf("  quota held past its  large %.3f s, medium %.3f s, small %.3f s "
+           "(mean over the\n  runtime             last runs: the finish's "
+           "lateness and round trip)\n",
+           over[2], over[1], over[0]);
     printf("  time to admission    large %.2f s, medium %.2f s, small %.2f s "
            "(mean; /metrics, all classes: %.2f s)\n",
            mean[2], mean[1], mean[0], m_wcnt ? m_wsum / m_wcnt * scale : 0);
@@ -803,7 +813,8 @@ int main(int argc, char **argv)
         "\"usage_pct\":%.1f,\"large_s\":%.2f,\"medium_s\":%.2f,"
         "\"small_s\":%.2f,\"wall_s\":%.1f,\"ideal_wall_s\":%.0f,"
         "\"evictions\":%d,\"evicted_cpu_s\":%.0f,\"packed_wall_s\":%.1f,"
-        "\"create_late_max_s\":%.2f,\"weighted_wait_s\":%.2f,"
+        "\"create_late_max_s\":%.2f,\"held_past_runtime_s\":{\"large\":%.3f,"
+        "\"medium\":%.3f,\"small\":%.3f},\"weighted_wait_s\":%.2f,"
         "\"weighted_wait_bound_s\":%.2f,\"cycle_ms\":%d,\"metrics\":{\"admitted\":%.0f,\"evicted\":%.0f,"
         "\"mean_admission_wait_s\":%.3f},\"flexqd_cpu_s\":%.1f,"
         "\"flexqd_peak_rss_kb\":%ld,\"host_busy_cpu_s\":%.1f,"
@@ -811,8 +822,8 @@ int main(int argc, char **argv)
         "\"medium_s\":76.8,\"small_s\":215.5,\"wall_s\":351}}\n",
         cohorts, ncq, b.n, done, b.errors, scale, usage, mean[2], mean[1],
         mean[0], wall_s, ideal, evictions, lost * scale, packed,
-        b.late_max * scale, wmean, bound, cycle_ms, m_adm, m_evi,
-        m_wcnt ? m_wsum / m_wcnt * scale : 0, cpu, hwm, host);
+        b.late_max * scale, over[2], over[1], over[0], wmean, bound, cycle_ms,
+        m_adm, m_evi, m_wcnt ? m_wsum / m_wcnt * scale : 0, cpu, hwm, host);
     free(b.w);
     free(b.heap);
     free(bin);
