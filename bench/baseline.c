@@ -73,6 +73,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include "bench_http.h"
 #include "flexq/value.h"
@@ -144,6 +145,16 @@ struct bench {
     int wfd;
     bool ready;
 };
+
+/* This process's cpu seconds (user + system), all threads. */
+static double self_cpu_s(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
 
 static bool task_before(const struct task *a, const struct task *b)
 {
@@ -636,7 +647,7 @@ int main(int argc, char **argv)
            "workloads, %d senders\n",
            scale, cohorts, CQS_PER_COHORT, b.n, senders);
     fflush(stdout);
-    double cpu0 = proc_cpu_s(d.pid), host0 = busy_cpu_s();
+    double cpu0 = proc_cpu_s(d.pid), host0 = busy_cpu_s(), self0 = self_cpu_s();
     pthread_t th[MAX_SENDERS];
     for (int s = 0; s < senders; s++)
         pthread_create(&th[s], NULL, sender, &b);
@@ -717,6 +728,7 @@ int main(int argc, char **argv)
         shown++;
     }
     double cpu = proc_cpu_s(d.pid) - cpu0, host = busy_cpu_s() - host0;
+    double self = self_cpu_s() - self0;
     long hwm = proc_hwm_kb(d.pid);
     struct fq_buf met = FQ_BUF_INIT;
     int mst = call_body(c, "GET", "/metrics", "text/plain", NULL, &met);
@@ -806,9 +818,10 @@ int main(int argc, char **argv)
            wmean, bound);
     printf("  Kueue's published    wall 351 s, usage 55.9 %%, large 16.5 s, "
            "medium 76.8 s, small 215.5 s\n");
-    printf("  flexqd               %.1f cpu s, peak RSS %ld kB; machine busy "
-           "%.1f cpu s\n",
-           cpu, hwm, host);
+    printf(
+        "  flexqd               %.1f cpu s, peak RSS %ld kB; this bench %.1f "
+        "cpu s; machine busy %.1f cpu s\n",
+        cpu, hwm, self, host);
     printf(
         "{\"bench\":\"baseline\",\"cohorts\":%d,\"cluster_queues\":%d,"
         "\"workloads\":%d,\"finished\":%d,\"errors\":%d,\"time_scale\":%g,"
@@ -819,13 +832,14 @@ int main(int argc, char **argv)
         "\"medium\":%.3f,\"small\":%.3f},\"weighted_wait_s\":%.2f,"
         "\"weighted_wait_bound_s\":%.2f,\"cycle_ms\":%d,\"metrics\":{\"admitted\":%.0f,\"evicted\":%.0f,"
         "\"mean_admission_wait_s\":%.3f},\"flexqd_cpu_s\":%.1f,"
-        "\"flexqd_peak_rss_kb\":%ld,\"host_busy_cpu_s\":%.1f,"
+        "\"flexqd_peak_rss_kb\":%ld,\"bench_cpu_s\":%.1f,\"host_busy_cpu_s\":%.1f,"
         "\"kueue_published\":{\"usage_pct\":55.9,\"large_s\":16.5,"
         "\"medium_s\":76.8,\"small_s\":215.5,\"wall_s\":351}}\n",
         cohorts, ncq, b.n, done, b.errors, scale, usage, mean[2], mean[1],
         mean[0], wall_s, ideal, evictions, lost * scale, packed,
         b.late_max * scale, over[2], over[1], over[0], wmean, bound, cycle_ms,
-        m_adm, m_evi, m_wcnt ? m_wsum / m_wcnt * scale : 0, cpu, hwm, host);
+        m_adm, m_evi, m_wcnt ? m_wsum / m_wcnt * scale : 0, cpu, hwm, self,
+        host);
     free(b.w);
     free(b.heap);
     free(bin);
