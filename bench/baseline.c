@@ -16,7 +16,9 @@
  * and a fresh data directory; the queues are created through the API; the
  * Workloads (kueue.x-k8s.io Workloads with one podset of one pod, no Job:
  * Kueue's runner creates Workloads too) are POSTed at the baseline's pace
- * by a pool of sender threads, one keep-alive connection each; a watch on
+ * (at fixed times j x interval; --kueue-pacing: as Kueue's generator, one
+ * interval after the last create of the same set was answered) by a pool
+ * of sender threads, one keep-alive connection each; a watch on
  * Workloads sees each Admitted=True, and the workload "runs" its fake
  * duration: that long after its admission was seen, a sender PUTs its
  * status with Finished=True (reason Succeeded), which releases its quota.
@@ -54,10 +56,13 @@
  * runtime), so the work pending at t is at least what arrived minus that.
  * Its integral over the run is the sum over workloads of work x time to
  * admission: divided by the total work, a bound on the work-weighted mean
- * time to admission, which no class can all beat.
+ * time to admission, which no class can all beat. It is computed from the
+ * run's own create times (about 4.1 s at fixed times j x interval, 3.2 s
+ * at Kueue's generator's (j + 1) x interval before its drift; 0 when the
+ * drift spread the arrivals so that they no longer exceed the quota).
  *
  * Usage: baseline [--cohorts N] [--time-scale S] [--senders K]
- *                 [--cycle-ms MS]
+ *                 [--cycle-ms MS] [--kueue-pacing]
  *   --cohorts N   cohorts of 6 ClusterQueues (default 5, the full
  *                 baseline; 1 is a fifth of the load on the same 66 s
  *                 timeline)
@@ -65,6 +70,12 @@
  *                 finishes waited for a free connection for seconds and
  *                 each came in a turn of its own)
  *   --cycle-ms MS flexqd's policy.cycleMilliseconds (default 0, flexqd's)
+ *   --kueue-pacing as Kueue's generator paces its creates: a set's first
+ *                 one interval after the start, each next one an interval
+ *                 after the last was answered, so the arrivals drift by
+ *                 the create latency (on a loaded machine the last came
+ *                 at 83 s instead of 60); by default at fixed times j x
+ *                 interval, the timeline the 66 s ideal assumes
  * Output: readable figures, then one JSON object as the last line with
  * usage_pct, large_s, medium_s, small_s, wall_s.
  *
@@ -107,6 +118,7 @@ enum {
 
 struct wl {
     int cls, cq;
+    int j; /* its place in its set (class, ClusterQueue) */
     int state;
     int gen;           /* bumped at every admission seen */
     double due;        /* creation due, wall s */
@@ -139,6 +151,7 @@ struct bench {
     int finished;
     int errors;
     double late_max; /* the latest a create was sent after its due time */
+    bool fixed;      /* creates at fixed times, not after the last answer */
     bool stop;
     double t0;
     /* watch */
@@ -306,6 +319,15 @@ static void *sender(void *arg)
                           "application/json", body);
             free(body);
             pthread_mutex_lock(&b->mu);
+            /* Kueue's generator: the set's next create one interval
+             * after this one was answered */
+            const struct cls *cl = &CLASSES[w->cls];
+            if (!b->fixed && w->j + 1 < cl->count) {
+                double at = wall() + cl->interval_ms / 1000.0 / b->scale;
+                b->w[t.wl + 1].due = at;
+                heap_push(b, (struct task){at, t.wl + 1, -1});
+                pthread_cond_broadcast(&b->cv);
+            }
             if (st != 201) {
                 b->errors++;
                 fprintf(stderr, "baseline: create %s: HTTP %d\n", name, st);
@@ -482,36 +504,44 @@ static int setup(struct conn *c, int cohorts)
 }
 
 /*
- * The lower bound of the top comment, in baseline seconds: the integral
- * over the run of max(0, work arrived - nominal x (t + longest runtime))
- * per ClusterQueue, over the ClusterQueue's total work. Stepped by 1 ms
- * until every workload has arrived and the backlog is gone.
+ * The lower bound of the top comment, in baseline seconds, for the
+ * arrivals this run had (each workload's create sent): the integral over
+ * the run of max(0, work arrived - quota x (t + longest runtime)) over
+ * the total work, stepped by 1 ms. The quota is pooled over the
+ * cohorts, which can only lower the bound.
  */
-static double wait_lower_bound(void)
+static double wait_lower_bound(const struct bench *b, int ncq)
 {
-    double total = 0, longest = 0, integral = 0;
-    for (int k = 0; k < 3; k++) {
-        total += (double)CLASSES[k].count * CLASSES[k].cpu *
-                 CLASSES[k].runtime_ms / 1000.0;
+    double total = 0, longest = 0, last = 0, integral = 0;
+    for (int k = 0; k < 3; k++)
         if (CLASSES[k].runtime_ms / 1000.0 > longest)
             longest = CLASSES[k].runtime_ms / 1000.0;
+    for (int i = 0; i < b->n; i++)
+        if (b->w[i].created - b->t0 > last)
+            last = b->w[i].created - b->t0;
+    size_t nms = (size_t)(last * b->scale * 1000.0) + 2;
+    double *at = fq_xcalloc(nms, sizeof(*at));
+    for (int i = 0; i < b->n; i++) {
+        const struct cls *c = &CLASSES[b->w[i].cls];
+        double t = (b->w[i].created - b->t0) * b->scale;
+        size_t ms = t > 0 ? (size_t)(t * 1000.0) : 0;
+        if (!b->w[i].created || ms >= nms)
+            continue; /* never sent */
+        at[ms] += c->cpu * c->runtime_ms / 1000.0;
+        total += c->cpu * c->runtime_ms / 1000.0;
     }
-    for (long ms = 0;; ms++) {
-        double t = (double)ms / 1000.0, arrived = 0;
-        for (int k = 0; k < 3; k++) {
-            long n = ms / CLASSES[k].interval_ms + 1; /* due at j x interval */
-            if (n > CLASSES[k].count)
-                n = CLASSES[k].count;
-            arrived +=
-                (double)n * CLASSES[k].cpu * CLASSES[k].runtime_ms / 1000.0;
-        }
-        double pending = arrived - NOMINAL * (t + longest);
+    double arrived = 0, quota = (double)ncq * NOMINAL;
+    for (size_t ms = 0;; ms++) {
+        if (ms < nms)
+            arrived += at[ms];
+        double pending = arrived - quota * ((double)ms / 1000.0 + longest);
         if (pending > 0)
             integral += pending / 1000.0;
-        else if (arrived >= total)
+        else if (ms >= nms)
             break;
     }
-    return integral / total;
+    free(at);
+    return total > 0 ? integral / total : 0;
 }
 
 /* Sum over all label sets of metric `name` (exact name, then '{' or ' '). */
@@ -535,6 +565,7 @@ static double metric_sum(const char *text, const char *name)
 int main(int argc, char **argv)
 {
     int cohorts = 5, senders = 64, cycle_ms = 0;
+    bool fixed = true;
     double scale = 1.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -545,6 +576,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--senders") && v) {
             senders = atoi(v);
             i++;
+        } else if (!strcmp(a, "--kueue-pacing")) {
+            fixed = false;
         } else if (!strcmp(a, "--cycle-ms") && v) {
             cycle_ms = atoi(v);
             i++;
@@ -554,7 +587,7 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr, "usage: baseline [--cohorts N (1-50)] "
                             "[--time-scale S (1-100)] [--senders K "
-                            "(1-256)] [--cycle-ms MS]\n");
+                            "(1-256)] [--cycle-ms MS] [--kueue-pacing]\n");
             return 2;
         }
     }
@@ -603,6 +636,7 @@ int main(int argc, char **argv)
     int ncq = cohorts * CQS_PER_COHORT;
     struct bench b;
     memset(&b, 0, sizeof(b));
+    b.fixed = fixed;
     b.port = d.port;
     b.scale = scale;
     pthread_mutex_init(&b.mu, NULL);
@@ -637,9 +671,14 @@ int main(int argc, char **argv)
             for (int j = 0; j < CLASSES[k].count; j++, i++) {
                 b.w[i].cls = k;
                 b.w[i].cq = q;
-                b.w[i].due =
-                    t0 + (double)j * CLASSES[k].interval_ms / 1000.0 / scale;
-                heap_push(&b, (struct task){b.w[i].due, i, -1});
+                b.w[i].j = j;
+                /* fixed: j intervals from the start; else (Kueue's
+                 * generator) the first after one interval, each next
+                 * one interval after the last create was answered */
+                double iv = CLASSES[k].interval_ms / 1000.0 / scale;
+                b.w[i].due = fixed ? t0 + j * iv : t0 + iv;
+                if (fixed || j == 0)
+                    heap_push(&b, (struct task){b.w[i].due, i, -1});
             }
     b.creates_left = b.n;
     printf("Kueue scheduler baseline through flexqd (--provider sim, --sync "
@@ -751,11 +790,14 @@ int main(int argc, char **argv)
 
     /* figures, in baseline time */
     double sum[3] = {0}, hold[3] = {0}, used = 0, lost = 0, last = t0;
+    double last_create = t0;
     int cnt[3] = {0}, done = 0, evictions = 0;
     for (int k = 0; k < b.n; k++) {
         struct wl *w = &b.w[k];
         used += w->used_cpu_s;
         lost += w->lost_cpu_s;
+        if (w->created > last_create)
+            last_create = w->created;
         evictions += w->evictions;
         if (w->state != ST_DONE || !w->finished)
             continue;
@@ -784,7 +826,7 @@ int main(int argc, char **argv)
         ideal += (double)CLASSES[k].count * CLASSES[k].cpu *
                  CLASSES[k].runtime_ms / 1000.0;
     ideal /= NOMINAL; /* per CQ; the same for any number of CQs */
-    double bound = wait_lower_bound();
+    double bound = wait_lower_bound(&b, ncq);
     /* the work done, evicted runs included, over the capacity: the wall
      * a perfectly packed run of the same evictions would take */
     double packed = used * scale / ((double)ncq * NOMINAL);
@@ -796,8 +838,9 @@ int main(int argc, char **argv)
     printf("  usage                %.1f %% of %d cpu; %.0f cpu-s of %.0f in "
            "runs cut short by evictions (packed, they take %.1f s)\n",
            usage, ncq * NOMINAL, lost * scale, used * scale, packed);
-    printf("  creates              sent up to %.2f s after their due time\n",
-           b.late_max * scale);
+    printf("  creates              sent up to %.2f s after their due time; the "
+           "last at %.1f s\n",
+           b.late_max * scale, (last_create - t0) * scale);
     printf("  quota held past its  large %.3f s, medium %.3f s, small %.3f s "
            "(mean over the\n  runtime             last runs: the finish's "
            "lateness and round trip)\n",
@@ -814,7 +857,7 @@ int main(int argc, char **argv)
     }
     wmean /= work;
     printf("  work-weighted mean   %.2f s; no scheduler can go below %.2f s "
-           "(the demand exceeds the quota until the arrivals end)\n",
+           "with these arrivals\n",
            wmean, bound);
     printf("  Kueue's published    wall 351 s, usage 55.9 %%, large 16.5 s, "
            "medium 76.8 s, small 215.5 s\n");
@@ -828,18 +871,18 @@ int main(int argc, char **argv)
         "\"usage_pct\":%.1f,\"large_s\":%.2f,\"medium_s\":%.2f,"
         "\"small_s\":%.2f,\"wall_s\":%.1f,\"ideal_wall_s\":%.0f,"
         "\"evictions\":%d,\"evicted_cpu_s\":%.0f,\"packed_wall_s\":%.1f,"
-        "\"create_late_max_s\":%.2f,\"held_past_runtime_s\":{\"large\":%.3f,"
+        "\"create_late_max_s\":%.2f,\"last_create_s\":%.1f,\"held_past_runtime_s\":{\"large\":%.3f,"
         "\"medium\":%.3f,\"small\":%.3f},\"weighted_wait_s\":%.2f,"
-        "\"weighted_wait_bound_s\":%.2f,\"cycle_ms\":%d,\"metrics\":{\"admitted\":%.0f,\"evicted\":%.0f,"
+        "\"weighted_wait_bound_s\":%.2f,\"cycle_ms\":%d,\"kueue_pacing\":%s,\"metrics\":{\"admitted\":%.0f,\"evicted\":%.0f,"
         "\"mean_admission_wait_s\":%.3f},\"flexqd_cpu_s\":%.1f,"
         "\"flexqd_peak_rss_kb\":%ld,\"bench_cpu_s\":%.1f,\"host_busy_cpu_s\":%.1f,"
         "\"kueue_published\":{\"usage_pct\":55.9,\"large_s\":16.5,"
         "\"medium_s\":76.8,\"small_s\":215.5,\"wall_s\":351}}\n",
         cohorts, ncq, b.n, done, b.errors, scale, usage, mean[2], mean[1],
         mean[0], wall_s, ideal, evictions, lost * scale, packed,
-        b.late_max * scale, over[2], over[1], over[0], wmean, bound, cycle_ms,
-        m_adm, m_evi, m_wcnt ? m_wsum / m_wcnt * scale : 0, cpu, hwm, self,
-        host);
+        b.late_max * scale, (last_create - t0) * scale, over[2], over[1],
+        over[0], wmean, bound, cycle_ms, fixed ? "false" : "true", m_adm, m_evi,
+        m_wcnt ? m_wsum / m_wcnt * scale : 0, cpu, hwm, self, host);
     free(b.w);
     free(b.heap);
     free(bin);
