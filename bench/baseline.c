@@ -150,6 +150,7 @@ struct bench {
     int creates_left;
     int finished;
     int errors;
+    int conflicts;   /* finish PUTs answered 409 (looked at again) */
     double late_max; /* the latest a create was sent after its due time */
     bool fixed;      /* creates at fixed times, not after the last answer */
     bool stop;
@@ -355,6 +356,9 @@ static void *sender(void *arg)
             body = NULL;
             if (st != 409)
                 break;
+            pthread_mutex_lock(&b->mu);
+            b->conflicts++;
+            pthread_mutex_unlock(&b->mu);
             struct fq_buf cur = FQ_BUF_INIT;
             if (call_body(c, "GET", path, "application/json", NULL, &cur) ==
                 200)
@@ -838,6 +842,9 @@ int main(int argc, char **argv)
     printf("  usage                %.1f %% of %d cpu; %.0f cpu-s of %.0f in "
            "runs cut short by evictions (packed, they take %.1f s)\n",
            usage, ncq * NOMINAL, lost * scale, used * scale, packed);
+    printf("  finishes             %d answered 409 Conflict and were sent "
+           "again\n",
+           b.conflicts);
     printf("  creates              sent up to %.2f s after their due time; the "
            "last at %.1f s\n",
            b.late_max * scale, (last_create - t0) * scale);
@@ -871,7 +878,7 @@ int main(int argc, char **argv)
         "\"usage_pct\":%.1f,\"large_s\":%.2f,\"medium_s\":%.2f,"
         "\"small_s\":%.2f,\"wall_s\":%.1f,\"ideal_wall_s\":%.0f,"
         "\"evictions\":%d,\"evicted_cpu_s\":%.0f,\"packed_wall_s\":%.1f,"
-        "\"create_late_max_s\":%.2f,\"last_create_s\":%.1f,\"held_past_runtime_s\":{\"large\":%.3f,"
+        "\"finish_conflicts\":%d,\"create_late_max_s\":%.2f,\"last_create_s\":%.1f,\"held_past_runtime_s\":{\"large\":%.3f,"
         "\"medium\":%.3f,\"small\":%.3f},\"weighted_wait_s\":%.2f,"
         "\"weighted_wait_bound_s\":%.2f,\"cycle_ms\":%d,\"kueue_pacing\":%s,\"metrics\":{\"admitted\":%.0f,\"evicted\":%.0f,"
         "\"mean_admission_wait_s\":%.3f},\"flexqd_cpu_s\":%.1f,"
@@ -879,7 +886,7 @@ int main(int argc, char **argv)
         "\"kueue_published\":{\"usage_pct\":55.9,\"large_s\":16.5,"
         "\"medium_s\":76.8,\"small_s\":215.5,\"wall_s\":351}}\n",
         cohorts, ncq, b.n, done, b.errors, scale, usage, mean[2], mean[1],
-        mean[0], wall_s, ideal, evictions, lost * scale, packed,
+        mean[0], wall_s, ideal, evictions, lost * scale, packed, b.conflicts,
         b.late_max * scale, (last_create - t0) * scale, over[2], over[1],
         over[0], wmean, bound, cycle_ms, fixed ? "false" : "true", m_adm, m_evi,
         m_wcnt ? m_wsum / m_wcnt * scale : 0, cpu, hwm, self, host);
