@@ -40,15 +40,18 @@
  * by S and passes --time-scale S to flexqd; the figures are then given in
  * baseline time (multiplied back by S).
  *
- * Scheduling cycles: flexqd runs with its default policy.cycleMilliseconds
- * 0, a cycle in every turn where something changed. That is Kueue's pace
- * too: its scheduler (pkg/util/wait/backoff.go, UntilWithBackoff) starts
- * the next cycle at once after one that admitted something, and backs off
- * 1, 2, 4 ... at most 100 ms only while cycles admit nothing; Heads()
- * sleeps while every queue is empty. 100 ms is Kueue's longest pause,
- * not its period: --cycle-ms 100 (this bench's default until issue 21's
- * third pass) leaves freed quota idle up to a cycle per finish and costs
- * the baseline about a tenth of its usage.
+ * Scheduling cycles: flexqd runs with policy.cycleMilliseconds 100
+ * (--cycle-ms). Kueue's scheduler has no period (pkg/util/wait/
+ * backoff.go, UntilWithBackoff: the next cycle at once after one that
+ * admitted something, a backoff of 1, 2, 4 ... at most 100 ms only while
+ * cycles admit nothing), but it runs beside the API server, so its
+ * cycles are spaced by their own length. flexqd runs its cycle inside
+ * the turn that answers the API: at 0 (flexqd's default, a cycle in every
+ * turn where something changed) every turn pays a full cycle before the
+ * next finishes are answered, and at full size the finishes' round trip
+ * cost more than the pace: 107 s at 0, 94 s at 10, 83 s at 100 (issue
+ * 21's third pass, docs/benchmarks.md). At one cohort 0 and 100 are
+ * within 2 s.
  *
  * Lower bound (printed beside the targets): whatever the scheduler, the
  * work admitted by time t in a ClusterQueue's share of its cohort is at
@@ -69,7 +72,8 @@
  *   --senders K   keep-alive connections sending (default 64: with 16,
  *                 finishes waited for a free connection for seconds and
  *                 each came in a turn of its own)
- *   --cycle-ms MS flexqd's policy.cycleMilliseconds (default 0, flexqd's)
+ *   --cycle-ms MS flexqd's policy.cycleMilliseconds (default 100; 0 is
+ *                 flexqd's own default)
  *   --kueue-pacing as Kueue's generator paces its creates: a set's first
  *                 one interval after the start, each next one an interval
  *                 after the last was answered, so the arrivals drift by
@@ -568,7 +572,7 @@ static double metric_sum(const char *text, const char *name)
 
 int main(int argc, char **argv)
 {
-    int cohorts = 5, senders = 64, cycle_ms = 0;
+    int cohorts = 5, senders = 64, cycle_ms = 100;
     bool fixed = true;
     double scale = 1.0;
     for (int i = 1; i < argc; i++) {
@@ -611,8 +615,9 @@ int main(int argc, char **argv)
     }
     char ts[32];
     snprintf(ts, sizeof(ts), "%g", scale);
-    /* --cycle-ms: flexqd's policy.cycleMilliseconds (0, the default: a
-     * scheduling cycle whenever something changed; see the top comment) */
+    /* --cycle-ms: flexqd's policy.cycleMilliseconds (100 by default; 0
+     * is a scheduling cycle whenever something changed; see the top
+     * comment) */
     char cfg[96];
     snprintf(cfg, sizeof(cfg), "%s/config.yaml", dir);
     FILE *cf = fopen(cfg, "we");
