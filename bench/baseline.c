@@ -16,7 +16,9 @@
  * and a fresh data directory; the queues are created through the API; the
  * Workloads (kueue.x-k8s.io Workloads with one podset of one pod, no Job:
  * Kueue's runner creates Workloads too) are POSTed at the baseline's pace
- * by a pool of sender threads, one keep-alive connection each; a watch on
+ * (at fixed times j x interval; --kueue-pacing: as Kueue's generator, one
+ * interval after the last create of the same set was answered) by a pool
+ * of sender threads, one keep-alive connection each; a watch on
  * Workloads sees each Admitted=True, and the workload "runs" its fake
  * duration: that long after its admission was seen, a sender PUTs its
  * status with Finished=True (reason Succeeded), which releases its quota.
@@ -39,19 +41,45 @@
  * baseline time (multiplied back by S).
  *
  * Scheduling cycles: flexqd runs with policy.cycleMilliseconds 100
- * (Kueue's cadence; --cycle-ms). With flexqd's default 0 (a cycle
- * whenever something changed) this workload sends flexqd into scheduling
- * cycle after cycle inside one settle (preempt, set_pending and an Event
- * in each, per the profile), its memory growing by
- * gigabytes in seconds (--cycle-ms 0 shows it; docs/benchmarks.md).
+ * (--cycle-ms). Kueue's scheduler has no period (pkg/util/wait/
+ * backoff.go, UntilWithBackoff: the next cycle at once after one that
+ * admitted something, a backoff of 1, 2, 4 ... at most 100 ms only while
+ * cycles admit nothing), but it runs beside the API server, so its
+ * cycles are spaced by their own length. flexqd runs its cycle inside
+ * the turn that answers the API: at 0 (flexqd's default, a cycle in every
+ * turn where something changed) every turn pays a full cycle before the
+ * next finishes are answered, and at full size the finishes' round trip
+ * cost more than the pace: 107 s at 0, 94 s at 10, 83 s at 100 (issue
+ * 21's third pass, docs/benchmarks.md). At one cohort 0 and 100 are
+ * within 2 s.
+ *
+ * Lower bound (printed beside the targets): whatever the scheduler, the
+ * work admitted by time t in a ClusterQueue's share of its cohort is at
+ * most nominal x t plus what is still running (nominal x the longest
+ * runtime), so the work pending at t is at least what arrived minus that.
+ * Its integral over the run is the sum over workloads of work x time to
+ * admission: divided by the total work, a bound on the work-weighted mean
+ * time to admission, which no class can all beat. It is computed from the
+ * run's own create times (about 4.1 s at fixed times j x interval, 3.2 s
+ * at Kueue's generator's (j + 1) x interval before its drift; 0 when the
+ * drift spread the arrivals so that they no longer exceed the quota).
  *
  * Usage: baseline [--cohorts N] [--time-scale S] [--senders K]
- *                 [--cycle-ms MS]
+ *                 [--cycle-ms MS] [--kueue-pacing]
  *   --cohorts N   cohorts of 6 ClusterQueues (default 5, the full
  *                 baseline; 1 is a fifth of the load on the same 66 s
  *                 timeline)
- *   --senders K   keep-alive connections sending (default 16)
- *   --cycle-ms MS flexqd's policy.cycleMilliseconds (default 100)
+ *   --senders K   keep-alive connections sending (default 64: with 16,
+ *                 finishes waited for a free connection for seconds and
+ *                 each came in a turn of its own)
+ *   --cycle-ms MS flexqd's policy.cycleMilliseconds (default 100; 0 is
+ *                 flexqd's own default)
+ *   --kueue-pacing as Kueue's generator paces its creates: a set's first
+ *                 one interval after the start, each next one an interval
+ *                 after the last was answered, so the arrivals drift by
+ *                 the create latency (on a loaded machine the last came
+ *                 at 83 s instead of 60); by default at fixed times j x
+ *                 interval, the timeline the 66 s ideal assumes
  * Output: readable figures, then one JSON object as the last line with
  * usage_pct, large_s, medium_s, small_s, wall_s.
  *
@@ -60,13 +88,14 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include "bench_http.h"
 #include "flexq/value.h"
 
 #define CQS_PER_COHORT 6
 #define NOMINAL        20
-#define MAX_SENDERS    64
+#define MAX_SENDERS    256
 
 struct cls {
     const char *name;
@@ -93,6 +122,7 @@ enum {
 
 struct wl {
     int cls, cq;
+    int j; /* its place in its set (class, ClusterQueue) */
     int state;
     int gen;           /* bumped at every admission seen */
     double due;        /* creation due, wall s */
@@ -100,6 +130,7 @@ struct wl {
     double admitted;   /* last Admitted=True seen */
     double finished;   /* finish answered */
     double used_cpu_s; /* cpu x admitted time, evictions included */
+    double lost_cpu_s; /* of which in runs an eviction cut short */
     int evictions;
     char *status; /* JSON of the status at admission (owned) */
 };
@@ -123,12 +154,25 @@ struct bench {
     int creates_left;
     int finished;
     int errors;
+    int conflicts;   /* finish PUTs answered 409 (looked at again) */
+    double late_max; /* the latest a create was sent after its due time */
+    bool fixed;      /* creates at fixed times, not after the last answer */
     bool stop;
     double t0;
     /* watch */
     int wfd;
     bool ready;
 };
+
+/* This process's cpu seconds (user + system), all threads. */
+static double self_cpu_s(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
 
 static bool task_before(const struct task *a, const struct task *b)
 {
@@ -269,6 +313,8 @@ static void *sender(void *arg)
         if (t.gen < 0) {
             w->state = ST_PENDING;
             w->created = wall();
+            if (w->created - t.at > b->late_max)
+                b->late_max = w->created - t.at;
             b->creates_left--;
             pthread_mutex_unlock(&b->mu);
             char *body = create_body(b, t.wl);
@@ -278,6 +324,15 @@ static void *sender(void *arg)
                           "application/json", body);
             free(body);
             pthread_mutex_lock(&b->mu);
+            /* Kueue's generator: the set's next create one interval
+             * after this one was answered */
+            const struct cls *cl = &CLASSES[w->cls];
+            if (!b->fixed && w->j + 1 < cl->count) {
+                double at = wall() + cl->interval_ms / 1000.0 / b->scale;
+                b->w[t.wl + 1].due = at;
+                heap_push(b, (struct task){at, t.wl + 1, -1});
+                pthread_cond_broadcast(&b->cv);
+            }
             if (st != 201) {
                 b->errors++;
                 fprintf(stderr, "baseline: create %s: HTTP %d\n", name, st);
@@ -305,6 +360,9 @@ static void *sender(void *arg)
             body = NULL;
             if (st != 409)
                 break;
+            pthread_mutex_lock(&b->mu);
+            b->conflicts++;
+            pthread_mutex_unlock(&b->mu);
             struct fq_buf cur = FQ_BUF_INIT;
             if (call_body(c, "GET", path, "application/json", NULL, &cur) ==
                 200)
@@ -318,7 +376,9 @@ static void *sender(void *arg)
              * admission, which the watch shows */
             pthread_mutex_lock(&b->mu);
             if (w->state == ST_FINISHING) {
-                w->used_cpu_s += (wall() - w->admitted) * CLASSES[w->cls].cpu;
+                double span = (wall() - w->admitted) * CLASSES[w->cls].cpu;
+                w->used_cpu_s += span;
+                w->lost_cpu_s += span;
                 w->evictions++;
                 w->state = ST_PENDING;
             }
@@ -383,7 +443,9 @@ static void on_line(void *ctx, const char *line, size_t len)
         pthread_cond_broadcast(&b->cv);
     } else if (!admitted && !finished && w->state == ST_ADMITTED) {
         /* evicted (preempted): the time it held its quota counts */
-        w->used_cpu_s += (now - w->admitted) * CLASSES[w->cls].cpu;
+        double span = (now - w->admitted) * CLASSES[w->cls].cpu;
+        w->used_cpu_s += span;
+        w->lost_cpu_s += span;
         w->evictions++;
         w->state = ST_PENDING;
     }
@@ -449,6 +511,47 @@ static int setup(struct conn *c, int cohorts)
     return 0;
 }
 
+/*
+ * The lower bound of the top comment, in baseline seconds, for the
+ * arrivals this run had (each workload's create sent): the integral over
+ * the run of max(0, work arrived - quota x (t + longest runtime)) over
+ * the total work, stepped by 1 ms. The quota is pooled over the
+ * cohorts, which can only lower the bound.
+ */
+static double wait_lower_bound(const struct bench *b, int ncq)
+{
+    double total = 0, longest = 0, last = 0, integral = 0;
+    for (int k = 0; k < 3; k++)
+        if (CLASSES[k].runtime_ms / 1000.0 > longest)
+            longest = CLASSES[k].runtime_ms / 1000.0;
+    for (int i = 0; i < b->n; i++)
+        if (b->w[i].created - b->t0 > last)
+            last = b->w[i].created - b->t0;
+    size_t nms = (size_t)(last * b->scale * 1000.0) + 2;
+    double *at = fq_xcalloc(nms, sizeof(*at));
+    for (int i = 0; i < b->n; i++) {
+        const struct cls *c = &CLASSES[b->w[i].cls];
+        double t = (b->w[i].created - b->t0) * b->scale;
+        size_t ms = t > 0 ? (size_t)(t * 1000.0) : 0;
+        if (!b->w[i].created || ms >= nms)
+            continue; /* never sent */
+        at[ms] += c->cpu * c->runtime_ms / 1000.0;
+        total += c->cpu * c->runtime_ms / 1000.0;
+    }
+    double arrived = 0, quota = (double)ncq * NOMINAL;
+    for (size_t ms = 0;; ms++) {
+        if (ms < nms)
+            arrived += at[ms];
+        double pending = arrived - quota * ((double)ms / 1000.0 + longest);
+        if (pending > 0)
+            integral += pending / 1000.0;
+        else if (ms >= nms)
+            break;
+    }
+    free(at);
+    return total > 0 ? integral / total : 0;
+}
+
 /* Sum over all label sets of metric `name` (exact name, then '{' or ' '). */
 static double metric_sum(const char *text, const char *name)
 {
@@ -469,7 +572,8 @@ static double metric_sum(const char *text, const char *name)
 
 int main(int argc, char **argv)
 {
-    int cohorts = 5, senders = 16, cycle_ms = 100;
+    int cohorts = 5, senders = 64, cycle_ms = 100;
+    bool fixed = true;
     double scale = 1.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -480,6 +584,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--senders") && v) {
             senders = atoi(v);
             i++;
+        } else if (!strcmp(a, "--kueue-pacing")) {
+            fixed = false;
         } else if (!strcmp(a, "--cycle-ms") && v) {
             cycle_ms = atoi(v);
             i++;
@@ -489,14 +595,14 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr, "usage: baseline [--cohorts N (1-50)] "
                             "[--time-scale S (1-100)] [--senders K "
-                            "(1-64)] [--cycle-ms MS]\n");
+                            "(1-256)] [--cycle-ms MS] [--kueue-pacing]\n");
             return 2;
         }
     }
     if (cohorts < 1 || cohorts > 50 || senders < 1 || cycle_ms < 0 ||
         cycle_ms > 10000 || senders > MAX_SENDERS ||
         !(scale >= 1 && scale <= 100)) {
-        fprintf(stderr, "baseline: --cohorts 1-50, --senders 1-64, "
+        fprintf(stderr, "baseline: --cohorts 1-50, --senders 1-256, "
                         "--time-scale 1-100\n");
         return 2;
     }
@@ -509,9 +615,9 @@ int main(int argc, char **argv)
     }
     char ts[32];
     snprintf(ts, sizeof(ts), "%g", scale);
-    /* --cycle-ms: flexqd's policy.cycleMilliseconds (flexqd's default 0
-     * is a scheduling cycle whenever something changed; the bench's
-     * default is Kueue's 100, see the top comment) */
+    /* --cycle-ms: flexqd's policy.cycleMilliseconds (100 by default; 0
+     * is a scheduling cycle whenever something changed; see the top
+     * comment) */
     char cfg[96];
     snprintf(cfg, sizeof(cfg), "%s/config.yaml", dir);
     FILE *cf = fopen(cfg, "we");
@@ -539,6 +645,7 @@ int main(int argc, char **argv)
     int ncq = cohorts * CQS_PER_COHORT;
     struct bench b;
     memset(&b, 0, sizeof(b));
+    b.fixed = fixed;
     b.port = d.port;
     b.scale = scale;
     pthread_mutex_init(&b.mu, NULL);
@@ -573,9 +680,14 @@ int main(int argc, char **argv)
             for (int j = 0; j < CLASSES[k].count; j++, i++) {
                 b.w[i].cls = k;
                 b.w[i].cq = q;
-                b.w[i].due =
-                    t0 + (double)j * CLASSES[k].interval_ms / 1000.0 / scale;
-                heap_push(&b, (struct task){b.w[i].due, i, -1});
+                b.w[i].j = j;
+                /* fixed: j intervals from the start; else (Kueue's
+                 * generator) the first after one interval, each next
+                 * one interval after the last create was answered */
+                double iv = CLASSES[k].interval_ms / 1000.0 / scale;
+                b.w[i].due = fixed ? t0 + j * iv : t0 + iv;
+                if (fixed || j == 0)
+                    heap_push(&b, (struct task){b.w[i].due, i, -1});
             }
     b.creates_left = b.n;
     printf("Kueue scheduler baseline through flexqd (--provider sim, --sync "
@@ -583,7 +695,7 @@ int main(int argc, char **argv)
            "workloads, %d senders\n",
            scale, cohorts, CQS_PER_COHORT, b.n, senders);
     fflush(stdout);
-    double cpu0 = proc_cpu_s(d.pid), host0 = busy_cpu_s();
+    double cpu0 = proc_cpu_s(d.pid), host0 = busy_cpu_s(), self0 = self_cpu_s();
     pthread_t th[MAX_SENDERS];
     for (int s = 0; s < senders; s++)
         pthread_create(&th[s], NULL, sender, &b);
@@ -664,6 +776,7 @@ int main(int argc, char **argv)
         shown++;
     }
     double cpu = proc_cpu_s(d.pid) - cpu0, host = busy_cpu_s() - host0;
+    double self = self_cpu_s() - self0;
     long hwm = proc_hwm_kb(d.pid);
     struct fq_buf met = FQ_BUF_INIT;
     int mst = call_body(c, "GET", "/metrics", "text/plain", NULL, &met);
@@ -685,16 +798,24 @@ int main(int argc, char **argv)
     daemon_stop(&d);
 
     /* figures, in baseline time */
-    double sum[3] = {0}, used = 0, last = t0;
+    double sum[3] = {0}, hold[3] = {0}, used = 0, lost = 0, last = t0;
+    double last_create = t0;
     int cnt[3] = {0}, done = 0, evictions = 0;
     for (int k = 0; k < b.n; k++) {
         struct wl *w = &b.w[k];
         used += w->used_cpu_s;
+        lost += w->lost_cpu_s;
+        if (w->created > last_create)
+            last_create = w->created;
         evictions += w->evictions;
         if (w->state != ST_DONE || !w->finished)
             continue;
         done++;
         sum[w->cls] += w->admitted - w->created;
+        /* the last run's quota held past its runtime: the finish's
+         * lateness and round trip */
+        hold[w->cls] += w->finished - w->admitted -
+                        CLASSES[w->cls].runtime_ms / 1000.0 / scale;
         cnt[w->cls]++;
         if (w->finished > last)
             last = w->finished;
@@ -704,40 +825,76 @@ int main(int argc, char **argv)
     double usage = wall_s > 0 ?
                        100.0 * used * scale / ((double)ncq * NOMINAL * wall_s) :
                        0;
-    double mean[3];
-    for (int k = 0; k < 3; k++)
+    double mean[3], over[3];
+    for (int k = 0; k < 3; k++) {
         mean[k] = cnt[k] ? sum[k] / cnt[k] * scale : 0;
+        over[k] = cnt[k] ? hold[k] / cnt[k] * scale : 0;
+    }
     double ideal = 0;
     for (int k = 0; k < 3; k++)
         ideal += (double)CLASSES[k].count * CLASSES[k].cpu *
                  CLASSES[k].runtime_ms / 1000.0;
     ideal /= NOMINAL; /* per CQ; the same for any number of CQs */
+    double bound = wait_lower_bound(&b, ncq);
+    /* the work done, evicted runs included, over the capacity: the wall
+     * a perfectly packed run of the same evictions would take */
+    double packed = used * scale / ((double)ncq * NOMINAL);
     printf("  workloads finished   %d of %d (%d errors), %d evictions seen "
            "(/metrics: %.0f admitted, %.0f evicted)\n",
            done, b.n, b.errors, evictions, m_adm, m_evi);
     printf("  wall                 %.1f s (ideal %.0f s, %.1f%% over)\n",
            wall_s, ideal, 100.0 * (wall_s - ideal) / ideal);
-    printf("  usage                %.1f %% of %d cpu\n", usage, ncq * NOMINAL);
+    printf("  usage                %.1f %% of %d cpu; %.0f cpu-s of %.0f in "
+           "runs cut short by evictions (packed, they take %.1f s)\n",
+           usage, ncq * NOMINAL, lost * scale, used * scale, packed);
+    printf("  finishes             %d answered 409 Conflict and were sent "
+           "again\n",
+           b.conflicts);
+    printf("  creates              sent up to %.2f s after their due time; the "
+           "last at %.1f s\n",
+           b.late_max * scale, (last_create - t0) * scale);
+    printf("  quota held past its  large %.3f s, medium %.3f s, small %.3f s "
+           "(mean over the\n  runtime             last runs: the finish's "
+           "lateness and round trip)\n",
+           over[2], over[1], over[0]);
     printf("  time to admission    large %.2f s, medium %.2f s, small %.2f s "
            "(mean; /metrics, all classes: %.2f s)\n",
            mean[2], mean[1], mean[0], m_wcnt ? m_wsum / m_wcnt * scale : 0);
+    double wmean = 0, work = 0;
+    for (int k = 0; k < 3; k++) {
+        double wk = (double)CLASSES[k].count * CLASSES[k].cpu *
+                    CLASSES[k].runtime_ms / 1000.0;
+        wmean += wk * mean[k];
+        work += wk;
+    }
+    wmean /= work;
+    printf("  work-weighted mean   %.2f s; no scheduler can go below %.2f s "
+           "with these arrivals\n",
+           wmean, bound);
     printf("  Kueue's published    wall 351 s, usage 55.9 %%, large 16.5 s, "
            "medium 76.8 s, small 215.5 s\n");
-    printf("  flexqd               %.1f cpu s, peak RSS %ld kB; machine busy "
-           "%.1f cpu s\n",
-           cpu, hwm, host);
-    printf("{\"bench\":\"baseline\",\"cohorts\":%d,\"cluster_queues\":%d,"
-           "\"workloads\":%d,\"finished\":%d,\"errors\":%d,\"time_scale\":%g,"
-           "\"usage_pct\":%.1f,\"large_s\":%.2f,\"medium_s\":%.2f,"
-           "\"small_s\":%.2f,\"wall_s\":%.1f,\"ideal_wall_s\":%.0f,"
-           "\"evictions\":%d,\"metrics\":{\"admitted\":%.0f,\"evicted\":%.0f,"
-           "\"mean_admission_wait_s\":%.3f},\"flexqd_cpu_s\":%.1f,"
-           "\"flexqd_peak_rss_kb\":%ld,\"host_busy_cpu_s\":%.1f,"
-           "\"kueue_published\":{\"usage_pct\":55.9,\"large_s\":16.5,"
-           "\"medium_s\":76.8,\"small_s\":215.5,\"wall_s\":351}}\n",
-           cohorts, ncq, b.n, done, b.errors, scale, usage, mean[2], mean[1],
-           mean[0], wall_s, ideal, evictions, m_adm, m_evi,
-           m_wcnt ? m_wsum / m_wcnt * scale : 0, cpu, hwm, host);
+    printf(
+        "  flexqd               %.1f cpu s, peak RSS %ld kB; this bench %.1f "
+        "cpu s; machine busy %.1f cpu s\n",
+        cpu, hwm, self, host);
+    printf(
+        "{\"bench\":\"baseline\",\"cohorts\":%d,\"cluster_queues\":%d,"
+        "\"workloads\":%d,\"finished\":%d,\"errors\":%d,\"time_scale\":%g,"
+        "\"usage_pct\":%.1f,\"large_s\":%.2f,\"medium_s\":%.2f,"
+        "\"small_s\":%.2f,\"wall_s\":%.1f,\"ideal_wall_s\":%.0f,"
+        "\"evictions\":%d,\"evicted_cpu_s\":%.0f,\"packed_wall_s\":%.1f,"
+        "\"finish_conflicts\":%d,\"create_late_max_s\":%.2f,\"last_create_s\":%.1f,\"held_past_runtime_s\":{\"large\":%.3f,"
+        "\"medium\":%.3f,\"small\":%.3f},\"weighted_wait_s\":%.2f,"
+        "\"weighted_wait_bound_s\":%.2f,\"cycle_ms\":%d,\"kueue_pacing\":%s,\"metrics\":{\"admitted\":%.0f,\"evicted\":%.0f,"
+        "\"mean_admission_wait_s\":%.3f},\"flexqd_cpu_s\":%.1f,"
+        "\"flexqd_peak_rss_kb\":%ld,\"bench_cpu_s\":%.1f,\"host_busy_cpu_s\":%.1f,"
+        "\"kueue_published\":{\"usage_pct\":55.9,\"large_s\":16.5,"
+        "\"medium_s\":76.8,\"small_s\":215.5,\"wall_s\":351}}\n",
+        cohorts, ncq, b.n, done, b.errors, scale, usage, mean[2], mean[1],
+        mean[0], wall_s, ideal, evictions, lost * scale, packed, b.conflicts,
+        b.late_max * scale, (last_create - t0) * scale, over[2], over[1],
+        over[0], wmean, bound, cycle_ms, fixed ? "false" : "true", m_adm, m_evi,
+        m_wcnt ? m_wsum / m_wcnt * scale : 0, cpu, hwm, self, host);
     free(b.w);
     free(b.heap);
     free(bin);

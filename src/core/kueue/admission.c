@@ -489,20 +489,34 @@ static int select_targets(struct fq_adm *a, const struct fq_adm_wl *w,
     bool in_cohort = a->nodes[cq->node].parent >= 0;
     int *cands = fq_xmalloc(sizeof(int) * (size_t)nh);
     int *same = fq_xmalloc(sizeof(int) * (size_t)nh);
+    /* Per ClusterQueue of a holder, whether its holders may be taken
+     * from the cohort (1) or not (0), found once per call (-1: not yet):
+     * the same test per holder was most of a busy cycle's time with
+     * hundreds of holders in other cohorts (issue 21's baseline). */
+    int8_t *reclaim = fq_xmalloc((size_t)a->ncq + 1);
+    memset(reclaim, -1, (size_t)a->ncq + 1);
     int nc = 0, ns = 0, n = 0;
     bool borrow_ok = cq->borrow_within_cohort != FQ_ADM_NEVER;
     bool under = under_nominal(a, w->cq, nd);
+    bool may_reclaim = in_cohort && cq->reclaim_within_cohort != FQ_ADM_NEVER;
     for (int i = 0; i < nh; i++) {
         const struct fq_adm_holder *c = &h[i];
+        if (c->cq != w->cq) {
+            if (!may_reclaim)
+                continue;
+            if (reclaim[c->cq] < 0)
+                reclaim[c->cq] = root_of(a, a->cqs[c->cq].node) == root &&
+                                 cq_borrowing(a, c->cq, nd);
+            if (!reclaim[c->cq])
+                continue;
+        }
         if (!uses_need(c, nd))
             continue;
         if (c->cq == w->cq) {
             if (policy_allows(cq->within_cq, c->priority, c->ts, w->priority,
                               w->ts))
                 cands[nc++] = i;
-        } else if (in_cohort && root_of(a, a->cqs[c->cq].node) == root &&
-                   cq->reclaim_within_cohort != FQ_ADM_NEVER &&
-                   cq_borrowing(a, c->cq, nd)) {
+        } else {
             bool ok = policy_allows(cq->reclaim_within_cohort, c->priority,
                                     c->ts, w->priority, w->ts);
             /* While borrowing, only what borrowWithinCohort allows. */
@@ -530,6 +544,7 @@ static int select_targets(struct fq_adm *a, const struct fq_adm_wl *w,
         if (n == 0 && ns > 0)
             n = minimal(a, w->cq, nd, h, same, ns, true, out);
     }
+    free(reclaim);
     free(cands);
     free(same);
     return n;

@@ -274,7 +274,8 @@ static void *create(struct fq_engine *e)
     struct kueue *k = fq_xcalloc(1, sizeof(*k));
     fq_keyq_init(&k->dirty);
     fq_keyq_init(&k->lc_dirty);
-    k->cycle_ms = fq_engine_config(e)->policy.cycle_ms;
+    /* a control-plane duration: scaled as every other (timescale.h) */
+    k->cycle_ms = fq_time_scaled(e, fq_engine_config(e)->policy.cycle_ms);
     if (k->cycle_ms < 0)
         k->cycle_ms = 0;
     k->last_cycle = INT64_MIN / 2;
