@@ -27,8 +27,8 @@ char *fq_xasprintf(const char *fmt, ...)    /* returns owned */
  * Blocks freed with their size, for the many small, short-lived pieces of
  * the value tree (nodes, keys, short texts, member and item arrays): a
  * block of up to FQ_SMALL_MAX bytes is cut from a per-thread slab, with no
- * header, and recycled through a per-thread cache of free blocks, never
- * given back to malloc (see alloc.c), which costs a few instructions where
+ * header, and recycled through a per-thread cache of free blocks (see
+ * alloc.c; fq_small_trim gives their memory back), which costs a few instructions where
  * malloc and free cost about a hundred each. fq_small_free must be given
  * the size the block was allocated with (and frees NULL as a no-op).
  * Never mix with free: a block from one is not the other's.
@@ -36,10 +36,14 @@ char *fq_xasprintf(const char *fmt, ...)    /* returns owned */
 #define FQ_SMALL_MAX 512
 void *fq_small_alloc(size_t n); /* returns owned, not zeroed */
 void fq_small_free(void *p, size_t n);
-/* Gave the cached blocks back to malloc after a mass delete; now that
- * small blocks are cut from slabs that are kept (alloc.c), it has nothing
- * to give and does nothing. Kept for its callers. */
+/* After a mass delete, gives the memory of the calling thread's free
+ * blocks back to the system: slabs wholly free are unmapped, wholly free
+ * pages of the others advised away (alloc.c). Does nothing while the
+ * free blocks are under 16 MiB or unchanged since the last trim. */
 void fq_small_trim(void);
+/* Bytes of slabs mapped now, every thread's (0 in sanitizer builds, where
+ * small blocks are malloc's). */
+size_t fq_small_mapped(void);
 
 /* Grows *items (of *cap elements of `size` bytes) to hold at least `need`. */
 void fq_grow(void **items, size_t *cap, size_t need, size_t size);

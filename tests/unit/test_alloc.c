@@ -1,7 +1,8 @@
 /*
  * test_alloc.c - the small-block allocator: blocks of every class and
  * beyond it hold what is written to them, freed blocks are handed out
- * again whole, and fq_small_grow keeps an array's elements. (In sanitizer
+ * again whole, fq_small_trim gives freed slabs back and keeps what live
+ * blocks hold, and fq_small_grow keeps an array's elements. (In sanitizer
  * builds the same calls go to malloc and check each free's size.)
  */
 #include <setjmp.h>
@@ -83,6 +84,62 @@ static void test_trim(void **state)
     fq_small_free(p, 40);
 }
 
+/* Enough 48-byte blocks to pass the trim's 16 MiB threshold. */
+#define MANY 500000
+
+static void test_trim_gives_back(void **state)
+{
+    (void)state;
+    /* After a mass free the slabs go back: the mapped bytes return to
+     * about where they were (the slab being cut stays). */
+    size_t m0 = fq_small_mapped();
+    char **b = malloc(MANY * sizeof(*b));
+    assert_non_null(b);
+    for (size_t i = 0; i < MANY; i++) {
+        b[i] = fq_small_alloc(48);
+        memset(b[i], 'a', 48);
+    }
+    size_t m1 = fq_small_mapped();
+    if (m0 || m1) /* sanitizer builds map no slabs */
+        assert_true(m1 >= m0 + (size_t)MANY * 48);
+    for (size_t i = 0; i < MANY; i++)
+        fq_small_free(b[i], 48);
+    fq_small_trim();
+    size_t m2 = fq_small_mapped();
+    assert_true(m2 <= m0 + ((size_t)2 << 20));
+
+    /* A few live blocks pin their pages: what they hold survives the
+     * trim, and the freed blocks around them (whose pages may have been
+     * given back) serve new allocations whole. */
+    for (size_t i = 0; i < MANY; i++) {
+        b[i] = fq_small_alloc(48);
+        memset(b[i], (int)('a' + i % 26), 48);
+    }
+    for (size_t i = 0; i < MANY; i++)
+        if (i % 5000)
+            fq_small_free(b[i], 48);
+    fq_small_trim();
+    if (m0 || m1)
+        assert_true(fq_small_mapped() > m2); /* pinned slabs stay */
+    for (size_t i = 0; i < MANY; i += 5000) {
+        assert_int_equal(b[i][0], 'a' + i % 26);
+        assert_int_equal(b[i][47], 'a' + i % 26);
+    }
+    for (size_t i = 0; i < MANY; i++) {
+        if (i % 5000 == 0)
+            continue;
+        b[i] = fq_small_alloc(48);
+        memset(b[i], 'z', 48);
+    }
+    for (size_t i = 0; i < MANY; i++) {
+        assert_int_equal(b[i][47], i % 5000 ? 'z' : 'a' + i % 26);
+        fq_small_free(b[i], 48);
+    }
+    fq_small_trim();
+    assert_true(fq_small_mapped() <= m0 + ((size_t)2 << 20));
+    free(b);
+}
+
 static void test_grow(void **state)
 {
     (void)state;
@@ -103,9 +160,8 @@ static void test_grow(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_reuse),
-        cmocka_unit_test(test_trim),
+        cmocka_unit_test(test_sizes), cmocka_unit_test(test_reuse),
+        cmocka_unit_test(test_trim),  cmocka_unit_test(test_trim_gives_back),
         cmocka_unit_test(test_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
