@@ -69,6 +69,16 @@ void fq_runhist_guess(const struct fq_runhist *h, const char *user,
                       struct fq_runhist_guess *out);
 
 /*
+ * Like fq_runhist_guess, except for a job with a limit whose user has
+ * finished runs with limits: the limit times the mean share of their
+ * limits that the user's last 8 such runs used (src USER). Never over the
+ * limit; without a limit or such runs, fq_runhist_guess's answer.
+ */
+void fq_runhist_guess_share(const struct fq_runhist *h, const char *user,
+                            const char *queue, int64_t chips, int64_t limit_ms,
+                            struct fq_runhist_guess *out);
+
+/*
  * What is left of a running job's guessed run after elapsed_ms: the guess
  * minus elapsed while that is over a minute; past its guess a job is
  * expected to run about as long again as it has (heavy tails), capped by

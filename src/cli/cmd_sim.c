@@ -9,7 +9,8 @@
  *             [--resource NAME] [--scale-arrivals F]
  *             [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]
  *             [--forecast-seeds N] [--forecast-oracle] [--switch K=V,...]
- *             [--route-b-over D] [--route-b-area H] [--jobs N]
+ *             [--route-b-over D] [--route-b-area H]
+ *             [--route-guess last|share] [--pods-ready D] [--jobs N]
  *             [-o table|json] [--quiet]
  *
  * How it works: reads the config (any flexq YAML) and the trace once, then
@@ -410,6 +411,25 @@ static int run(int argc, char **argv)
                                           "3600, got \"%s\"",
                                           v);
             o.route_b_ms = (int64_t)(d * unit * 1000);
+        } else if (flag_is(a, "--pods-ready")) {
+            if (!ARG("--pods-ready"))
+                return FQ_CLI_FAIL;
+            char *end;
+            errno = 0;
+            double d = strtod(v, &end);
+            double unit = !strcmp(end, "h")          ? 3600 :
+                          !strcmp(end, "m")          ? 60 :
+                          !strcmp(end, "s") || !*end ? 1 :
+                                                       0;
+            if (end == v || errno || unit == 0 || !(d >= 0) ||
+                d * unit > 7 * 86400.0)
+                return fq_cli_usage_error("sim",
+                                          "--pods-ready must be 0 (off) or "
+                                          "a duration of at most 7 days "
+                                          "such as 10m or 600, got \"%s\"",
+                                          v);
+            o.pods_ready_ms = (int64_t)(d * unit * 1000);
+            o.pods_ready_set = true;
         } else if (flag_is(a, "--segment")) {
             if (!ARG("--segment"))
                 return FQ_CLI_FAIL;
@@ -443,6 +463,15 @@ static int run(int argc, char **argv)
                                           v);
             o.route_b_area = d;
             o.route_b_area_set = true;
+        } else if (flag_is(a, "--route-guess")) {
+            if (!ARG("--route-guess"))
+                return FQ_CLI_FAIL;
+            if (fq_sim_route_guess_parse(v, &o.route_guess))
+                return fq_cli_usage_error("sim",
+                                          "--route-guess must be last or "
+                                          "share, got \"%s\"",
+                                          v);
+            o.route_guess_set = true;
         } else if (flag_is(a, "--switch")) {
             if (!ARG("--switch"))
                 return FQ_CLI_FAIL;
@@ -638,7 +667,7 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "                 [--size-plan-a auto|auto:P|P%|N] [--forecasts N|all]\n"
     "                 [--forecast-seeds N] [--forecast-oracle]\n"
     "                 [--switch K=V,...] [--route-b-over D] [--route-b-area H]\n"
-    "                 [--jobs N]\n"
+    "                 [--route-guess G] [--pods-ready D] [--jobs N]\n"
     "                 [--check-invariants]\n"
     "                 [-o table|json] [--quiet]\n"
     "\n"
@@ -694,6 +723,7 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "  --route-b-area H  jobs whose guessed chip-hours are at least H\n"
     "                    hours of Plan A's whole quota go to Plan B only,\n"
     "                    where its nodes cost no more per chip-hour\n"
+    "  --route-guess G   last|share; --pods-ready D: 0, 10m (policies.md)\n"
     "  -j, --jobs N      run the policies of --compare on N threads\n"
     "                    (default: one per CPU); the output is the same\n"
     "  -o table|json     what to print on stdout (default table)\n"

@@ -20,7 +20,11 @@
  *                its nodes cost no more per chip-hour for their shape
  *                (route.c); long jobs run in 6-hour checkpointed segments
  *                pinned to Plan A, so that they take turns with the jobs
- *                waiting for it instead of holding it for weeks.
+ *                waiting for it instead of holding it for weeks. The
+ *                run-time guess of that routing is the job's limit x
+ *                the share of their limits its user's runs used; a
+ *                workload whose pods find no room within 10 minutes of
+ *                its admission (Kueue's waitForPodsReady) queues again.
  *
  * The simulator applies the plan choice to the config (simrun.c) and the
  * rule to each long job; `--long-jobs` overrides the rule of any policy.
@@ -33,13 +37,14 @@
 
 static const struct fq_sim_policy policies[] = {
     {"plan-a-only", "Plan A (on-demand quota) only, Kueue-exact",
-     FQ_SIM_PLAN_A_ONLY, true, FQ_SIM_LONG_KEEP_A, 0, 0},
+     FQ_SIM_PLAN_A_ONLY, true, FQ_SIM_LONG_KEEP_A, 0, 0, FQ_SIM_GUESS_LAST, 0},
     {"plan-b-only", "Plan B (flex-start, queued) only, Kueue-exact",
-     FQ_SIM_PLAN_B_ONLY, true, FQ_SIM_LONG_SPLIT, 0, 0},
+     FQ_SIM_PLAN_B_ONLY, true, FQ_SIM_LONG_SPLIT, 0, 0, FQ_SIM_GUESS_LAST, 0},
     {"kueue", "Plan A then Plan B exactly as Kueue does", FQ_SIM_PLANS_BOTH,
-     true, FQ_SIM_LONG_KEEP_A, 0, 0},
+     true, FQ_SIM_LONG_KEEP_A, 0, 0, FQ_SIM_GUESS_LAST, 0},
     {"flexq", "Plan A then Plan B with flexq's policy switches",
-     FQ_SIM_PLANS_BOTH, false, FQ_SIM_LONG_SPLIT_A, 1.0, 6 * 3600 * 1000LL},
+     FQ_SIM_PLANS_BOTH, false, FQ_SIM_LONG_SPLIT_A, 1.0, 6 * 3600 * 1000LL,
+     FQ_SIM_GUESS_SHARE, 10 * 60 * 1000LL},
 };
 
 #define NPOLICIES (sizeof(policies) / sizeof(policies[0]))
@@ -75,6 +80,17 @@ const char *fq_sim_long_rule_text(enum fq_sim_long_rule r)
         break;
     }
     return "kept on Plan A";
+}
+
+int fq_sim_route_guess_parse(const char *s, enum fq_sim_route_guess *out)
+{
+    if (!strcmp(s, "last"))
+        *out = FQ_SIM_GUESS_LAST;
+    else if (!strcmp(s, "share"))
+        *out = FQ_SIM_GUESS_SHARE;
+    else
+        return FQ_EINVAL;
+    return 0;
 }
 
 int fq_sim_long_rule_parse(const char *s, enum fq_sim_long_rule *out)

@@ -39,6 +39,15 @@ enum fq_sim_long_rule {
                                so Plan A goes round instead of being held */
 };
 
+/* How --route-b-area guesses a job's run time (route.c). */
+enum fq_sim_route_guess {
+    FQ_SIM_GUESS_LAST = 0, /* the user's last two runs, capped by the
+                              job's limit (fq_runhist_guess) */
+    FQ_SIM_GUESS_SHARE,    /* the job's limit x the share of their limits
+                              the user's last runs used
+                              (fq_runhist_guess_share) */
+};
+
 struct fq_sim_policy {
     const char *name;
     const char *summary; /* one line for --help and the docs */
@@ -49,6 +58,8 @@ struct fq_sim_policy {
      * --segment (ms; 0: Plan B's max run less an hour). */
     double route_b_area;
     int64_t segment_ms;
+    enum fq_sim_route_guess route_guess; /* default of --route-guess */
+    int64_t pods_ready_ms;               /* default of --pods-ready (0: off) */
 };
 
 /* The policy of that name, or NULL. Borrowed (static). */
@@ -70,6 +81,9 @@ int fq_sim_switches_apply(const char *spec, struct fq_policy *p,
 /* "kept on Plan A", "split into checkpointed segments", "refused". */
 const char *fq_sim_long_rule_text(enum fq_sim_long_rule r);
 /* Parses "keep-a", "split" or "refuse". */
+/* "last" or "share" into *out; FQ_EINVAL for anything else. */
+int fq_sim_route_guess_parse(const char *s, enum fq_sim_route_guess *out);
+
 int fq_sim_long_rule_parse(const char *s, enum fq_sim_long_rule *out);
 
 #endif

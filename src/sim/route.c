@@ -138,8 +138,12 @@ bool sim_route_area(struct sim *s, size_t idx)
     if ((double)nodes * rt->b_price > chips * rt->a_price / (double)rt->a_cpn)
         return false;
     struct fq_runhist_guess g;
-    fq_runhist_guess(s->hist, tj->user, sim_history_queue(s, tj),
-                     s->r->jobs[idx].chips, tj->requested_ms, &g);
+    if (s->o->route_guess == FQ_SIM_GUESS_SHARE)
+        fq_runhist_guess_share(s->hist, tj->user, sim_history_queue(s, tj),
+                               s->r->jobs[idx].chips, tj->requested_ms, &g);
+    else
+        fq_runhist_guess(s->hist, tj->user, sim_history_queue(s, tj),
+                         s->r->jobs[idx].chips, tj->requested_ms, &g);
     if (g.src == FQ_RUNHIST_DEFAULT ||
         (double)g.run_ms * chips < rt->min_chip_ms)
         return false;

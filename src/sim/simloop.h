@@ -79,6 +79,16 @@ struct fq_sim_options {
      * (--route-b-area). Unless route_b_area_set, the policy's value. */
     bool route_b_area_set;
     double route_b_area;
+    /* How that rule guesses run times (--route-guess); unless
+     * route_guess_set, the policy's. */
+    bool route_guess_set;
+    enum fq_sim_route_guess route_guess;
+    /* Kueue's waitForPodsReady timeout (--pods-ready): a workload
+     * admitted whose pods are not all placed within it is evicted and
+     * queued again; 0: off (Kueue's default). Unless pods_ready_set, the
+     * policy's value. */
+    bool pods_ready_set;
+    int64_t pods_ready_ms;
     /* Length of a split long job's segments, when shorter than the
      * default (Plan B's max run less an hour); 0: the default
      * (--segment). Each segment ends in a free checkpoint and queues

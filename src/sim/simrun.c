@@ -1116,6 +1116,10 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
         oo.route_b_area = pol->route_b_area;
     if (!o->segment_set)
         oo.segment_ms = pol->segment_ms;
+    if (!o->route_guess_set)
+        oo.route_guess = pol->route_guess;
+    if (!o->pods_ready_set)
+        oo.pods_ready_ms = pol->pods_ready_ms;
     out->long_rule = fq_sim_long_rule_text(s.rule);
     out->skipped_rows = tr->skipped;
     s.njobs = tr->n;
@@ -1201,6 +1205,15 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     cfg.sim_provider = true;
     cfg.record_events = false;
     cfg.status_every_ms = 3600 * 1000;
+    if (oo.pods_ready_ms > 0) {
+        /* waitForPodsReady: a workload admitted where its pods cannot be
+         * placed (Plan A's quota free but its nodes too fragmented, the
+         * pool at its maximum) goes back to the queue after the timeout
+         * instead of holding the quota until whole nodes free up. */
+        cfg.pods_ready.enable = true;
+        cfg.pods_ready.timeout_ms = oo.pods_ready_ms;
+        cfg.pods_ready.recovery_timeout_ms = oo.pods_ready_ms;
+    }
     s.e = fq_engine_new(&cfg);
     s.store = fq_engine_store(s.e);
     s.policy = cfg.policy;

@@ -99,13 +99,51 @@ static void test_many_keys(void **state)
     fq_runhist_free(h);
 }
 
+/* Share guesses: the job's limit x the mean share of their limits the
+ * user's runs used; without a limit, or without such runs, the plain
+ * guess. */
+static void test_share(void **state)
+{
+    (void)state;
+    struct fq_runhist *h = fq_runhist_new();
+    fq_runhist_add(h, "u7", "q", 8, 600000, 3000000);   /* 20% */
+    fq_runhist_add(h, "u7", "q", 8, 4000000, 10000000); /* 40% */
+    fq_runhist_add(h, "u8", "q", 8, 5000000, -1);       /* no limit */
+    struct fq_runhist_guess g, plain;
+    fq_runhist_guess_share(h, "u7", "q", 8, 36000000, &g);
+    assert_int_equal(g.run_ms, 10800000); /* 30% of 10 h */
+    assert_int_equal(g.src, FQ_RUNHIST_USER);
+    assert_int_equal(g.conf, FQ_RUNHIST_HIGH);
+    /* The plain guess would say the mean of the last two runs. */
+    fq_runhist_guess(h, "u7", "q", 8, 36000000, &plain);
+    assert_int_equal(plain.run_ms, 2300000);
+    /* A run over its limit counts as all of it: never over the limit. */
+    fq_runhist_add(h, "u9", "q", 1, 9000000, 1000000);
+    fq_runhist_guess_share(h, "u9", "q", 1, 2000000, &g);
+    assert_int_equal(g.run_ms, 2000000);
+
+    /* No limit, or no runs with one: the plain guess. */
+    static const struct {
+        const char *user;
+        int64_t limit;
+    } same[] = {{"u7", -1}, {"u8", 7200000}, {"nobody", 7200000}};
+
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+        fq_runhist_guess_share(h, same[i].user, "q", 8, same[i].limit, &g);
+        fq_runhist_guess(h, same[i].user, "q", 8, same[i].limit, &plain);
+        assert_int_equal(g.run_ms, plain.run_ms);
+        assert_int_equal(g.src, plain.src);
+        assert_int_equal(g.conf, plain.conf);
+    }
+    fq_runhist_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_levels),
-        cmocka_unit_test(test_limit),
-        cmocka_unit_test(test_left),
-        cmocka_unit_test(test_many_keys),
+        cmocka_unit_test(test_levels), cmocka_unit_test(test_limit),
+        cmocka_unit_test(test_left),   cmocka_unit_test(test_many_keys),
+        cmocka_unit_test(test_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

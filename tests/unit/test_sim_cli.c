@@ -115,6 +115,12 @@ static void test_flags(void **state)
     const char *bad_fc[] = {"sim", "--config",    "x",   "--trace",
                             "y",   "--forecasts", "some"};
     assert_int_equal(sim(7, bad_fc), FQ_CLI_FAIL);
+    const char *bad_guess[] = {"sim", "--config",      "x",   "--trace",
+                               "y",   "--route-guess", "true"};
+    assert_int_equal(sim(7, bad_guess), FQ_CLI_FAIL);
+    const char *bad_ready[] = {"sim", "--config",     "x", "--trace",
+                               "y",   "--pods-ready", "8d"};
+    assert_int_equal(sim(7, bad_ready), FQ_CLI_FAIL);
     const char *unknown[] = {"sim", "--frobnicate"};
     assert_int_equal(sim(2, unknown), FQ_CLI_FAIL);
 }

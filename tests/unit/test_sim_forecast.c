@@ -262,6 +262,63 @@ static void test_route_by_area(void **state)
     fq_docs_release(&docs);
 }
 
+/* --route-guess: u1's first run used a third of its 300 s limit (100 s;
+ * that limit, 2,400 chip-s, is under the threshold of 0.1 x 8 chips x
+ * 1 h = 2,880, so it stays on Plan A); its next job asks for 10,000 s.
+ * The last runs guess 100 s (800 chip-s); the share guesses 3,333 s
+ * (26,667 chip-s) and routes it. flexq's default is the share; Kueue's
+ * policy never routes and leaves waitForPodsReady off. */
+static void test_route_guess(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fq_docs docs = {0};
+    struct fq_err err = {0};
+    struct fq_limits lim = fq_limits_default();
+    assert_int_equal(fq_yaml_parse(config_ab, strlen(config_ab), "c.yaml", &lim,
+                                   &docs, &err),
+                     0);
+    struct fq_trace t;
+    fq_trace_init(&t);
+    const char *csv = "job_id,submit_s,duration_s,chips,hosts,priority,queue,"
+                      "user,requested_s\n"
+                      "a,0,100,8,1,0,,u1,300\nb,500,1000,8,1,0,,u1,10000\n";
+    assert_int_equal(fq_trace_parse(&t, csv, strlen(csv), "t.csv", false, &err),
+                     0);
+    enum fq_sim_route_guess g;
+    assert_int_equal(fq_sim_route_guess_parse("share", &g), 0);
+    assert_int_equal(g, FQ_SIM_GUESS_SHARE);
+    assert_int_equal(fq_sim_route_guess_parse("best", &g), FQ_EINVAL);
+    assert_int_equal(fq_sim_policy_find("flexq")->route_guess,
+                     FQ_SIM_GUESS_SHARE);
+    assert_int_equal(fq_sim_policy_find("kueue")->pods_ready_ms, 0);
+    assert_true(fq_sim_policy_find("flexq")->pods_ready_ms > 0);
+    for (int share = 0; share <= 1; share++) {
+        struct fq_sim_options o;
+        fq_sim_options_init(&o);
+        o.config = &docs;
+        o.trace = &t;
+        o.policy = fq_sim_policy_find("flexq");
+        o.route_b_area_set = true;
+        o.route_b_area = 0.1;
+        o.route_guess_set = true;
+        o.route_guess = share ? FQ_SIM_GUESS_SHARE : FQ_SIM_GUESS_LAST;
+        struct fq_sim_result r;
+        if (fq_sim_run(&o, &r, &err))
+            fail_msg("%s", err.msg);
+        assert_int_equal(r.routed_b, share);
+        assert_true(r.jobs[1].pool >= 0);
+        assert_true(r.pools[r.jobs[1].pool].queued == (share == 1));
+        assert_int_equal(r.jobs[1].outcome, FQ_SIM_FINISHED);
+        assert_int_equal(r.jobs[0].start_ms, 0);
+        assert_int_equal(r.jobs[1].start_ms, share ? 1100000 : 500000);
+        fq_sim_result_release(&r);
+    }
+    fq_trace_release(&t);
+    fq_docs_release(&docs);
+}
+
 /* --segment 1000 s: the 4,000 s job of test_split_on_a runs in four
  * segments of 1,000 s on Plan A instead of three of 1,500 s; a segment
  * longer than the default (Plan B's max run less its margin) changes
@@ -342,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_split_on_a),
         cmocka_unit_test(test_route_by_area),
         cmocka_unit_test(test_segment),
+        cmocka_unit_test(test_route_guess),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

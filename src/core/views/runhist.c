@@ -28,6 +28,16 @@
  * Invariants: 1. a guess is > 0; 2. with limit_ms > 0 it is <= limit_ms;
  * 3. the same adds in the same order give the same guesses.
  *
+ * A share guess (fq_runhist_guess_share) keeps, per user, a ring of the
+ * shares of their limits that their runs used ('P' user, in parts per
+ * million) and guesses a job with a limit at that limit x the mean of the
+ * user's last SHARE_RING shares: a user who asks for 10 hours and runs 2
+ * is told apart from one who asks for 10 and runs 9, and a job asking for
+ * more than the user's last runs is guessed longer than they were. Worked
+ * example: u7's runs used 20% and 40% of their limits; u7's next job with
+ * a 10 h limit is guessed at 3 h, HIGH (the shares are within a factor
+ * of two).
+ *
  * It does not: weigh runs by age beyond the ring, learn from runs that
  * were cut short, or see jobs that are still running.
  */
@@ -41,6 +51,8 @@
 
 #define RING       16
 #define RATIO_RING 64
+#define SHARE_RING 8       /* the user's runs a share guess averages */
+#define SHARE_ONE  1000000 /* shares of a limit, in parts per million */
 
 struct ring {
     int64_t v[RING];
@@ -194,6 +206,13 @@ void fq_runhist_add(struct fq_runhist *h, const char *user, const char *queue,
     if (user && *user) {
         make_key(key, sizeof(key), 'U', user, NULL, -1);
         ring_add(find(h, key, true), run_ms);
+        if (limit_ms > 0) {
+            int64_t ppm = run_ms >= limit_ms ?
+                              SHARE_ONE :
+                              (int64_t)((double)run_ms * SHARE_ONE / limit_ms);
+            make_key(key, sizeof(key), 'P', user, NULL, -1);
+            ring_add(find(h, key, true), ppm > 0 ? ppm : 1);
+        }
     }
     const char *q = queue ? queue : "";
     make_key(key, sizeof(key), 'S', q, "", chips);
@@ -277,6 +296,27 @@ void fq_runhist_guess(const struct fq_runhist *h, const char *user,
         out->run_ms = limit_ms;
     if (out->run_ms <= 0)
         out->run_ms = 1000;
+}
+
+void fq_runhist_guess_share(const struct fq_runhist *h, const char *user,
+                            const char *queue, int64_t chips, int64_t limit_ms,
+                            struct fq_runhist_guess *out)
+{
+    fq_runhist_guess(h, user, queue, chips, limit_ms, out);
+    if (limit_ms <= 0 || !user || !*user)
+        return;
+    char key[KEY_SIZE];
+    make_key(key, sizeof(key), 'P', user, NULL, -1);
+    const struct ring *r = lookup(h, key);
+    if (!r || !r->n)
+        return;
+    int64_t lo, hi;
+    int64_t ppm = ring_mean(r, SHARE_RING, &lo, &hi);
+    out->run_ms = (int64_t)((double)limit_ms * (double)ppm / SHARE_ONE);
+    if (out->run_ms <= 0)
+        out->run_ms = 1000;
+    out->src = FQ_RUNHIST_USER;
+    out->conf = r->n >= 2 ? spread(lo, hi) : FQ_RUNHIST_MEDIUM;
 }
 
 int64_t fq_runhist_left(int64_t guess_ms, int64_t elapsed_ms, int64_t limit_ms)
