@@ -56,6 +56,10 @@ struct fq_change {
     /* For controllers' on_change: made by a controller while the engine
      * settled, not by the shell before (the store leaves it false). */
     bool by_controller;
+    /* Owned, or NULL: obj as compact JSON, when the daemon's store has
+     * encoded it (its watch lines reuse it); fq_changes_free frees it. */
+    char *json;
+    size_t json_len;
 };
 
 struct fq_objstore *fq_objstore_new(void);

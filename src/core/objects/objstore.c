@@ -343,6 +343,7 @@ static void window_close(struct fq_objstore *s)
             free(c[i].ns);
             free(c[i].name);
             fq_value_free(c[i].obj);
+            free(c[i].json);
             c[i].ns = NULL; /* dropped */
             continue;
         }
@@ -865,6 +866,7 @@ void fq_changes_free(struct fq_change *c, size_t n)
         free(c[i].ns);
         free(c[i].name);
         fq_value_free(c[i].obj);
+        free(c[i].json);
     }
     free(c);
 }
