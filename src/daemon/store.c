@@ -225,27 +225,8 @@ static enum fq_kind kind_by_name(const char *name)
 static char *make_key(enum fq_kind kind, const char *ns, const char *name,
                       size_t *len)
 {
-    /* By hand, not printf: one key per written change (a tenth of the
-     * store's write). The same text as "%d:%zu:%s%s". */
-    char head[48];
-    char *p = head + sizeof(head);
-    size_t nl = strlen(ns), ml = strlen(name);
-    *--p = ':';
-    size_t v = nl;
-    do
-        *--p = (char)('0' + v % 10);
-    while ((v /= 10) > 0);
-    *--p = ':';
-    unsigned kv = (unsigned)kind;
-    do
-        *--p = (char)('0' + kv % 10);
-    while ((kv /= 10) > 0);
-    size_t hl = (size_t)(head + sizeof(head) - p);
-    char *k = fq_xmalloc(hl + nl + ml + 1);
-    memcpy(k, p, hl);
-    memcpy(k + hl, ns, nl);
-    memcpy(k + hl + nl, name, ml + 1);
-    *len = hl + nl + ml;
+    char *k = fq_xasprintf("%d:%zu:%s%s", (int)kind, strlen(ns), ns, name);
+    *len = strlen(k);
     return k;
 }
 
