@@ -56,6 +56,10 @@ struct fq_change {
     /* For controllers' on_change: made by a controller while the engine
      * settled, not by the shell before (the store leaves it false). */
     bool by_controller;
+    /* Owned, or NULL: obj as compact JSON, when the daemon's store has
+     * encoded it (its watch lines reuse it); fq_changes_free frees it. */
+    char *json;
+    size_t json_len;
 };
 
 struct fq_objstore *fq_objstore_new(void);
@@ -217,5 +221,19 @@ struct fq_value *fq_objstore_take_deleted(struct fq_objstore *s);
 /* When false (the default is true), changes are not logged: the simulator
  * turns the log off to keep memory flat. */
 void fq_objstore_set_logging(struct fq_objstore *s, bool on);
+
+/*
+ * A settle's window on the change log: from _window to _window_end the
+ * caller promises that nothing outside reads the store (the engine's
+ * settle: only its controllers do), so of an object's several changes
+ * there only the last can be observed. _window_end drops the earlier
+ * ones from the log (an ADDED passes its type to the change that
+ * replaces it; a DELETED and the change before it stay), and the log
+ * copies each object's tree once. Revisions and the hook are unchanged:
+ * the log then skips the dropped revisions. A no-op with logging off;
+ * fq_objstore_take_changes ends a window and opens a new one.
+ */
+void fq_objstore_log_window(struct fq_objstore *s);
+void fq_objstore_log_window_end(struct fq_objstore *s);
 
 #endif

@@ -1130,15 +1130,25 @@ int fq_store_tidy(struct fq_store *s, struct fq_err *err)
     return (int)(dropped > 0x7fffffff ? 0x7fffffff : dropped);
 }
 
+static int store_write(struct fq_store *s, const struct fq_change *c,
+                       struct fq_change *keep, size_t n, struct fq_err *err);
+
 int fq_store_commit(struct fq_store *s, const struct fq_change *c, size_t n,
                     struct fq_err *err)
 {
-    int rc = fq_store_write(s, c, n, err);
+    int rc = store_write(s, c, NULL, n, err);
     return rc < 0 ? rc : fq_store_wait(s, err);
 }
 
-int fq_store_write(struct fq_store *s, const struct fq_change *c, size_t n,
+int fq_store_write(struct fq_store *s, struct fq_change *c, size_t n,
                    struct fq_err *err)
+{
+    return store_write(s, c, c, n, err);
+}
+
+/* keep: c itself, to leave each encoding there, or NULL. */
+static int store_write(struct fq_store *s, const struct fq_change *c,
+                       struct fq_change *keep, size_t n, struct fq_err *err)
 {
     if (n == 0)
         return 0;
@@ -1165,6 +1175,10 @@ int fq_store_write(struct fq_store *s, const struct fq_change *c, size_t n,
             /* One encoding serves the history row and the object row. */
             fq_buf_reset(&json);
             fq_json_encode(ch->obj, FQ_JSON_COMPACT, &json);
+            if (keep && !keep[i].json) {
+                keep[i].json = fq_xstrndup(fq_buf_str(&json), json.len);
+                keep[i].json_len = json.len;
+            }
         }
         if (history) {
             sqlite3_bind_int64(s->event, 1, (sqlite3_int64)ch->rev);

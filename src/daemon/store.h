@@ -68,9 +68,11 @@ int fq_store_commit(struct fq_store *s, const struct fq_change *c, size_t n,
  * nothing runs) and calls fq_store_synced, which returns 0 when no sync
  * runs any more, 1 while one does, FQ_EIO if one failed (fatal, as a
  * failed commit). fq_store_write called while a sync runs waits for it
- * first; fq_store_wait blocks until none runs (0 or FQ_EIO).
+ * first; fq_store_wait blocks until none runs (0 or FQ_EIO). It leaves
+ * in each change it encoded (an object's last state of the turn, an
+ * Event) that encoding, c[i].json, for the watch lines.
  */
-int fq_store_write(struct fq_store *s, const struct fq_change *c, size_t n,
+int fq_store_write(struct fq_store *s, struct fq_change *c, size_t n,
                    struct fq_err *err);
 bool fq_store_syncing(struct fq_store *s);
 int fq_store_notify_fd(const struct fq_store *s);

@@ -196,6 +196,94 @@ static void test_store_list_sorted_after_deletes(void **state)
     fq_objstore_free(s);
 }
 
+/* A log window: an object's changes in it reach the log as one (its
+ * last state, ADDED if it was created there); a deletion and the change
+ * before it stay; changes before the window are kept; revisions go on. */
+static void test_store_log_window(void **state)
+{
+    (void)state;
+    struct fq_objstore *s = fq_objstore_new();
+    bool changed;
+    assert_int_equal(
+        fq_objstore_create(s, configmap("d", "a", "1"), 0, "u1", NULL, NULL),
+        0);
+    fq_objstore_log_window(s);
+    assert_int_equal(fq_objstore_update(s, configmap("d", "a", "2"), false,
+                                        &changed, NULL, NULL),
+                     0);
+    assert_int_equal(
+        fq_objstore_create(s, configmap("d", "b", "1"), 0, "u2", NULL, NULL),
+        0);
+    fq_objstore_log_window(s); /* nested: the outer one decides */
+    assert_int_equal(fq_objstore_update(s, configmap("d", "a", "3"), false,
+                                        &changed, NULL, NULL),
+                     0);
+    fq_objstore_log_window_end(s);
+    assert_int_equal(fq_objstore_update(s, configmap("d", "b", "2"), false,
+                                        &changed, NULL, NULL),
+                     0);
+    assert_int_equal(
+        fq_objstore_create(s, configmap("d", "c", "1"), 0, "u3", NULL, NULL),
+        0);
+    assert_int_equal(fq_objstore_update(s, configmap("d", "c", "2"), false,
+                                        &changed, NULL, NULL),
+                     0);
+    assert_int_equal(fq_objstore_delete(s, FQ_KIND_CONFIGMAP, "d", "c", NULL),
+                     0);
+    assert_int_equal(fq_objstore_update(s, configmap("d", "a", "4"), false,
+                                        &changed, NULL, NULL),
+                     0);
+    fq_objstore_log_window_end(s);
+    assert_int_equal(fq_objstore_revision(s), 9);
+
+    struct fq_change *ch;
+    size_t n = fq_objstore_take_changes(s, &ch);
+    assert_int_equal(n, 5);
+    /* before the window */
+    assert_int_equal(ch[0].rev, 1);
+    assert_int_equal(ch[0].type, FQ_CHANGE_ADDED);
+    assert_string_equal(fq_value_path_str(ch[0].obj, "data.value", ""), "1");
+    /* b: created and changed in the window, one ADDED in its last state */
+    assert_int_equal(ch[1].rev, 5);
+    assert_string_equal(ch[1].name, "b");
+    assert_int_equal(ch[1].type, FQ_CHANGE_ADDED);
+    assert_string_equal(fq_value_path_str(ch[1].obj, "data.value", ""), "2");
+    assert_string_equal(
+        fq_value_path_str(ch[1].obj, "metadata.resourceVersion", ""), "5");
+    /* c: its last state before the deletion, then the deletion */
+    assert_int_equal(ch[2].rev, 7);
+    assert_int_equal(ch[2].type, FQ_CHANGE_ADDED);
+    assert_string_equal(fq_value_path_str(ch[2].obj, "data.value", ""), "2");
+    assert_int_equal(ch[3].rev, 8);
+    assert_int_equal(ch[3].type, FQ_CHANGE_DELETED);
+    /* a: three updates in the window, one MODIFIED, the last */
+    assert_int_equal(ch[4].rev, 9);
+    assert_int_equal(ch[4].type, FQ_CHANGE_MODIFIED);
+    assert_string_equal(ch[4].name, "a");
+    assert_string_equal(fq_value_path_str(ch[4].obj, "data.value", ""), "4");
+    fq_changes_free(ch, n);
+
+    /* Taking the log inside a window hands out every copy. */
+    fq_objstore_log_window(s);
+    assert_int_equal(fq_objstore_update(s, configmap("d", "a", "5"), false,
+                                        &changed, NULL, NULL),
+                     0);
+    n = fq_objstore_take_changes(s, &ch);
+    assert_int_equal(n, 1);
+    assert_string_equal(fq_value_path_str(ch[0].obj, "data.value", ""), "5");
+    fq_changes_free(ch, n);
+    assert_int_equal(fq_objstore_update(s, configmap("d", "a", "6"), false,
+                                        &changed, NULL, NULL),
+                     0);
+    fq_objstore_log_window_end(s);
+    n = fq_objstore_take_changes(s, &ch);
+    assert_int_equal(n, 1);
+    assert_int_equal(ch[0].type, FQ_CHANGE_MODIFIED);
+    assert_string_equal(fq_value_path_str(ch[0].obj, "data.value", ""), "6");
+    fq_changes_free(ch, n);
+    fq_objstore_free(s);
+}
+
 /* A status member write: in place, a new revision only when it changes,
  * logged like any update, the rest of the object kept. */
 static void test_store_set_status_key(void **state)
@@ -343,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_store_list_sorted),
         cmocka_unit_test(test_store_list_sorted_after_deletes),
         cmocka_unit_test(test_store_set_status_key),
+        cmocka_unit_test(test_store_log_window),
         cmocka_unit_test(test_engine_events_aggregate),
         cmocka_unit_test(test_engine_same_seed_same_uids),
         cmocka_unit_test(test_time_format_parse),

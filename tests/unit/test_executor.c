@@ -147,7 +147,9 @@ static void change(struct fixture *f, enum fq_change_type t, const char *name)
                           (char *)"default",
                           (char *)name,
                           o && t != FQ_CHANGE_DELETED ? o->obj : NULL,
-                          false};
+                          false,
+                          NULL,
+                          0};
     f->x.ops->on_change(&f->x, &c, f->now);
 }
 

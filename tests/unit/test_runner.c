@@ -368,7 +368,9 @@ static void test_deleted_pod_files_go(void **state)
                           (char *)"default",
                           (char *)"gone",
                           NULL,
-                          false};
+                          false,
+                          NULL,
+                          0};
     fq_runner_on_change(f->r, &c, f->now);
     assert_int_equal(stat(dir, &st), 0); /* still running: kept until exit */
     wait_done(f, "gone");
@@ -476,7 +478,9 @@ static void test_core_kill_stops_process(void **state)
                           (char *)"default",
                           (char *)"ended",
                           (struct fq_value *)pod(f, "ended"),
-                          false};
+                          false,
+                          NULL,
+                          0};
     fq_runner_on_change(f->r, &c, f->now);
     wait_done(f, "ended"); /* SIGTERM ends sleep at once */
     assert_int_equal(fq_runner_running(f->r), 0);

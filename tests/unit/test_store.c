@@ -64,9 +64,15 @@ static struct fq_change change(uint64_t rev, enum fq_change_type t,
                                enum fq_kind k, const char *ns, const char *name,
                                const char *obj)
 {
-    struct fq_change c = {
-        rev,  t, k, fq_xstrdup(ns), fq_xstrdup(name), obj ? json(obj) : NULL,
-        false};
+    struct fq_change c = {rev,
+                          t,
+                          k,
+                          fq_xstrdup(ns),
+                          fq_xstrdup(name),
+                          obj ? json(obj) : NULL,
+                          false,
+                          NULL,
+                          0};
     return c;
 }
 

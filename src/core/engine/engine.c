@@ -627,6 +627,9 @@ void fq_engine_run(struct fq_engine *e, int64_t now_ms)
     if (e->settling)
         return; /* a controller called back in: the outer settle goes on */
     e->settling = true;
+    /* Only the controllers read the store until the settle ends: an
+     * object's changes in it reach the log as one (objstore.h). */
+    fq_objstore_log_window(e->store);
     for (int round = 0;; round++) {
         if (round == MAX_ROUNDS) {
             e->round_limit_hits++;
@@ -659,6 +662,7 @@ void fq_engine_run(struct fq_engine *e, int64_t now_ms)
         if (!more)
             break;
     }
+    fq_objstore_log_window_end(e->store);
     e->settling = false;
 }
 

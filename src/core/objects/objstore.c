@@ -64,6 +64,8 @@ struct fq_objstore {
     bool logging;
     struct fq_change *log;
     size_t nlog, caplog;
+    unsigned window;    /* open log windows, nested (log_window) */
+    size_t window_from; /* the outermost one's first change in log */
     fq_objstore_hook_fn hook;
     void *hook_ctx;
     struct entry *deleting; /* the entry being deleted, during its hook */
@@ -287,6 +289,110 @@ static void set_rv(struct fq_value *obj, uint64_t rv)
         fq_map_set(md, "resourceVersion", fq_value_strn(p, n));
 }
 
+/* --- a settle's window on the change log ------------------------------
+ * Between fq_objstore_log_window and _end nobody reads the store but the
+ * engine's controllers, so of several changes to one object there only
+ * the last state can be seen from outside: the earlier ones are dropped
+ * at the end (an ADDED keeps its type on the change that replaces it),
+ * and an object's tree is copied once, at the end or before its
+ * deletion. A deletion and what precedes it are always kept. */
+
+enum {
+    WINDOW_MAX = 512
+}; /* changes per window; longer ones are split */
+
+static bool change_is(const struct fq_change *c, enum fq_kind kind,
+                      const char *ns, const char *name)
+{
+    return c->kind == kind && strcmp(c->name, name) == 0 &&
+           strcmp(c->ns, ns) == 0;
+}
+
+/* Before c (a deletion) is logged: the object's last change in the
+ * window, if its copy waits, takes the tree as it was. */
+static void window_fill(struct fq_objstore *s, const struct fq_change *c,
+                        const struct fq_value *tree)
+{
+    for (size_t i = s->nlog; i-- > s->window_from;) {
+        struct fq_change *l = &s->log[i];
+        if (!change_is(l, c->kind, c->ns, c->name))
+            continue;
+        if (l->type != FQ_CHANGE_DELETED && !l->obj)
+            l->obj = fq_value_clone(tree);
+        return;
+    }
+}
+
+void fq_objstore_log_window(struct fq_objstore *s)
+{
+    if (s->logging && s->window++ == 0)
+        s->window_from = s->nlog;
+}
+
+static uint64_t change_hash(const struct fq_change *c)
+{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)c->kind;
+    for (const char *p = c->ns; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ '/') * 1099511628211ULL;
+    for (const char *p = c->name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+/* Coalesces the window's changes; the window stays open, from the end
+ * of the log. */
+static void window_close(struct fq_objstore *s)
+{
+    size_t from = s->window_from, n = s->nlog - from;
+    if (n == 0)
+        return;
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *slot = fq_xcalloc(cap, sizeof(*slot)); /* index + 1, 0 = none */
+    struct fq_change *c = s->log;
+    /* Newest first: slot holds the object's next kept change. */
+    for (size_t i = s->nlog; i-- > from;) {
+        size_t h = (size_t)change_hash(&c[i]) & (cap - 1);
+        while (slot[h] &&
+               !change_is(&c[slot[h] - 1], c[i].kind, c[i].ns, c[i].name))
+            h = (h + 1) & (cap - 1);
+        struct fq_change *next = slot[h] ? &c[slot[h] - 1] : NULL;
+        if (c[i].type != FQ_CHANGE_DELETED && next &&
+            next->type == FQ_CHANGE_MODIFIED) {
+            if (c[i].type == FQ_CHANGE_ADDED)
+                next->type = FQ_CHANGE_ADDED;
+            free(c[i].ns);
+            free(c[i].name);
+            fq_value_free(c[i].obj);
+            free(c[i].json);
+            c[i].ns = NULL; /* dropped */
+            continue;
+        }
+        if (c[i].type != FQ_CHANGE_DELETED && !c[i].obj) {
+            /* The last change of an object still there: its state now. */
+            const struct fq_object *o =
+                fq_objstore_get(s, c[i].kind, c[i].ns, c[i].name);
+            c[i].obj = o ? fq_value_clone(o->obj) : NULL;
+        }
+        slot[h] = i + 1;
+    }
+    free(slot);
+    size_t k = from;
+    for (size_t i = from; i < s->nlog; i++)
+        if (c[i].ns)
+            c[k++] = c[i];
+    s->nlog = k;
+    s->window_from = k;
+}
+
+void fq_objstore_log_window_end(struct fq_objstore *s)
+{
+    if (s->window > 0 && --s->window == 0)
+        window_close(s);
+}
+
 static void record(struct fq_objstore *s, enum fq_change_type type,
                    struct entry *e, const struct fq_value *obj)
 {
@@ -301,12 +407,19 @@ static void record(struct fq_objstore *s, enum fq_change_type type,
     /* The log copies first: the hook of a deletion may take the tree
      * (fq_objstore_take_deleted). */
     if (s->logging) {
+        if (s->window && s->nlog - s->window_from >= WINDOW_MAX)
+            window_close(s); /* bounds the scans below */
+        if (s->window && type == FQ_CHANGE_DELETED)
+            window_fill(s, &c, obj);
         FQ_GROW(s->log, s->caplog, s->nlog + 1);
         struct fq_change *l = &s->log[s->nlog++];
         *l = c;
         l->ns = fq_xstrdup(e->pub.ns);
         l->name = fq_xstrdup(e->pub.name);
-        l->obj = fq_value_clone(obj);
+        /* In a window, the copy waits for the window's end (or the
+         * object's deletion): a later change there may supersede it. */
+        l->obj =
+            s->window && type != FQ_CHANGE_DELETED ? NULL : fq_value_clone(obj);
     }
     if (s->hook)
         s->hook(s->hook_ctx, &c);
@@ -765,10 +878,12 @@ uint64_t fq_objstore_revision(const struct fq_objstore *s)
 
 size_t fq_objstore_take_changes(struct fq_objstore *s, struct fq_change **out)
 {
+    if (s->window)
+        window_close(s); /* no copy left waiting */
     size_t n = s->nlog;
     *out = s->log;
     s->log = NULL;
-    s->nlog = s->caplog = 0;
+    s->nlog = s->caplog = s->window_from = 0;
     return n;
 }
 
@@ -778,6 +893,7 @@ void fq_changes_free(struct fq_change *c, size_t n)
         free(c[i].ns);
         free(c[i].name);
         fq_value_free(c[i].obj);
+        free(c[i].json);
     }
     free(c);
 }

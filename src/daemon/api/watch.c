@@ -71,6 +71,20 @@ static void line_of(struct fq_buf *b, enum fq_change_type type,
     fq_buf_puts(b, "}\n");
 }
 
+/* line_of for a change the store has encoded (c->json): that encoding,
+ * of the same tree, is reused. */
+static void line_of_change(struct fq_buf *b, const struct fq_change *c,
+                           const struct fq_value *obj)
+{
+    if (!c->json) {
+        line_of(b, c->type, obj);
+        return;
+    }
+    fq_buf_printf(b, "{\"type\":\"%s\",\"object\":", type_name(c->type));
+    fq_buf_append(b, c->json, c->json_len);
+    fq_buf_puts(b, "}\n");
+}
+
 /* obj in the version of w's path: an owned converted copy, or NULL when
  * obj is already in it (or its kind has one version). */
 static struct fq_value *in_version(const struct watch *w,
@@ -392,7 +406,7 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
             }
             if (!e->line) {
                 struct fq_buf b = FQ_BUF_INIT;
-                line_of(&b, e->type, e->obj);
+                line_of_change(&b, &c[i], e->obj);
                 e->len = b.len;
                 e->line = fq_buf_detach(&b);
             }

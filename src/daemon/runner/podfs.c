@@ -74,8 +74,11 @@ const char *rn_env_get(const struct strv *env, const char *k)
 
 void rn_env_set(struct strv *env, const char *k, const char *v)
 {
-    size_t kl = strlen(k);
-    char *kv = fq_xasprintf("%s=%s", k, v);
+    size_t kl = strlen(k), vl = strlen(v);
+    char *kv = fq_xmalloc(kl + vl + 2); /* "k=v", about 14 a pod */
+    memcpy(kv, k, kl);
+    kv[kl] = '=';
+    memcpy(kv + kl + 1, v, vl + 1);
     for (size_t i = 0; i < env->n; i++)
         if (!strncmp(env->v[i], k, kl) && env->v[i][kl] == '=') {
             free(env->v[i]);

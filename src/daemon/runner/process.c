@@ -861,9 +861,13 @@ int fq_runner_start_pod(struct fq_runner *r, const struct fq_value *pod,
         goto out;
     }
     /* Running, with the process's pid and start time: a restarted flexqd
-     * tells the process apart from a later one with the same pid */
+     * tells the process apart from a later one with the same pid; one
+     * change of the pod, as a kubelet's status update carries both */
+    struct fq_objstore *store = fq_engine_store(r->engine);
+    fq_objstore_log_window(store);
     report(r, ns, name, "Running", true, 0, NULL, NULL, now_ms);
     record_container_id(r, ns, name, pid);
+    fq_objstore_log_window_end(store);
 out:
     if (logfd >= 0)
         close(logfd);
