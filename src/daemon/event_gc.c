@@ -104,8 +104,9 @@ size_t fq_event_gc_sweep(struct fq_objstore *s, int64_t now_ms, int64_t ttl_ms,
  * earlier turns) and
  * gives its free pages back; then glibc returns free pages (it keeps
  * them otherwise: a churn of 20,000 objects left over 200 MB resident).
- * The value trees' small blocks are cut from slabs that are kept for
- * reuse, not given back (alloc.c): fq_small_trim does nothing now.
+ * The value trees' small blocks are cut from slabs: fq_small_trim
+ * unmaps the slabs wholly free and gives back the wholly free pages of
+ * the others (alloc.c).
  */
 static double mono_ms(void)
 {
