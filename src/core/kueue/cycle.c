@@ -85,6 +85,7 @@ static void set_aside(struct cyc *y, const struct wl *w,
     if (as->nuse == 0)
         return;
     fq_adm_charge(a, cq, as->nuse, as->fr, as->amt, +1);
+    kq_nm_touch(y->k, cq);
     y->naside++;
 }
 
@@ -119,13 +120,20 @@ static int pick_heads(struct cyc *y)
     return nheads;
 }
 
-/* Assigns head w against the snapshot into its queue's nomination. */
+/* Assigns head w against the snapshot into its queue's nomination: a
+ * failure found for a head of its kind since nothing it depends on moved
+ * is taken from the memo (nommemo.c), else searched and remembered. */
 static void assign(struct cyc *y, struct wl *w, struct fq_adm_result *r)
 {
     struct fq_adm_wl aw;
+    struct rec *rc = (struct rec *)w; /* heads are records */
     kq_adm_wl(w, &aw, y->cooldown);
     aw.cq = y->s->cqs[w->cq].adm;
+    if (kq_nm_find(y->k, rc, &aw, r))
+        return;
+    y->k->stats.nom_searches++;
     fq_adm_assign(&y->s->adm, &aw, y->k->hs, (int)y->k->nh, r);
+    kq_nm_put(y->k, rc, &aw, r);
 }
 
 /* Nominates every head of the round: its flavors' cool-downs, then its
@@ -154,6 +162,7 @@ static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
         if (!v->w.evicting) {
             kq_preempt(k, y->e, &v->w, w, r->target_reason[t], y->now);
             k->hs[r->targets[t]].evicting = true;
+            kq_nm_touch(k, k->hs[r->targets[t]].cq);
         }
     }
     char msg[FQ_ADM_MSG_MAX + 64];
@@ -352,9 +361,11 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
      * until a queue has a head). */
     if (y.nhandled > 0)
         after_heads(&y);
-    for (size_t i = 0; i < y.naside; i++)
+    for (size_t i = 0; i < y.naside; i++) {
         fq_adm_charge(&y.s->adm, y.aside[i].cq, y.aside[i].nuse, y.aside[i].fr,
                       y.aside[i].amt, -1);
+        kq_nm_touch(k, y.aside[i].cq);
+    }
     free(y.aside);
     free(y.cohort_preempted);
     for (size_t i = 0; i < y.nhandled; i++) {

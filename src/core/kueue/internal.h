@@ -194,6 +194,9 @@ struct kueue {
     int64_t *lq_use;
     int64_t afs_next;
     bool afs_dirty;
+    /* Failed nominations remembered per root cohort version (nommemo.c),
+     * owned, NULL until a cycle asks; dropped with the snapshot. */
+    struct nommemo *nm;
 };
 
 /* The condition types the controller reads of a Workload, for cond_scan. */
@@ -510,6 +513,14 @@ void kq_mig_pass(struct kueue *k, struct fq_engine *e, int64_t now);
 
 /* cycle.c */
 void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now);
+
+/* nommemo.c */
+bool kq_nm_find(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
+                struct fq_adm_result *r);
+void kq_nm_put(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
+               const struct fq_adm_result *r);
+void kq_nm_touch(struct kueue *k, int adm_cq);
+void kq_nm_free(struct kueue *k);
 
 /* afs.c */
 void kq_afs_setup(struct kueue *k, struct fq_engine *e, struct snap *old,

@@ -107,6 +107,7 @@ void kq_account(struct kueue *k, struct rec *r, int sign)
         fq_adm_charge(&s->adm, s->cqs[w->cq].adm, w->nuse, w->use_fr,
                       w->use_amt, sign);
         k->snap_ver++;
+        kq_nm_touch(k, s->cqs[w->cq].adm);
         for (int u = 0; sign < 0 && u < w->nuse && s->adm.nres > 0; u++) {
             int f = (w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS;
             k->rel_flv[f]++;
@@ -438,6 +439,9 @@ void kq_holders_settle(struct kueue *k)
     for (size_t i = 0; i < n; i++) {
         holder_put(k, kq_k_lower(k->hw, k->nh_sorted, tail[i]->key), tail[i]);
         k->nh_sorted++;
+        /* Its place among its cohort's holders moved (a remembered
+         * nomination's candidates came in the old order). */
+        kq_nm_touch(k, k->snap->cqs[tail[i]->w.cq].adm);
     }
     free(tail);
 }
