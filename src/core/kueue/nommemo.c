@@ -141,9 +141,26 @@ static bool join_names(const struct fq_adm_wl *aw, char *buf)
     return true;
 }
 
-/* Whether aw may be remembered at all, and its key's parts. */
+/* Are aw's podset names the ones joined in `names`? (Walked, not
+ * joined: this is every head's cost.) */
+static bool names_eq(const char *names, const struct fq_adm_wl *aw)
+{
+    for (int p = 0; p < aw->npodsets; p++) {
+        const char *s = aw->ps[p].name ? aw->ps[p].name : "";
+        while (*s && *s == *names) {
+            s++;
+            names++;
+        }
+        if (*s || *names != '\n')
+            return false;
+        names++;
+    }
+    return *names == '\0';
+}
+
+/* Whether aw may be remembered at all (its names are compared apart). */
 static bool key_of(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
-                   bool *use_ts, char *names)
+                   bool *use_ts)
 {
     const struct snap *s = k->snap;
     const struct wl *w = &rc->w;
@@ -159,7 +176,7 @@ static bool key_of(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
         ac->within_cq == FQ_ADM_LOWER_OR_NEWER_EQUAL_PRIORITY ||
         ac->reclaim_within_cohort == FQ_ADM_LOWER_OR_NEWER_EQUAL_PRIORITY ||
         ac->borrow_within_cohort == FQ_ADM_LOWER_OR_NEWER_EQUAL_PRIORITY;
-    return join_names(aw, names);
+    return true;
 }
 
 static uint64_t ver_of(const struct kueue *k, const struct nommemo *m,
@@ -174,8 +191,7 @@ bool kq_nm_find(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
                 struct fq_adm_result *r)
 {
     bool use_ts;
-    char names[NM_NAMES_MAX];
-    if (!key_of(k, rc, aw, &use_ts, names))
+    if (!key_of(k, rc, aw, &use_ts))
         return false;
     struct nommemo *m = nm_get(k);
     uint64_t ver = ver_of(k, m, aw->cq);
@@ -183,7 +199,7 @@ bool kq_nm_find(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
     for (int i = 0; i < NM_WAYS; i++, e++) {
         if (!e->used || e->ver != ver || e->shape != rc->shape ||
             e->prio != aw->priority || e->avoid != aw->avoid_flv ||
-            (use_ts && e->ts != aw->ts) || strcmp(e->names, names) != 0)
+            (use_ts && e->ts != aw->ts) || !names_eq(e->names, aw))
             continue;
         fq_adm_result_release(r);
         memcpy(r, &e->res, sizeof(*r));
@@ -202,7 +218,7 @@ void kq_nm_put(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
         return;
     bool use_ts;
     char names[NM_NAMES_MAX];
-    if (!key_of(k, rc, aw, &use_ts, names))
+    if (!key_of(k, rc, aw, &use_ts) || !join_names(aw, names))
         return;
     struct nommemo *m = nm_get(k);
     uint64_t ver = ver_of(k, m, aw->cq);
