@@ -199,10 +199,10 @@ static const char *qr_message(struct fq_engine *e, const char *name)
  * a and b (10 cpu each, preemption on), each full of 1-cpu workloads;
  * 100 workloads of 2 cpu wait in a, none can fit or preempt. A cycle
  * searches once and takes the other heads' outcome from the memo, with
- * the same message. Quota freed in a lets the first of them in at once;
- * quota freed in b (the same cohort: 1 cpu more to borrow) changes every
- * waiting head's message; a change in another cohort (cq c) searches
- * nothing again in co.
+ * the same message. A release in another cohort (cq c) leaves them
+ * parked; quota freed in b (the same cohort: 1 cpu more to borrow)
+ * changes every waiting head's message; quota freed in a lets the first
+ * of them in at once.
  */
 static void test_nomination_memo(void **state)
 {
@@ -260,18 +260,36 @@ static void test_nomination_memo(void **state)
                         "couldn't assign flavors to pod set main: "
                         "insufficient unused quota for cpu in flavor "
                         "default, 2 more needed");
-    /* Quota freed in c's cohort: co's heads are walked again (every
-     * release puts the parked back) but nothing is searched again. */
+    /* Quota freed in c's cohort: co is quiet, its parked heads stay
+     * parked (nothing searched or looked up again); a cycle still
+     * counts. */
     t += 1000;
     assert_int_equal(
         fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "c-small0", t, NULL),
         0);
     searches = st.nom_searches;
     hits = st.nom_memo_hits;
+    uint64_t kept = st.requeue_kept, cycles = st.cycles;
     fq_engine_run(e, t);
     fq_kueue_get_stats(fq_engine_controller(e, "kueue"), &st);
-    assert_true(st.nom_memo_hits >= hits + 100);
-    assert_true(st.nom_searches <= searches + 1);
+    assert_int_equal(st.requeue_kept, kept + 100);
+    assert_int_equal(st.nom_memo_hits, hits);
+    assert_int_equal(st.nom_searches, searches);
+    assert_int_equal(st.cycles, cycles + 1);
+    /* A new head in co: the kept ones are put back and tried after it,
+     * as before. */
+    t += 1000;
+    add_in(e, "b-new", "lqb", 3, t);
+    fq_engine_run(e, t);
+    assert_false(has_quota(e, "b-new"));
+    assert_string_equal(qr_message(e, "b-new"),
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 3 more needed");
+    assert_string_equal(qr_message(e, "a-big099"),
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 2 more needed");
     /* 1 cpu freed in b: a may borrow it, each head is 1 cpu short. */
     t += 1000;
     assert_int_equal(
@@ -283,10 +301,27 @@ static void test_nomination_memo(void **state)
                         "couldn't assign flavors to pod set main: "
                         "insufficient unused quota for cpu in flavor "
                         "default, 1 more needed");
-    /* 1 cpu freed in a: the first waiting one fits (it borrows b's). */
+    /* Released in c again while a 1-cpu head comes to b: co is quiet,
+     * but b-one may fit, so the heads the requeue kept are put back and
+     * walked with it, and those tried after it say 2 cpu short again. */
+    t += 1000;
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "c-small1", t, NULL),
+        0);
+    add_in(e, "b-one", "lqb", 1, t);
+    fq_engine_run(e, t);
+    assert_true(has_quota(e, "b-one"));
+    assert_string_equal(qr_message(e, "a-big099"),
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 2 more needed");
+    /* 2 cpu freed in a: the first waiting one fits. */
     t += 1000;
     assert_int_equal(
         fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "a-small0", t, NULL),
+        0);
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "a-small1", t, NULL),
         0);
     fq_engine_run(e, t);
     assert_true(has_quota(e, "a-big000"));

@@ -30,6 +30,8 @@ struct fq_kueue_stats {
      * memo of failed ones (nommemo.c). */
     uint64_t nom_searches;
     uint64_t nom_memo_hits;
+    /* Parked heads a requeue kept parked (their root cohort quiet). */
+    uint64_t requeue_kept;
 };
 
 void fq_kueue_get_stats(const void *self, struct fq_kueue_stats *out);

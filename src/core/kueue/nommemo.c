@@ -70,12 +70,22 @@ struct nm_ent {
     struct fq_adm_result res; /* no targets */
 };
 
+/* Per root cohort: whether every head parked under it since its queues
+ * were last put back (requeued) failed on quota at one version, which. */
+struct nm_root {
+    bool quiet;
+    bool has_ver;
+    bool kept; /* its parked heads were kept parked by the last requeue */
+    uint64_t ver;
+};
+
 struct nommemo {
     int ncq;
     struct nm_ent *ent; /* ncq * NM_WAYS */
     unsigned *next;     /* per queue: the entry replaced next */
     int nnodes;
-    uint64_t *ver; /* per fq_adm node (roots are used) */
+    uint64_t *ver;        /* per fq_adm node (roots are used) */
+    struct nm_root *root; /* per fq_adm node (roots are used) */
 };
 
 static int root_node(const struct fq_adm *a, int node)
@@ -96,6 +106,17 @@ static struct nommemo *nm_get(struct kueue *k)
     m->next = fq_xcalloc((size_t)m->ncq + 1, sizeof(*m->next));
     m->nnodes = k->snap->adm.nnodes;
     m->ver = fq_xcalloc((size_t)m->nnodes + 1, sizeof(*m->ver));
+    /* A root is quiet while nothing is parked under it; heads parked
+     * before the memo existed are unknown. */
+    m->root = fq_xcalloc((size_t)m->nnodes + 1, sizeof(*m->root));
+    for (int i = 0; i < m->nnodes; i++)
+        m->root[i].quiet = true;
+    for (int c = 0; c < m->ncq && k->pq; c++) {
+        const struct fq_adm *a = &k->snap->adm;
+        int root = root_node(a, a->cqs[k->snap->cqs[c].adm].node);
+        if (k->pq[c].npark > k->pq[c].plo && root < m->nnodes)
+            m->root[root].quiet = false;
+    }
     k->nm = m;
     return m;
 }
@@ -108,6 +129,7 @@ void kq_nm_free(struct kueue *k)
     free(m->ent);
     free(m->next);
     free(m->ver);
+    free(m->root);
     free(m);
     k->nm = NULL;
 }
@@ -247,4 +269,118 @@ void kq_nm_put(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
     e->res.targets = NULL;
     e->res.target_reason = NULL;
     e->res.ntargets = 0;
+}
+
+/* --- quiet roots ---------------------------------------------------------
+ *
+ * Every release of quota puts every parked head back (kq_pq_requeue), and
+ * the next cycle walks them all again, though under a root cohort whose
+ * version has not moved since they were parked each would find exactly
+ * what it found: the same failure, the same message (kq_set_pending then
+ * writes nothing), parked again. So, with cycles at flexqd's own pace
+ * (cycleMilliseconds 0, all that fit), a requeue keeps parked the heads
+ * of a root that is quiet at its current version, and the cycle checks
+ * before its rounds that nothing else can be tried under that root: if
+ * its version moved meanwhile (a finish derived, the migration pass) or
+ * one of its queues has a head in its active list (a new or changed
+ * workload, which may be admitted and move the version while the kept
+ * heads would have been tried after it), the kept heads are put back
+ * then and walked as before. A cycle that kept heads of an active queue
+ * counts as one that tried heads, as walking them would have.
+ */
+
+static struct nm_root *root_of_cq(struct kueue *k, int cq, uint64_t *ver)
+{
+    struct nommemo *m = nm_get(k);
+    const struct fq_adm *a = &k->snap->adm;
+    int root = root_node(a, a->cqs[k->snap->cqs[cq].adm].node);
+    if (root >= m->nnodes)
+        return NULL;
+    if (ver)
+        *ver = m->ver[root];
+    return &m->root[root];
+}
+
+void kq_nm_parked(struct kueue *k, const struct rec *rc, bool quota,
+                  bool limit0)
+{
+    const struct wl *w = &rc->w;
+    if (!k->snap || w->cq < 0 || w->cq >= k->snap->ncq)
+        return;
+    uint64_t ver;
+    struct nm_root *r = root_of_cq(k, w->cq, &ver);
+    if (!r)
+        return;
+    bool ok = quota && limit0 && k->cycle_ms == 0 && !k->snap->adm.fair &&
+              !k->afs_on && !w->is_slice && !w->replaces && !w->avoid_ann;
+    if (!ok)
+        r->quiet = false;
+    else if (!r->has_ver) {
+        r->has_ver = true;
+        r->ver = ver;
+    } else if (r->ver != ver) {
+        r->quiet = false;
+    }
+}
+
+void kq_nm_unquiet(struct kueue *k, int cq)
+{
+    if (!k->nm || !k->snap || cq < 0 || cq >= k->snap->ncq)
+        return;
+    struct nm_root *r = root_of_cq(k, cq, NULL);
+    if (r)
+        r->quiet = false;
+}
+
+bool kq_nm_keep(struct kueue *k, int cq)
+{
+    if (!k->snap || cq < 0 || cq >= k->snap->ncq || k->cycle_ms != 0)
+        return false;
+    uint64_t ver;
+    struct nm_root *r = root_of_cq(k, cq, &ver);
+    if (!r)
+        return false;
+    if (r->kept)
+        return true;
+    if (r->quiet && r->has_ver && r->ver == ver) {
+        r->kept = true;
+        return true;
+    }
+    /* Its heads are all put back: none parked, quiet again. */
+    r->quiet = true;
+    r->has_ver = false;
+    return false;
+}
+
+bool kq_nm_kept(struct kueue *k, int cq, bool *put_back)
+{
+    *put_back = false;
+    if (!k->nm || !k->snap || cq < 0 || cq >= k->snap->ncq)
+        return false;
+    uint64_t ver;
+    struct nm_root *r = root_of_cq(k, cq, &ver);
+    if (!r || !r->kept)
+        return false;
+    if (r->ver != ver || !r->quiet) {
+        *put_back = true;
+        return false;
+    }
+    return true;
+}
+
+void kq_nm_put_back_root(struct kueue *k, int cq)
+{
+    struct nm_root *r = root_of_cq(k, cq, NULL);
+    if (!r)
+        return;
+    r->kept = false;
+    r->quiet = true;
+    r->has_ver = false;
+}
+
+void kq_nm_cycle_end(struct kueue *k)
+{
+    struct nommemo *m = k->nm;
+    for (int i = 0; m && i < m->nnodes; i++)
+        m->root[i].kept = false;
 }

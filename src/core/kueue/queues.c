@@ -219,6 +219,8 @@ static void pq_insert(struct kueue *k, struct rec *r)
     r->qcq = r->w.cq;
     r->in_park_gen = kq_rec_parked(k, r) ? k->park_gen : 0;
     if (in_park(k, r))
+        kq_nm_unquiet(k, r->w.cq); /* parked without being tried */
+    if (in_park(k, r))
         q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
     else
         q_insert(&q->act, &q->alo, &q->nact, &q->capact, r);
@@ -260,6 +262,7 @@ void kq_pq_park_first(struct kueue *k, size_t c, size_t m)
     struct rec **run = &q->act[q->alo];
     if (m == 0)
         return;
+    kq_nm_unquiet(k, (int)c);
     k->q_ver++;
     for (size_t i = 0; i < m; i++) {
         run[i]->parked = k->park_gen;
@@ -279,6 +282,53 @@ void kq_pq_park_first(struct kueue *k, size_t c, size_t m)
         q->alo = q->nact = 0;
 }
 
+/* Queue c's park array merged back into its act array, in order (see
+ * kq_pq_requeue). */
+static void merge_back(struct pq *q)
+{
+    size_t na = q->nact - q->alo, np = q->npark - q->plo;
+    if (np == 0)
+        return;
+    if (na == 0) {
+        /* Every one was parked: the arrays trade places. */
+        struct rec **t = q->act;
+        size_t cap = q->capact;
+        q->act = q->park;
+        q->capact = q->cappark;
+        q->alo = q->plo;
+        q->nact = q->npark;
+        q->park = t;
+        q->cappark = cap;
+        q->plo = q->npark = 0;
+        return;
+    }
+    bool before = kq_rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0;
+    if (before && q->alo >= np) {
+        q->alo -= np;
+        memcpy(&q->act[q->alo], &q->park[q->plo], np * sizeof(*q->act));
+        q->plo = q->npark = 0;
+        return;
+    }
+    struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
+    if (before) {
+        memcpy(m, &q->park[q->plo], np * sizeof(*m));
+        memcpy(m + np, &q->act[q->alo], na * sizeof(*m));
+    } else {
+        size_t i = q->alo, j = q->plo, o = 0;
+        while (i < q->nact || j < q->npark) {
+            bool take_a =
+                j == q->npark ||
+                (i < q->nact && kq_rec_cmp(q->act[i], q->park[j]) < 0);
+            m[o++] = take_a ? q->act[i++] : q->park[j++];
+        }
+    }
+    free(q->act);
+    q->act = m;
+    q->alo = 0;
+    q->nact = q->capact = na + np;
+    q->plo = q->npark = 0;
+}
+
 /*
  * Capacity changed: every parked workload may be a head again (Kueue's
  * QueueInadmissibleWorkloads), in order: each park array is merged back
@@ -289,7 +339,8 @@ void kq_pq_park_first(struct kueue *k, size_t c, size_t m)
  * (heads are parked in order) they go back into the slots their heads
  * left free at the front of act (or the two arrays trade places when
  * all were parked), or else the merge is two copies, not a comparison
- * per record.
+ * per record. The heads of a quiet root cohort (nommemo.c: each would
+ * find what it found) stay parked under the new generation.
  */
 void kq_pq_requeue(struct kueue *k)
 {
@@ -297,48 +348,28 @@ void kq_pq_requeue(struct kueue *k)
     k->q_ver++;
     for (int c = 0; k->snap && c < k->snap->ncq; c++) {
         struct pq *q = &k->pq[c];
-        size_t na = q->nact - q->alo, np = q->npark - q->plo;
-        if (np == 0)
+        if (q->npark == q->plo)
             continue;
-        if (na == 0) {
-            /* Every one was parked: the arrays trade places. */
-            struct rec **t = q->act;
-            size_t cap = q->capact;
-            q->act = q->park;
-            q->capact = q->cappark;
-            q->alo = q->plo;
-            q->nact = q->npark;
-            q->park = t;
-            q->cappark = cap;
-            q->plo = q->npark = 0;
+        if (kq_nm_keep(k, c)) {
+            for (size_t i = q->plo; i < q->npark; i++)
+                q->park[i]->parked = q->park[i]->in_park_gen = k->park_gen;
+            k->stats.requeue_kept += q->npark - q->plo;
             continue;
         }
-        bool before = kq_rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0;
-        if (before && q->alo >= np) {
-            q->alo -= np;
-            memcpy(&q->act[q->alo], &q->park[q->plo], np * sizeof(*q->act));
-            q->plo = q->npark = 0;
-            continue;
-        }
-        struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
-        if (before) {
-            memcpy(m, &q->park[q->plo], np * sizeof(*m));
-            memcpy(m + np, &q->act[q->alo], na * sizeof(*m));
-        } else {
-            size_t i = q->alo, j = q->plo, o = 0;
-            while (i < q->nact || j < q->npark) {
-                bool take_a =
-                    j == q->npark ||
-                    (i < q->nact && kq_rec_cmp(q->act[i], q->park[j]) < 0);
-                m[o++] = take_a ? q->act[i++] : q->park[j++];
-            }
-        }
-        free(q->act);
-        q->act = m;
-        q->alo = 0;
-        q->nact = q->capact = na + np;
-        q->plo = q->npark = 0;
+        merge_back(q);
     }
+}
+
+/* Queue c's parked heads put back (a kept quiet root that moved). */
+void kq_pq_unpark(struct kueue *k, int c)
+{
+    struct pq *q = &k->pq[c];
+    if (q->npark == q->plo)
+        return;
+    k->q_ver++;
+    for (size_t i = q->plo; i < q->npark; i++)
+        q->park[i]->parked = q->park[i]->in_park_gen = 0;
+    merge_back(q);
 }
 
 /* Sorted-by-key arrays of records (holders, migration candidates). */
