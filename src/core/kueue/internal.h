@@ -16,6 +16,7 @@
  *   queues.c     usage (account), pending queues, holders, candidates
  *   lifecycle.c  the state machine's transitions (diagram in controller.c)
  *   cycle.c      the scheduling cycle
+ *   nommemo.c    failed nominations remembered; quiet cohorts kept parked
  *   admit.c      reserve, pending, preempt, migrate
  *   pace.c       Kueue-paced cycles planned ahead
  *   afs.c        admission fair sharing: LocalQueue usage and queue order

@@ -2,7 +2,9 @@
  * nommemo.c - failed nominations remembered: a head's flavor assignment
  * that found neither a Fit nor preemption targets is kept, and a later
  * head of the same kind on the same ClusterQueue gets it without a new
- * search while nothing it depends on has moved.
+ * search while nothing it depends on has moved; and, on the same
+ * versions, the parked heads of a root cohort where nothing moved are
+ * kept parked through a requeue (quiet roots, at the end of the file).
  *
  * Why: with flexqd's own pace (policy.cycleMilliseconds 0, all that fit)
  * a cycle walks every pending head of every queue, and every release of
@@ -40,9 +42,11 @@
  * lookups again; a finish in C (version 8) costs one search, then
  * lookups.
  *
- * Invariant: a result returned from the memo is the one fq_adm_assign
- * would return for that workload now (the scenario suite and the
- * simulator's event counts are the oracle).
+ * Invariants: a result returned from the memo is the one fq_adm_assign
+ * would return for that workload now; a head kept parked would have been
+ * parked again with the message it has (the scenario suite, the
+ * simulator's event counts and test_kueue's test_nomination_memo, which
+ * fails when either is served stale, are the oracle).
  *
  * What it does not do: remember Fits or preemptions (those move quota,
  * and so the version, at once), or outcomes across a configuration
