@@ -218,11 +218,10 @@ static void pq_insert(struct kueue *k, struct rec *r)
     k->q_ver++;
     r->qcq = r->w.cq;
     r->in_park_gen = kq_rec_parked(k, r) ? k->park_gen : 0;
-    if (in_park(k, r))
+    if (in_park(k, r)) {
         kq_nm_unquiet(k, r->w.cq); /* parked without being tried */
-    if (in_park(k, r))
         q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
-    else
+    } else
         q_insert(&q->act, &q->alo, &q->nact, &q->capact, r);
 }
 
