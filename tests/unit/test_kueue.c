@@ -4,7 +4,9 @@
  * ClusterQueue status stay right, the stats count what happened,
  * workloads with equal podSets share a view yet keep their own requests,
  * and with Kueue's pace a deep queue is tried one head per cycle, to the
- * millisecond, while the engine wakes far less often than once a cycle.
+ * millisecond, while the engine wakes far less often than once a cycle;
+ * a deep queue's failed nominations are searched once and remembered
+ * until their cohort's usage moves.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -159,6 +161,175 @@ static void test_shared_podset_views(void **state)
     fq_engine_run(e, t);
     assert_true(has_quota(e, "b"));
     assert_false(has_quota(e, "d"));
+    fq_engine_free(e);
+}
+
+/* A Workload of `cpu` cpu in LocalQueue `lq`. */
+static void add_in(struct fq_engine *e, const char *name, const char *lq,
+                   int cpu, int64_t now)
+{
+    char y[512];
+    snprintf(y, sizeof(y),
+             "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\n"
+             "metadata: {namespace: default, name: %s}\n"
+             "spec:\n  queueName: %s\n  podSets:\n  - name: main\n"
+             "    template: {spec: {containers: [{name: c, image: x, "
+             "resources: {requests: {cpu: \"%d\"}}}]}}\n",
+             name, lq, cpu);
+    apply(e, y, now);
+}
+
+static const char *qr_message(struct fq_engine *e, const char *name)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, "default", name);
+    assert_non_null(o);
+    const struct fq_value *cs = fq_value_path(o->obj, "status.conditions");
+    for (size_t i = 0; i < fq_value_len(cs); i++) {
+        const struct fq_value *c = fq_seq_at(cs, i);
+        if (!strcmp(fq_value_path_str(c, "type", ""), "QuotaReserved"))
+            return fq_value_path_str(c, "message", "");
+    }
+    fail_msg("%s has no QuotaReserved condition", name);
+    return NULL;
+}
+
+/*
+ * Failed nominations remembered (nommemo.c): cohort co of ClusterQueues
+ * a and b (10 cpu each, preemption on), each full of 1-cpu workloads;
+ * 100 workloads of 2 cpu wait in a, none can fit or preempt. A cycle
+ * searches once and takes the other heads' outcome from the memo, with
+ * the same message. A release in another cohort (cq c) leaves them
+ * parked; quota freed in b (the same cohort: 1 cpu more to borrow)
+ * changes every waiting head's message; quota freed in a lets the first
+ * of them in at once.
+ */
+static void test_nomination_memo(void **state)
+{
+    (void)state;
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.policy = fq_policy_default();
+    cfg.sim_provider = false;
+    struct fq_engine *e = fq_engine_new(&cfg);
+    int64_t t = 1767225600000; /* 2026-01-01 */
+    apply(e, queue_yaml[0], t);
+    const char *cqs[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        char y[768];
+        snprintf(y, sizeof(y),
+                 "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+                 "metadata: {name: %s}\nspec:\n  namespaceSelector: {}\n"
+                 "  cohort: %s\n"
+                 "  preemption: {withinClusterQueue: LowerPriority, "
+                 "reclaimWithinCohort: Any}\n"
+                 "  resourceGroups:\n  - coveredResources: [cpu]\n"
+                 "    flavors:\n    - {name: default, resources: "
+                 "[{name: cpu, nominalQuota: 10}]}\n",
+                 cqs[i], i < 2 ? "co" : "other");
+        apply(e, y, t);
+        snprintf(y, sizeof(y),
+                 "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+                 "metadata: {namespace: default, name: lq%s}\n"
+                 "spec: {clusterQueue: %s}\n",
+                 cqs[i], cqs[i]);
+        apply(e, y, t);
+    }
+    char name[32], lq[8];
+    for (int q = 0; q < 3; q++)
+        for (int i = 0; i < 10; i++) {
+            snprintf(name, sizeof(name), "%s-small%d", cqs[q], i);
+            snprintf(lq, sizeof(lq), "lq%s", cqs[q]);
+            add_in(e, name, lq, 1, t);
+        }
+    fq_engine_run(e, t);
+    struct fq_kueue_stats st;
+    fq_kueue_get_stats(fq_engine_controller(e, "kueue"), &st);
+    uint64_t searches = st.nom_searches, hits = st.nom_memo_hits;
+    t += 1000;
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof(name), "a-big%03d", i);
+        add_in(e, name, "lqa", 2, t);
+    }
+    fq_engine_run(e, t);
+    fq_kueue_get_stats(fq_engine_controller(e, "kueue"), &st);
+    assert_true(st.nom_memo_hits >= hits + 99);
+    assert_true(st.nom_searches <= searches + 1);
+    assert_false(has_quota(e, "a-big000"));
+    assert_string_equal(qr_message(e, "a-big099"),
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 2 more needed");
+    /* Quota freed in c's cohort: co is quiet, its parked heads stay
+     * parked (nothing searched or looked up again); a cycle still
+     * counts. */
+    t += 1000;
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "c-small0", t, NULL),
+        0);
+    searches = st.nom_searches;
+    hits = st.nom_memo_hits;
+    uint64_t kept = st.requeue_kept, cycles = st.cycles;
+    fq_engine_run(e, t);
+    fq_kueue_get_stats(fq_engine_controller(e, "kueue"), &st);
+    assert_int_equal(st.requeue_kept, kept + 100);
+    assert_int_equal(st.nom_memo_hits, hits);
+    assert_int_equal(st.nom_searches, searches);
+    assert_int_equal(st.cycles, cycles + 1);
+    /* A new head in co: the kept ones are put back and tried after it,
+     * as before. */
+    t += 1000;
+    add_in(e, "b-new", "lqb", 3, t);
+    fq_engine_run(e, t);
+    assert_false(has_quota(e, "b-new"));
+    assert_string_equal(qr_message(e, "b-new"),
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 3 more needed");
+    assert_string_equal(qr_message(e, "a-big099"),
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 2 more needed");
+    /* 1 cpu freed in b: a may borrow it, each head is 1 cpu short. */
+    t += 1000;
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "b-small0", t, NULL),
+        0);
+    fq_engine_run(e, t);
+    assert_false(has_quota(e, "a-big000"));
+    assert_string_equal(qr_message(e, "a-big099"),
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 1 more needed");
+    /* Released in c again while a 1-cpu head comes to b: co is quiet,
+     * but b-one may fit, so the heads the requeue kept are put back and
+     * walked with it, and those tried after it say 2 cpu short again. */
+    t += 1000;
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "c-small1", t, NULL),
+        0);
+    add_in(e, "b-one", "lqb", 1, t);
+    fq_engine_run(e, t);
+    assert_true(has_quota(e, "b-one"));
+    assert_string_equal(qr_message(e, "a-big099"),
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 2 more needed");
+    /* 2 cpu freed in a: the first waiting one fits. */
+    t += 1000;
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "a-small0", t, NULL),
+        0);
+    assert_int_equal(
+        fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "a-small1", t, NULL),
+        0);
+    fq_engine_run(e, t);
+    assert_true(has_quota(e, "a-big000"));
+    assert_false(has_quota(e, "a-big001"));
+    assert_string_equal(qr_message(e, "a-big099"),
+                        "couldn't assign flavors to pod set main: "
+                        "insufficient unused quota for cpu in flavor "
+                        "default, 2 more needed");
     fq_engine_free(e);
 }
 
@@ -327,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_shared_podset_views),
         cmocka_unit_test(test_kueue_pace_deep_queue),
         cmocka_unit_test(test_kueue_pace_strict_fifo),
+        cmocka_unit_test(test_nomination_memo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

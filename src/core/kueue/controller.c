@@ -395,6 +395,7 @@ static void queues_free(struct kueue *k)
     k->cq_blocked = NULL;
     k->heads = NULL;
     free(k->memo);
+    kq_nm_free(k); /* its versions and outcomes are the snapshot's */
     fq_smap_clear(&k->shapes);
     fq_smap_clear(&k->psviews); /* they hold the snapshot's indexes */
     fq_smap_clear(&k->admviews);

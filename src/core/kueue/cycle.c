@@ -85,6 +85,7 @@ static void set_aside(struct cyc *y, const struct wl *w,
     if (as->nuse == 0)
         return;
     fq_adm_charge(a, cq, as->nuse, as->fr, as->amt, +1);
+    kq_nm_touch(y->k, cq);
     y->naside++;
 }
 
@@ -119,13 +120,20 @@ static int pick_heads(struct cyc *y)
     return nheads;
 }
 
-/* Assigns head w against the snapshot into its queue's nomination. */
+/* Assigns head w against the snapshot into its queue's nomination: a
+ * failure found for a head of its kind since nothing it depends on moved
+ * is taken from the memo (nommemo.c), else searched and remembered. */
 static void assign(struct cyc *y, struct wl *w, struct fq_adm_result *r)
 {
     struct fq_adm_wl aw;
+    struct rec *rc = (struct rec *)w; /* heads are records */
     kq_adm_wl(w, &aw, y->cooldown);
     aw.cq = y->s->cqs[w->cq].adm;
+    if (kq_nm_find(y->k, rc, &aw, r))
+        return;
+    y->k->stats.nom_searches++;
     fq_adm_assign(&y->s->adm, &aw, y->k->hs, (int)y->k->nh, r);
+    kq_nm_put(y->k, rc, &aw, r);
 }
 
 /* Nominates every head of the round: its flavors' cool-downs, then its
@@ -154,6 +162,7 @@ static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
         if (!v->w.evicting) {
             kq_preempt(k, y->e, &v->w, w, r->target_reason[t], y->now);
             k->hs[r->targets[t]].evicting = true;
+            kq_nm_touch(k, k->hs[r->targets[t]].cq);
         }
     }
     char msg[FQ_ADM_MSG_MAX + 64];
@@ -201,6 +210,7 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
          * inadmissible, until capacity changes. */
         kq_set_pending(y->e, w, "TopologyPlacementFailed", tas_msg, y->now);
         rc->parked = k->park_gen;
+        kq_nm_parked(k, rc, false, y->limit == 0);
         if (strict)
             k->cq_blocked[w->cq] = true;
         fq_adm_result_release(r);
@@ -239,6 +249,7 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
     } else {
         kq_set_pending(y->e, w, fq_adm_why_reason(r->why), r->msg, y->now);
         rc->parked = k->park_gen;
+        kq_nm_parked(k, rc, true, y->limit == 0);
         if (strict)
             k->cq_blocked[w->cq] = true;
     }
@@ -302,6 +313,38 @@ static void after_heads(struct cyc *y)
 }
 
 /*
+ * The heads a requeue kept parked under a quiet root (nommemo.c): put
+ * back, before the rounds, under each root whose version moved since or
+ * where some queue has a head to try (uses cq_taken as scratch). Returns
+ * whether an active queue keeps parked heads: walking them would have
+ * made this a cycle that tried heads.
+ */
+static bool settle_kept(struct cyc *y)
+{
+    struct kueue *k = y->k;
+    int n = y->s->ncq;
+    bool pb, tried = false;
+    for (int c = 0; c < n; c++)
+        if (kq_nm_kept(k, c, &pb) && k->pq[c].nact > k->pq[c].alo)
+            kq_nm_unquiet(k, c);
+    for (int c = 0; c < n; c++) {
+        k->cq_taken[c] = 0;
+        if (kq_nm_kept(k, c, &pb)) {
+            const struct pq *q = &k->pq[c];
+            if (y->s->cqs[c].active && q->npark > q->plo)
+                tried = true;
+        } else if (pb) {
+            k->cq_taken[c] = 1;
+            kq_pq_unpark(k, c);
+        }
+    }
+    for (int c = 0; c < n; c++)
+        if (k->cq_taken[c])
+            kq_nm_put_back_root(k, c);
+    return tried;
+}
+
+/*
  * A scheduling cycle. The migration pass first (moves free the later
  * flavor for others); then rounds of one head per ClusterQueue, each
  * nominated against the snapshot and processed in Kueue's order
@@ -328,6 +371,7 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
         (k->mig_dirty || now >= k->mig_retry))
         kq_mig_pass(k, e, now);
     y.reserved0 = k->stats.reservations;
+    bool tried = k->nm && settle_kept(&y);
     for (size_t c = 0; c < (size_t)y.s->ncq; c++) {
         k->cq_cur[c] = k->pq[c].alo;
         k->cq_taken[c] = 0;
@@ -350,11 +394,14 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     }
     /* A cycle that tried no head took no time (Kueue's scheduler sleeps
      * until a queue has a head). */
-    if (y.nhandled > 0)
+    if (y.nhandled > 0 || tried)
         after_heads(&y);
-    for (size_t i = 0; i < y.naside; i++)
+    kq_nm_cycle_end(k);
+    for (size_t i = 0; i < y.naside; i++) {
         fq_adm_charge(&y.s->adm, y.aside[i].cq, y.aside[i].nuse, y.aside[i].fr,
                       y.aside[i].amt, -1);
+        kq_nm_touch(k, y.aside[i].cq);
+    }
     free(y.aside);
     free(y.cohort_preempted);
     for (size_t i = 0; i < y.nhandled; i++) {

@@ -16,6 +16,7 @@
  *   queues.c     usage (account), pending queues, holders, candidates
  *   lifecycle.c  the state machine's transitions (diagram in controller.c)
  *   cycle.c      the scheduling cycle
+ *   nommemo.c    failed nominations remembered; quiet cohorts kept parked
  *   admit.c      reserve, pending, preempt, migrate
  *   pace.c       Kueue-paced cycles planned ahead
  *   afs.c        admission fair sharing: LocalQueue usage and queue order
@@ -194,6 +195,9 @@ struct kueue {
     int64_t *lq_use;
     int64_t afs_next;
     bool afs_dirty;
+    /* Failed nominations remembered per root cohort version (nommemo.c),
+     * owned, NULL until a cycle asks; dropped with the snapshot. */
+    struct nommemo *nm;
 };
 
 /* The condition types the controller reads of a Workload, for cond_scan. */
@@ -477,6 +481,7 @@ void kq_pq_remove(struct kueue *k, struct rec *r);
 void kq_pq_park(struct kueue *k, struct rec *r);
 void kq_pq_park_first(struct kueue *k, size_t c, size_t m);
 void kq_pq_requeue(struct kueue *k);
+void kq_pq_unpark(struct kueue *k, int c);
 void kq_pq_resort(struct kueue *k, int cq);
 size_t kq_k_lower(struct rec *const *v, size_t n, const char *key);
 void kq_holder_fill(struct kueue *k, size_t i);
@@ -510,6 +515,21 @@ void kq_mig_pass(struct kueue *k, struct fq_engine *e, int64_t now);
 
 /* cycle.c */
 void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now);
+
+/* nommemo.c */
+bool kq_nm_find(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
+                struct fq_adm_result *r);
+void kq_nm_put(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
+               const struct fq_adm_result *r);
+void kq_nm_touch(struct kueue *k, int adm_cq);
+void kq_nm_free(struct kueue *k);
+void kq_nm_parked(struct kueue *k, const struct rec *rc, bool quota,
+                  bool limit0);
+void kq_nm_unquiet(struct kueue *k, int cq);
+bool kq_nm_keep(struct kueue *k, int cq);
+bool kq_nm_kept(struct kueue *k, int cq, bool *put_back);
+void kq_nm_put_back_root(struct kueue *k, int cq);
+void kq_nm_cycle_end(struct kueue *k);
 
 /* afs.c */
 void kq_afs_setup(struct kueue *k, struct fq_engine *e, struct snap *old,

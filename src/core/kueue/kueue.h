@@ -26,6 +26,12 @@ struct fq_kueue_stats {
      * by whether one was reserved (kueue_admission_attempts_total). */
     uint64_t attempts_success;
     uint64_t attempts_inadmissible;
+    /* Heads' flavor assignments in cycles: searched, and taken from the
+     * memo of failed ones (nommemo.c). */
+    uint64_t nom_searches;
+    uint64_t nom_memo_hits;
+    /* Parked heads a requeue kept parked (their root cohort quiet). */
+    uint64_t requeue_kept;
 };
 
 void fq_kueue_get_stats(const void *self, struct fq_kueue_stats *out);

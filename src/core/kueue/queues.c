@@ -107,6 +107,7 @@ void kq_account(struct kueue *k, struct rec *r, int sign)
         fq_adm_charge(&s->adm, s->cqs[w->cq].adm, w->nuse, w->use_fr,
                       w->use_amt, sign);
         k->snap_ver++;
+        kq_nm_touch(k, s->cqs[w->cq].adm);
         for (int u = 0; sign < 0 && u < w->nuse && s->adm.nres > 0; u++) {
             int f = (w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS;
             k->rel_flv[f]++;
@@ -217,9 +218,10 @@ static void pq_insert(struct kueue *k, struct rec *r)
     k->q_ver++;
     r->qcq = r->w.cq;
     r->in_park_gen = kq_rec_parked(k, r) ? k->park_gen : 0;
-    if (in_park(k, r))
+    if (in_park(k, r)) {
+        kq_nm_unquiet(k, r->w.cq); /* parked without being tried */
         q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
-    else
+    } else
         q_insert(&q->act, &q->alo, &q->nact, &q->capact, r);
 }
 
@@ -259,6 +261,7 @@ void kq_pq_park_first(struct kueue *k, size_t c, size_t m)
     struct rec **run = &q->act[q->alo];
     if (m == 0)
         return;
+    kq_nm_unquiet(k, (int)c);
     k->q_ver++;
     for (size_t i = 0; i < m; i++) {
         run[i]->parked = k->park_gen;
@@ -278,6 +281,53 @@ void kq_pq_park_first(struct kueue *k, size_t c, size_t m)
         q->alo = q->nact = 0;
 }
 
+/* Queue c's park array merged back into its act array, in order (see
+ * kq_pq_requeue). */
+static void merge_back(struct pq *q)
+{
+    size_t na = q->nact - q->alo, np = q->npark - q->plo;
+    if (np == 0)
+        return;
+    if (na == 0) {
+        /* Every one was parked: the arrays trade places. */
+        struct rec **t = q->act;
+        size_t cap = q->capact;
+        q->act = q->park;
+        q->capact = q->cappark;
+        q->alo = q->plo;
+        q->nact = q->npark;
+        q->park = t;
+        q->cappark = cap;
+        q->plo = q->npark = 0;
+        return;
+    }
+    bool before = kq_rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0;
+    if (before && q->alo >= np) {
+        q->alo -= np;
+        memcpy(&q->act[q->alo], &q->park[q->plo], np * sizeof(*q->act));
+        q->plo = q->npark = 0;
+        return;
+    }
+    struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
+    if (before) {
+        memcpy(m, &q->park[q->plo], np * sizeof(*m));
+        memcpy(m + np, &q->act[q->alo], na * sizeof(*m));
+    } else {
+        size_t i = q->alo, j = q->plo, o = 0;
+        while (i < q->nact || j < q->npark) {
+            bool take_a =
+                j == q->npark ||
+                (i < q->nact && kq_rec_cmp(q->act[i], q->park[j]) < 0);
+            m[o++] = take_a ? q->act[i++] : q->park[j++];
+        }
+    }
+    free(q->act);
+    q->act = m;
+    q->alo = 0;
+    q->nact = q->capact = na + np;
+    q->plo = q->npark = 0;
+}
+
 /*
  * Capacity changed: every parked workload may be a head again (Kueue's
  * QueueInadmissibleWorkloads), in order: each park array is merged back
@@ -288,7 +338,8 @@ void kq_pq_park_first(struct kueue *k, size_t c, size_t m)
  * (heads are parked in order) they go back into the slots their heads
  * left free at the front of act (or the two arrays trade places when
  * all were parked), or else the merge is two copies, not a comparison
- * per record.
+ * per record. The heads of a quiet root cohort (nommemo.c: each would
+ * find what it found) stay parked under the new generation.
  */
 void kq_pq_requeue(struct kueue *k)
 {
@@ -296,48 +347,28 @@ void kq_pq_requeue(struct kueue *k)
     k->q_ver++;
     for (int c = 0; k->snap && c < k->snap->ncq; c++) {
         struct pq *q = &k->pq[c];
-        size_t na = q->nact - q->alo, np = q->npark - q->plo;
-        if (np == 0)
+        if (q->npark == q->plo)
             continue;
-        if (na == 0) {
-            /* Every one was parked: the arrays trade places. */
-            struct rec **t = q->act;
-            size_t cap = q->capact;
-            q->act = q->park;
-            q->capact = q->cappark;
-            q->alo = q->plo;
-            q->nact = q->npark;
-            q->park = t;
-            q->cappark = cap;
-            q->plo = q->npark = 0;
+        if (kq_nm_keep(k, c)) {
+            for (size_t i = q->plo; i < q->npark; i++)
+                q->park[i]->parked = q->park[i]->in_park_gen = k->park_gen;
+            k->stats.requeue_kept += q->npark - q->plo;
             continue;
         }
-        bool before = kq_rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0;
-        if (before && q->alo >= np) {
-            q->alo -= np;
-            memcpy(&q->act[q->alo], &q->park[q->plo], np * sizeof(*q->act));
-            q->plo = q->npark = 0;
-            continue;
-        }
-        struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
-        if (before) {
-            memcpy(m, &q->park[q->plo], np * sizeof(*m));
-            memcpy(m + np, &q->act[q->alo], na * sizeof(*m));
-        } else {
-            size_t i = q->alo, j = q->plo, o = 0;
-            while (i < q->nact || j < q->npark) {
-                bool take_a =
-                    j == q->npark ||
-                    (i < q->nact && kq_rec_cmp(q->act[i], q->park[j]) < 0);
-                m[o++] = take_a ? q->act[i++] : q->park[j++];
-            }
-        }
-        free(q->act);
-        q->act = m;
-        q->alo = 0;
-        q->nact = q->capact = na + np;
-        q->plo = q->npark = 0;
+        merge_back(q);
     }
+}
+
+/* Queue c's parked heads put back (a kept quiet root that moved). */
+void kq_pq_unpark(struct kueue *k, int c)
+{
+    struct pq *q = &k->pq[c];
+    if (q->npark == q->plo)
+        return;
+    k->q_ver++;
+    for (size_t i = q->plo; i < q->npark; i++)
+        q->park[i]->parked = q->park[i]->in_park_gen = 0;
+    merge_back(q);
 }
 
 /* Sorted-by-key arrays of records (holders, migration candidates). */
@@ -438,6 +469,9 @@ void kq_holders_settle(struct kueue *k)
     for (size_t i = 0; i < n; i++) {
         holder_put(k, kq_k_lower(k->hw, k->nh_sorted, tail[i]->key), tail[i]);
         k->nh_sorted++;
+        /* Its place among its cohort's holders moved (a remembered
+         * nomination's candidates came in the old order). */
+        kq_nm_touch(k, k->snap->cqs[tail[i]->w.cq].adm);
     }
     free(tail);
 }
