@@ -136,8 +136,7 @@ struct fq_value *fq_value_clone(const struct fq_value *v); /* deep, owned */
  * while copying (the watch ring's accounting, without a second walk).
  */
 size_t fq_value_bytes(const struct fq_value *v);
-struct fq_value *fq_value_clone_sized(const struct fq_value *v,
-                                      size_t *bytes);
+struct fq_value *fq_value_clone_sized(const struct fq_value *v, size_t *bytes);
 bool fq_value_equal(const struct fq_value *a, const struct fq_value *b);
 
 /*

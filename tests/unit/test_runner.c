@@ -370,7 +370,8 @@ static void test_deleted_pod_files_go(void **state)
                           NULL,
                           false,
                           NULL,
-                          0, 0};
+                          0,
+                          0};
     fq_runner_on_change(f->r, &c, f->now);
     assert_int_equal(stat(dir, &st), 0); /* still running: kept until exit */
     wait_done(f, "gone");
@@ -480,7 +481,8 @@ static void test_core_kill_stops_process(void **state)
                           (struct fq_value *)pod(f, "ended"),
                           false,
                           NULL,
-                          0, 0};
+                          0,
+                          0};
     fq_runner_on_change(f->r, &c, f->now);
     wait_done(f, "ended"); /* SIGTERM ends sleep at once */
     assert_int_equal(fq_runner_running(f->r), 0);

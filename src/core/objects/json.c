@@ -540,13 +540,44 @@ static void encode_number(const struct fq_value *v, struct fq_buf *out)
     }
 }
 
+/* The bytes a JSON string holds as they are: printable ASCII but for
+ * '"' and '\\' (control characters are escaped, bytes >= 0x80 checked as
+ * UTF-8). One load per byte instead of four comparisons. */
+static const unsigned char PLAIN[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
 static void encode_string(const char *s, size_t len, struct fq_buf *out)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end && PLAIN[*p])
+        p++;
+    if (p == end) { /* nothing to escape, as most keys and values */
+        fq_buf_reserve(out, len + 2);
+        char *d = out->data + out->len;
+        d[0] = '"';
+        if (len)
+            memcpy(d + 1, s, len);
+        d[len + 1] = '"';
+        out->len += len + 2;
+        out->data[out->len] = '\0';
+        return;
+    }
     fq_buf_putc(out, '"');
+    fq_buf_append(out, s, (size_t)(p - (const unsigned char *)s));
     while (p < end) {
         const unsigned char *run = p;
-        while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+        while (p < end && PLAIN[*p])
             p++;
         fq_buf_append(out, run, (size_t)(p - run));
         if (p >= end)
