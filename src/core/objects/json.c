@@ -633,6 +633,18 @@ static void newline(struct fq_buf *out, int flags, size_t level)
         fq_buf_puts(out, "  ");
 }
 
+/* One byte without a call while the buffer has room: the encoder's
+ * punctuation is most of its appends. */
+static inline void put1(struct fq_buf *out, char c)
+{
+    if (out->len + 1 < out->cap) { /* room for c and the NUL */
+        out->data[out->len++] = c;
+        out->data[out->len] = '\0';
+    } else {
+        fq_buf_putc(out, c);
+    }
+}
+
 static void encode(const struct fq_value *v, int flags, size_t level,
                    struct fq_buf *out)
 {
@@ -658,33 +670,36 @@ static void encode(const struct fq_value *v, int flags, size_t level,
             fq_buf_puts(out, "[]");
             break;
         }
-        fq_buf_putc(out, '[');
+        put1(out, '[');
         for (size_t i = 0; i < v->u.seq.n; i++) {
             if (i)
-                fq_buf_putc(out, ',');
+                put1(out, ',');
             newline(out, flags, level + 1);
             encode(v->u.seq.items[i], flags, level + 1, out);
         }
         newline(out, flags, level);
-        fq_buf_putc(out, ']');
+        put1(out, ']');
         break;
     case FQ_V_MAP:
         if (!v->u.map.n) {
             fq_buf_puts(out, "{}");
             break;
         }
-        fq_buf_putc(out, '{');
+        put1(out, '{');
         for (size_t i = 0; i < v->u.map.n; i++) {
             const struct fq_member *m = &v->u.map.items[i];
             if (i)
-                fq_buf_putc(out, ',');
+                put1(out, ',');
             newline(out, flags, level + 1);
             encode_string(m->key, strlen(m->key), out);
-            fq_buf_puts(out, (flags & FQ_JSON_PRETTY) ? ": " : ":");
+            if (flags & FQ_JSON_PRETTY)
+                fq_buf_puts(out, ": ");
+            else
+                put1(out, ':');
             encode(m->val, flags, level + 1, out);
         }
         newline(out, flags, level);
-        fq_buf_putc(out, '}');
+        put1(out, '}');
         break;
     }
 }
