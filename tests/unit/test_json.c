@@ -392,7 +392,30 @@ static void test_encode_every_ascii_byte(void **state)
             free(got);
             fq_value_free(v);
         }
+        /* At every place of a longer string (a run before and after
+         * the byte). */
+        for (int at = 0; at < 20; at++) {
+            char in2[24], exp2[48];
+            memset(in2, 'x', 20);
+            in2[20] = 0;
+            in2[at] = (char)c;
+            snprintf(exp2, sizeof(exp2), "\"%.*s%s%s\"", at, in2, want,
+                     in2 + at + 1);
+            struct fq_value *v = fq_value_str(in2);
+            char *got = fq_json_dumps(v, 0);
+            assert_string_equal(got, exp2);
+            free(got);
+            fq_value_free(v);
+        }
     }
+    /* Bytes >= 0x80 inside longer runs: UTF-8 kept, a stray
+     * byte replaced by U+FFFD. */
+    struct fq_value *u = fq_value_str("abcdefgh\xc3\xa9ijklmnop\xffqrstuvwx");
+    char *got = fq_json_dumps(u, 0);
+    assert_string_equal(got,
+                        "\"abcdefgh\xc3\xa9ijklmnop\xef\xbf\xbdqrstuvwx\"");
+    free(got);
+    fq_value_free(u);
 }
 
 int main(void)
