@@ -34,6 +34,9 @@ void fq_buf_reset(struct fq_buf *b); /* len = 0, keeps memory */
 void fq_buf_append(struct fq_buf *b, const void *data, size_t n);
 void fq_buf_puts(struct fq_buf *b, const char *s);
 void fq_buf_putc(struct fq_buf *b, char c);
+/* Makes room for n more bytes (and the NUL) without changing len: the
+ * caller may then write up to n bytes at data + len itself. */
+void fq_buf_reserve(struct fq_buf *b, size_t n);
 /* Appends s (NULL reads as "") with & < > " ' escaped as HTML/XML
  * entities, for text and attribute values in the web UI and SVG charts. */
 void fq_buf_put_xml(struct fq_buf *b, const char *s);

@@ -60,6 +60,9 @@ struct fq_change {
      * encoded it (its watch lines reuse it); fq_changes_free frees it. */
     char *json;
     size_t json_len;
+    /* fq_value_bytes(obj) when the log counted it while copying obj, or
+     * 0 (not counted); whoever replaces obj sets it to 0. */
+    size_t obj_bytes;
 };
 
 struct fq_objstore *fq_objstore_new(void);

@@ -128,6 +128,15 @@ struct fq_value *fq_value_map(void);
 
 void fq_value_free(struct fq_value *v);
 struct fq_value *fq_value_clone(const struct fq_value *v); /* deep, owned */
+/*
+ * The memory a tree holds, estimated: its nodes, the strings and numbers
+ * not stored inline, and its sequences' and maps' tables (not the maps'
+ * keys). fq_value_clone_sized returns the same deep copy as
+ * fq_value_clone and sets *bytes to fq_value_bytes of that copy, counted
+ * while copying (the watch ring's accounting, without a second walk).
+ */
+size_t fq_value_bytes(const struct fq_value *v);
+struct fq_value *fq_value_clone_sized(const struct fq_value *v, size_t *bytes);
 bool fq_value_equal(const struct fq_value *a, const struct fq_value *b);
 
 /*

@@ -149,6 +149,7 @@ static void change(struct fixture *f, enum fq_change_type t, const char *name)
                           o && t != FQ_CHANGE_DELETED ? o->obj : NULL,
                           false,
                           NULL,
+                          0,
                           0};
     f->x.ops->on_change(&f->x, &c, f->now);
 }

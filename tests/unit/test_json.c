@@ -356,6 +356,68 @@ static void test_encode_non_json_sources(void **state)
     fq_value_free(m);
 }
 
+/* Every ASCII byte, alone and inside a longer string, is written as
+ * JSON wants: as it is, or escaped (the encoder's fast path for strings
+ * with nothing to escape and its escaping path agree). */
+static void test_encode_every_ascii_byte(void **state)
+{
+    (void)state;
+    for (int c = 1; c < 0x80; c++) {
+        char want[16];
+        if (c == '"' || c == '\\')
+            snprintf(want, sizeof(want), "\\%c", c);
+        else if (c == '\n')
+            snprintf(want, sizeof(want), "\\n");
+        else if (c == '\r')
+            snprintf(want, sizeof(want), "\\r");
+        else if (c == '\t')
+            snprintf(want, sizeof(want), "\\t");
+        else if (c == '\b')
+            snprintf(want, sizeof(want), "\\b");
+        else if (c == '\f')
+            snprintf(want, sizeof(want), "\\f");
+        else if (c < 0x20)
+            snprintf(want, sizeof(want), "\\u%04x", c);
+        else
+            snprintf(want, sizeof(want), "%c", c);
+        char in[8] = {'a', 'b', (char)c, 'z', 0};
+        for (int whole = 0; whole < 2; whole++) {
+            if (whole)
+                in[3] = 0; /* the byte alone */
+            struct fq_value *v = fq_value_str(whole ? in + 2 : in);
+            char *got = fq_json_dumps(v, 0);
+            char exp[32];
+            snprintf(exp, sizeof(exp), whole ? "\"%s\"" : "\"ab%sz\"", want);
+            assert_string_equal(got, exp);
+            free(got);
+            fq_value_free(v);
+        }
+        /* At every place of a longer string (a run before and after
+         * the byte). */
+        for (int at = 0; at < 20; at++) {
+            char in2[24], exp2[48];
+            memset(in2, 'x', 20);
+            in2[20] = 0;
+            in2[at] = (char)c;
+            snprintf(exp2, sizeof(exp2), "\"%.*s%s%s\"", at, in2, want,
+                     in2 + at + 1);
+            struct fq_value *v = fq_value_str(in2);
+            char *got = fq_json_dumps(v, 0);
+            assert_string_equal(got, exp2);
+            free(got);
+            fq_value_free(v);
+        }
+    }
+    /* Bytes >= 0x80 inside longer runs: UTF-8 kept, a stray
+     * byte replaced by U+FFFD. */
+    struct fq_value *u = fq_value_str("abcdefgh\xc3\xa9ijklmnop\xffqrstuvwx");
+    char *got = fq_json_dumps(u, 0);
+    assert_string_equal(got,
+                        "\"abcdefgh\xc3\xa9ijklmnop\xef\xbf\xbdqrstuvwx\"");
+    free(got);
+    fq_value_free(u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_pretty),
         cmocka_unit_test(test_encode_non_json_sources),
+        cmocka_unit_test(test_encode_every_ascii_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

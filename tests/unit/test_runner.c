@@ -370,6 +370,7 @@ static void test_deleted_pod_files_go(void **state)
                           NULL,
                           false,
                           NULL,
+                          0,
                           0};
     fq_runner_on_change(f->r, &c, f->now);
     assert_int_equal(stat(dir, &st), 0); /* still running: kept until exit */
@@ -480,6 +481,7 @@ static void test_core_kill_stops_process(void **state)
                           (struct fq_value *)pod(f, "ended"),
                           false,
                           NULL,
+                          0,
                           0};
     fq_runner_on_change(f->r, &c, f->now);
     wait_done(f, "ended"); /* SIGTERM ends sleep at once */

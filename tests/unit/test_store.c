@@ -72,6 +72,7 @@ static struct fq_change change(uint64_t rev, enum fq_change_type t,
                           obj ? json(obj) : NULL,
                           false,
                           NULL,
+                          0,
                           0};
     return c;
 }

@@ -638,6 +638,37 @@ static void test_merge_patch(void **state)
 
 /* Big maps take the sorted paths of equal and merge patch: they must give
  * what key-by-key application gives, in the same order. */
+/* fq_value_clone_sized counts, while copying, what fq_value_bytes counts
+ * of the copy: strings and numbers inline and apart, tables, nesting. */
+static void test_clone_sized(void **state)
+{
+    (void)state;
+    struct fq_value *v = fq_value_map();
+    fq_map_set(v, "s", fq_value_str("ab"));
+    fq_map_set(v, "long", fq_value_str("a string too long to sit inline"));
+    fq_map_set(v, "n", fq_value_int(7));
+    fq_map_set(v, "big", fq_value_int(1234567890));
+    fq_map_set(v, "b", fq_value_bool(true));
+    fq_map_set(v, "z", fq_value_null());
+    struct fq_value *seq = fq_value_seq();
+    for (int i = 0; i < 5; i++)
+        fq_seq_push(seq, fq_value_strf("item-%d-with-some-length", i));
+    fq_seq_push(seq, fq_value_map());
+    fq_map_set(v, "seq", seq);
+    fq_map_set(v, "empty", fq_value_seq());
+    size_t bytes = 1;
+    struct fq_value *c = fq_value_clone_sized(v, &bytes);
+    assert_true(fq_value_equal(v, c));
+    assert_int_equal(bytes, fq_value_bytes(c));
+    /* More than the nodes alone: the long texts and the tables count. */
+    assert_true(bytes > 12 * sizeof(struct fq_value) + 31);
+    fq_value_free(c);
+    c = fq_value_clone_sized(NULL, &bytes);
+    assert_null(c);
+    assert_int_equal(bytes, 0);
+    fq_value_free(v);
+}
+
 static void test_big_maps(void **state)
 {
     (void)state;
@@ -724,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_free_wide_tree),
         cmocka_unit_test(test_merge_patch),
         cmocka_unit_test(test_big_maps),
+        cmocka_unit_test(test_clone_sized),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

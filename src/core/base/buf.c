@@ -59,6 +59,11 @@ void fq_buf_putc(struct fq_buf *b, char c)
     fq_buf_append(b, &c, 1);
 }
 
+void fq_buf_reserve(struct fq_buf *b, size_t n)
+{
+    reserve(b, n);
+}
+
 void fq_buf_vprintf(struct fq_buf *b, const char *fmt, va_list ap)
 {
     va_list ap2;

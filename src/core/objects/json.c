@@ -540,13 +540,44 @@ static void encode_number(const struct fq_value *v, struct fq_buf *out)
     }
 }
 
+/* The bytes a JSON string holds as they are: printable ASCII but for
+ * '"' and '\\' (control characters are escaped, bytes >= 0x80 checked as
+ * UTF-8). One load per byte instead of four comparisons. */
+static const unsigned char PLAIN[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
 static void encode_string(const char *s, size_t len, struct fq_buf *out)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end && PLAIN[*p])
+        p++;
+    if (p == end) { /* nothing to escape, as most keys and values */
+        fq_buf_reserve(out, len + 2);
+        char *d = out->data + out->len;
+        d[0] = '"';
+        if (len)
+            memcpy(d + 1, s, len);
+        d[len + 1] = '"';
+        out->len += len + 2;
+        out->data[out->len] = '\0';
+        return;
+    }
     fq_buf_putc(out, '"');
+    fq_buf_append(out, s, (size_t)(p - (const unsigned char *)s));
     while (p < end) {
         const unsigned char *run = p;
-        while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+        while (p < end && PLAIN[*p])
             p++;
         fq_buf_append(out, run, (size_t)(p - run));
         if (p >= end)
@@ -602,6 +633,18 @@ static void newline(struct fq_buf *out, int flags, size_t level)
         fq_buf_puts(out, "  ");
 }
 
+/* One byte without a call while the buffer has room: the encoder's
+ * punctuation is most of its appends. */
+static inline void put1(struct fq_buf *out, char c)
+{
+    if (out->len + 1 < out->cap) { /* room for c and the NUL */
+        out->data[out->len++] = c;
+        out->data[out->len] = '\0';
+    } else {
+        fq_buf_putc(out, c);
+    }
+}
+
 static void encode(const struct fq_value *v, int flags, size_t level,
                    struct fq_buf *out)
 {
@@ -627,33 +670,36 @@ static void encode(const struct fq_value *v, int flags, size_t level,
             fq_buf_puts(out, "[]");
             break;
         }
-        fq_buf_putc(out, '[');
+        put1(out, '[');
         for (size_t i = 0; i < v->u.seq.n; i++) {
             if (i)
-                fq_buf_putc(out, ',');
+                put1(out, ',');
             newline(out, flags, level + 1);
             encode(v->u.seq.items[i], flags, level + 1, out);
         }
         newline(out, flags, level);
-        fq_buf_putc(out, ']');
+        put1(out, ']');
         break;
     case FQ_V_MAP:
         if (!v->u.map.n) {
             fq_buf_puts(out, "{}");
             break;
         }
-        fq_buf_putc(out, '{');
+        put1(out, '{');
         for (size_t i = 0; i < v->u.map.n; i++) {
             const struct fq_member *m = &v->u.map.items[i];
             if (i)
-                fq_buf_putc(out, ',');
+                put1(out, ',');
             newline(out, flags, level + 1);
             encode_string(m->key, strlen(m->key), out);
-            fq_buf_puts(out, (flags & FQ_JSON_PRETTY) ? ": " : ":");
+            if (flags & FQ_JSON_PRETTY)
+                fq_buf_puts(out, ": ");
+            else
+                put1(out, ':');
             encode(m->val, flags, level + 1, out);
         }
         newline(out, flags, level);
-        fq_buf_putc(out, '}');
+        put1(out, '}');
         break;
     }
 }

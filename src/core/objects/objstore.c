@@ -318,7 +318,7 @@ static void window_fill(struct fq_objstore *s, const struct fq_change *c,
         if (!change_is(l, c->kind, c->ns, c->name))
             continue;
         if (l->type != FQ_CHANGE_DELETED && !l->obj)
-            l->obj = fq_value_clone(tree);
+            l->obj = fq_value_clone_sized(tree, &l->obj_bytes);
         return;
     }
 }
@@ -374,7 +374,7 @@ static void window_close(struct fq_objstore *s)
             /* The last change of an object still there: its state now. */
             const struct fq_object *o =
                 fq_objstore_get(s, c[i].kind, c[i].ns, c[i].name);
-            c[i].obj = o ? fq_value_clone(o->obj) : NULL;
+            c[i].obj = o ? fq_value_clone_sized(o->obj, &c[i].obj_bytes) : NULL;
         }
         slot[h] = i + 1;
     }
@@ -418,8 +418,9 @@ static void record(struct fq_objstore *s, enum fq_change_type type,
         l->name = fq_xstrdup(e->pub.name);
         /* In a window, the copy waits for the window's end (or the
          * object's deletion): a later change there may supersede it. */
-        l->obj =
-            s->window && type != FQ_CHANGE_DELETED ? NULL : fq_value_clone(obj);
+        l->obj = s->window && type != FQ_CHANGE_DELETED ?
+                     NULL :
+                     fq_value_clone_sized(obj, &l->obj_bytes);
     }
     if (s->hook)
         s->hook(s->hook_ctx, &c);

@@ -738,11 +738,13 @@ void fq_value_free(struct fq_value *v)
 #undef FREE_PUSH
 }
 
-struct fq_value *fq_value_clone(const struct fq_value *v)
+/* The deep copy; adds to *bytes what fq_value_bytes counts of the copy. */
+static struct fq_value *clone_counted(const struct fq_value *v, size_t *bytes)
 {
     if (!v)
         return NULL;
     struct fq_value *c = node(v->type);
+    *bytes += sizeof(*c);
     c->line = v->line;
     c->col = v->col;
     switch (v->type) {
@@ -754,18 +756,23 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
     case FQ_V_NUM:
         c->u.num = v->u.num;
         set_raw(c, v->u.num.raw, strlen(v->u.num.raw));
+        if (c->u.num.raw && c->u.num.raw != c->u.num.buf)
+            *bytes += strlen(c->u.num.raw) + 1;
         break;
     case FQ_V_STR:
         set_text(c, v->u.str.s, v->u.str.len);
+        if (c->u.str.s != c->u.str.buf)
+            *bytes += c->u.str.len + 1;
         break;
     case FQ_V_SEQ:
         if (v->u.seq.n) {
             c->u.seq.items =
                 fq_small_alloc(v->u.seq.n * sizeof(*c->u.seq.items));
             c->u.seq.cap = v->u.seq.n;
+            *bytes += c->u.seq.cap * sizeof(*c->u.seq.items);
         }
         for (size_t i = 0; i < v->u.seq.n; i++)
-            c->u.seq.items[i] = fq_value_clone(v->u.seq.items[i]);
+            c->u.seq.items[i] = clone_counted(v->u.seq.items[i], bytes);
         c->u.seq.n = v->u.seq.n;
         break;
     case FQ_V_MAP:
@@ -773,18 +780,61 @@ struct fq_value *fq_value_clone(const struct fq_value *v)
             c->u.map.items =
                 fq_small_alloc(v->u.map.n * sizeof(*c->u.map.items));
             c->u.map.cap = v->u.map.n;
+            *bytes += c->u.map.cap * sizeof(*c->u.map.items);
         }
         for (size_t i = 0; i < v->u.map.n; i++) {
             const struct fq_member *m = &v->u.map.items[i];
             c->u.map.items[i] = *m; /* position, klen, kpre, key */
             if (!m->well_known)
                 c->u.map.items[i].key = dup_text(m->key, m->klen);
-            c->u.map.items[i].val = fq_value_clone(m->val);
+            c->u.map.items[i].val = clone_counted(m->val, bytes);
         }
         c->u.map.n = v->u.map.n;
         break;
     }
     return c;
+}
+
+struct fq_value *fq_value_clone(const struct fq_value *v)
+{
+    size_t bytes = 0;
+    return clone_counted(v, &bytes);
+}
+
+struct fq_value *fq_value_clone_sized(const struct fq_value *v, size_t *bytes)
+{
+    *bytes = 0;
+    return clone_counted(v, bytes);
+}
+
+size_t fq_value_bytes(const struct fq_value *v)
+{
+    if (!v)
+        return 0;
+    size_t b = sizeof(*v);
+    switch (v->type) {
+    case FQ_V_STR:
+        if (v->u.str.s != v->u.str.buf)
+            b += v->u.str.len + 1;
+        break;
+    case FQ_V_NUM:
+        if (v->u.num.raw && v->u.num.raw != v->u.num.buf)
+            b += strlen(v->u.num.raw) + 1;
+        break;
+    case FQ_V_SEQ:
+        b += v->u.seq.cap * sizeof(*v->u.seq.items);
+        for (size_t i = 0; i < v->u.seq.n; i++)
+            b += fq_value_bytes(v->u.seq.items[i]);
+        break;
+    case FQ_V_MAP:
+        b += v->u.map.cap * sizeof(*v->u.map.items);
+        for (size_t i = 0; i < v->u.map.n; i++)
+            b += fq_value_bytes(v->u.map.items[i].val);
+        break;
+    default:
+        break;
+    }
+    return b;
 }
 
 /* "+007" and "7" are the same integer: compare sign and digits sans zeros. */

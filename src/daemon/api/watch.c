@@ -11,6 +11,7 @@
  */
 #include "api/status.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,37 +308,6 @@ void fq_api_history_start(struct fq_api *a, uint64_t rev)
     a->fed_rev = rev;
 }
 
-/* Memory an object holds, estimated: its nodes, strings and tables. */
-static size_t value_bytes(const struct fq_value *v)
-{
-    if (!v)
-        return 0;
-    size_t b = sizeof(*v);
-    switch (v->type) {
-    case FQ_V_STR:
-        if (v->u.str.s != v->u.str.buf)
-            b += v->u.str.len + 1;
-        break;
-    case FQ_V_NUM:
-        if (v->u.num.raw && v->u.num.raw != v->u.num.buf)
-            b += strlen(v->u.num.raw) + 1;
-        break;
-    case FQ_V_SEQ:
-        b += v->u.seq.cap * sizeof(*v->u.seq.items);
-        for (size_t i = 0; i < v->u.seq.n; i++)
-            b += value_bytes(v->u.seq.items[i]);
-        break;
-    case FQ_V_MAP:
-        b += v->u.map.cap * sizeof(*v->u.map.items);
-        for (size_t i = 0; i < v->u.map.n; i++)
-            b += value_bytes(v->u.map.items[i].val);
-        break;
-    default:
-        break;
-    }
-    return b;
-}
-
 /* Forgets the oldest changes while the ring holds more than RING_BYTES
  * (the newest always stays); watches from before them get 410. */
 static void ring_forget_oldest(struct fq_api *a)
@@ -412,7 +382,11 @@ void fq_api_feed(struct fq_api *a, struct fq_change *c, size_t n)
             }
             watch_send(w, e->line, e->len);
         }
-        e->bytes = value_bytes(e->obj) + e->len + strlen(e->ns) + 1;
+        /* The log counted its copy's bytes while making it: no second
+         * walk of the tree (fq_value_bytes only for uncounted ones). */
+        assert(!c[i].obj_bytes || c[i].obj_bytes == fq_value_bytes(e->obj));
+        size_t ob = c[i].obj_bytes ? c[i].obj_bytes : fq_value_bytes(e->obj);
+        e->bytes = ob + e->len + strlen(e->ns) + 1;
         a->ring_bytes += e->bytes;
         ring_trim(a);
     }
