@@ -17,7 +17,9 @@
  *        `sbatch --array=1-N` is one process); the blockers of the queued
  *        phase go with one `flexq delete job b0 b1` (scancel);
  *   api  one keep-alive HTTP/1.1 connection submitting as fast as the
- *        answers come (a workflow engine); the array phase writes the N
+ *        answers come (a workflow engine), each Job a JSON body as
+ *        kubectl and the client libraries send it (converted from the
+ *        same YAML before the phase starts); the array phase writes the N
  *        requests pipelined on that connection and reads the N answers.
  *
  * How it drives: each phase of each mode starts a fresh flexqd (bench.sh
@@ -349,26 +351,46 @@ static int submit(struct run *r, const char *name, const char *yaml)
         free(path);
         return rc;
     }
-    int st = call(&r->c, "POST", JOBS_PATH, "application/yaml", yaml);
+    int st = call(&r->c, "POST", JOBS_PATH, "application/json", yaml);
     r->failed_calls += st != 201;
     return st == 201 ? 0 : -1;
 }
 
+/* The JSON text of a one-document YAML text (owned), as kubectl and the
+ * client libraries send a body; the YAML itself if it does not parse
+ * (flexqd's answer then says what is wrong). */
+static char *to_json(char *yaml)
+{
+    struct fq_limits lim = fq_limits_default();
+    struct fq_docs docs = {0};
+    struct fq_err err = {0};
+    if (fq_yaml_parse(yaml, strlen(yaml), "job", &lim, &docs, &err) < 0 ||
+        docs.n != 1) {
+        fq_docs_release(&docs);
+        return yaml;
+    }
+    char *j = fq_json_dumps(docs.items[0], FQ_JSON_COMPACT);
+    fq_docs_release(&docs);
+    free(yaml);
+    return j;
+}
+
 /* Writes a job's file beforehand in CLI mode (sbatch's script exists before
- * the call too); returns the YAML (owned). */
+ * the call too) and returns its YAML; in API mode returns the Job as the
+ * JSON body to POST (owned). */
 static char *prepare(struct run *r, const char *name, int pods, int cpus,
                      const char *cmd)
 {
     char *y = job_yaml(name, pods, cpus, cmd);
-    if (r->cli) {
-        char *path = fq_xasprintf("%s/%s.yaml", r->dir, name);
-        FILE *f = fopen(path, "we");
-        if (f) {
-            fputs(y, f);
-            fclose(f);
-        }
-        free(path);
+    if (!r->cli)
+        return to_json(y);
+    char *path = fq_xasprintf("%s/%s.yaml", r->dir, name);
+    FILE *f = fopen(path, "we");
+    if (f) {
+        fputs(y, f);
+        fclose(f);
     }
+    free(path);
     return y;
 }
 
@@ -534,8 +556,9 @@ static char *phase_bulk(struct run *r, const char *prefix, int n, int pods,
     for (int i = 0; i < n; i++) {
         char name[32];
         snprintf(name, sizeof(name), "%s%d", prefix, i);
-        ys[i] = one_batch ? job_yaml(name, pods, cpus, NOOP_CMD) :
-                            prepare(r, name, pods, cpus, NOOP_CMD);
+        ys[i] = !one_batch ? prepare(r, name, pods, cpus, NOOP_CMD) :
+                r->cli     ? job_yaml(name, pods, cpus, NOOP_CMD) :
+                             to_json(job_yaml(name, pods, cpus, NOOP_CMD));
         if (one_batch && r->cli)
             fq_buf_printf(&all, "%s---\n", ys[i]);
     }
@@ -559,7 +582,7 @@ static char *phase_bulk(struct run *r, const char *prefix, int n, int pods,
         /* N requests pipelined on the connection, N answers read */
         struct pipeline p = {&r->c, fq_xcalloc((size_t)n, sizeof(char *)), n};
         for (int i = 0; i < n; i++)
-            p.reqs[i] = request("POST", JOBS_PATH, "application/yaml", ys[i]);
+            p.reqs[i] = request("POST", JOBS_PATH, "application/json", ys[i]);
         pthread_t th;
         pthread_create(&th, NULL, pipe_writer, &p);
         for (int i = 0; i < n; i++) {
@@ -664,7 +687,7 @@ static void *conc_client(void *arg)
             ok = pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
             free(path);
         } else {
-            ok = c->fd >= 0 && call(c, "POST", JOBS_PATH, "application/yaml",
+            ok = c->fd >= 0 && call(c, "POST", JOBS_PATH, "application/json",
                                     cc->ys[i]) == 201;
         }
         cc->accepted += ok;
