@@ -267,6 +267,23 @@ static bool flag_is(const char *a, const char *name)
     return !strncmp(a, name, n) && (a[n] == '\0' || a[n] == '=');
 }
 
+/* A duration flag's value: a number of seconds, or with a suffix h, m
+ * or s ("6h", "90m", "600"), as seconds in *out; -1 if it is none. */
+static int parse_secs(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    double unit = !strcmp(end, "h")          ? 3600 :
+                  !strcmp(end, "m")          ? 60 :
+                  !strcmp(end, "s") || !*end ? 1 :
+                                               0;
+    if (end == v || errno || unit == 0 || !(d >= 0))
+        return -1;
+    *out = d * unit;
+    return 0;
+}
+
 static int run(int argc, char **argv)
 {
     const char *config = NULL, *trace = NULL, *policy = NULL, *compare = NULL,
@@ -396,58 +413,38 @@ static int run(int argc, char **argv)
         } else if (flag_is(a, "--route-b-over")) {
             if (!ARG("--route-b-over"))
                 return FQ_CLI_FAIL;
-            char *end;
-            errno = 0;
-            double d = strtod(v, &end);
-            double unit = !strcmp(end, "h")          ? 3600 :
-                          !strcmp(end, "m")          ? 60 :
-                          !strcmp(end, "s") || !*end ? 1 :
-                                                       0;
-            if (end == v || errno || unit == 0 || !(d > 0) ||
-                d * unit > 365 * 86400.0)
+            double secs;
+            if (parse_secs(v, &secs) < 0 || !(secs > 0) || secs > 365 * 86400.0)
                 return fq_cli_usage_error("sim",
                                           "--route-b-over must be a "
                                           "duration such as 4h, 90m or "
                                           "3600, got \"%s\"",
                                           v);
-            o.route_b_ms = (int64_t)(d * unit * 1000);
+            o.route_b_ms = (int64_t)(secs * 1000);
         } else if (flag_is(a, "--pods-ready")) {
             if (!ARG("--pods-ready"))
                 return FQ_CLI_FAIL;
-            char *end;
-            errno = 0;
-            double d = strtod(v, &end);
-            double unit = !strcmp(end, "h")          ? 3600 :
-                          !strcmp(end, "m")          ? 60 :
-                          !strcmp(end, "s") || !*end ? 1 :
-                                                       0;
-            if (end == v || errno || unit == 0 || !(d >= 0) ||
-                d * unit > 7 * 86400.0)
+            double secs;
+            if (parse_secs(v, &secs) < 0 || secs > 7 * 86400.0)
                 return fq_cli_usage_error("sim",
                                           "--pods-ready must be 0 (off) or "
                                           "a duration of at most 7 days "
                                           "such as 10m or 600, got \"%s\"",
                                           v);
-            o.pods_ready_ms = (int64_t)(d * unit * 1000);
+            o.pods_ready_ms = (int64_t)(secs * 1000);
             o.pods_ready_set = true;
         } else if (flag_is(a, "--segment")) {
             if (!ARG("--segment"))
                 return FQ_CLI_FAIL;
-            char *end;
-            errno = 0;
-            double d = strtod(v, &end);
-            double unit = !strcmp(end, "h")          ? 3600 :
-                          !strcmp(end, "m")          ? 60 :
-                          !strcmp(end, "s") || !*end ? 1 :
-                                                       0;
-            if (end == v || errno || unit == 0 || !(d * unit >= 60) ||
-                d * unit > 365 * 86400.0)
+            double secs;
+            if (parse_secs(v, &secs) < 0 || !(secs >= 60) ||
+                secs > 365 * 86400.0)
                 return fq_cli_usage_error("sim",
                                           "--segment must be a duration of "
                                           "at least a minute such as 6h, "
                                           "90m or 3600, got \"%s\"",
                                           v);
-            o.segment_ms = (int64_t)(d * unit * 1000);
+            o.segment_ms = (int64_t)(secs * 1000);
             o.segment_set = true;
         } else if (flag_is(a, "--route-b-area")) {
             if (!ARG("--route-b-area"))
