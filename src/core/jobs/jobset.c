@@ -67,10 +67,6 @@
 #define JS_PREFIX "jobset.sigs.k8s.io/"
 #define MAX_DNS   1024 /* peer names written into one pod template */
 
-struct jsctl {
-    struct fq_keyq q;
-};
-
 /* --- reading the spec ---------------------------------------------------- */
 
 static int64_t rjob_replicas(const struct fq_value *rj)
@@ -505,58 +501,16 @@ out:
 static void *jsc_create(struct fq_engine *e)
 {
     (void)e;
-    struct jsctl *c = fq_xcalloc(1, sizeof(*c));
-    fq_keyq_init(&c->q);
-    c->q.resync = true;
-    return c;
-}
-
-static void jsc_destroy(void *self)
-{
-    struct jsctl *c = self;
-    fq_keyq_release(&c->q);
-    free(c);
-}
-
-static void jsc_on_change(void *self, struct fq_engine *e,
-                          const struct fq_change *ch)
-{
-    struct jsctl *c = self;
-    if (fq_engine_config(e)->no_pods)
-        return;
-    if (ch->kind == FQ_KIND_JOBSET) {
-        if (ch->type == FQ_CHANGE_DELETED)
-            return;
-        fq_keyq_add2(&c->q, ch->ns, ch->name);
-    } else if (ch->kind == FQ_KIND_JOB && ch->obj) {
-        const char *owner = fq_pods_owner_name(ch->obj, "JobSet");
-        if (!owner)
-            return;
-        fq_keyq_add2(&c->q, ch->ns, owner);
-    } else {
-        return;
-    }
-    fq_engine_kick(e, self);
-}
-
-static void jsc_run(void *self, struct fq_engine *e, int64_t now)
-{
-    struct jsctl *c = self;
-    fq_pods_queue_run(&c->q, e, FQ_KIND_JOBSET, now, reconcile);
-}
-
-static int64_t jsc_next_wakeup(const void *self)
-{
-    const struct jsctl *c = self;
-    return c->q.resync ? 0 : fq_keyq_next(&c->q);
+    return fq_owner_ctl_new(FQ_KIND_JOBSET, "JobSet", FQ_KIND_BIT(FQ_KIND_JOB),
+                            reconcile);
 }
 
 const struct fq_controller_ops fq_jobset_controller = {
     .name = "jobset",
     .watch = FQ_KIND_BIT(FQ_KIND_JOBSET) | FQ_KIND_BIT(FQ_KIND_JOB),
     .create = jsc_create,
-    .destroy = jsc_destroy,
-    .on_change = jsc_on_change,
-    .run = jsc_run,
-    .next_wakeup = jsc_next_wakeup,
+    .destroy = fq_owner_ctl_destroy,
+    .on_change = fq_owner_ctl_on_change,
+    .run = fq_owner_ctl_run,
+    .next_wakeup = fq_owner_ctl_next_wakeup,
 };

@@ -56,10 +56,6 @@
 #define LWS_PREFIX "leaderworkerset.sigs.k8s.io/"
 #define MAX_GROUPS 10000
 
-struct lwsctl {
-    struct fq_keyq q;
-};
-
 static int64_t group_size(const struct fq_value *lws)
 {
     return fq_value_path_int(lws, "spec.leaderWorkerTemplate.size", 1);
@@ -433,33 +429,22 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
 static void *lc_create(struct fq_engine *e)
 {
     (void)e;
-    struct lwsctl *c = fq_xcalloc(1, sizeof(*c));
-    fq_keyq_init(&c->q);
-    c->q.resync = true;
-    return c;
+    return fq_owner_ctl_new(
+        FQ_KIND_LEADERWORKERSET, "LeaderWorkerSet",
+        FQ_KIND_BIT(FQ_KIND_POD) | FQ_KIND_BIT(FQ_KIND_WORKLOAD), reconcile);
 }
 
-static void lc_destroy(void *self)
-{
-    struct lwsctl *c = self;
-    fq_keyq_release(&c->q);
-    free(c);
-}
-
+/* fq_owner_ctl_on_change, but a deleted LeaderWorkerSet is marked too
+ * (its pods and Workloads go), and a namespace's LocalQueue `default`
+ * appearing marks its LeaderWorkerSets (they may now be queued). */
 static void lc_on_change(void *self, struct fq_engine *e,
                          const struct fq_change *ch)
 {
-    struct lwsctl *c = self;
+    struct fq_owner_ctl *c = self;
     if (fq_engine_config(e)->no_pods)
         return;
     if (ch->kind == FQ_KIND_LEADERWORKERSET) {
         fq_keyq_add2(&c->q, ch->ns, ch->name);
-    } else if ((ch->kind == FQ_KIND_POD || ch->kind == FQ_KIND_WORKLOAD) &&
-               ch->obj) {
-        const char *owner = fq_pods_owner_name(ch->obj, "LeaderWorkerSet");
-        if (!owner)
-            return;
-        fq_keyq_add2(&c->q, ch->ns, owner);
     } else if (ch->kind == FQ_KIND_LOCALQUEUE &&
                ch->type != FQ_CHANGE_DELETED && !strcmp(ch->name, "default")) {
         const struct fq_object **objs = NULL;
@@ -468,22 +453,10 @@ static void lc_on_change(void *self, struct fq_engine *e,
         for (size_t i = 0; i < n; i++)
             fq_keyq_add2(&c->q, objs[i]->ns, objs[i]->name);
         free(objs);
-    } else {
+    } else if (!fq_owner_ctl_note(c, e, ch)) {
         return;
     }
     fq_engine_kick(e, self);
-}
-
-static void lc_run(void *self, struct fq_engine *e, int64_t now)
-{
-    struct lwsctl *c = self;
-    fq_pods_queue_run(&c->q, e, FQ_KIND_LEADERWORKERSET, now, reconcile);
-}
-
-static int64_t lc_next_wakeup(const void *self)
-{
-    const struct lwsctl *c = self;
-    return c->q.resync ? 0 : fq_keyq_next(&c->q);
 }
 
 const struct fq_controller_ops fq_lws_controller = {
@@ -491,8 +464,8 @@ const struct fq_controller_ops fq_lws_controller = {
     .watch = FQ_KIND_BIT(FQ_KIND_LEADERWORKERSET) | FQ_KIND_BIT(FQ_KIND_POD) |
              FQ_KIND_BIT(FQ_KIND_WORKLOAD) | FQ_KIND_BIT(FQ_KIND_LOCALQUEUE),
     .create = lc_create,
-    .destroy = lc_destroy,
+    .destroy = fq_owner_ctl_destroy,
     .on_change = lc_on_change,
-    .run = lc_run,
-    .next_wakeup = lc_next_wakeup,
+    .run = fq_owner_ctl_run,
+    .next_wakeup = fq_owner_ctl_next_wakeup,
 };

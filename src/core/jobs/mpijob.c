@@ -58,10 +58,6 @@
 #define CONFIG_VOL  "mpi-job-config"
 #define MAX_WORKERS 4096
 
-struct mpictl {
-    struct fq_keyq q;
-};
-
 static const struct fq_value *role(const struct fq_value *job, const char *r)
 {
     return fq_map_get(fq_value_path(job, FQ_MPI_REPLICA_SPECS), r);
@@ -446,51 +442,9 @@ out:
 static void *mc_create(struct fq_engine *e)
 {
     (void)e;
-    struct mpictl *c = fq_xcalloc(1, sizeof(*c));
-    fq_keyq_init(&c->q);
-    c->q.resync = true;
-    return c;
-}
-
-static void mc_destroy(void *self)
-{
-    struct mpictl *c = self;
-    fq_keyq_release(&c->q);
-    free(c);
-}
-
-static void mc_on_change(void *self, struct fq_engine *e,
-                         const struct fq_change *ch)
-{
-    struct mpictl *c = self;
-    if (fq_engine_config(e)->no_pods)
-        return;
-    if (ch->kind == FQ_KIND_MPIJOB) {
-        if (ch->type == FQ_CHANGE_DELETED)
-            return;
-        fq_keyq_add2(&c->q, ch->ns, ch->name);
-    } else if ((ch->kind == FQ_KIND_POD || ch->kind == FQ_KIND_JOB) &&
-               ch->obj) {
-        const char *owner = fq_pods_owner_name(ch->obj, "MPIJob");
-        if (!owner)
-            return;
-        fq_keyq_add2(&c->q, ch->ns, owner);
-    } else {
-        return;
-    }
-    fq_engine_kick(e, self);
-}
-
-static void mc_run(void *self, struct fq_engine *e, int64_t now)
-{
-    struct mpictl *c = self;
-    fq_pods_queue_run(&c->q, e, FQ_KIND_MPIJOB, now, reconcile);
-}
-
-static int64_t mc_next_wakeup(const void *self)
-{
-    const struct mpictl *c = self;
-    return c->q.resync ? 0 : fq_keyq_next(&c->q);
+    return fq_owner_ctl_new(FQ_KIND_MPIJOB, "MPIJob",
+                            FQ_KIND_BIT(FQ_KIND_POD) | FQ_KIND_BIT(FQ_KIND_JOB),
+                            reconcile);
 }
 
 const struct fq_controller_ops fq_mpijob_controller = {
@@ -498,8 +452,8 @@ const struct fq_controller_ops fq_mpijob_controller = {
     .watch = FQ_KIND_BIT(FQ_KIND_MPIJOB) | FQ_KIND_BIT(FQ_KIND_POD) |
              FQ_KIND_BIT(FQ_KIND_JOB),
     .create = mc_create,
-    .destroy = mc_destroy,
-    .on_change = mc_on_change,
-    .run = mc_run,
-    .next_wakeup = mc_next_wakeup,
+    .destroy = fq_owner_ctl_destroy,
+    .on_change = fq_owner_ctl_on_change,
+    .run = fq_owner_ctl_run,
+    .next_wakeup = fq_owner_ctl_next_wakeup,
 };

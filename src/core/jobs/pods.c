@@ -100,6 +100,65 @@ void fq_pods_queue_run(struct fq_keyq *q, struct fq_engine *e,
     fq_keyq_clear(q);
 }
 
+void *fq_owner_ctl_new(enum fq_kind kind, const char *owner_kind,
+                       uint64_t children, fq_reconcile_fn *reconcile)
+{
+    struct fq_owner_ctl *c = fq_xcalloc(1, sizeof(*c));
+    fq_keyq_init(&c->q);
+    c->q.resync = true;
+    c->kind = kind;
+    c->owner_kind = owner_kind;
+    c->children = children;
+    c->reconcile = reconcile;
+    return c;
+}
+
+void fq_owner_ctl_destroy(void *self)
+{
+    struct fq_owner_ctl *c = self;
+    fq_keyq_release(&c->q);
+    free(c);
+}
+
+bool fq_owner_ctl_note(struct fq_owner_ctl *c, struct fq_engine *e,
+                       const struct fq_change *ch)
+{
+    if (fq_engine_config(e)->no_pods)
+        return false;
+    if (ch->kind == c->kind) {
+        if (ch->type == FQ_CHANGE_DELETED)
+            return false;
+        fq_keyq_add2(&c->q, ch->ns, ch->name);
+        return true;
+    }
+    if (!(c->children & FQ_KIND_BIT(ch->kind)) || !ch->obj)
+        return false;
+    const char *owner = fq_pods_owner_name(ch->obj, c->owner_kind);
+    if (!owner)
+        return false;
+    fq_keyq_add2(&c->q, ch->ns, owner);
+    return true;
+}
+
+void fq_owner_ctl_on_change(void *self, struct fq_engine *e,
+                            const struct fq_change *ch)
+{
+    if (fq_owner_ctl_note(self, e, ch))
+        fq_engine_kick(e, self);
+}
+
+void fq_owner_ctl_run(void *self, struct fq_engine *e, int64_t now)
+{
+    struct fq_owner_ctl *c = self;
+    fq_pods_queue_run(&c->q, e, c->kind, now, c->reconcile);
+}
+
+int64_t fq_owner_ctl_next_wakeup(const void *self)
+{
+    const struct fq_owner_ctl *c = self;
+    return c->q.resync ? 0 : fq_keyq_next(&c->q);
+}
+
 void fq_pods_key_split(char *key, const char **ns, const char **name)
 {
     char *slash = strchr(key, '/');

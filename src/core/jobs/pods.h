@@ -6,7 +6,8 @@
  * This header gives them:
  *
  *   - the split of a dirty key (the queue itself is base/keyq.h, the
- *     one every controller uses);
+ *     one every controller uses), and the controller the integrations
+ *     share (struct fq_owner_ctl);
  *   - Pod construction from a pod template (owner references, labels, the
  *     distributed rendezvous env of JAX and PyTorch);
  *   - pod status predicates and the runner's report (fq_pods_report, which
@@ -49,6 +50,41 @@ void fq_pods_queue_run(struct fq_keyq *q, struct fq_engine *e,
                        enum fq_kind kind, int64_t now,
                        void (*reconcile)(struct fq_engine *e, const char *ns,
                                          const char *name, int64_t now));
+
+/*
+ * The controller the integrations share (JobSet, PyTorchJob, MPIJob,
+ * LeaderWorkerSet, TrainJob): a dirty-key queue of the objects of one
+ * kind, every one of them marked at the first run, each marked one
+ * reconciled once a run (fq_pods_queue_run). A change of the kind marks
+ * its object (a deletion does not); a change of one of the `children`
+ * kinds marks the object of the kind its owner references name. The
+ * functions below fill a fq_controller_ops (self is the struct);
+ * fq_owner_ctl_on_change is the whole on_change of a kind that watches
+ * nothing else, and a kind that does calls fq_owner_ctl_note from its own.
+ */
+typedef void fq_reconcile_fn(struct fq_engine *e, const char *ns,
+                             const char *name, int64_t now);
+
+struct fq_owner_ctl {
+    struct fq_keyq q;
+    enum fq_kind kind;
+    const char *owner_kind; /* the kind as owner references name it */
+    uint64_t children;      /* FQ_KIND_BIT()s */
+    fq_reconcile_fn *reconcile;
+};
+
+void *fq_owner_ctl_new(enum fq_kind kind, const char *owner_kind,
+                       uint64_t children, fq_reconcile_fn *reconcile);
+void fq_owner_ctl_destroy(void *self);
+/* Marks what ch touches as above; true if it marked something. Nothing
+ * when the engine has no pods. */
+bool fq_owner_ctl_note(struct fq_owner_ctl *c, struct fq_engine *e,
+                       const struct fq_change *ch);
+void fq_owner_ctl_on_change(void *self, struct fq_engine *e,
+                            const struct fq_change *ch);
+void fq_owner_ctl_run(void *self, struct fq_engine *e, int64_t now);
+int64_t fq_owner_ctl_next_wakeup(const void *self);
+
 /* Splits "ns/name" in place into its two halves. */
 void fq_pods_key_split(char *key, const char **ns, const char **name);
 

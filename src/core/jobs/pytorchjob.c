@@ -63,10 +63,6 @@
 /* Master first: ranks follow this order. */
 static const char *const roles[] = {"Master", "Worker"};
 
-struct ptctl {
-    struct fq_keyq q;
-};
-
 static const struct fq_value *role_spec(const struct fq_value *job, int r)
 {
     return fq_map_get(fq_value_path(job, FQ_PYTORCH_REPLICA_SPECS), roles[r]);
@@ -393,58 +389,16 @@ out:
 static void *ptc_create(struct fq_engine *e)
 {
     (void)e;
-    struct ptctl *c = fq_xcalloc(1, sizeof(*c));
-    fq_keyq_init(&c->q);
-    c->q.resync = true;
-    return c;
-}
-
-static void ptc_destroy(void *self)
-{
-    struct ptctl *c = self;
-    fq_keyq_release(&c->q);
-    free(c);
-}
-
-static void ptc_on_change(void *self, struct fq_engine *e,
-                          const struct fq_change *ch)
-{
-    struct ptctl *c = self;
-    if (fq_engine_config(e)->no_pods)
-        return;
-    if (ch->kind == FQ_KIND_PYTORCHJOB) {
-        if (ch->type == FQ_CHANGE_DELETED)
-            return;
-        fq_keyq_add2(&c->q, ch->ns, ch->name);
-    } else if (ch->kind == FQ_KIND_POD && ch->obj) {
-        const char *owner = fq_pods_owner_name(ch->obj, "PyTorchJob");
-        if (!owner)
-            return;
-        fq_keyq_add2(&c->q, ch->ns, owner);
-    } else {
-        return;
-    }
-    fq_engine_kick(e, self);
-}
-
-static void ptc_run(void *self, struct fq_engine *e, int64_t now)
-{
-    struct ptctl *c = self;
-    fq_pods_queue_run(&c->q, e, FQ_KIND_PYTORCHJOB, now, reconcile);
-}
-
-static int64_t ptc_next_wakeup(const void *self)
-{
-    const struct ptctl *c = self;
-    return c->q.resync ? 0 : fq_keyq_next(&c->q);
+    return fq_owner_ctl_new(FQ_KIND_PYTORCHJOB, "PyTorchJob",
+                            FQ_KIND_BIT(FQ_KIND_POD), reconcile);
 }
 
 const struct fq_controller_ops fq_pytorchjob_controller = {
     .name = "pytorchjob",
     .watch = FQ_KIND_BIT(FQ_KIND_PYTORCHJOB) | FQ_KIND_BIT(FQ_KIND_POD),
     .create = ptc_create,
-    .destroy = ptc_destroy,
-    .on_change = ptc_on_change,
-    .run = ptc_run,
-    .next_wakeup = ptc_next_wakeup,
+    .destroy = fq_owner_ctl_destroy,
+    .on_change = fq_owner_ctl_on_change,
+    .run = fq_owner_ctl_run,
+    .next_wakeup = fq_owner_ctl_next_wakeup,
 };

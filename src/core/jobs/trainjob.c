@@ -47,10 +47,6 @@
 #define NODE         "node"
 #define TRAINER_PORT 29500
 
-struct tjctl {
-    struct fq_keyq q;
-};
-
 static int64_t num_nodes(const struct fq_value *tj)
 {
     return fq_value_path_int(tj, "spec.trainer.numNodes", 1);
@@ -310,58 +306,16 @@ out:
 static void *tc_create(struct fq_engine *e)
 {
     (void)e;
-    struct tjctl *c = fq_xcalloc(1, sizeof(*c));
-    fq_keyq_init(&c->q);
-    c->q.resync = true;
-    return c;
-}
-
-static void tc_destroy(void *self)
-{
-    struct tjctl *c = self;
-    fq_keyq_release(&c->q);
-    free(c);
-}
-
-static void tc_on_change(void *self, struct fq_engine *e,
-                         const struct fq_change *ch)
-{
-    struct tjctl *c = self;
-    if (fq_engine_config(e)->no_pods)
-        return;
-    if (ch->kind == FQ_KIND_TRAINJOB) {
-        if (ch->type == FQ_CHANGE_DELETED)
-            return;
-        fq_keyq_add2(&c->q, ch->ns, ch->name);
-    } else if (ch->kind == FQ_KIND_JOBSET && ch->obj) {
-        const char *owner = fq_pods_owner_name(ch->obj, "TrainJob");
-        if (!owner)
-            return;
-        fq_keyq_add2(&c->q, ch->ns, owner);
-    } else {
-        return;
-    }
-    fq_engine_kick(e, self);
-}
-
-static void tc_run(void *self, struct fq_engine *e, int64_t now)
-{
-    struct tjctl *c = self;
-    fq_pods_queue_run(&c->q, e, FQ_KIND_TRAINJOB, now, reconcile);
-}
-
-static int64_t tc_next_wakeup(const void *self)
-{
-    const struct tjctl *c = self;
-    return c->q.resync ? 0 : fq_keyq_next(&c->q);
+    return fq_owner_ctl_new(FQ_KIND_TRAINJOB, "TrainJob",
+                            FQ_KIND_BIT(FQ_KIND_JOBSET), reconcile);
 }
 
 const struct fq_controller_ops fq_trainjob_controller = {
     .name = "trainjob",
     .watch = FQ_KIND_BIT(FQ_KIND_TRAINJOB) | FQ_KIND_BIT(FQ_KIND_JOBSET),
     .create = tc_create,
-    .destroy = tc_destroy,
-    .on_change = tc_on_change,
-    .run = tc_run,
-    .next_wakeup = tc_next_wakeup,
+    .destroy = fq_owner_ctl_destroy,
+    .on_change = fq_owner_ctl_on_change,
+    .run = fq_owner_ctl_run,
+    .next_wakeup = fq_owner_ctl_next_wakeup,
 };
