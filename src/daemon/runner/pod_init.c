@@ -38,6 +38,18 @@
 #define _GNU_SOURCE
 #include "runner/pod_init.h"
 
+#include <sys/wait.h>
+
+/* The init's exit status for its command's wait status, as a shell's. */
+static int status_code(int st)
+{
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    if (WIFSIGNALED(st))
+        return 128 + WTERMSIG(st);
+    return 255;
+}
+
 #ifdef FQ_POD_INIT_NOLIBC
 /* The same init as below, on raw system calls (x86-64 only; the headers
  * give constants and types, nothing is linked). */
@@ -61,15 +73,6 @@ static _Noreturn void quit(int code)
 {
     for (;;)
         sc(__NR_exit_group, code, 0, 0, 0);
-}
-
-static int status_code(int st)
-{
-    if (WIFEXITED(st))
-        return WEXITSTATUS(st);
-    if (WIFSIGNALED(st))
-        return 128 + WTERMSIG(st);
-    return 255;
 }
 
 _Noreturn void fq_pod_init_start(long *sp);
@@ -133,15 +136,6 @@ __asm__(".text\n"
 # include <unistd.h>
 
 const char fq_pod_init_argv0[] = FQ_POD_INIT_ARGV0;
-
-static int status_code(int st)
-{
-    if (WIFEXITED(st))
-        return WEXITSTATUS(st);
-    if (WIFSIGNALED(st))
-        return 128 + WTERMSIG(st);
-    return 255;
-}
 
 static void run_init(int argc, char **argv, char **envp)
 {
