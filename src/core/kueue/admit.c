@@ -140,41 +140,28 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
         kq_holder_fill(k, kq_holder_at(k, rc));
 }
 
-/* Writes QuotaReserved=False with a reason and message, when it changed. */
-/*
- * cond_set() on a stored workload, in place (nothing copied); true when
- * it changed.
- */
-static bool cond_write(struct fq_engine *e, const char *ns, const char *name,
-                       const char *type, const char *status, const char *reason,
-                       const char *msg, int64_t now)
-{
-    struct fq_objstore *st = fq_engine_store(e);
-    struct fq_value *obj =
-        fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, ns, name);
-    if (!obj || !kq_cond_set(obj, type, status, reason, msg, now))
-        return false;
-    fq_objstore_edited(st, FQ_KIND_WORKLOAD, ns, name, false);
-    return true;
-}
-
+/* Writes QuotaReserved=False with a reason and message, when it changed.
+ * The stored tree is edited in place, so it is the object the Event
+ * names, and the store's revision after the edit is the one its notice
+ * carries: no second lookup of the workload. */
 void kq_set_pending(struct fq_engine *e, struct wl *w, const char *reason,
                     const char *msg, int64_t now)
 {
     if (w->why_msg && !strcmp(w->why_msg, msg))
         return;
-    if (cond_write(e, w->ns, w->name, "QuotaReserved", "False", reason, msg,
-                   now)) {
-        const struct fq_object *o = fq_objstore_get(
-            fq_engine_store(e), FQ_KIND_WORKLOAD, w->ns, w->name);
-        if (o) {
-            fq_engine_event(e, o->obj, "Warning", reason, "%s", msg);
-            /* Our own message: the record stays true (w is one). */
-            ((struct rec *)w)->own_rev = o->rv;
-        }
+    struct fq_objstore *st = fq_engine_store(e);
+    struct fq_value *obj =
+        fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, w->ns, w->name);
+    if (obj && kq_cond_set(obj, "QuotaReserved", "False", reason, msg, now)) {
+        fq_objstore_edited(st, FQ_KIND_WORKLOAD, w->ns, w->name, false);
+        /* Our own message: the record stays true (w is one). Read before
+         * the Event, which flexqd stores as an object of its own. */
+        ((struct rec *)w)->own_rev = fq_objstore_revision(st);
+        fq_engine_event(e, obj, "Warning", reason, "%s", msg);
     }
-    free(w->why_msg);
-    w->why_msg = fq_xstrdup(msg);
+    size_t n = strlen(msg) + 1;
+    w->why_msg = fq_xrealloc(w->why_msg, n);
+    memcpy(w->why_msg, msg, n);
 }
 
 /* A ClusterQueue's path in its cohort tree, as Kueue writes it in the
