@@ -604,7 +604,11 @@ static bool needs_lifecycle(const struct fq_value *obj,
     if (cond_is_true(cond[C_FINISHED]))
         return false;
     const struct fq_value *st = fq_map_get(obj, "status");
-    bool active = fq_value_path_bool(obj, FQ_WL_ACTIVE, true);
+    /* spec.active and spec.maximumExecutionTimeSeconds by member, not by
+     * a path parsed for every workload that changed */
+    const struct fq_value *spec = fq_map_get(obj, "spec");
+    const struct fq_value *act = fq_map_get(spec, "active");
+    bool active = act && act->type == FQ_V_BOOL ? act->u.b : true;
     bool has_adm = fq_map_get(st, "admission") != NULL;
     bool evicted = cond_is_true(cond[C_EVICTED]);
     if (!active)
@@ -621,7 +625,7 @@ static bool needs_lifecycle(const struct fq_value *obj,
             if (strcmp(str_at(fq_seq_at(chs, i), "state", ""), "Ready"))
                 return true;
         /* kueue_policy.c: a deadline, or a stopped queue to drain. */
-        return fq_value_path(obj, FQ_WL_MAX_EXEC_S) || k_stops_any;
+        return fq_map_get(spec, "maximumExecutionTimeSeconds") || k_stops_any;
     }
     const struct fq_value *rq = cond[C_REQUEUED];
     return rq && !strcmp(str_at(rq, "status", ""), "False");

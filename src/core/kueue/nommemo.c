@@ -54,6 +54,7 @@
  */
 #include "kueue/internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +206,29 @@ static bool key_of(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
     return true;
 }
 
+/* Copies a result without targets as its readers read it (admission.c's
+ * result_reset): the fields before the usage arrays, nuse usage pairs,
+ * no targets, the message up to its end. A whole struct is 2.4 KB, most
+ * of it the message buffer and usage room nobody reads: copied whole, a
+ * hit cost 300 instructions in memcpy alone. */
+static void result_copy(struct fq_adm_result *dst,
+                        const struct fq_adm_result *src)
+{
+    memcpy(dst, src, offsetof(struct fq_adm_result, use_fr));
+    size_t n = src->nuse > 0 ? (size_t)src->nuse : 0;
+    if (n > FQ_ADM_MAX_FLAVORS)
+        n = FQ_ADM_MAX_FLAVORS;
+    memcpy(dst->use_fr, src->use_fr, n * sizeof(*dst->use_fr));
+    memcpy(dst->use_amt, src->use_amt, n * sizeof(*dst->use_amt));
+    dst->ntargets = 0;
+    dst->targets = NULL;
+    dst->target_reason = NULL;
+    const char *end = memchr(src->msg, '\0', sizeof(src->msg));
+    size_t m = end ? (size_t)(end - src->msg) : sizeof(src->msg) - 1;
+    memcpy(dst->msg, src->msg, m);
+    dst->msg[m] = '\0';
+}
+
 static uint64_t ver_of(const struct kueue *k, const struct nommemo *m,
                        int adm_cq)
 {
@@ -228,7 +252,7 @@ bool kq_nm_find(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
             (use_ts && e->ts != aw->ts) || !names_eq(e->names, aw))
             continue;
         fq_adm_result_release(r);
-        memcpy(r, &e->res, sizeof(*r));
+        result_copy(r, &e->res);
         k->stats.nom_memo_hits++;
         return true;
     }
@@ -269,10 +293,7 @@ void kq_nm_put(struct kueue *k, struct rec *rc, const struct fq_adm_wl *aw,
     e->avoid = aw->avoid_flv;
     e->ver = ver;
     memcpy(e->names, names, strlen(names) + 1);
-    memcpy(&e->res, r, sizeof(*r));
-    e->res.targets = NULL;
-    e->res.target_reason = NULL;
-    e->res.ntargets = 0;
+    result_copy(&e->res, r); /* (r has no targets: see above) */
 }
 
 /* --- quiet roots ---------------------------------------------------------

@@ -904,15 +904,18 @@ static bool owns_live(const struct provcheck *pc, const char *ns,
     return false;
 }
 
-/* Does a workload list a check this controller handles? */
+/* Does a workload whose status is `st` list a check this controller
+ * handles? (Read on every notice of a workload: two member lookups, not
+ * a path parsed.) */
 static bool has_our_check(struct provcheck *pc, struct fq_engine *e,
-                          const struct fq_value *wl)
+                          const struct fq_value *st)
 {
-    const struct fq_value *chs = fq_value_path(wl, FQ_WL_ADMISSION_CHECKS);
+    const struct fq_value *chs = fq_map_get(st, "admissionChecks");
     for (size_t i = 0; i < fq_value_len(chs); i++) {
         struct prc prc;
-        if (pc_resolve(pc, e, fq_value_path_str(fq_seq_at(chs, i), "name", ""),
-                       &prc))
+        const char *name =
+            fq_value_as_str(fq_map_get(fq_seq_at(chs, i), "name"));
+        if (pc_resolve(pc, e, name ? name : "", &prc))
             return true;
     }
     return false;
@@ -955,16 +958,17 @@ static void pc_on_change(void *self, struct fq_engine *e,
                             requests_of(pc, c->ns, c->name) != NULL;
         if (has_requests)
             maybe_orphaned(pc, c->ns, c->name);
+        const struct fq_value *st =
+            c->type == FQ_CHANGE_DELETED ? NULL : fq_map_get(c->obj, "status");
         bool relevant =
             c->type == FQ_CHANGE_DELETED ?
                 has_requests &&
                     fq_objstore_count(fq_engine_store(e),
                                       FQ_KIND_PROVISIONINGREQUEST) > 0 :
-                has_our_check(pc, e, c->obj) ||
+                has_our_check(pc, e, st) ||
                     (fq_objstore_count(fq_engine_store(e),
                                        FQ_KIND_PROVISIONINGREQUEST) > 0 &&
-                     (fq_cond_in_status_true(fq_map_get(c->obj, "status"),
-                                             "Finished") ||
+                     (fq_cond_in_status_true(st, "Finished") ||
                       owns_live(self, c->ns, c->name)));
         if (!relevant)
             return;
@@ -1068,12 +1072,11 @@ static void pc_run(void *self, struct fq_engine *e, int64_t now)
             fq_engine_store(e), FQ_KIND_WORKLOAD, keys[2 * i], keys[2 * i + 1]);
         /* A workload owning a live request is reconciled even with no
          * check listed: its check may just have been dropped. */
-        if (wl &&
-            (fq_value_len(fq_value_path(wl->obj, FQ_WL_ADMISSION_CHECKS)) > 0 ||
-             owns_live(pc, keys[2 * i], keys[2 * i + 1])))
+        const struct fq_value *st = wl ? fq_map_get(wl->obj, "status") : NULL;
+        if (wl && (fq_value_len(fq_map_get(st, "admissionChecks")) > 0 ||
+                   owns_live(pc, keys[2 * i], keys[2 * i + 1])))
             reconcile(pc, e, wl, now);
-        else if (wl &&
-                 cond_is(fq_map_get(wl->obj, "status"), "Finished", "True"))
+        else if (wl && cond_is(st, "Finished", "True"))
             delete_requests(pc, e,
                             requests_of(pc, keys[2 * i], keys[2 * i + 1]),
                             false, NULL, 0);
