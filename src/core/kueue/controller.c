@@ -561,6 +561,19 @@ static void on_change(void *self, struct fq_engine *e,
     char key[600];
     kq_wl_key(c->ns, c->name, key, sizeof(key));
     struct rec *r = fq_smap_get(&k->recs, key);
+    if (r && c->obj && c->type == FQ_CHANGE_MODIFIED && r->own_rev == c->rev) {
+        /* Our own QuotaReserved=False message (kq_set_pending, two in five
+         * of the notices of a replay): the record stays true, and its
+         * conditions are not read. The workload was live and not Finished
+         * when the cycle wrote it (its record was derived first), the
+         * write set QuotaReserved, so it unparks nothing; a Finished
+         * written after it has a notice of its own, which does what the
+         * Finished branch below does. */
+        fq_smap_add(&k->live, key);
+        k->need_cycle = true;
+        fq_engine_kick(e, self);
+        return;
+    }
     const struct fq_value *cond[NCOND];
     kq_cond_scan(c->obj, cond);
     if (c->type == FQ_CHANGE_DELETED || cond_is_true(cond[C_FINISHED])) {
@@ -575,12 +588,9 @@ static void on_change(void *self, struct fq_engine *e,
         k->ff_len = 1;
     } else if (c->obj) {
         fq_smap_add(&k->live, key);
-        /* Our own QuotaReserved=False message leaves the record true. */
-        if (!(r && c->type == FQ_CHANGE_MODIFIED && r->own_rev == c->rev)) {
-            fq_keyq_add(&k->dirty, key);
-            fq_keyq_add(&k->lc_dirty, key);
-            k->ff_len = 1;
-        }
+        fq_keyq_add(&k->dirty, key);
+        fq_keyq_add(&k->lc_dirty, key);
+        k->ff_len = 1;
         /* A changed workload gets a fresh chance. */
         if (r && kq_rec_parked(k, r) && !cond[C_QUOTA_RESERVED])
             r->parked = 0;
