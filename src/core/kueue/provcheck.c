@@ -894,14 +894,19 @@ static void build_index(struct provcheck *pc, struct fq_engine *e)
 }
 
 /* Does the workload own a live request? */
-static bool owns_live(const struct provcheck *pc, const char *ns,
-                      const char *name)
+/* Whether some request of g (NULL: none) is live and not deleted. */
+static bool any_live(const struct wlreqs *g)
 {
-    const struct wlreqs *g = requests_of(pc, ns, name);
     for (size_t i = 0; g && i < g->n; i++)
         if (g->v[i].live && !g->v[i].gone)
             return true;
     return false;
+}
+
+static bool owns_live(const struct provcheck *pc, const char *ns,
+                      const char *name)
+{
+    return any_live(requests_of(pc, ns, name));
 }
 
 /* Does a workload whose status is `st` list a check this controller
@@ -958,8 +963,14 @@ static void pc_on_change(void *self, struct fq_engine *e,
                             requests_of(pc, c->ns, c->name) != NULL;
         if (has_requests)
             maybe_orphaned(pc, c->ns, c->name);
+        /* A live workload that lists none of our checks matters only
+         * through its requests: when it has none in the index, a run
+         * would find nothing to delete even if it is Finished, so its
+         * conditions are not read (most notices: Kueue's pending
+         * messages to workloads that never needed a request). */
         const struct fq_value *st =
             c->type == FQ_CHANGE_DELETED ? NULL : fq_map_get(c->obj, "status");
+        const struct wlreqs *g = NULL;
         bool relevant =
             c->type == FQ_CHANGE_DELETED ?
                 has_requests &&
@@ -968,8 +979,8 @@ static void pc_on_change(void *self, struct fq_engine *e,
                 has_our_check(pc, e, st) ||
                     (fq_objstore_count(fq_engine_store(e),
                                        FQ_KIND_PROVISIONINGREQUEST) > 0 &&
-                     (fq_cond_in_status_true(st, "Finished") ||
-                      owns_live(self, c->ns, c->name)));
+                     (g = requests_of(pc, c->ns, c->name)) != NULL &&
+                     (fq_cond_in_status_true(st, "Finished") || any_live(g)));
         if (!relevant)
             return;
         mark(pc, c->ns, c->name);
