@@ -77,13 +77,23 @@ void pc_forget_resolved(struct provcheck *pc)
     pc->nres = 0;
 }
 
+/* What a reconcile reads of a workload, per check, by member: these
+ * run for every workload reconciled (a path would be parsed per read). */
+static const struct fq_value *get2(const struct fq_value *v, const char *a,
+                                   const char *b)
+{
+    return fq_map_get(fq_map_get(v, a), b);
+}
+
 static const struct fq_value *find_podset(const struct fq_value *wl,
                                           const char *name)
 {
-    const struct fq_value *ps = fq_value_path(wl, FQ_WL_PODSETS);
-    for (size_t i = 0; i < fq_value_len(ps); i++)
-        if (!strcmp(fq_value_path_str(fq_seq_at(ps, i), "name", ""), name))
+    const struct fq_value *ps = get2(wl, "spec", "podSets"); /* FQ_WL_PODSETS */
+    for (size_t i = 0; i < fq_value_len(ps); i++) {
+        const char *n = fq_value_as_str(fq_map_get(fq_seq_at(ps, i), "name"));
+        if (!strcmp(n ? n : "", name))
             return fq_seq_at(ps, i);
+    }
     return NULL;
 }
 
@@ -93,13 +103,15 @@ static bool uses_managed(const struct fq_value *podset,
 {
     if (fq_value_len(managed) == 0)
         return true;
-    const struct fq_value *cs = fq_value_path(podset, FQ_TEMPLATE_CONTAINERS);
+    const struct fq_value *cs = /* FQ_TEMPLATE_CONTAINERS */
+        get2(fq_map_get(podset, "template"), "spec", "containers");
     for (size_t i = 0; i < fq_value_len(cs); i++) {
-        const struct fq_value *c = fq_seq_at(cs, i);
+        const struct fq_value *res = fq_map_get(fq_seq_at(cs, i), "resources");
+        const struct fq_value *req = fq_map_get(res, "requests");
+        const struct fq_value *lim = fq_map_get(res, "limits");
         for (size_t m = 0; m < fq_value_len(managed); m++) {
             const char *r = fq_value_as_str(fq_seq_at(managed, m));
-            if (r && (fq_map_get(fq_value_path(c, FQ_CTR_REQUESTS), r) ||
-                      fq_map_get(fq_value_path(c, FQ_CTR_LIMITS), r)))
+            if (r && (fq_map_get(req, r) || fq_map_get(lim, r)))
                 return true;
         }
     }
@@ -112,7 +124,8 @@ static bool podset_needs(const struct fq_value *wl, const struct fq_value *psa,
                          const struct prc *prc, const struct fq_value **ps,
                          int64_t *count)
 {
-    *ps = find_podset(wl, fq_value_path_str(psa, "name", ""));
+    const char *name = fq_value_as_str(fq_map_get(psa, "name"));
+    *ps = find_podset(wl, name ? name : "");
     const struct fq_value *admitted = fq_map_get(psa, "count");
     *count = admitted && admitted->type == FQ_V_NUM && admitted->u.num.is_int ?
                  admitted->u.num.i :
@@ -128,7 +141,8 @@ static bool podset_needs(const struct fq_value *wl, const struct fq_value *psa,
 size_t pc_needs_of(const struct fq_value *wl, const struct prc *prc,
                    struct need *few, size_t nfew, struct need **out)
 {
-    const struct fq_value *psas = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
+    const struct fq_value *psas = /* FQ_WL_PODSET_ASSIGNMENTS */
+        fq_map_get(get2(wl, "status", "admission"), "podSetAssignments");
     size_t n = 0, len = fq_value_len(psas);
     struct need *v = len <= nfew ? few : fq_xcalloc(len, sizeof(*v));
     for (size_t i = 0; i < fq_value_len(psas); i++) {
