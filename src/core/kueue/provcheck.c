@@ -137,6 +137,22 @@ static bool cond_is(const struct fq_value *status, const char *type,
     return fq_cond_status_is(fq_cond_in_status(status, type), want);
 }
 
+/* Member `key` of map m as a string or an integer, else def: what
+ * fq_value_path_str / _int give for a one-key path, without parsing it
+ * (a reconcile reads some ten of them per check). */
+static const char *mstr(const struct fq_value *m, const char *key,
+                        const char *def)
+{
+    const char *s = fq_value_as_str(fq_map_get(m, key));
+    return s ? s : def;
+}
+
+static int64_t mint(const struct fq_value *m, const char *key, int64_t def)
+{
+    const struct fq_value *n = fq_map_get(m, key);
+    return n && n->type == FQ_V_NUM && n->u.num.is_int ? n->u.num.i : def;
+}
+
 static const char *ann(const struct fq_value *obj, const char *key)
 {
     return fq_value_as_str(fq_map_get(fq_meta_annotations(obj), key));
@@ -278,7 +294,7 @@ static bool set_state(struct fq_engine *e, const struct fq_value *wl,
                       struct check_edit *ed, const char *state, const char *msg,
                       int64_t now)
 {
-    const char *old = fq_value_path_str(ck_get(ed), "state", "Pending");
+    const char *old = mstr(ck_get(ed), "state", "Pending");
     bool changed = false;
     if (strcmp(old, state)) {
         char ts[40];
@@ -286,14 +302,13 @@ static bool set_state(struct fq_engine *e, const struct fq_value *wl,
         fq_engine_event(e, wl, "Normal", "AdmissionCheckUpdated",
                         "Admission check %s updated state from %s to %s with "
                         "message: %s",
-                        fq_value_path_str(ck_get(ed), "name", ""), old, state,
-                        msg);
+                        mstr(ck_get(ed), "name", ""), old, state, msg);
         struct fq_value *ch = ck_edit(ed);
         fq_map_set(ch, "state", fq_value_str(state));
         fq_map_set(ch, "lastTransitionTime", fq_value_str(ts));
         changed = true;
     }
-    if (strcmp(fq_value_path_str(ck_get(ed), "message", ""), msg)) {
+    if (strcmp(mstr(ck_get(ed), "message", ""), msg)) {
         fq_map_set(ck_edit(ed), "message", fq_value_str(msg));
         changed = true;
     }
@@ -313,16 +328,15 @@ static struct fq_value *pod_set_updates(const struct fq_value *req,
     for (size_t i = 0; i < fq_value_len(sets); i++) {
         const struct fq_value *s = fq_seq_at(sets, i);
         struct fq_value *u = fq_value_map();
-        fq_map_set(u, "name",
-                   fq_value_str(fq_value_path_str(s, "podSetName", "")));
+        fq_map_set(u, "name", fq_value_str(mstr(s, "podSetName", "")));
         struct fq_value *a = fq_map_ensure_map(u, "annotations");
         fq_map_set(a, FQ_ANN_CONSUME_PROVREQ, fq_value_str(name));
         fq_map_set(a, FQ_ANN_PROVREQ_CLASS, fq_value_str(klass));
         for (size_t k = 0; k < fq_value_len(sel); k++) {
             const struct fq_value *x = fq_seq_at(sel, k);
-            const char *key = fq_value_path_str(x, "key", NULL);
+            const char *key = mstr(x, "key", NULL);
             const char *from =
-                fq_value_path_str(x, "valueFromProvisioningClassDetail", NULL);
+                mstr(x, "valueFromProvisioningClassDetail", NULL);
             const char *v =
                 from ? fq_value_as_str(fq_map_get(details, from)) : NULL;
             if (key && v)
@@ -365,9 +379,8 @@ static bool pod_set_updates_same(const struct fq_value *have,
         const struct fq_value *a = fq_map_get(u, "annotations");
         const struct fq_value *ns = fq_map_get(u, "nodeSelector");
         if (!u || u->type != FQ_V_MAP || u->u.map.n != (ns ? 3u : 2u) ||
-            !str_equals(
-                fq_map_get(u, "name"),
-                fq_value_path_str(fq_seq_at(sets, i), "podSetName", "")) ||
+            !str_equals(fq_map_get(u, "name"),
+                        mstr(fq_seq_at(sets, i), "podSetName", "")) ||
             !a || a->type != FQ_V_MAP || a->u.map.n != 2 ||
             !str_equals(fq_map_get(a, FQ_ANN_CONSUME_PROVREQ), name) ||
             !str_equals(fq_map_get(a, FQ_ANN_PROVREQ_CLASS), klass))
@@ -377,9 +390,9 @@ static bool pod_set_updates_same(const struct fq_value *have,
         size_t want = 0;
         for (size_t k = 0; k < nsel; k++) {
             const struct fq_value *x = fq_seq_at(sel, k);
-            const char *key = fq_value_path_str(x, "key", NULL);
+            const char *key = mstr(x, "key", NULL);
             const char *from =
-                fq_value_path_str(x, "valueFromProvisioningClassDetail", NULL);
+                mstr(x, "valueFromProvisioningClassDetail", NULL);
             const char *v =
                 from ? fq_value_as_str(fq_map_get(details, from)) : NULL;
             if (!key || !v)
@@ -387,9 +400,9 @@ static bool pod_set_updates_same(const struct fq_value *have,
             bool replaced = false;
             for (size_t l = k + 1; !replaced && l < nsel; l++) {
                 const struct fq_value *y = fq_seq_at(sel, l);
-                const char *ykey = fq_value_path_str(y, "key", NULL);
-                const char *yfrom = fq_value_path_str(
-                    y, "valueFromProvisioningClassDetail", NULL);
+                const char *ykey = mstr(y, "key", NULL);
+                const char *yfrom =
+                    mstr(y, "valueFromProvisioningClassDetail", NULL);
                 replaced = ykey && yfrom && !strcmp(ykey, key) &&
                            fq_value_as_str(fq_map_get(details, yfrom));
             }
@@ -434,7 +447,7 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
     fq_conds_in_status(fq_map_get(req->obj, "status"), 5, types, c);
     const struct fq_value *prov = c[0], *failed_c = c[1], *expired_c = c[2],
                           *revoked_c = c[3], *accepted_c = c[4];
-    const char *pmsg = fq_value_path_str(prov, "message", "");
+    const char *pmsg = mstr(prov, "message", "");
     bool reported = ann(req->obj, ANN_REPORTED) != NULL;
     bool failed = fq_cond_status_is(failed_c, "True");
     bool booking_expired = fq_cond_status_is(expired_c, "True");
@@ -443,8 +456,7 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
     if (failed || expired) {
         if (reported)
             return false; /* handled; a new attempt comes after requeue */
-        const char *m =
-            fq_value_path_str(failed ? failed_c : expired_c, "message", "");
+        const char *m = mstr(failed ? failed_c : expired_c, "message", "");
         bool changed;
         if (attempt <= prc->limit) {
             snprintf(msg, sizeof(msg), "Retrying after %s: %s",
@@ -464,7 +476,7 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
         return true;
     }
     if (fq_cond_status_is(revoked_c, "True")) {
-        const char *m = fq_value_path_str(revoked_c, "message", "");
+        const char *m = mstr(revoked_c, "message", "");
         return set_state(e, wl, ch, "Rejected", m, now);
     }
     if (booking_expired)
@@ -479,7 +491,7 @@ static bool sync_state(struct fq_engine *e, const struct fq_value *wl,
         }
         return changed;
     }
-    if (!strcmp(fq_value_path_str(ck_get(ch), "state", "Pending"), "Ready"))
+    if (!strcmp(mstr(ck_get(ch), "state", "Pending"), "Ready"))
         return false; /* stays Ready */
     if (fq_cond_status_is(accepted_c, "True") && prov)
         return set_state(e, wl, ch, "Pending", pmsg, now);
@@ -528,9 +540,9 @@ static bool request_matches(struct fq_engine *e, const struct fq_value *req,
         return false;
     for (size_t i = 0; i < nneeds; i++) {
         const struct fq_value *set = fq_seq_at(sets, i);
-        if (strcmp(fq_value_path_str(set, "podSetName", ""),
-                   fq_value_path_str(needs[i].psa, "name", "")) ||
-            fq_value_path_int(set, "count", -1) != needs[i].count)
+        if (strcmp(mstr(set, "podSetName", ""),
+                   mstr(needs[i].psa, "name", "")) ||
+            mint(set, "count", -1) != needs[i].count)
             return false;
         const struct fq_value *sel =
             fq_value_path(set, FQ_TEMPLATE_NODE_SELECTOR);
@@ -578,8 +590,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
          * on its own checks, keeps its requests: the job runs on their
          * nodes, and the slice may yet be withdrawn (jobframework_slices.c)
          * and this workload take its quota back. */
-        if (!strcmp(fq_value_path_str(finished, "reason", ""),
-                    FQ_SLICE_REASON_REPLACED))
+        if (!strcmp(mstr(finished, "reason", ""), FQ_SLICE_REASON_REPLACED))
             return;
         delete_requests(pc, e, g, false, NULL, 0);
         return;
@@ -613,7 +624,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
     struct check_edit ch = {.stored = chs};
     bool changed = false;
     for (size_t i = 0; i < fq_value_len(chs); i++) {
-        const char *check = fq_value_path_str(fq_seq_at(chs, i), "name", "");
+        const char *check = mstr(fq_seq_at(chs, i), "name", "");
         struct prc prc;
         if (!pc_resolve(pc, e, check, &prc))
             continue;
@@ -639,7 +650,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
                 fq_objstore_get(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
                                 wl->ns, pr->name) :
                 NULL;
-        const char *state = fq_value_path_str(ck_get(&ch), "state", "Pending");
+        const char *state = mstr(ck_get(&ch), "state", "Pending");
         if (req && pr->live && strcmp(state, "Ready") &&
             !request_matches(e, req->obj, &prc, needs, nneeds)) {
             /* Made for an earlier reservation: replaced below. */
@@ -654,7 +665,7 @@ static void reconcile(struct provcheck *pc, struct fq_engine *e,
         keep[nkeep].check = check;
         if (!req || (reported && !strcmp(state, "Pending"))) {
             int64_t next = attempt + 1;
-            int64_t rc = fq_value_path_int(ck_get(&ch), "retryCount", 0);
+            int64_t rc = mint(ck_get(&ch), "retryCount", 0);
             if (rc + 1 > next)
                 next = rc + 1;
             next = free_attempt(pc, wl->ns, wl->name, check, next);
