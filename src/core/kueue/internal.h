@@ -483,6 +483,16 @@ void kq_pq_park_first(struct kueue *k, size_t c, size_t m);
 void kq_pq_requeue(struct kueue *k);
 void kq_pq_unpark(struct kueue *k, int c);
 void kq_pq_resort(struct kueue *k, int cq);
+/* Queue q's live entries, in order: how many may give a head (act), the
+ * i-th of them (i < kq_pq_nact), how many are parked, the first parked
+ * one or NULL. Reading walks from where the last read ended, so a scan
+ * in order costs O(1) a step. */
+size_t kq_pq_nact(const struct pq *q);
+struct rec *kq_pq_act(struct pq *q, size_t i);
+size_t kq_pq_npark(const struct pq *q);
+struct rec *kq_pq_park_head(const struct pq *q);
+/* Frees what queue q holds (not the records) and empties it. */
+void kq_pq_release(struct pq *q);
 size_t kq_k_lower(struct rec *const *v, size_t n, const char *key);
 void kq_holder_fill(struct kueue *k, size_t i);
 size_t kq_holder_at(const struct kueue *k, const struct rec *r);

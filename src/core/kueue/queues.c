@@ -201,6 +201,33 @@ static void q_remove(struct rec **v, size_t *lo, size_t *n, struct rec *r)
     (*n)--;
 }
 
+size_t kq_pq_nact(const struct pq *q)
+{
+    return q->nact - q->alo;
+}
+
+struct rec *kq_pq_act(struct pq *q, size_t i)
+{
+    return q->act[q->alo + i];
+}
+
+size_t kq_pq_npark(const struct pq *q)
+{
+    return q->npark - q->plo;
+}
+
+struct rec *kq_pq_park_head(const struct pq *q)
+{
+    return q->plo < q->npark ? q->park[q->plo] : NULL;
+}
+
+void kq_pq_release(struct pq *q)
+{
+    free(q->act);
+    free(q->park);
+    memset(q, 0, sizeof(*q));
+}
+
 bool kq_rec_parked(const struct kueue *k, const struct rec *r)
 {
     return r->parked == k->park_gen;
