@@ -47,6 +47,7 @@
 #include "kueue/kueue.h"
 #include "kueue/kueue_policy.h"
 #include "kueue/kueue_slices.h"
+#include "kueue/pqseq.h"
 
 struct snap;
 struct rec;
@@ -61,13 +62,14 @@ struct timer {
 
 /*
  * One ClusterQueue's pending workloads in the order of Kueue's heap
- * (wl_cmp): `act` may give the next head, `park` holds the inadmissible
- * ones until capacity changes. Each is sorted; the live entries are
- * act[alo..nact) and park[plo..npark), so taking the head costs nothing.
+ * (kq_rec_cmp): `act` may give the next head, `park` holds the
+ * inadmissible ones until capacity changes. Each is a sorted sequence in
+ * chunks (pqseq.c: O(log n) to find a place, taking the head costs
+ * nothing); read them through kq_pq_nact / kq_pq_act / kq_pq_npark /
+ * kq_pq_park_head.
  */
 struct pq {
-    struct rec **act, **park;
-    size_t alo, nact, capact, plo, npark, cappark;
+    struct kq_seq act, park; /* of struct rec *, borrowed */
 };
 
 /* A podset shape's outcome on a ClusterQueue (ff_quiet). */
