@@ -163,11 +163,14 @@ void kq_seq_insert(struct kq_seq *s, void *x, kq_seq_cmp_fn cmp)
     }
     /* Creates arrive mostly in order, and parked heads too: the end
      * first. */
-    struct kq_seq_chunk *last = s->ch[s->nch - 1];
-    size_t ci =
-        cmp(last->v[last->hi - 1], x) < 0 ? s->nch - 1 : find_chunk(s, x, cmp);
+    size_t ci = s->nch - 1;
     struct kq_seq_chunk *c = s->ch[ci];
-    uint32_t p = find_in(c, x, cmp);
+    uint32_t p = c->hi;
+    if (cmp(c->v[c->hi - 1], x) > 0) {
+        ci = find_chunk(s, x, cmp);
+        c = s->ch[ci];
+        p = find_in(c, x, cmp);
+    }
     if (cnt(c) < CH) {
         chunk_put(c, p, x);
         return;
