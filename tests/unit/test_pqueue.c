@@ -267,11 +267,14 @@ static void check_same(struct kq_seq *s, const struct ref *r)
     }
     assert_ptr_equal(kq_seq_first(s), r->n ? r->v[0] : NULL);
     assert_ptr_equal(kq_seq_last(s), r->n ? r->v[r->n - 1] : NULL);
-    /* Invariants 1 and 4: no empty chunk; a small one has no neighbour
-     * it would fit with. */
+    /* Invariants 1 and 4: no empty chunk; none but the ends under a
+     * quarter full. */
     for (size_t c = s->clo; c < s->nch; c++) {
         const struct kq_seq_chunk *ch = s->ch[c];
-        assert_true(ch->lo < ch->hi && ch->hi <= KQ_SEQ_CHUNK);
+        assert_true(ch->lo < ch->hi && ch->hi <= ch->cap);
+        assert_true(ch->cap <= KQ_SEQ_CHUNK);
+        if (c > s->clo && c + 1 < s->nch)
+            assert_true(ch->hi - ch->lo >= KQ_SEQ_CHUNK / 4);
     }
 }
 

@@ -21,9 +21,10 @@
  *
  * Insert: a binary search over the chunks' last entries (O(log(n/256))
  * comparisons), one inside the chunk (8), then a move of at most 255
- * pointers within it; a full chunk splits in two (an insert at the very
- * end or front of the sequence starts a new chunk instead, so creates in
- * order fill chunks to the brim). Remove: the same search, and the
+ * pointers within it; a full chunk grows (4, 8, ... 256 entries, so a
+ * short queue stays small) or, at 256, splits in two (an insert at the
+ * very end or front of the sequence starts a new chunk instead, so
+ * creates in order fill chunks to the brim). Remove: the same search, and the
  * shorter side of the chunk moves by one. Taking the head is lo++ (the
  * chunk array has a dead prefix too, ch[clo..nch)), so a queue worked
  * from its head costs O(1) a step. Moving chunk pointers when a chunk is
@@ -34,10 +35,12 @@
  *  2. The entries, chunk after chunk, are in strictly increasing order by
  *     the caller's comparison.
  *  3. n is the sum of hi - lo over the chunks.
- *  4. A chunk with fewer than 64 entries has no neighbour it could be
- *     merged with into one chunk (remove rebalances), so memory stays
- *     under 32 bytes a pointer in the worst case; chunks filled in order
- *     hold 8 bytes and a little.
+ *  4. Every chunk but the first and the last holds at least 64 entries
+ *     (a remove that leaves fewer merges the chunk with a neighbour or
+ *     shares their entries), so memory stays under 32 bytes a pointer
+ *     and two chunks in the worst case; chunks filled in order hold 8
+ *     bytes and a little. The ends are left alone so that a queue
+ *     worked from its head, or fed at its tail, moves no entry.
  *
  * Does not: own or free the entries, compare equal entries (the order
  * must be total), or keep the read cache across changes.
@@ -57,10 +60,25 @@ static size_t cnt(const struct kq_seq_chunk *c)
     return c->hi - c->lo;
 }
 
-static struct kq_seq_chunk *chunk_new(uint32_t at)
+/* A chunk of cap entries, empty, its window starting at `at`. */
+static struct kq_seq_chunk *chunk_new(uint32_t cap, uint32_t at)
 {
-    struct kq_seq_chunk *c = fq_xmalloc(sizeof(*c));
+    struct kq_seq_chunk *c =
+        fq_xmalloc(sizeof(*c) + (size_t)cap * sizeof(c->v[0]));
+    c->cap = cap;
     c->lo = c->hi = at;
+    return c;
+}
+
+/* Chunk i of s grown to cap entries (cap >= its own); returns it. */
+static struct kq_seq_chunk *chunk_grow(struct kq_seq *s, size_t i, uint32_t cap)
+{
+    struct kq_seq_chunk *c = s->ch[i];
+    if (c->cap >= cap)
+        return c;
+    c = fq_xrealloc(c, sizeof(*c) + (size_t)cap * sizeof(c->v[0]));
+    c->cap = cap;
+    s->ch[i] = c;
     return c;
 }
 
@@ -140,7 +158,7 @@ static void chunk_put(struct kq_seq_chunk *c, uint32_t p, void *x)
 {
     if (p == c->lo && c->lo > 0) {
         c->v[--c->lo] = x;
-    } else if (c->hi < CH) {
+    } else if (c->hi < c->cap) {
         memmove(&c->v[p + 1], &c->v[p], (c->hi - p) * sizeof(*c->v));
         c->v[p] = x;
         c->hi++;
@@ -156,7 +174,7 @@ void kq_seq_insert(struct kq_seq *s, void *x, kq_seq_cmp_fn cmp)
     forget(s);
     s->n++;
     if (s->nch == s->clo) {
-        struct kq_seq_chunk *c = chunk_new(0);
+        struct kq_seq_chunk *c = chunk_new(4, 0);
         c->v[c->hi++] = x;
         ch_put(s, s->clo, c);
         return;
@@ -171,26 +189,30 @@ void kq_seq_insert(struct kq_seq *s, void *x, kq_seq_cmp_fn cmp)
         c = s->ch[ci];
         p = find_in(c, x, cmp);
     }
-    if (cnt(c) < CH) {
+    if (cnt(c) < c->cap) {
         chunk_put(c, p, x);
+        return;
+    }
+    if (c->cap < CH) {
+        chunk_put(chunk_grow(s, ci, 2 * c->cap), p, x);
         return;
     }
     if (p == c->hi && ci == s->nch - 1) {
         /* After the last entry: a new chunk, filled from its front. */
-        struct kq_seq_chunk *d = chunk_new(0);
+        struct kq_seq_chunk *d = chunk_new(CH, 0);
         d->v[d->hi++] = x;
         ch_put(s, ci + 1, d);
         return;
     }
     if (p == c->lo && ci == s->clo) {
         /* Before the first entry: a new chunk, filled from its back. */
-        struct kq_seq_chunk *d = chunk_new(CH);
+        struct kq_seq_chunk *d = chunk_new(CH, CH);
         d->v[--d->lo] = x;
         ch_put(s, ci, d);
         return;
     }
     /* Full (lo == 0, hi == CH): split in halves, then put x in its half. */
-    struct kq_seq_chunk *d = chunk_new(0);
+    struct kq_seq_chunk *d = chunk_new(CH, 0);
     uint32_t half = CH / 2;
     memcpy(d->v, &c->v[half], (CH - half) * sizeof(*c->v));
     d->hi = CH - half;
@@ -206,24 +228,37 @@ void kq_seq_append(struct kq_seq *s, void *x)
 {
     forget(s);
     s->n++;
-    struct kq_seq_chunk *c = s->nch > s->clo ? s->ch[s->nch - 1] : NULL;
-    if (c && c->hi < CH) {
-        c->v[c->hi++] = x;
-        return;
+    if (s->nch > s->clo) {
+        size_t i = s->nch - 1;
+        struct kq_seq_chunk *c = s->ch[i];
+        if (c->hi == c->cap && c->lo > 0) {
+            /* Room at the front: close the gap (invariant 4). */
+            memmove(c->v, &c->v[c->lo], cnt(c) * sizeof(*c->v));
+            c->hi -= c->lo;
+            c->lo = 0;
+        }
+        if (c->hi == c->cap && c->cap < CH)
+            c = chunk_grow(s, i, 2 * c->cap);
+        if (c->hi < c->cap) {
+            c->v[c->hi++] = x;
+            return;
+        }
     }
-    c = chunk_new(0);
+    struct kq_seq_chunk *c = chunk_new(s->nch > s->clo ? CH : 4, 0);
     c->v[c->hi++] = x;
     ch_put(s, s->nch, c);
 }
 
-/* Chunk i fell under CH_MIN entries: merged with a neighbour when the
- * two fit in one chunk, else the two shared evenly (invariant 4). */
+/* Chunk i, not at an end, fell under CH_MIN entries: merged with a
+ * neighbour when the two fit in one chunk, else the two shared evenly
+ * (invariant 4). */
 static void rebalance(struct kq_seq *s, size_t i)
 {
-    if (s->nch - s->clo < 2 || cnt(s->ch[i]) >= CH_MIN)
+    if (i <= s->clo || i + 1 >= s->nch || cnt(s->ch[i]) >= CH_MIN)
         return;
-    size_t l = i + 1 < s->nch ? i : i - 1; /* the pair is l, l + 1 */
-    struct kq_seq_chunk *a = s->ch[l], *b = s->ch[l + 1];
+    size_t l = i; /* the pair is l, l + 1 */
+    struct kq_seq_chunk *a = chunk_grow(s, l, CH);
+    struct kq_seq_chunk *b = chunk_grow(s, l + 1, CH);
     size_t na = cnt(a), nb = cnt(b);
     if (na + nb <= CH) {
         memmove(a->v, &a->v[a->lo], na * sizeof(*a->v));
@@ -291,6 +326,8 @@ bool kq_seq_remove(struct kq_seq *s, const void *x, kq_seq_cmp_fn cmp)
 
 void *kq_seq_at(struct kq_seq *s, size_t i)
 {
+    if (i == 0) /* the head: the most read */
+        return kq_seq_first(s);
     size_t c = s->at_c, base = s->at_base;
     if (c < s->clo || c >= s->nch || i < base / 2) {
         c = s->clo;
@@ -334,7 +371,6 @@ void kq_seq_drop_first(struct kq_seq *s, size_t m)
         size_t k = cnt(c);
         if (k > m) {
             c->lo += (uint32_t)m;
-            rebalance(s, s->clo);
             return;
         }
         ch_del(s, s->clo);
@@ -379,8 +415,23 @@ void kq_seq_prepend(struct kq_seq *to, struct kq_seq *from)
     /* The two chunks where the sequences meet. */
     size_t j = to->clo + k;
     rebalance(to, j);
-    if (j - 1 < to->nch)
-        rebalance(to, j - 1 < to->nch - 1 ? j - 1 : to->nch - 1);
+    rebalance(to, j - 1);
+}
+
+/* The output of a merge: full chunks, filled in order. */
+struct filler {
+    struct kq_seq *s;
+    struct kq_seq_chunk *c; /* the chunk being filled, in s already */
+};
+
+static void fill(struct filler *f, void *x)
+{
+    if (!f->c || f->c->hi == CH) {
+        f->c = chunk_new(CH, 0);
+        ch_put(f->s, f->s->nch, f->c);
+    }
+    f->c->v[f->c->hi++] = x;
+    f->s->n++;
 }
 
 void kq_seq_merge(struct kq_seq *to, struct kq_seq *from, kq_seq_cmp_fn cmp)
@@ -388,26 +439,31 @@ void kq_seq_merge(struct kq_seq *to, struct kq_seq *from, kq_seq_cmp_fn cmp)
     if (from->n == 0)
         return;
     struct kq_seq m = {0};
-    forget(&m);
+    struct filler f = {&m, NULL};
     size_t ia = to->clo, ib = from->clo;
     uint32_t pa = ia < to->nch ? to->ch[ia]->lo : 0;
     uint32_t pb = ib < from->nch ? from->ch[ib]->lo : 0;
-    while (ia < to->nch || ib < from->nch) {
-        bool take_a =
-            ib == from->nch ||
-            (ia < to->nch && cmp(to->ch[ia]->v[pa], from->ch[ib]->v[pb]) < 0);
-        if (take_a) {
-            kq_seq_append(&m, to->ch[ia]->v[pa]);
+    while (ia < to->nch && ib < from->nch) {
+        void *a = to->ch[ia]->v[pa], *b = from->ch[ib]->v[pb];
+        if (cmp(a, b) < 0) {
+            fill(&f, a);
             if (++pa == to->ch[ia]->hi && ++ia < to->nch)
                 pa = to->ch[ia]->lo;
         } else {
-            kq_seq_append(&m, from->ch[ib]->v[pb]);
+            fill(&f, b);
             if (++pb == from->ch[ib]->hi && ++ib < from->nch)
                 pb = from->ch[ib]->lo;
         }
     }
+    for (; ia < to->nch; pa = ++ia < to->nch ? to->ch[ia]->lo : 0)
+        for (; pa < to->ch[ia]->hi; pa++)
+            fill(&f, to->ch[ia]->v[pa]);
+    for (; ib < from->nch; pb = ++ib < from->nch ? from->ch[ib]->lo : 0)
+        for (; pb < from->ch[ib]->hi; pb++)
+            fill(&f, from->ch[ib]->v[pb]);
     kq_seq_release(to);
     kq_seq_release(from);
+    forget(&m);
     *to = m;
 }
 
@@ -445,6 +501,8 @@ void kq_seq_release(struct kq_seq *s)
 
 size_t kq_seq_bytes(const struct kq_seq *s)
 {
-    return (s->nch - s->clo) * sizeof(struct kq_seq_chunk) +
-           s->capch * sizeof(*s->ch);
+    size_t b = s->capch * sizeof(*s->ch);
+    for (size_t i = s->clo; i < s->nch; i++)
+        b += sizeof(struct kq_seq_chunk) + s->ch[i]->cap * sizeof(void *);
+    return b;
 }

@@ -19,10 +19,11 @@
 /* Entries a chunk holds at most: 256 pointers, 2 KiB. */
 #define KQ_SEQ_CHUNK 256
 
-/* One chunk: its live entries are v[lo..hi). */
+/* One chunk: its live entries are v[lo..hi), of cap (4, 8, ... up to
+ * KQ_SEQ_CHUNK: a short queue holds a small chunk). */
 struct kq_seq_chunk {
-    uint32_t lo, hi;
-    void *v[KQ_SEQ_CHUNK];
+    uint32_t lo, hi, cap;
+    void *v[];
 };
 
 typedef int (*kq_seq_cmp_fn)(const void *a, const void *b);
