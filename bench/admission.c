@@ -29,6 +29,11 @@
  * and prints usage (cpu in use / (nominal x elapsed)) and mean time from
  * creation to admission per class next to Kueue's published figures.
  *
+ * Part 3 (--queues controller [--cqs N] [PENDING]): the same pending
+ * workloads held in the Kueue controller's own queues (queues.c), driven
+ * through the calls the controller makes; see ctl_queues. It runs alone
+ * and prints its own figures and JSON line.
+ *
  * The last line is one JSON object with every figure.
  */
 #include <malloc.h>

@@ -14,6 +14,7 @@
  *   workload.c   a Workload -> struct wl; podset and admission views
  *   derive.c     records derived again only when their fingerprint moves
  *   queues.c     usage (account), pending queues, holders, candidates
+ *   pqseq.c      a pending queue's storage: sorted, in chunks
  *   lifecycle.c  the state machine's transitions (diagram in controller.c)
  *   cycle.c      the scheduling cycle
  *   nommemo.c    failed nominations remembered; quiet cohorts kept parked
