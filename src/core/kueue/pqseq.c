@@ -434,10 +434,37 @@ static void fill(struct filler *f, void *x)
     f->s->n++;
 }
 
+/* Inserts every entry of `small` into `big`, leaving `small` empty. */
+static void insert_all(struct kq_seq *big, struct kq_seq *small,
+                       kq_seq_cmp_fn cmp)
+{
+    for (size_t i = small->clo; i < small->nch; i++) {
+        const struct kq_seq_chunk *c = small->ch[i];
+        for (uint32_t p = c->lo; p < c->hi; p++)
+            kq_seq_insert(big, c->v[p], cmp);
+    }
+    kq_seq_release(small);
+}
+
+/*
+ * Merges by inserting the shorter sequence into the longer when it is
+ * under a sixteenth of it (a deep parked backlog meeting a few new
+ * workloads: m log n, not a pass over n), else in one pass that fills
+ * new chunks.
+ */
 void kq_seq_merge(struct kq_seq *to, struct kq_seq *from, kq_seq_cmp_fn cmp)
 {
     if (from->n == 0)
         return;
+    if (from->n < to->n / 16) {
+        insert_all(to, from, cmp);
+        return;
+    }
+    if (to->n < from->n / 16) {
+        insert_all(from, to, cmp);
+        kq_seq_swap(to, from);
+        return;
+    }
     struct kq_seq m = {0};
     struct filler f = {&m, NULL};
     size_t ia = to->clo, ib = from->clo;
