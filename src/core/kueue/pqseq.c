@@ -156,7 +156,9 @@ static uint32_t find_in(const struct kq_seq_chunk *c, const void *x,
 /* Puts x at index p of chunk c (lo <= p <= hi), which has room. */
 static void chunk_put(struct kq_seq_chunk *c, uint32_t p, void *x)
 {
-    if (p == c->lo && c->lo > 0) {
+    if (p == c->hi && c->hi < c->cap) { /* mostly: at the end */
+        c->v[c->hi++] = x;
+    } else if (p == c->lo && c->lo > 0) {
         c->v[--c->lo] = x;
     } else if (c->hi < c->cap) {
         memmove(&c->v[p + 1], &c->v[p], (c->hi - p) * sizeof(*c->v));
