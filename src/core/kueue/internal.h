@@ -110,7 +110,7 @@ struct kueue {
     struct pq *pq;
     /* A cycle's scratch, one entry per ClusterQueue of the snapshot
      * (sized by rebuild and kept, so that a cycle allocates nothing): the
-     * cursor into each act array, the heads taken, whether the queue is
+     * cursor (a rank) into each act, the heads taken, whether the queue is
      * blocked, a round's heads and their nominations (fq_adm_assign's
      * results, indexed by queue). The heads a cycle handled and the
      * migration pass's copy of mig grow as needed and are kept too. */

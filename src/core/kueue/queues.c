@@ -166,7 +166,7 @@ bool kq_rec_parked(const struct kueue *k, const struct rec *r)
     return r->parked == k->park_gen;
 }
 
-/* Is r in its queue's park array (not act)? */
+/* Is r in its queue's park (not act)? */
 static bool in_park(const struct kueue *k, const struct rec *r)
 {
     return r->in_park_gen == k->park_gen;
