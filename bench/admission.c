@@ -29,6 +29,11 @@
  * and prints usage (cpu in use / (nominal x elapsed)) and mean time from
  * creation to admission per class next to Kueue's published figures.
  *
+ * Part 3 (--queues controller [--cqs N] [PENDING]): the same pending
+ * workloads held in the Kueue controller's own queues (queues.c), driven
+ * through the calls the controller makes; see ctl_queues. It runs alone
+ * and prints its own figures and JSON line.
+ *
  * The last line is one JSON object with every figure.
  */
 #include <malloc.h>
@@ -40,12 +45,22 @@
 
 #include "flexq/alloc.h"
 #include "kueue/admission.h"
+#include "kueue/internal.h"
 #include "kueue/kueue.h"
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds of this process: the controller-queues part reads this, as
+ * the machine it runs on is shared (on an idle one it is wall time). */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -334,6 +349,263 @@ static void throughput(struct tp_result *out, int NWL)
     fq_adm_release(&a);
 }
 
+/* --- part 3: the Kueue controller's own pending queues ---------------- */
+
+struct cq_result {
+    double inserts_per_s, moves_per_s, decisions_per_s, requeue_ms;
+    double queue_bytes, record_bytes; /* per pending workload */
+    long decisions, admitted, moves;
+    bool order_ok;
+};
+
+/* Queue c of k in order? (kq_rec_cmp is a total order: strictly.) */
+static bool queues_sorted(struct kueue *k, int ncq)
+{
+    for (int c = 0; c < ncq; c++) {
+        struct pq *q = &k->pq[c];
+        size_t n = kq_pq_nact(q);
+        for (size_t i = 1; i < n; i++)
+            if (kq_rec_cmp(kq_pq_act(q, i - 1), kq_pq_act(q, i)) >= 0)
+                return false;
+    }
+    return true;
+}
+
+/*
+ * The controller's own queues (src/core/kueue/queues.c) holding NWL
+ * pending workloads in NCQ ClusterQueues (the quota tree of part 1),
+ * driven through the calls the controller makes:
+ *   inserts    kq_rec_attach of each workload as it is created, in
+ *              creation order; priorities mixed (0, 100, 200), so a
+ *              create lands at the end of its priority's run, in the
+ *              middle of the queue; queue-order times in whole seconds,
+ *              1,000 creates a second, so the generated names break ties;
+ *   moves      1% of them, at random, get another priority (the
+ *              controller detaches the record, derives it again, and
+ *              attaches it: a remove and an insert in the middle);
+ *   decisions  rounds of one head per queue, as kq_cycle takes them
+ *              with one pop per ClusterQueue per cycle: the head read
+ *              from the queue, fq_adm_assign, then at the round's end the
+ *              admitted ones removed and the others parked (kq_pq_remove,
+ *              kq_pq_park), until every queue is empty;
+ *   requeue    1% more workloads are created while the others wait
+ *              parked, then capacity changes: kq_pq_requeue merges every
+ *              parked one back among them.
+ * Rates are per CPU second of the bench (it runs alone in its process,
+ * one thread), so a busy machine slows them less than wall time would.
+ * Bytes per pending workload: the queues' own (mallinfo2 around the
+ * inserts) and the record the bench builds (struct rec and its name; a
+ * real record also owns its podsets, which are shared here).
+ */
+static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
+{
+    int ncoh = NCQ < 10 ? NCQ : 10;
+    struct snap *s = fq_xcalloc(1, sizeof(*s));
+    struct fq_adm *a = &s->adm;
+    fq_adm_init(a);
+    int rc = fq_adm_resource(a, "cpu");
+    int rm = fq_adm_resource(a, "memory");
+    int rg = fq_adm_resource(a, "nvidia.com/gpu");
+    int flv[3] = {fq_adm_flavor(a, "reserved"), fq_adm_flavor(a, "on-demand"),
+                  fq_adm_flavor(a, "spot")};
+    int *coh = fq_xcalloc((size_t)ncoh, sizeof(*coh));
+    for (int c = 0; c < ncoh; c++)
+        coh[c] = fq_adm_add_node(a, false);
+    s->ncq = NCQ;
+    s->cqs = fq_xcalloc((size_t)NCQ, sizeof(*s->cqs));
+    for (int q = 0; q < NCQ; q++) {
+        int cq = fq_adm_add_cq(a);
+        struct fq_adm_cq *x = &a->cqs[cq];
+        a->nodes[x->node].parent = coh[q % ncoh];
+        x->ngroups = 1;
+        x->groups = fq_xcalloc(1, sizeof(*x->groups));
+        x->groups[0].res_mask = 7;
+        x->groups[0].nflv = 3;
+        for (int f = 0; f < 3; f++) {
+            x->groups[0].flv[f] = (uint8_t)flv[f];
+            fq_adm_cell(a, x->node, flv[f], rc)->nominal = 200 * 1000;
+            fq_adm_cell(a, x->node, flv[f], rm)->nominal = 800ll << 30;
+            fq_adm_cell(a, x->node, flv[f], rg)->nominal = 16;
+            fq_adm_cell(a, x->node, flv[f], rg)->borrow_limit = 8;
+        }
+        s->cqs[q].adm = cq;
+        s->cqs[q].active = true;
+    }
+    fq_adm_finish(a);
+
+    /* 64 podset shapes, shared by the records (r->shape picks one). */
+    enum {
+        NSHAPE = 64
+    };
+
+    static int64_t sreq[NSHAPE][3];
+    static struct fq_adm_podset sps[NSHAPE];
+    for (int i = 0; i < NSHAPE; i++) {
+        sreq[i][rc] = (int64_t)(1 + xorshift() % 8) * 1000;
+        sreq[i][rm] = (int64_t)(1 + xorshift() % 32) << 30;
+        sreq[i][rg] = (int64_t)(xorshift() % 3);
+        sps[i] = (struct fq_adm_podset){.name = "main",
+                                        .count = (int)(1 + xorshift() % 4),
+                                        .selector_ok = ~0ull,
+                                        .taint_ok = ~0ull,
+                                        .req = sreq[i]};
+        sps[i].min_count = sps[i].count;
+    }
+
+    struct kueue *k = fq_xcalloc(1, sizeof(*k));
+    k->snap = s;
+    k->park_gen = 1;
+    k->cycle_ms = FQ_KUEUE_CYCLE_MS;
+    k->pq = fq_xcalloc((size_t)NCQ + 1, sizeof(*k->pq));
+    k->cqn = fq_xcalloc((size_t)NCQ + 1, sizeof(*k->cqn));
+
+    struct mallinfo2 m0 = mallinfo2();
+    int nall = NWL + NWL / 100; /* 1% more arrive while the rest wait */
+    struct rec *recs = fq_xcalloc((size_t)nall, sizeof(*recs));
+    char(*names)[16] = fq_xmalloc((size_t)nall * sizeof(*names));
+    static char ns[] = "team-a";
+    for (int i = 0; i < nall; i++) {
+        struct rec *r = &recs[i];
+        snprintf(names[i], sizeof(names[i]), "job-%08x",
+                 (unsigned)(xorshift() & 0xffffffffu));
+        r->w.ns = ns;
+        r->w.name = names[i];
+        r->w.cq = (int)(xorshift() % (uint64_t)NCQ);
+        r->w.prio = (int32_t)(xorshift() % 3) * 100;
+        r->w.created = r->w.qts = (int64_t)(i / 1000) * 1000;
+        r->w.pending = true;
+        r->ok = true;
+        r->qcq = -1;
+        r->shape = (int)(xorshift() % NSHAPE);
+    }
+    struct mallinfo2 m1 = mallinfo2();
+    out->record_bytes =
+        (double)(m1.uordblks + m1.hblkhd - m0.uordblks - m0.hblkhd) / nall;
+
+    double t0 = cpu_s();
+    for (int i = 0; i < NWL; i++)
+        kq_rec_attach(k, &recs[i]);
+    double t1 = cpu_s();
+    struct mallinfo2 m2 = mallinfo2();
+    out->inserts_per_s = NWL / (t1 - t0);
+    out->queue_bytes =
+        (double)(m2.uordblks + m2.hblkhd - m1.uordblks - m1.hblkhd) / NWL;
+
+    long moves = NWL / 100;
+    t0 = cpu_s();
+    for (long i = 0; i < moves; i++) {
+        struct rec *r = &recs[xorshift() % (uint64_t)NWL];
+        kq_rec_detach(k, r);
+        r->w.prio = (int32_t)(xorshift() % 3) * 100;
+        kq_rec_attach(k, r);
+    }
+    t1 = cpu_s();
+    out->moves = moves;
+    out->moves_per_s = (double)moves / (t1 - t0);
+    out->order_ok = queues_sorted(k, NCQ);
+
+    struct rec **heads = fq_xcalloc((size_t)NCQ, sizeof(*heads));
+    bool *fit = fq_xcalloc((size_t)NCQ, sizeof(*fit));
+    long decisions = 0, admitted = 0;
+    struct fq_adm_result res;
+    t0 = cpu_s();
+    for (;;) {
+        int nheads = 0;
+        for (int c = 0; c < NCQ; c++)
+            if (kq_pq_nact(&k->pq[c]) > 0)
+                heads[nheads++] = kq_pq_act(&k->pq[c], 0);
+        if (nheads == 0)
+            break;
+        for (int h = 0; h < nheads; h++) {
+            struct wl *w = &heads[h]->w;
+            struct fq_adm_wl aw = {.cq = s->cqs[w->cq].adm,
+                                   .priority = w->prio,
+                                   .ts = w->qts,
+                                   .npodsets = 1,
+                                   .ps = &sps[heads[h]->shape],
+                                   .no_msg = true};
+            fq_adm_assign(a, &aw, NULL, 0, &res);
+            decisions++;
+            fit[h] = res.mode == FQ_ADM_FIT;
+            if (fit[h]) {
+                fq_adm_charge(a, aw.cq, res.nuse, res.use_fr, res.use_amt, +1);
+                w->pending = false;
+                admitted++;
+            }
+            fq_adm_result_release(&res);
+        }
+        for (int h = 0; h < nheads; h++)
+            if (fit[h])
+                kq_pq_remove(k, heads[h]);
+            else
+                kq_pq_park(k, heads[h]);
+    }
+    t1 = cpu_s();
+    out->decisions = decisions;
+    out->admitted = admitted;
+    out->decisions_per_s = (double)decisions / (t1 - t0);
+
+    for (int i = NWL; i < nall; i++)
+        kq_rec_attach(k, &recs[i]);
+    t0 = cpu_s();
+    kq_pq_requeue(k);
+    out->requeue_ms = (cpu_s() - t0) * 1000;
+    out->order_ok = out->order_ok && queues_sorted(k, NCQ);
+    size_t back = 0;
+    for (int c = 0; c < NCQ; c++)
+        back += kq_pq_nact(&k->pq[c]);
+    if (back != (size_t)(nall - admitted))
+        out->order_ok = false;
+
+    for (int c = 0; c < NCQ; c++)
+        kq_pq_release(&k->pq[c]);
+    free(k->pq);
+    free(k->cqn);
+    free(k);
+    free(heads);
+    free(fit);
+    free(names);
+    free(recs);
+    free(coh);
+    free(s->cqs);
+    fq_adm_release(a);
+    free(s);
+}
+
+static int run_controller_queues(int pending, int ncq)
+{
+    struct cq_result r;
+    ctl_queues(&r, pending, ncq);
+    printf("Kueue controller's pending queues (src/core/kueue/queues.c): "
+           "%d pending in %d ClusterQueue%s\n",
+           pending, ncq, ncq == 1 ? "" : "s");
+    printf("  inserts/s          %.0f   (creates in creation order, mixed "
+           "priorities)\n",
+           r.inserts_per_s);
+    printf("  moves/s            %.0f   (%ld priority changes: remove + "
+           "insert)\n",
+           r.moves_per_s, r.moves);
+    printf("  decisions/s        %.0f   (%ld decisions, %ld admitted; "
+           "target >= 1000000)\n",
+           r.decisions_per_s, r.decisions, r.admitted);
+    printf("  requeue            %.1f ms (every parked workload merged back "
+           "among 1%% new ones)\n",
+           r.requeue_ms);
+    printf("  bytes per pending  %.1f in the queues + %.0f record = %.0f   "
+           "(target <= 150 for the queues)\n",
+           r.queue_bytes, r.record_bytes, r.queue_bytes + r.record_bytes);
+    printf("  order              %s\n", r.order_ok ? "ok" : "BROKEN");
+    printf("{\"bench\":\"admission\",\"queues\":\"controller\",\"pending\":%d,"
+           "\"cqs\":%d,\"inserts_per_s\":%.0f,\"moves_per_s\":%.0f,"
+           "\"decisions_per_s\":%.0f,\"requeue_ms\":%.1f,"
+           "\"queue_bytes_per_pending\":%.1f,\"record_bytes_per_pending\":%.0f,"
+           "\"order_ok\":%s}\n",
+           pending, ncq, r.inserts_per_s, r.moves_per_s, r.decisions_per_s,
+           r.requeue_ms, r.queue_bytes, r.record_bytes,
+           r.order_ok ? "true" : "false");
+    return r.order_ok ? 0 : 1;
+}
+
 /* --- part 2: Kueue's baseline in virtual time ------------------------- */
 
 struct base_result {
@@ -590,12 +862,31 @@ static void baseline(int per_cycle, struct base_result *out)
 
 int main(int argc, char **argv)
 {
-    /* admission [PENDING]: 100,000 by default; issue 21 asks 1,000,000 */
-    int pending = argc > 1 ? atoi(argv[1]) : 100000;
-    if (pending < 1000 || pending > 10000000) {
-        fprintf(stderr, "usage: admission [PENDING (1000-10000000)]\n");
+    /* admission [--queues heaps|controller] [--cqs N] [PENDING]:
+     * 100,000 pending by default; issue 21 asks 1,000,000 */
+    int pending = 100000, ncq = 100;
+    bool controller = false, bad = false;
+    for (int i = 1; i < argc && !bad; i++) {
+        if (strcmp(argv[i], "--queues") == 0 && i + 1 < argc) {
+            i++;
+            controller = strcmp(argv[i], "controller") == 0;
+            bad = !controller && strcmp(argv[i], "heaps") != 0;
+        } else if (strcmp(argv[i], "--cqs") == 0 && i + 1 < argc) {
+            ncq = atoi(argv[++i]);
+            bad = ncq < 1 || ncq > 10000;
+        } else {
+            pending = atoi(argv[i]);
+            bad = pending < 1000 || pending > 10000000;
+        }
+    }
+    if (bad || (ncq != 100 && !controller)) {
+        fprintf(stderr, "usage: admission [--queues heaps|controller] "
+                        "[--cqs N (1-10000, controller only)] "
+                        "[PENDING (1000-10000000)]\n");
         return 2;
     }
+    if (controller)
+        return run_controller_queues(pending, ncq);
     struct tp_result tp;
     throughput(&tp, pending);
     printf("admission throughput: %d pending workloads, 100 "

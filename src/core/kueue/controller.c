@@ -367,10 +367,8 @@ static void recs_mark_all(struct kueue *k)
 
 static void queues_free(struct kueue *k)
 {
-    for (int c = 0; k->snap && c < k->snap->ncq; c++) {
-        free(k->pq[c].act);
-        free(k->pq[c].park);
-    }
+    for (int c = 0; k->snap && c < k->snap->ncq; c++)
+        kq_pq_release(&k->pq[c]);
     free(k->pq);
     free(k->cqn);
     free(k->lqn);

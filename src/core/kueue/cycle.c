@@ -104,12 +104,12 @@ static int pick_heads(struct cyc *y)
             continue;
         struct pq *q = &k->pq[c];
         bool strict = s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO;
-        for (; k->cq_cur[c] < q->nact; k->cq_cur[c]++) {
-            struct rec *r = q->act[k->cq_cur[c]];
+        struct rec *ph = strict ? kq_pq_park_head(q) : NULL;
+        for (; k->cq_cur[c] < kq_pq_nact(q); k->cq_cur[c]++) {
+            struct rec *r = kq_pq_act(q, k->cq_cur[c]);
             if (r->done == k->cycle_no)
                 continue;
-            if (strict && q->plo < q->npark &&
-                kq_rec_cmp(q->park[q->plo], r) < 0) {
+            if (ph && kq_rec_cmp(ph, r) < 0) {
                 k->cq_blocked[c] = true;
                 break;
             }
@@ -303,9 +303,9 @@ static void after_heads(struct cyc *y)
     for (size_t c = 0; c < (size_t)y->s->ncq && !k->need_cycle; c++) {
         if (k->cq_blocked[c] || !y->s->cqs[c].active)
             continue;
-        const struct pq *q = &k->pq[c];
-        for (size_t i = k->cq_cur[c]; i < q->nact; i++)
-            if (q->act[i]->done != k->cycle_no) {
+        struct pq *q = &k->pq[c];
+        for (size_t i = k->cq_cur[c]; i < kq_pq_nact(q); i++)
+            if (kq_pq_act(q, i)->done != k->cycle_no) {
                 k->need_cycle = true;
                 break;
             }
@@ -325,13 +325,12 @@ static bool settle_kept(struct cyc *y)
     int n = y->s->ncq;
     bool pb, tried = false;
     for (int c = 0; c < n; c++)
-        if (kq_nm_kept(k, c, &pb) && k->pq[c].nact > k->pq[c].alo)
+        if (kq_nm_kept(k, c, &pb) && kq_pq_nact(&k->pq[c]) > 0)
             kq_nm_unquiet(k, c);
     for (int c = 0; c < n; c++) {
         k->cq_taken[c] = 0;
         if (kq_nm_kept(k, c, &pb)) {
-            const struct pq *q = &k->pq[c];
-            if (y->s->cqs[c].active && q->npark > q->plo)
+            if (y->s->cqs[c].active && kq_pq_npark(&k->pq[c]) > 0)
                 tried = true;
         } else if (pb) {
             k->cq_taken[c] = 1;
@@ -373,7 +372,7 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     y.reserved0 = k->stats.reservations;
     bool tried = k->nm && settle_kept(&y);
     for (size_t c = 0; c < (size_t)y.s->ncq; c++) {
-        k->cq_cur[c] = k->pq[c].alo;
+        k->cq_cur[c] = 0;
         k->cq_taken[c] = 0;
         k->cq_blocked[c] = false;
     }

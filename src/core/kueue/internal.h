@@ -14,6 +14,7 @@
  *   workload.c   a Workload -> struct wl; podset and admission views
  *   derive.c     records derived again only when their fingerprint moves
  *   queues.c     usage (account), pending queues, holders, candidates
+ *   pqseq.c      a pending queue's storage: sorted, in chunks
  *   lifecycle.c  the state machine's transitions (diagram in controller.c)
  *   cycle.c      the scheduling cycle
  *   nommemo.c    failed nominations remembered; quiet cohorts kept parked
@@ -47,6 +48,7 @@
 #include "kueue/kueue.h"
 #include "kueue/kueue_policy.h"
 #include "kueue/kueue_slices.h"
+#include "kueue/pqseq.h"
 
 struct snap;
 struct rec;
@@ -61,13 +63,14 @@ struct timer {
 
 /*
  * One ClusterQueue's pending workloads in the order of Kueue's heap
- * (wl_cmp): `act` may give the next head, `park` holds the inadmissible
- * ones until capacity changes. Each is sorted; the live entries are
- * act[alo..nact) and park[plo..npark), so taking the head costs nothing.
+ * (kq_rec_cmp): `act` may give the next head, `park` holds the
+ * inadmissible ones until capacity changes. Each is a sorted sequence in
+ * chunks (pqseq.c: O(log n) to find a place, taking the head costs
+ * nothing); read them through kq_pq_nact / kq_pq_act / kq_pq_npark /
+ * kq_pq_park_head.
  */
 struct pq {
-    struct rec **act, **park;
-    size_t alo, nact, capact, plo, npark, cappark;
+    struct kq_seq act, park; /* of struct rec *, borrowed */
 };
 
 /* A podset shape's outcome on a ClusterQueue (ff_quiet). */
@@ -107,7 +110,7 @@ struct kueue {
     struct pq *pq;
     /* A cycle's scratch, one entry per ClusterQueue of the snapshot
      * (sized by rebuild and kept, so that a cycle allocates nothing): the
-     * cursor into each act array, the heads taken, whether the queue is
+     * cursor (a rank) into each act, the heads taken, whether the queue is
      * blocked, a round's heads and their nominations (fq_adm_assign's
      * results, indexed by queue). The heads a cycle handled and the
      * migration pass's copy of mig grow as needed and are kept too. */
@@ -483,6 +486,16 @@ void kq_pq_park_first(struct kueue *k, size_t c, size_t m);
 void kq_pq_requeue(struct kueue *k);
 void kq_pq_unpark(struct kueue *k, int c);
 void kq_pq_resort(struct kueue *k, int cq);
+/* Queue q's live entries, in order: how many may give a head (act), the
+ * i-th of them (i < kq_pq_nact), how many are parked, the first parked
+ * one or NULL. Reading walks from where the last read ended, so a scan
+ * in order costs O(1) a step. */
+size_t kq_pq_nact(const struct pq *q);
+struct rec *kq_pq_act(struct pq *q, size_t i);
+size_t kq_pq_npark(const struct pq *q);
+struct rec *kq_pq_park_head(const struct pq *q);
+/* Frees what queue q holds (not the records) and empties it. */
+void kq_pq_release(struct pq *q);
 size_t kq_k_lower(struct rec *const *v, size_t n, const char *key);
 void kq_holder_fill(struct kueue *k, size_t i);
 size_t kq_holder_at(const struct kueue *k, const struct rec *r);

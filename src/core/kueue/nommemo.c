@@ -119,7 +119,7 @@ static struct nommemo *nm_get(struct kueue *k)
     for (int c = 0; c < m->ncq && k->pq; c++) {
         const struct fq_adm *a = &k->snap->adm;
         int root = root_node(a, a->cqs[k->snap->cqs[c].adm].node);
-        if (k->pq[c].npark > k->pq[c].plo && root < m->nnodes)
+        if (kq_pq_npark(&k->pq[c]) > 0 && root < m->nnodes)
             m->root[root].quiet = false;
     }
     k->nm = m;

@@ -85,12 +85,13 @@ static bool ff_quiet(struct kueue *k, struct rec *r)
 static struct rec *ff_head(struct kueue *k, size_t c, size_t skip)
 {
     const struct snap *s = k->snap;
-    const struct pq *q = &k->pq[c];
-    if (!s->cqs[c].active || q->alo + skip >= q->nact)
+    struct pq *q = &k->pq[c];
+    if (!s->cqs[c].active || skip >= kq_pq_nact(q))
         return NULL;
-    struct rec *r = q->act[q->alo + skip];
+    struct rec *r = kq_pq_act(q, skip);
+    struct rec *ph = kq_pq_park_head(q);
     if (s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO &&
-        (skip > 0 || (q->plo < q->npark && kq_rec_cmp(q->park[q->plo], r) < 0)))
+        (skip > 0 || (ph && kq_rec_cmp(ph, r) < 0)))
         return NULL;
     return r;
 }
@@ -119,7 +120,7 @@ void kq_ff_replay(struct kueue *k, int64_t now)
             continue;
         const struct pq *q = &k->pq[c];
         const struct snap *s = k->snap;
-        size_t live = q->nact - q->alo;
+        size_t live = kq_pq_nact(q);
         size_t m = (uint64_t)due < live ? (size_t)due : live;
         if (s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO)
             m = 1;
@@ -177,7 +178,7 @@ static size_t ff_heads(struct kueue *k, size_t c)
     const struct snap *s = k->snap;
     if (s->adm.cqs[s->cqs[c].adm].strategy == FQ_ADM_STRICT_FIFO)
         return 1;
-    return q->nact - q->alo;
+    return kq_pq_nact(q);
 }
 
 /* How many of the first n heads of queue c are quiet before the first
@@ -186,11 +187,11 @@ static size_t ff_heads(struct kueue *k, size_t c)
  * queue is read at the cost of a load per head. */
 static size_t ff_quiet_run(struct kueue *k, size_t c, size_t n)
 {
-    const struct pq *q = &k->pq[c];
+    struct pq *q = &k->pq[c];
     int quiet_shape = -1; /* the shape of a quiet head before, or -1 */
     size_t i = 0;
     for (; i < n; i++) {
-        struct rec *r = q->act[q->alo + i];
+        struct rec *r = kq_pq_act(q, i);
         if (r->shape >= 0 && r->shape == quiet_shape && !r->w.replaces &&
             !r->w.avoid_ann)
             continue;

@@ -2,8 +2,9 @@
  * queues.c - the records' bookkeeping: the order of Kueue's queues, the
  * sorted key lists of what changed, quota usage (account: the only place
  * usage moves, invariant 1), each ClusterQueue's pending queue (struct
- * pq: active and parked, in heap order), the holders (preemption
- * candidates) and the migration candidates.
+ * pq: active and parked, in heap order, each stored in chunks by
+ * pqseq.c), the holders (preemption candidates) and the migration
+ * candidates.
  *
  * These are indexes kept for speed: each follows from the records alone
  * (rec_attach / rec_detach put a record in or take it out of all of
@@ -65,23 +66,20 @@ int kq_rec_cmp(const struct rec *a, const struct rec *b)
     return wl_cmp(&x, &y);
 }
 
-static int rec_qsort_cmp(const void *x, const void *y)
+/* kq_rec_cmp as the queues' storage (pqseq.c) calls it. */
+static int seq_cmp(const void *a, const void *b)
 {
-    return kq_rec_cmp(*(struct rec *const *)x, *(struct rec *const *)y);
+    return kq_rec_cmp(a, b);
 }
 
-/* Sorts queue cq's arrays again after its order moved (a LocalQueue's
+/* Sorts queue cq again after its order moved (a LocalQueue's
  * fair-sharing usage changed): only admission fair sharing does this. */
 void kq_pq_resort(struct kueue *k, int cq)
 {
     struct pq *q = &k->pq[cq];
     k->q_ver++;
-    if (q->nact > q->alo)
-        qsort(q->act + q->alo, q->nact - q->alo, sizeof(*q->act),
-              rec_qsort_cmp);
-    if (q->npark > q->plo)
-        qsort(q->park + q->plo, q->npark - q->plo, sizeof(*q->park),
-              rec_qsort_cmp);
+    kq_seq_resort(&q->act, seq_cmp);
+    kq_seq_resort(&q->park, seq_cmp);
 }
 
 size_t kq_ncell(const struct snap *s)
@@ -137,68 +135,30 @@ void kq_account(struct kueue *k, struct rec *r, int sign)
                 sign * w->use_amt[u];
 }
 
-/* The first index of v[lo..n) whose entry does not sort before r. */
-static size_t q_lower(struct rec *const *v, size_t lo, size_t n,
-                      const struct rec *r)
+size_t kq_pq_nact(const struct pq *q)
 {
-    while (lo < n) {
-        size_t mid = lo + (n - lo) / 2;
-        if (kq_rec_cmp(v[mid], r) < 0)
-            lo = mid + 1;
-        else
-            n = mid;
-    }
-    return lo;
+    return q->act.n;
 }
 
-/* Moves the live entries v[lo..n) to the front when the dead prefix is
- * larger than they are; returns by how much they moved. */
-static size_t q_compact(struct rec **v, size_t *lo, size_t *n)
+struct rec *kq_pq_act(struct pq *q, size_t i)
 {
-    size_t by = *lo;
-    if (by == 0 || by < *n - by)
-        return 0;
-    memmove(v, v + by, (*n - by) * sizeof(*v));
-    *n -= by;
-    *lo = 0;
-    return by;
+    return kq_seq_at(&q->act, i);
 }
 
-/* Inserts r in sorted v[lo..n); an entry that goes first reuses the slot
- * freed by taking the head, and a dead prefix larger than what lives is
- * reclaimed, so a queue worked from its head costs O(1) a step. */
-static void q_insert(struct rec ***v, size_t *lo, size_t *n, size_t *cap,
-                     struct rec *r)
+size_t kq_pq_npark(const struct pq *q)
 {
-    /* Heads are parked, and workloads arrive, mostly in order: try the
-     * end first. */
-    size_t at = *n > *lo && kq_rec_cmp((*v)[*n - 1], r) < 0 ?
-                    *n :
-                    q_lower(*v, *lo, *n, r);
-    if (at == *lo && *lo > 0) {
-        (*v)[--*lo] = r;
-        return;
-    }
-    at -= q_compact(*v, lo, n);
-    FQ_GROW(*v, *cap, *n + 1);
-    memmove(&(*v)[at + 1], &(*v)[at], (*n - at) * sizeof(**v));
-    (*v)[at] = r;
-    (*n)++;
+    return q->park.n;
 }
 
-static void q_remove(struct rec **v, size_t *lo, size_t *n, struct rec *r)
+struct rec *kq_pq_park_head(const struct pq *q)
 {
-    /* Mostly the head goes. */
-    size_t at = *n > *lo && v[*lo] == r ? *lo : q_lower(v, *lo, *n, r);
-    if (at >= *n || v[at] != r)
-        return; /* not there: rec_cmp is a total order, so never */
-    if (at == *lo) {
-        if (++*lo == *n)
-            *lo = *n = 0;
-        return;
-    }
-    memmove(&v[at], &v[at + 1], (*n - at - 1) * sizeof(*v));
-    (*n)--;
+    return kq_seq_first(&q->park);
+}
+
+void kq_pq_release(struct pq *q)
+{
+    kq_seq_release(&q->act);
+    kq_seq_release(&q->park);
 }
 
 bool kq_rec_parked(const struct kueue *k, const struct rec *r)
@@ -206,7 +166,7 @@ bool kq_rec_parked(const struct kueue *k, const struct rec *r)
     return r->parked == k->park_gen;
 }
 
-/* Is r in its queue's park array (not act)? */
+/* Is r in its queue's park (not act)? */
 static bool in_park(const struct kueue *k, const struct rec *r)
 {
     return r->in_park_gen == k->park_gen;
@@ -220,9 +180,9 @@ static void pq_insert(struct kueue *k, struct rec *r)
     r->in_park_gen = kq_rec_parked(k, r) ? k->park_gen : 0;
     if (in_park(k, r)) {
         kq_nm_unquiet(k, r->w.cq); /* parked without being tried */
-        q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
+        kq_seq_insert(&q->park, r, seq_cmp);
     } else
-        q_insert(&q->act, &q->alo, &q->nact, &q->capact, r);
+        kq_seq_insert(&q->act, r, seq_cmp);
 }
 
 void kq_pq_remove(struct kueue *k, struct rec *r)
@@ -231,10 +191,8 @@ void kq_pq_remove(struct kueue *k, struct rec *r)
         return;
     struct pq *q = &k->pq[r->qcq];
     k->q_ver++;
-    if (in_park(k, r))
-        q_remove(q->park, &q->plo, &q->npark, r);
-    else
-        q_remove(q->act, &q->alo, &q->nact, r);
+    /* Not there cannot be: rec_cmp is a total order. */
+    (void)kq_seq_remove(in_park(k, r) ? &q->park : &q->act, r, seq_cmp);
     r->qcq = -1;
 }
 
@@ -246,100 +204,73 @@ void kq_pq_park(struct kueue *k, struct rec *r)
         return;
     struct pq *q = &k->pq[r->qcq];
     k->q_ver++;
-    q_remove(q->act, &q->alo, &q->nact, r);
-    q_insert(&q->park, &q->plo, &q->npark, &q->cappark, r);
+    (void)kq_seq_remove(&q->act, r, seq_cmp);
+    kq_seq_insert(&q->park, r, seq_cmp);
     r->in_park_gen = k->park_gen;
 }
 
-/* Parks the first m entries of queue c's act array at once, as m
- * pq_park calls on its head would (ff_replay). They sort after every
- * parked entry when heads were parked in order since the last requeue:
- * then the run is appended. */
+/* Parks the first m entries of queue c's act, as m pq_park calls on its
+ * head would (ff_replay). They sort after every parked entry when heads
+ * were parked in order since the last requeue: then the run is
+ * appended. */
 void kq_pq_park_first(struct kueue *k, size_t c, size_t m)
 {
     struct pq *q = &k->pq[c];
-    struct rec **run = &q->act[q->alo];
     if (m == 0)
         return;
     kq_nm_unquiet(k, (int)c);
     k->q_ver++;
     for (size_t i = 0; i < m; i++) {
-        run[i]->parked = k->park_gen;
-        run[i]->in_park_gen = k->park_gen;
+        struct rec *r = kq_seq_at(&q->act, i);
+        r->parked = k->park_gen;
+        r->in_park_gen = k->park_gen;
     }
-    if (q->plo == q->npark || kq_rec_cmp(q->park[q->npark - 1], run[0]) < 0) {
-        q_compact(q->park, &q->plo, &q->npark);
-        FQ_GROW(q->park, q->cappark, q->npark + m);
-        memcpy(&q->park[q->npark], run, m * sizeof(*run));
-        q->npark += m;
+    struct rec *last = kq_seq_last(&q->park);
+    if (!last || kq_rec_cmp(last, kq_seq_first(&q->act)) < 0) {
+        for (size_t i = 0; i < m; i++)
+            kq_seq_append(&q->park, kq_seq_at(&q->act, i));
     } else {
         for (size_t i = 0; i < m; i++)
-            q_insert(&q->park, &q->plo, &q->npark, &q->cappark, run[i]);
+            kq_seq_insert(&q->park, kq_seq_at(&q->act, i), seq_cmp);
     }
-    q->alo += m;
-    if (q->alo == q->nact)
-        q->alo = q->nact = 0;
+    kq_seq_drop_first(&q->act, m);
 }
 
-/* Queue c's park array merged back into its act array, in order (see
+/* Queue c's parked entries merged back into its act, in order (see
  * kq_pq_requeue). */
 static void merge_back(struct pq *q)
 {
-    size_t na = q->nact - q->alo, np = q->npark - q->plo;
-    if (np == 0)
+    if (q->park.n == 0)
         return;
-    if (na == 0) {
-        /* Every one was parked: the arrays trade places. */
-        struct rec **t = q->act;
-        size_t cap = q->capact;
-        q->act = q->park;
-        q->capact = q->cappark;
-        q->alo = q->plo;
-        q->nact = q->npark;
-        q->park = t;
-        q->cappark = cap;
-        q->plo = q->npark = 0;
+    if (q->act.n == 0) {
+        /* Every one was parked: the two trade places. */
+        kq_seq_swap(&q->act, &q->park);
         return;
     }
-    bool before = kq_rec_cmp(q->park[q->npark - 1], q->act[q->alo]) < 0;
-    if (before && q->alo >= np) {
-        q->alo -= np;
-        memcpy(&q->act[q->alo], &q->park[q->plo], np * sizeof(*q->act));
-        q->plo = q->npark = 0;
-        return;
-    }
-    struct rec **m = fq_xmalloc((na + np) * sizeof(*m));
-    if (before) {
-        memcpy(m, &q->park[q->plo], np * sizeof(*m));
-        memcpy(m + np, &q->act[q->alo], na * sizeof(*m));
-    } else {
-        size_t i = q->alo, j = q->plo, o = 0;
-        while (i < q->nact || j < q->npark) {
-            bool take_a =
-                j == q->npark ||
-                (i < q->nact && kq_rec_cmp(q->act[i], q->park[j]) < 0);
-            m[o++] = take_a ? q->act[i++] : q->park[j++];
-        }
-    }
-    free(q->act);
-    q->act = m;
-    q->alo = 0;
-    q->nact = q->capact = na + np;
-    q->plo = q->npark = 0;
+    if (kq_rec_cmp(kq_seq_last(&q->park), kq_seq_first(&q->act)) < 0)
+        kq_seq_prepend(&q->act, &q->park);
+    else
+        kq_seq_merge(&q->act, &q->park, seq_cmp);
+}
+
+/* Sets a parked record's generations to *(uint64_t *)gen. */
+static void set_park_gen(void *x, void *gen)
+{
+    struct rec *r = x;
+    r->parked = r->in_park_gen = *(const uint64_t *)gen;
 }
 
 /*
  * Capacity changed: every parked workload may be a head again (Kueue's
- * QueueInadmissibleWorkloads), in order: each park array is merged back
- * into its act array. A deep queue holds tens of thousands of parked
- * records and capacity changes with every workload that ends, so this
- * touches no record it need not: the new park_gen takes them all out of
- * park at once, and when the parked ones all sort before the others
- * (heads are parked in order) they go back into the slots their heads
- * left free at the front of act (or the two arrays trade places when
- * all were parked), or else the merge is two copies, not a comparison
- * per record. The heads of a quiet root cohort (nommemo.c: each would
- * find what it found) stay parked under the new generation.
+ * QueueInadmissibleWorkloads), in order: each park is merged back into
+ * its act. A deep queue holds tens of thousands of parked records and
+ * capacity changes with every workload that ends, so this touches no
+ * record it need not: the new park_gen takes them all out of park at
+ * once, and when the parked ones all sort before the others (heads are
+ * parked in order) their chunks go in front of act's (or the two trade
+ * places when all were parked), or else the merge is one pass, not an
+ * insert per record. The heads of a quiet root cohort (nommemo.c: each
+ * would find what it found) stay parked under the new generation.
  */
 void kq_pq_requeue(struct kueue *k)
 {
@@ -347,12 +278,11 @@ void kq_pq_requeue(struct kueue *k)
     k->q_ver++;
     for (int c = 0; k->snap && c < k->snap->ncq; c++) {
         struct pq *q = &k->pq[c];
-        if (q->npark == q->plo)
+        if (q->park.n == 0)
             continue;
         if (kq_nm_keep(k, c)) {
-            for (size_t i = q->plo; i < q->npark; i++)
-                q->park[i]->parked = q->park[i]->in_park_gen = k->park_gen;
-            k->stats.requeue_kept += q->npark - q->plo;
+            kq_seq_each(&q->park, set_park_gen, &k->park_gen);
+            k->stats.requeue_kept += q->park.n;
             continue;
         }
         merge_back(q);
@@ -363,11 +293,11 @@ void kq_pq_requeue(struct kueue *k)
 void kq_pq_unpark(struct kueue *k, int c)
 {
     struct pq *q = &k->pq[c];
-    if (q->npark == q->plo)
+    if (q->park.n == 0)
         return;
     k->q_ver++;
-    for (size_t i = q->plo; i < q->npark; i++)
-        q->park[i]->parked = q->park[i]->in_park_gen = 0;
+    uint64_t zero = 0;
+    kq_seq_each(&q->park, set_park_gen, &zero);
     merge_back(q);
 }
 
