@@ -261,9 +261,10 @@ static const char *consumed_provreq(const struct fq_value *wl,
  * and whether all their nodes are Ready.
  */
 static int64_t placed_count(struct fq_capacity *st, const char *wl,
-                            const char *podset, bool *all_ready)
+                            uint64_t wl_hash, const char *podset,
+                            bool *all_ready)
 {
-    const struct fq_cap_wl *w = fq_smap_get(&st->wls, wl);
+    const struct fq_cap_wl *w = fq_smap_get_h(&st->wls, wl, wl_hash);
     int64_t n = 0;
     for (size_t i = 0; w && i < w->nrefs; i++) {
         const struct fq_cap_node *nd = w->refs[i].node;
@@ -380,7 +381,8 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         bool *gone = fq_xcalloc(nd->npl + 1, sizeof(bool));
         bool dropped = false;
         for (size_t k = 0; k < nd->npl; k++) {
-            if (!st->unplace_all && !fq_smap_has(&st->stopped, nd->pl[k].wl))
+            if (!st->unplace_all &&
+                !fq_smap_has_h(&st->stopped, nd->pl[k].wl, nd->pl[k].wl_hash))
                 continue;
             const struct fq_object *wl =
                 fq_capacity_keyed(e, FQ_KIND_WORKLOAD, nd->pl[k].wl);
@@ -565,11 +567,13 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             continue;
         }
         bool all = true, all_ready = true;
+        uint64_t key_hash = fq_smap_hash(key); /* once for its podsets */
         for (size_t k = 0; k < d->nps; k++) {
             const struct fq_cap_wlpodset *x = &d->ps[k];
             if (x->want <= 0)
                 continue;
-            int64_t placed = placed_count(st, key, x->name, &all_ready);
+            int64_t placed =
+                placed_count(st, key, key_hash, x->name, &all_ready);
             if (placed >= x->want)
                 continue;
             all = false;

@@ -69,10 +69,10 @@ void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
 }
 
 /* The workload's placements go at the next run. */
-static void stop(struct fq_capacity *st, const char *key)
+static void stop(struct fq_capacity *st, const char *key, uint64_t hash)
 {
     size_t n = st->stopped.n;
-    fq_smap_add(&st->stopped, key);
+    fq_smap_add_h(&st->stopped, key, hash);
     if (st->stopped.n == n)
         return; /* stopped already */
     FQ_GROW(st->stopped_keys, st->capstopped_keys, st->nstopped_keys + 1);
@@ -87,7 +87,16 @@ enum fq_cap_watch_news fq_capacity_watch_note(struct fq_capacity *st,
 {
     char key[600];
     fq_capacity_key(ns, name, key, sizeof(key));
-    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
+    return fq_capacity_watch_note_key(st, key, fq_smap_hash(key), wl, rev);
+}
+
+enum fq_cap_watch_news fq_capacity_watch_note_key(struct fq_capacity *st,
+                                                  const char *key,
+                                                  uint64_t hash,
+                                                  const struct fq_value *wl,
+                                                  uint64_t rev)
+{
+    struct fq_cap_watch *w = fq_smap_get_h(&st->watch, key, hash);
     if (w && wl && rev && w->own_rev == rev)
         return FQ_CAP_WATCH_IN_STEP;
     struct fq_cap_wlconds conds = {0};
@@ -96,18 +105,18 @@ enum fq_cap_watch_news fq_capacity_watch_note(struct fq_capacity *st,
     if (!wl || !watch_wanted(&conds)) {
         if (!w)
             return FQ_CAP_WATCH_NONE;
-        fq_smap_del(&st->watch, key);
-        stop(st, key);
+        fq_smap_del_h(&st->watch, key, hash);
+        stop(st, key, hash);
         return FQ_CAP_WATCH_NOTED;
     }
     if (!w) {
         w = fq_xcalloc(1, sizeof(*w));
-        fq_smap_put(&st->watch, key, w);
+        fq_smap_put_h(&st->watch, key, hash, w);
     }
     w->active = fq_capacity_wlconds_active(&conds);
     unsettle(st, key, w);
     if (!w->active)
-        stop(st, key);
+        stop(st, key, hash);
     return FQ_CAP_WATCH_NOTED;
 }
 
