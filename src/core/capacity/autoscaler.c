@@ -117,14 +117,31 @@ struct groups {
     size_t n, cap;
 };
 
+/* A group's texts are small blocks (alloc.h), not malloc's: the groups
+ * are made again at every run that has a workload to place, five texts
+ * each, and malloc and free were most of what making them cost. */
+static char *group_text(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    return memcpy(fq_small_alloc(n), s, n);
+}
+
+static void group_text_free(char *s)
+{
+    if (s)
+        fq_small_free(s, strlen(s) + 1);
+}
+
 static void groups_release(struct groups *gs)
 {
     for (size_t i = 0; i < gs->n; i++) {
-        free(gs->g[i].provreq);
-        free(gs->g[i].wl);
-        free(gs->g[i].podset);
-        free(gs->g[i].about_ns);
-        free(gs->g[i].about_name);
+        group_text_free(gs->g[i].provreq);
+        group_text_free(gs->g[i].wl);
+        group_text_free(gs->g[i].podset);
+        group_text_free(gs->g[i].about_ns);
+        group_text_free(gs->g[i].about_name);
     }
     free(gs->g);
 }
@@ -133,8 +150,8 @@ static void set_about(struct group *g, enum fq_kind kind, const char *ns,
                       const char *name)
 {
     g->about_kind = kind;
-    g->about_ns = fq_xstrdup(ns);
-    g->about_name = fq_xstrdup(name);
+    g->about_ns = group_text(ns);
+    g->about_name = group_text(name);
 }
 
 /* The object a group's events are about (borrowed), or NULL. */
@@ -377,8 +394,12 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         if (nd->gone || nd->busy == 0)
             continue;
         /* Most runs drop nothing: look at the decoded placements first,
-         * copy the stored node's placements only when one goes. */
-        bool *gone = fq_xcalloc(nd->npl + 1, sizeof(bool));
+         * copy the stored node's placements only when one goes. The
+         * flags are a small block (alloc.h): this runs for every busy
+         * node a run looks at. */
+        size_t gone_size = (nd->npl + 1) * sizeof(bool);
+        bool *gone = fq_small_alloc(gone_size);
+        memset(gone, 0, gone_size);
         bool dropped = false;
         for (size_t k = 0; k < nd->npl; k++) {
             if (!st->unplace_all &&
@@ -390,7 +411,7 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
                 dropped = gone[k] = true;
         }
         if (!dropped) {
-            free(gone);
+            fq_small_free(gone, gone_size);
             continue;
         }
         /* Only status.placements changes: the entries that go are taken
@@ -402,7 +423,7 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
             struct fq_value *none = fq_value_seq();
             fq_capacity_node_drop(st, nd, gone, none);
             fq_value_free(none);
-            free(gone);
+            fq_small_free(gone, gone_size);
             continue;
         }
         size_t m = fq_value_len(pl) < nd->npl ? fq_value_len(pl) : nd->npl;
@@ -413,7 +434,7 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
                 fq_seq_remove(pl, k);
         fq_objstore_edited(s, FQ_KIND_NODE, "", nd->name, false);
         fq_capacity_node_drop(st, nd, gone, pl);
-        free(gone);
+        fq_small_free(gone, gone_size);
         fq_capacity_node_stored(st, e, nd);
     }
     free(todo.v);
@@ -498,7 +519,10 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
                                       const struct fq_cap_wldec *old)
 {
     const struct fq_value *wl = o->obj;
-    struct fq_cap_wldec *d = fq_xcalloc(1, sizeof(*d));
+    /* Small blocks (alloc.h), freed by fq_capacity_wldec_free: a
+     * workload is decoded again at each of its changes. */
+    struct fq_cap_wldec *d = fq_small_alloc(sizeof(*d));
+    memset(d, 0, sizeof(*d));
     d->rv = o->rv;
     d->gen = st->decode_gen;
     d->spec_gen = fq_value_path_int(wl, FQ_META_GENERATION, 0);
@@ -509,11 +533,14 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
     d->finished = conds.finished;
     const struct fq_value *psas = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     d->nps = fq_value_len(psas);
-    d->ps = d->nps ? fq_xcalloc(d->nps, sizeof(*d->ps)) : NULL;
+    if (d->nps) {
+        d->ps = fq_small_alloc(d->nps * sizeof(*d->ps));
+        memset(d->ps, 0, d->nps * sizeof(*d->ps));
+    }
     for (size_t k = 0; k < d->nps; k++) {
         const struct fq_value *psa = fq_seq_at(psas, k);
         struct fq_cap_wlpodset *x = &d->ps[k];
-        x->name = fq_xstrdup(fq_value_path_str(psa, "name", ""));
+        x->name = group_text(fq_value_path_str(psa, "name", ""));
         const struct fq_value *ps = find_podset(wl, x->name);
         x->want =
             fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
@@ -523,7 +550,7 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
         const char *pr = consumed_provreq(wl, x->name);
         if (pr) { /* "ns/name", without a printf for it */
             size_t a = strlen(o->ns), b = strlen(pr);
-            x->provreq = fq_xmalloc(a + b + 2);
+            x->provreq = fq_small_alloc(a + b + 2);
             memcpy(x->provreq, o->ns, a);
             x->provreq[a] = '/';
             memcpy(x->provreq + a + 1, pr, b + 1);
@@ -586,9 +613,9 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             memcpy(g->req, x->req, sizeof(g->req));
             g->want = x->want - placed;
             if (x->provreq)
-                g->provreq = fq_xstrdup(x->provreq);
-            g->wl = fq_xstrdup(key);
-            g->podset = fq_xstrdup(x->name);
+                g->provreq = group_text(x->provreq);
+            g->wl = group_text(key);
+            g->podset = group_text(x->name);
             set_about(g, FQ_KIND_WORKLOAD, o->ns, o->name);
         }
         if (all && all_ready && d->pods_ready) {

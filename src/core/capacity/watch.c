@@ -120,15 +120,24 @@ enum fq_cap_watch_news fq_capacity_watch_note_key(struct fq_capacity *st,
     return FQ_CAP_WATCH_NOTED;
 }
 
+/* A decode's blocks are small blocks (alloc.h), as autoscaler.c's
+ * wl_decode makes them: texts of strlen + 1 bytes. */
+static void text_free(char *s)
+{
+    if (s)
+        fq_small_free(s, strlen(s) + 1);
+}
+
 void fq_capacity_wldec_free(struct fq_cap_wldec *d)
 {
-    for (size_t i = 0; d && i < d->nps; i++) {
-        free(d->ps[i].name);
-        free(d->ps[i].provreq);
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->nps; i++) {
+        text_free(d->ps[i].name);
+        text_free(d->ps[i].provreq);
     }
-    if (d)
-        free(d->ps);
-    free(d);
+    fq_small_free(d->ps, d->nps * sizeof(*d->ps));
+    fq_small_free(d, sizeof(*d));
 }
 
 static void watch_free(void *v)
