@@ -99,6 +99,15 @@ enum fq_cap_watch_news fq_capacity_watch_note_key(struct fq_capacity *st,
     struct fq_cap_watch *w = fq_smap_get_h(&st->watch, key, hash);
     if (w && wl && rev && w->own_rev == rev)
         return FQ_CAP_WATCH_IN_STEP;
+    if (!w && wl) {
+        /* Not watched, and most such notices are of pending workloads
+         * (no admission), which stay unwatched unless PodsReady is True:
+         * one condition looked up instead of four. */
+        const struct fq_value *s = fq_map_get(wl, "status");
+        if (!fq_map_get(s, "admission") &&
+            !fq_cond_status_is(fq_cond_in_status(s, "PodsReady"), "True"))
+            return FQ_CAP_WATCH_NONE;
+    }
     struct fq_cap_wlconds conds = {0};
     if (wl)
         fq_capacity_wlconds(wl, &conds);
