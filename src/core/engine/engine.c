@@ -62,18 +62,21 @@ static const struct fq_controller_ops *const controller_table[] = {
     &fq_gc_controller,
 };
 
-#define NCTRL      (sizeof(controller_table) / sizeof(controller_table[0]))
-#define MAX_ROUNDS 10000
+#define NCTRL (sizeof(controller_table) / sizeof(controller_table[0]))
+/* A change's "ns/name" key handed to the watchers: a namespace (63) and a
+ * name (253) with room to spare. */
+#define FQ_ENGINE_KEY_MAX 600
+#define MAX_ROUNDS        10000
 
 struct notice {
     uint64_t rev;
     enum fq_change_type type;
     enum fq_kind kind;
-    char *ns;              /* owned: one small block holds ns, name, key */
+    char *ns;              /* owned: one small block holds ns and name */
     char *name;            /* points into it */
-    char *key;             /* "ns/name", the watchers' key, into it too */
     size_t text_size;      /* the block's size, to free it with */
     struct fq_value *last; /* owned: the object as deleted (DELETED only) */
+    uint32_t nslen;        /* strlen(ns); the name's is text_size - nslen - 2 */
     bool by_controller;    /* made during a settle, not by the shell */
     unsigned char by_run;  /* the controller whose run made it, NCTRL: none */
 };
@@ -443,20 +446,14 @@ static void on_store_change(void *ctx, const struct fq_change *c)
     n->kind = c->kind;
     /* Copies, as the object may be gone by dispatch; in one small block
      * (alloc.h), as every stored change makes a notice, and malloc and
-     * free cost some 120 instructions a notice more. The block also
-     * holds the "ns/name" key the watchers file their state under, so
-     * that it is formatted and hashed once per notice, not once per
-     * watcher (a Workload's notice goes to three or four). */
+     * free cost some 120 instructions a notice more. */
     size_t lns = strlen(c->ns), lname = strlen(c->name);
-    n->text_size = 2 * (lns + lname + 2);
+    n->text_size = lns + lname + 2;
+    n->nslen = (uint32_t)lns;
     n->ns = fq_small_alloc(n->text_size);
     memcpy(n->ns, c->ns, lns + 1);
     n->name = n->ns + lns + 1;
     memcpy(n->name, c->name, lname + 1);
-    n->key = n->name + lname + 1;
-    memcpy(n->key, c->ns, lns);
-    n->key[lns] = '/';
-    memcpy(n->key + lns + 1, c->name, lname + 1);
     n->last = NULL;
     n->by_controller = e->settling;
     n->by_run = (unsigned char)e->in_run;
@@ -500,11 +497,22 @@ static bool dispatch(struct fq_engine *e)
             .ns = n.ns,
             .name = n.name,
             .by_controller = n.by_controller,
-            .key = n.key,
-            /* Here, not when queued: notices of kinds nobody watches
-             * (most of a start-up's) are never hashed. */
-            .key_hash = fq_smap_hash(n.key),
         };
+        /* The watchers' "ns/name" key and its hash, made here and not
+         * when queued: a notice of a kind nobody watches (most of a
+         * start-up's) is never keyed, and a queued notice holds no more
+         * than its names. (A name too long for the buffer, which
+         * validation does not let in, leaves each watcher to make its
+         * own.) */
+        char key[FQ_ENGINE_KEY_MAX];
+        size_t lns = n.nslen, lname = n.text_size - lns - 2;
+        if (n.text_size <= sizeof(key)) {
+            memcpy(key, n.ns, lns);
+            key[lns] = '/';
+            memcpy(key + lns + 1, n.name, lname + 1);
+            c.key = key;
+            c.key_hash = fq_smap_hash(key);
+        }
         if (n.type == FQ_CHANGE_DELETED) {
             c.obj = n.last;
         } else {
