@@ -117,31 +117,17 @@ struct groups {
     size_t n, cap;
 };
 
-/* A group's texts are small blocks (alloc.h), not malloc's: the groups
- * are made again at every run that has a workload to place, five texts
- * each, and malloc and free were most of what making them cost. */
-static char *group_text(const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    return memcpy(fq_small_alloc(n), s, n);
-}
-
-static void group_text_free(char *s)
-{
-    if (s)
-        fq_small_free(s, strlen(s) + 1);
-}
-
+/* A group's texts are small blocks (fq_capacity_text), not malloc's: the
+ * groups are made again at every run that has a workload to place, five
+ * texts each, and malloc and free were most of what making them cost. */
 static void groups_release(struct groups *gs)
 {
     for (size_t i = 0; i < gs->n; i++) {
-        group_text_free(gs->g[i].provreq);
-        group_text_free(gs->g[i].wl);
-        group_text_free(gs->g[i].podset);
-        group_text_free(gs->g[i].about_ns);
-        group_text_free(gs->g[i].about_name);
+        fq_capacity_text_free(gs->g[i].provreq);
+        fq_capacity_text_free(gs->g[i].wl);
+        fq_capacity_text_free(gs->g[i].podset);
+        fq_capacity_text_free(gs->g[i].about_ns);
+        fq_capacity_text_free(gs->g[i].about_name);
     }
     free(gs->g);
 }
@@ -150,8 +136,8 @@ static void set_about(struct group *g, enum fq_kind kind, const char *ns,
                       const char *name)
 {
     g->about_kind = kind;
-    g->about_ns = group_text(ns);
-    g->about_name = group_text(name);
+    g->about_ns = fq_capacity_text(ns);
+    g->about_name = fq_capacity_text(name);
 }
 
 /* The object a group's events are about (borrowed), or NULL. */
@@ -540,7 +526,7 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
     for (size_t k = 0; k < d->nps; k++) {
         const struct fq_value *psa = fq_seq_at(psas, k);
         struct fq_cap_wlpodset *x = &d->ps[k];
-        x->name = group_text(fq_value_path_str(psa, "name", ""));
+        x->name = fq_capacity_text(fq_value_path_str(psa, "name", ""));
         const struct fq_value *ps = find_podset(wl, x->name);
         x->want =
             fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
@@ -613,9 +599,9 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             memcpy(g->req, x->req, sizeof(g->req));
             g->want = x->want - placed;
             if (x->provreq)
-                g->provreq = group_text(x->provreq);
-            g->wl = group_text(key);
-            g->podset = group_text(x->name);
+                g->provreq = fq_capacity_text(x->provreq);
+            g->wl = fq_capacity_text(key);
+            g->podset = fq_capacity_text(x->name);
             set_about(g, FQ_KIND_WORKLOAD, o->ns, o->name);
         }
         if (all && all_ready && d->pods_ready) {

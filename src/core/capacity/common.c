@@ -89,6 +89,20 @@ void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n)
     buf[at + b] = 0;
 }
 
+char *fq_capacity_text(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    return memcpy(fq_small_alloc(n), s, n);
+}
+
+void fq_capacity_text_free(char *s)
+{
+    if (s)
+        fq_small_free(s, strlen(s) + 1);
+}
+
 const char *fq_capacity_change_key(const struct fq_change *c, char *buf,
                                    size_t n, uint64_t *hash)
 {

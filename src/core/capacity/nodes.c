@@ -378,8 +378,8 @@ void fq_capacity_heap_free(struct fq_cap_heap *h)
 static void places_free(struct fq_cap_place *pl, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        free(pl[i].wl);
-        free(pl[i].podset);
+        fq_capacity_text_free(pl[i].wl);
+        fq_capacity_text_free(pl[i].podset);
     }
     free(pl);
 }
@@ -415,9 +415,9 @@ static void decode_places(struct fq_cap_node *n,
     for (size_t i = 0; i < n->npl; i++) {
         const struct fq_value *p = fq_seq_at(placements, i);
         struct fq_cap_place *x = &n->pl[i];
-        x->wl = fq_xstrdup(fq_value_path_str(p, "workload", ""));
+        x->wl = fq_capacity_text(fq_value_path_str(p, "workload", ""));
         x->wl_hash = fq_smap_hash(x->wl);
-        x->podset = fq_xstrdup(fq_value_path_str(p, "podSet", ""));
+        x->podset = fq_capacity_text(fq_value_path_str(p, "podSet", ""));
         x->count = fq_value_path_int(p, "count", 0);
         fq_capacity_add_resources(fq_map_get(p, "requests"), x->req);
         for (int k = 0; k < FQ_R_N; k++)
@@ -754,9 +754,9 @@ void fq_capacity_node_usage(struct fq_capacity *st, struct fq_cap_node *n,
 static void decode_place(struct fq_cap_place *x, const struct fq_value *p)
 {
     memset(x, 0, sizeof(*x));
-    x->wl = fq_xstrdup(fq_value_path_str(p, "workload", ""));
+    x->wl = fq_capacity_text(fq_value_path_str(p, "workload", ""));
     x->wl_hash = fq_smap_hash(x->wl);
-    x->podset = fq_xstrdup(fq_value_path_str(p, "podSet", ""));
+    x->podset = fq_capacity_text(fq_value_path_str(p, "podSet", ""));
     x->count = fq_value_path_int(p, "count", 0);
     fq_capacity_add_resources(fq_map_get(p, "requests"), x->req);
 }
@@ -823,8 +823,8 @@ void fq_capacity_node_drop(struct fq_capacity *st, struct fq_cap_node *n,
     size_t m = 0;
     for (size_t k = 0; k < n->npl; k++) {
         if (drop[k]) {
-            free(n->pl[k].wl);
-            free(n->pl[k].podset);
+            fq_capacity_text_free(n->pl[k].wl);
+            fq_capacity_text_free(n->pl[k].podset);
         } else {
             n->pl[m++] = n->pl[k];
         }

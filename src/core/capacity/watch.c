@@ -130,20 +130,14 @@ enum fq_cap_watch_news fq_capacity_watch_note_key(struct fq_capacity *st,
 }
 
 /* A decode's blocks are small blocks (alloc.h), as autoscaler.c's
- * wl_decode makes them: texts of strlen + 1 bytes. */
-static void text_free(char *s)
-{
-    if (s)
-        fq_small_free(s, strlen(s) + 1);
-}
-
+ * wl_decode makes them; its texts are fq_capacity_text's. */
 void fq_capacity_wldec_free(struct fq_cap_wldec *d)
 {
     if (!d)
         return;
     for (size_t i = 0; i < d->nps; i++) {
-        text_free(d->ps[i].name);
-        text_free(d->ps[i].provreq);
+        fq_capacity_text_free(d->ps[i].name);
+        fq_capacity_text_free(d->ps[i].provreq);
     }
     fq_small_free(d->ps, d->nps * sizeof(*d->ps));
     fq_small_free(d, sizeof(*d));
