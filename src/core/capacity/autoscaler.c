@@ -580,7 +580,7 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             continue;
         }
         bool all = true, all_ready = true;
-        uint64_t key_hash = list[i].hash;
+        uint64_t key_hash = fq_smap_hash(key); /* once for its podsets */
         for (size_t k = 0; k < d->nps; k++) {
             const struct fq_cap_wlpodset *x = &d->ps[k];
             if (x->want <= 0)

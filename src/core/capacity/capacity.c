@@ -422,7 +422,7 @@ static void cap_destroy(void *self)
     fq_smap_free(&st->wls);
     fq_smap_free(&st->watch);
     for (size_t i = 0; i < st->nunsettled; i++)
-        free(st->unsettled[i].key);
+        free(st->unsettled[i]);
     free(st->unsettled);
     free(st->ulist);
     fq_smap_free(&st->stopped);

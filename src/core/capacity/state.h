@@ -351,17 +351,11 @@ struct fq_capacity {
      * PodsReady=True that have not finished ("ns/name" -> struct
      * fq_cap_watch); kept by on_change so a run visits neither every
      * pending workload of a deep queue nor every finished one. The keys
-     * of those not settled are also in `unsettled` (owned strings, each
-     * with its fq_smap_hash; it may hold keys that have settled since,
-     * dropped when listed). */
+     * of those not settled are also in `unsettled` (owned strings; it may
+     * hold keys that have settled since, dropped when listed). */
     struct fq_smap watch;
     bool watch_seeded;
-
-    struct fq_cap_ukey {
-        char *key;
-        uint64_t hash;
-    } * unsettled;
-
+    char **unsettled;
     size_t nunsettled, capunsettled;
     uint64_t unsettled_pass;
     /* What fq_capacity_unsettled returns, kept for its next call: most
@@ -408,7 +402,6 @@ struct fq_cap_unsettled {
     const struct fq_object *obj; /* the stored workload */
     const char *key;             /* "ns/name" */
     struct fq_cap_watch *w;      /* its watch entry */
-    uint64_t hash;               /* fq_smap_hash(key) */
 };
 
 #endif

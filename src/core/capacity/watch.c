@@ -49,9 +49,8 @@ static bool watch_wanted(const struct fq_cap_wlconds *c)
     return (c->admission || c->pods_ready) && !c->finished;
 }
 
-/* fq_capacity_unsettle for a watch entry in hand, whose key's
- * fq_smap_hash is `hash`. */
-static void unsettle(struct fq_capacity *st, const char *key, uint64_t hash,
+/* fq_capacity_unsettle for a watch entry in hand. */
+static void unsettle(struct fq_capacity *st, const char *key,
                      struct fq_cap_watch *w)
 {
     w->settled = false;
@@ -59,16 +58,14 @@ static void unsettle(struct fq_capacity *st, const char *key, uint64_t hash,
         return;
     w->listed = true;
     FQ_GROW(st->unsettled, st->capunsettled, st->nunsettled + 1);
-    st->unsettled[st->nunsettled++] =
-        (struct fq_cap_ukey){fq_xstrdup(key), hash};
+    st->unsettled[st->nunsettled++] = fq_xstrdup(key);
 }
 
 void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
 {
-    uint64_t hash = fq_smap_hash(key);
-    struct fq_cap_watch *w = fq_smap_get_h(&st->watch, key, hash);
+    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
     if (w)
-        unsettle(st, key, hash, w);
+        unsettle(st, key, w);
 }
 
 /* The workload's placements go at the next run. */
@@ -126,7 +123,7 @@ enum fq_cap_watch_news fq_capacity_watch_note_key(struct fq_capacity *st,
         fq_smap_put_h(&st->watch, key, hash, w);
     }
     w->active = fq_capacity_wlconds_active(&conds);
-    unsettle(st, key, hash, w);
+    unsettle(st, key, w);
     if (!w->active)
         stop(st, key, hash);
     return FQ_CAP_WATCH_NOTED;
@@ -187,20 +184,20 @@ size_t fq_capacity_unsettled(struct fq_capacity *st, struct fq_engine *e,
     size_t m = 0;
     uint64_t pass = ++st->unsettled_pass;
     for (size_t i = 0; i < st->nunsettled; i++) {
-        struct fq_cap_ukey u = st->unsettled[i];
-        struct fq_cap_watch *w = fq_smap_get_h(&st->watch, u.key, u.hash);
+        char *k = st->unsettled[i];
+        struct fq_cap_watch *w = fq_smap_get(&st->watch, k);
         if (!w || w->settled || w->seen == pass) {
             if (w && w->seen != pass)
                 w->listed = false;
-            free(u.key);
+            free(k);
             continue;
         }
         /* A workload that left while listed and came back is there
          * twice: keep one. */
         w->seen = pass;
         w->listed = true;
-        st->unsettled[m] = u;
-        v[m++] = (struct fq_cap_unsettled){NULL, u.key, w, u.hash};
+        st->unsettled[m] = k;
+        v[m++] = (struct fq_cap_unsettled){NULL, k, w};
     }
     st->nunsettled = m;
     if (m > 1)
