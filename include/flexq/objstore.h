@@ -63,6 +63,14 @@ struct fq_change {
     /* fq_value_bytes(obj) when the log counted it while copying obj, or
      * 0 (not counted); whoever replaces obj sets it to 0. */
     size_t obj_bytes;
+    /* For controllers' on_change: "ns/name" (ns as the change has it, ""
+     * for cluster-scoped kinds, so "/name") and its smap hash
+     * (fq_smap_hash, base/smap.h), worked out once per notice by the
+     * engine for every watcher, which would otherwise format and hash
+     * the key each for itself. Borrowed, valid during the call; NULL
+     * (and 0) outside the engine's dispatch. */
+    const char *key;
+    uint64_t key_hash;
 };
 
 struct fq_objstore *fq_objstore_new(void);

@@ -150,6 +150,8 @@ static void change(struct fixture *f, enum fq_change_type t, const char *name)
                           false,
                           NULL,
                           0,
+                          0,
+                          NULL,
                           0};
     f->x.ops->on_change(&f->x, &c, f->now);
 }

@@ -371,6 +371,8 @@ static void test_deleted_pod_files_go(void **state)
                           false,
                           NULL,
                           0,
+                          0,
+                          NULL,
                           0};
     fq_runner_on_change(f->r, &c, f->now);
     assert_int_equal(stat(dir, &st), 0); /* still running: kept until exit */
@@ -482,6 +484,8 @@ static void test_core_kill_stops_process(void **state)
                           false,
                           NULL,
                           0,
+                          0,
+                          NULL,
                           0};
     fq_runner_on_change(f->r, &c, f->now);
     wait_done(f, "ended"); /* SIGTERM ends sleep at once */

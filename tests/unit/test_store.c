@@ -73,6 +73,8 @@ static struct fq_change change(uint64_t rev, enum fq_change_type t,
                           false,
                           NULL,
                           0,
+                          0,
+                          NULL,
                           0};
     return c;
 }

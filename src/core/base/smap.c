@@ -103,9 +103,18 @@ static void put_new(struct fq_smap *s, const char *k, uint64_t h, void *val)
     insert_raw(s, key_dup(k), h, val);
 }
 
+uint64_t fq_smap_hash(const char *k)
+{
+    return hash_str(k);
+}
+
 void fq_smap_put(struct fq_smap *s, const char *k, void *val)
 {
-    uint64_t h = hash_str(k);
+    fq_smap_put_h(s, k, hash_str(k), val);
+}
+
+void fq_smap_put_h(struct fq_smap *s, const char *k, uint64_t h, void *val)
+{
     struct fq_smap_ent *e = find_h(s, k, h);
     if (e) {
         if (s->free_val && e->val && e->val != val)
@@ -122,21 +131,42 @@ void *fq_smap_get(const struct fq_smap *s, const char *k)
     return e ? e->val : NULL;
 }
 
+void *fq_smap_get_h(const struct fq_smap *s, const char *k, uint64_t h)
+{
+    struct fq_smap_ent *e = find_h(s, k, h);
+    return e ? e->val : NULL;
+}
+
 bool fq_smap_has(const struct fq_smap *s, const char *k)
 {
     return find(s, k) != NULL;
 }
 
+bool fq_smap_has_h(const struct fq_smap *s, const char *k, uint64_t h)
+{
+    return find_h(s, k, h) != NULL;
+}
+
 void fq_smap_add(struct fq_smap *s, const char *k)
 {
-    uint64_t h = hash_str(k);
+    fq_smap_add_h(s, k, hash_str(k));
+}
+
+void fq_smap_add_h(struct fq_smap *s, const char *k, uint64_t h)
+{
     if (!find_h(s, k, h))
         put_new(s, k, h, NULL);
 }
 
 void fq_smap_del(struct fq_smap *s, const char *k)
 {
-    struct fq_smap_ent *e = find(s, k);
+    if (s->cap)
+        fq_smap_del_h(s, k, hash_str(k));
+}
+
+void fq_smap_del_h(struct fq_smap *s, const char *k, uint64_t h)
+{
+    struct fq_smap_ent *e = find_h(s, k, h);
     if (!e)
         return;
     size_t mask = s->cap - 1, i = (size_t)(e - s->t);

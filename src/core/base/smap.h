@@ -35,6 +35,22 @@ struct fq_smap {
     void (*free_val)(void *);
 };
 
+/*
+ * The hash the map files k under (FNV-1a of its bytes). A caller that
+ * looks one key up in several maps, or the same key again and again (the
+ * engine hands each change notice's "ns/name" key and its hash to every
+ * watcher, struct fq_change), works it out once and calls the _h
+ * variants below, which take it instead of hashing k again: hashing a key
+ * of a few dozen bytes costs more than the rest of a lookup. h must be
+ * fq_smap_hash(k).
+ */
+uint64_t fq_smap_hash(const char *k);
+void *fq_smap_get_h(const struct fq_smap *s, const char *k, uint64_t h);
+bool fq_smap_has_h(const struct fq_smap *s, const char *k, uint64_t h);
+void fq_smap_put_h(struct fq_smap *s, const char *k, uint64_t h, void *val);
+void fq_smap_add_h(struct fq_smap *s, const char *k, uint64_t h);
+void fq_smap_del_h(struct fq_smap *s, const char *k, uint64_t h);
+
 /* Sets k to val (replacing, and freeing when owned, an old value). */
 void fq_smap_put(struct fq_smap *s, const char *k, void *val);
 void *fq_smap_get(const struct fq_smap *s, const char *k);

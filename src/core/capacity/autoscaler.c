@@ -117,14 +117,17 @@ struct groups {
     size_t n, cap;
 };
 
+/* A group's texts are small blocks (fq_capacity_text), not malloc's: the
+ * groups are made again at every run that has a workload to place, five
+ * texts each, and malloc and free were most of what making them cost. */
 static void groups_release(struct groups *gs)
 {
     for (size_t i = 0; i < gs->n; i++) {
-        free(gs->g[i].provreq);
-        free(gs->g[i].wl);
-        free(gs->g[i].podset);
-        free(gs->g[i].about_ns);
-        free(gs->g[i].about_name);
+        fq_capacity_text_free(gs->g[i].provreq);
+        fq_capacity_text_free(gs->g[i].wl);
+        fq_capacity_text_free(gs->g[i].podset);
+        fq_capacity_text_free(gs->g[i].about_ns);
+        fq_capacity_text_free(gs->g[i].about_name);
     }
     free(gs->g);
 }
@@ -133,8 +136,8 @@ static void set_about(struct group *g, enum fq_kind kind, const char *ns,
                       const char *name)
 {
     g->about_kind = kind;
-    g->about_ns = fq_xstrdup(ns);
-    g->about_name = fq_xstrdup(name);
+    g->about_ns = fq_capacity_text(ns);
+    g->about_name = fq_capacity_text(name);
 }
 
 /* The object a group's events are about (borrowed), or NULL. */
@@ -261,9 +264,10 @@ static const char *consumed_provreq(const struct fq_value *wl,
  * and whether all their nodes are Ready.
  */
 static int64_t placed_count(struct fq_capacity *st, const char *wl,
-                            const char *podset, bool *all_ready)
+                            uint64_t wl_hash, const char *podset,
+                            bool *all_ready)
 {
-    const struct fq_cap_wl *w = fq_smap_get(&st->wls, wl);
+    const struct fq_cap_wl *w = fq_smap_get_h(&st->wls, wl, wl_hash);
     int64_t n = 0;
     for (size_t i = 0; w && i < w->nrefs; i++) {
         const struct fq_cap_node *nd = w->refs[i].node;
@@ -376,11 +380,16 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
         if (nd->gone || nd->busy == 0)
             continue;
         /* Most runs drop nothing: look at the decoded placements first,
-         * copy the stored node's placements only when one goes. */
-        bool *gone = fq_xcalloc(nd->npl + 1, sizeof(bool));
+         * copy the stored node's placements only when one goes. The
+         * flags are a small block (alloc.h): this runs for every busy
+         * node a run looks at. */
+        size_t gone_size = (nd->npl + 1) * sizeof(bool);
+        bool *gone = fq_small_alloc(gone_size);
+        memset(gone, 0, gone_size);
         bool dropped = false;
         for (size_t k = 0; k < nd->npl; k++) {
-            if (!st->unplace_all && !fq_smap_has(&st->stopped, nd->pl[k].wl))
+            if (!st->unplace_all &&
+                !fq_smap_has_h(&st->stopped, nd->pl[k].wl, nd->pl[k].wl_hash))
                 continue;
             const struct fq_object *wl =
                 fq_capacity_keyed(e, FQ_KIND_WORKLOAD, nd->pl[k].wl);
@@ -388,7 +397,7 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
                 dropped = gone[k] = true;
         }
         if (!dropped) {
-            free(gone);
+            fq_small_free(gone, gone_size);
             continue;
         }
         /* Only status.placements changes: the entries that go are taken
@@ -400,7 +409,7 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
             struct fq_value *none = fq_value_seq();
             fq_capacity_node_drop(st, nd, gone, none);
             fq_value_free(none);
-            free(gone);
+            fq_small_free(gone, gone_size);
             continue;
         }
         size_t m = fq_value_len(pl) < nd->npl ? fq_value_len(pl) : nd->npl;
@@ -411,7 +420,7 @@ static void unplace_inactive(struct fq_capacity *st, struct fq_engine *e)
                 fq_seq_remove(pl, k);
         fq_objstore_edited(s, FQ_KIND_NODE, "", nd->name, false);
         fq_capacity_node_drop(st, nd, gone, pl);
-        free(gone);
+        fq_small_free(gone, gone_size);
         fq_capacity_node_stored(st, e, nd);
     }
     free(todo.v);
@@ -496,7 +505,10 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
                                       const struct fq_cap_wldec *old)
 {
     const struct fq_value *wl = o->obj;
-    struct fq_cap_wldec *d = fq_xcalloc(1, sizeof(*d));
+    /* Small blocks (alloc.h), freed by fq_capacity_wldec_free: a
+     * workload is decoded again at each of its changes. */
+    struct fq_cap_wldec *d = fq_small_alloc(sizeof(*d));
+    memset(d, 0, sizeof(*d));
     d->rv = o->rv;
     d->gen = st->decode_gen;
     d->spec_gen = fq_value_path_int(wl, FQ_META_GENERATION, 0);
@@ -507,11 +519,14 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
     d->finished = conds.finished;
     const struct fq_value *psas = fq_value_path(wl, FQ_WL_PODSET_ASSIGNMENTS);
     d->nps = fq_value_len(psas);
-    d->ps = d->nps ? fq_xcalloc(d->nps, sizeof(*d->ps)) : NULL;
+    if (d->nps) {
+        d->ps = fq_small_alloc(d->nps * sizeof(*d->ps));
+        memset(d->ps, 0, d->nps * sizeof(*d->ps));
+    }
     for (size_t k = 0; k < d->nps; k++) {
         const struct fq_value *psa = fq_seq_at(psas, k);
         struct fq_cap_wlpodset *x = &d->ps[k];
-        x->name = fq_xstrdup(fq_value_path_str(psa, "name", ""));
+        x->name = fq_capacity_text(fq_value_path_str(psa, "name", ""));
         const struct fq_value *ps = find_podset(wl, x->name);
         x->want =
             fq_value_path_int(psa, "count", fq_value_path_int(ps, "count", 1));
@@ -521,7 +536,7 @@ static struct fq_cap_wldec *wl_decode(struct fq_capacity *st,
         const char *pr = consumed_provreq(wl, x->name);
         if (pr) { /* "ns/name", without a printf for it */
             size_t a = strlen(o->ns), b = strlen(pr);
-            x->provreq = fq_xmalloc(a + b + 2);
+            x->provreq = fq_small_alloc(a + b + 2);
             memcpy(x->provreq, o->ns, a);
             x->provreq[a] = '/';
             memcpy(x->provreq + a + 1, pr, b + 1);
@@ -565,11 +580,13 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             continue;
         }
         bool all = true, all_ready = true;
+        uint64_t key_hash = fq_smap_hash(key); /* once for its podsets */
         for (size_t k = 0; k < d->nps; k++) {
             const struct fq_cap_wlpodset *x = &d->ps[k];
             if (x->want <= 0)
                 continue;
-            int64_t placed = placed_count(st, key, x->name, &all_ready);
+            int64_t placed =
+                placed_count(st, key, key_hash, x->name, &all_ready);
             if (placed >= x->want)
                 continue;
             all = false;
@@ -582,9 +599,9 @@ static void collect_workloads(struct fq_capacity *st, struct fq_engine *e,
             memcpy(g->req, x->req, sizeof(g->req));
             g->want = x->want - placed;
             if (x->provreq)
-                g->provreq = fq_xstrdup(x->provreq);
-            g->wl = fq_xstrdup(key);
-            g->podset = fq_xstrdup(x->name);
+                g->provreq = fq_capacity_text(x->provreq);
+            g->wl = fq_capacity_text(key);
+            g->podset = fq_capacity_text(x->name);
             set_about(g, FQ_KIND_WORKLOAD, o->ns, o->name);
         }
         if (all && all_ready && d->pods_ready) {

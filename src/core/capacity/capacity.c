@@ -486,8 +486,11 @@ static void cap_on_change(void *self, struct fq_engine *e,
         fq_capacity_pod_note(st, c->ns, c->name,
                              c->type == FQ_CHANGE_DELETED ? NULL : c->obj);
     if (c->kind == FQ_KIND_WORKLOAD && st->watch_seeded) {
-        enum fq_cap_watch_news news = fq_capacity_watch_note(
-            st, c->ns, c->name, c->type == FQ_CHANGE_DELETED ? NULL : c->obj,
+        char buf[600];
+        uint64_t hash;
+        const char *key = fq_capacity_change_key(c, buf, sizeof(buf), &hash);
+        enum fq_cap_watch_news news = fq_capacity_watch_note_key(
+            st, key, hash, c->type == FQ_CHANGE_DELETED ? NULL : c->obj,
             c->rev);
         if (news == FQ_CAP_WATCH_NONE)
             return;
@@ -523,9 +526,10 @@ static void cap_on_change(void *self, struct fq_engine *e,
             in_step = true;
             break;
         }
-        char key[600];
-        fq_capacity_key(c->ns, c->name, key, sizeof(key));
-        fq_capacity_provreq_written(st, key);
+        char buf[600];
+        uint64_t hash;
+        const char *key = fq_capacity_change_key(c, buf, sizeof(buf), &hash);
+        fq_capacity_provreq_written_h(st, key, hash);
         break;
     }
     default:

@@ -89,6 +89,32 @@ void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n)
     buf[at + b] = 0;
 }
 
+char *fq_capacity_text(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    return memcpy(fq_small_alloc(n), s, n);
+}
+
+void fq_capacity_text_free(char *s)
+{
+    if (s)
+        fq_small_free(s, strlen(s) + 1);
+}
+
+const char *fq_capacity_change_key(const struct fq_change *c, char *buf,
+                                   size_t n, uint64_t *hash)
+{
+    if (c->key) {
+        *hash = c->key_hash;
+        return c->key;
+    }
+    fq_capacity_key(c->ns, c->name, buf, n);
+    *hash = fq_smap_hash(buf);
+    return buf;
+}
+
 const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
                                           enum fq_kind kind, const char *key)
 {

@@ -38,6 +38,20 @@ void fq_capacity_set_cond_stored(struct fq_engine *e, enum fq_kind kind,
 /* "ns/name" into buf (cut at n - 1 bytes). */
 void fq_capacity_key(const char *ns, const char *name, char *buf, size_t n);
 
+/* A copy of s (NULL for NULL) in a small block (alloc.h), for the texts
+ * the controller makes and drops at every run or change (placements,
+ * groups, decodes): malloc and free cost more than the rest of it.
+ * Freed only by fq_capacity_text_free. */
+char *fq_capacity_text(const char *s);
+void fq_capacity_text_free(char *s);
+
+/* A change's "ns/name" key and, in *hash, its fq_smap_hash: the ones the
+ * engine worked out for every watcher (struct fq_change), or, for a
+ * change made by hand without them, formatted into buf (n bytes). The
+ * key returned is borrowed from c or is buf. */
+const char *fq_capacity_change_key(const struct fq_change *c, char *buf,
+                                   size_t n, uint64_t *hash);
+
 /* The stored object of `kind` named by key "ns/name", or NULL. */
 const struct fq_object *fq_capacity_keyed(struct fq_engine *e,
                                           enum fq_kind kind, const char *key);

@@ -378,8 +378,8 @@ void fq_capacity_heap_free(struct fq_cap_heap *h)
 static void places_free(struct fq_cap_place *pl, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        free(pl[i].wl);
-        free(pl[i].podset);
+        fq_capacity_text_free(pl[i].wl);
+        fq_capacity_text_free(pl[i].podset);
     }
     free(pl);
 }
@@ -415,8 +415,9 @@ static void decode_places(struct fq_cap_node *n,
     for (size_t i = 0; i < n->npl; i++) {
         const struct fq_value *p = fq_seq_at(placements, i);
         struct fq_cap_place *x = &n->pl[i];
-        x->wl = fq_xstrdup(fq_value_path_str(p, "workload", ""));
-        x->podset = fq_xstrdup(fq_value_path_str(p, "podSet", ""));
+        x->wl = fq_capacity_text(fq_value_path_str(p, "workload", ""));
+        x->wl_hash = fq_smap_hash(x->wl);
+        x->podset = fq_capacity_text(fq_value_path_str(p, "podSet", ""));
         x->count = fq_value_path_int(p, "count", 0);
         fq_capacity_add_resources(fq_map_get(p, "requests"), x->req);
         for (int k = 0; k < FQ_R_N; k++)
@@ -590,7 +591,13 @@ void fq_capacity_sd_mark(struct fq_capacity *st, struct fq_cap_node *n)
 
 void fq_capacity_provreq_written(struct fq_capacity *st, const char *key)
 {
-    const struct fq_cap_nodes *s = fq_smap_get(&st->by_provreq, key);
+    fq_capacity_provreq_written_h(st, key, fq_smap_hash(key));
+}
+
+void fq_capacity_provreq_written_h(struct fq_capacity *st, const char *key,
+                                   uint64_t hash)
+{
+    const struct fq_cap_nodes *s = fq_smap_get_h(&st->by_provreq, key, hash);
     for (size_t i = 0; s && i < s->n; i++)
         fq_capacity_sd_mark(st, s->v[i]);
 }
@@ -611,7 +618,8 @@ static void refs_remove(struct fq_capacity *st, struct fq_cap_node *n)
     if (!st->no_pods)
         return;
     for (size_t k = 0; k < n->npl; k++) {
-        struct fq_cap_wl *w = fq_smap_get(&st->wls, n->pl[k].wl);
+        struct fq_cap_wl *w =
+            fq_smap_get_h(&st->wls, n->pl[k].wl, n->pl[k].wl_hash);
         if (!w)
             continue;
         st->hooks.accrue(st, w);
@@ -628,12 +636,13 @@ static void refs_add(struct fq_capacity *st, struct fq_cap_node *n)
     if (!st->no_pods)
         return;
     for (size_t k = 0; k < n->npl; k++) {
-        struct fq_cap_wl *w = fq_smap_get(&st->wls, n->pl[k].wl);
+        struct fq_cap_wl *w =
+            fq_smap_get_h(&st->wls, n->pl[k].wl, n->pl[k].wl_hash);
         if (!w) {
             w = fq_xcalloc(1, sizeof(*w));
             w->key = fq_xstrdup(n->pl[k].wl);
             w->since = INT64_MIN;
-            fq_smap_put(&st->wls, n->pl[k].wl, w);
+            fq_smap_put_h(&st->wls, n->pl[k].wl, n->pl[k].wl_hash, w);
         }
         st->hooks.accrue(st, w);
         FQ_GROW(w->refs, w->caprefs, w->nrefs + 1);
@@ -745,8 +754,9 @@ void fq_capacity_node_usage(struct fq_capacity *st, struct fq_cap_node *n,
 static void decode_place(struct fq_cap_place *x, const struct fq_value *p)
 {
     memset(x, 0, sizeof(*x));
-    x->wl = fq_xstrdup(fq_value_path_str(p, "workload", ""));
-    x->podset = fq_xstrdup(fq_value_path_str(p, "podSet", ""));
+    x->wl = fq_capacity_text(fq_value_path_str(p, "workload", ""));
+    x->wl_hash = fq_smap_hash(x->wl);
+    x->podset = fq_capacity_text(fq_value_path_str(p, "podSet", ""));
     x->count = fq_value_path_int(p, "count", 0);
     fq_capacity_add_resources(fq_map_get(p, "requests"), x->req);
 }
@@ -813,8 +823,8 @@ void fq_capacity_node_drop(struct fq_capacity *st, struct fq_cap_node *n,
     size_t m = 0;
     for (size_t k = 0; k < n->npl; k++) {
         if (drop[k]) {
-            free(n->pl[k].wl);
-            free(n->pl[k].podset);
+            fq_capacity_text_free(n->pl[k].wl);
+            fq_capacity_text_free(n->pl[k].podset);
         } else {
             n->pl[m++] = n->pl[k];
         }

@@ -135,6 +135,9 @@ void fq_capacity_sd_mark(struct fq_capacity *st, struct fq_cap_node *n);
 /* A ProvisioningRequest ("ns/name") changed in the store (by anyone, now
  * or since the last run): whether its nodes are booked may have too. */
 void fq_capacity_provreq_written(struct fq_capacity *st, const char *key);
+/* The same, for a key whose fq_smap_hash is `hash`. */
+void fq_capacity_provreq_written_h(struct fq_capacity *st, const char *key,
+                                   uint64_t hash);
 
 /* --- the heap and node sets -------------------------------------------- */
 

@@ -877,11 +877,10 @@ static bool handled_class(const char *klass)
 
 /* Takes the stored request's news: live or not, and dirty. */
 static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
-                     const char *name, const struct fq_value *obj)
+                     const char *name, const char *key, uint64_t hash,
+                     const struct fq_value *obj)
 {
-    char key[600];
-    fq_capacity_key(ns, name, key, sizeof(key));
-    struct preq *r = fq_smap_get(&t->by_key, key);
+    struct preq *r = fq_smap_get_h(&t->by_key, key, hash);
     if (!obj) {
         if (!r)
             return;
@@ -889,7 +888,7 @@ static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
             list_remove(t->dirty, &t->ndirty, r);
         if (r->in_cdeps)
             list_remove(t->cdeps, &t->ncdeps, r);
-        fq_smap_del(&t->by_key, key);
+        fq_smap_del_h(&t->by_key, key, hash);
         return;
     }
     if (!r) {
@@ -899,7 +898,7 @@ static void note_obj(struct fq_capacity *st, struct preqs *t, const char *ns,
         r->name = fq_xstrdup(name);
         const char *ct = fq_value_path_str(obj, FQ_META_CREATED, NULL);
         r->has_created = ct && fq_time_parse(ct, &r->created) == 0;
-        fq_smap_put(&t->by_key, key, r);
+        fq_smap_put_h(&t->by_key, key, hash, r);
     }
     r->live = handled_class(fq_value_path_str(obj, FQ_PR_CLASS, "")) &&
               !fq_provreq_terminal(fq_map_get(obj, "status"));
@@ -913,14 +912,15 @@ bool fq_provreq_note(struct fq_capacity *st, const struct fq_change *c)
     struct preqs *t = table(st);
     if (!t->seeded)
         return false; /* the first run lists them all */
+    char buf[600];
+    uint64_t hash;
+    const char *key = fq_capacity_change_key(c, buf, sizeof(buf), &hash);
     if (c->type == FQ_CHANGE_MODIFIED) {
-        char key[600];
-        fq_capacity_key(c->ns, c->name, key, sizeof(key));
-        const struct preq *r = fq_smap_get(&t->by_key, key);
+        const struct preq *r = fq_smap_get_h(&t->by_key, key, hash);
         if (r && r->own_rev == c->rev)
             return true;
     }
-    note_obj(st, t, c->ns, c->name,
+    note_obj(st, t, c->ns, c->name, key, hash,
              c->type == FQ_CHANGE_DELETED ? NULL : c->obj);
     return false;
 }
@@ -965,8 +965,12 @@ static void seed(struct fq_capacity *st, struct fq_engine *e, struct preqs *t)
     const struct fq_object **list;
     size_t n = fq_objstore_list(fq_engine_store(e), FQ_KIND_PROVISIONINGREQUEST,
                                 NULL, &list);
-    for (size_t i = 0; i < n; i++)
-        note_obj(st, t, list[i]->ns, list[i]->name, list[i]->obj);
+    for (size_t i = 0; i < n; i++) {
+        char key[600];
+        fq_capacity_key(list[i]->ns, list[i]->name, key, sizeof(key));
+        note_obj(st, t, list[i]->ns, list[i]->name, key, fq_smap_hash(key),
+                 list[i]->obj);
+    }
     free(list);
 }
 

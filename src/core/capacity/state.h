@@ -148,6 +148,7 @@ struct fq_cap_pool {
  * `wl` ("ns/name"), each asking for `req`. */
 struct fq_cap_place {
     char *wl, *podset;
+    uint64_t wl_hash; /* fq_smap_hash(wl): st->wls and st->stopped use it */
     int64_t count;
     int64_t req[FQ_R_N];
 };

@@ -69,10 +69,10 @@ void fq_capacity_unsettle(struct fq_capacity *st, const char *key)
 }
 
 /* The workload's placements go at the next run. */
-static void stop(struct fq_capacity *st, const char *key)
+static void stop(struct fq_capacity *st, const char *key, uint64_t hash)
 {
     size_t n = st->stopped.n;
-    fq_smap_add(&st->stopped, key);
+    fq_smap_add_h(&st->stopped, key, hash);
     if (st->stopped.n == n)
         return; /* stopped already */
     FQ_GROW(st->stopped_keys, st->capstopped_keys, st->nstopped_keys + 1);
@@ -87,39 +87,60 @@ enum fq_cap_watch_news fq_capacity_watch_note(struct fq_capacity *st,
 {
     char key[600];
     fq_capacity_key(ns, name, key, sizeof(key));
-    struct fq_cap_watch *w = fq_smap_get(&st->watch, key);
+    return fq_capacity_watch_note_key(st, key, fq_smap_hash(key), wl, rev);
+}
+
+enum fq_cap_watch_news fq_capacity_watch_note_key(struct fq_capacity *st,
+                                                  const char *key,
+                                                  uint64_t hash,
+                                                  const struct fq_value *wl,
+                                                  uint64_t rev)
+{
+    struct fq_cap_watch *w = fq_smap_get_h(&st->watch, key, hash);
     if (w && wl && rev && w->own_rev == rev)
         return FQ_CAP_WATCH_IN_STEP;
+    if (!w && wl) {
+        /* Not watched, and most such notices are of pending workloads
+         * (no admission), which stay unwatched unless PodsReady is True:
+         * one condition looked up instead of four. */
+        const struct fq_value *s = fq_map_get(wl, "status");
+        if (!fq_map_get(s, "admission") &&
+            !fq_cond_status_is(fq_cond_in_status(s, "PodsReady"), "True"))
+            return FQ_CAP_WATCH_NONE;
+    }
     struct fq_cap_wlconds conds = {0};
     if (wl)
         fq_capacity_wlconds(wl, &conds);
     if (!wl || !watch_wanted(&conds)) {
         if (!w)
             return FQ_CAP_WATCH_NONE;
-        fq_smap_del(&st->watch, key);
-        stop(st, key);
+        fq_smap_del_h(&st->watch, key, hash);
+        stop(st, key, hash);
         return FQ_CAP_WATCH_NOTED;
     }
     if (!w) {
         w = fq_xcalloc(1, sizeof(*w));
-        fq_smap_put(&st->watch, key, w);
+        fq_smap_put_h(&st->watch, key, hash, w);
     }
     w->active = fq_capacity_wlconds_active(&conds);
     unsettle(st, key, w);
     if (!w->active)
-        stop(st, key);
+        stop(st, key, hash);
     return FQ_CAP_WATCH_NOTED;
 }
 
+/* A decode's blocks are small blocks (alloc.h), as autoscaler.c's
+ * wl_decode makes them; its texts are fq_capacity_text's. */
 void fq_capacity_wldec_free(struct fq_cap_wldec *d)
 {
-    for (size_t i = 0; d && i < d->nps; i++) {
-        free(d->ps[i].name);
-        free(d->ps[i].provreq);
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->nps; i++) {
+        fq_capacity_text_free(d->ps[i].name);
+        fq_capacity_text_free(d->ps[i].provreq);
     }
-    if (d)
-        free(d->ps);
-    free(d);
+    fq_small_free(d->ps, d->nps * sizeof(*d->ps));
+    fq_small_free(d, sizeof(*d));
 }
 
 static void watch_free(void *v)

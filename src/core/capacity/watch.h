@@ -51,6 +51,13 @@ enum fq_cap_watch_news fq_capacity_watch_note(struct fq_capacity *st,
                                               const char *ns, const char *name,
                                               const struct fq_value *wl,
                                               uint64_t rev);
+/* The same for the workload of "ns/name" key `key`, whose fq_smap_hash is
+ * `hash` (the change notice's, struct fq_change). */
+enum fq_cap_watch_news fq_capacity_watch_note_key(struct fq_capacity *st,
+                                                  const char *key,
+                                                  uint64_t hash,
+                                                  const struct fq_value *wl,
+                                                  uint64_t rev);
 
 /* Fills the watch table from the store, once (the first run). */
 void fq_capacity_watch_seed(struct fq_capacity *st, struct fq_engine *e);

@@ -20,7 +20,12 @@
  * Each notice remembers which controller's run made it, so that a
  * controller's on_change can tell its own writes coming back
  * (fq_engine_change_is_own) and skip the run they would kick when its
- * tables hold them already.
+ * tables hold them already. It also carries the object's "ns/name" key
+ * and that key's hash (struct fq_change's key, key_hash), made once per
+ * notice, so that the controllers watching the kind (three to six for a
+ * Workload) do not each format and hash it for their own tables; and a
+ * notice visits only the controllers that watch its kind, listed per
+ * kind when the engine is made.
  *
  * Determinism: notices are dispatched in change order, controllers run in
  * table order, the PRNG is seeded from the config, and the store lists in
@@ -36,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/smap.h"
 #include "engine/controllers.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
@@ -56,8 +62,11 @@ static const struct fq_controller_ops *const controller_table[] = {
     &fq_gc_controller,
 };
 
-#define NCTRL      (sizeof(controller_table) / sizeof(controller_table[0]))
-#define MAX_ROUNDS 10000
+#define NCTRL (sizeof(controller_table) / sizeof(controller_table[0]))
+/* A change's "ns/name" key handed to the watchers: a namespace (63) and a
+ * name (253) with room to spare. */
+#define FQ_ENGINE_KEY_MAX 600
+#define MAX_ROUNDS        10000
 
 struct notice {
     uint64_t rev;
@@ -67,6 +76,7 @@ struct notice {
     char *name;            /* points into it */
     size_t text_size;      /* the block's size, to free it with */
     struct fq_value *last; /* owned: the object as deleted (DELETED only) */
+    uint32_t nslen;        /* strlen(ns); the name's is text_size - nslen - 2 */
     bool by_controller;    /* made during a settle, not by the shell */
     unsigned char by_run;  /* the controller whose run made it, NCTRL: none */
 };
@@ -91,6 +101,13 @@ struct fq_engine {
      * one whose run made the notice being dispatched. */
     size_t in_run;
     size_t notice_by_run;
+    /* Per kind, the controllers whose on_change watches it, in table
+     * order, and the kinds anyone watches: worked out once, so that a
+     * notice visits only its kind's watchers (a Workload's six of the
+     * fifteen) and a dispatch does not ask every controller first. */
+    unsigned char watchers[FQ_KIND__COUNT][NCTRL];
+    unsigned char nwatchers[FQ_KIND__COUNT];
+    uint64_t watched;
     struct notice *q; /* FIFO: [qhead, qlen) are pending */
     size_t qhead, qlen, qcap;
     bool settling;
@@ -432,6 +449,7 @@ static void on_store_change(void *ctx, const struct fq_change *c)
      * free cost some 120 instructions a notice more. */
     size_t lns = strlen(c->ns), lname = strlen(c->name);
     n->text_size = lns + lname + 2;
+    n->nslen = (uint32_t)lns;
     n->ns = fq_small_alloc(n->text_size);
     memcpy(n->ns, c->ns, lns + 1);
     n->name = n->ns + lns + 1;
@@ -462,17 +480,13 @@ static void notice_release(struct notice *n)
 static bool dispatch(struct fq_engine *e)
 {
     bool any = false;
-    /* The kinds some controller watches: a notice of another kind (at a
-     * start-up, a ConfigMap or an Event read back from the store, most
-     * of a million) is released without looking its object up. */
-    uint64_t watched = 0;
-    for (size_t i = 0; i < e->nctrl; i++)
-        if (e->ctrls[i].ops->on_change)
-            watched |= e->ctrls[i].ops->watch;
     while (e->qhead < e->qlen) {
         struct notice n = e->q[e->qhead++];
         any = true;
-        if (!(watched & FQ_KIND_BIT(n.kind))) {
+        /* A notice of a kind nobody watches (at a start-up, a ConfigMap
+         * or an Event read back from the store, most of a million) is
+         * released without looking its object up. */
+        if (!(e->watched & FQ_KIND_BIT(n.kind))) {
             notice_release(&n);
             continue;
         }
@@ -484,6 +498,21 @@ static bool dispatch(struct fq_engine *e)
             .name = n.name,
             .by_controller = n.by_controller,
         };
+        /* The watchers' "ns/name" key and its hash, made here and not
+         * when queued: a notice of a kind nobody watches (most of a
+         * start-up's) is never keyed, and a queued notice holds no more
+         * than its names. (A name too long for the buffer, which
+         * validation does not let in, leaves each watcher to make its
+         * own.) */
+        char key[FQ_ENGINE_KEY_MAX];
+        size_t lns = n.nslen, lname = n.text_size - lns - 2;
+        if (n.text_size <= sizeof(key)) {
+            memcpy(key, n.ns, lns);
+            key[lns] = '/';
+            memcpy(key + lns + 1, n.name, lname + 1);
+            c.key = key;
+            c.key_hash = fq_smap_hash(key);
+        }
         if (n.type == FQ_CHANGE_DELETED) {
             c.obj = n.last;
         } else {
@@ -494,12 +523,10 @@ static bool dispatch(struct fq_engine *e)
         }
         if (c.obj || n.type == FQ_CHANGE_DELETED) {
             e->notice_by_run = n.by_run;
-            for (size_t i = 0; i < e->nctrl; i++) {
-                const struct fq_controller_ops *ops = e->ctrls[i].ops;
-                if (!ops->on_change || !(ops->watch & FQ_KIND_BIT(n.kind)))
-                    continue;
+            for (size_t j = 0; j < e->nwatchers[n.kind]; j++) {
+                size_t i = e->watchers[n.kind][j];
                 e->in_change = i;
-                ops->on_change(e->ctrls[i].self, e, &c);
+                e->ctrls[i].ops->on_change(e->ctrls[i].self, e, &c);
             }
             e->in_change = NCTRL;
             e->notice_by_run = NCTRL;
@@ -544,6 +571,15 @@ struct fq_engine *fq_engine_new(const struct fq_engine_config *cfg)
         struct ctrl *c = &e->ctrls[e->nctrl++];
         c->ops = ops;
         c->self = ops->create ? ops->create(e) : NULL;
+    }
+    for (size_t i = 0; i < e->nctrl; i++) {
+        const struct fq_controller_ops *ops = e->ctrls[i].ops;
+        if (!ops->on_change)
+            continue;
+        e->watched |= ops->watch;
+        for (int k = 0; k < FQ_KIND__COUNT; k++)
+            if (ops->watch & FQ_KIND_BIT(k))
+                e->watchers[k][e->nwatchers[k]++] = (unsigned char)i;
     }
     return e;
 }
