@@ -93,6 +93,10 @@ struct fq_sim_result {
     size_t routed_b;      /* jobs routed to Plan B by --route-b-over */
     double arrival_scale; /* arrivals x this (1: as in the trace) */
     int64_t plan_a_quota; /* Plan A's quota when resized, else 0 */
+    /* Segment boundaries of split jobs (not in the reports: they say how
+     * the run got its figures, not what they are): kept in the same
+     * workload, or ended and queued again as a new one. */
+    uint64_t seg_kept, seg_requeued;
 };
 
 void fq_sim_result_init(struct fq_sim_result *r);
