@@ -26,7 +26,11 @@
  * outcome counts; with --compare, the compare's wall time and each
  * policy's CPU time and counts; then, as the last line, one JSON object
  * with the same figures. MAX_JOBS 0 means all; CHIPS_PER_HOST 0 means the
- * trace's hosts.
+ * trace's hosts. It also prints how many segment boundaries of split jobs
+ * kept their Workload and how many queued a new one; --requeue-all queues
+ * a new one at every boundary (fq_sim_options.requeue_segments), the
+ * simulator as it was before boundaries were kept, for a before/after on
+ * one build.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -198,15 +202,22 @@ int main(int argc, char **argv)
 {
     const char *compare = NULL;
     long threads = 2;
+    bool requeue_all = false;
     while (argc > 1 && !strncmp(argv[1], "--", 2)) {
+        if (!strcmp(argv[1], "--requeue-all")) {
+            requeue_all = true; /* a flag without a value */
+            argv++;
+            argc--;
+            continue;
+        }
         if (!strcmp(argv[1], "--compare") && argc > 2) {
             compare = argv[2];
         } else if (!strcmp(argv[1], "--threads") && argc > 2) {
             threads = atol(argv[2]);
         } else {
-            fprintf(stderr, "usage: bench/sim [--compare P1,P2,... "
-                            "[--threads N]] [TRACE [CONFIG [POLICY "
-                            "[CHIPS_PER_HOST [MAX_JOBS]]]]]\n");
+            fprintf(stderr, "usage: bench/sim [--requeue-all] [--compare "
+                            "P1,P2,... [--threads N]] [TRACE [CONFIG "
+                            "[POLICY [CHIPS_PER_HOST [MAX_JOBS]]]]]\n");
             return 2;
         }
         argv += 2;
@@ -258,6 +269,7 @@ int main(int argc, char **argv)
     o.trace = &tr;
     o.policy = fq_sim_policy_find(policy);
     o.map.chips_per_host = chips_per_host > 0 ? chips_per_host : 0;
+    o.requeue_segments = requeue_all;
     if (!o.policy) {
         fprintf(stderr, "bench sim: unknown policy %s\n", policy);
         return 1;

@@ -201,8 +201,9 @@ bool sim_seg_keepable(struct sim *s, size_t idx, size_t ending, int64_t wakeup)
 {
     const struct jstate *j = &s->js[idx];
     const struct fq_sim_jobrec *rec = &s->r->jobs[idx];
-    if (!j->split || j->phase != PH_RUNNING || j->remaining_ms <= j->run_len)
-        return false; /* not a boundary: the job ends */
+    if (!j->split || j->phase != PH_RUNNING || j->remaining_ms <= j->run_len ||
+        s->o->requeue_segments)
+        return false; /* not a boundary (the job ends), or not asked */
     if (ending != 1 || s->pending != 0 || wakeup <= s->now ||
         s->policy.cycle_ms != 0)
         return false; /* conditions 1 to 4 */
