@@ -53,6 +53,13 @@
  * running; no config of examples/sim preempts), and a node's placement
  * list order.
  *
+ * The node records condition 6 reads are kept up to date from the
+ * engine's observer (sim_keep_node on every change of a Node of an
+ * on-demand pool): a check walks the pool's records in name order and
+ * stops at the job's last node, instead of decoding every Node. Runs that
+ * cannot keep a boundary (no split rule, a paced cycle, or
+ * fq_sim_options.requeue_segments) keep no records.
+ *
  * What it does not do: keep boundaries that end together (1), or any
  * while something waits; decide anything (simrun.c applies it).
  */
@@ -94,7 +101,7 @@ static long placed_job(const char *key)
 
 void sim_keep_node(struct sim *s, struct nslot *n, const struct fq_value *obj)
 {
-    if (n->pool < 0 || (size_t)n->pool >= s->r->npools ||
+    if (!s->keep_on || n->pool < 0 || (size_t)n->pool >= s->r->npools ||
         s->r->pools[n->pool].queued)
         return; /* no boundary is kept on a queued pool's nodes */
     struct sim_knode *k = n->k;
@@ -201,8 +208,8 @@ bool sim_seg_keepable(struct sim *s, size_t idx, size_t ending, int64_t wakeup)
 {
     const struct jstate *j = &s->js[idx];
     const struct fq_sim_jobrec *rec = &s->r->jobs[idx];
-    if (!j->split || j->phase != PH_RUNNING || j->remaining_ms <= j->run_len ||
-        s->o->requeue_segments)
+    if (!s->keep_on || !j->split || j->phase != PH_RUNNING ||
+        j->remaining_ms <= j->run_len)
         return false; /* not a boundary (the job ends), or not asked */
     if (ending != 1 || s->pending != 0 || wakeup <= s->now ||
         s->policy.cycle_ms != 0)

@@ -135,7 +135,8 @@ struct sim {
     uint32_t *fins; /* the runs due at this instant (the loop's) */
     size_t fins_cap;
     struct sim_kpool knodes[MAX_POOLS]; /* keep.c's, per pool */
-    int64_t now;                        /* virtual ms */
+    bool keep_on; /* boundaries may be kept (and node records are kept) */
+    int64_t now;  /* virtual ms */
     /* Forecasts: every fc_every-th job (0: none), the run-time history
      * they guess from, the config as applied, and the engine's policy. */
     size_t fc_every;
