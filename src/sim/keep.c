@@ -53,11 +53,14 @@
  * running; no config of examples/sim preempts), and a node's placement
  * list order.
  *
- * The node records condition 6 reads are kept up to date from the
- * engine's observer (sim_keep_node on every change of a Node of an
- * on-demand pool): a check walks the pool's records in name order and
- * stops at the job's last node, instead of decoding every Node. Runs that
- * cannot keep a boundary (no split rule, a paced cycle, or
+ * Condition 6 reads node records: one per Node of an on-demand pool,
+ * made and marked stale by the engine's observer (sim_keep_node on every
+ * change of the Node), kept in name order per pool, and read again from
+ * the stored Node only when a check comes to a stale one. A check walks
+ * the pool's records and stops at the job's last node, and a Node that
+ * changed many times between two checks is read once, instead of
+ * decoding every Node at every check or every Node at every change. Runs
+ * that cannot keep a boundary (no split rule, a paced cycle, or
  * fq_sim_options.requeue_segments) keep no records.
  *
  * What it does not do: keep boundaries that end together (1), or any
@@ -71,6 +74,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
+#include "flexq/kinds.h"
 #include "flexq/paths.h"
 #include "flexq/quantity.h"
 
@@ -99,7 +103,7 @@ static long placed_job(const char *key)
     return *end == '-' && v >= 0 ? v : -1;
 }
 
-void sim_keep_node(struct sim *s, struct nslot *n, const struct fq_value *obj)
+void sim_keep_node(struct sim *s, struct nslot *n)
 {
     if (!s->keep_on || n->pool < 0 || (size_t)n->pool >= s->r->npools ||
         s->r->pools[n->pool].queued)
@@ -114,12 +118,25 @@ void sim_keep_node(struct sim *s, struct nslot *n, const struct fq_value *obj)
         kp->sorted = false;
     }
     k->name = n->name;
+    k->stale = true;
+}
+
+/* Reads a stale record again from its stored Node. */
+static void refresh(struct sim *s, struct sim_knode *k)
+{
+    k->stale = false;
+    const struct fq_object *o =
+        fq_objstore_get(s->store, FQ_KIND_NODE, "", k->name);
+    k->ready = false;
+    k->used = k->pods_used = k->alloc = k->pods_alloc = 0;
+    k->npl = 0;
+    if (!o)
+        return;
+    const struct fq_value *obj = o->obj;
     k->ready = fq_cond_status_is(fq_cond_find(obj, "Ready"), "True");
     const struct fq_value *alloc = fq_value_path(obj, FQ_NODE_ALLOCATABLE);
     k->alloc = res_of(alloc, s->res);
     k->pods_alloc = res_of(alloc, "pods");
-    k->used = k->pods_used = 0;
-    k->npl = 0;
     const struct fq_value *pl = fq_value_path(obj, FQ_NODE_PLACEMENTS);
     for (size_t i = 0; i < fq_value_len(pl); i++) {
         const struct fq_value *p = fq_seq_at(pl, i);
@@ -180,7 +197,9 @@ static bool same_nodes(struct sim *s, size_t idx, int p, int64_t per,
     }
     int64_t placed = 0;
     for (size_t i = 0; i < kp->n; i++) {
-        const struct sim_knode *k = kp->v[i];
+        struct sim_knode *k = kp->v[i];
+        if (k->stale)
+            refresh(s, k);
         if (!k->ready)
             continue; /* placements skip it */
         int64_t mine = 0;

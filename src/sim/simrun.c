@@ -349,10 +349,12 @@ static void observe(void *ctx, const struct fq_change *c)
     }
     if (c->kind != FQ_KIND_NODE)
         return;
-    if (c->type == FQ_CHANGE_MODIFIED && c->obj) {
+    if (c->type == FQ_CHANGE_MODIFIED) {
+        if (!s->keep_on)
+            return;
         struct nslot *n = nodemap_find(&s->nodes, c->name);
         if (n)
-            sim_keep_node(s, n, c->obj);
+            sim_keep_node(s, n);
         return;
     }
     if (c->type == FQ_CHANGE_ADDED && c->obj) {
@@ -368,7 +370,7 @@ static void observe(void *ctx, const struct fq_change *c)
             fq_map_get(fq_value_path(c->obj, FQ_NODE_ALLOCATABLE), s->res));
         if (!chips)
             chips = s->r->pools[p].chips_per_node;
-        sim_keep_node(s, nodemap_put(&s->nodes, c->name, p, chips), c->obj);
+        sim_keep_node(s, nodemap_put(&s->nodes, c->name, p, chips));
         s->pool_nodes[p]++;
         s->pool_chips[p] += chips;
         if (s->pool_nodes[p] > s->r->pools[p].max_nodes)

@@ -45,8 +45,8 @@ struct jstate {
     bool split;   /* runs in segments of seg_ms */
 };
 
-/* A node of an on-demand pool as keep.c reads it from its Node (every
- * change of it): readiness, room, and which jobs are placed on it. */
+/* A node of an on-demand pool as keep.c last read it from its Node:
+ * readiness, room, and which jobs are placed on it. */
 struct sim_kplace {
     uint32_t job;
     int64_t count;
@@ -55,6 +55,7 @@ struct sim_kplace {
 struct sim_knode {
     const char *name; /* borrowed from its slot of the node map */
     int pool;
+    bool stale; /* the Node changed since it was read */
     bool ready;
     int64_t alloc, pods_alloc; /* the accelerator and pods allocatable */
     int64_t used, pods_used;   /* what placements take of them */
@@ -172,11 +173,11 @@ bool sim_nslot_live(const struct nslot *n); /* holds a node (not empty) */
  * workload. `ending`: how many runs end now; `wakeup`: the engine's next
  * wakeup (virtual ms) as it was before this instant's changes. */
 bool sim_seg_keepable(struct sim *s, size_t idx, size_t ending, int64_t wakeup);
-/* keep.c's node records, kept from the observer: sim_keep_node reads a
- * Node added or changed into its slot's record (made the first time; none
- * for a queued pool's node), sim_keep_forget drops the record of a
- * deleted one (`k` owned, or NULL); sim_knode_free frees one. */
-void sim_keep_node(struct sim *s, struct nslot *n, const struct fq_value *obj);
+/* keep.c's node records, kept from the observer: sim_keep_node marks the
+ * record of a Node added or changed stale (made the first time; none for
+ * a queued pool's node), sim_keep_forget drops the record of a deleted
+ * one (`k` owned, or NULL); sim_knode_free frees one. */
+void sim_keep_node(struct sim *s, struct nslot *n);
 void sim_keep_forget(struct sim *s, struct sim_knode *k);
 void sim_knode_free(struct sim_knode *k);
 
