@@ -5,8 +5,9 @@
  * checkpointed segments (6 hours under the flexq policy). A boundary ends
  * the segment's Workload (Finished) and submits the next segment's as a
  * new one, which the engine queues, admits and places like any other:
- * about fifteen stored changes, a second settle, and one more Workload per
- * boundary (some 300,000 on Philly's dev split). When nothing could take
+ * a dozen stored changes or more, a second settle, and one more Workload
+ * per boundary (80,238 boundaries on Philly's dev split). When nothing
+ * could take
  * the job's place, that new Workload is admitted again at once, on the same
  * flavor, on the same nodes, and the engine ends where it started. Then the
  * simulator can skip the round trip: the job goes on in the workload it
@@ -39,11 +40,14 @@
  *      (not queued): a Plan B workload's nodes belong to its
  *      ProvisioningRequest, which ends with it; Kueue tries the flavors in
  *      order and J's released quota on its own flavor fits it again;
- *   6. every Ready node of J's pool has less free room for the accelerator
- *      than one of J's pods asks: after the release a node holding c of
- *      J's pods then has room for exactly c of them, and the capacity
- *      controller's first fit (autoscaler.c, in node order) puts c back on
- *      each, nowhere else. Nodes still booting take no placements.
+ *   6. the capacity controller's first fit (autoscaler.c: over the pool's
+ *      Ready nodes in node order, as many pods on each as fit, the least
+ *      over the accelerator and the pods a node takes), run with J's
+ *      placements given back, puts on each node exactly the pods J has
+ *      there: no node before J's last one in name order has room for one
+ *      more of J's pods. When the whole pool has less free room than one
+ *      pod, that holds without looking. Nodes still booting take no
+ *      placements.
  *
  * Under 2 and 3 nothing else moves at T, so the first pass only releases
  * J (its nodes become unneeded, which the second pass undoes before any
