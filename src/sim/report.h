@@ -39,7 +39,8 @@ struct fq_sim_jobrec {
     int32_t hosts;
     int16_t pool;     /* pool it (last) ran on, -1 if none */
     uint8_t outcome;  /* enum fq_sim_outcome */
-    uint8_t segments; /* workloads it took (checkpointed segments) */
+    uint8_t segments; /* checkpointed segments it ran in (a boundary
+                       * kept in the same workload counts too) */
     uint16_t evictions;
 };
 

@@ -31,6 +31,10 @@
  *                                            (EXPIRED if it was revoked on Plan B,
  *                                             else REFUSED)
  *
+ * A segment boundary that keep.c proves would be admitted again at once on
+ * the same nodes skips the finish mark and the new segment: the job stays
+ * RUNNING in the same workload (keep_segment), with the same accounting.
+ *
  * Invariants:
  *   1. a job is RUNNING iff its current workload is Admitted, PodsReady
  *      (set after the admission) and not Evicted, Finished or inactive;
