@@ -26,7 +26,11 @@
  * outcome counts; with --compare, the compare's wall time and each
  * policy's CPU time and counts; then, as the last line, one JSON object
  * with the same figures. MAX_JOBS 0 means all; CHIPS_PER_HOST 0 means the
- * trace's hosts.
+ * trace's hosts. It also prints how many segment boundaries of split jobs
+ * kept their Workload and how many queued a new one; --requeue-all queues
+ * a new one at every boundary (fq_sim_options.requeue_segments), the
+ * simulator as it was before boundaries were kept, for a before/after on
+ * one build.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -198,15 +202,22 @@ int main(int argc, char **argv)
 {
     const char *compare = NULL;
     long threads = 2;
+    bool requeue_all = false;
     while (argc > 1 && !strncmp(argv[1], "--", 2)) {
+        if (!strcmp(argv[1], "--requeue-all")) {
+            requeue_all = true; /* a flag without a value */
+            argv++;
+            argc--;
+            continue;
+        }
         if (!strcmp(argv[1], "--compare") && argc > 2) {
             compare = argv[2];
         } else if (!strcmp(argv[1], "--threads") && argc > 2) {
             threads = atol(argv[2]);
         } else {
-            fprintf(stderr, "usage: bench/sim [--compare P1,P2,... "
-                            "[--threads N]] [TRACE [CONFIG [POLICY "
-                            "[CHIPS_PER_HOST [MAX_JOBS]]]]]\n");
+            fprintf(stderr, "usage: bench/sim [--requeue-all] [--compare "
+                            "P1,P2,... [--threads N]] [TRACE [CONFIG "
+                            "[POLICY [CHIPS_PER_HOST [MAX_JOBS]]]]]\n");
             return 2;
         }
         argv += 2;
@@ -258,6 +269,7 @@ int main(int argc, char **argv)
     o.trace = &tr;
     o.policy = fq_sim_policy_find(policy);
     o.map.chips_per_host = chips_per_host > 0 ? chips_per_host : 0;
+    o.requeue_segments = requeue_all;
     if (!o.policy) {
         fprintf(stderr, "bench sim: unknown policy %s\n", policy);
         return 1;
@@ -290,6 +302,9 @@ int main(int argc, char **argv)
     printf("jobs/s       %.0f\n", jobs_s);
     printf("events/s     %.0f (%llu stored changes, %llu settles)\n", events_s,
            (unsigned long long)r.events, (unsigned long long)r.steps);
+    printf("segments     %llu boundaries kept in their workload, %llu "
+           "queued again as a new one\n",
+           (unsigned long long)r.seg_kept, (unsigned long long)r.seg_requeued);
     printf("cpu time     %.2f s\n", cpu);
     printf("peak memory  %.1f MiB\n", rss_mib);
     printf("heap in use  %.1f / %.1f / %.1f / %.1f MiB with 25 / 50 / 75 / "
@@ -313,11 +328,13 @@ int main(int argc, char **argv)
             fq_sim_figures(&runs[i].r, &cf);
             cmp_cpu += runs[i].cpu;
             printf("  %-12s %.2f s CPU, %llu stored changes, %llu settles, "
-                   "%zu finished, %zu unfinished\n",
+                   "%zu finished, %zu unfinished, %llu / %llu boundaries "
+                   "kept / queued again\n",
                    runs[i].policy->name, runs[i].cpu,
                    (unsigned long long)runs[i].r.events,
                    (unsigned long long)runs[i].r.steps, cf.finished,
-                   cf.unfinished);
+                   cf.unfinished, (unsigned long long)runs[i].r.seg_kept,
+                   (unsigned long long)runs[i].r.seg_requeued);
         }
     }
     struct fq_buf cj = FQ_BUF_INIT;
@@ -329,21 +346,27 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < nruns; i++)
             fq_buf_printf(&cj,
                           "%s{\"policy\": \"%s\", \"cpu_s\": %.3f, "
-                          "\"events\": %llu, \"settles\": %llu}",
+                          "\"events\": %llu, \"settles\": %llu, "
+                          "\"segments_kept\": %llu, "
+                          "\"segments_requeued\": %llu}",
                           i ? ", " : "", runs[i].policy->name, runs[i].cpu,
                           (unsigned long long)runs[i].r.events,
-                          (unsigned long long)runs[i].r.steps);
+                          (unsigned long long)runs[i].r.steps,
+                          (unsigned long long)runs[i].r.seg_kept,
+                          (unsigned long long)runs[i].r.seg_requeued);
         fq_buf_printf(&cj, "]");
     }
     printf("{\"bench\": \"sim\", \"policy\": \"%s\", \"jobs\": %zu, "
            "\"wall_s\": %.3f, \"cpu_s\": %.3f, \"jobs_per_s\": %.0f, "
            "\"events\": %llu, \"events_per_s\": %.0f, \"settles\": %llu, "
+           "\"segments_kept\": %llu, \"segments_requeued\": %llu, "
            "\"peak_rss_mib\": %.1f, \"heap_mib_at_quarters\": [%.1f, %.1f, "
            "%.1f, %.1f], \"finished\": %zu, \"unfinished\": %zu%s}\n",
            r.policy, r.njobs, wall, cpu, jobs_s, (unsigned long long)r.events,
-           events_s, (unsigned long long)r.steps, rss_mib, heap.mib[0],
-           heap.mib[1], heap.mib[2], heap.mib[3], f.finished, f.unfinished,
-           cj.data ? cj.data : "");
+           events_s, (unsigned long long)r.steps,
+           (unsigned long long)r.seg_kept, (unsigned long long)r.seg_requeued,
+           rss_mib, heap.mib[0], heap.mib[1], heap.mib[2], heap.mib[3],
+           f.finished, f.unfinished, cj.data ? cj.data : "");
     fq_buf_release(&cj);
     for (size_t i = 0; i < nruns; i++)
         fq_sim_result_release(&runs[i].r);

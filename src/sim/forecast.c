@@ -87,7 +87,7 @@ void sim_forecast(struct sim *s, size_t idx, const struct fq_value *w)
         if (j->phase != PH_WAITING && j->phase != PH_RUNNING)
             continue;
         char name[WL_NAME_SIZE];
-        sim_wl_name(name, i, j->seg);
+        sim_wl_name(name, i, j->wseg);
         const struct fq_object *o =
             fq_objstore_get(s->store, FQ_KIND_WORKLOAD, s->ns, name);
         if (!o)

@@ -39,7 +39,8 @@ struct fq_sim_jobrec {
     int32_t hosts;
     int16_t pool;     /* pool it (last) ran on, -1 if none */
     uint8_t outcome;  /* enum fq_sim_outcome */
-    uint8_t segments; /* workloads it took (checkpointed segments) */
+    uint8_t segments; /* checkpointed segments it ran in (a boundary
+                       * kept in the same workload counts too) */
     uint16_t evictions;
 };
 
@@ -93,6 +94,10 @@ struct fq_sim_result {
     size_t routed_b;      /* jobs routed to Plan B by --route-b-over */
     double arrival_scale; /* arrivals x this (1: as in the trace) */
     int64_t plan_a_quota; /* Plan A's quota when resized, else 0 */
+    /* Segment boundaries of split jobs (not in the reports: they say how
+     * the run got its figures, not what they are): kept in the same
+     * workload, or ended and queued again as a new one. */
+    uint64_t seg_kept, seg_requeued;
 };
 
 void fq_sim_result_init(struct fq_sim_result *r);

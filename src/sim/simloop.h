@@ -96,6 +96,12 @@ struct fq_sim_options {
      * Unless segment_set, the policy's value. */
     bool segment_set;
     int64_t segment_ms;
+    /* End every segment's workload and queue the next segment as a new
+     * one, also where keep.c proves that it would be admitted again at
+     * once on the same nodes (by default such a boundary keeps its
+     * workload: same figures, fewer engine changes). For tests and
+     * bench/sim --requeue-all. */
+    bool requeue_segments;
     /* Engine switch overrides for every policy (fq_sim_switches_apply),
      * or NULL. */
     const char *switches;

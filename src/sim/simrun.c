@@ -31,6 +31,10 @@
  *                                            (EXPIRED if it was revoked on Plan B,
  *                                             else REFUSED)
  *
+ * A segment boundary that keep.c proves would be admitted again at once on
+ * the same nodes skips the finish mark and the new segment: the job stays
+ * RUNNING in the same workload (keep_segment), with the same accounting.
+ *
  * Invariants:
  *   1. a job is RUNNING iff its current workload is Admitted, PodsReady
  *      (set after the admission) and not Evicted, Finished or inactive;
@@ -152,68 +156,89 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
-static void nodemap_put(struct nodemap *m, const char *name, int pool,
-                        int64_t chips);
-
 static void nodemap_grow(struct nodemap *m)
 {
     struct nodemap old = *m;
     m->cap = old.cap ? old.cap * 2 : 256;
     m->slots = fq_xcalloc(m->cap, sizeof(*m->slots));
     m->used = 0;
+    /* The live slots move as they are (their name and node record go
+     * with them); tombstones stay behind. */
     for (size_t i = 0; i < old.cap; i++) {
         if (old.slots[i].name && old.slots[i].name != TOMB) {
-            nodemap_put(m, old.slots[i].name, old.slots[i].pool,
-                        old.slots[i].chips);
-            free(old.slots[i].name);
+            size_t j = hash_str(old.slots[i].name) & (m->cap - 1);
+            while (m->slots[j].name)
+                j = (j + 1) & (m->cap - 1);
+            m->slots[j] = old.slots[i];
+            m->used++;
         }
     }
     free(old.slots);
 }
 
-static void nodemap_put(struct nodemap *m, const char *name, int pool,
-                        int64_t chips)
+/* The slot of name, or NULL. */
+static struct nslot *nodemap_find(struct nodemap *m, const char *name)
 {
+    if (!m->cap)
+        return NULL;
+    size_t j = hash_str(name) & (m->cap - 1);
+    while (m->slots[j].name) {
+        if (m->slots[j].name != TOMB && !strcmp(m->slots[j].name, name))
+            return &m->slots[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    return NULL;
+}
+
+/* Adds or updates name; returns its slot (valid until the next put). */
+static struct nslot *nodemap_put(struct nodemap *m, const char *name, int pool,
+                                 int64_t chips)
+{
+    struct nslot *have = nodemap_find(m, name);
+    if (have) {
+        have->pool = pool;
+        have->chips = chips;
+        return have;
+    }
     if ((m->used + 1) * 2 > m->cap)
         nodemap_grow(m);
     size_t j = hash_str(name) & (m->cap - 1);
-    while (m->slots[j].name) {
-        if (m->slots[j].name != TOMB && !strcmp(m->slots[j].name, name)) {
-            m->slots[j].pool = pool;
-            m->slots[j].chips = chips;
-            return;
-        }
+    while (m->slots[j].name)
         j = (j + 1) & (m->cap - 1);
-    }
-    m->slots[j] = (struct nslot){fq_xstrdup(name), pool, chips};
+    m->slots[j] = (struct nslot){fq_xstrdup(name), pool, chips, NULL};
     m->used++;
+    return &m->slots[j];
 }
 
-/* Removes name; returns false if absent. */
+/* Removes name; returns false if absent. Its node record goes to *k
+ * (owned by the caller; NULL when it had none). */
 static bool nodemap_take(struct nodemap *m, const char *name, int *pool,
-                         int64_t *chips)
+                         int64_t *chips, struct sim_knode **k)
 {
-    if (!m->cap)
+    struct nslot *n = nodemap_find(m, name);
+    if (!n)
         return false;
-    size_t j = hash_str(name) & (m->cap - 1);
-    while (m->slots[j].name) {
-        if (m->slots[j].name != TOMB && !strcmp(m->slots[j].name, name)) {
-            *pool = m->slots[j].pool;
-            *chips = m->slots[j].chips;
-            free(m->slots[j].name);
-            m->slots[j].name = TOMB;
-            return true;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    return false;
+    *pool = n->pool;
+    *chips = n->chips;
+    *k = n->k;
+    free(n->name);
+    n->name = TOMB;
+    n->k = NULL;
+    return true;
+}
+
+bool sim_nslot_live(const struct nslot *n)
+{
+    return n->name && n->name != TOMB;
 }
 
 static void nodemap_free(struct nodemap *m)
 {
     for (size_t i = 0; i < m->cap; i++)
-        if (m->slots[i].name != TOMB)
+        if (m->slots[i].name != TOMB) {
             free(m->slots[i].name);
+            sim_knode_free(m->slots[i].k);
+        }
     free(m->slots);
 }
 
@@ -328,6 +353,14 @@ static void observe(void *ctx, const struct fq_change *c)
     }
     if (c->kind != FQ_KIND_NODE)
         return;
+    if (c->type == FQ_CHANGE_MODIFIED) {
+        if (!s->keep_on)
+            return;
+        struct nslot *n = nodemap_find(&s->nodes, c->name);
+        if (n)
+            sim_keep_node(s, n);
+        return;
+    }
     if (c->type == FQ_CHANGE_ADDED && c->obj) {
         /* Label keys hold dots: read the labels map directly. */
         const char *pool = fq_value_as_str(
@@ -341,7 +374,7 @@ static void observe(void *ctx, const struct fq_change *c)
             fq_map_get(fq_value_path(c->obj, FQ_NODE_ALLOCATABLE), s->res));
         if (!chips)
             chips = s->r->pools[p].chips_per_node;
-        nodemap_put(&s->nodes, c->name, p, chips);
+        sim_keep_node(s, nodemap_put(&s->nodes, c->name, p, chips));
         s->pool_nodes[p]++;
         s->pool_chips[p] += chips;
         if (s->pool_nodes[p] > s->r->pools[p].max_nodes)
@@ -349,9 +382,11 @@ static void observe(void *ctx, const struct fq_change *c)
     } else if (c->type == FQ_CHANGE_DELETED) {
         int p;
         int64_t chips;
-        if (nodemap_take(&s->nodes, c->name, &p, &chips)) {
+        struct sim_knode *k;
+        if (nodemap_take(&s->nodes, c->name, &p, &chips, &k)) {
             s->pool_nodes[p]--;
             s->pool_chips[p] -= chips;
+            sim_keep_forget(s, k);
         }
     }
 }
@@ -687,7 +722,7 @@ static struct fq_value *make_workload(struct sim *s, size_t idx,
     int64_t hosts, per;
     fq_trace_shape(&s->o->map, tj, &hosts, &per);
     char name[WL_NAME_SIZE];
-    sim_wl_name(name, idx, j->seg);
+    sim_wl_name(name, idx, j->wseg);
 
     struct fq_value *w = fq_value_map();
     fq_map_set(w, "apiVersion", fq_value_str("kueue.x-k8s.io/v1beta1"));
@@ -765,6 +800,7 @@ static int submit(struct sim *s, size_t idx)
     struct jstate *j = &s->js[idx];
     const char *queue = fq_trace_queue(&s->o->map, tj, s->defq);
     bool is_long = s->has_plan_b && tj->duration_ms > s->r->max_run_ms;
+    j->wseg = j->seg;
     const struct fq_value *pin = is_long && (s->rule == FQ_SIM_LONG_KEEP_A ||
                                              s->rule == FQ_SIM_LONG_SPLIT_A) ?
                                      s->plan_a_selector :
@@ -877,7 +913,8 @@ static void stop_run(struct sim *s, size_t idx)
     j->gen++;
 }
 
-static void start_run(struct sim *s, size_t idx, const struct fq_value *wl)
+/* Starts a run of a waiting job at now on pool `pool` (or -1). */
+static void run_on(struct sim *s, size_t idx, int pool)
 {
     struct jstate *j = &s->js[idx];
     struct fq_sim_jobrec *rec = &s->r->jobs[idx];
@@ -887,7 +924,7 @@ static void start_run(struct sim *s, size_t idx, const struct fq_value *wl)
         rec->start_ms = s->now;
     s->pending--;
     s->running++;
-    j->run_pool = (int16_t)pool_of(s, wl);
+    j->run_pool = (int16_t)pool;
     rec->pool = j->run_pool;
     if (j->run_pool >= 0)
         s->pool_used[j->run_pool] += rec->chips;
@@ -897,6 +934,32 @@ static void start_run(struct sim *s, size_t idx, const struct fq_value *wl)
     j->run_len = len;
     fq_drive_heap_push(
         &s->heap, (struct fq_drive_fin){s->now + len, (uint32_t)idx, j->gen});
+}
+
+static void start_run(struct sim *s, size_t idx, const struct fq_value *wl)
+{
+    run_on(s, idx, pool_of(s, wl));
+}
+
+/*
+ * A segment boundary kept in the same workload (keep.c says when): the
+ * accounting of review()'s boundary (the run ends, the next segment is
+ * counted and waits) and of the new workload's start at once on the same
+ * pool, in the same order, without the workload's round trip through the
+ * engine.
+ */
+static void keep_segment(struct sim *s, size_t idx)
+{
+    struct jstate *j = &s->js[idx];
+    int pool = j->run_pool;
+    stop_run(s, idx);
+    j->remaining_ms -= j->run_len;
+    j->seg++;
+    s->r->jobs[idx].segments = (uint8_t)(j->seg > 255 ? 255 : j->seg);
+    j->phase = PH_WAITING;
+    s->pending++;
+    run_on(s, idx, pool);
+    s->r->seg_kept++;
 }
 
 static void wl_conds_of(const struct fq_value *wl, struct wl_conds *out)
@@ -926,7 +989,7 @@ static int review(struct sim *s, size_t idx)
     if (j->phase != PH_WAITING && j->phase != PH_RUNNING)
         return 0;
     char name[WL_NAME_SIZE];
-    sim_wl_name(name, idx, j->seg);
+    sim_wl_name(name, idx, j->wseg);
     const struct fq_object *o =
         fq_objstore_get(s->store, FQ_KIND_WORKLOAD, s->ns, name);
     if (!o)
@@ -942,12 +1005,13 @@ static int review(struct sim *s, size_t idx)
         /* The run we ended: the work of this segment is done. */
         stop_run(s, idx);
         j->remaining_ms -= j->run_len;
-        unsigned seg = j->seg;
+        unsigned seg = j->wseg;
         if (j->remaining_ms > 0) {
             j->phase = PH_WAITING; /* submit() counts it pending again */
             j->seg++;
             delete_workload(s, idx, seg);
             s->submitted_now++;
+            s->r->seg_requeued++;
             return submit(s, idx);
         }
         end_job(s, idx, FQ_SIM_FINISHED);
@@ -966,7 +1030,7 @@ static int review(struct sim *s, size_t idx)
         /* Someone else ended it: the check was Rejected (deactivated), or
          * it failed. Revoked on Plan B first means it expired there. */
         end_job(s, idx, j->revoked ? FQ_SIM_EXPIRED : FQ_SIM_REFUSED);
-        delete_workload(s, idx, j->seg);
+        delete_workload(s, idx, j->wseg);
         return 0;
     }
     if (j->phase == PH_WAITING && running)
@@ -979,7 +1043,7 @@ static void mark_finished(struct sim *s, size_t idx)
 {
     struct jstate *j = &s->js[idx];
     char name[WL_NAME_SIZE];
-    sim_wl_name(name, idx, j->seg);
+    sim_wl_name(name, idx, j->wseg);
     if (fq_drive_mark_finished(s->store, s->ns, name, sim_to_abs(s->now),
                                "Job finished successfully"))
         j->marked = true;
@@ -1083,7 +1147,10 @@ static void sim_free(struct sim *s)
     fq_drive_heap_free(&s->heap);
     free(s->dirty);
     free(s->dels);
+    free(s->fins);
     nodemap_free(&s->nodes);
+    for (size_t p = 0; p < MAX_POOLS; p++)
+        free(s->knodes[p].v);
     for (size_t i = 0; i < s->nflv; i++) {
         free(s->flv[i].name);
         free(s->flv[i].pool);
@@ -1217,6 +1284,11 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     s.e = fq_engine_new(&cfg);
     s.store = fq_engine_store(s.e);
     s.policy = cfg.policy;
+    /* Boundaries can be kept only where jobs are split and the cycle is
+     * not paced (keep.c): otherwise no node records are kept either. */
+    s.keep_on =
+        (s.rule == FQ_SIM_LONG_SPLIT || s.rule == FQ_SIM_LONG_SPLIT_A) &&
+        !o->requeue_segments && s.policy.cycle_ms == 0;
     s.docs = docs;
     s.ndocs = n;
     if (o->route_b_ms > 0 || oo.route_b_area > 0)
@@ -1291,12 +1363,22 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
             if (rc)
                 goto out;
         }
+        /* The runs due now: one alone at a boundary may keep its
+         * workload (keep.c); the others are marked Finished. */
+        size_t nfin = 0;
         while (fq_drive_heap_top(&s.heap) &&
                fq_drive_heap_top(&s.heap)->t <= s.now) {
             struct fq_drive_fin f = fq_drive_heap_pop(&s.heap);
-            if (fin_valid(&s, &f))
-                mark_finished(&s, f.job);
+            if (!fin_valid(&s, &f))
+                continue;
+            FQ_GROW(s.fins, s.fins_cap, nfin + 1);
+            s.fins[nfin++] = f.job;
         }
+        if (nfin == 1 && sim_seg_keepable(&s, s.fins[0], nfin, tw))
+            keep_segment(&s, s.fins[0]);
+        else
+            for (size_t i = 0; i < nfin; i++)
+                mark_finished(&s, s.fins[i]);
         rc = settle(&s);
         if (rc)
             goto out;

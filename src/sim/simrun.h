@@ -6,6 +6,7 @@
  *
  *   simrun.c    the virtual clock, config, workloads, accounting
  *   forecast.c  start forecasts at submission, scored at the start
+ *   keep.c      whether a segment boundary keeps its workload
  */
 #ifndef FLEXQ_SIMRUN_H
 #define FLEXQ_SIMRUN_H
@@ -33,7 +34,9 @@ struct jstate {
     int64_t run_len;      /* length of the current run when it completes */
     int64_t remaining_ms; /* work left, over all segments */
     uint32_t gen;         /* bumped when a run ends */
-    uint16_t seg;         /* current workload's segment number, from 1 */
+    uint16_t seg;         /* current segment number, from 1 */
+    uint16_t wseg;        /* the segment its workload was made for (its name's);
+                    * below seg when boundaries were kept (keep.c) */
     int16_t run_pool;
     uint8_t phase;
     bool dirty;
@@ -42,11 +45,37 @@ struct jstate {
     bool split;   /* runs in segments of seg_ms */
 };
 
+/* A node of an on-demand pool as keep.c last read it from its Node:
+ * readiness, room, and which jobs are placed on it. */
+struct sim_kplace {
+    uint32_t job;
+    int64_t count;
+};
+
+struct sim_knode {
+    const char *name; /* borrowed from its slot of the node map */
+    int pool;
+    bool stale; /* the Node changed since it was read */
+    bool ready;
+    int64_t alloc, pods_alloc; /* the accelerator and pods allocatable */
+    int64_t used, pods_used;   /* what placements take of them */
+    struct sim_kplace *pl;     /* owned */
+    size_t npl, plcap;
+};
+
+/* A pool's node records, sorted by name when `sorted`. */
+struct sim_kpool {
+    struct sim_knode **v; /* owned array of borrowed records */
+    size_t n, cap;
+    bool sorted;
+};
+
 /* Node name -> (pool, chips), open addressing with tombstones. */
 struct nslot {
     char *name; /* owned; NULL empty; TOMB deleted */
     int pool;
     int64_t chips;
+    struct sim_knode *k; /* owned, or NULL (a queued pool's node) */
 };
 
 struct nodemap {
@@ -104,7 +133,11 @@ struct sim {
     bool submitted_any;   /* a workload went through validation */
     struct del *dels;     /* workloads to delete before the next settle */
     size_t ndels, dels_cap;
-    int64_t now; /* virtual ms */
+    uint32_t *fins; /* the runs due at this instant (the loop's) */
+    size_t fins_cap;
+    struct sim_kpool knodes[MAX_POOLS]; /* keep.c's, per pool */
+    bool keep_on; /* boundaries may be kept (and node records are kept) */
+    int64_t now;  /* virtual ms */
     /* Forecasts: every fc_every-th job (0: none), the run-time history
      * they guess from, the config as applied, and the engine's policy. */
     size_t fc_every;
@@ -132,6 +165,21 @@ struct wl_conds {
 /* simrun.c */
 int64_t sim_to_abs(int64_t rel);
 void sim_wl_name(char buf[WL_NAME_SIZE], size_t job, unsigned seg);
+bool sim_nslot_live(const struct nslot *n); /* holds a node (not empty) */
+
+/* keep.c: whether job idx's run, due to end now, is a segment boundary
+ * whose next workload would be admitted again at once on the same nodes
+ * (the proof is keep.c's top comment), so that it can go on in the same
+ * workload. `ending`: how many runs end now; `wakeup`: the engine's next
+ * wakeup (virtual ms) as it was before this instant's changes. */
+bool sim_seg_keepable(struct sim *s, size_t idx, size_t ending, int64_t wakeup);
+/* keep.c's node records, kept from the observer: sim_keep_node marks the
+ * record of a Node added or changed stale (made the first time; none for
+ * a queued pool's node), sim_keep_forget drops the record of a deleted
+ * one (`k` owned, or NULL); sim_knode_free frees one. */
+void sim_keep_node(struct sim *s, struct nslot *n);
+void sim_keep_forget(struct sim *s, struct sim_knode *k);
+void sim_knode_free(struct sim_knode *k);
 
 /* route.c: sim_route_setup reads the config as applied (after
  * edit_cluster_queue and --size-plan-a); sim_route_area says whether a
