@@ -153,23 +153,50 @@ static void nominate(struct cyc *y, int nheads)
 }
 
 /* Preempts the targets of head w's nomination and leaves it pending at
- * the head of its queue (retried next cycle). */
+ * the head of its queue (retried next cycle). With the preemption grace
+ * (grace.c) a target about to finish is spared instead, and the cycle
+ * that looks at w again comes when one ends or stops being spared. */
 static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
 {
     struct kueue *k = y->k;
+    int nspared = 0, nevicted = 0;
     for (int t = 0; t < r->ntargets; t++) {
         struct rec *v = k->hw[r->targets[t]];
-        if (!v->w.evicting) {
+        int64_t until;
+        if (!v->w.evicting && kq_grace_spares(y->e, v, y->now, &until)) {
+            nspared++;
+            if (until < k->grace_wake)
+                k->grace_wake = until;
+        } else if (!v->w.evicting) {
             kq_preempt(k, y->e, &v->w, w, r->target_reason[t], y->now);
             k->hs[r->targets[t]].evicting = true;
             kq_nm_touch(k, k->hs[r->targets[t]].cq);
+            nevicted++;
         }
     }
-    char msg[FQ_ADM_MSG_MAX + 64];
-    snprintf(msg, sizeof(msg), "%s%sPending the preemption of %d workload(s)",
-             r->msg, r->msg[0] ? ". " : "", r->ntargets);
+    char msg[FQ_ADM_MSG_MAX + 160];
+    int n = snprintf(msg, sizeof(msg), "%s%s", r->msg, r->msg[0] ? ". " : "");
+    if (n < 0 || (size_t)n >= sizeof(msg))
+        n = 0;
+    if (nspared == r->ntargets)
+        snprintf(msg + n, sizeof(msg) - (size_t)n,
+                 "Waiting for %d workload(s) expected to finish within the "
+                 "preemption grace",
+                 nspared);
+    else if (nspared > 0)
+        snprintf(msg + n, sizeof(msg) - (size_t)n,
+                 "Pending the preemption of %d workload(s); waiting for %d "
+                 "workload(s) expected to finish within the preemption grace",
+                 r->ntargets - nspared, nspared);
+    else
+        snprintf(msg + n, sizeof(msg) - (size_t)n,
+                 "Pending the preemption of %d workload(s)", r->ntargets);
     kq_set_pending(y->e, w, "WaitingForPreemptedWorkloads", msg, y->now);
-    k->need_cycle = true;
+    /* Evictions change the holders at once; spared victims change
+     * nothing until they finish (a change that kicks a cycle) or
+     * grace_wake comes. */
+    if (nevicted > 0 || nspared == 0)
+        k->need_cycle = true;
     k->cq_blocked[w->cq] = true;
     int co = cohort_of(y->s, y->s->cqs[w->cq].adm);
     if (co >= 0) {
