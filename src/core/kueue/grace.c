@@ -24,11 +24,17 @@
  *      ownerReference): the sources flexq's wait-time estimates read
  *      first (docs/estimates.md), without their guesses (a queue's mean
  *      is no user's word);
- *   3. its expected end, admitted time + run time, is in the future (a
- *      victim past its expectation is fair game) and at most the grace
- *      away;
- *   4. it has not been spared for a whole grace since its current
- *      admission (a run time edited upwards while it runs buys nothing).
+ *   3. its expected end, admitted time + run time, is at most one grace
+ *      ahead, and less than one grace behind: a stated time is an
+ *      approximation, and a finish takes a moment to be seen (a pod's
+ *      exit, its status write), so a victim a little past its end is
+ *      most likely finishing; one that overran it by a grace is not
+ *      trusted any more and is fair game;
+ *   4. it has not been spared for a whole grace since it was first
+ *      spared in its current admission: the preemptor gives each victim
+ *      at most one grace to finish, as Kubernetes gives a pod its
+ *      termination grace period (a run time edited later while it runs
+ *      buys nothing).
  *
  * The targets that are not spared are evicted as Kueue would; the
  * preemptor stays pending at the head of its queue (reason
@@ -36,19 +42,21 @@
  * its ClusterQueue is blocked for the rest of the cycle and its quota
  * set aside in the cohort as for any preemptor, so no lower-priority
  * workload takes the room it waits for. The controller wakes for a cycle
- * at the earliest time a spared victim stops being spared (grace_wake);
- * a victim's finish wakes it anyway.
+ * at the earliest time a spared victim stops being spared (grace_wake:
+ * its grace used up, or its end overrun by a grace); a victim's finish
+ * wakes it anyway.
  *
  * Worked example: grace 1 s; a large workload (priority 200, 20 cpu)
  * arrives at t = 10.0 s in a ClusterQueue of 20 cpu running a medium
  * (5 cpu, expected-runtime 0.5s, admitted at 9.8 s) and 15 smalls (1 cpu,
  * 0.2s, admitted 9.85 - 9.95 s). Kueue's rules choose all 16; each ends
  * by 10.3 s, within 1 s: none is evicted, the large waits and is admitted
- * when the last finishes, at about 10.3 s. Had the medium stated 5s
- * (expected end 14.8 s), it would be evicted at once and the large would
- * wait for the smalls only.
+ * when the last finishes, at about 10.3 s; one still running at 11.0 s
+ * (a grace after the large first waited) is evicted then. Had the medium
+ * stated 5s (expected end 14.8 s), it would be evicted at once and the
+ * large would wait for the smalls only.
  *
- * Starvation. A preemptor waits for a victim at most the grace (3, 4),
+ * Starvation. A preemptor waits for a victim at most one grace (4),
  * and only for victims that hold quota it needs; new workloads cannot
  * take that room from it in the cycles it waits (the set-aside, and it
  * is ordered before lower priorities), so it is admitted at most about
@@ -57,8 +65,7 @@
  * Precision. Conditions store whole seconds; the controller keeps the
  * millisecond of the reservation in the record (kq_reserve) and uses it
  * when the Admitted time is in the same second. After a restart the
- * stored second is used (an expected end up to a second early: the
- * victim is fair game sooner, never later).
+ * stored second is used (an expected end up to a second early).
  *
  * What it does not do: spare a victim without a stated run time, guess
  * run times from history, or weigh the victim's lost work against the
@@ -118,13 +125,13 @@ bool kq_grace_spares(struct fq_engine *e, struct rec *v, int64_t now,
     if (v->grace_rsv >= at && v->grace_rsv < at + 1000)
         at = v->grace_rsv;
     int64_t end = at + run;
-    if (now >= end || end - now > grace) /* 3 */
+    if (end - now > grace || now - end >= grace) /* 3 */
         return false;
     if (v->grace_since == 0)
         v->grace_since = now;
     int64_t used_up = v->grace_since + grace;
     if (now >= used_up) /* 4 */
         return false;
-    *until = end < used_up ? end : used_up;
+    *until = end + grace < used_up ? end + grace : used_up;
     return true;
 }
