@@ -34,10 +34,22 @@ struct cyc {
     /* Kueue's cycleCohortsSkipPreemption and the preemptors' share of
      * cycleCohortsUsage (scheduler.go): a cohort (fq_adm node) where a
      * head issued preemptions this cycle, and the quota set aside. */
-    bool *cohort_preempted; /* owned, one per fq_adm node */
-    struct aside *aside;    /* owned */
+    uint8_t *cohort_preempted; /* owned, one per fq_adm node: CO_* bits */
+    struct aside *aside;       /* owned */
     size_t naside, capaside;
     uint64_t reserved0; /* stats.reservations when the cycle began */
+};
+
+/* What moved in a cohort this cycle (cohort_preempted): a head evicted
+ * its targets, a head waits for spared ones only (grace.c), a head
+ * reserved. Heads that find their cohort moved only by waits are not
+ * retried at once: nothing changes until a spared victim ends (its
+ * finish kicks a cycle) or grace_wake comes, and retrying in every turn
+ * meanwhile would spin. */
+enum {
+    CO_EVICTED = 1,
+    CO_WAITED = 2,
+    CO_RESERVED = 4
 };
 
 /* The cohort node of CQ `cq` (fq_adm index), or -1 when it has none. */
@@ -200,7 +212,8 @@ static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
     k->cq_blocked[w->cq] = true;
     int co = cohort_of(y->s, y->s->cqs[w->cq].adm);
     if (co >= 0) {
-        y->cohort_preempted[co] = true;
+        y->cohort_preempted[co] |=
+            nevicted > 0 || nspared == 0 ? CO_EVICTED : CO_WAITED;
         set_aside(y, w, r);
     }
 }
@@ -252,13 +265,16 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
                        "Workload skipped because its preemption calculations "
                        "were invalidated by another workload",
                        y->now);
-        k->need_cycle = true;
+        if (y->cohort_preempted[co] != CO_WAITED)
+            k->need_cycle = true;
         /* Its queue's next heads wait too (Kueue pops one head per queue
          * a cycle): each would compute preemptions to be skipped the
          * same way, the whole queue in one cycle. */
         k->cq_blocked[w->cq] = true;
     } else if (r->mode == FQ_ADM_FIT) {
         kq_reserve(k, y->e, y->s, w, r, y->now, NULL);
+        if (co >= 0)
+            y->cohort_preempted[co] |= CO_RESERVED;
         if (w->replaces)
             fq_kueue_slice_replaced(y->e, w->ns, w->replaces, w->name, y->now);
         rc->parked = 0;
@@ -272,7 +288,8 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
                        "Workload no longer fits after processing "
                        "another workload",
                        y->now);
-        k->need_cycle = true;
+        if (co < 0 || y->cohort_preempted[co] != CO_WAITED)
+            k->need_cycle = true;
     } else {
         kq_set_pending(y->e, w, fq_adm_why_reason(r->why), r->msg, y->now);
         rc->parked = k->park_gen;
