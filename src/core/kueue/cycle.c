@@ -258,7 +258,7 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
     }
     int co = cohort_of(y->s, c->adm);
     if (r->mode == FQ_ADM_PREEMPT && r->ntargets > 0 && co >= 0 &&
-        y->cohort_preempted[co]) {
+        (y->cohort_preempted[co] & (CO_EVICTED | CO_WAITED))) {
         /* Kueue: another head's preemptions in this cohort invalidated
          * this one's targets; it is tried again next cycle. */
         kq_set_pending(y->e, w, "Pending",
