@@ -174,7 +174,7 @@ static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
     int nspared = 0, nevicted = 0;
     for (int t = 0; t < r->ntargets; t++) {
         struct rec *v = k->hw[r->targets[t]];
-        int64_t until;
+        int64_t until = FQ_NEVER;
         if (!v->w.evicting && kq_grace_spares(y->e, v, y->now, &until)) {
             nspared++;
             if (until < k->grace_wake)
