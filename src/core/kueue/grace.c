@@ -18,7 +18,7 @@
  * remembers, do not depend on time). A target is spared when all hold:
  *
  *   1. it is admitted and not already being evicted;
- *   2. its user stated a run time (kq_stated_runtime): the
+ *   2. its user stated a run time (stated_runtime): the
  *      flexq.dev/expected-runtime annotation, else activeDeadlineSeconds,
  *      on the Workload, else on the object that owns it (its first
  *      ownerReference): the sources flexq's wait-time estimates read
@@ -88,7 +88,9 @@ static int64_t stated_on(const struct fq_value *obj)
     return ads > 0 && ads <= FQ_DURATION_MAX_MS / 1000 ? ads * 1000 : -1;
 }
 
-int64_t kq_stated_runtime(struct fq_engine *e, const struct fq_value *obj)
+/* The run time the user stated for Workload obj: on it, else on the
+ * object that owns it (its first ownerReference), or -1. */
+static int64_t stated_runtime(struct fq_engine *e, const struct fq_value *obj)
 {
     int64_t ms = stated_on(obj);
     if (ms > 0)
@@ -115,7 +117,7 @@ bool kq_grace_spares(struct fq_engine *e, struct rec *v, int64_t now,
         stored(e, FQ_KIND_WORKLOAD, v->w.ns, v->w.name);
     if (!obj)
         return false;
-    int64_t run = kq_stated_runtime(e, obj); /* 2 */
+    int64_t run = stated_runtime(e, obj); /* 2 */
     if (run <= 0)
         return false;
     int64_t at = parse_time(

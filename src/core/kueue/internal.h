@@ -517,7 +517,6 @@ bool kq_ns_matches(struct fq_engine *e, const struct cq_info *c,
                    const char *ns);
 
 /* grace.c */
-int64_t kq_stated_runtime(struct fq_engine *e, const struct fq_value *obj);
 bool kq_grace_spares(struct fq_engine *e, struct rec *v, int64_t now,
                      int64_t *until);
 
