@@ -65,6 +65,12 @@ struct fq_policy {
      * 0 = a cycle as soon as something changed (flexq's default: admits
      * as soon as kicked). */
     int64_t cycle_ms;
+    /* Preemption grace (kueue/grace.c): a preemption candidate whose
+     * user-stated run time (the flexq.dev/expected-runtime annotation or
+     * activeDeadlineSeconds) ends within this time is not evicted; the
+     * preemptor waits for it. 0 = off, Kueue's behaviour (the default in
+     * both policies). Real time: the time scale does not apply. */
+    int64_t preemption_grace_ms;
 };
 
 /*

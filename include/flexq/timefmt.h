@@ -20,4 +20,17 @@ void fq_time_format_ms(int64_t ms, char *buf, unsigned long size);
  * *ms. 0, or FQ_EINVAL for text that is not a timestamp. */
 int fq_time_parse(const char *s, int64_t *ms);
 
+/* The longest duration text fq_duration_parse reads. */
+#define FQ_DURATION_TEXT_MAX 64
+/* The longest duration it accepts: 100 years. */
+#define FQ_DURATION_MAX_MS (100LL * 366 * 86400 * 1000)
+
+/* Parses a duration as users write run times into *ms: a bare number of
+ * seconds ("3600", "0.5") or Go-style components with units h, m, s, ms
+ * ("1h30m", "90m", "1.5s", "200ms"); fractions below a millisecond are
+ * dropped. 0, or FQ_EINVAL for text that is empty, longer than
+ * FQ_DURATION_TEXT_MAX, negative, malformed or above FQ_DURATION_MAX_MS
+ * (*ms unchanged then). */
+int fq_duration_parse(const char *s, int64_t *ms);
+
 #endif

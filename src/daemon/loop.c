@@ -77,6 +77,7 @@
 #include "daemon.h"
 #include "event_gc.h"
 #include "flexq/alloc.h"
+#include "flexq/timefmt.h"
 #include "log.h"
 #include "runner/runner.h"
 #include "space.h"
@@ -595,6 +596,31 @@ static void seed_namespaces(struct fq_daemon *d)
     }
 }
 
+/* policy.preemptionGraceSeconds: seconds (fractional allowed) or a
+ * duration ("30s", "10m"); 0 or absent: off (Kueue). */
+static int read_grace(const struct fq_value *p, struct fq_policy *pol,
+                      struct fq_err *err)
+{
+    const struct fq_value *g = fq_map_get(p, "preemptionGraceSeconds");
+    if (!g)
+        return 0;
+    int64_t ms = -1;
+    if (g->type == FQ_V_NUM) {
+        double sec = g->u.num.d;
+        if (sec >= 0 && sec <= (double)(FQ_DURATION_MAX_MS / 1000))
+            ms = (int64_t)(sec * 1000.0);
+    } else if (fq_duration_parse(fq_value_as_str(g), &ms) < 0) {
+        ms = -1;
+    }
+    if (ms < 0)
+        return fq_err_set(err, FQ_EINVAL,
+                          "--config: policy.preemptionGraceSeconds: a number "
+                          "of seconds from 0 or a duration (\"30s\", "
+                          "\"10m\") was expected");
+    pol->preemption_grace_ms = ms;
+    return 0;
+}
+
 /* Reads the FlexqdConfig document of --config into the engine config. */
 static int read_options(const struct fq_value *doc, struct fq_engine_config *c,
                         struct fq_err *err)
@@ -624,6 +650,8 @@ static int read_options(const struct fq_value *doc, struct fq_engine_config *c,
         1000;
     c->policy.cycle_ms =
         fq_value_path_int(p, "cycleMilliseconds", c->policy.cycle_ms);
+    if (read_grace(p, &c->policy, err) < 0)
+        return FQ_EINVAL;
     const struct fq_value *w = fq_map_get(s, "waitForPodsReady");
     if (w) {
         c->pods_ready.enable = opt_bool(w, "enable", true);

@@ -14,6 +14,7 @@
  *     migrate_to_preferred_flavor: false
  *     flavor_failure_cooldown: false
  *     flavor_cooldown: 10m
+ *     preemption_grace: 1s
  *     stockout_fallback: false
  *     stockout_fallback_after: 10m
  *     no_pods: true                  # default true (workload granularity)
@@ -605,6 +606,9 @@ static void config(struct ctx *c, const struct fq_value *cfgv,
     if (fq_map_get(cfgv, "stockout_fallback_after"))
         p->stockout_fallback_after_ms =
             duration(c, fq_map_get(cfgv, "stockout_fallback_after"));
+    if (fq_map_get(cfgv, "preemption_grace"))
+        p->preemption_grace_ms =
+            duration(c, fq_map_get(cfgv, "preemption_grace"));
     cfg->no_pods = fq_value_path_bool(cfgv, "no_pods", cfg->no_pods);
     cfg->sim_provider =
         fq_value_path_bool(cfgv, "sim_provider", cfg->sim_provider);

@@ -423,6 +423,46 @@ static void test_time_format_parse(void **state)
     assert_int_equal(fq_time_parse("yesterday", &ms), FQ_EINVAL);
 }
 
+/* Run times as users write them (flexq.dev/expected-runtime). */
+static void test_duration_parse(void **state)
+{
+    (void)state;
+
+    static const struct {
+        const char *s;
+        int64_t ms;
+    } ok[] = {{"3600", 3600000}, {"0.5", 500},
+              {"90m", 5400000},  {"1h30m", 5400000},
+              {"45s", 45000},    {"200ms", 200},
+              {"1.5s", 1500},    {"1h2.5m", 3750000},
+              {"2m30s", 150000}, {"0", 0}};
+
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        int64_t ms = -1;
+        assert_int_equal(fq_duration_parse(ok[i].s, &ms), 0);
+        assert_int_equal(ms, ok[i].ms);
+    }
+    static const char *const bad[] = {
+        "",
+        "-5",
+        "1h30",
+        "5x",
+        "s",
+        ".s",
+        "1..2s",
+        "h1",
+        "999999999999999999999h",
+        "876000000h",
+        "1111111111111111111111111111111111111111111111111111111111111111111"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int64_t ms = 7;
+        assert_int_equal(fq_duration_parse(bad[i], &ms), FQ_EINVAL);
+        assert_int_equal(ms, 7);
+    }
+    int64_t ms = 7;
+    assert_int_equal(fq_duration_parse(NULL, &ms), FQ_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_engine_events_aggregate),
         cmocka_unit_test(test_engine_same_seed_same_uids),
         cmocka_unit_test(test_time_format_parse),
+        cmocka_unit_test(test_duration_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

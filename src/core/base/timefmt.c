@@ -136,3 +136,58 @@ int fq_time_parse(const char *s, int64_t *ms)
     *ms = secs * 1000 + frac_ms;
     return 0;
 }
+
+/*
+ * Durations. Each component is digits with an optional fraction and a
+ * unit; a text with no unit at all is seconds. Worked example: "1h2.5m"
+ * is 3,600,000 + 150,000 = 3,750,000 ms. The integer part is capped
+ * before it is multiplied, so no input can overflow.
+ */
+int fq_duration_parse(const char *s, int64_t *ms)
+{
+    if (!s || !*s || strlen(s) > FQ_DURATION_TEXT_MAX)
+        return FQ_EINVAL;
+    int64_t total = 0;
+    const char *p = s;
+    while (*p) {
+        int64_t whole = 0, frac = 0, scale = 1;
+        const char *d = p;
+        while (*p >= '0' && *p <= '9') {
+            if (whole > FQ_DURATION_MAX_MS)
+                return FQ_EINVAL;
+            whole = whole * 10 + (*p++ - '0');
+        }
+        if (*p == '.') {
+            p++;
+            while (*p >= '0' && *p <= '9') {
+                if (scale < 1000000000) {
+                    frac = frac * 10 + (*p - '0');
+                    scale *= 10;
+                }
+                p++;
+            }
+        }
+        if (p == d || (p == d + 1 && *d == '.'))
+            return FQ_EINVAL; /* no digits */
+        int64_t unit;
+        if (!*p && d == s)
+            unit = 1000; /* a bare number: seconds */
+        else if (p[0] == 'm' && p[1] == 's')
+            unit = 1, p += 2;
+        else if (*p == 'h')
+            unit = 3600000, p++;
+        else if (*p == 'm')
+            unit = 60000, p++;
+        else if (*p == 's')
+            unit = 1000, p++;
+        else
+            return FQ_EINVAL;
+        if (whole > FQ_DURATION_MAX_MS / unit)
+            return FQ_EINVAL;
+        total += whole * unit + frac * unit / scale;
+        if (total > FQ_DURATION_MAX_MS)
+            return FQ_EINVAL;
+    }
+    *ms = total;
+    return 0;
+}

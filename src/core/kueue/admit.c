@@ -129,8 +129,11 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     w->holds = true;
     w->pending = false;
     kq_wl_set_use(w, r->nuse, r->use_fr, r->use_amt);
-    if (new_holder)
+    if (new_holder) {
         w->reserved_at = now;
+        rc->grace_rsv = now;
+        rc->grace_since = 0;
+    }
     kq_account(k, rc, +1);
     if (new_holder && k->afs_on)
         kq_afs_penalty(k, e, w);

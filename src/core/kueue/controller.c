@@ -280,6 +280,7 @@ static void *create(struct fq_engine *e)
         k->cycle_ms = 0;
     k->last_cycle = INT64_MIN / 2;
     k->need_cycle = true;
+    k->grace_wake = FQ_NEVER;
     k->config_dirty = true;
     k->recs.free_val = kq_rec_free;
     k->timers.free_val = free;
@@ -725,7 +726,13 @@ static void run(void *self, struct fq_engine *e, int64_t now)
     k->ran_at = now;
     bool full =
         ((k->need_cycle || k->requeue) && now >= k->last_cycle + k->cycle_ms) ||
-        now >= tq_next(k) || (k->afs_on && now >= k->afs_next);
+        now >= tq_next(k) || (k->afs_on && now >= k->afs_next) ||
+        now >= k->grace_wake;
+    if (now >= k->grace_wake) {
+        /* A spared victim stops being spared (grace.c). */
+        k->grace_wake = FQ_NEVER;
+        k->need_cycle = true;
+    }
     if (k->config_dirty)
         rebuild(k, e);
     if (!k->seeded)
@@ -761,6 +768,8 @@ static int64_t next_wakeup(const void *self)
     int64_t t = tq_next(k);
     if (k->afs_on && k->afs_next < t)
         t = k->afs_next;
+    if (k->grace_wake < t)
+        t = k->grace_wake;
     if (k->need_cycle) {
         /* After the quiet cycles planned (ff_plan), if any. */
         int64_t c = k->last_cycle + (k->ff_n + 1) * k->cycle_ms;

@@ -34,10 +34,22 @@ struct cyc {
     /* Kueue's cycleCohortsSkipPreemption and the preemptors' share of
      * cycleCohortsUsage (scheduler.go): a cohort (fq_adm node) where a
      * head issued preemptions this cycle, and the quota set aside. */
-    bool *cohort_preempted; /* owned, one per fq_adm node */
-    struct aside *aside;    /* owned */
+    uint8_t *cohort_preempted; /* owned, one per fq_adm node: CO_* bits */
+    struct aside *aside;       /* owned */
     size_t naside, capaside;
     uint64_t reserved0; /* stats.reservations when the cycle began */
+};
+
+/* What moved in a cohort this cycle (cohort_preempted): a head evicted
+ * its targets, a head waits for spared ones only (grace.c), a head
+ * reserved. Heads that find their cohort moved only by waits are not
+ * retried at once: nothing changes until a spared victim ends (its
+ * finish kicks a cycle) or grace_wake comes, and retrying in every turn
+ * meanwhile would spin. */
+enum {
+    CO_EVICTED = 1,
+    CO_WAITED = 2,
+    CO_RESERVED = 4
 };
 
 /* The cohort node of CQ `cq` (fq_adm index), or -1 when it has none. */
@@ -153,27 +165,55 @@ static void nominate(struct cyc *y, int nheads)
 }
 
 /* Preempts the targets of head w's nomination and leaves it pending at
- * the head of its queue (retried next cycle). */
+ * the head of its queue (retried next cycle). With the preemption grace
+ * (grace.c) a target about to finish is spared instead, and the cycle
+ * that looks at w again comes when one ends or stops being spared. */
 static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
 {
     struct kueue *k = y->k;
+    int nspared = 0, nevicted = 0;
     for (int t = 0; t < r->ntargets; t++) {
         struct rec *v = k->hw[r->targets[t]];
-        if (!v->w.evicting) {
+        int64_t until = FQ_NEVER;
+        if (!v->w.evicting && kq_grace_spares(y->e, v, y->now, &until)) {
+            nspared++;
+            if (until < k->grace_wake)
+                k->grace_wake = until;
+        } else if (!v->w.evicting) {
             kq_preempt(k, y->e, &v->w, w, r->target_reason[t], y->now);
             k->hs[r->targets[t]].evicting = true;
             kq_nm_touch(k, k->hs[r->targets[t]].cq);
+            nevicted++;
         }
     }
-    char msg[FQ_ADM_MSG_MAX + 64];
-    snprintf(msg, sizeof(msg), "%s%sPending the preemption of %d workload(s)",
-             r->msg, r->msg[0] ? ". " : "", r->ntargets);
+    char msg[FQ_ADM_MSG_MAX + 160];
+    int n = snprintf(msg, sizeof(msg), "%s%s", r->msg, r->msg[0] ? ". " : "");
+    if (n < 0 || (size_t)n >= sizeof(msg))
+        n = 0;
+    if (nspared == r->ntargets)
+        snprintf(msg + n, sizeof(msg) - (size_t)n,
+                 "Waiting for %d workload(s) expected to finish within the "
+                 "preemption grace",
+                 nspared);
+    else if (nspared > 0)
+        snprintf(msg + n, sizeof(msg) - (size_t)n,
+                 "Pending the preemption of %d workload(s); waiting for %d "
+                 "workload(s) expected to finish within the preemption grace",
+                 r->ntargets - nspared, nspared);
+    else
+        snprintf(msg + n, sizeof(msg) - (size_t)n,
+                 "Pending the preemption of %d workload(s)", r->ntargets);
     kq_set_pending(y->e, w, "WaitingForPreemptedWorkloads", msg, y->now);
-    k->need_cycle = true;
+    /* Evictions change the holders at once; spared victims change
+     * nothing until they finish (a change that kicks a cycle) or
+     * grace_wake comes. */
+    if (nevicted > 0 || nspared == 0)
+        k->need_cycle = true;
     k->cq_blocked[w->cq] = true;
     int co = cohort_of(y->s, y->s->cqs[w->cq].adm);
     if (co >= 0) {
-        y->cohort_preempted[co] = true;
+        y->cohort_preempted[co] |=
+            nevicted > 0 || nspared == 0 ? CO_EVICTED : CO_WAITED;
         set_aside(y, w, r);
     }
 }
@@ -218,20 +258,23 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
     }
     int co = cohort_of(y->s, c->adm);
     if (r->mode == FQ_ADM_PREEMPT && r->ntargets > 0 && co >= 0 &&
-        y->cohort_preempted[co]) {
+        (y->cohort_preempted[co] & (CO_EVICTED | CO_WAITED))) {
         /* Kueue: another head's preemptions in this cohort invalidated
          * this one's targets; it is tried again next cycle. */
         kq_set_pending(y->e, w, "Pending",
                        "Workload skipped because its preemption calculations "
                        "were invalidated by another workload",
                        y->now);
-        k->need_cycle = true;
+        if (y->cohort_preempted[co] != CO_WAITED)
+            k->need_cycle = true;
         /* Its queue's next heads wait too (Kueue pops one head per queue
          * a cycle): each would compute preemptions to be skipped the
          * same way, the whole queue in one cycle. */
         k->cq_blocked[w->cq] = true;
     } else if (r->mode == FQ_ADM_FIT) {
         kq_reserve(k, y->e, y->s, w, r, y->now, NULL);
+        if (co >= 0)
+            y->cohort_preempted[co] |= CO_RESERVED;
         if (w->replaces)
             fq_kueue_slice_replaced(y->e, w->ns, w->replaces, w->name, y->now);
         rc->parked = 0;
@@ -245,7 +288,8 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
                        "Workload no longer fits after processing "
                        "another workload",
                        y->now);
-        k->need_cycle = true;
+        if (co < 0 || y->cohort_preempted[co] != CO_WAITED)
+            k->need_cycle = true;
     } else {
         kq_set_pending(y->e, w, fq_adm_why_reason(r->why), r->msg, y->now);
         rc->parked = k->park_gen;

@@ -19,6 +19,7 @@
  *   cycle.c      the scheduling cycle
  *   nommemo.c    failed nominations remembered; quiet cohorts kept parked
  *   admit.c      reserve, pending, preempt, migrate
+ *   grace.c      preemption grace: victims about to finish are spared
  *   pace.c       Kueue-paced cycles planned ahead
  *   afs.c        admission fair sharing: LocalQueue usage and queue order
  *   tas_place.c  topology-aware placement of a fitting workload (tas.c)
@@ -201,6 +202,10 @@ struct kueue {
     /* Failed nominations remembered per root cohort version (nommemo.c),
      * owned, NULL until a cycle asks; dropped with the snapshot. */
     struct nommemo *nm;
+    /* Preemption grace (grace.c): the earliest time a spared victim
+     * stops being spared (its expected end, or its grace used up), when
+     * a cycle must look at its preemptor again; FQ_NEVER: none. */
+    int64_t grace_wake;
 };
 
 /* The condition types the controller reads of a Workload, for cond_scan. */
@@ -379,6 +384,10 @@ struct rec {
     /* What it was derived from (fingerprint()), while fp_ok. */
     uint64_t fp;
     bool fp_ok;
+    /* Preemption grace (grace.c): when its quota was last reserved, to
+     * the millisecond (conditions keep whole seconds), and when it was
+     * first spared since (0: not yet). Set by kq_reserve. */
+    int64_t grace_rsv, grace_since;
 };
 
 /* A podSets subtree's view in a struct wl (wl_podsets' answer), kept
@@ -519,6 +528,10 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
                     int64_t now);
 bool kq_ns_matches(struct fq_engine *e, const struct cq_info *c,
                    const char *ns);
+
+/* grace.c */
+bool kq_grace_spares(struct fq_engine *e, struct rec *v, int64_t now,
+                     int64_t *until);
 
 /* derive.c */
 int kq_shape_of(struct kueue *k, const struct wl *w);

@@ -256,31 +256,13 @@ static void admitted_flavor(const struct fq_value *wl, char *buf, size_t size)
 
 /* --- run times ----------------------------------------------------------------- */
 
-/* "3600", "90m", "1h30m", "45s" -> ms; -1 if malformed. */
+/* "3600", "90m", "1h30m", "45s", "0.5", "200ms" -> ms; -1 if malformed
+ * or zero (fq_duration_parse, the reader the kueue controller's
+ * preemption grace uses too). */
 static int64_t parse_duration(const char *s)
 {
-    if (!s || !*s)
-        return -1;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (*end == '\0')
-        return v > 0 ? v * 1000 : -1;
-    int64_t total = 0;
-    const char *p = s;
-    while (*p) {
-        v = strtoll(p, &end, 10);
-        if (end == p || v < 0)
-            return -1;
-        int64_t unit = *end == 'h' ? 3600000 :
-                       *end == 'm' ? 60000 :
-                       *end == 's' ? 1000 :
-                                     0;
-        if (!unit)
-            return -1;
-        total += v * unit;
-        p = end + 1;
-    }
-    return total > 0 ? total : -1;
+    int64_t ms = 0;
+    return fq_duration_parse(s, &ms) == 0 && ms > 0 ? ms : -1;
 }
 
 int64_t fq_estimate_runtime(const struct fq_value *obj,
