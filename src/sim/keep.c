@@ -48,14 +48,19 @@
  *      more of J's pods. When the whole pool has less free room than one
  *      pod, that holds without looking. Nodes still booting take no
  *      placements.
+ *   7. no ClusterQueue of the config may preempt (sim_config_preempts):
+ *      among a preemption's candidates of one priority Kueue takes the
+ *      one admitted last, so a kept workload, still carrying its first
+ *      admission, would be spared where its new workload would be the
+ *      victim (test_sim_keep's preempting config). No config of
+ *      examples/sim preempts.
  *
  * Under 2 and 3 nothing else moves at T, so the first pass only releases
  * J (its nodes become unneeded, which the second pass undoes before any
  * timer of the scale-down reads it) and the second puts it back. What
- * differs afterwards is invisible to every decision: the workload's name,
- * creation and admission times (the queue order of a workload that is
- * running; no config of examples/sim preempts), and a node's placement
- * list order.
+ * differs afterwards is invisible to every decision (under 7): the
+ * workload's name, creation and admission times (the queue order of a
+ * workload that is running), and a node's placement list order.
  *
  * Condition 6 reads node records: one per Node of an on-demand pool,
  * made and marked stale by the engine's observer (sim_keep_node on every
@@ -68,7 +73,8 @@
  * fq_sim_options.requeue_segments) keep no records.
  *
  * What it does not do: keep boundaries that end together (1), or any
- * while something waits; decide anything (simrun.c applies it).
+ * while something waits or under a config that preempts (7); decide
+ * anything (simrun.c applies it).
  */
 #include "simrun.h"
 
@@ -249,4 +255,26 @@ bool sim_seg_keepable(struct sim *s, size_t idx, size_t ending, int64_t wakeup)
     if (per <= 0)
         return false;
     return same_nodes(s, idx, j->run_pool, per, rec->hosts);
+}
+
+/* Whether Kueue's policy `p` (a preemption field's text) preempts: Never
+ * is Kueue's default when the field is absent. */
+static bool policy_preempts(const char *p)
+{
+    return p && *p && strcmp(p, "Never") != 0;
+}
+
+bool sim_config_preempts(struct fq_value *const *docs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(fq_value_path_str(docs[i], "kind", ""), "ClusterQueue"))
+            continue;
+        const struct fq_value *p = fq_value_path(docs[i], "spec.preemption");
+        if (policy_preempts(fq_value_path_str(p, "withinClusterQueue", "")) ||
+            policy_preempts(fq_value_path_str(p, "reclaimWithinCohort", "")) ||
+            policy_preempts(
+                fq_value_path_str(p, "borrowWithinCohort.policy", "")))
+            return true;
+    }
+    return false;
 }

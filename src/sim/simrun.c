@@ -1284,11 +1284,13 @@ int fq_sim_run(const struct fq_sim_options *o, struct fq_sim_result *out,
     s.e = fq_engine_new(&cfg);
     s.store = fq_engine_store(s.e);
     s.policy = cfg.policy;
-    /* Boundaries can be kept only where jobs are split and the cycle is
-     * not paced (keep.c): otherwise no node records are kept either. */
+    /* Boundaries can be kept only where jobs are split, the cycle is
+     * not paced and nothing preempts (keep.c): otherwise no node records
+     * are kept either. */
     s.keep_on =
         (s.rule == FQ_SIM_LONG_SPLIT || s.rule == FQ_SIM_LONG_SPLIT_A) &&
-        !o->requeue_segments && s.policy.cycle_ms == 0;
+        !o->requeue_segments && s.policy.cycle_ms == 0 &&
+        !sim_config_preempts(docs, n);
     s.docs = docs;
     s.ndocs = n;
     if (o->route_b_ms > 0 || oo.route_b_area > 0)

@@ -173,6 +173,10 @@ bool sim_nslot_live(const struct nslot *n); /* holds a node (not empty) */
  * workload. `ending`: how many runs end now; `wakeup`: the engine's next
  * wakeup (virtual ms) as it was before this instant's changes. */
 bool sim_seg_keepable(struct sim *s, size_t idx, size_t ending, int64_t wakeup);
+/* keep.c: whether a ClusterQueue of the config docs[0..n) may preempt
+ * (any of Kueue's preemption policies other than Never): then no
+ * boundary is kept (keep.c, condition 7). */
+bool sim_config_preempts(struct fq_value *const *docs, size_t n);
 /* keep.c's node records, kept from the observer: sim_keep_node marks the
  * record of a Node added or changed stale (made the first time; none for
  * a queued pool's node), sim_keep_forget drops the record of a deleted

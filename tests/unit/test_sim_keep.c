@@ -46,15 +46,42 @@ static bool engine_ready(void)
     return ok;
 }
 
+/* The ClusterQueue's line before which preempting() puts its
+ * preemption policy. */
+#define CQ_SPEC "  namespaceSelector: {}\n"
+
+/* config_ab with its ClusterQueue preempting lower priorities, in the
+ * first flavor that can (owned by the caller). */
+static char *preempting(void)
+{
+    const char *at = strstr(config_ab, CQ_SPEC);
+    assert_non_null(at);
+    static const char add[] =
+        "  preemption: {withinClusterQueue: LowerPriority}\n"
+        "  flavorFungibility: {whenCanPreempt: Preempt}\n";
+    size_t head = (size_t)(at - config_ab), n = strlen(config_ab);
+    char *c = test_malloc(n + sizeof(add));
+    memcpy(c, config_ab, head);
+    memcpy(c + head, add, sizeof(add) - 1);
+    memcpy(c + head + sizeof(add) - 1, at, n - head + 1);
+    return c;
+}
+
+/* Whether the runs use preempting()'s config instead of config_ab. */
+static bool use_preempting;
+
 /* Runs t (borrowed: the jobs' ids in r point into it). */
 static void run(const struct fq_trace *t, bool requeue, struct fq_sim_result *r)
 {
     struct fq_docs docs = {0};
     struct fq_err err = {0};
     struct fq_limits lim = fq_limits_default();
-    assert_int_equal(fq_yaml_parse(config_ab, strlen(config_ab), "c.yaml", &lim,
-                                   &docs, &err),
-                     0);
+    char *cfg = use_preempting ? preempting() : NULL;
+    const char *text = cfg ? cfg : config_ab;
+    assert_int_equal(
+        fq_yaml_parse(text, strlen(text), "c.yaml", &lim, &docs, &err), 0);
+    if (cfg)
+        test_free(cfg);
     struct fq_sim_options o;
     fq_sim_options_init(&o);
     o.config = &docs;
@@ -172,11 +199,38 @@ static void test_requeued(void **state)
     fq_sim_result_release(&q);
 }
 
+/*
+ * A config that preempts: x and y (4 GPUs each, priority 0) share Plan
+ * A's node; z (priority 10) arrives at 1,200 s and preempts the one
+ * admitted last. Had x's boundary at 1,000 s been kept, x would still
+ * carry its admission at 0 s and y would be the victim instead: the
+ * figures would differ, so no boundary is kept under such a config.
+ */
+static void test_preempting_config(void **state)
+{
+    (void)state;
+    if (!engine_ready())
+        skip();
+    struct fq_sim_result r, q;
+    use_preempting = true;
+    both(HDR "x,0,4000,4,1,0,,u1\ny,500,4000,4,1,0,,u1\n"
+             "z,1200,100,4,1,10,,u1\n",
+         &r, &q);
+    use_preempting = false;
+    assert_int_equal(r.seg_kept, 0);
+    /* z preempted one of them (the figures above are the same either
+     * way). */
+    assert_true(r.jobs[0].evictions + r.jobs[1].evictions >= 1);
+    fq_sim_result_release(&r);
+    fq_sim_result_release(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kept),
         cmocka_unit_test(test_requeued),
+        cmocka_unit_test(test_preempting_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
