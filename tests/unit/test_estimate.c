@@ -21,6 +21,7 @@
 #include "flexq/engine.h"
 #include "flexq/estimate.h"
 #include "flexq/names.h"
+#include "flexq/timefmt.h"
 #include "flexq/value.h"
 
 #include "planab_testlib.h"
@@ -333,6 +334,15 @@ static void test_runtime(void **state)
                fq_value_int(60));
     assert_int_equal(fq_estimate_runtime(w, &src), 60000);
     assert_int_equal(src, FQ_EST_SRC_DEADLINE);
+    /* A deadline whose milliseconds overflow an int64 (a Job takes any
+     * int64) states no run time, as an annotation over 100 years. */
+    fq_map_set(fq_map_get(w, "spec"), "activeDeadlineSeconds",
+               fq_value_int(INT64_MAX / 10));
+    assert_int_equal(fq_estimate_runtime(w, &src), -1);
+    assert_int_equal(src, FQ_EST_SRC_NONE);
+    fq_map_set(fq_map_get(w, "spec"), "activeDeadlineSeconds",
+               fq_value_int(FQ_DURATION_MAX_MS / 1000));
+    assert_int_equal(fq_estimate_runtime(w, NULL), FQ_DURATION_MAX_MS);
     fq_value_free(w);
 }
 

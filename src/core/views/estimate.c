@@ -276,8 +276,11 @@ int64_t fq_estimate_runtime(const struct fq_value *obj,
             *src = FQ_EST_SRC_ANNOTATION;
         return ms;
     }
+    /* Up to the longest duration a run time may state (as the kueue
+     * controller's preemption grace reads it): a Job's deadline may be
+     * any int64, and ads * 1000 would overflow. */
     int64_t ads = fq_value_path_int(obj, "spec.activeDeadlineSeconds", -1);
-    if (ads > 0) {
+    if (ads > 0 && ads <= FQ_DURATION_MAX_MS / 1000) {
         if (src)
             *src = FQ_EST_SRC_DEADLINE;
         return ads * 1000;
