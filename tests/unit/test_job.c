@@ -146,6 +146,27 @@ static void test_job_active_deadline(void **state)
     fq_engine_free(e);
 }
 
+/* A deadline any developer may write, whose milliseconds overflow an
+ * int64: no deadline (it failed the Job at once, or trapped UBSan). */
+static void test_job_deadline_beyond_range(void **state)
+{
+    (void)state;
+    struct fq_engine *e = tl_engine();
+    apply_job(e, "forever", "  activeDeadlineSeconds: 9223372036854775807\n",
+              T0);
+    const char *p[4];
+    assert_int_equal(tl_pods(e, "default", "Job", "forever", p, 4), 1);
+    char *name = fq_xstrdup(p[0]);
+    tl_report(e, "default", name, "Running", true, 0, NULL, T0 + 500);
+    fq_engine_run(e, T0 + 500);
+    fq_engine_run(e, T0 + 86400000);
+    const struct fq_value *j = job(e, "forever");
+    assert_string_equal(tl_cond(j, "Failed", "status"), "");
+    assert_int_equal(fq_value_path_int(j, "status.active", -1), 1);
+    free(name);
+    fq_engine_free(e);
+}
+
 static const char *pod_index(struct fq_engine *e, const char *name)
 {
     return fq_value_as_str(
@@ -471,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_job_completes),
         cmocka_unit_test(test_job_backoff_limit),
         cmocka_unit_test(test_job_active_deadline),
+        cmocka_unit_test(test_job_deadline_beyond_range),
         cmocka_unit_test(test_job_indexed),
         cmocka_unit_test(test_job_suspend_resume),
         cmocka_unit_test(test_job_onfailure_restarts),

@@ -514,11 +514,13 @@ static void reconcile(struct fq_engine *e, const char *ns, const char *name,
         strcmp(fq_value_path_str(spec, "completionMode", ""), "Indexed") == 0 &&
         completions > 0;
 
-    /* Deadline, from startTime. */
+    /* Deadline, from startTime. The API takes any int64 of seconds; one
+     * beyond the longest duration flexq reads (100 years, timefmt.h) is
+     * none, where ads * 1000 would overflow. */
     int64_t ads = fq_value_path_int(spec, "activeDeadlineSeconds", -1);
     int64_t start = now;
     fq_time_parse(fq_value_path_str(st, "startTime", ts), &start);
-    if (ads >= 0) {
+    if (ads >= 0 && ads <= FQ_DURATION_MAX_MS / 1000) {
         int64_t deadline = start + ads * 1000;
         if (now >= deadline) {
             job_fail(e, ns, job, &v, st, "DeadlineExceeded",
