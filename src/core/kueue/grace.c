@@ -59,8 +59,17 @@
  * Starvation. A preemptor waits for a victim at most one grace (4),
  * and only for victims that hold quota it needs; new workloads cannot
  * take that room from it in the cycles it waits (the set-aside, and it
- * is ordered before lower priorities), so it is admitted at most about
- * one grace after Kueue would have admitted it, or earlier.
+ * is ordered before lower priorities). But while it waits, its cohort
+ * counts as one where a head preempted (cycle.c, CO_WAITED), so every
+ * later preemptor in the cohort, even in another ClusterQueue with
+ * victims that state no run time, is skipped as Kueue skips after an
+ * eviction, and is not retried until a spared victim ends or grace_wake:
+ * it waits up to a grace for victims it does not need, and up to one
+ * grace more for each preemptor ahead of it whose own victims are
+ * spared in turn. So "admitted at most about one grace after Kueue
+ * would have" holds for the first preemptor of a cohort only.
+ * (After a restart the controller has forgotten grace_since: a victim
+ * spared before it may be spared for one more grace.)
  *
  * Precision. Conditions store whole seconds; the controller keeps the
  * millisecond of the reservation in the record (kq_reserve) and uses it
