@@ -29,22 +29,25 @@
  *   4. the last write of ours is less than one interval ago.
  *
  * A held text replaces any held before it, and the workload gets a
- * timer at (last write + interval) in k->held_q. When it fires
+ * timer in k->held_q at the first whole multiple of the interval (engine
+ * time) at least one interval after the last write: the held texts of a
+ * deep queue come due together, one wake-up and one batch of writes per
+ * interval rather than one per workload. When it fires
  * (kq_pendmsg_flush, from the controller's run) the held text is written
  * if the stored condition is still QuotaReserved=False with the reason
  * it was held under; a write of any kind in between, or the stored text
  * coming back to the held one, drops it (kq_pendmsg_drop). So the
- * stored message is never more than one interval behind the newest text
- * the controller computed, and the workload is written at most once per
- * interval for counts. Timers fire in key order at a fixed engine time,
+ * workload is written at most once per interval for counts, and its
+ * stored message is never more than two intervals behind the newest text
+ * the controller computed. Timers fire in key order at a fixed engine time,
  * so a simulation stays deterministic.
  *
  * Worked example (interval 60 s). A head's message "... 4 more needed"
  * is written at t = 0. At t = 10 s a finish makes it "3 more needed":
  * held, timer at 60 s. At t = 20 s "2 more needed": held instead. At
  * 60 s "2 more needed" is written. At 70 s a new flavor appears in the
- * text: written at once (and the held count-only texts after it wait
- * until 130 s).
+ * text: written at once (and the count-only texts after it are held
+ * until 180 s, the first whole minute at least 60 s after 70 s).
  *
  * What it does not do: hold back anything but QuotaReserved=False
  * messages (Events are written with each write, so they thin out the
@@ -124,6 +127,18 @@ static bool counts_only(const char *a, const char *b)
     }
 }
 
+/* The first multiple of `every` at least one interval after `at`: the
+ * held texts of many workloads come due together, one wake-up (one
+ * settle, one batch of commits) per interval, not one per workload. */
+static int64_t due_after(int64_t at, int64_t every)
+{
+    int64_t t = at + every;
+    int64_t r = t % every;
+    if (r < 0)
+        r += every;
+    return r ? t - r + every : t;
+}
+
 void kq_pendmsg_init(struct kueue *k, int64_t every_ms)
 {
     k->msg_every = every_ms > 0 ? every_ms : 0;
@@ -154,9 +169,10 @@ bool kq_pendmsg_hold(struct kueue *k, struct wl *w, const char *reason,
     h->msg = fq_xrealloc(h->msg, n);
     memcpy(h->msg, msg, n);
     h->rsn = rc->why_rsn;
-    if (h->due != rc->msg_at + k->msg_every) {
-        h->due = rc->msg_at + k->msg_every;
-        fq_keyq_timer(&k->held_q, rc->key, h->due);
+    int64_t due = due_after(rc->msg_at, k->msg_every);
+    if (h->due != due) {
+        h->due = due;
+        fq_keyq_timer(&k->held_q, rc->key, due);
     }
     k->stats.pending_msgs_held++;
     return true;
