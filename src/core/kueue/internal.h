@@ -352,11 +352,12 @@ struct wl {
  * scheduler's own transitions (reserve, park), so they never disagree.
  */
 struct rec {
-    struct wl w;    /* first member: a struct wl * of a record is the record */
-    char *key;      /* "ns/name", owned */
-    bool ok;        /* its workload decodes: it takes part */
-    bool accounted; /* w's usage and counts are in the snapshot */
-    int qcq;        /* the ClusterQueue whose pending queue holds it, -1 */
+    struct wl w;     /* first member: a struct wl * of a record is the record */
+    char *key;       /* "ns/name", owned */
+    bool ok;         /* its workload decodes: it takes part */
+    bool accounted;  /* w's usage and counts are in the snapshot */
+    uint8_t why_rsn; /* the stored message's reason (pendmsg.c), 0: other */
+    int qcq;         /* the ClusterQueue whose pending queue holds it, -1 */
     /* == park_gen: in that queue's park array, not act (a generation,
      * so that a requeue moves every parked record back without writing
      * to each one) */
@@ -368,7 +369,6 @@ struct rec {
     uint64_t parked;  /* == park_gen: inadmissible until capacity changes */
     uint64_t own_rev; /* revision of our last QuotaReserved=False message */
     int64_t msg_at;   /* engine time of that write (pendmsg.c) */
-    uint8_t why_rsn;  /* the stored message's reason (pendmsg.c), 0: other */
     /* A migration that did not fit stays impossible until quota is
      * released on a flavor it may move to (the sum of their rel_flv
      * moves) or a flavor cool-down ends. */
