@@ -71,6 +71,13 @@ struct fq_policy {
      * preemptor waits for it. 0 = off, Kueue's behaviour (the default in
      * both policies). Real time: the time scale does not apply. */
     int64_t preemption_grace_ms;
+    /* A pending workload's QuotaReserved=False message whose text changes
+     * only in its counts ("N more needed") is written at most once per
+     * this much engine time (the newest text at the end of it, so none is
+     * left stale); a new reason, flavor or resource is written at once
+     * (kueue/pendmsg.c). 0 = every change at once, Kueue's behaviour;
+     * flexq's default 60 s. */
+    int64_t pending_message_refresh_ms;
 };
 
 /*

@@ -621,6 +621,32 @@ static int read_grace(const struct fq_value *p, struct fq_policy *pol,
     return 0;
 }
 
+/* policy.pendingMessageRefreshSeconds: whole seconds or a duration; 0:
+ * every change of a pending message written at once (Kueue). */
+static int read_msg_refresh(const struct fq_value *p, struct fq_policy *pol,
+                            struct fq_err *err)
+{
+    const struct fq_value *g = fq_map_get(p, "pendingMessageRefreshSeconds");
+    if (!g)
+        return 0;
+    int64_t ms = -1;
+    if (g->type == FQ_V_NUM) {
+        double sec = g->u.num.d;
+        if (sec >= 0 && sec <= 86400)
+            ms = (int64_t)(sec * 1000.0);
+    } else if (fq_duration_parse(fq_value_as_str(g), &ms) < 0 ||
+               ms > 86400 * 1000LL) {
+        ms = -1;
+    }
+    if (ms < 0)
+        return fq_err_set(err, FQ_EINVAL,
+                          "--config: policy.pendingMessageRefreshSeconds: "
+                          "seconds from 0 to 86400 or a duration (\"60s\", "
+                          "\"5m\") was expected");
+    pol->pending_message_refresh_ms = ms;
+    return 0;
+}
+
 /* Reads the FlexqdConfig document of --config into the engine config. */
 static int read_options(const struct fq_value *doc, struct fq_engine_config *c,
                         struct fq_err *err)
@@ -650,7 +676,8 @@ static int read_options(const struct fq_value *doc, struct fq_engine_config *c,
         1000;
     c->policy.cycle_ms =
         fq_value_path_int(p, "cycleMilliseconds", c->policy.cycle_ms);
-    if (read_grace(p, &c->policy, err) < 0)
+    if (read_grace(p, &c->policy, err) < 0 ||
+        read_msg_refresh(p, &c->policy, err) < 0)
         return FQ_EINVAL;
     const struct fq_value *w = fq_map_get(s, "waitForPodsReady");
     if (w) {

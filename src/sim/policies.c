@@ -150,6 +150,11 @@ int fq_sim_switches_apply(const char *spec, struct fq_policy *p,
             rc = *end || !*v || n < 0 || n > 3600000 ? FQ_EINVAL : 0;
             if (!rc)
                 p->cycle_ms = n;
+        } else if (!strcmp(k, "message-refresh")) {
+            long long n = strtoll(v, &end, 10);
+            rc = *end || !*v || n < 0 || n > 86400 ? FQ_EINVAL : 0;
+            if (!rc)
+                p->pending_message_refresh_ms = n * 1000;
         } else if (!strcmp(k, "migrate")) {
             rc = on_off(v, &p->migrate_to_preferred_flavor);
         } else if (!strcmp(k, "cooldown")) {
@@ -160,7 +165,7 @@ int fq_sim_switches_apply(const char *spec, struct fq_policy *p,
             return fq_err_set(err, FQ_EINVAL,
                               "--switch: unknown switch \"%s\" (admissions, "
                               "migrate, cooldown, stockout-fallback, "
-                              "cycle-ms)",
+                              "cycle-ms, message-refresh)",
                               k);
         }
         if (rc)

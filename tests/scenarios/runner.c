@@ -15,6 +15,7 @@
  *     flavor_failure_cooldown: false
  *     flavor_cooldown: 10m
  *     preemption_grace: 1s
+ *     pending_message_refresh: 60s   # 0s: every change at once
  *     stockout_fallback: false
  *     stockout_fallback_after: 10m
  *     no_pods: true                  # default true (workload granularity)
@@ -609,6 +610,9 @@ static void config(struct ctx *c, const struct fq_value *cfgv,
     if (fq_map_get(cfgv, "preemption_grace"))
         p->preemption_grace_ms =
             duration(c, fq_map_get(cfgv, "preemption_grace"));
+    if (fq_map_get(cfgv, "pending_message_refresh"))
+        p->pending_message_refresh_ms =
+            duration(c, fq_map_get(cfgv, "pending_message_refresh"));
     cfg->no_pods = fq_value_path_bool(cfgv, "no_pods", cfg->no_pods);
     cfg->sim_provider =
         fq_value_path_bool(cfgv, "sim_provider", cfg->sim_provider);

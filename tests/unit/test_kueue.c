@@ -210,6 +210,8 @@ static void test_nomination_memo(void **state)
     struct fq_engine_config cfg;
     fq_engine_config_init(&cfg);
     cfg.policy = fq_policy_default();
+    /* The messages below are each cycle's own: every change written. */
+    cfg.policy.pending_message_refresh_ms = 0;
     cfg.sim_provider = false;
     struct fq_engine *e = fq_engine_new(&cfg);
     int64_t t = 1767225600000; /* 2026-01-01 */

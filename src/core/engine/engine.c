@@ -320,6 +320,7 @@ struct fq_policy fq_policy_default(void)
         .stockout_fallback = true,
         .stockout_fallback_after_ms = 10 * 60 * 1000,
         .cycle_ms = 0,
+        .pending_message_refresh_ms = 60 * 1000,
     };
     return p;
 }
@@ -332,6 +333,7 @@ struct fq_policy fq_policy_kueue(void)
     p.flavor_failure_cooldown = false;
     p.stockout_fallback = false;
     p.cycle_ms = FQ_KUEUE_CYCLE_MS;
+    p.pending_message_refresh_ms = 0;
     return p;
 }
 

@@ -143,15 +143,29 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
         kq_holder_fill(k, kq_holder_at(k, rc));
 }
 
-/* Writes QuotaReserved=False with a reason and message, when it changed.
+/* Writes QuotaReserved=False with a reason and message, when it changed
+ * and pendmsg.c does not hold a count-only change back.
  * The stored tree is edited in place, so it is the object the Event
  * names, and the store's revision after the edit is the one its notice
  * carries: no second lookup of the workload. */
-void kq_set_pending(struct fq_engine *e, struct wl *w, const char *reason,
-                    const char *msg, int64_t now)
+void kq_set_pending(struct kueue *k, struct fq_engine *e, struct wl *w,
+                    const char *reason, const char *msg, int64_t now)
 {
-    if (w->why_msg && !strcmp(w->why_msg, msg))
+    if (w->why_msg && !strcmp(w->why_msg, msg)) {
+        kq_pendmsg_drop(k, w); /* the counts came back */
         return;
+    }
+    if (kq_pendmsg_hold(k, w, reason, msg, now))
+        return;
+    kq_pendmsg_write(k, e, w, reason, msg, now);
+}
+
+void kq_pendmsg_write(struct kueue *k, struct fq_engine *e, struct wl *w,
+                      const char *reason, const char *msg, int64_t now)
+{
+    struct rec *rc = (struct rec *)w;
+    kq_pendmsg_drop(k, w);
+    rc->why_rsn = kq_pendmsg_reason_code(reason);
     struct fq_objstore *st = fq_engine_store(e);
     struct fq_value *obj =
         fq_objstore_edit_in_place(st, FQ_KIND_WORKLOAD, w->ns, w->name);
@@ -159,7 +173,8 @@ void kq_set_pending(struct fq_engine *e, struct wl *w, const char *reason,
         fq_objstore_edited(st, FQ_KIND_WORKLOAD, w->ns, w->name, false);
         /* Our own message: the record stays true (w is one). Read before
          * the Event, which flexqd stores as an object of its own. */
-        ((struct rec *)w)->own_rev = fq_objstore_revision(st);
+        rc->own_rev = fq_objstore_revision(st);
+        rc->msg_at = now;
         fq_engine_event(e, obj, "Warning", reason, "%s", msg);
     }
     size_t n = strlen(msg) + 1;

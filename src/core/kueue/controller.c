@@ -281,6 +281,9 @@ static void *create(struct fq_engine *e)
     k->last_cycle = INT64_MIN / 2;
     k->need_cycle = true;
     k->grace_wake = FQ_NEVER;
+    kq_pendmsg_init(
+        k, fq_time_scaled(
+               e, fq_engine_config(e)->policy.pending_message_refresh_ms));
     k->config_dirty = true;
     k->recs.free_val = kq_rec_free;
     k->timers.free_val = free;
@@ -494,6 +497,7 @@ static void destroy(void *self)
     fq_smap_free(&k->slices);
     fq_smap_free(&k->live);
     fq_smap_free(&k->timers);
+    kq_pendmsg_release(k);
     fq_smap_free(&k->shapes);
     fq_smap_free(&k->psviews);
     fq_smap_free(&k->admviews);
@@ -738,6 +742,7 @@ static void run(void *self, struct fq_engine *e, int64_t now)
     if (!k->seeded)
         seed(k, e);
     lifecycle_pass(k, e, now);
+    kq_pendmsg_flush(k, e, now);
     tq_clean(k);
     if (!full) {
         kq_ff_plan(k, now);
@@ -770,6 +775,8 @@ static int64_t next_wakeup(const void *self)
         t = k->afs_next;
     if (k->grace_wake < t)
         t = k->grace_wake;
+    if (kq_pendmsg_next(k) < t)
+        t = kq_pendmsg_next(k);
     if (k->need_cycle) {
         /* After the quiet cycles planned (ff_plan), if any. */
         int64_t c = k->last_cycle + (k->ff_n + 1) * k->cycle_ms;

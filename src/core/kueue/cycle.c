@@ -203,7 +203,7 @@ static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
     else
         snprintf(msg + n, sizeof(msg) - (size_t)n,
                  "Pending the preemption of %d workload(s)", r->ntargets);
-    kq_set_pending(y->e, w, "WaitingForPreemptedWorkloads", msg, y->now);
+    kq_set_pending(y->k, y->e, w, "WaitingForPreemptedWorkloads", msg, y->now);
     /* Evictions change the holders at once; spared victims change
      * nothing until they finish (a change that kicks a cycle) or
      * grace_wake comes. */
@@ -248,7 +248,8 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
         !kq_tas_assign(k, y->e, w, r, tas_msg, sizeof(tas_msg))) {
         /* Quota fits but the pods do not fit the topology: wait, as
          * inadmissible, until capacity changes. */
-        kq_set_pending(y->e, w, "TopologyPlacementFailed", tas_msg, y->now);
+        kq_set_pending(y->k, y->e, w, "TopologyPlacementFailed", tas_msg,
+                       y->now);
         rc->parked = k->park_gen;
         kq_nm_parked(k, rc, false, y->limit == 0);
         if (strict)
@@ -261,7 +262,7 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
         (y->cohort_preempted[co] & (CO_EVICTED | CO_WAITED))) {
         /* Kueue: another head's preemptions in this cohort invalidated
          * this one's targets; it is tried again next cycle. */
-        kq_set_pending(y->e, w, "Pending",
+        kq_set_pending(y->k, y->e, w, "Pending",
                        "Workload skipped because its preemption calculations "
                        "were invalidated by another workload",
                        y->now);
@@ -284,14 +285,15 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
         moved = true;
     } else if (w->nom_fit) {
         /* Another head took the room first: retry next cycle. */
-        kq_set_pending(y->e, w, "Pending",
+        kq_set_pending(y->k, y->e, w, "Pending",
                        "Workload no longer fits after processing "
                        "another workload",
                        y->now);
         if (co < 0 || y->cohort_preempted[co] != CO_WAITED)
             k->need_cycle = true;
     } else {
-        kq_set_pending(y->e, w, fq_adm_why_reason(r->why), r->msg, y->now);
+        kq_set_pending(y->k, y->e, w, fq_adm_why_reason(r->why), r->msg,
+                       y->now);
         rc->parked = k->park_gen;
         kq_nm_parked(k, rc, true, y->limit == 0);
         if (strict)

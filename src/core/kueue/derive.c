@@ -311,8 +311,10 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     const struct fq_value *ann = fq_map_get(md, "annotations");
     const struct fq_value *qr = cond[C_QUOTA_RESERVED];
     const char *qr_status = str_at(qr, "status", "");
-    if (qr && !strcmp(qr_status, "False"))
+    if (qr && !strcmp(qr_status, "False")) {
         w->why_msg = fq_xstrdup(str_at(qr, "message", ""));
+        r->why_rsn = kq_pendmsg_reason_code(str_at(qr, "reason", ""));
+    }
     const struct fq_value *rq = cond[C_REQUEUED];
     bool in_backoff = rq && !strcmp(str_at(rq, "status", ""), "False");
     /* w->created is the spec's view's: the store keeps creationTimestamp
@@ -331,7 +333,7 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
     kq_rec_attach(k, r);
     held_restore(k, r, &was);
     if (why)
-        kq_set_pending(e, w, "Inadmissible", why, now);
+        kq_set_pending(k, e, w, "Inadmissible", why, now);
 }
 
 /*

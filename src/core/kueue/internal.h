@@ -206,6 +206,12 @@ struct kueue {
      * stops being spared (its expected end, or its grace used up), when
      * a cycle must look at its preemptor again; FQ_NEVER: none. */
     int64_t grace_wake;
+    /* Pending messages held back (pendmsg.c): the refresh interval
+     * (policy.pending_message_refresh_ms, scaled; 0: off), "ns/name" ->
+     * the held text (owned), and a timer per key at its due time. */
+    int64_t msg_every;
+    struct fq_smap held;
+    struct fq_keyq held_q;
 };
 
 /* The condition types the controller reads of a Workload, for cond_scan. */
@@ -346,11 +352,12 @@ struct wl {
  * scheduler's own transitions (reserve, park), so they never disagree.
  */
 struct rec {
-    struct wl w;    /* first member: a struct wl * of a record is the record */
-    char *key;      /* "ns/name", owned */
-    bool ok;        /* its workload decodes: it takes part */
-    bool accounted; /* w's usage and counts are in the snapshot */
-    int qcq;        /* the ClusterQueue whose pending queue holds it, -1 */
+    struct wl w;     /* first member: a struct wl * of a record is the record */
+    char *key;       /* "ns/name", owned */
+    bool ok;         /* its workload decodes: it takes part */
+    bool accounted;  /* w's usage and counts are in the snapshot */
+    uint8_t why_rsn; /* the stored message's reason (pendmsg.c), 0: other */
+    int qcq;         /* the ClusterQueue whose pending queue holds it, -1 */
     /* == park_gen: in that queue's park array, not act (a generation,
      * so that a requeue moves every parked record back without writing
      * to each one) */
@@ -361,6 +368,7 @@ struct rec {
     uint64_t done;    /* == cycle_no: handled in the running cycle */
     uint64_t parked;  /* == park_gen: inadmissible until capacity changes */
     uint64_t own_rev; /* revision of our last QuotaReserved=False message */
+    int64_t msg_at;   /* engine time of that write (pendmsg.c) */
     /* A migration that did not fit stays impossible until quota is
      * released on a flavor it may move to (the sum of their rel_flv
      * moves) or a flavor cool-down ends. */
@@ -519,8 +527,27 @@ void kq_fmt_qty(const char *res, int64_t v, char *buf, size_t n);
 void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
                 struct wl *w, const struct fq_adm_result *r, int64_t now,
                 const char *how);
-void kq_set_pending(struct fq_engine *e, struct wl *w, const char *reason,
-                    const char *msg, int64_t now);
+/* Writes QuotaReserved=False with reason and msg when the text changed,
+ * or holds a count-only change back (pendmsg.c). */
+void kq_set_pending(struct kueue *k, struct fq_engine *e, struct wl *w,
+                    const char *reason, const char *msg, int64_t now);
+/* The write itself, whatever the refresh interval says. */
+void kq_pendmsg_write(struct kueue *k, struct fq_engine *e, struct wl *w,
+                      const char *reason, const char *msg, int64_t now);
+/* pendmsg.c: the pending-message refresh. */
+void kq_pendmsg_init(struct kueue *k, int64_t every_ms);
+void kq_pendmsg_release(struct kueue *k);
+uint8_t kq_pendmsg_reason_code(const char *reason);
+/* Holds msg back when only its counts changed within the interval since
+ * the last write; true when held (nothing written). */
+bool kq_pendmsg_hold(struct kueue *k, struct wl *w, const char *reason,
+                     const char *msg, int64_t now);
+/* Forgets w's held text (the stored one is current). */
+void kq_pendmsg_drop(struct kueue *k, struct wl *w);
+/* The earliest held text's due time, FQ_NEVER when none. */
+int64_t kq_pendmsg_next(const struct kueue *k);
+/* Writes the held texts that are due and still apply. */
+void kq_pendmsg_flush(struct kueue *k, struct fq_engine *e, int64_t now);
 void kq_preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
                 const struct wl *by, int reason, int64_t now);
 void kq_adm_wl(const struct wl *w, struct fq_adm_wl *aw, bool cooldown);

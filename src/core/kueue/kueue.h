@@ -32,6 +32,11 @@ struct fq_kueue_stats {
     uint64_t nom_memo_hits;
     /* Parked heads a requeue kept parked (their root cohort quiet). */
     uint64_t requeue_kept;
+    /* Pending messages that changed only in counts and were held back,
+     * and held texts written at the end of their refresh interval
+     * (pendmsg.c). */
+    uint64_t pending_msgs_held;
+    uint64_t pending_msgs_flushed;
 };
 
 void fq_kueue_get_stats(const void *self, struct fq_kueue_stats *out);
