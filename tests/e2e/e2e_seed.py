@@ -27,6 +27,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -128,17 +129,70 @@ def head_running(svc):
     return None
 
 
+def driver_of(job):
+    """Pids of the processes of RayJob `job`'s Ray driver (its submitter
+    pod, `python3 -m flexq.submit`, and what it runs: processes of this
+    machine under the local provider, with FLEXQ_RAYJOB and
+    FLEXQ_RAY_ROLE=driver in their environment)."""
+    want = [b"FLEXQ_RAYJOB=" + job.encode(), b"FLEXQ_RAY_ROLE=driver"]
+    pids = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % p, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if all(w in env for w in want):
+            pids.append(int(p))
+    return pids
+
+
 def port_forward_step():
     """`kubectl port-forward service/rayjob-tpu-v6e-dws-1-head-svc
     8265:8265`, then the dashboard on localhost:8265, while job 1 runs
     (shutdownAfterJobFinishes deletes its cluster, and the head with it,
     when it ends; kubectl forwards only to a Running pod). When this
     machine's port 8265 is taken (another flexqd), the same command with
-    a free local port."""
+    a free local port.
+
+    Job 1 is held while kubectl starts: its driver is stopped (SIGSTOP)
+    from the moment its head runs until the forward is done. A loaded
+    machine took kubectl (and gke-gcloud-auth-plugin's gcloud) 15 s to
+    look the head pod up, by when job 1 could be over and its head
+    deleted; kubectl then watched 60 s for a head that never came and
+    failed `timed out waiting for the condition`."""
     svc = "rayjob-tpu-v6e-dws-1-head-svc"
-    if not poll("job 1's head pod to run behind " + svc,
-                lambda: head_running(svc)):
-        return
+    held = []
+
+    def running_with_driver():
+        if not head_running(svc):
+            return None
+        pids = driver_of("rayjob-tpu-v6e-dws-1")
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                held.append(pid)
+            except OSError:
+                pass
+        # held, and its head still runs: job 1 cannot end until released
+        return held and head_running(svc)
+
+    try:
+        if poll("job 1's head pod to run behind %s, with its driver" % svc,
+                running_with_driver):
+            forward(svc)
+    finally:
+        for pid in held:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+
+
+def forward(svc):
+    """The port-forward itself, and the dashboard through it."""
     import urllib.request
     for spec in ("8265:8265", ":8265"):
         cmd = "kubectl port-forward service/%s %s" % (svc, spec)
