@@ -129,12 +129,10 @@ def head_running(svc):
     return None
 
 
-def driver_of(job):
-    """Pids of the processes of RayJob `job`'s Ray driver (its submitter
-    pod, `python3 -m flexq.submit`, and what it runs: processes of this
-    machine under the local provider, with FLEXQ_RAYJOB and
-    FLEXQ_RAY_ROLE=driver in their environment)."""
-    want = [b"FLEXQ_RAYJOB=" + job.encode(), b"FLEXQ_RAY_ROLE=driver"]
+def procs_with(*want):
+    """Pids of this machine's processes whose environment holds every
+    entry of `want` (bytes; one ending in "-" is a prefix). Pods are
+    processes of this machine under the local provider."""
     pids = []
     for p in os.listdir("/proc"):
         if not p.isdigit():
@@ -144,7 +142,8 @@ def driver_of(job):
                 env = f.read().split(b"\0")
         except OSError:
             continue
-        if all(w in env for w in want):
+        if all(any(e == w or (w.endswith(b"-") and e.startswith(w))
+                   for e in env) for w in want):
             pids.append(int(p))
     return pids
 
@@ -157,31 +156,34 @@ def port_forward_step():
     machine's port 8265 is taken (another flexqd), the same command with
     a free local port.
 
-    Job 1 is held while kubectl starts: its driver is stopped (SIGSTOP)
-    from the moment its head runs until the forward is done. A loaded
-    machine took kubectl (and gke-gcloud-auth-plugin's gcloud) 15 s to
-    look the head pod up, by when job 1 could be over and its head
-    deleted; kubectl then watched 60 s for a head that never came and
-    failed `timed out waiting for the condition`."""
+    Job 1 is paused while kubectl starts: once its driver runs (the
+    submitter's, made once the whole cluster is ready), every process of
+    its cluster is stopped (SIGSTOP) until the forward is done, then
+    continued, as a machine paused and resumed. A loaded machine took
+    kubectl (and gke-gcloud-auth-plugin's gcloud) 15 s to look the head
+    pod up, by when job 1 could be over and its head deleted; kubectl
+    then watched 60 s for a head that never came and failed `timed out
+    waiting for the condition`."""
     svc = "rayjob-tpu-v6e-dws-1-head-svc"
     held = []
 
-    def running_with_driver():
-        if not head_running(svc):
+    def paused_while_running():
+        if not head_running(svc) or not procs_with(
+                b"FLEXQ_RAYJOB=rayjob-tpu-v6e-dws-1",
+                b"FLEXQ_RAY_ROLE=driver"):
             return None
-        pids = driver_of("rayjob-tpu-v6e-dws-1")
-        for pid in pids:
+        for pid in procs_with(b"FLEXQ_RAY_CLUSTER=rayjob-tpu-v6e-dws-1-"):
             try:
                 os.kill(pid, signal.SIGSTOP)
                 held.append(pid)
             except OSError:
                 pass
-        # held, and its head still runs: job 1 cannot end until released
+        # paused, and its head still runs: job 1 cannot end until resumed
         return held and head_running(svc)
 
     try:
         if poll("job 1's head pod to run behind %s, with its driver" % svc,
-                running_with_driver):
+                paused_while_running):
             forward(svc)
     finally:
         for pid in held:
