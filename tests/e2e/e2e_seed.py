@@ -27,6 +27,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -128,17 +129,72 @@ def head_running(svc):
     return None
 
 
+def procs_with(*want):
+    """Pids of this machine's processes whose environment holds every
+    entry of `want` (bytes; one ending in "-" is a prefix). Pods are
+    processes of this machine under the local provider."""
+    pids = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % p, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if all(any(e == w or (w.endswith(b"-") and e.startswith(w))
+                   for e in env) for w in want):
+            pids.append(int(p))
+    return pids
+
+
 def port_forward_step():
     """`kubectl port-forward service/rayjob-tpu-v6e-dws-1-head-svc
     8265:8265`, then the dashboard on localhost:8265, while job 1 runs
     (shutdownAfterJobFinishes deletes its cluster, and the head with it,
     when it ends; kubectl forwards only to a Running pod). When this
     machine's port 8265 is taken (another flexqd), the same command with
-    a free local port."""
+    a free local port.
+
+    Job 1 is paused while kubectl starts: once its driver runs (the
+    submitter's, made once the whole cluster is ready), every process of
+    its cluster is stopped (SIGSTOP) until the forward is done, then
+    continued, as a machine paused and resumed. A loaded machine took
+    kubectl (and gke-gcloud-auth-plugin's gcloud) 15 s to look the head
+    pod up, by when job 1 could be over and its head deleted; kubectl
+    then watched 60 s for a head that never came and failed `timed out
+    waiting for the condition`."""
     svc = "rayjob-tpu-v6e-dws-1-head-svc"
-    if not poll("job 1's head pod to run behind " + svc,
-                lambda: head_running(svc)):
-        return
+    held = []
+
+    def paused_while_running():
+        if not head_running(svc) or not procs_with(
+                b"FLEXQ_RAYJOB=rayjob-tpu-v6e-dws-1",
+                b"FLEXQ_RAY_ROLE=driver"):
+            return None
+        for pid in procs_with(b"FLEXQ_RAY_CLUSTER=rayjob-tpu-v6e-dws-1-"):
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                held.append(pid)
+            except OSError:
+                pass
+        # paused, and its head still runs: job 1 cannot end until resumed
+        return held and head_running(svc)
+
+    try:
+        if poll("job 1's head pod to run behind %s, with its driver" % svc,
+                paused_while_running):
+            forward(svc)
+    finally:
+        for pid in held:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+
+
+def forward(svc):
+    """The port-forward itself, and the dashboard through it."""
     import urllib.request
     for spec in ("8265:8265", ":8265"):
         cmd = "kubectl port-forward service/%s %s" % (svc, spec)

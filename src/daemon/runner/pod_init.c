@@ -87,6 +87,8 @@ _Noreturn void fq_pod_init_start(long *sp)
         quit(127);
     unsigned long all = ~0UL, none = 0;
     sc(__NR_rt_sigprocmask, SIG_BLOCK, (long)&all, 0, sizeof(all));
+    /* named before the fork (see run_init) */
+    sc(__NR_prctl, PR_SET_NAME, (long)"flexq-pod-init", 0, 0);
     long child = sc(__NR_clone, SIGCHLD, 0, 0, 0); /* a fork */
     if (child < 0)
         quit(127);
@@ -95,7 +97,6 @@ _Noreturn void fq_pod_init_start(long *sp)
         sc(__NR_execve, (long)argv[1], (long)(argv + 1), (long)envp, 0);
         quit(127); /* the runner's preflight found it: rare */
     }
-    sc(__NR_prctl, PR_SET_NAME, (long)"flexq-pod-init", 0, 0);
     for (;;) {
         siginfo_t si;
         long sig =
@@ -144,6 +145,12 @@ static void run_init(int argc, char **argv, char **envp)
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &old);
+    /* Named before the fork, so that the name is there by the time the
+     * command runs: set after it, a loaded machine could run the command
+     * (and its first output) while the init was still called after the
+     * binary it was run from (flexqd, in the fallback). The child keeps
+     * the name only until its execve. */
+    prctl(PR_SET_NAME, "flexq-pod-init", 0, 0, 0);
     pid_t child = fork();
     if (child < 0)
         _exit(127);
@@ -154,7 +161,6 @@ static void run_init(int argc, char **argv, char **envp)
         execve(argv[1], argv + 1, envp);
         _exit(127); /* the runner's preflight found it: rare */
     }
-    prctl(PR_SET_NAME, "flexq-pod-init", 0, 0, 0);
     for (;;) {
         siginfo_t si;
         int sig = sigwaitinfo(&all, &si);
