@@ -978,7 +978,8 @@ static void test_pod_init_named_before_command(void **state)
             dup2(fds[1], 1);
             close(fds[0]);
             close(fds[1]);
-            char *argv[] = {"flexq-pod-init", "/bin/cat", comm, NULL};
+            char name[] = "flexq-pod-init", cat[] = "/bin/cat";
+            char *argv[] = {name, cat, comm, NULL};
             execv("/proc/self/exe", argv);
             _exit(126);
         }
