@@ -314,6 +314,36 @@ static void test_list_expands(void **state)
     fq_docs_release(&docs);
 }
 
+/* YAML's .inf and .nan are numbers JSON cannot carry: refused at their
+ * line and column (the stored object would say null), quoted they are
+ * strings. Found by fuzz_manifest's JSON round trip. */
+static void test_non_finite_refused(void **state)
+{
+    (void)state;
+    const char *text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                       "  name: x\ndata:\n  a: \"1\"\nextra: [1, -.inf]\n"
+                       "more: .nan\n";
+    struct fq_docs docs = {NULL, 0, 0};
+    struct fq_errlist errs;
+    fq_errlist_init(&errs);
+    assert_int_equal(
+        fq_manifest_read(text, strlen(text), "n.yaml", &docs, &errs),
+        FQ_EINVAL);
+    assert_int_equal(docs.n, 0);
+    assert_int_equal(errs.n, 2);
+    assert_non_null(strstr(errs.items[0].msg, "-.inf is not a number JSON"));
+    assert_int_equal(errs.items[0].line, 7);
+    assert_non_null(strstr(errs.items[1].msg, ".nan is not a number JSON"));
+    assert_int_equal(errs.items[1].line, 8);
+    fq_errlist_release(&errs);
+    const char *quoted = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                         "  name: x\nmore: \".nan\"\n";
+    assert_int_equal(
+        fq_manifest_read(quoted, strlen(quoted), "n.yaml", &docs, NULL), 0);
+    assert_int_equal(docs.n, 1);
+    fq_docs_release(&docs);
+}
+
 static void test_limits_refused(void **state)
 {
     (void)state;
@@ -483,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_all_or_nothing),
         cmocka_unit_test(test_list_expands),
         cmocka_unit_test(test_limits_refused),
+        cmocka_unit_test(test_non_finite_refused),
         cmocka_unit_test(test_validate_command),
         cmocka_unit_test(test_command_table),
         cmocka_unit_test(test_envsubst_hint),

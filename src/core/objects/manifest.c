@@ -10,9 +10,12 @@
  *      replaced by its items, so a listing can be applied back.
  *   3. Each document goes through fq_object_validate, which reports every
  *      problem of the document (including unexpanded ${VAR}s).
- *   4. Across documents: the same kind/namespace/name twice is an error at
+ *   4. A number JSON cannot carry (YAML's .inf, -.inf, .nan) is an error
+ *      at its line and column: a stored object is JSON, which would write
+ *      it as null (kubectl refuses such a manifest before sending it).
+ *   5. Across documents: the same kind/namespace/name twice is an error at
  *      the second (apply would silently keep only the last).
- *   5. No errors: the documents move to `out`. Any error: they are freed.
+ *   6. No errors: the documents move to `out`. Any error: they are freed.
  *
  * A namespaced object without metadata.namespace counts as "default" for
  * the duplicate check, which is where apply puts it.
@@ -22,6 +25,7 @@
  */
 #include "flexq/manifest.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +139,31 @@ static size_t check_duplicates(const struct fq_docs *docs, const char *name,
     return nerr;
 }
 
+/* Reports each number in v that JSON cannot carry (YAML's .inf, .nan),
+ * at its line and column; returns how many. The depth is bounded by the
+ * parser's limit. */
+static size_t check_finite(const struct fq_value *v, const char *name,
+                           struct fq_errlist *errs)
+{
+    size_t n = 0;
+    if (v->type == FQ_V_NUM && !v->u.num.is_int && !isfinite(v->u.num.d)) {
+        struct fq_err e;
+        fq_err_at(&e, FQ_EINVAL, name, (int)v->line, (int)v->col, NULL,
+                  "%s is not a number JSON can carry (use a finite number, "
+                  "or quote it as a string)",
+                  v->u.num.raw ? v->u.num.raw : "this number");
+        push(errs, &e);
+        return 1;
+    }
+    if (v->type == FQ_V_SEQ)
+        for (size_t i = 0; i < v->u.seq.n; i++)
+            n += check_finite(v->u.seq.items[i], name, errs);
+    else if (v->type == FQ_V_MAP)
+        for (size_t i = 0; i < v->u.map.n; i++)
+            n += check_finite(v->u.map.items[i].val, name, errs);
+    return n;
+}
+
 int fq_manifest_read_limits(const char *text, size_t len, const char *name,
                             const struct fq_limits *lim, struct fq_docs *out,
                             struct fq_errlist *errs)
@@ -173,6 +202,7 @@ int fq_manifest_read_limits(const char *text, size_t len, const char *name,
             push(errs, &one.items[j]);
         nerr += one.n;
         fq_errlist_release(&one);
+        nerr += check_finite(docs.items[i], name, errs);
     }
     nerr += check_duplicates(&docs, name, errs);
     if (nerr) {
