@@ -37,6 +37,7 @@
 #include "cli.h"
 #include "flexq/alloc.h"
 #include "flexq/buf.h"
+#include "flexq/timefmt.h"
 #include "flexq/value.h"
 #include "html.h"
 #include "report.h"
@@ -267,20 +268,14 @@ static bool flag_is(const char *a, const char *name)
     return !strncmp(a, name, n) && (a[n] == '\0' || a[n] == '=');
 }
 
-/* A duration flag's value: a number of seconds, or with a suffix h, m
- * or s ("6h", "90m", "600"), as seconds in *out; -1 if it is none. */
+/* A duration flag's value ("6h", "90m", "1h30m", "600"; the reader of
+ * fq_duration_parse) as seconds in *out; -1 if it is none. */
 static int parse_secs(const char *v, double *out)
 {
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    double unit = !strcmp(end, "h")          ? 3600 :
-                  !strcmp(end, "m")          ? 60 :
-                  !strcmp(end, "s") || !*end ? 1 :
-                                               0;
-    if (end == v || errno || unit == 0 || !(d >= 0))
+    int64_t ms;
+    if (fq_duration_parse(v, &ms) < 0)
         return -1;
-    *out = d * unit;
+    *out = (double)ms / 1000.0;
     return 0;
 }
 
