@@ -138,6 +138,22 @@ struct fq_value *fq_value_clone(const struct fq_value *v); /* deep, owned */
 size_t fq_value_bytes(const struct fq_value *v);
 struct fq_value *fq_value_clone_sized(const struct fq_value *v, size_t *bytes);
 bool fq_value_equal(const struct fq_value *a, const struct fq_value *b);
+/*
+ * The numbers in v that JSON cannot carry (YAML's .inf, -.inf and .nan,
+ * or a binary encoding's non-finite double), in document order: calls
+ * each(ctx, node) for every one (each may be NULL) and returns how many.
+ * A stored object is JSON, which would write such a number as null, so
+ * every reader of outside input refuses them, at the node's line and
+ * column where the parser set them.
+ */
+size_t fq_value_nonfinite(const struct fq_value *v,
+                          void (*each)(void *ctx, const struct fq_value *num),
+                          void *ctx);
+/* 0 if v holds no such number; else FQ_EPARSE with `err` naming the
+ * first one as "name:line:col". For the readers that stop at the first
+ * problem (API bodies, flexqd's config). */
+int fq_value_refuse_nonfinite(const struct fq_value *v, const char *name,
+                              struct fq_err *err);
 
 /*
  * Lookups. A map is searched member by member, and a member's key is a

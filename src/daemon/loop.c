@@ -717,7 +717,9 @@ static int read_config(const char *file, struct fq_engine_config *c,
     fq_buf_release(&b);
     if (rc < 0)
         return rc;
-    for (size_t i = 0; i < docs.n; i++) {
+    for (size_t i = 0; i < docs.n && rc == 0; i++)
+        rc = fq_value_refuse_nonfinite(docs.items[i], file, err);
+    for (size_t i = 0; i < docs.n && rc == 0; i++) {
         const char *kind = fq_value_path_str(docs.items[i], "kind", "");
         if (!strcmp(kind, "FlexqdConfig")) {
             rc = read_options(docs.items[i], c, err);

@@ -264,6 +264,18 @@ try:
     check(st == 400 and body["reason"] == "BadRequest", "malformed JSON")
     st, body, _ = d.request("POST", CM, raw=b"a: [1, 2", ctype="application/yaml")
     check(st == 400, "malformed YAML: %s" % st)
+    # A number JSON cannot carry would be stored as null: refused where it is.
+    nan = (b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nan\n"
+           b"extra:\n  x: .nan\n")
+    st, body, _ = d.request("POST", CM, raw=nan, ctype="application/yaml")
+    check(st == 400 and "body:6:6" in body.get("message", "")
+          and ".nan is not a number JSON can carry" in body["message"],
+          "YAML .nan: %s %s" % (st, body))
+    st, body, _ = d.request("POST", CM, raw=b'{"apiVersion": "v1", "kind": '
+                            b'"ConfigMap", "metadata": {"name": "inf"}, '
+                            b'"extra": 1e999}')
+    check(st == 400 and "1e999 is not a number" in body.get("message", ""),
+          "JSON 1e999: %s %s" % (st, body))
     deep = "[" * 200 + "]" * 200
     st, body, _ = d.request("POST", CM, raw=('{"a":%s}' % deep).encode())
     check(st in (400, 413), "too deep: %s" % st)

@@ -640,6 +640,32 @@ static void test_merge_patch(void **state)
  * what key-by-key application gives, in the same order. */
 /* fq_value_clone_sized counts, while copying, what fq_value_bytes counts
  * of the copy: strings and numbers inline and apart, tables, nesting. */
+static void test_nonfinite(void **state)
+{
+    (void)state;
+    struct fq_limits lim = fq_limits_default();
+    struct fq_docs docs = {0};
+    const char *y = "a: 1.5\nb: [2, -.inf]\nc: {d: .nan, e: \".nan\"}\n";
+    assert_int_equal(fq_yaml_parse(y, strlen(y), "y", &lim, &docs, NULL), 0);
+    assert_int_equal(fq_value_nonfinite(docs.items[0], NULL, NULL), 2);
+    struct fq_err e = {0};
+    assert_int_equal(fq_value_refuse_nonfinite(docs.items[0], "f.yaml", &e),
+                     FQ_EPARSE);
+    assert_non_null(strstr(e.msg, "f.yaml:2:8"));
+    assert_non_null(strstr(e.msg, "-.inf is not a number JSON can carry"));
+    fq_docs_release(&docs);
+    struct fq_value *v = NULL;
+    const char *j = "{\"n\": [1, 2.5, 1e999]}";
+    assert_int_equal(fq_json_parse(j, strlen(j), "j", &lim, &v, NULL), 0);
+    assert_int_equal(fq_value_refuse_nonfinite(v, "j", &e), FQ_EPARSE);
+    assert_non_null(strstr(e.msg, "1e999"));
+    fq_value_free(v);
+    const char *ok = "{\"n\": [1, 2.5, -3e10, \"nan\"]}";
+    assert_int_equal(fq_json_parse(ok, strlen(ok), "j", &lim, &v, NULL), 0);
+    assert_int_equal(fq_value_refuse_nonfinite(v, "j", &e), 0);
+    fq_value_free(v);
+}
+
 static void test_clone_sized(void **state)
 {
     (void)state;
@@ -756,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_merge_patch),
         cmocka_unit_test(test_big_maps),
         cmocka_unit_test(test_clone_sized),
+        cmocka_unit_test(test_nonfinite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

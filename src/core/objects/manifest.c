@@ -25,7 +25,6 @@
  */
 #include "flexq/manifest.h"
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,29 +138,29 @@ static size_t check_duplicates(const struct fq_docs *docs, const char *name,
     return nerr;
 }
 
+struct nonfinite_ctx {
+    const char *name;
+    struct fq_errlist *errs;
+};
+
+static void report_nonfinite(void *ctx, const struct fq_value *num)
+{
+    struct nonfinite_ctx *c = ctx;
+    struct fq_err e;
+    fq_err_at(&e, FQ_EINVAL, c->name, (int)num->line, (int)num->col, NULL,
+              "%s is not a number JSON can carry (use a finite number, "
+              "or quote it as a string)",
+              num->u.num.raw ? num->u.num.raw : "this number");
+    push(c->errs, &e);
+}
+
 /* Reports each number in v that JSON cannot carry (YAML's .inf, .nan),
- * at its line and column; returns how many. The depth is bounded by the
- * parser's limit. */
+ * at its line and column; returns how many. */
 static size_t check_finite(const struct fq_value *v, const char *name,
                            struct fq_errlist *errs)
 {
-    size_t n = 0;
-    if (v->type == FQ_V_NUM && !v->u.num.is_int && !isfinite(v->u.num.d)) {
-        struct fq_err e;
-        fq_err_at(&e, FQ_EINVAL, name, (int)v->line, (int)v->col, NULL,
-                  "%s is not a number JSON can carry (use a finite number, "
-                  "or quote it as a string)",
-                  v->u.num.raw ? v->u.num.raw : "this number");
-        push(errs, &e);
-        return 1;
-    }
-    if (v->type == FQ_V_SEQ)
-        for (size_t i = 0; i < v->u.seq.n; i++)
-            n += check_finite(v->u.seq.items[i], name, errs);
-    else if (v->type == FQ_V_MAP)
-        for (size_t i = 0; i < v->u.map.n; i++)
-            n += check_finite(v->u.map.items[i].val, name, errs);
-    return n;
+    struct nonfinite_ctx c = {name, errs};
+    return fq_value_nonfinite(v, report_nonfinite, &c);
 }
 
 int fq_manifest_read_limits(const char *text, size_t len, const char *name,

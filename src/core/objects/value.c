@@ -926,6 +926,48 @@ static bool map_equal(const struct fq_value *a, const struct fq_value *b)
     return eq;
 }
 
+size_t fq_value_nonfinite(const struct fq_value *v,
+                          void (*each)(void *ctx, const struct fq_value *num),
+                          void *ctx)
+{
+    if (!v)
+        return 0;
+    if (v->type == FQ_V_NUM) {
+        if (v->u.num.is_int || isfinite(v->u.num.d))
+            return 0;
+        if (each)
+            each(ctx, v);
+        return 1;
+    }
+    size_t n = 0; /* the depth is the tree's, capped by the parsers */
+    if (v->type == FQ_V_SEQ)
+        for (size_t i = 0; i < v->u.seq.n; i++)
+            n += fq_value_nonfinite(v->u.seq.items[i], each, ctx);
+    else if (v->type == FQ_V_MAP)
+        for (size_t i = 0; i < v->u.map.n; i++)
+            n += fq_value_nonfinite(v->u.map.items[i].val, each, ctx);
+    return n;
+}
+
+static void keep_first(void *ctx, const struct fq_value *num)
+{
+    const struct fq_value **first = ctx;
+    if (!*first)
+        *first = num;
+}
+
+int fq_value_refuse_nonfinite(const struct fq_value *v, const char *name,
+                              struct fq_err *err)
+{
+    const struct fq_value *bad = NULL;
+    if (!fq_value_nonfinite(v, keep_first, &bad))
+        return 0;
+    return fq_err_at(err, FQ_EPARSE, name, (int)bad->line, (int)bad->col, NULL,
+                     "%s is not a number JSON can carry (use a finite "
+                     "number, or quote it as a string)",
+                     bad->u.num.raw ? bad->u.num.raw : "this number");
+}
+
 bool fq_value_equal(const struct fq_value *a, const struct fq_value *b)
 {
     if (a == b)

@@ -351,6 +351,8 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     if (!rc && docs.n != 1)
         rc = fq_err_set(&err, FQ_EINVAL, "the body must hold one job, not %zu",
                         docs.n);
+    if (!rc)
+        rc = fq_value_refuse_nonfinite(docs.items[0], "body", &err);
     if (rc) {
         fq_docs_release(&docs);
         fq_api_error(d, r, rc, &err, NULL, NULL);

@@ -273,9 +273,11 @@ static struct fq_value *body(struct greq *q)
     struct fq_value *v = NULL;
     struct fq_err e = {0};
     struct fq_limits lim = fq_limits_default();
-    if (fq_json_parse(b, len, "body", &lim, &v, &e) < 0) {
+    if (fq_json_parse(b, len, "body", &lim, &v, &e) < 0 ||
+        fq_value_refuse_nonfinite(v, "body", &e) < 0) {
         gfail(q, 400, "INVALID_ARGUMENT", "Invalid JSON payload received. %s",
               e.msg);
+        fq_value_free(v);
         return NULL;
     }
     if (v->type != FQ_V_MAP) {

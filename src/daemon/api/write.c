@@ -34,8 +34,8 @@
 
 /* --- writes ------------------------------------------------------------- */
 
-static int parse_body(struct fq_http_req *r, struct fq_value **out,
-                      struct fq_err *err)
+static int parse_any(struct fq_http_req *r, struct fq_value **out,
+                     struct fq_err *err)
 {
     size_t len;
     const char *body = fq_http_body(r, &len);
@@ -61,6 +61,23 @@ static int parse_body(struct fq_http_req *r, struct fq_value **out,
         return 0;
     }
     return fq_json_parse(body, len, "body", &lim, out, err);
+}
+
+/* Parses the body by its media type. A number JSON cannot carry (YAML's
+ * .nan or .inf, JSON's 1e999, a protobuf's NaN) is refused at its line
+ * and column: the stored object, JSON, would say null. */
+static int parse_body(struct fq_http_req *r, struct fq_value **out,
+                      struct fq_err *err)
+{
+    int rc = parse_any(r, out, err);
+    if (rc < 0)
+        return rc;
+    rc = fq_value_refuse_nonfinite(*out, "body", err);
+    if (rc < 0) {
+        fq_value_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 /* Checks and completes the identity of a body against the path. */
