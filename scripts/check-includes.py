@@ -35,7 +35,7 @@ PUBLIC = {
     "jobs": "jobs", "cloud": "capacity", "nodepool": "capacity",
     "gke": "capacity", "ssar_pb": "objects",
     "estimate": "views", "visibility": "views", "metrics": "views",
-    "printcols": "views", "runhist": "views", "kpb": "objects", "patch": "objects",
+    "printcols": "views", "runhist": "views", "runguess": "views", "kpb": "objects", "patch": "objects",
     "schema": "objects", "ssa": "objects", "convert": "objects",
     "paths": "objects",
 }

@@ -34,6 +34,7 @@
 #include "flexq/alloc.h"
 #include "flexq/names.h"
 #include "flexq/paths.h"
+#include "flexq/runguess.h"
 #include "print.h"
 
 #define ESTIMATE_PATH "/apis/estimates.flexq.dev/v1alpha1/namespaces/"
@@ -75,21 +76,30 @@ static void print_rows(const struct fq_value *est, const char *indent)
                (long long)fq_value_path_int(r, "runs", 0));
     }
     const struct fq_value *rt = fq_map_get(est, "runtimes");
-    static const char *const src[] = {"annotation", "activeDeadlineSeconds",
-                                      "queueMean", "default"};
-    static const char *const words[] = {"flexq.dev/expected-runtime",
-                                        "activeDeadlineSeconds", "queue mean",
-                                        "default 1h"};
     struct fq_buf b = FQ_BUF_INIT;
-    for (size_t k = 0; k < 4; k++) {
-        int64_t n = fq_value_path_int(rt, src[k], 0);
+    for (int k = 0; k < FQ_RUNGUESS_NSOURCES; k++) {
+        int64_t n = fq_value_path_int(
+            rt, fq_runguess_source_key((enum fq_runguess_source)k), 0);
         if (n)
-            fq_buf_printf(&b, "%s%lld %s", b.len ? ", " : "", (long long)n,
-                          words[k]);
+            fq_buf_printf(&b, "%s%lld from %s", b.len ? ", " : "", (long long)n,
+                          fq_runguess_source_words((enum fq_runguess_source)k));
     }
-    if (b.len)
+    if (b.len) {
         printf("%srun times of the workloads ahead: %s\n", indent,
                fq_buf_str(&b));
+        fq_buf_reset(&b);
+        static const char *const conf[] = {"high", "medium", "low"};
+        const struct fq_value *cf = fq_map_get(rt, "confidence");
+        for (size_t k = 0; k < 3; k++) {
+            int64_t n = fq_value_path_int(cf, conf[k], 0);
+            if (n)
+                fq_buf_printf(&b, "%s%lld %s", b.len ? ", " : "", (long long)n,
+                              conf[k]);
+        }
+        int64_t runs = fq_value_path_int(rt, "historyRuns", 0);
+        printf("%s  confidence: %s; the history holds %lld finished run%s\n",
+               indent, fq_buf_str(&b), (long long)runs, runs == 1 ? "" : "s");
+    }
     fq_buf_release(&b);
 }
 

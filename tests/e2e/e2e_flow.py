@@ -82,6 +82,15 @@ try:
     metrics = rj.get("status", {}).get("metrics", {})
     check(st == 200 and "loss" in metrics and metrics.get("epoch") == 40,
           "reported metrics through the API: %s" % metrics)
+    # A forecast now guesses run times from the two finished runs.
+    st, est, _ = d.request(
+        "POST", "/apis/estimates.flexq.dev/v1alpha1/namespaces/default/"
+        "estimates", raw=RAYJOBS[0].replace("rayjob-tpu-v6e-dws-1",
+                                            "what-if").encode(),
+        ctype="application/yaml")
+    rt = est.get("runtimes", {}) if st == 200 else {}
+    check(rt.get("historyRuns") == 2 and rt.get("confidence") is not None,
+          "the estimate's history holds both runs: %s %s" % (st, rt))
 
     # Idle TPU nodes go after the unneeded time; both pools end at zero.
     rc, out, err = d.cli("wait", "nodepool/on-demand-pool", "nodepool/dws-pool",

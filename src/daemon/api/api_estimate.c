@@ -12,16 +12,16 @@
  *   jobs      every active, unfinished Workload with a queue: running
  *             (Admitted and PodsReady) or pending, ordered by creation
  *
- * A workload's run time, in this order (the answer counts each source
- * under "runtimes"):
- *   1. its flexq.dev/expected-runtime annotation, or its owner job's;
- *   2. its owner job's activeDeadlineSeconds (a RayJob's or Job's upper
- *      bound: forecasts from it lean late);
- *   3. the mean run time (PodsReady to Finished) of the finished
- *      workloads of the same LocalQueue still stored;
- *   4. one hour.
- * A running workload runs for that time minus what it has run already, at
- * least a minute (one that overran is assumed to end soon).
+ * A workload's run time is the one flexq sim's forecasts measure
+ * (runguess.h): stated by its flexq.dev/expected-runtime annotation (or
+ * its owner job's), else guessed from the runs of the workloads that
+ * finished in this store (the namespace's last runs, the job's limit
+ * scaled by how much of their limits past jobs used, its queue's runs of
+ * its size, its queue's, all), else one hour; never over the job's own
+ * limit. The answer counts each source and each confidence under
+ * "runtimes". A running workload runs for what is left of that
+ * (fq_runguess_left: at least a minute; one past its guess about as long
+ * again as it has run, within its limit).
  *
  * Invariants: nothing is written to the store; the forecast runs on a
  * thread, on clones of what it reads, never on the loop (see "off the
@@ -50,11 +50,10 @@
 #include "flexq/kinds.h"
 #include "flexq/objstore.h"
 #include "flexq/paths.h"
+#include "flexq/runguess.h"
 #include "flexq/timefmt.h"
 
-#define DEFAULT_RUN_MS (3600 * 1000LL)
-#define MIN_LEFT_MS    (60 * 1000LL)
-#define MAX_SEEDS      20
+#define MAX_SEEDS 20
 /* An estimate answers within DEADLINE_MS or gets 504; MAX_RUNNING run at
  * once. */
 #define DEADLINE_MS 20000
@@ -80,22 +79,6 @@ static const char *queue_of(const struct fq_value *wl)
     return fq_value_path_str(wl, FQ_WL_QUEUE_NAME, "");
 }
 
-/* The job that owns a workload (first ownerReference), or NULL. */
-static const struct fq_value *owner(const struct fq_objstore *s,
-                                    const struct fq_value *wl)
-{
-    const struct fq_value *ref = fq_seq_at(fq_meta_owners(wl), 0);
-    if (!ref)
-        return NULL;
-    enum fq_kind k = fq_kind_from_gvk(fq_value_path_str(ref, "apiVersion", ""),
-                                      fq_value_path_str(ref, "kind", ""));
-    const struct fq_object *o =
-        k == FQ_KIND_NONE ? NULL :
-                            fq_objstore_get(s, k, fq_meta_namespace(wl),
-                                            fq_value_path_str(ref, "name", ""));
-    return o ? o->obj : NULL;
-}
-
 /* Is this workload the target itself (or the target's workload)? */
 static bool is_target(const struct fq_value *wl, const struct fq_value *t,
                       const char *ns)
@@ -110,12 +93,6 @@ static bool is_target(const struct fq_value *wl, const struct fq_value *t,
     return ref && !strcmp(fq_value_path_str(ref, "kind", ""), tk) &&
            !strcmp(fq_value_path_str(ref, "name", ""), tn);
 }
-
-struct qmean {
-    const char *ns, *queue; /* borrowed from the store */
-    double sum;
-    int n;
-};
 
 static int cmp_job(const void *a, const void *b)
 {
@@ -159,7 +136,9 @@ struct est {
     struct fq_value *target;
     struct fq_estimate_world world;
     struct fq_estimate_options opts;
-    int counts[FQ_EST_SRC_DEFAULT + 1];
+    int counts[FQ_RUNGUESS_NSOURCES];
+    int conf[FQ_RUNHIST_HIGH + 1];
+    uint64_t history_runs;
     size_t nrun;
     /* the answer */
     int rc;
@@ -224,12 +203,15 @@ static void est_answer(struct est *e)
     }
     struct fq_value *v = fq_estimate_to_value(&e->res);
     struct fq_value *rt = fq_value_map();
-    fq_map_set(rt, "annotation",
-               fq_value_int(e->counts[FQ_EST_SRC_ANNOTATION]));
-    fq_map_set(rt, "activeDeadlineSeconds",
-               fq_value_int(e->counts[FQ_EST_SRC_DEADLINE]));
-    fq_map_set(rt, "queueMean", fq_value_int(e->counts[FQ_EST_SRC_QUEUE_MEAN]));
-    fq_map_set(rt, "default", fq_value_int(e->counts[FQ_EST_SRC_DEFAULT]));
+    for (int k = 0; k < FQ_RUNGUESS_NSOURCES; k++)
+        fq_map_set(rt, fq_runguess_source_key((enum fq_runguess_source)k),
+                   fq_value_int(e->counts[k]));
+    struct fq_value *conf = fq_value_map();
+    fq_map_set(conf, "high", fq_value_int(e->conf[FQ_RUNHIST_HIGH]));
+    fq_map_set(conf, "medium", fq_value_int(e->conf[FQ_RUNHIST_MEDIUM]));
+    fq_map_set(conf, "low", fq_value_int(e->conf[FQ_RUNHIST_LOW]));
+    fq_map_set(rt, "confidence", conf);
+    fq_map_set(rt, "historyRuns", fq_value_int((int64_t)e->history_runs));
     fq_map_set(v, "runtimes", rt);
     fq_map_set(v, "running", fq_value_int((int64_t)e->nrun));
     fq_map_set(v, "pending", fq_value_int((int64_t)(e->world.njobs - e->nrun)));
@@ -384,60 +366,32 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
         free(list);
     }
 
-    /* Workloads: queue means first, then the jobs. */
+    /* Workloads: the history of the finished ones first, then the jobs. */
     const struct fq_object **wls = NULL;
     size_t nw = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &wls);
-    struct qmean *qm = fq_xcalloc(nw ? nw : 1, sizeof(*qm));
-    size_t nq = 0;
-    for (size_t i = 0; i < nw; i++) {
-        const struct fq_value *w = wls[i]->obj;
-        int64_t a = cond_time(w, "PodsReady"), b = cond_time(w, "Finished");
-        if (!fq_cond_true(w, "Finished") || a < 0 || b < a)
-            continue;
-        size_t q = 0;
-        while (q < nq && (strcmp(qm[q].ns, wls[i]->ns) ||
-                          strcmp(qm[q].queue, queue_of(w))))
-            q++;
-        if (q == nq)
-            qm[nq++] = (struct qmean){wls[i]->ns, queue_of(w), 0, 0};
-        qm[q].sum += (double)(b - a);
-        qm[q].n++;
-    }
+    struct fq_runguess *hist = fq_runguess_new(s);
     struct fq_estimate_job *jobs = fq_xcalloc(nw ? nw : 1, sizeof(*jobs));
     size_t nj = 0;
-    int counts[FQ_EST_SRC_DEFAULT + 1] = {0};
+    int counts[FQ_RUNGUESS_NSOURCES] = {0};
+    int confs[FQ_RUNHIST_HIGH + 1] = {0};
     for (size_t i = 0; i < nw; i++) {
         const struct fq_value *w = wls[i]->obj;
         if (fq_cond_true(w, "Finished") ||
             !fq_value_path_bool(w, FQ_WL_ACTIVE, true) || !*queue_of(w) ||
             is_target(w, target, ns))
             continue;
-        enum fq_estimate_source src = FQ_EST_SRC_NONE;
-        int64_t run = fq_estimate_runtime(w, &src);
-        const struct fq_value *own = run < 0 ? owner(s, w) : NULL;
-        if (own)
-            run = fq_estimate_runtime(own, &src);
-        if (run < 0) {
-            for (size_t q = 0; q < nq; q++)
-                if (!strcmp(qm[q].ns, wls[i]->ns) &&
-                    !strcmp(qm[q].queue, queue_of(w))) {
-                    run = (int64_t)(qm[q].sum / qm[q].n);
-                    src = FQ_EST_SRC_QUEUE_MEAN;
-                }
-        }
-        if (run <= 0) {
-            run = DEFAULT_RUN_MS;
-            src = FQ_EST_SRC_DEFAULT;
-        }
-        counts[src]++;
+        struct fq_runguess_answer a;
+        fq_runguess_of(hist, s, w, &a);
+        counts[a.src]++;
+        confs[a.conf]++;
+        int64_t run = a.run_ms;
         bool running = fq_cond_true(w, "Admitted") &&
                        fq_cond_true(w, "PodsReady") &&
                        !fq_cond_true(w, "Evicted");
         if (running) {
             int64_t since = cond_time(w, "PodsReady");
-            run -= since > 0 && since < now ? now - since : 0;
-            if (run < MIN_LEFT_MS)
-                run = MIN_LEFT_MS;
+            run = fq_runguess_left(&a,
+                                   since > 0 && since < now ? now - since : 0);
         }
         jobs[nj++] = (struct fq_estimate_job){w, created(w), run, running};
     }
@@ -472,6 +426,8 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     e->world = world;
     e->nrun = nrun;
     memcpy(e->counts, counts, sizeof(counts));
+    memcpy(e->conf, confs, sizeof(confs));
+    e->history_runs = fq_runguess_runs(hist);
     e->target = target;
     docs.items[0] = NULL;
     e->objects = fq_xcalloc(nobjs ? nobjs : 1, sizeof(*e->objects));
@@ -486,7 +442,7 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     e->world.jobs = e->jobs;
     start(e);
     free(jobs);
-    free(qm);
+    fq_runguess_free(hist);
     free(wls);
     free(objs);
     fq_docs_release(&docs);

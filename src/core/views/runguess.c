@@ -1,0 +1,286 @@
+/*
+ * runguess.c - run-time guesses for the workloads of a store, from its
+ * own history (see runguess.h for the order and what counts as history).
+ *
+ * How it works. fq_runguess_new lists the store's Workloads once, keeps
+ * the finished-and-succeeded ones with their run (PodsReady to Finished)
+ * and finish time, sorts them by finish time (then namespace and name, so
+ * that equal times add in one order) and adds each to a runhist under
+ * user = its namespace, queue = the ClusterQueue its LocalQueue feeds,
+ * chips = its
+ * accelerator count, limit = its own limit. fq_runguess_of then asks the
+ * runhist for each workload that has no stated run time.
+ *
+ * Worked example: namespace team-a finished runs of 600 s and 1,000 s; a
+ * new team-a job is guessed at 800 s, HIGH (runhist.h); a team-b job with
+ * activeDeadlineSeconds 3600, when past jobs used a median 25% of their
+ * limits, at 900 s, MEDIUM.
+ *
+ * A job's size (chips) is the sum over its podSets of count times the
+ * accelerators (google.com/tpu, nvidia.com/gpu, amd.com/gpu) its
+ * containers request; a job without accelerators is size 0 and shares its
+ * queue's "size 0" runs.
+ *
+ * It does not: keep history across deletions (a Workload deleted with its
+ * job, by a TTL or by hand, takes its run with it), weigh failed runs, or
+ * see runs still going.
+ */
+#include "flexq/runguess.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexq/alloc.h"
+#include "flexq/conditions.h"
+#include "flexq/estimate.h"
+#include "flexq/kinds.h"
+#include "flexq/names.h"
+#include "flexq/paths.h"
+#include "flexq/quantity.h"
+#include "flexq/timefmt.h"
+
+#define QUEUE_KEY_MAX 320 /* a namespace (63), '/', a LocalQueue (253) */
+
+/* fq_runguess_of maps runhist's sources onto ours by offset. */
+_Static_assert(FQ_RUNGUESS_NAMESPACE + FQ_RUNHIST_DEFAULT ==
+                       FQ_RUNGUESS_DEFAULT &&
+                   FQ_RUNHIST_USER == 0 &&
+                   FQ_RUNHIST_NSOURCES + 1 == FQ_RUNGUESS_NSOURCES,
+               "runhist's sources follow the stated one in order");
+
+struct fq_runguess {
+    struct fq_runhist *h;
+    uint64_t runs;
+};
+
+struct done {
+    const struct fq_object *o;
+    int64_t finished, run_ms;
+};
+
+static int64_t cond_time(const struct fq_value *obj, const char *type)
+{
+    int64_t t = 0;
+    const char *s =
+        fq_value_path_str(fq_cond_find(obj, type), "lastTransitionTime", NULL);
+    return s && fq_time_parse(s, &t) == 0 ? t : -1;
+}
+
+/* The job that owns a workload (first ownerReference), or NULL. */
+static const struct fq_value *owner_of(const struct fq_objstore *s,
+                                       const struct fq_value *wl)
+{
+    const struct fq_value *ref = fq_seq_at(fq_meta_owners(wl), 0);
+    if (!ref)
+        return NULL;
+    enum fq_kind k = fq_kind_from_gvk(fq_value_path_str(ref, "apiVersion", ""),
+                                      fq_value_path_str(ref, "kind", ""));
+    const struct fq_object *o =
+        k == FQ_KIND_NONE ? NULL :
+                            fq_objstore_get(s, k, fq_meta_namespace(wl),
+                                            fq_value_path_str(ref, "name", ""));
+    return o ? o->obj : NULL;
+}
+
+/* The queue a workload's runs are kept under: the ClusterQueue its
+ * LocalQueue feeds (shared by the namespaces of a team), else
+ * "namespace/localqueue" for a LocalQueue not (yet) in the store. */
+static void queue_key(const struct fq_objstore *s, const struct fq_value *wl,
+                      char buf[QUEUE_KEY_MAX])
+{
+    const char *ns = fq_meta_namespace(wl);
+    const char *lq = fq_value_path_str(wl, FQ_WL_QUEUE_NAME, "");
+    const struct fq_object *o = fq_objstore_get(s, FQ_KIND_LOCALQUEUE, ns, lq);
+    const char *cq =
+        o ? fq_value_path_str(o->obj, "spec.clusterQueue", "") : "";
+    if (*cq)
+        snprintf(buf, QUEUE_KEY_MAX, "%s", cq);
+    else
+        snprintf(buf, QUEUE_KEY_MAX, "%s/%s", ns, lq);
+}
+
+static int64_t deadline_ms(const struct fq_value *obj)
+{
+    int64_t s =
+        obj ? fq_value_path_int(obj, "spec.activeDeadlineSeconds", -1) : -1;
+    return s > 0 && s <= FQ_DURATION_MAX_MS / 1000 ? s * 1000 : -1;
+}
+
+static int64_t shorter(int64_t a, int64_t b)
+{
+    return a <= 0 ? b : b <= 0 ? a : a < b ? a : b;
+}
+
+/* The shortest of the workload's and its owner's activeDeadlineSeconds
+ * and Kueue's maximumExecutionTimeSeconds, or -1. */
+static int64_t limit_of(const struct fq_value *wl, const struct fq_value *own)
+{
+    int64_t mx = fq_value_path_int(wl, FQ_WL_MAX_EXEC_S, -1);
+    int64_t lim = mx > 0 && mx <= FQ_DURATION_MAX_MS / 1000 ? mx * 1000 : -1;
+    lim = shorter(lim, deadline_ms(wl));
+    return shorter(lim, deadline_ms(own));
+}
+
+static bool is_accelerator(const char *name)
+{
+    return !strcmp(name, "google.com/tpu") || !strcmp(name, "nvidia.com/gpu") ||
+           !strcmp(name, "amd.com/gpu");
+}
+
+/* A request's whole units (a number, or a quantity text); 0 if neither. */
+static int64_t units(const struct fq_value *v)
+{
+    if (v->type == FQ_V_NUM)
+        return v->u.num.is_int ? v->u.num.i : 0;
+    const char *txt = fq_value_as_str(v);
+    int64_t q = 0;
+    return txt && fq_quantity_parse(txt, FQ_Q_UNIT, &q, NULL, NULL) == 0 ? q :
+                                                                           0;
+}
+
+/* Accelerators one pod of a template asks for (its containers' sum). */
+static int64_t pod_chips(const struct fq_value *tmpl)
+{
+    const struct fq_value *cs = fq_value_path(tmpl, "spec.containers");
+    int64_t n = 0;
+    for (size_t i = 0; i < fq_value_len(cs) && cs->type == FQ_V_SEQ; i++) {
+        const struct fq_value *req =
+            fq_value_path(fq_seq_at(cs, i), "resources.requests");
+        for (size_t j = 0; req && req->type == FQ_V_MAP && j < req->u.map.n;
+             j++) {
+            int64_t q = is_accelerator(req->u.map.items[j].key) ?
+                            units(req->u.map.items[j].val) :
+                            0;
+            if (q > 0 && fq_add_overflow(n, q, &n))
+                return INT64_MAX;
+        }
+    }
+    return n;
+}
+
+static int64_t chips_of(const struct fq_value *wl)
+{
+    const struct fq_value *ps = fq_value_path(wl, FQ_WL_PODSETS);
+    int64_t n = 0;
+    for (size_t i = 0; i < fq_value_len(ps) && ps->type == FQ_V_SEQ; i++) {
+        const struct fq_value *p = fq_seq_at(ps, i);
+        int64_t count = fq_value_path_int(p, "count", 1);
+        int64_t each = pod_chips(fq_value_path(p, "template"));
+        if (count < 0)
+            count = 0;
+        if (fq_mul_overflow(count, each, &each) || fq_add_overflow(n, each, &n))
+            return INT64_MAX;
+    }
+    return n;
+}
+
+static int by_finish(const void *a, const void *b)
+{
+    const struct done *x = a, *y = b;
+    if (x->finished != y->finished)
+        return x->finished < y->finished ? -1 : 1;
+    int c = strcmp(x->o->ns, y->o->ns);
+    return c ? c : strcmp(x->o->name, y->o->name);
+}
+
+struct fq_runguess *fq_runguess_new(const struct fq_objstore *s)
+{
+    struct fq_runguess *g = fq_xcalloc(1, sizeof(*g));
+    g->h = fq_runhist_new();
+    const struct fq_object **wls = NULL;
+    size_t n = fq_objstore_list(s, FQ_KIND_WORKLOAD, NULL, &wls);
+    struct done *d = fq_xcalloc(n ? n : 1, sizeof(*d));
+    size_t nd = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct fq_value *w = wls[i]->obj;
+        const struct fq_value *fin = fq_cond_find(w, "Finished");
+        if (!fq_cond_status_is(fin, "True") ||
+            strcmp(fq_value_path_str(fin, "reason", ""), "Succeeded"))
+            continue;
+        int64_t a = cond_time(w, "PodsReady"), b = cond_time(w, "Finished");
+        if (a < 0 || b <= a)
+            continue;
+        d[nd++] = (struct done){wls[i], b, b - a};
+    }
+    qsort(d, nd, sizeof(*d), by_finish);
+    for (size_t i = 0; i < nd; i++) {
+        const struct fq_value *w = d[i].o->obj;
+        char q[QUEUE_KEY_MAX];
+        queue_key(s, w, q);
+        fq_runhist_add(g->h, d[i].o->ns, q, chips_of(w), d[i].run_ms,
+                       limit_of(w, owner_of(s, w)));
+    }
+    g->runs = nd;
+    free(d);
+    free(wls);
+    return g;
+}
+
+void fq_runguess_free(struct fq_runguess *g)
+{
+    if (!g)
+        return;
+    fq_runhist_free(g->h);
+    free(g);
+}
+
+uint64_t fq_runguess_runs(const struct fq_runguess *g)
+{
+    return g->runs;
+}
+
+void fq_runguess_of(const struct fq_runguess *g, const struct fq_objstore *s,
+                    const struct fq_value *wl, struct fq_runguess_answer *out)
+{
+    const struct fq_value *own = owner_of(s, wl);
+    out->limit_ms = limit_of(wl, own);
+    enum fq_estimate_source es = FQ_EST_SRC_NONE;
+    int64_t stated = fq_estimate_runtime(wl, &es);
+    if (es != FQ_EST_SRC_ANNOTATION && own)
+        stated = fq_estimate_runtime(own, &es);
+    if (es == FQ_EST_SRC_ANNOTATION && stated > 0) {
+        out->run_ms = stated;
+        out->src = FQ_RUNGUESS_STATED;
+        out->conf = FQ_RUNHIST_HIGH;
+        return;
+    }
+    char q[QUEUE_KEY_MAX];
+    queue_key(s, wl, q);
+    struct fq_runhist_guess h;
+    fq_runhist_guess(g->h, fq_meta_namespace(wl), q, chips_of(wl),
+                     out->limit_ms, &h);
+    out->run_ms = h.run_ms;
+    out->src = (enum fq_runguess_source)(FQ_RUNGUESS_NAMESPACE + h.src);
+    out->conf = h.conf;
+}
+
+int64_t fq_runguess_left(const struct fq_runguess_answer *a, int64_t elapsed_ms)
+{
+    return fq_runhist_left(a->run_ms, elapsed_ms > 0 ? elapsed_ms : 0,
+                           a->limit_ms);
+}
+
+static const char *const keys[FQ_RUNGUESS_NSOURCES] = {
+    "stated", "namespace", "limit", "queueSize", "queue", "all", "default",
+};
+
+static const char *const words[FQ_RUNGUESS_NSOURCES] = {
+    "their flexq.dev/expected-runtime",
+    "the namespace's last runs",
+    "their limit and past jobs' share of theirs",
+    "their ClusterQueue's runs of their size",
+    "their ClusterQueue's runs",
+    "all queues' runs",
+    "the default 1h",
+};
+
+const char *fq_runguess_source_key(enum fq_runguess_source s)
+{
+    return (unsigned)s < FQ_RUNGUESS_NSOURCES ? keys[s] : "?";
+}
+
+const char *fq_runguess_source_words(enum fq_runguess_source s)
+{
+    return (unsigned)s < FQ_RUNGUESS_NSOURCES ? words[s] : "?";
+}
