@@ -25,6 +25,7 @@
 #ifndef FLEXQ_RUNGUESS_H
 #define FLEXQ_RUNGUESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "flexq/objstore.h"
@@ -46,6 +47,8 @@ enum fq_runguess_source {
 struct fq_runguess_answer {
     int64_t run_ms;   /* > 0: the whole run, from its start */
     int64_t limit_ms; /* its own limit, or -1 */
+    int64_t chips;    /* its accelerators in all (the size its runs are
+                         kept under; a forecast weighs guesses by it) */
     enum fq_runguess_source src;
     /* A stated run time counts as HIGH: the user's word, taken as given. */
     enum fq_runhist_confidence conf;
@@ -68,6 +71,16 @@ void fq_runguess_of(const struct fq_runguess *g, const struct fq_objstore *s,
  * as it has run, within its limit). */
 int64_t fq_runguess_left(const struct fq_runguess_answer *a,
                          int64_t elapsed_ms);
+
+/*
+ * A forecast's confidence from the guesses of the workloads ahead: their
+ * confidences weighted by their work (run time left x chips, a job
+ * without accelerators counted as one chip), rounded; HIGH with nothing
+ * ahead. `left_ms[i]` is what workload i has left. As flexq sim rates its
+ * forecasts.
+ */
+enum fq_runhist_confidence fq_runguess_forecast_confidence(
+    const struct fq_runguess_answer *a, const int64_t *left_ms, size_t n);
 
 /* The JSON key and the words for a source ("namespace", "the namespace's
  * last runs"). */

@@ -99,6 +99,9 @@ static void print_rows(const struct fq_value *est, const char *indent)
         int64_t runs = fq_value_path_int(rt, "historyRuns", 0);
         printf("%s  confidence: %s; the history holds %lld finished run%s\n",
                indent, fq_buf_str(&b), (long long)runs, runs == 1 ? "" : "s");
+        printf("%s  forecast confidence: %s (theirs, weighted by the work "
+               "they have left)\n",
+               indent, fq_value_path_str(rt, "forecastConfidence", "?"));
     }
     fq_buf_release(&b);
 }

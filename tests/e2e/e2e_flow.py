@@ -89,7 +89,8 @@ try:
                                             "what-if").encode(),
         ctype="application/yaml")
     rt = est.get("runtimes", {}) if st == 200 else {}
-    check(rt.get("historyRuns") == 2 and rt.get("confidence") is not None,
+    check(rt.get("historyRuns") == 2 and rt.get("confidence") is not None
+          and rt.get("forecastConfidence") == "high",
           "the estimate's history holds both runs: %s %s" % (st, rt))
 
     # Idle TPU nodes go after the unneeded time; both pools end at zero.

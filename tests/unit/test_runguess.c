@@ -194,6 +194,30 @@ static void test_cluster_queue_history(void **state)
     fq_objstore_free(s);
 }
 
+static void test_forecast_confidence(void **state)
+{
+    (void)state;
+    assert_int_equal(fq_runguess_forecast_confidence(NULL, NULL, 0),
+                     FQ_RUNHIST_HIGH);
+    struct fq_runguess_answer a[3] = {
+        {.chips = 8, .conf = FQ_RUNHIST_HIGH},
+        {.chips = 8, .conf = FQ_RUNHIST_LOW},
+        {.chips = 0, .conf = FQ_RUNHIST_LOW}, /* counts as one chip */
+    };
+    /* 8 x 1000 high against 8 x 100 + 1 x 100 low: high. */
+    int64_t left[3] = {1000, 100, 100};
+    assert_int_equal(fq_runguess_forecast_confidence(a, left, 3),
+                     FQ_RUNHIST_HIGH);
+    /* Equal work high and low: the mean, 1, is medium. */
+    int64_t even[3] = {1000, 1000, 0};
+    assert_int_equal(fq_runguess_forecast_confidence(a, even, 3),
+                     FQ_RUNHIST_MEDIUM);
+    /* Mostly low. */
+    int64_t low[3] = {10, 1000, 5000};
+    assert_int_equal(fq_runguess_forecast_confidence(a, low, 3),
+                     FQ_RUNHIST_LOW);
+}
+
 static void test_source_names(void **state)
 {
     (void)state;
@@ -211,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_namespace_history_in_finish_order),
         cmocka_unit_test(test_stated_and_limits),
         cmocka_unit_test(test_cluster_queue_history),
+        cmocka_unit_test(test_forecast_confidence),
         cmocka_unit_test(test_source_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

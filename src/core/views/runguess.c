@@ -235,6 +235,7 @@ void fq_runguess_of(const struct fq_runguess *g, const struct fq_objstore *s,
 {
     const struct fq_value *own = owner_of(s, wl);
     out->limit_ms = limit_of(wl, own);
+    out->chips = chips_of(wl);
     enum fq_estimate_source es = FQ_EST_SRC_NONE;
     int64_t stated = fq_estimate_runtime(wl, &es);
     if (es != FQ_EST_SRC_ANNOTATION && own)
@@ -248,8 +249,8 @@ void fq_runguess_of(const struct fq_runguess *g, const struct fq_objstore *s,
     char q[QUEUE_KEY_MAX];
     queue_key(s, wl, q);
     struct fq_runhist_guess h;
-    fq_runhist_guess(g->h, fq_meta_namespace(wl), q, chips_of(wl),
-                     out->limit_ms, &h);
+    fq_runhist_guess(g->h, fq_meta_namespace(wl), q, out->chips, out->limit_ms,
+                     &h);
     out->run_ms = h.run_ms;
     out->src = (enum fq_runguess_source)(FQ_RUNGUESS_NAMESPACE + h.src);
     out->conf = h.conf;
@@ -259,6 +260,24 @@ int64_t fq_runguess_left(const struct fq_runguess_answer *a, int64_t elapsed_ms)
 {
     return fq_runhist_left(a->run_ms, elapsed_ms > 0 ? elapsed_ms : 0,
                            a->limit_ms);
+}
+
+enum fq_runhist_confidence fq_runguess_forecast_confidence(
+    const struct fq_runguess_answer *a, const int64_t *left_ms, size_t n)
+{
+    double weight = 0, score = 0;
+    for (size_t i = 0; i < n; i++) {
+        double wt = (double)(left_ms[i] > 0 ? left_ms[i] : 0) *
+                    (double)(a[i].chips > 0 ? a[i].chips : 1);
+        weight += wt;
+        score += wt * (double)a[i].conf;
+    }
+    if (weight <= 0)
+        return FQ_RUNHIST_HIGH;
+    int c = (int)(score / weight + 0.5);
+    return c <= FQ_RUNHIST_LOW  ? FQ_RUNHIST_LOW :
+           c >= FQ_RUNHIST_HIGH ? FQ_RUNHIST_HIGH :
+                                  FQ_RUNHIST_MEDIUM;
 }
 
 static const char *const keys[FQ_RUNGUESS_NSOURCES] = {

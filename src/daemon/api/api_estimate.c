@@ -139,6 +139,7 @@ struct est {
     int counts[FQ_RUNGUESS_NSOURCES];
     int conf[FQ_RUNHIST_HIGH + 1];
     uint64_t history_runs;
+    enum fq_runhist_confidence forecast_conf;
     size_t nrun;
     /* the answer */
     int rc;
@@ -212,6 +213,8 @@ static void est_answer(struct est *e)
     fq_map_set(conf, "low", fq_value_int(e->conf[FQ_RUNHIST_LOW]));
     fq_map_set(rt, "confidence", conf);
     fq_map_set(rt, "historyRuns", fq_value_int((int64_t)e->history_runs));
+    static const char *const level[] = {"low", "medium", "high"};
+    fq_map_set(rt, "forecastConfidence", fq_value_str(level[e->forecast_conf]));
     fq_map_set(v, "runtimes", rt);
     fq_map_set(v, "running", fq_value_int((int64_t)e->nrun));
     fq_map_set(v, "pending", fq_value_int((int64_t)(e->world.njobs - e->nrun)));
@@ -374,6 +377,8 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     size_t nj = 0;
     int counts[FQ_RUNGUESS_NSOURCES] = {0};
     int confs[FQ_RUNHIST_HIGH + 1] = {0};
+    struct fq_runguess_answer *ans = fq_xcalloc(nw ? nw : 1, sizeof(*ans));
+    int64_t *lefts = fq_xcalloc(nw ? nw : 1, sizeof(*lefts));
     for (size_t i = 0; i < nw; i++) {
         const struct fq_value *w = wls[i]->obj;
         if (fq_cond_true(w, "Finished") ||
@@ -393,6 +398,8 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
             run = fq_runguess_left(&a,
                                    since > 0 && since < now ? now - since : 0);
         }
+        ans[nj] = a;
+        lefts[nj] = run;
         jobs[nj++] = (struct fq_estimate_job){w, created(w), run, running};
     }
     qsort(jobs, nj, sizeof(*jobs), cmp_job);
@@ -428,6 +435,7 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     memcpy(e->counts, counts, sizeof(counts));
     memcpy(e->conf, confs, sizeof(confs));
     e->history_runs = fq_runguess_runs(hist);
+    e->forecast_conf = fq_runguess_forecast_confidence(ans, lefts, nj);
     e->target = target;
     docs.items[0] = NULL;
     e->objects = fq_xcalloc(nobjs ? nobjs : 1, sizeof(*e->objects));
@@ -443,6 +451,8 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     start(e);
     free(jobs);
     fq_runguess_free(hist);
+    free(ans);
+    free(lefts);
     free(wls);
     free(objs);
     fq_docs_release(&docs);
