@@ -596,54 +596,52 @@ static void seed_namespaces(struct fq_daemon *d)
     }
 }
 
-/* policy.preemptionGraceSeconds: seconds (fractional allowed) or a
- * duration ("30s", "10m"); 0 or absent: off (Kueue). */
-static int read_grace(const struct fq_value *p, struct fq_policy *pol,
-                      struct fq_err *err)
+/*
+ * A policy duration `key` of the FlexqdConfig: seconds (fractional
+ * allowed) or a duration ("30s", "10m"), from 0 to max_ms. Absent: *out
+ * is left as it is. Else "--config: policy.KEY: ..." names what was
+ * expected.
+ */
+static int read_policy_ms(const struct fq_value *p, const char *key,
+                          int64_t max_ms, const char *example, int64_t *out,
+                          struct fq_err *err)
 {
-    const struct fq_value *g = fq_map_get(p, "preemptionGraceSeconds");
+    const struct fq_value *g = fq_map_get(p, key);
     if (!g)
         return 0;
     int64_t ms = -1;
     if (g->type == FQ_V_NUM) {
         double sec = g->u.num.d;
-        if (sec >= 0 && sec <= (double)(FQ_DURATION_MAX_MS / 1000))
+        if (sec >= 0 && sec <= (double)(max_ms / 1000))
             ms = (int64_t)(sec * 1000.0);
-    } else if (fq_duration_parse(fq_value_as_str(g), &ms) < 0) {
+    } else if (fq_duration_parse(fq_value_as_str(g), &ms) < 0 || ms > max_ms) {
         ms = -1;
     }
     if (ms < 0)
         return fq_err_set(err, FQ_EINVAL,
-                          "--config: policy.preemptionGraceSeconds: a number "
-                          "of seconds from 0 or a duration (\"30s\", "
-                          "\"10m\") was expected");
-    pol->preemption_grace_ms = ms;
+                          "--config: policy.%s: seconds from 0 to %lld or a "
+                          "duration (%s) was expected",
+                          key, (long long)(max_ms / 1000), example);
+    *out = ms;
     return 0;
 }
 
-/* policy.pendingMessageRefreshSeconds: whole seconds or a duration; 0:
- * every change of a pending message written at once (Kueue). */
-static int read_msg_refresh(const struct fq_value *p, struct fq_policy *pol,
-                            struct fq_err *err)
+/* The policy's durations: preemptionGraceSeconds (0 or absent: off,
+ * Kueue), pendingMessageRefreshSeconds (0: every change of a pending
+ * message written at once, Kueue), migrationYieldSeconds (absent: off,
+ * moves take any room at once; docs/policies.md (b)). */
+static int read_policy_durations(const struct fq_value *p,
+                                 struct fq_policy *pol, struct fq_err *err)
 {
-    const struct fq_value *g = fq_map_get(p, "pendingMessageRefreshSeconds");
-    if (!g)
-        return 0;
-    int64_t ms = -1;
-    if (g->type == FQ_V_NUM) {
-        double sec = g->u.num.d;
-        if (sec >= 0 && sec <= 86400)
-            ms = (int64_t)(sec * 1000.0);
-    } else if (fq_duration_parse(fq_value_as_str(g), &ms) < 0 ||
-               ms > 86400 * 1000LL) {
-        ms = -1;
-    }
-    if (ms < 0)
-        return fq_err_set(err, FQ_EINVAL,
-                          "--config: policy.pendingMessageRefreshSeconds: "
-                          "seconds from 0 to 86400 or a duration (\"60s\", "
-                          "\"5m\") was expected");
-    pol->pending_message_refresh_ms = ms;
+    if (read_policy_ms(p, "preemptionGraceSeconds", FQ_DURATION_MAX_MS,
+                       "\"30s\", \"10m\"", &pol->preemption_grace_ms,
+                       err) < 0 ||
+        read_policy_ms(p, "pendingMessageRefreshSeconds", 86400 * 1000LL,
+                       "\"60s\", \"5m\"", &pol->pending_message_refresh_ms,
+                       err) < 0 ||
+        read_policy_ms(p, "migrationYieldSeconds", FQ_DURATION_MAX_MS,
+                       "\"30m\", \"2h\"", &pol->migration_yield_ms, err) < 0)
+        return FQ_EINVAL;
     return 0;
 }
 
@@ -676,8 +674,7 @@ static int read_options(const struct fq_value *doc, struct fq_engine_config *c,
         1000;
     c->policy.cycle_ms =
         fq_value_path_int(p, "cycleMilliseconds", c->policy.cycle_ms);
-    if (read_grace(p, &c->policy, err) < 0 ||
-        read_msg_refresh(p, &c->policy, err) < 0)
+    if (read_policy_durations(p, &c->policy, err) < 0)
         return FQ_EINVAL;
     const struct fq_value *w = fq_map_get(s, "waitForPodsReady");
     if (w) {

@@ -50,6 +50,23 @@ p = subprocess.run([FLEXQD, "--listen", "127.0.0.1:0", "--data-dir", tmp,
                    timeout=60)
 check(p.returncode == 1 and "--config" in p.stderr,
       "invalid config refused: %s" % p.stderr)
+# The policy's durations: each named when wrong, and a number JSON cannot
+# carry refused at its line and column before any is read.
+for key, val, want in (
+        ("migrationYieldSeconds", '"soon"', "policy.migrationYieldSeconds: "
+         "seconds from 0 to"),
+        ("pendingMessageRefreshSeconds", "90000",
+         "policy.pendingMessageRefreshSeconds: seconds from 0 to 86400"),
+        ("preemptionGraceSeconds", "-1", "policy.preemptionGraceSeconds"),
+        ("migrationYieldSeconds", ".nan", ":5:28: .nan is not a number")):
+    with open(cfg.name, "w") as f:
+        f.write("apiVersion: flexq.dev/v1alpha1\nkind: FlexqdConfig\n"
+                "spec:\n  policy:\n    %s: %s\n" % (key, val))
+    p = subprocess.run([FLEXQD, "--listen", "127.0.0.1:0", "--data-dir", tmp,
+                        "--config", cfg.name], capture_output=True, text=True,
+                       timeout=60)
+    check(p.returncode == 1 and want in p.stderr,
+          "%s: %s refused: %s" % (key, val, p.stderr))
 p = subprocess.run([FLEXQD, "--listen", "127.0.0.1:0", "--data-dir", tmp,
                     "--config", "/nonexistent.yaml"], capture_output=True,
                    text=True, timeout=60)

@@ -317,6 +317,56 @@ static bool might_fit(const struct snap *s, int cq, const struct wl *w,
     return true;
 }
 
+/* How many workloads ahead of a move older_waits looks at: a queue whose
+ * first ones may not use the flavor is a queue of another shape of work,
+ * and a pass costs no more than this a candidate. */
+#define YIELD_LOOK 64
+
+/* Flavors every podset of w may use (nodeSelector, affinity, taints). */
+static uint64_t usable_flavors(const struct wl *w)
+{
+    uint64_t m = ~0ull;
+    for (int p = 0; p < w->npodsets; p++)
+        m &= w->ps[p].selector_ok & w->ps[p].taint_ok;
+    return w->npodsets > 0 ? m : 0;
+}
+
+/* Of one of its ClusterQueue's pending sequences: does a workload ahead
+ * of rc in Kueue's order wait that may use a flavor in `to`? */
+static bool ahead_may_use(struct kq_seq *q, const struct rec *rc, uint64_t to,
+                          int64_t since, size_t *looked)
+{
+    for (size_t i = 0; i < q->n && *looked < YIELD_LOOK; i++, (*looked)++) {
+        const struct rec *p = kq_seq_at(q, i);
+        if (kq_rec_cmp(p, rc) >= 0)
+            return false; /* the rest are behind it */
+        if (p->ok && p->w.qts <= since && (usable_flavors(&p->w) & to))
+            return true;
+    }
+    return false;
+}
+
+/* policy.migration_yield_ms (off: < 0): a move of policy (b) does not
+ * take quota on an earlier flavor that a workload ahead of it in its
+ * ClusterQueue's queue (Kueue's order: priority, then queue time) may use
+ * and has waited for at least that long. Without it, workloads waiting
+ * on Plan B move onto each chip Plan A frees before a wider workload
+ * that may only use Plan A (a long job pinned there) sees enough of them
+ * at once (Philly's dev split: a 32-GPU job waited 306 h, against 96 h
+ * under Kueue). Only the first YIELD_LOOK of those ahead are looked at. */
+static bool older_waits(struct kueue *k, const struct rec *rc, uint64_t to,
+                        int64_t now)
+{
+    int64_t after = k->migration_yield_ms;
+    if (after < 0)
+        return false;
+    struct pq *q = &k->pq[rc->w.cq];
+    size_t looked = 0;
+    int64_t since = now - after;
+    return ahead_may_use(&q->act, rc, to, since, &looked) ||
+           ahead_may_use(&q->park, rc, to, since, &looked);
+}
+
 /* Policy (b): a reserved workload waiting on a check of a later flavor moves
  * to an earlier flavor that now fits. Returns true when it moved. An
  * attempt that does not fit cannot fit later while no quota is released
@@ -341,6 +391,9 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     for (uint64_t m = to; m; m &= m - 1)
         sum += k->rel_flv[__builtin_ctzll(m)];
     if (rc->mig_valid && rc->mig_sum == sum && now < rc->mig_retry)
+        return false;
+    /* Not cached as "cannot fit": it may move once those ahead go. */
+    if (older_waits(k, rc, to, now))
         return false;
     /* When its usage is on flavors it may not move to (always, unless
      * its podsets sit on different flavors of one group), whether it

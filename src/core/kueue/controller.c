@@ -284,6 +284,8 @@ static void *create(struct fq_engine *e)
     kq_pendmsg_init(
         k, fq_time_scaled(
                e, fq_engine_config(e)->policy.pending_message_refresh_ms));
+    int64_t yield = fq_engine_config(e)->policy.migration_yield_ms;
+    k->migration_yield_ms = yield < 0 ? -1 : fq_time_scaled(e, yield);
     k->config_dirty = true;
     k->recs.free_val = kq_rec_free;
     k->timers.free_val = free;

@@ -212,6 +212,8 @@ struct kueue {
     int64_t msg_every;
     struct fq_smap held;
     struct fq_keyq held_q;
+    /* policy.migration_yield_ms, scaled (admit.c); < 0: off. */
+    int64_t migration_yield_ms;
 };
 
 /* The condition types the controller reads of a Workload, for cond_scan. */
