@@ -18,12 +18,12 @@
  * remembers, do not depend on time). A target is spared when all hold:
  *
  *   1. it is admitted and not already being evicted;
- *   2. its user stated a run time (fq_runtime_stated_wl, flexq/runtime.h): the
- *      flexq.dev/expected-runtime annotation, else activeDeadlineSeconds,
- *      on the Workload, else on the object that owns it (its first
- *      ownerReference): the sources flexq's wait-time estimates read
- *      first (docs/estimates.md), without their guesses (a queue's mean
- *      is no user's word);
+ *   2. its user stated a run time (fq_runtime_stated_wl, runtime.h):
+ *      the flexq.dev/expected-runtime annotation, else
+ *      activeDeadlineSeconds, on the Workload, else on the object that
+ *      owns it (its first ownerReference): the sources flexq's wait-time
+ *      estimates read first (docs/estimates.md, the same reader),
+ *      without their guesses (a queue's mean is no user's word);
  *   3. its expected end, admitted time + run time, is at most one grace
  *      ahead, and less than one grace behind: a stated time is an
  *      approximation, and a finish takes a moment to be seen (a pod's
@@ -57,20 +57,20 @@
  * stated 5s (expected end 14.8 s), it would be evicted at once and the
  * large would wait for the smalls only.
  *
- * Starvation. A preemptor waits for a victim at most one grace (4),
- * and only for victims that hold quota it needs; new workloads cannot
- * take that room from it in the cycles it waits (its spared victims
- * hold part of it, the rest is set aside, and it is ordered before lower
- * priorities). Its wait holds back no other head: it sets aside only
- * what its spared victims do not hold, and its cohort's later heads are
- * assigned again against that in the same cycle (cycle.c, CO_WAITED),
- * not skipped as after an eviction; a later preemptor whose targets are
- * not spared evicts them at once, as Kueue would, and one whose targets
- * are spared waits alongside (grace_since is the victim's, whoever
- * spares it, so graces do not chain). So a preemptor is delayed by the
- * grace only through victims it needs (its own, or those holding room a
- * preemptor ahead of it waits for): about one grace, not one per
- * preemptor ahead of it.
+ * Starvation. A preemptor waits for a victim at most one grace (4), and
+ * only for victims that hold quota it needs; new workloads cannot take
+ * that room from it in the cycles it waits (its spared victims hold
+ * part of it, the rest is set aside, and it is ordered before lower
+ * priorities). Its wait holds back only heads that need that room: it
+ * sets aside what its spared victims do not hold, and its cohort's
+ * later heads are assigned again against that in the same cycle
+ * (cycle.c, CO_WAITED), not skipped as after an eviction; a later
+ * preemptor whose targets are not spared evicts them at once, as Kueue
+ * would, and one whose targets are spared waits alongside (grace_since
+ * is the victim's, whoever spares it, so graces do not chain). So a
+ * preemptor is delayed by the grace only through victims it needs (its
+ * own, or those holding room a preemptor ahead of it waits for): about
+ * one grace, not one per preemptor ahead of it.
  * (After a restart the controller has forgotten grace_since: a victim
  * spared before it may be spared for one more grace.)
  *
