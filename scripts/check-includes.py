@@ -37,7 +37,7 @@ PUBLIC = {
     "estimate": "views", "visibility": "views", "metrics": "views",
     "printcols": "views", "runhist": "views", "runguess": "views", "kpb": "objects", "patch": "objects",
     "schema": "objects", "ssa": "objects", "convert": "objects",
-    "paths": "objects",
+    "paths": "objects", "runtime": "objects",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -33,7 +33,8 @@ enum fq_estimate_source {
 /*
  * A workload's expected run time in ms from `obj` (a Workload, RayJob or
  * Job; borrowed): the annotation, else spec.activeDeadlineSeconds, else
- * -1 with *src = FQ_EST_SRC_NONE. `src` may be NULL.
+ * -1 with *src = FQ_EST_SRC_NONE. `src` may be NULL. fq_runtime_stated
+ * (flexq/runtime.h) with its source in these terms.
  */
 int64_t fq_estimate_runtime(const struct fq_value *obj,
                             enum fq_estimate_source *src);

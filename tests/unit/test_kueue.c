@@ -6,7 +6,9 @@
  * and with Kueue's pace a deep queue is tried one head per cycle, to the
  * millisecond, while the engine wakes far less often than once a cycle;
  * a deep queue's failed nominations are searched once and remembered
- * until their cohort's usage moves.
+ * until their cohort's usage moves; with the preemption grace, a
+ * preemptor that waits for a spared victim holds back neither another
+ * preemptor of its cohort nor a head that fits beside it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -493,6 +495,171 @@ static void test_kueue_pace_strict_fifo(void **state)
     fq_engine_free(e);
 }
 
+/* The status of condition `type` of Workload name, or NULL. */
+static const char *cond_status(struct fq_engine *e, const char *name,
+                               const char *type)
+{
+    const struct fq_object *o =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, "default", name);
+    assert_non_null(o);
+    const struct fq_value *cs = fq_value_path(o->obj, "status.conditions");
+    for (size_t i = 0; i < fq_value_len(cs); i++) {
+        const struct fq_value *c = fq_seq_at(cs, i);
+        if (!strcmp(fq_value_path_str(c, "type", ""), type))
+            return fq_value_path_str(c, "status", "");
+    }
+    return NULL;
+}
+
+/* A Workload of `cpu` cpu in LocalQueue lq at priority class prio, with
+ * the run time its user stated (NULL: none). */
+static void add_prio(struct fq_engine *e, const char *name, const char *lq,
+                     int cpu, const char *prio, const char *runtime,
+                     int64_t now)
+{
+    char ann[96] = "";
+    if (runtime)
+        snprintf(ann, sizeof(ann),
+                 ", annotations: {flexq.dev/expected-runtime: \"%s\"}",
+                 runtime);
+    char y[640];
+    snprintf(y, sizeof(y),
+             "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\n"
+             "metadata: {namespace: default, name: %s%s}\n"
+             "spec:\n  queueName: %s\n  priorityClassName: %s\n"
+             "  podSets:\n  - name: main\n"
+             "    template: {spec: {containers: [{name: c, image: x, "
+             "resources: {requests: {cpu: \"%d\"}}}]}}\n",
+             name, ann, lq, prio, cpu);
+    apply(e, y, now);
+}
+
+/*
+ * The preemption grace across a cohort: ClusterQueues a and b (10 cpu
+ * each, withinClusterQueue LowerPriority) in cohort co, each full with
+ * one low-priority workload; a-low's user said 30 s, b-low's said
+ * nothing. At 25-26 s a-high and b-high (priority high) come: a-high
+ * waits for a-low (its end 4 s away, within the 10 s grace), and b-high,
+ * whose victim states no run time, preempts it in the same cycle as
+ * Kueue would and is admitted, instead of being skipped because a-high
+ * waits in the cohort. When a-low ends, a-high is admitted.
+ */
+/* An engine with the preemption grace at 10 s, priority classes high
+ * (1000) and low (10), and ClusterQueues cqs[0..n) of 10 cpu each
+ * (withinClusterQueue LowerPriority) in cohort co, each with LocalQueue
+ * lqNAME. */
+static struct fq_engine *grace_engine(const char *const *cqs, int n, int64_t t)
+{
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.policy = fq_policy_default();
+    cfg.policy.preemption_grace_ms = 10000;
+    cfg.policy.pending_message_refresh_ms = 0;
+    cfg.sim_provider = false;
+    struct fq_engine *e = fq_engine_new(&cfg);
+    apply(e, queue_yaml[0], t);
+    const char *prios[][2] = {{"high", "1000"}, {"low", "10"}};
+    for (int i = 0; i < 2; i++) {
+        char y[256];
+        snprintf(y, sizeof(y),
+                 "apiVersion: kueue.x-k8s.io/v1beta1\n"
+                 "kind: WorkloadPriorityClass\nmetadata: {name: %s}\n"
+                 "value: %s\n",
+                 prios[i][0], prios[i][1]);
+        apply(e, y, t);
+    }
+    for (int i = 0; i < n; i++) {
+        char y[768];
+        snprintf(y, sizeof(y),
+                 "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+                 "metadata: {name: %s}\nspec:\n  namespaceSelector: {}\n"
+                 "  cohort: co\n"
+                 "  preemption: {withinClusterQueue: LowerPriority}\n"
+                 "  resourceGroups:\n  - coveredResources: [cpu]\n"
+                 "    flavors:\n    - {name: default, resources: "
+                 "[{name: cpu, nominalQuota: 10}]}\n",
+                 cqs[i]);
+        apply(e, y, t);
+        snprintf(y, sizeof(y),
+                 "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+                 "metadata: {namespace: default, name: lq%s}\n"
+                 "spec: {clusterQueue: %s}\n",
+                 cqs[i], cqs[i]);
+        apply(e, y, t);
+    }
+    return e;
+}
+
+static void test_grace_wait_holds_no_other_preemptor(void **state)
+{
+    (void)state;
+    int64_t t = 1767225600000; /* 2026-01-01 */
+    const char *cqs[] = {"a", "b"};
+    struct fq_engine *e = grace_engine(cqs, 2, t);
+    add_prio(e, "a-low", "lqa", 10, "low", "30s", t);
+    add_prio(e, "b-low", "lqb", 10, "low", NULL, t);
+    fq_engine_run(e, t);
+    assert_true(has_quota(e, "a-low"));
+    assert_true(has_quota(e, "b-low"));
+    add_prio(e, "a-high", "lqa", 10, "high", NULL, t + 25000);
+    add_prio(e, "b-high", "lqb", 10, "high", NULL, t + 26000);
+    fq_engine_run(e, t + 26000);
+    assert_false(has_quota(e, "a-high"));
+    assert_non_null(strstr(qr_message(e, "a-high"),
+                           "Waiting for 1 workload(s) expected to finish "
+                           "within the preemption grace"));
+    assert_true(has_quota(e, "a-low"));
+    assert_null(cond_status(e, "a-low", "Evicted"));
+    const char *ev = cond_status(e, "b-low", "Evicted");
+    assert_non_null(ev);
+    assert_string_equal(ev, "True");
+    assert_string_equal(qr_message(e, "b-high"),
+                        "Quota reserved in ClusterQueue b");
+    assert_false(has_quota(e, "b-low"));
+    assert_true(has_quota(e, "b-high"));
+    /* a-low ends: a-high gets its room. */
+    assert_int_equal(fq_engine_delete(e, FQ_KIND_WORKLOAD, "default", "a-low",
+                                      t + 28000, NULL),
+                     0);
+    fq_engine_run(e, t + 28000);
+    assert_true(has_quota(e, "a-high"));
+    assert_false(has_quota(e, "b-low"));
+    fq_engine_free(e);
+}
+
+/*
+ * A preemptor that waits sets aside only the room free now: its spared
+ * victim holds the rest. Cohort co of a and c (10 cpu each); a is full
+ * with a-low (30 s stated, spared at 25 s). At 25 s a-high (10 cpu)
+ * waits for it, and c1 and c2 (5 cpu each, low) come to c: c1 in the
+ * first round, c2 in the second, after a-high's set-aside. Had a-high
+ * set aside all it asked (Kueue's reservation while the victim is
+ * evicted, borrowing as a's usage is counted), the cohort would look
+ * full and c2 would wait as long as the grace, in room that is c's own.
+ */
+static void test_grace_wait_sets_aside_free_room_only(void **state)
+{
+    (void)state;
+    int64_t t = 1767225600000; /* 2026-01-01 */
+    const char *cqs[] = {"a", "c"};
+    struct fq_engine *e = grace_engine(cqs, 2, t);
+    add_prio(e, "a-low", "lqa", 10, "low", "30s", t);
+    fq_engine_run(e, t);
+    assert_true(has_quota(e, "a-low"));
+    add_prio(e, "a-high", "lqa", 10, "high", NULL, t + 25000);
+    add_prio(e, "c1", "lqc", 5, "low", NULL, t + 25000);
+    add_prio(e, "c2", "lqc", 5, "low", NULL, t + 25000);
+    fq_engine_run(e, t + 25000);
+    assert_false(has_quota(e, "a-high"));
+    assert_non_null(strstr(qr_message(e, "a-high"),
+                           "Waiting for 1 workload(s) expected to finish "
+                           "within the preemption grace"));
+    assert_true(has_quota(e, "a-low"));
+    assert_true(has_quota(e, "c1"));
+    assert_true(has_quota(e, "c2"));
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -501,6 +668,8 @@ int main(void)
         cmocka_unit_test(test_kueue_pace_deep_queue),
         cmocka_unit_test(test_kueue_pace_strict_fifo),
         cmocka_unit_test(test_nomination_memo),
+        cmocka_unit_test(test_grace_wait_holds_no_other_preemptor),
+        cmocka_unit_test(test_grace_wait_sets_aside_free_room_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,9 @@
  * in the wrong direction, left out, or taken before another) puts a
  * named workload in the wrong place. The storage is also held against a
  * plain sorted array through random inserts, removes, parks and merges,
- * deep enough to split, merge and rebalance its chunks.
+ * deep enough to split, merge and rebalance its chunks, with its chunk
+ * invariants checked (kq_seq_check) after each batch; the check itself
+ * is shown to find each invariant broken.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -267,15 +269,9 @@ static void check_same(struct kq_seq *s, const struct ref *r)
     }
     assert_ptr_equal(kq_seq_first(s), r->n ? r->v[0] : NULL);
     assert_ptr_equal(kq_seq_last(s), r->n ? r->v[r->n - 1] : NULL);
-    /* Invariants 1 and 4: no empty chunk; none but the ends under a
-     * quarter full. */
-    for (size_t c = s->clo; c < s->nch; c++) {
-        const struct kq_seq_chunk *ch = s->ch[c];
-        assert_true(ch->lo < ch->hi && ch->hi <= ch->cap);
-        assert_true(ch->cap <= KQ_SEQ_CHUNK);
-        if (c > s->clo && c + 1 < s->nch)
-            assert_true(ch->hi - ch->lo >= KQ_SEQ_CHUNK / 4);
-    }
+    /* The chunk invariants (pqseq.c), the read cache as the reads above
+     * left it. */
+    assert_int_equal(kq_seq_check(s, int_cmp), 0);
 }
 
 static void test_seq_random(void **state)
@@ -340,8 +336,14 @@ static void test_seq_random(void **state)
             else
                 kq_seq_merge(&s, &park, int_cmp);
             assert_int_equal(park.n, 0);
+            assert_int_equal(kq_seq_check(&park, int_cmp), 0);
             kq_seq_release(&park);
         }
+        /* The chunk invariants after each batch of operations (and each
+         * merge above: it rebuilds chunks); the whole contents less
+         * often. */
+        if (op >= 95 || step % 50 == 0)
+            assert_int_equal(kq_seq_check(&s, int_cmp), 0);
         if (step % 997 == 0)
             check_same(&s, &ref);
     }
@@ -382,6 +384,53 @@ static void test_seq_in_order_is_compact(void **state)
     free(keys);
 }
 
+/* kq_seq_check finds each broken invariant, by its number. */
+static void test_seq_check_finds(void **state)
+{
+    (void)state;
+
+    enum {
+        N = 2000
+    };
+
+    int *keys = fq_xmalloc(N * sizeof(*keys));
+    struct kq_seq s = {0};
+    for (int i = 0; i < N; i++) {
+        keys[i] = i * 7 % N;
+        kq_seq_insert(&s, &keys[i], int_cmp);
+    }
+    assert_int_equal(kq_seq_check(&s, int_cmp), 0);
+    assert_true(s.nch - s.clo >= 3);
+    struct kq_seq_chunk *mid = s.ch[s.clo + 1];
+    uint32_t hi = mid->hi;
+    mid->hi = mid->lo; /* 1: an empty chunk kept */
+    assert_int_equal(kq_seq_check(&s, int_cmp), 1);
+    mid->hi = hi;
+    void *t = mid->v[mid->lo]; /* 2: two entries out of order */
+    mid->v[mid->lo] = mid->v[mid->lo + 1];
+    mid->v[mid->lo + 1] = t;
+    assert_int_equal(kq_seq_check(&s, int_cmp), 2);
+    mid->v[mid->lo + 1] = mid->v[mid->lo];
+    mid->v[mid->lo] = t;
+    s.n++; /* 3: a count that is not the chunks' sum */
+    assert_int_equal(kq_seq_check(&s, int_cmp), 3);
+    s.n--;
+    mid->hi = mid->lo + 10; /* 4: a chunk inside under a quarter full */
+    assert_int_equal(kq_seq_check(&s, int_cmp), 4);
+    mid->hi = hi;
+    mid->hi = mid->cap + 1; /* 5: a window past the chunk's end */
+    assert_int_equal(kq_seq_check(&s, int_cmp), 5);
+    mid->hi = hi;
+    s.at_c = s.clo + 1; /* 6: the read cache's rank wrong */
+    s.at_base = 0;
+    assert_int_equal(kq_seq_check(&s, int_cmp), 6);
+    s.at_c = SIZE_MAX; /* forgotten, then a read sets it right */
+    assert_int_equal(*(int *)kq_seq_at(&s, N / 2), N / 2);
+    assert_int_equal(kq_seq_check(&s, int_cmp), 0);
+    kq_seq_release(&s);
+    free(keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_park_and_requeue),
         cmocka_unit_test(test_seq_random),
         cmocka_unit_test(test_seq_in_order_is_compact),
+        cmocka_unit_test(test_seq_check_finds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

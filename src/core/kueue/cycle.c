@@ -42,10 +42,15 @@ struct cyc {
 
 /* What moved in a cohort this cycle (cohort_preempted): a head evicted
  * its targets, a head waits for spared ones only (grace.c), a head
- * reserved. Heads that find their cohort moved only by waits are not
- * retried at once: nothing changes until a spared victim ends (its
- * finish kicks a cycle) or grace_wake comes, and retrying in every turn
- * meanwhile would spin. */
+ * reserved. Only an eviction makes later preemptors of the cohort skip
+ * (Kueue's cycleCohortsSkipPreemption: the holders are in flux). A wait
+ * moves no holder, only the set-aside, which the snapshot has charged:
+ * a later head is assigned again against it (process, `moved`) and
+ * preempts or waits on what it finds, so one waiting preemptor cannot
+ * hold back another whose victims are not spared. A head that no longer
+ * fits because of a wait's set-aside is not retried at once: nothing
+ * changes until a spared victim ends (its finish kicks a cycle) or
+ * grace_wake comes, and retrying in every turn meanwhile would spin. */
 enum {
     CO_EVICTED = 1,
     CO_WAITED = 2,
@@ -66,9 +71,18 @@ static int cohort_of(const struct snap *s, int cq)
  * that room taken, so a lower-priority workload cannot use the room the
  * preemptor is freeing and be preempted for it again next cycle (with
  * cycleMilliseconds 0, in the same instant, without end).
+ *
+ * A preemptor that waits for spared victims only (grace.c) sets aside
+ * less: what it asked beyond what those victims hold in the same cells
+ * (`held`, per r->use_fr; NULL: Kueue's reservation). They keep that
+ * room from others until they end and hand it on, so the free room plus
+ * the held room covers what it asked. Counting the held room again would
+ * shrink the cohort for as long as the grace lasts and keep out heads
+ * that fit beside the preemptor (Kueue's reservation lasts one cycle:
+ * its victims are evicted at once).
  */
 static void set_aside(struct cyc *y, const struct wl *w,
-                      const struct fq_adm_result *r)
+                      const struct fq_adm_result *r, const int64_t *held)
 {
     struct fq_adm *a = &y->s->adm;
     int cq = y->s->cqs[w->cq].adm;
@@ -89,6 +103,8 @@ static void set_aside(struct cyc *y, const struct wl *w,
             room = c->nominal - c->usage;
         if (amt > room)
             amt = room;
+        if (held && amt > r->use_amt[i] - held[i])
+            amt = r->use_amt[i] - held[i];
         if (amt <= 0)
             continue;
         as->fr[as->nuse] = r->use_fr[i];
@@ -172,6 +188,7 @@ static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
 {
     struct kueue *k = y->k;
     int nspared = 0, nevicted = 0;
+    int64_t held[FQ_ADM_MAX_FLAVORS] = {0}; /* by the spared, per use_fr */
     for (int t = 0; t < r->ntargets; t++) {
         struct rec *v = k->hw[r->targets[t]];
         int64_t until = FQ_NEVER;
@@ -179,6 +196,11 @@ static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
             nspared++;
             if (until < k->grace_wake)
                 k->grace_wake = until;
+            const struct fq_adm_holder *h = &k->hs[r->targets[t]];
+            for (int i = 0; i < r->nuse; i++)
+                for (int j = 0; j < h->nuse; j++)
+                    if (h->use_fr[j] == r->use_fr[i])
+                        held[i] += h->use_amt[j];
         } else if (!v->w.evicting) {
             kq_preempt(k, y->e, &v->w, w, r->target_reason[t], y->now);
             k->hs[r->targets[t]].evicting = true;
@@ -212,9 +234,9 @@ static void preempt_for(struct cyc *y, struct wl *w, struct fq_adm_result *r)
     k->cq_blocked[w->cq] = true;
     int co = cohort_of(y->s, y->s->cqs[w->cq].adm);
     if (co >= 0) {
-        y->cohort_preempted[co] |=
-            nevicted > 0 || nspared == 0 ? CO_EVICTED : CO_WAITED;
-        set_aside(y, w, r);
+        bool waits = nevicted == 0 && nspared > 0;
+        y->cohort_preempted[co] |= waits ? CO_WAITED : CO_EVICTED;
+        set_aside(y, w, r, waits ? held : NULL);
     }
 }
 
@@ -259,15 +281,16 @@ static bool process(struct cyc *y, struct rec *rc, bool moved)
     }
     int co = cohort_of(y->s, c->adm);
     if (r->mode == FQ_ADM_PREEMPT && r->ntargets > 0 && co >= 0 &&
-        (y->cohort_preempted[co] & (CO_EVICTED | CO_WAITED))) {
+        (y->cohort_preempted[co] & CO_EVICTED)) {
         /* Kueue: another head's preemptions in this cohort invalidated
-         * this one's targets; it is tried again next cycle. */
+         * this one's targets; it is tried again next cycle. (A head that
+         * only waits for spared victims invalidates nothing: see
+         * CO_WAITED.) */
         kq_set_pending(y->k, y->e, w, "Pending",
                        "Workload skipped because its preemption calculations "
                        "were invalidated by another workload",
                        y->now);
-        if (y->cohort_preempted[co] != CO_WAITED)
-            k->need_cycle = true;
+        k->need_cycle = true;
         /* Its queue's next heads wait too (Kueue pops one head per queue
          * a cycle): each would compute preemptions to be skipped the
          * same way, the whole queue in one cycle. */

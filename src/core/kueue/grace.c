@@ -18,12 +18,12 @@
  * remembers, do not depend on time). A target is spared when all hold:
  *
  *   1. it is admitted and not already being evicted;
- *   2. its user stated a run time (stated_runtime): the
- *      flexq.dev/expected-runtime annotation, else activeDeadlineSeconds,
- *      on the Workload, else on the object that owns it (its first
- *      ownerReference): the sources flexq's wait-time estimates read
- *      first (docs/estimates.md), without their guesses (a queue's mean
- *      is no user's word);
+ *   2. its user stated a run time (fq_runtime_stated_wl, runtime.h):
+ *      the flexq.dev/expected-runtime annotation, else
+ *      activeDeadlineSeconds, on the Workload, else on the object that
+ *      owns it (its first ownerReference): the sources flexq's wait-time
+ *      estimates read first (docs/estimates.md, the same reader),
+ *      without their guesses (a queue's mean is no user's word);
  *   3. its expected end, admitted time + run time, is at most one grace
  *      ahead, and less than one grace behind: a stated time is an
  *      approximation, and a finish takes a moment to be seen (a pod's
@@ -40,8 +40,9 @@
  * preemptor stays pending at the head of its queue (reason
  * WaitingForPreemptedWorkloads, its message counting the spared ones),
  * its ClusterQueue is blocked for the rest of the cycle and its quota
- * set aside in the cohort as for any preemptor, so no lower-priority
- * workload takes the room it waits for. The controller wakes for a cycle
+ * set aside in the cohort as for any preemptor (when it only waits, less
+ * what its spared victims hold), so no lower-priority workload takes
+ * the room it waits for. The controller wakes for a cycle
  * at the earliest time a spared victim stops being spared (grace_wake:
  * its grace used up, or its end overrun by a grace); a victim's finish
  * wakes it anyway.
@@ -56,18 +57,20 @@
  * stated 5s (expected end 14.8 s), it would be evicted at once and the
  * large would wait for the smalls only.
  *
- * Starvation. A preemptor waits for a victim at most one grace (4),
- * and only for victims that hold quota it needs; new workloads cannot
- * take that room from it in the cycles it waits (the set-aside, and it
- * is ordered before lower priorities). But while it waits, its cohort
- * counts as one where a head preempted (cycle.c, CO_WAITED), so every
- * later preemptor in the cohort, even in another ClusterQueue with
- * victims that state no run time, is skipped as Kueue skips after an
- * eviction, and is not retried until a spared victim ends or grace_wake:
- * it waits up to a grace for victims it does not need, and up to one
- * grace more for each preemptor ahead of it whose own victims are
- * spared in turn. So "admitted at most about one grace after Kueue
- * would have" holds for the first preemptor of a cohort only.
+ * Starvation. A preemptor waits for a victim at most one grace (4), and
+ * only for victims that hold quota it needs; new workloads cannot take
+ * that room from it in the cycles it waits (its spared victims hold
+ * part of it, the rest is set aside, and it is ordered before lower
+ * priorities). Its wait holds back only heads that need that room: it
+ * sets aside what its spared victims do not hold, and its cohort's
+ * later heads are assigned again against that in the same cycle
+ * (cycle.c, CO_WAITED), not skipped as after an eviction; a later
+ * preemptor whose targets are not spared evicts them at once, as Kueue
+ * would, and one whose targets are spared waits alongside (grace_since
+ * is the victim's, whoever spares it, so graces do not chain). So a
+ * preemptor is delayed by the grace only through victims it needs (its
+ * own, or those holding room a preemptor ahead of it waits for): about
+ * one grace, not one per preemptor ahead of it.
  * (After a restart the controller has forgotten grace_since: a victim
  * spared before it may be spared for one more grace.)
  *
@@ -82,39 +85,7 @@
  */
 #include "kueue/internal.h"
 
-#include "flexq/kinds.h"
-#include "flexq/paths.h"
-
-/* A stated run time on one object, or -1. */
-static int64_t stated_on(const struct fq_value *obj)
-{
-    int64_t ms = 0;
-    const char *a = fq_value_as_str(
-        fq_map_get(fq_meta_annotations(obj), FQ_ANN_EXPECTED_RUNTIME));
-    if (a && fq_duration_parse(a, &ms) == 0 && ms > 0)
-        return ms;
-    int64_t ads = fq_value_path_int(obj, "spec.activeDeadlineSeconds", -1);
-    return ads > 0 && ads <= FQ_DURATION_MAX_MS / 1000 ? ads * 1000 : -1;
-}
-
-/* The run time the user stated for Workload obj: on it, else on the
- * object that owns it (its first ownerReference), or -1. */
-static int64_t stated_runtime(struct fq_engine *e, const struct fq_value *obj)
-{
-    int64_t ms = stated_on(obj);
-    if (ms > 0)
-        return ms;
-    const struct fq_value *ref = fq_seq_at(fq_meta_owners(obj), 0);
-    if (!ref)
-        return -1;
-    enum fq_kind kind = fq_kind_from_gvk(str_at(ref, "apiVersion", ""),
-                                         str_at(ref, "kind", ""));
-    const struct fq_value *own =
-        kind == FQ_KIND_NONE ?
-            NULL :
-            stored(e, kind, fq_meta_namespace(obj), str_at(ref, "name", ""));
-    return own ? stated_on(own) : -1;
-}
+#include "flexq/runtime.h"
 
 bool kq_grace_spares(struct fq_engine *e, struct rec *v, int64_t now,
                      int64_t *until)
@@ -126,7 +97,7 @@ bool kq_grace_spares(struct fq_engine *e, struct rec *v, int64_t now,
         stored(e, FQ_KIND_WORKLOAD, v->w.ns, v->w.name);
     if (!obj)
         return false;
-    int64_t run = stated_runtime(e, obj); /* 2 */
+    int64_t run = fq_runtime_stated_wl(fq_engine_store(e), obj, NULL); /* 2 */
     if (run <= 0)
         return false;
     int64_t at = parse_time(

@@ -41,6 +41,8 @@
  *     and two chunks in the worst case; chunks filled in order hold 8
  *     bytes and a little. The ends are left alone so that a queue
  *     worked from its head, or fed at its tail, moves no entry.
+ * kq_seq_check verifies them (and the read cache's rank) in O(n);
+ * test_pqueue's random test calls it after each batch of operations.
  *
  * Does not: own or free the entries, compare equal entries (the order
  * must be total), or keep the read cache across changes.
@@ -534,4 +536,30 @@ size_t kq_seq_bytes(const struct kq_seq *s)
     for (size_t i = s->clo; i < s->nch; i++)
         b += sizeof(struct kq_seq_chunk) + s->ch[i]->cap * sizeof(void *);
     return b;
+}
+
+int kq_seq_check(const struct kq_seq *s, kq_seq_cmp_fn cmp)
+{
+    if (s->clo > s->nch || s->nch > s->capch || (s->nch > 0 && !s->ch))
+        return 5;
+    size_t n = 0;
+    const void *prev = NULL;
+    for (size_t i = s->clo; i < s->nch; i++) {
+        const struct kq_seq_chunk *c = s->ch[i];
+        if (!c || c->cap == 0 || c->cap > CH || c->hi > c->cap)
+            return 5;
+        if (c->lo >= c->hi) /* 1 */
+            return 1;
+        for (uint32_t p = c->lo; p < c->hi; p++) { /* 2 */
+            if (prev && cmp(prev, c->v[p]) >= 0)
+                return 2;
+            prev = c->v[p];
+        }
+        if (i > s->clo && i + 1 < s->nch && cnt(c) < CH_MIN) /* 4 */
+            return 4;
+        if (i == s->at_c && s->at_base != n) /* a stale read cache */
+            return 6;
+        n += cnt(c);
+    }
+    return n == s->n ? 0 : 3; /* 3 */
 }

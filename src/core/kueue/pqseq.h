@@ -67,5 +67,10 @@ void kq_seq_swap(struct kq_seq *a, struct kq_seq *b);
 void kq_seq_release(struct kq_seq *s);
 /* The bytes s holds (chunks and the chunk array). */
 size_t kq_seq_bytes(const struct kq_seq *s);
+/* Checks s against the invariants pqseq.c's top comment states, in
+ * O(n): 0 when all hold, else the number of the first one broken (1-4
+ * as numbered there; 5: a chunk's window or capacity, or the chunk
+ * array's bounds; 6: the read cache's rank of its chunk). For tests. */
+int kq_seq_check(const struct kq_seq *s, kq_seq_cmp_fn cmp);
 
 #endif

@@ -62,6 +62,7 @@
 #include "flexq/kinds.h"
 #include "flexq/names.h"
 #include "flexq/paths.h"
+#include "flexq/runtime.h"
 #include "flexq/timefmt.h"
 
 #define WARMUP_MS       (6 * 3600000LL)
@@ -256,38 +257,19 @@ static void admitted_flavor(const struct fq_value *wl, char *buf, size_t size)
 
 /* --- run times ----------------------------------------------------------------- */
 
-/* "3600", "90m", "1h30m", "45s", "0.5", "200ms" -> ms; -1 if malformed
- * or zero (fq_duration_parse, the reader the kueue controller's
- * preemption grace uses too). */
-static int64_t parse_duration(const char *s)
-{
-    int64_t ms = 0;
-    return fq_duration_parse(s, &ms) == 0 && ms > 0 ? ms : -1;
-}
-
+/* The stated run time (fq_runtime_stated, the reader the kueue
+ * controller's preemption grace uses too), with its source in the
+ * estimate's terms. */
 int64_t fq_estimate_runtime(const struct fq_value *obj,
                             enum fq_estimate_source *src)
 {
-    const char *a = fq_value_as_str(
-        fq_map_get(fq_meta_annotations(obj), FQ_ANN_EXPECTED_RUNTIME));
-    int64_t ms = parse_duration(a);
-    if (ms > 0) {
-        if (src)
-            *src = FQ_EST_SRC_ANNOTATION;
-        return ms;
-    }
-    /* Up to the longest duration a run time may state (as the kueue
-     * controller's preemption grace reads it): a Job's deadline may be
-     * any int64, and ads * 1000 would overflow. */
-    int64_t ads = fq_value_path_int(obj, "spec.activeDeadlineSeconds", -1);
-    if (ads > 0 && ads <= FQ_DURATION_MAX_MS / 1000) {
-        if (src)
-            *src = FQ_EST_SRC_DEADLINE;
-        return ads * 1000;
-    }
+    enum fq_runtime_source from = FQ_RUNTIME_NONE;
+    int64_t ms = fq_runtime_stated(obj, &from);
     if (src)
-        *src = FQ_EST_SRC_NONE;
-    return -1;
+        *src = from == FQ_RUNTIME_ANNOTATION ? FQ_EST_SRC_ANNOTATION :
+               from == FQ_RUNTIME_DEADLINE   ? FQ_EST_SRC_DEADLINE :
+                                               FQ_EST_SRC_NONE;
+    return ms;
 }
 
 /* --- the forward loop ----------------------------------------------------------- */

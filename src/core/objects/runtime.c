@@ -1,0 +1,58 @@
+/*
+ * runtime.c - the run time a job's user stated (runtime.h): the
+ * expected-runtime annotation, else activeDeadlineSeconds, on a Workload
+ * or on the object that owns it.
+ *
+ * How: two member reads per object; the owner is looked up by its
+ * ownerReference's apiVersion, kind and name in the Workload's
+ * namespace. Pure reads of borrowed trees; no allocation.
+ * Not done: owners beyond the first reference, or the owner's owner (a
+ * JobSet's Job): the Workload's direct owner is where users annotate.
+ */
+#include "flexq/runtime.h"
+
+#include "flexq/kinds.h"
+#include "flexq/names.h"
+#include "flexq/paths.h"
+#include "flexq/timefmt.h"
+
+int64_t fq_runtime_stated(const struct fq_value *obj,
+                          enum fq_runtime_source *src)
+{
+    int64_t ms = 0;
+    const char *a = fq_value_as_str(
+        fq_map_get(fq_meta_annotations(obj), FQ_ANN_EXPECTED_RUNTIME));
+    if (a && fq_duration_parse(a, &ms) == 0 && ms > 0) {
+        if (src)
+            *src = FQ_RUNTIME_ANNOTATION;
+        return ms;
+    }
+    int64_t ads = fq_value_path_int(obj, "spec.activeDeadlineSeconds", -1);
+    if (ads > 0 && ads <= FQ_DURATION_MAX_MS / 1000) {
+        if (src)
+            *src = FQ_RUNTIME_DEADLINE;
+        return ads * 1000;
+    }
+    if (src)
+        *src = FQ_RUNTIME_NONE;
+    return -1;
+}
+
+int64_t fq_runtime_stated_wl(const struct fq_objstore *s,
+                             const struct fq_value *wl,
+                             enum fq_runtime_source *src)
+{
+    int64_t ms = fq_runtime_stated(wl, src);
+    if (ms > 0)
+        return ms;
+    const struct fq_value *ref = fq_seq_at(fq_meta_owners(wl), 0);
+    if (!ref)
+        return -1;
+    enum fq_kind k = fq_kind_from_gvk(fq_value_path_str(ref, "apiVersion", ""),
+                                      fq_value_path_str(ref, "kind", ""));
+    const struct fq_object *o =
+        k == FQ_KIND_NONE ? NULL :
+                            fq_objstore_get(s, k, fq_meta_namespace(wl),
+                                            fq_value_path_str(ref, "name", ""));
+    return o ? fq_runtime_stated(o->obj, src) : -1;
+}
