@@ -21,24 +21,6 @@
 #include "flexq/names.h"
 #include "flexq/value.h"
 
-/* Where a run time came from (fq_estimate_runtime). */
-enum fq_estimate_source {
-    FQ_EST_SRC_NONE = 0,
-    FQ_EST_SRC_ANNOTATION, /* flexq.dev/expected-runtime */
-    FQ_EST_SRC_DEADLINE,   /* activeDeadlineSeconds (an upper bound) */
-    FQ_EST_SRC_QUEUE_MEAN, /* mean of the queue's finished workloads */
-    FQ_EST_SRC_DEFAULT,    /* nothing known: the caller's default */
-};
-
-/*
- * A workload's expected run time in ms from `obj` (a Workload, RayJob or
- * Job; borrowed): the annotation, else spec.activeDeadlineSeconds, else
- * -1 with *src = FQ_EST_SRC_NONE. `src` may be NULL. fq_runtime_stated
- * (flexq/runtime.h) with its source in these terms.
- */
-int64_t fq_estimate_runtime(const struct fq_value *obj,
-                            enum fq_estimate_source *src);
-
 /* A workload of the current state, or of a replay. */
 struct fq_estimate_job {
     const struct fq_value *obj; /* borrowed: a Workload */

@@ -12,8 +12,8 @@
  * FQ_DURATION_MAX_MS states nothing (a Job's deadline may be any int64:
  * its milliseconds could overflow).
  *
- * It does not guess: a queue's mean of finished runs is the estimate's
- * own fallback (flexq/estimate.h), not a user's word.
+ * It does not guess: a guess from the history of finished runs is the
+ * estimate's own fallback (flexq/runguess.h), not a user's word.
  */
 #ifndef FLEXQ_RUNTIME_H
 #define FLEXQ_RUNTIME_H

@@ -21,6 +21,7 @@
 #include "flexq/engine.h"
 #include "flexq/estimate.h"
 #include "flexq/names.h"
+#include "flexq/runtime.h"
 #include "flexq/timefmt.h"
 #include "flexq/value.h"
 
@@ -319,30 +320,30 @@ static void test_runtime(void **state)
 {
     (void)state;
     struct fq_value *w = workload("a", 1);
-    enum fq_estimate_source src;
-    assert_int_equal(fq_estimate_runtime(w, &src), -1);
-    assert_int_equal(src, FQ_EST_SRC_NONE);
+    enum fq_runtime_source src;
+    assert_int_equal(fq_runtime_stated(w, &src), -1);
+    assert_int_equal(src, FQ_RUNTIME_NONE);
     struct fq_value *ann =
         fq_map_ensure_map(fq_map_ensure_map(w, "metadata"), "annotations");
     fq_map_set(ann, FQ_ANN_EXPECTED_RUNTIME, fq_value_str("1h30m"));
-    assert_int_equal(fq_estimate_runtime(w, &src), 5400000);
-    assert_int_equal(src, FQ_EST_SRC_ANNOTATION);
+    assert_int_equal(fq_runtime_stated(w, &src), 5400000);
+    assert_int_equal(src, FQ_RUNTIME_ANNOTATION);
     fq_map_set(ann, FQ_ANN_EXPECTED_RUNTIME, fq_value_str("120"));
-    assert_int_equal(fq_estimate_runtime(w, NULL), 120000);
+    assert_int_equal(fq_runtime_stated(w, NULL), 120000);
     fq_map_set(ann, FQ_ANN_EXPECTED_RUNTIME, fq_value_str("soon"));
     fq_map_set(fq_map_ensure_map(w, "spec"), "activeDeadlineSeconds",
                fq_value_int(60));
-    assert_int_equal(fq_estimate_runtime(w, &src), 60000);
-    assert_int_equal(src, FQ_EST_SRC_DEADLINE);
+    assert_int_equal(fq_runtime_stated(w, &src), 60000);
+    assert_int_equal(src, FQ_RUNTIME_DEADLINE);
     /* A deadline whose milliseconds overflow an int64 (a Job takes any
      * int64) states no run time, as an annotation over 100 years. */
     fq_map_set(fq_map_get(w, "spec"), "activeDeadlineSeconds",
                fq_value_int(INT64_MAX / 10));
-    assert_int_equal(fq_estimate_runtime(w, &src), -1);
-    assert_int_equal(src, FQ_EST_SRC_NONE);
+    assert_int_equal(fq_runtime_stated(w, &src), -1);
+    assert_int_equal(src, FQ_RUNTIME_NONE);
     fq_map_set(fq_map_get(w, "spec"), "activeDeadlineSeconds",
                fq_value_int(FQ_DURATION_MAX_MS / 1000));
-    assert_int_equal(fq_estimate_runtime(w, NULL), FQ_DURATION_MAX_MS);
+    assert_int_equal(fq_runtime_stated(w, NULL), FQ_DURATION_MAX_MS);
     fq_value_free(w);
 }
 

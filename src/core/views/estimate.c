@@ -35,9 +35,9 @@
  * Example: 2 seeds that start at 600 s and 900 s give p10 = 600 s,
  * p50 = 600 s, p90 = 900 s.
  *
- * Run times: the caller says how long each workload runs (the daemon uses
- * fq_estimate_runtime: the flexq.dev/expected-runtime annotation, else
- * activeDeadlineSeconds, else the queue's mean of finished workloads; it
+ * Run times: the caller says how long each workload runs (the daemon
+ * asks runguess.h: the flexq.dev/expected-runtime annotation, else a
+ * guess from the history of finished runs within the job's limit; it
  * reports which).
  *
  * Invariants:
@@ -62,7 +62,6 @@
 #include "flexq/kinds.h"
 #include "flexq/names.h"
 #include "flexq/paths.h"
-#include "flexq/runtime.h"
 #include "flexq/timefmt.h"
 
 #define WARMUP_MS       (6 * 3600000LL)
@@ -253,23 +252,6 @@ static void admitted_flavor(const struct fq_value *wl, char *buf, size_t size)
         }
     }
     snprintf(buf, size, "%s", first ? first : "");
-}
-
-/* --- run times ----------------------------------------------------------------- */
-
-/* The stated run time (fq_runtime_stated, the reader the kueue
- * controller's preemption grace uses too), with its source in the
- * estimate's terms. */
-int64_t fq_estimate_runtime(const struct fq_value *obj,
-                            enum fq_estimate_source *src)
-{
-    enum fq_runtime_source from = FQ_RUNTIME_NONE;
-    int64_t ms = fq_runtime_stated(obj, &from);
-    if (src)
-        *src = from == FQ_RUNTIME_ANNOTATION ? FQ_EST_SRC_ANNOTATION :
-               from == FQ_RUNTIME_DEADLINE   ? FQ_EST_SRC_DEADLINE :
-                                               FQ_EST_SRC_NONE;
-    return ms;
 }
 
 /* --- the forward loop ----------------------------------------------------------- */

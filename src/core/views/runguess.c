@@ -33,11 +33,11 @@
 
 #include "flexq/alloc.h"
 #include "flexq/conditions.h"
-#include "flexq/estimate.h"
 #include "flexq/kinds.h"
 #include "flexq/names.h"
 #include "flexq/paths.h"
 #include "flexq/quantity.h"
+#include "flexq/runtime.h"
 #include "flexq/timefmt.h"
 
 #define QUEUE_KEY_MAX 320 /* a namespace (63), '/', a LocalQueue (253) */
@@ -236,11 +236,12 @@ void fq_runguess_of(const struct fq_runguess *g, const struct fq_objstore *s,
     const struct fq_value *own = owner_of(s, wl);
     out->limit_ms = limit_of(wl, own);
     out->chips = chips_of(wl);
-    enum fq_estimate_source es = FQ_EST_SRC_NONE;
-    int64_t stated = fq_estimate_runtime(wl, &es);
-    if (es != FQ_EST_SRC_ANNOTATION && own)
-        stated = fq_estimate_runtime(own, &es);
-    if (es == FQ_EST_SRC_ANNOTATION && stated > 0) {
+    /* Only the annotation is a run time; a deadline is a limit. */
+    enum fq_runtime_source rs = FQ_RUNTIME_NONE;
+    int64_t stated = fq_runtime_stated(wl, &rs);
+    if (rs != FQ_RUNTIME_ANNOTATION && own)
+        stated = fq_runtime_stated(own, &rs);
+    if (rs == FQ_RUNTIME_ANNOTATION && stated > 0) {
         out->run_ms = stated;
         out->src = FQ_RUNGUESS_STATED;
         out->conf = FQ_RUNHIST_HIGH;
