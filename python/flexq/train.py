@@ -377,12 +377,13 @@ class _Worker:
         self._read_metrics()
         if self.started:
             self._read_log(fwd)
-        ended = os.path.exists(os.path.join(self.dir, "status.json"))
+        # the runner writes it in place: ended once it parses whole
+        st = _read_json(os.path.join(self.dir, "status.json"))
+        ended = isinstance(st, dict)
         if ended and self.said_end is None:
             self._read_metrics()  # "done" may have landed just before
             if self.said_end is None:
                 # ended without telling the helper: crashed or killed
-                st = _read_json(os.path.join(self.dir, "status.json")) or {}
                 self.error = "exited with code %s (%s) %s" % (
                     st.get("exitCode"), st.get("reason"),
                     st.get("message", ""))

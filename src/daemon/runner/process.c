@@ -984,8 +984,6 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     } else if (p->terminating) {
         snprintf(msg, sizeof(msg), "stopped by flexq (exit code %d)", code);
     }
-    if (!p->reported && p->peer_files)
-        write_status(p->dir, phase, code, reason, msg);
     /* the pod ends with its main process, as a container ends with its
      * pid 1: whatever it left behind (setsid or not) is killed */
     drop_cgroup(r, p->cg_kill);
@@ -994,6 +992,12 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
         drop_cgroup(r, p->cg_cpu);
     r->gpus_used &= ~p->gpus;
     pump_drained(p);
+    /* After the drain: the training helper's driver reads a worker's log
+     * to its end once status.json exists, so the file must mean "the log
+     * is whole" (written before, a worker's last lines could still be in
+     * the pump's pipe when the driver read them). */
+    if (!p->reported && p->peer_files)
+        write_status(p->dir, phase, code, reason, msg);
     char *ns = p->ns, *name = p->name;
     bool reported = p->reported;
     bool remove = p->remove_dir;
