@@ -10,8 +10,9 @@ writes, all under the pod directories flexqd's runner keeps
                      {"event": "start", "rank", "pid", "ip", "log_offset"}
                      {"event": "report", "rank", "metrics", "time"}
                      {"event": "done" | "error", "rank", "log_offset", ...}
-    status.json    written by the runner when the process ends and its
-                   log is complete (the log pump has written its last bytes)
+    status.json    written by the runner when the process ends, with
+                   "logComplete": whether the log pump has written the
+                   pod's last bytes (written again, true, once it has)
 
 How the driver follows a worker's log. Under flexqd's runner a pod's
 stdout is a pipe to the log pump, not the log file, so a worker cannot
@@ -20,11 +21,12 @@ an offset of 0 once made the driver read nothing after "done", and a
 driver paused, or started late, lost every line it had not read yet).
 The driver reads a worker's log from its start, keeps the file open so a
 rotation (log -> log.1, a new log) does not lose its place, and after the
-worker's "done" or "error" reads on until the pod has ended (status.json),
-then to the end. Only where stdout is a regular file does log_offset say
+worker's "done" or "error" reads on until the pod has ended and its log
+is whole (status.json, logComplete not false), then to the end. Only where stdout is a regular file does log_offset say
 where the worker's part begins and ends. A pod that has not ended
-FLEXQ_LOG_DRAIN_S (default 60) seconds after its "done" is read as far as
-it got, and the driver says so in its output rather than stopping quietly.
+FLEXQ_LOG_DRAIN_S (default 60) seconds after its "done" (or whose log is
+not whole by then) is read as far as it got, and the driver says so in its
+output rather than stopping quietly.
 
 Only the standard library is used, so any Python 3.8+ runs it.
 """
@@ -377,10 +379,12 @@ class _Worker:
         self._read_metrics()
         if self.started:
             self._read_log(fwd)
-        # the runner writes it in place: ended once it parses whole
+        # the runner writes it in place: ended once it parses whole, and
+        # the log whole unless it says not yet (the pump still writing)
         st = _read_json(os.path.join(self.dir, "status.json"))
-        ended = isinstance(st, dict)
-        if ended and self.said_end is None:
+        exited = isinstance(st, dict)
+        ended = exited and st.get("logComplete") is not False
+        if exited and self.said_end is None:
             self._read_metrics()  # "done" may have landed just before
             if self.said_end is None:
                 # ended without telling the helper: crashed or killed
@@ -398,9 +402,9 @@ class _Worker:
         elif time.time() - self.said_end >= _LOG_DRAIN_S:
             self._read_log(fwd)
             self._end_lines(fwd)
-            print("[flexq: %s did not end within %g s of its training loop; "
-                  "what it wrote later is only in its own log]" %
-                  (self.pod, _LOG_DRAIN_S), flush=True)
+            print("[flexq: %s's log was not complete %g s after its "
+                  "training loop ended; what it wrote later is only in its "
+                  "own log]" % (self.pod, _LOG_DRAIN_S), flush=True)
             self.finished = True
             return
         else:

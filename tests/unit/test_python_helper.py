@@ -298,6 +298,42 @@ class PipeTest(unittest.TestCase):
         finally:
             shutil.rmtree(d, ignore_errors=True)
 
+    def test_waits_for_a_log_said_incomplete(self):
+        """status.json with logComplete false (the runner reported the pod
+        before its log pump had written its last bytes): the driver reads
+        on until it says true."""
+        from flexq import train
+        d = tempfile.mkdtemp(prefix="flexq-py-late-")
+        try:
+            def put(name, text, mode="ab"):
+                with open(os.path.join(d, name), mode) as f:
+                    f.write(text.encode())
+
+            class Fwd:
+                lines = []
+
+                def line(self, w, text):
+                    self.lines.append(text)
+
+            fwd = Fwd()
+            for ev in ("start", "done"):
+                put("metrics.jsonl", json.dumps({"event": ev, "rank": 0,
+                                                 "log_offset": None}) + "\n")
+            put("log", "first\n")
+            put("status.json", '{"phase": "Succeeded", "exitCode": 0, '
+                '"logComplete": false}', "wb")
+            w = train._Worker(d)
+            w.poll(fwd)
+            self.assertFalse(w.finished)
+            put("log", "last")
+            put("status.json", '{"phase": "Succeeded", "exitCode": 0, '
+                '"logComplete": true}', "wb")
+            w.poll(fwd)
+            self.assertTrue(w.finished)
+            self.assertEqual(fwd.lines, ["first", "last"])
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
     def test_pod_never_ends_after_done_is_said(self):
         c = Cluster(1, pipe=True)
         try:
@@ -307,8 +343,9 @@ class PipeTest(unittest.TestCase):
                             "FLEXQ_WORKER_PODS": "c1-tpu-group-worker-0"})
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertIn(") Training Complete!", out.stdout)
-            self.assertIn("[flexq: c1-tpu-group-worker-0 did not end within "
-                          "0.5 s of its training loop", out.stdout)
+            self.assertIn("[flexq: c1-tpu-group-worker-0's log was not "
+                          "complete 0.5 s after its training loop ended",
+                          out.stdout)
         finally:
             c.close()
 
