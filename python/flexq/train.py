@@ -10,13 +10,30 @@ writes, all under the pod directories flexqd's runner keeps
                      {"event": "start", "rank", "pid", "ip", "log_offset"}
                      {"event": "report", "rank", "metrics", "time"}
                      {"event": "done" | "error", "rank", "log_offset", ...}
-    status.json    written by the runner when the process ends
+    status.json    written by the runner when the process ends, with
+                   "logComplete": whether the log pump has written the
+                   pod's last bytes (written again, true, once it has)
+
+How the driver follows a worker's log. Under flexqd's runner a pod's
+stdout is a pipe to the log pump, not the log file, so a worker cannot
+tell where in the log it is: its log_offset is null (a pipe's size is 0;
+an offset of 0 once made the driver read nothing after "done", and a
+driver paused, or started late, lost every line it had not read yet).
+The driver reads a worker's log from its start, keeps the file open so a
+rotation (log -> log.1, a new log) does not lose its place, and after the
+worker's "done" or "error" reads on until the pod has ended and its log
+is whole (status.json, logComplete not false), then to the end. Only where stdout is a regular file does log_offset say
+where the worker's part begins and ends. A pod that has not ended
+FLEXQ_LOG_DRAIN_S (default 60) seconds after its "done" (or whose log is
+not whole by then) is read as far as it got, and the driver says so in its
+output rather than stopping quietly.
 
 Only the standard library is used, so any Python 3.8+ runs it.
 """
 
 import json
 import os
+import stat
 import sys
 import time
 import traceback
@@ -26,6 +43,7 @@ __all__ = ["report", "ScalingConfig", "JaxTrainer", "DataParallelTrainer",
 
 _WORKER_WAIT_S = float(os.environ.get("FLEXQ_TRAIN_TIMEOUT_S", "3600"))
 _DEDUP_WINDOW_S = float(os.environ.get("RAY_DEDUP_LOGS_AGG_WINDOW_S", "5"))
+_LOG_DRAIN_S = float(os.environ.get("FLEXQ_LOG_DRAIN_S", "60"))
 
 
 class TrainingFailedError(RuntimeError):
@@ -165,12 +183,17 @@ def report(metrics, checkpoint=None, checkpoint_dir_name=None):
 
 
 def _log_offset():
+    """Where the worker's output has reached in its log, or None when that
+    cannot be known: only a regular file's size says it. Under flexqd's
+    runner stdout is a pipe to the log pump, whose size is 0 whatever was
+    written (and the pump may not have copied the last bytes yet)."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-        return os.fstat(1).st_size
-    except OSError:
-        return 0
+        st = os.fstat(1)
+    except (OSError, ValueError):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
 def _call_loop(fn, config):
@@ -328,13 +351,19 @@ def _worker_pods(root, cluster):
 
 
 class _Worker:
-    """One worker pod as the driver follows it."""
+    """One worker pod as the driver follows it (the module's docstring says
+    how): its events in metrics.jsonl, its output in its log."""
+
+    _MAX_TURNS = 8  # rotations followed in one poll
 
     def __init__(self, d):
         self.dir, self.pod = d, os.path.basename(d)
         self.moff = 0
-        self.loff = None
-        self.lend = None
+        self.started = False  # "start" read: its output is forwarded
+        self.log = None  # the log file, open once started
+        self.loff = 0  # where the next read in self.log begins
+        self.lend = None  # where its part ends (stdout a regular file)
+        self.said_end = None  # when "done" or "error" was read
         self.buf = b""
         self.rank = None
         self.pid = "?"
@@ -342,25 +371,46 @@ class _Worker:
         self.metrics = None
         self.history = []
         self.error = None
-        self.finished = False
+        self.finished = False  # nothing more to read from this worker
 
     def poll(self, fwd):
+        if self.finished:
+            return
         self._read_metrics()
-        if self.loff is not None:
+        if self.started:
             self._read_log(fwd)
-        if not self.finished:
-            st = _read_json(os.path.join(self.dir, "status.json"))
-            if st and self.lend is None:
+        # the runner writes it in place: ended once it parses whole, and
+        # the log whole unless it says not yet (the pump still writing)
+        st = _read_json(os.path.join(self.dir, "status.json"))
+        exited = isinstance(st, dict)
+        ended = exited and st.get("logComplete") is not False
+        if exited and self.said_end is None:
+            self._read_metrics()  # "done" may have landed just before
+            if self.said_end is None:
                 # ended without telling the helper: crashed or killed
-                self._read_metrics()
-                if not self.finished:
-                    self.finished = True
-                    self.error = "exited with code %s (%s) %s" % (
-                        st.get("exitCode"), st.get("reason"),
-                        st.get("message", ""))
-                    if self.loff is None:
-                        self.loff = 0
-                    self._read_log(fwd)
+                self.error = "exited with code %s (%s) %s" % (
+                    st.get("exitCode"), st.get("reason"),
+                    st.get("message", ""))
+                self.said_end = time.time()
+                self.started = True
+        if self.said_end is None:
+            return
+        if self.lend is not None:
+            self._read_log(fwd)  # up to where the worker said it ended
+        elif ended:
+            self._read_log(fwd)  # the pod has ended: its log is whole
+        elif time.time() - self.said_end >= _LOG_DRAIN_S:
+            self._read_log(fwd)
+            self._end_lines(fwd)
+            print("[flexq: %s's log was not complete %g s after its "
+                  "training loop ended; what it wrote later is only in its "
+                  "own log]" % (self.pod, _LOG_DRAIN_S), flush=True)
+            self.finished = True
+            return
+        else:
+            return  # finished its loop; its last bytes may be on their way
+        self._end_lines(fwd)
+        self.finished = True
 
     def _read_metrics(self):
         try:
@@ -383,33 +433,72 @@ class _Worker:
                 self.rank = ev.get("rank")
                 self.pid = ev.get("pid", "?")
                 self.ip = ev.get("ip", self.ip)
-                self.loff = ev.get("log_offset", 0)
+                if not self.started and ev.get("log_offset") is not None:
+                    self.loff = ev["log_offset"]
+                self.started = True
             elif kind == "report":
                 self.metrics = ev.get("metrics")
                 self.history.append(self.metrics)
-            elif kind in ("done", "error"):
+            elif kind in ("done", "error") and self.said_end is None:
                 self.lend = ev.get("log_offset")
-                self.finished = True
+                self.said_end = time.time()
+                self.started = True
                 if kind == "error":
                     self.error = ev.get("error")
 
     def _read_log(self, fwd):
-        try:
-            with open(os.path.join(self.dir, "log"), "rb") as f:
-                f.seek(self.loff)
-                want = -1 if self.lend is None else max(self.lend - self.loff,
-                                                        0)
-                data = f.read(want) if want >= 0 else f.read()
-        except OSError:
-            return
+        path = os.path.join(self.dir, "log")
+        for _ in range(self._MAX_TURNS):
+            if self.log is None:
+                try:
+                    self.log = open(path, "rb")
+                except OSError:
+                    return
+                self.log.seek(self.loff)
+            if self.lend is not None:  # a regular file: never rotated
+                self._forward(fwd, self.log.read(max(self.lend - self.loff,
+                                                     0)))
+                return
+            self._forward(fwd, self.log.read())
+            try:
+                now = os.stat(path)
+                mine = os.fstat(self.log.fileno())
+            except OSError:
+                return
+            if (now.st_ino, now.st_dev) == (mine.st_ino, mine.st_dev):
+                return
+            # Rotated: what the pump wrote before it renamed the file is
+            # in it now; then log.1 if it is a newer part than this one
+            # (a rotation not seen), then the new log from its start.
+            self._forward(fwd, self.log.read())
+            self.log.close()
+            self.log = None
+            try:
+                with open(path + ".1", "rb") as f:
+                    one = os.fstat(f.fileno())
+                    if (one.st_ino, one.st_dev) not in (
+                            (mine.st_ino, mine.st_dev),
+                            (now.st_ino, now.st_dev)):
+                        self._forward(fwd, f.read())
+            except OSError:
+                pass
+            self.loff = 0  # the new log, from its start
+
+    def _forward(self, fwd, data):
         self.loff += len(data)
         self.buf += data
         *lines, self.buf = self.buf.split(b"\n")
-        if self.finished and self.buf:
-            lines.append(self.buf)
-            self.buf = b""
         for ln in lines:
             fwd.line(self, ln.decode("utf-8", "replace"))
+
+    def _end_lines(self, fwd):
+        """A last line without its newline is a line too."""
+        if self.buf:
+            fwd.line(self, self.buf.decode("utf-8", "replace"))
+            self.buf = b""
+        if self.log is not None:
+            self.log.close()
+            self.log = None
 
 
 class _Forwarder:

@@ -156,10 +156,13 @@ def port_forward_step():
     machine's port 8265 is taken (another flexqd), the same command with
     a free local port.
 
-    Job 1 is paused while kubectl starts: once its driver runs (the
-    submitter's, made once the whole cluster is ready), every process of
-    its cluster is stopped (SIGSTOP) until the forward is done, then
-    continued, as a machine paused and resumed. A loaded machine took
+    Job 1 is held while kubectl starts: once its driver runs (the
+    submitter's, made once the whole cluster is ready), the driver is
+    stopped (SIGSTOP) until the forward is done, then continued. Its
+    workers run on meanwhile and may end before it resumes; the job's log
+    must still have their lines ("Training Complete!", checked below: a
+    driver that read a worker's end in the same turn as its last lines
+    once lost them, see e2e.raylog_paused). A loaded machine took
     kubectl (and gke-gcloud-auth-plugin's gcloud) 15 s to look the head
     pod up, by when job 1 could be over and its head deleted; kubectl
     then watched 60 s for a head that never came and failed `timed out
@@ -172,13 +175,14 @@ def port_forward_step():
                 b"FLEXQ_RAYJOB=rayjob-tpu-v6e-dws-1",
                 b"FLEXQ_RAY_ROLE=driver"):
             return None
-        for pid in procs_with(b"FLEXQ_RAY_CLUSTER=rayjob-tpu-v6e-dws-1-"):
+        for pid in procs_with(b"FLEXQ_RAYJOB=rayjob-tpu-v6e-dws-1",
+                              b"FLEXQ_RAY_ROLE=driver"):
             try:
                 os.kill(pid, signal.SIGSTOP)
                 held.append(pid)
             except OSError:
                 pass
-        # paused, and its head still runs: job 1 cannot end until resumed
+        # held, and its head still runs: job 1 cannot end until resumed
         return held and head_running(svc)
 
     try:

@@ -3,7 +3,11 @@ folding, the Result, the submitter's banner, and examples/train.py.
 
 Worker pods are played by real subprocesses whose stdout is their pod's
 log file, in a pod-directory layout like the runner's; the driver under
-test follows them. Standard library only; run directly or through ctest.
+test follows them. With `pipe=True` their stdout is a pipe copied into the
+log by a thread, as flexqd's log pump does (logpump.c: a cap, rotation to
+log.1 with a note), and status.json is written only once the pipe is
+drained, as the runner does. Standard library only; run directly or
+through ctest.
 """
 
 import json
@@ -12,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -43,8 +48,10 @@ print("Run Result: %s" % (res.metrics,))
 class Cluster:
     """A temporary data dir with pod dirs for one head and N workers."""
 
-    def __init__(self, n, env_extra=None):
+    def __init__(self, n, env_extra=None, pipe=False, cap=None):
         self.dir = tempfile.mkdtemp(prefix="flexq-py-")
+        self.pipe, self.cap = pipe, cap
+        self.pumps = []
         self.ns = os.path.join(self.dir, "pods", "default")
         self.script = os.path.join(self.dir, "script.py")
         with open(self.script, "w") as f:
@@ -77,15 +84,52 @@ class Cluster:
         e.update({"FLEXQ_RAY_ROLE": "worker", "RANK": str(i),
                   "WORLD_SIZE": "2", "FLEXQ_POD_IP": "127.0.0.%d" % (i + 1)})
         e.update(extra)
-        log = open(os.path.join(d, "log"), "ab")
-        p = subprocess.Popen([sys.executable, self.script], env=e,
-                             stdout=log, stderr=subprocess.STDOUT)
-        log.close()
+        if self.pipe:
+            r, w = os.pipe()
+            p = subprocess.Popen([sys.executable, self.script], env=e,
+                                 stdout=w, stderr=subprocess.STDOUT)
+            os.close(w)
+            t = threading.Thread(target=self.pump, args=(r, d), daemon=True)
+            t.start()
+            self.pumps.append(t)
+        else:
+            log = open(os.path.join(d, "log"), "ab")
+            p = subprocess.Popen([sys.executable, self.script], env=e,
+                                 stdout=log, stderr=subprocess.STDOUT)
+            log.close()
         self.procs.append((p, d))
 
+    def pump(self, r, d):
+        """flexqd's log pump for one pod: the pipe into `log`, at most
+        `cap` bytes a file, then log -> log.1 and a new log with a note."""
+        path = os.path.join(d, "log")
+        log = open(path, "ab")
+        size = 0
+        while True:
+            data = os.read(r, 65536)
+            if not data:
+                break
+            while data:
+                if self.cap and size >= self.cap:
+                    log.close()
+                    os.replace(path, path + ".1")
+                    log = open(path, "ab")
+                    note = b"flexq: log rotated\n"
+                    log.write(note)
+                    size = len(note)
+                room = self.cap - size if self.cap else len(data)
+                log.write(data[:room])
+                log.flush()
+                size += len(data[:room])
+                data = data[room:]
+        log.close()
+        os.close(r)
+
     def reap(self):
-        for p, d in self.procs:
+        for i, (p, d) in enumerate(self.procs):
             code = p.wait(timeout=60)
+            if self.pipe:  # the runner: status.json once the log is whole
+                self.pumps[i].join(60)
             with open(os.path.join(d, "status.json"), "w") as f:
                 json.dump({"phase": "Succeeded" if code == 0 else "Failed",
                            "exitCode": code}, f)
@@ -151,6 +195,157 @@ class DriverTest(unittest.TestCase):
             out = c.driver({"RAY_DEDUP_LOGS": "0"})
             self.assertEqual(out.stdout.count(") Training Complete!"), 2)
             self.assertNotIn("repeated", out.stdout)
+        finally:
+            c.close()
+
+
+class PipeTest(unittest.TestCase):
+    """Workers whose stdout is a pipe, as under flexqd's runner: the
+    helper cannot learn its place in the log from its stdout (a pipe's
+    size is 0), so the driver reads a finished worker's log to its end
+    once the pod has ended. These lines were lost when the driver read a
+    worker's start and end in one turn (a driver paused, or started late:
+    e2e.seed's paused driver)."""
+
+    def test_driver_after_workers_ended_forwards_every_line(self):
+        c = Cluster(2, pipe=True)
+        try:
+            c.reap()  # the driver "paused" over the workers' whole run
+            out = c.driver()
+            self.assertEqual(out.returncode, 0, out.stderr)
+            lines = out.stdout.splitlines()
+            for rank in (0, 1):
+                self.assertTrue(any("ip=127.0.0.%d) Epoch 2: rank line %d"
+                                    % (rank + 1, rank) in l for l in lines),
+                                out.stdout)
+            self.assertEqual(len([l for l in lines
+                                  if l.endswith(") Training Complete!")]), 1,
+                             out.stdout)
+            self.assertEqual(len([l for l in lines if "Training Complete! "
+                                  "[repeated 1x across cluster]" in l]), 1,
+                             out.stdout)
+        finally:
+            c.close()
+
+    def test_driver_follows_rotation(self):
+        c = Cluster(2, pipe=True, cap=80)
+        try:
+            c.reap()
+            for _, d in c.procs:  # the log really rotated
+                self.assertTrue(os.path.exists(os.path.join(d, "log.1")))
+            out = c.driver({"RAY_DEDUP_LOGS": "0"})
+            self.assertEqual(out.returncode, 0, out.stderr)
+            # what rotation replaced is gone by design; the driver still
+            # forwards the last part, whatever file it is in now
+            self.assertEqual(out.stdout.count(") Training Complete!"), 2,
+                             out.stdout)
+        finally:
+            c.close()
+
+    def test_worker_follows_rotations_while_it_reads(self):
+        """The driver's reader across the pump's rotations: one it sees
+        happen, then two between its reads (log.1 is then a newer part
+        than the file it holds, and is read before the new log)."""
+        from flexq import train
+        d = tempfile.mkdtemp(prefix="flexq-py-rot-")
+        try:
+            log = os.path.join(d, "log")
+
+            def put(name, text, mode="ab"):
+                with open(os.path.join(d, name), mode) as f:
+                    f.write(text.encode())
+
+            def rotate(note="flexq: log rotated\n"):
+                os.replace(log, log + ".1")
+                put("log", note, "wb")
+
+            class Fwd:
+                lines = []
+
+                def line(self, w, text):
+                    self.lines.append(text)
+
+            fwd = Fwd()
+            put("metrics.jsonl", json.dumps({"event": "start", "rank": 0,
+                                             "log_offset": None}) + "\n")
+            put("log", "a1\na2\n")
+            w = train._Worker(d)
+            w.poll(fwd)
+            self.assertEqual(fwd.lines, ["a1", "a2"])
+            put("log", "a3\n")
+            rotate()
+            put("log", "b1\n")
+            w.poll(fwd)
+            self.assertEqual(fwd.lines[2:], ["a3", "flexq: log rotated",
+                                             "b1"])
+            put("log", "b2\n")
+            rotate("note c\n")
+            put("log", "c1\n")
+            rotate("note d\n")
+            put("log", "d1\npartial")
+            put("metrics.jsonl", json.dumps({"event": "done", "rank": 0,
+                                             "log_offset": None}) + "\n")
+            w.poll(fwd)  # b2 from the file it holds, c from log.1, then d
+            self.assertEqual(fwd.lines[5:], ["b2", "note c", "c1", "note d",
+                                             "d1"])
+            self.assertFalse(w.finished)  # said done, but the pod runs on
+            put("log", " line\n")
+            put("status.json", '{"phase": "Succeeded", "exitCode": 0}')
+            w.poll(fwd)
+            self.assertTrue(w.finished)
+            self.assertEqual(fwd.lines[10:], ["partial line"])
+            self.assertIsNone(w.error)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def test_waits_for_a_log_said_incomplete(self):
+        """status.json with logComplete false (the runner reported the pod
+        before its log pump had written its last bytes): the driver reads
+        on until it says true."""
+        from flexq import train
+        d = tempfile.mkdtemp(prefix="flexq-py-late-")
+        try:
+            def put(name, text, mode="ab"):
+                with open(os.path.join(d, name), mode) as f:
+                    f.write(text.encode())
+
+            class Fwd:
+                lines = []
+
+                def line(self, w, text):
+                    self.lines.append(text)
+
+            fwd = Fwd()
+            for ev in ("start", "done"):
+                put("metrics.jsonl", json.dumps({"event": ev, "rank": 0,
+                                                 "log_offset": None}) + "\n")
+            put("log", "first\n")
+            put("status.json", '{"phase": "Succeeded", "exitCode": 0, '
+                '"logComplete": false}', "wb")
+            w = train._Worker(d)
+            w.poll(fwd)
+            self.assertFalse(w.finished)
+            put("log", "last")
+            put("status.json", '{"phase": "Succeeded", "exitCode": 0, '
+                '"logComplete": true}', "wb")
+            w.poll(fwd)
+            self.assertTrue(w.finished)
+            self.assertEqual(fwd.lines, ["first", "last"])
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def test_pod_never_ends_after_done_is_said(self):
+        c = Cluster(1, pipe=True)
+        try:
+            c.procs[0][0].wait(timeout=60)
+            c.pumps[0].join(60)  # log whole, but no status.json ever
+            out = c.driver({"FLEXQ_LOG_DRAIN_S": "0.5",
+                            "FLEXQ_WORKER_PODS": "c1-tpu-group-worker-0"})
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn(") Training Complete!", out.stdout)
+            self.assertIn("[flexq: c1-tpu-group-worker-0's log was not "
+                          "complete 0.5 s after its training loop ended",
+                          out.stdout)
         finally:
             c.close()
 

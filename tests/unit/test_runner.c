@@ -30,6 +30,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -716,6 +717,106 @@ static void test_log_rotation(void **state)
     teardown_fixture(f);
 }
 
+/* Receives one descriptor sent over `conn` (SCM_RIGHTS), or -1. */
+static int recv_fd(int conn)
+{
+    char byte;
+    struct iovec iov = {&byte, 1};
+
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+
+    struct msghdr m = {0};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = u.buf;
+    m.msg_controllen = sizeof(u.buf);
+    if (recvmsg(conn, &m, MSG_CMSG_CLOEXEC) <= 0)
+        return -1;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    if (!c || c->cmsg_type != SCM_RIGHTS)
+        return -1;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+    return fd;
+}
+
+/* A Ray pod whose log pump has not written its last bytes when the pod
+ * is reported ended (something outside the pod's tree holds its output
+ * pipe: here this test, handed the pod's stdout over a socket) gets a
+ * status.json saying "logComplete": false; once the pump lets go, the
+ * runner's poll writes it again with true, and the log holds what was
+ * written late. The training helper's driver reads a worker's log to
+ * its end only then (python/flexq/train.py). */
+static void test_status_waits_for_whole_log(void **state)
+{
+    (void)state;
+    struct fixture *f = setup_with(FQ_MOUNTS_REWRITE);
+    char sock[64];
+    snprintf(sock, sizeof(sock), "/tmp/flexq-late-%d.sock", (int)getpid());
+    unlink(sock);
+    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(lfd >= 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(chmod(sock, 0777), 0); /* the pod's user connects */
+    assert_int_equal(listen(lfd, 1), 0);
+    char *text = fq_xasprintf(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: late\n"
+        "  namespace: default\n  labels:\n    ray.io/cluster: c1\n"
+        "    ray.io/node-type: worker\nspec:\n  nodeName: n1\n"
+        "  restartPolicy: Never\n  containers:\n  - name: main\n"
+        "    image: busybox\n    command: [\"python3\", \"-c\", \"import "
+        "socket; s = socket.socket(socket.AF_UNIX); s.connect('%s'); "
+        "print('early', flush=True); socket.send_fds(s, [b'x'], [1])\"]\n",
+        sock);
+    put(f, text);
+    free(text);
+    start(f, "late");
+    struct pollfd pl = {lfd, POLLIN, 0};
+    assert_int_equal(poll(&pl, 1, 10000), 1);
+    int conn = accept(lfd, NULL, NULL);
+    assert_true(conn >= 0);
+    int out = recv_fd(conn); /* the pod's stdout: its log pump's pipe */
+    assert_true(out >= 0);
+    wait_done(f, "late");
+    assert_string_equal(phase(f, "late"), "Succeeded");
+    char *dir = fq_runner_pod_dir(f->dir, "default", "late");
+    char *status = fq_xasprintf("%s/status.json", dir);
+    char *st = read_text(status);
+    assert_non_null(strstr(st, "\"logComplete\":false"));
+    assert_non_null(strstr(st, "\"phase\":\"Succeeded\""));
+    free(st);
+    assert_int_equal(write(out, "late\n", 5), 5);
+    close(out); /* the last writer: the pump lets go of the pod */
+    close(conn);
+    bool whole = false;
+    for (int i = 0; i < 1000 && !whole; i++) {
+        fq_runner_poll(f->r, f->now);
+        st = read_text(status);
+        whole = strstr(st, "\"logComplete\":true") != NULL;
+        if (whole)
+            assert_non_null(strstr(st, "\"phase\":\"Succeeded\""));
+        free(st);
+        if (!whole)
+            poll(NULL, 0, 10); /* the poll interval */
+    }
+    assert_true(whole);
+    char *log = pod_log(f, "late");
+    assert_non_null(strstr(log, "early\n"));
+    size_t n = strlen(log);
+    assert_true(n >= 5 && !strcmp(log + n - 5, "late\n"));
+    free(log);
+    free(status);
+    free(dir);
+    close(lfd);
+    unlink(sock);
+    teardown_fixture(f);
+}
+
 /* One pump serves every pod (logpump.c): pods writing at the same time
  * each get their own log, capped, and each log is complete (its last
  * line in it) when the pod is reaped. */
@@ -1025,6 +1126,7 @@ int main(void)
         cmocka_unit_test(test_oom_killed),
         cmocka_unit_test(test_log_rotation),
         cmocka_unit_test(test_log_pump_shared),
+        cmocka_unit_test(test_status_waits_for_whole_log),
         cmocka_unit_test(test_sandbox_bwrap),
         cmocka_unit_test(test_sandbox_unshare),
         cmocka_unit_test(test_sandbox_rewrite),

@@ -87,6 +87,17 @@ struct exited {
     int64_t at_ms;
 };
 
+/* A pod's status.json to write again once its log is whole. */
+struct rn_late_log {
+    int done;  /* the pump's done descriptor (owned) */
+    char *dir; /* the pod's directory (owned) ... */
+    dev_t dev; /* ... as it was then */
+    ino_t ino;
+    char *status; /* the text with logComplete true (owned) */
+};
+
+void rn_late_log_release(struct rn_late_log *l);
+
 struct fq_runner {
     struct fq_runner_config cfg;
     char *data_dir;
@@ -121,6 +132,11 @@ struct fq_runner {
     char *hide[5];        /* absolute paths of cfg.hide, NULL-terminated */
     bool pidns_ok;        /* unshare mode can make a pid namespace */
     int self_fd;          /* O_PATH of our own binary (pod_init.c), or -1 */
+    /* Ray pods reported ended before their log pump had written their
+     * last bytes: status.json says "logComplete": false until the pump
+     * lets go, then is written again (process.c, late_logs). */
+    struct rn_late_log *late;
+    size_t nlate, late_cap;
 };
 
 /*

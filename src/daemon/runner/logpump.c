@@ -19,8 +19,16 @@
  * Guarantee: log holds at most `cap` bytes and log.1 at most `cap` bytes;
  * a pod's logs never take more than 2 x cap on disk. Nothing the pod
  * writes is lost except what rotation drops by design (the part before
- * log.1) -- and what is written after the pump could no longer write
- * (disk full), which is read and discarded so that the pod never blocks.
+ * log.1) -- and what the pump cannot write (disk full, or another write
+ * error), which is read and discarded so that the pod never blocks. That
+ * loss is never silent: the pump counts the bytes, and before the next
+ * bytes it can write it writes a line saying how many were dropped and
+ * why (say_dropped), e.g.
+ *
+ *   [flexq: 1048576 bytes of output dropped: the log could not be
+ *   written (No space left on device)]
+ *
+ * (one line), so a reader of the log sees where the gap is.
  *
  * Why a process, and one: the pump outlives a restart (or a crash) of
  * flexqd, so what a pod's tree writes meanwhile still reaches its log,
@@ -76,19 +84,27 @@ struct pod {
     size_t size, cap;
     char note[160];
     size_t nlen;
+    unsigned long long dropped; /* bytes not written, not yet said */
+    int drop_errno;             /* why the last of them was not */
 };
 
-static void write_all(int fd, const char *p, size_t n)
+/* Writes what it can; returns the bytes written (fewer on an error, with
+ * errno set: the caller counts the rest as dropped). */
+static size_t write_all(int fd, const char *p, size_t n)
 {
-    while (n) {
-        ssize_t w = write(fd, p, n);
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, p + done, n - done);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
-            return; /* disk full or gone: drop, the pod must not block */
-        p += w;
-        n -= (size_t)w;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            break; /* disk full or gone: the pod must not block */
+        }
+        done += (size_t)w;
     }
+    return done;
 }
 
 /* log -> log.1, a new log beginning with the note. */
@@ -117,8 +133,35 @@ static size_t rotate(struct pod *p)
         close(p->log);
         p->log = fd;
     }
-    write_all(p->log, p->note, p->nlen);
-    return p->nlen;
+    return write_all(p->log, p->note, p->nlen);
+}
+
+/* Bytes the pod wrote that the log did not get: counted, said later. */
+static void drop(struct pod *p, size_t n, int err)
+{
+    p->dropped += n;
+    p->drop_errno = err;
+}
+
+/* Before more output: the line saying what was dropped, whole, under the
+ * cap like any other line; the count is kept until the line is written. */
+static void say_dropped(struct pod *p)
+{
+    if (!p->dropped)
+        return;
+    char line[200];
+    int n = snprintf(line, sizeof(line),
+                     "[flexq: %llu bytes of output dropped: the log could "
+                     "not be written (%s)]\n",
+                     p->dropped, strerror(p->drop_errno));
+    if (n <= 0 || (size_t)n >= sizeof(line) || (size_t)n > p->cap)
+        return; /* a cap smaller than the line: nothing to say it in */
+    if (p->size + (size_t)n > p->cap)
+        p->size = rotate(p);
+    size_t w = write_all(p->log, line, (size_t)n);
+    p->size += w;
+    if (w == (size_t)n)
+        p->dropped = 0;
 }
 
 /* One read of the pod's pipe into its log; false at end-of-file. */
@@ -127,8 +170,11 @@ static bool pump_once(struct pod *p, char *buf)
     ssize_t n = read(p->in, buf, PUMP_BUF);
     if (n < 0)
         return errno == EINTR || errno == EAGAIN;
-    if (n == 0)
+    if (n == 0) {
+        say_dropped(p); /* a last try, should the disk have room again */
         return false;
+    }
+    say_dropped(p);
     size_t off = 0;
     while (off < (size_t)n) {
         if (p->size >= p->cap)
@@ -139,8 +185,12 @@ static bool pump_once(struct pod *p, char *buf)
             k = room;
         if (!k) /* a cap smaller than the note: drop the rest */
             break;
-        write_all(p->log, buf + off, k);
-        p->size += k;
+        size_t w = write_all(p->log, buf + off, k);
+        p->size += w;
+        if (w < k) {
+            drop(p, (size_t)n - off - w, errno);
+            break;
+        }
         off += k;
     }
     return true;
@@ -236,6 +286,8 @@ static void run_pump(void)
     signal(SIGTERM, SIG_IGN); /* ends with its pods, at end-of-file */
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
+    /* a file-size limit fails the write (EFBIG, said as dropped) */
+    signal(SIGXFSZ, SIG_IGN);
     /* four descriptors per running pod */
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {

@@ -571,6 +571,9 @@ void fq_runner_free(struct fq_runner *r)
     for (size_t i = 0; i < r->stale_cg.n; i++)
         fq_cgroup_reap(r->stale_cg.v[i]);
     rn_strv_release(&r->stale_cg);
+    for (size_t i = 0; i < r->nlate; i++)
+        rn_late_log_release(&r->late[i]);
+    free(r->late);
     if (r->cg_kill_root &&
         (!r->cg_mem_root || strcmp(r->cg_kill_root, r->cg_mem_root)))
         rmdir(r->cg_kill_root);

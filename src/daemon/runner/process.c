@@ -280,20 +280,35 @@ static bool wants_peer_files(const struct fq_value *pod)
     return fq_map_get(fq_meta_labels(pod), "ray.io/cluster") != NULL;
 }
 
-static void write_status(const char *dir, const char *phase, int code,
-                         const char *reason, const char *msg)
+/* status.json's text (returns owned). `whole`: the log pump has written
+ * all the pod wrote ("logComplete"), so its log can be read to the end. */
+static char *status_text(const char *phase, int code, const char *reason,
+                         const char *msg, bool whole)
 {
     struct fq_value *s = fq_value_map();
     fq_map_set(s, "phase", fq_value_str(phase));
     fq_map_set(s, "exitCode", fq_value_int(code));
     fq_map_set(s, "reason", fq_value_str(reason ? reason : ""));
     fq_map_set(s, "message", fq_value_str(msg ? msg : ""));
+    fq_map_set(s, "logComplete", fq_value_bool(whole));
     char *text = fq_json_dumps(s, FQ_JSON_COMPACT);
+    fq_value_free(s);
+    return text;
+}
+
+static void put_status(const char *dir, const char *text)
+{
     char *path = fq_xasprintf("%s/status.json", dir);
     rn_write_file(path, text, strlen(text));
     free(path);
+}
+
+static void write_status(const char *dir, const char *phase, int code,
+                         const char *reason, const char *msg)
+{
+    char *text = status_text(phase, code, reason, msg, true);
+    put_status(dir, text);
     free(text);
-    fq_value_free(s);
 }
 
 /*
@@ -925,14 +940,18 @@ static void drop_cgroup(struct fq_runner *r, const char *dir)
 
 /*
  * The pod's processes are gone: wait (at most PUMP_DRAIN_MS) until its log
- * pump has written what was left in the pipe and exited, so that the log
- * is complete when the pod is reported ended. It takes microseconds unless
- * something outside the pod's tree still holds the pipe.
+ * pump has written what was left in the pipe and let go of the pod, so
+ * that the log is complete when the pod is reported ended. It takes
+ * microseconds unless something outside the pod's tree still holds the
+ * pipe (or the pump is slow to run). Returns -1 when the log is whole,
+ * else the pump's done descriptor (owned by the caller), which reads
+ * end-of-file once it is.
  */
-static void pump_drained(struct proc *p)
+static int pump_drained(struct proc *p)
 {
     if (!p->has_pump)
-        return;
+        return -1;
+    bool drained = false;
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
@@ -945,12 +964,76 @@ static void pump_drained(struct proc *p)
         int n = poll(&pf, 1, (int)(PUMP_DRAIN_MS - spent));
         if (n < 0 && errno == EINTR)
             continue;
+        if (n == 0)
+            break; /* timed out */
         char c;
-        if (n <= 0 || read(p->pump_done, &c, 1) <= 0)
-            break; /* timed out, or end-of-file: the pump is done */
+        if (n < 0 || read(p->pump_done, &c, 1) <= 0) {
+            drained = true; /* end-of-file: the pump is done */
+            break;
+        }
     }
-    close(p->pump_done);
+    int fd = p->pump_done;
     p->has_pump = false;
+    if (drained) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Ray pods reported ended before their log was whole (most that wait). */
+#define LATE_LOGS_MAX 1024
+
+/* Keeps `done` (owned) and rewrites the pod's status.json with
+ * logComplete true once it reads end-of-file (late_logs). */
+static void late_add(struct fq_runner *r, int done, const char *dir,
+                     const char *phase, int code, const char *reason,
+                     const char *msg)
+{
+    struct stat st;
+    if (r->nlate >= LATE_LOGS_MAX || stat(dir, &st) != 0) {
+        close(done); /* the driver's own deadline covers it (train.py) */
+        return;
+    }
+    if (r->nlate == r->late_cap) {
+        r->late_cap = r->late_cap ? 2 * r->late_cap : 8;
+        r->late = fq_xrealloc(r->late, r->late_cap * sizeof(*r->late));
+    }
+    struct rn_late_log *l = &r->late[r->nlate++];
+    l->done = done;
+    l->dir = fq_xstrdup(dir);
+    l->dev = st.st_dev;
+    l->ino = st.st_ino;
+    l->status = status_text(phase, code, reason, msg, true);
+}
+
+void rn_late_log_release(struct rn_late_log *l)
+{
+    close(l->done);
+    free(l->dir);
+    free(l->status);
+}
+
+/* The pumps that have let go since: their pods' status.json says the log
+ * is whole now (the same directory only: a pod of the same name made
+ * since has its own). */
+static void late_logs(struct fq_runner *r)
+{
+    for (size_t i = 0; i < r->nlate;) {
+        struct rn_late_log *l = &r->late[i];
+        struct pollfd pf = {l->done, POLLIN, 0};
+        char c;
+        if (poll(&pf, 1, 0) != 1 || read(l->done, &c, 1) > 0) {
+            i++;
+            continue;
+        }
+        struct stat st;
+        if (stat(l->dir, &st) == 0 && st.st_dev == l->dev &&
+            st.st_ino == l->ino)
+            put_status(l->dir, l->status);
+        rn_late_log_release(l);
+        r->late[i] = r->late[--r->nlate];
+    }
 }
 
 static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
@@ -984,8 +1067,6 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     } else if (p->terminating) {
         snprintf(msg, sizeof(msg), "stopped by flexq (exit code %d)", code);
     }
-    if (!p->reported && p->peer_files)
-        write_status(p->dir, phase, code, reason, msg);
     /* the pod ends with its main process, as a container ends with its
      * pid 1: whatever it left behind (setsid or not) is killed */
     drop_cgroup(r, p->cg_kill);
@@ -993,7 +1074,22 @@ static void finish(struct fq_runner *r, size_t idx, int st, int64_t now_ms)
     if (p->cg_cpu && (!p->cg_mem || strcmp(p->cg_cpu, p->cg_mem)))
         drop_cgroup(r, p->cg_cpu);
     r->gpus_used &= ~p->gpus;
-    pump_drained(p);
+    int late = pump_drained(p);
+    /* After the drain: the training helper's driver reads a worker's log
+     * to its end once status.json says the log is whole (written before,
+     * a worker's last lines could still be in the pump's pipe when the
+     * driver read them). A log not whole yet is said so, and said whole
+     * once the pump lets go (late_logs). */
+    if (!p->reported && p->peer_files) {
+        char *text = status_text(phase, code, reason, msg, late < 0);
+        put_status(p->dir, text);
+        free(text);
+        if (late >= 0)
+            late_add(r, late, p->dir, phase, code, reason, msg);
+        late = -1;
+    }
+    if (late >= 0)
+        close(late);
     char *ns = p->ns, *name = p->name;
     bool reported = p->reported;
     bool remove = p->remove_dir;
@@ -1118,6 +1214,7 @@ static void rotate_log(const struct fq_runner *r, const struct proc *p)
 void fq_runner_poll(struct fq_runner *r, int64_t now_ms)
 {
     fq_runner_on_sigchld(r, now_ms);
+    late_logs(r);
     for (size_t i = 0; i < r->stale_cg.n;) {
         if (fq_cgroup_reap(r->stale_cg.v[i]) == 0) {
             free(r->stale_cg.v[i]);
