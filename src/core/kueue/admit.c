@@ -130,9 +130,10 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     w->pending = false;
     kq_wl_set_use(w, r->nuse, r->use_fr, r->use_amt);
     if (new_holder) {
-        w->reserved_at = now;
-        rc->grace_rsv = now;
-        rc->grace_since = 0;
+        struct wl_hold *hd = kq_wl_hold(w);
+        hd->reserved_at = now;
+        hd->grace_rsv = now;
+        hd->grace_since = 0;
     }
     kq_account(k, rc, +1);
     if (new_holder && k->afs_on)
@@ -270,8 +271,8 @@ void kq_adm_wl(const struct wl *w, struct fq_adm_wl *aw, bool cooldown)
     aw->ps = w->ps;
     aw->avoid_flv = cooldown ? w->avoid : 0;
     if (w->is_slice) {
-        aw->forced_flv = w->slice_flv;
-        aw->base_count = w->slice_base;
+        aw->forced_flv = w->slice->flv;
+        aw->base_count = w->slice->base;
     }
 }
 
@@ -331,7 +332,8 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     struct cq_info *c = &s->cqs[w->cq];
     /* The flavors where it is, and those after them, are skipped; so is
      * a flavor in its failure cool-down (no better than where it is). */
-    uint64_t skip = rc->mig_skip;
+    struct wl_hold *hd = w->hold; /* a candidate holds quota */
+    uint64_t skip = hd->mig_skip;
     int64_t retry = FQ_NEVER;
     if (w->avoid_ann && fq_engine_config(e)->policy.flavor_failure_cooldown)
         skip |= kq_avoid_mask(&s->adm, w->avoid_ann, now, &retry);
@@ -340,7 +342,7 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
         ~skip & (s->adm.nflv < 64 ? (1ull << s->adm.nflv) - 1 : ~0ull);
     for (uint64_t m = to; m; m &= m - 1)
         sum += k->rel_flv[__builtin_ctzll(m)];
-    if (rc->mig_valid && rc->mig_sum == sum && now < rc->mig_retry)
+    if (hd->mig_valid && hd->mig_sum == sum && now < hd->mig_retry)
         return false;
     /* When its usage is on flavors it may not move to (always, unless
      * its podsets sit on different flavors of one group), whether it
@@ -350,9 +352,9 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     for (int u = 0; u < w->nuse && s->adm.nres > 0; u++)
         own |= 1ull << ((w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS);
     if (!w->is_slice && !(own & ~skip) && !might_fit(s, c->adm, w, skip)) {
-        rc->mig_valid = true;
-        rc->mig_sum = sum;
-        rc->mig_retry = retry;
+        hd->mig_valid = true;
+        hd->mig_sum = sum;
+        hd->mig_retry = retry;
         return false;
     }
     struct fq_adm_wl aw;
@@ -383,9 +385,9 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
         memcpy(k->rel_flv, rel, nrel);
         k->mig_dirty = mig_dirty;
         k->mig_rel = mig_rel;
-        rc->mig_valid = true;
-        rc->mig_sum = sum;
-        rc->mig_retry = retry;
+        hd->mig_valid = true;
+        hd->mig_sum = sum;
+        hd->mig_retry = retry;
     }
     if (fits)
         fq_adm_result_release(&r);

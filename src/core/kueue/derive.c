@@ -123,15 +123,19 @@ static void forget_status(struct wl *w)
     free(w->replaces);
     free(w->use_fr);
     free(w->use_amt);
+    free(w->slice);
     w->why_msg = w->avoid_ann = w->replaces = NULL;
     w->use_fr = NULL;
     w->use_amt = NULL;
+    w->slice = NULL;
     w->nuse = 0;
     w->cq = -1;
     w->lq = NULL;
     w->holds = w->admitted = w->pending = w->evicting = false;
-    w->reserved_at = 0;
-    w->assigned_flv = 0;
+    if (w->hold) {
+        w->hold->reserved_at = 0;
+        w->hold->assigned_flv = 0;
+    }
     w->waiting_check = w->is_slice = false;
 }
 
@@ -146,13 +150,18 @@ static bool derive_spec(struct kueue *k, struct fq_engine *e, struct rec *r,
     struct snap *s = k->snap;
     struct wl *w = &r->w;
     char *ns = w->ns, *name = w->name;
-    w->ns = w->name = NULL;
+    struct wl_hold *hold = w->hold;
     kq_wl_release(w);
     free(r->queue_name);
     r->queue_name = NULL;
     memset(w, 0, sizeof(*w));
     w->ns = ns;
     w->name = name;
+    w->hold = hold; /* what it carries across derivations stays */
+    if (hold) {
+        hold->reserved_at = 0;
+        hold->assigned_flv = 0;
+    }
     w->cq = -1;
     r->ok = r->spec_ok = false;
     r->shape = -1;
@@ -213,12 +222,13 @@ static void derive_holding(struct kueue *k, struct rec *r,
     }
     w->cq = av->cq;
     w->holds = w->cq >= 0;
+    struct wl_hold *hd = kq_wl_hold(w);
     w->admitted = cond_is_true(cond[C_ADMITTED]);
     w->evicting = cond_is_true(cond[C_EVICTED]);
-    w->reserved_at = parse_time(
+    hd->reserved_at = parse_time(
         str_at(cond[C_QUOTA_RESERVED], "lastTransitionTime", NULL), 0);
     kq_wl_set_use(w, av->nuse, av->use_fr, av->use_amt);
-    w->assigned_flv = av->assigned_flv;
+    hd->assigned_flv = av->assigned_flv;
     bool any = false, ready = false;
     for (size_t c = 0; c < v->n_check_states; c++) {
         any = true;
@@ -266,9 +276,14 @@ static const char *derive_pending(struct kueue *k, struct fq_engine *e,
     const char *old = fq_value_as_str(fq_map_get(ann, FQ_SLICE_ANN_REPLACES));
     if (old) {
         w->replaces = fq_xstrdup(old);
+        struct wl_slice sl = {{0}, {0}};
         w->is_slice = fq_kueue_slice_prepare(
             &s->adm, stored(e, FQ_KIND_WORKLOAD, ns, old), w->npodsets,
-            w->psname, w->slice_flv, w->slice_base);
+            w->psname, sl.flv, sl.base);
+        if (w->is_slice) {
+            w->slice = fq_xmalloc(sizeof(*w->slice));
+            *w->slice = sl;
+        }
     }
     return NULL;
 }
@@ -303,7 +318,8 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         parts |= FQ_WL_ADMISSION;
     bool light = r->spec_ok && r->spec_gen == gen &&
                  fq_workload_status_decode(obj, parts, &v) == 0;
-    r->mig_valid = false;
+    if (w->hold)
+        w->hold->mig_valid = false;
     if (light)
         forget_status(w);
     else if (!derive_spec(k, e, r, obj, gen, &v))
@@ -508,14 +524,8 @@ void kq_rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
         }
         return;
     }
-    if (!r) {
-        r = fq_xcalloc(1, sizeof(*r));
-        r->key = fq_xstrdup(key);
-        r->w.ns = fq_xstrdup(ns);
-        r->w.name = fq_xstrdup(name);
-        r->qcq = -1;
-        fq_smap_put(&k->recs, key, r);
-    }
+    if (!r)
+        r = kq_rec_new(k, key);
     uint64_t adm_h;
     uint64_t fp = fingerprint(obj, cond, &adm_h);
     if (r->fp_ok && r->fp == fp && !r->w.replaces)
@@ -542,8 +552,8 @@ static bool mig_visit(struct kueue *k, struct fq_engine *e, struct rec *r,
         return false;
     if (kq_try_migrate(k, e, r, now))
         return true;
-    if (r->mig_valid && r->mig_retry < k->mig_retry)
-        k->mig_retry = r->mig_retry;
+    if (r->w.hold->mig_valid && r->w.hold->mig_retry < k->mig_retry)
+        k->mig_retry = r->w.hold->mig_retry;
     return false;
 }
 

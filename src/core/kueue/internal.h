@@ -309,40 +309,88 @@ struct cohort_ent {
     char *parent;
 };
 
+/* What only a workload that holds quota uses, out of line (a pending
+ * workload that never held quota carries a NULL pointer, not these 64
+ * bytes): made the first time its record holds quota (derive_holding,
+ * kq_reserve: kq_wl_hold) and kept with the record, so what it carries
+ * across derivations (grace_*, the migration memo) stays as it was when
+ * these fields lived in the record. */
+struct wl_hold {
+    int64_t reserved_at;   /* QuotaReserved's time, or 0 */
+    uint64_t assigned_flv; /* bit per flavor of the current admission */
+    /* A migration that did not fit stays impossible until quota is
+     * released on a flavor it may move to (the sum of their rel_flv
+     * moves) or a flavor cool-down ends. */
+    uint64_t mig_sum;
+    int64_t mig_retry;
+    /* While a candidate (mig_add): the flavors a move may not go to (at
+     * or after the latest one assigned, per group), as try_migrate would
+     * find them each time until the record is derived again. */
+    uint64_t mig_skip;
+    /* Preemption grace (grace.c): when its quota was last reserved, to
+     * the millisecond (conditions keep whole seconds), and when it was
+     * first spared since (0: not yet). Set by kq_reserve. */
+    int64_t grace_rsv, grace_since;
+    bool mig_valid;
+};
+
+/* An elastic slice's forced flavors and base counts per podset, while
+ * the Workload it replaces holds quota (fq_kueue_slice_prepare): 90
+ * bytes only a slice needs, out of line. */
+struct wl_slice {
+    int8_t flv[FQ_ADM_MAX_PODSETS];
+    int32_t base[FQ_ADM_MAX_PODSETS];
+};
+
 /* What the scheduler needs of a workload, derived from its stored object
- * and the snapshot (rec_derive). */
+ * and the snapshot (rec_derive). Pointers first, then the 8-byte fields,
+ * then the narrow ones, so that nothing pads between them. */
 struct wl {
-    char *ns, *name, *uid; /* owned */
-    int cq;                /* snapshot index, or -1 */
+    /* Borrowed from the record's own allocation (kq_rec_new: "ns/name",
+     * then ns; name is the key's tail): valid while the record lives. */
+    char *ns, *name;
+    char *uid; /* owned */
     struct lq_info *lq;
-    int32_t prio;
-    int64_t created, qts, reserved_at;
-    bool holds; /* holds quota */
-    bool admitted;
-    bool pending; /* may be scheduled now */
-    bool evicting;
-    int npodsets; /* built for pending and waiting_check workloads */
     struct fq_adm_podset *ps; /* owned, npodsets */
     char **psname;            /* owned, npodsets */
     int64_t *req;             /* owned, npodsets * nres */
     char *avoid_ann;          /* owned copy of the avoid-flavors annotation */
-    uint64_t avoid;           /* its mask, computed at the time of use */
     char *why_msg;            /* the QuotaReserved=False message now stored */
     /* quota held: nuse (flavor * nres + resource, amount) pairs, owned */
-    int nuse;
     uint16_t *use_fr;
     int64_t *use_amt;
-    uint64_t assigned_flv; /* bit per flavor of the current admission */
-    bool waiting_check;    /* reserved, a check applies, none Ready yet */
-    bool nom_fit;          /* nominated this cycle as a Fit */
-    bool nom_borrows;      /* ... and borrowing */
     /* Elastic slice (kueue_slices.c): the Workload it replaces (owned, or
-     * NULL) and, while that one holds quota, its flavors and counts. */
+     * NULL) and, while that one holds quota (is_slice), its flavors and
+     * counts (owned, or NULL). */
     char *replaces;
-    bool is_slice;
-    int8_t slice_flv[FQ_ADM_MAX_PODSETS];
-    int32_t slice_base[FQ_ADM_MAX_PODSETS];
+    struct wl_slice *slice;
+    struct wl_hold *hold; /* owned, NULL until it first holds quota */
+    uint64_t avoid;       /* avoid_ann's mask, computed at the time of use */
+    int64_t created, qts;
+    int cq; /* snapshot index, or -1 */
+    int32_t prio;
+    /* At most FQ_ADM_MAX_FLAVORS * FQ_ADM_MAX_RES (2,048) pairs. */
+    uint16_t nuse;
+    /* Built for pending and waiting_check workloads; at most
+     * FQ_ADM_MAX_PODSETS (18: kq_wl_podsets caps it). */
+    uint8_t npodsets;
+    bool holds:1; /* holds quota */
+    bool admitted:1;
+    bool pending:1; /* may be scheduled now */
+    bool evicting:1;
+    bool waiting_check:1; /* reserved, a check applies, none Ready yet */
+    bool nom_fit:1;       /* nominated this cycle as a Fit */
+    bool nom_borrows:1;   /* ... and borrowing */
+    bool is_slice:1;      /* slice holds its flavors and counts */
 };
+
+/* w's out-of-line holder part, made (zeroed) when it has none. */
+static inline struct wl_hold *kq_wl_hold(struct wl *w)
+{
+    if (!w->hold)
+        w->hold = fq_xcalloc(1, sizeof(*w->hold));
+    return w->hold;
+}
 
 /*
  * A live workload's record, kept between runs ("ns/name" in struct
@@ -350,52 +398,43 @@ struct wl {
  * the migration candidates, and what it adds to usage and counts, follow
  * from `w` and are changed only by rec_detach / rec_attach and the
  * scheduler's own transitions (reserve, park), so they never disagree.
+ *
+ * One allocation holds the record, its key and its namespace
+ * (kq_rec_new); what only holders and slices use hangs off w (hold,
+ * slice). Ordered widest first: no padding but at the end.
  */
 struct rec {
-    struct wl w;     /* first member: a struct wl * of a record is the record */
-    char *key;       /* "ns/name", owned */
-    bool ok;         /* its workload decodes: it takes part */
-    bool accounted;  /* w's usage and counts are in the snapshot */
-    uint8_t why_rsn; /* the stored message's reason (pendmsg.c), 0: other */
-    int qcq;         /* the ClusterQueue whose pending queue holds it, -1 */
+    struct wl w; /* first member: a struct wl * of a record is the record */
+    char *key;   /* "ns/name", in the record's allocation */
+    char *queue_name; /* owned, or NULL */
     /* == park_gen: in that queue's park array, not act (a generation,
      * so that a requeue moves every parked record back without writing
      * to each one) */
     uint64_t in_park_gen;
-    bool holder;      /* in hw / hs */
-    bool in_mig;      /* in mig */
-    bool in_mig_new;  /* in mig_new */
     uint64_t done;    /* == cycle_no: handled in the running cycle */
     uint64_t parked;  /* == park_gen: inadmissible until capacity changes */
     uint64_t own_rev; /* revision of our last QuotaReserved=False message */
     int64_t msg_at;   /* engine time of that write (pendmsg.c) */
-    /* A migration that did not fit stays impossible until quota is
-     * released on a flavor it may move to (the sum of their rel_flv
-     * moves) or a flavor cool-down ends. */
-    bool mig_valid;
-    uint64_t mig_sum;
-    int64_t mig_retry;
-    /* While a candidate (mig_add): the flavors a move may not go to (at
-     * or after the latest one assigned, per group), as try_migrate would
-     * find them each time until the record is derived again. */
-    uint64_t mig_skip;
+    /* From the spec, kept while spec_ok and the generation is spec_gen
+     * (rec_derive decodes only the status then). */
+    int64_t spec_gen;
+    /* What it was derived from (fingerprint()), while fp_ok. */
+    uint64_t fp;
+    int qcq; /* the ClusterQueue whose pending queue holds it, -1 */
     /* Interned shape of its podsets (shape_of), -1 when it has none, or
      * SHAPE_UNKNOWN until ff_quiet first asks (a replay at the flexq
      * policy's pace never does). */
     int shape;
-    bool in_slices; /* its key is in struct kueue's slices */
-    /* From the spec, kept while spec_ok and the generation is spec_gen
-     * (rec_derive decodes only the status then). */
-    bool spec_ok, active;
-    int64_t spec_gen;
-    char *queue_name; /* owned, or NULL */
-    /* What it was derived from (fingerprint()), while fp_ok. */
-    uint64_t fp;
-    bool fp_ok;
-    /* Preemption grace (grace.c): when its quota was last reserved, to
-     * the millisecond (conditions keep whole seconds), and when it was
-     * first spared since (0: not yet). Set by kq_reserve. */
-    int64_t grace_rsv, grace_since;
+    uint8_t why_rsn;   /* the stored message's reason (pendmsg.c), 0: other */
+    bool ok:1;         /* its workload decodes: it takes part */
+    bool accounted:1;  /* w's usage and counts are in the snapshot */
+    bool holder:1;     /* in hw / hs */
+    bool in_mig:1;     /* in mig */
+    bool in_mig_new:1; /* in mig_new */
+    bool in_slices:1;  /* its key is in struct kueue's slices */
+    bool spec_ok:1;
+    bool active:1;
+    bool fp_ok:1;
 };
 
 /* A podSets subtree's view in a struct wl (wl_podsets' answer), kept
@@ -469,6 +508,8 @@ void kq_snap_build(struct snap *s, struct fq_engine *e);
 void kq_snap_release(struct snap *s);
 
 /* workload.c */
+/* Frees what w owns, but hold (kept across derivations: kq_rec_free
+ * frees it); ns and name are the record's. */
 void kq_wl_release(struct wl *w);
 uint64_t kq_avoid_mask(const struct fq_adm *a, const char *ann, int64_t now,
                        int64_t *next);
@@ -520,6 +561,10 @@ void kq_holders_add(struct kueue *k, struct rec *r);
 void kq_holders_settle(struct kueue *k);
 void kq_rec_detach(struct kueue *k, struct rec *r);
 void kq_rec_attach(struct kueue *k, struct rec *r);
+/* A new record of workload `key` ("ns/name"), not derived yet (not ok,
+ * in no queue), filed in k->recs, which owns it; one allocation holds
+ * it, its key and its namespace. */
+struct rec *kq_rec_new(struct kueue *k, const char *key);
 void kq_rec_free(void *p);
 
 /* admit.c */

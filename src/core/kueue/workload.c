@@ -22,8 +22,6 @@
 
 void kq_wl_release(struct wl *w)
 {
-    free(w->ns);
-    free(w->name);
     free(w->uid);
     for (int i = 0; i < w->npodsets; i++)
         free(w->psname[i]);
@@ -35,6 +33,7 @@ void kq_wl_release(struct wl *w)
     free(w->avoid_ann);
     free(w->why_msg);
     free(w->replaces);
+    free(w->slice);
 }
 
 static bool tolerated(const struct fq_taint *t, const struct fq_podspec *ps,
