@@ -354,6 +354,10 @@ static void throughput(struct tp_result *out, int NWL)
 struct cq_result {
     double inserts_per_s, moves_per_s, decisions_per_s, requeue_ms;
     double queue_bytes, record_bytes; /* per pending workload */
+    /* record_bytes in parts: the record with its key and namespace (one
+     * allocation), its uid and LocalQueue name, its podsets, and the
+     * slots and key copies of the two hash maps (recs, live) */
+    double rec_part, str_part, ps_part, map_part;
     long decisions, admitted, moves;
     bool order_ok;
 };
@@ -394,8 +398,14 @@ static bool queues_sorted(struct kueue *k, int ncq)
  * Rates are per CPU second of the bench (it runs alone in its process,
  * one thread), so a busy machine slows them less than wall time would.
  * Bytes per pending workload: the queues' own (mallinfo2 around the
- * inserts) and the record the bench builds (struct rec and its name; a
- * real record also owns its podsets, which are shared here).
+ * inserts) and what the controller holds per workload besides, made the
+ * way kq_rec_refresh and derive_spec make it (mallinfo2 around making
+ * them all): the record (kq_rec_new: struct rec, its key and namespace),
+ * its slot and key copy in k->recs and in k->live (the controller's set
+ * of live keys), its uid (36 bytes, a UUID's text) and LocalQueue name,
+ * and its podsets (kq_podsets_copy of a podset view, as derive_spec
+ * copies one seen before). A freshly created workload has no
+ * QuotaReserved=False message yet; a parked one also holds that text.
  */
 static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
 {
@@ -459,32 +469,67 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     k->pq = fq_xcalloc((size_t)NCQ + 1, sizeof(*k->pq));
     k->cqn = fq_xcalloc((size_t)NCQ + 1, sizeof(*k->cqn));
 
-    struct mallinfo2 m0 = mallinfo2();
+    /* The podset views the records copy, one per shape. */
+    static char *sname[NSHAPE];
+    static struct psview views[NSHAPE];
+    for (int i = 0; i < NSHAPE; i++) {
+        sname[i] = (char *)sps[i].name; /* copied, never written */
+        views[i] = (struct psview){1, &sps[i], &sname[i], sreq[i]};
+    }
+    k->recs.free_val = kq_rec_free;
     int nall = NWL + NWL / 100; /* 1% more arrive while the rest wait */
-    struct rec *recs = fq_xcalloc((size_t)nall, sizeof(*recs));
-    char(*names)[16] = fq_xmalloc((size_t)nall * sizeof(*names));
-    static char ns[] = "team-a";
+    struct rec **recs = fq_xcalloc((size_t)nall, sizeof(*recs));
+    struct mallinfo2 m0 = mallinfo2(), mr, ms, mp;
+    char key[64];
     for (int i = 0; i < nall; i++) {
-        struct rec *r = &recs[i];
-        snprintf(names[i], sizeof(names[i]), "job-%08x",
+        snprintf(key, sizeof(key), "team-a/job-%08x",
                  (unsigned)(xorshift() & 0xffffffffu));
-        r->w.ns = ns;
-        r->w.name = names[i];
+        if (fq_smap_has(&k->recs, key)) { /* a name drawn twice */
+            i--;
+            continue;
+        }
+        struct rec *r = recs[i] = kq_rec_new(k, key);
         r->w.cq = (int)(xorshift() % (uint64_t)NCQ);
         r->w.prio = (int32_t)(xorshift() % 3) * 100;
         r->w.created = r->w.qts = (int64_t)(i / 1000) * 1000;
         r->w.pending = true;
-        r->ok = true;
-        r->qcq = -1;
+        r->ok = r->spec_ok = r->active = true;
         r->shape = (int)(xorshift() % NSHAPE);
     }
+    mr = mallinfo2();
+    for (int i = 0; i < nall; i++) {
+        struct rec *r = recs[i];
+        snprintf(key, sizeof(key), "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)i,
+                 (unsigned)(i & 0xffff), (unsigned)(i & 0xfff),
+                 (unsigned)(i & 0xfff), (unsigned long long)i);
+        r->w.uid = fq_xstrdup(key);
+        r->queue_name = fq_xstrdup("user-queue");
+    }
+    ms = mallinfo2();
+    for (int i = 0; i < nall; i++) {
+        struct rec *r = recs[i];
+        struct psview mine;
+        kq_podsets_copy(a->nres, &views[r->shape], &mine);
+        r->w.npodsets = (uint8_t)mine.npodsets;
+        r->w.ps = mine.ps;
+        r->w.psname = mine.psname;
+        r->w.req = mine.req;
+    }
+    mp = mallinfo2();
+    for (int i = 0; i < nall; i++)
+        fq_smap_add(&k->live, recs[i]->key);
     struct mallinfo2 m1 = mallinfo2();
-    out->record_bytes =
-        (double)(m1.uordblks + m1.hblkhd - m0.uordblks - m0.hblkhd) / nall;
+#define HELD(x, y) ((double)(y.uordblks + y.hblkhd - x.uordblks - x.hblkhd))
+    out->rec_part = HELD(m0, mr) / nall; /* with k->recs' slot and key */
+    out->str_part = HELD(mr, ms) / nall;
+    out->ps_part = HELD(ms, mp) / nall;
+    out->map_part = HELD(mp, m1) / nall; /* k->live's slot and key */
+    out->record_bytes = HELD(m0, m1) / nall;
+#undef HELD
 
     double t0 = cpu_s();
     for (int i = 0; i < NWL; i++)
-        kq_rec_attach(k, &recs[i]);
+        kq_rec_attach(k, recs[i]);
     double t1 = cpu_s();
     struct mallinfo2 m2 = mallinfo2();
     out->inserts_per_s = NWL / (t1 - t0);
@@ -494,7 +539,7 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     long moves = NWL / 100;
     t0 = cpu_s();
     for (long i = 0; i < moves; i++) {
-        struct rec *r = &recs[xorshift() % (uint64_t)NWL];
+        struct rec *r = recs[xorshift() % (uint64_t)NWL];
         kq_rec_detach(k, r);
         r->w.prio = (int32_t)(xorshift() % 3) * 100;
         kq_rec_attach(k, r);
@@ -521,8 +566,8 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
             struct fq_adm_wl aw = {.cq = s->cqs[w->cq].adm,
                                    .priority = w->prio,
                                    .ts = w->qts,
-                                   .npodsets = 1,
-                                   .ps = &sps[heads[h]->shape],
+                                   .npodsets = w->npodsets,
+                                   .ps = w->ps,
                                    .no_msg = true};
             fq_adm_assign(a, &aw, NULL, 0, &res);
             decisions++;
@@ -546,7 +591,7 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     out->decisions_per_s = (double)decisions / (t1 - t0);
 
     for (int i = NWL; i < nall; i++)
-        kq_rec_attach(k, &recs[i]);
+        kq_rec_attach(k, recs[i]);
     t0 = cpu_s();
     kq_pq_requeue(k);
     out->requeue_ms = (cpu_s() - t0) * 1000;
@@ -564,7 +609,8 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     free(k);
     free(heads);
     free(fit);
-    free(names);
+    fq_smap_free(&k->recs); /* frees the records */
+    fq_smap_free(&k->live);
     free(recs);
     free(coh);
     free(s->cqs);
@@ -591,17 +637,21 @@ static int run_controller_queues(int pending, int ncq)
     printf("  requeue            %.1f ms (every parked workload merged back "
            "among 1%% new ones)\n",
            r.requeue_ms);
-    printf("  bytes per pending  %.1f in the queues + %.0f record = %.0f   "
-           "(target <= 150 for the queues)\n",
+    printf("  bytes per pending  %.1f in the queues + %.0f held = %.0f   "
+           "(target <= 150)\n",
            r.queue_bytes, r.record_bytes, r.queue_bytes + r.record_bytes);
+    printf("    held: %.0f record (struct rec %zu B, key, namespace; its "
+           "recs slot and key) + %.0f uid and queue name + %.0f podsets + "
+           "%.0f live set\n",
+           r.rec_part, sizeof(struct rec), r.str_part, r.ps_part, r.map_part);
     printf("  order              %s\n", r.order_ok ? "ok" : "BROKEN");
     printf("{\"bench\":\"admission\",\"queues\":\"controller\",\"pending\":%d,"
            "\"cqs\":%d,\"inserts_per_s\":%.0f,\"moves_per_s\":%.0f,"
            "\"decisions_per_s\":%.0f,\"requeue_ms\":%.1f,"
            "\"queue_bytes_per_pending\":%.1f,\"record_bytes_per_pending\":%.0f,"
-           "\"order_ok\":%s}\n",
+           "\"struct_rec_bytes\":%zu,\"order_ok\":%s}\n",
            pending, ncq, r.inserts_per_s, r.moves_per_s, r.decisions_per_s,
-           r.requeue_ms, r.queue_bytes, r.record_bytes,
+           r.requeue_ms, r.queue_bytes, r.record_bytes, sizeof(struct rec),
            r.order_ok ? "true" : "false");
     return r.order_ok ? 0 : 1;
 }
