@@ -403,9 +403,10 @@ static bool queues_sorted(struct kueue *k, int ncq)
  * them all): the record (kq_rec_new: struct rec, its key and namespace),
  * its slot and key copy in k->recs and in k->live (the controller's set
  * of live keys), its uid (36 bytes, a UUID's text) and LocalQueue name,
- * and its podsets (kq_podsets_copy of a podset view, as derive_spec
- * copies one seen before). A freshly created workload has no
- * QuotaReserved=False message yet; a parked one also holds that text.
+ * and its podsets (a reference to a shared podset view, as derive_spec
+ * takes one for a shape seen before: nothing a record). A freshly created
+ * workload has no QuotaReserved=False message yet; a parked one also
+ * holds that text.
  */
 static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
 {
@@ -474,7 +475,8 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     static struct psview views[NSHAPE];
     for (int i = 0; i < NSHAPE; i++) {
         sname[i] = (char *)sps[i].name; /* copied, never written */
-        views[i] = (struct psview){1, &sps[i], &sname[i], sreq[i]};
+        /* the bench's own reference: never freed by the records */
+        views[i] = (struct psview){1, &sps[i], &sname[i], sreq[i], 1};
     }
     k->recs.free_val = kq_rec_free;
     int nall = NWL + NWL / 100; /* 1% more arrive while the rest wait */
@@ -508,12 +510,7 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     ms = mallinfo2();
     for (int i = 0; i < nall; i++) {
         struct rec *r = recs[i];
-        struct psview mine;
-        kq_podsets_copy(a->nres, &views[r->shape], &mine);
-        r->w.npodsets = (uint8_t)mine.npodsets;
-        r->w.ps = mine.ps;
-        r->w.psname = mine.psname;
-        r->w.req = mine.req;
+        kq_wl_share_podsets(&r->w, &views[r->shape]);
     }
     mp = mallinfo2();
     for (int i = 0; i < nall; i++)

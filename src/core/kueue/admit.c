@@ -46,7 +46,7 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     uint64_t flv = 0;
     for (int p = 0; p < w->npodsets; p++) {
         struct fq_value *a = fq_value_map();
-        fq_map_set(a, "name", fq_value_str(w->psname[p]));
+        fq_map_set(a, "name", fq_value_str(w->ps[p].name));
         struct fq_value *fl = fq_value_map();
         struct fq_value *ru = fq_value_map();
         for (int res = 0; res < s->adm.nres; res++) {
@@ -98,7 +98,7 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     struct fq_buf b = FQ_BUF_INIT;
     bool events = fq_engine_config(e)->record_events;
     for (int p = 0; events && p < w->npodsets; p++) {
-        fq_buf_printf(&b, "%s%s: ", p ? ", " : "", w->psname[p]);
+        fq_buf_printf(&b, "%s%s: ", p ? ", " : "", w->ps[p].name);
         bool first = true;
         for (int res = 0; res < s->adm.nres; res++) {
             int f = r->flv[p][res];

@@ -168,7 +168,7 @@ static bool derive_spec(struct kueue *k, struct fq_engine *e, struct rec *r,
     char pkey[17];
     hex_key(fp_value(FP_SEED, fq_map_get(fq_map_get(obj, "spec"), "podSets")),
             pkey);
-    const struct psview *pv = fq_smap_get(&k->psviews, pkey);
+    struct psview *pv = fq_smap_get(&k->psviews, pkey);
     if ((pv ? fq_workload_decode_no_podsets(obj, v) :
               fq_workload_decode(obj, NULL, v, NULL)) != 0)
         return false;
@@ -179,22 +179,14 @@ static bool derive_spec(struct kueue *k, struct fq_engine *e, struct rec *r,
     w->created = parse_time(v->meta.creation_timestamp, 0);
     r->queue_name = v->queue_name ? fq_xstrdup(v->queue_name) : NULL;
     r->active = v->active;
-    int nres = s->adm.nres > 0 ? s->adm.nres : 1;
-    struct psview mine;
     if (pv) {
-        kq_podsets_copy(nres, pv, &mine);
-        w->npodsets = mine.npodsets;
-        w->ps = mine.ps;
-        w->psname = mine.psname;
-        w->req = mine.req;
+        kq_wl_share_podsets(w, pv);
     } else {
         kq_wl_podsets(s, w, v);
-        mine = (struct psview){w->npodsets, w->ps, w->psname, w->req};
         if (k->psviews.n >= VIEWS_MAX)
-            fq_smap_clear(&k->psviews);
-        struct psview *keep = fq_xmalloc(sizeof(*keep));
-        kq_podsets_copy(nres, &mine, keep);
-        fq_smap_put(&k->psviews, pkey, keep);
+            fq_smap_clear(&k->psviews); /* the records keep theirs */
+        w->pv->refs++;                  /* psviews' reference */
+        fq_smap_put(&k->psviews, pkey, w->pv);
     }
     r->shape = SHAPE_UNKNOWN;
     return true;
@@ -279,7 +271,7 @@ static const char *derive_pending(struct kueue *k, struct fq_engine *e,
         struct wl_slice sl = {{0}, {0}};
         w->is_slice = fq_kueue_slice_prepare(
             &s->adm, stored(e, FQ_KIND_WORKLOAD, ns, old), w->npodsets,
-            w->psname, sl.flv, sl.base);
+            w->pv->psname, sl.flv, sl.base);
         if (w->is_slice) {
             w->slice = fq_xmalloc(sizeof(*w->slice));
             *w->slice = sl;

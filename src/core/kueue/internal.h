@@ -351,11 +351,13 @@ struct wl {
     char *ns, *name;
     char *uid; /* owned */
     struct lq_info *lq;
-    struct fq_adm_podset *ps; /* owned, npodsets */
-    char **psname;            /* owned, npodsets */
-    int64_t *req;             /* owned, npodsets * nres */
-    char *avoid_ann;          /* owned copy of the avoid-flavors annotation */
-    char *why_msg;            /* the QuotaReserved=False message now stored */
+    /* Its podsets: a shared, read-only view (one reference, or NULL
+     * before its spec is derived) and that view's ps, npodsets long (a
+     * podset's name is ps[p].name). */
+    struct psview *pv;
+    struct fq_adm_podset *ps;
+    char *avoid_ann; /* owned copy of the avoid-flavors annotation */
+    char *why_msg;   /* the QuotaReserved=False message now stored */
     /* quota held: nuse (flavor * nres + resource, amount) pairs, owned */
     uint16_t *use_fr;
     int64_t *use_amt;
@@ -437,13 +439,19 @@ struct rec {
     bool fp_ok:1;
 };
 
-/* A podSets subtree's view in a struct wl (wl_podsets' answer), kept
- * in struct kueue's psviews. */
+/* A podSets subtree's view (kq_wl_podsets' answer), shared: struct
+ * kueue's psviews holds a reference and so does every record whose wl
+ * points into it (kq_wl_share_podsets), and the last one dropped
+ * (kq_psview_free) frees it, so dropping the cache (VIEWS_MAX, a new
+ * snapshot) leaves the records' views as they were. Nothing writes
+ * through it once made: the workloads of one job shape carry one copy of
+ * their podsets, not one each. */
 struct psview {
     int npodsets;
     struct fq_adm_podset *ps; /* owned, npodsets */
     char **psname;            /* owned, npodsets */
     int64_t *req;             /* owned, npodsets * nres */
+    int refs;
 };
 
 /* What rec_derive reads of a status.admission, kept in struct kueue's
@@ -516,8 +524,13 @@ uint64_t kq_avoid_mask(const struct fq_adm *a, const char *ann, int64_t now,
 int64_t kq_queue_order_ts(int64_t created, const struct fq_value *ev,
                           const struct fq_engine_config *cfg);
 int32_t kq_priority_of(struct fq_engine *e, const struct fq_workload *v);
+/* Makes w's podsets from the decoded v: a new view, w's reference its
+ * only one. */
 void kq_wl_podsets(struct snap *s, struct wl *w, const struct fq_workload *v);
-void kq_podsets_copy(int nres, const struct psview *from, struct psview *to);
+/* Points w (whose podsets are released) at view pv, taking a reference. */
+void kq_wl_share_podsets(struct wl *w, struct psview *pv);
+/* Drops a reference to a struct psview (psviews' free_val); frees it
+ * with the last one. */
 void kq_psview_free(void *p);
 void kq_wl_set_use(struct wl *w, int n, const uint16_t *fr, const int64_t *amt);
 void kq_adm_view(struct snap *s, const struct fq_workload *v,
