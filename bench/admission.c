@@ -355,12 +355,21 @@ struct cq_result {
     double inserts_per_s, moves_per_s, decisions_per_s, requeue_ms;
     double queue_bytes, record_bytes; /* per pending workload */
     /* record_bytes in parts: the record with its key and namespace (one
-     * allocation), its uid and LocalQueue name, its podsets, and the
+     * allocation), its LocalQueue's name, its podsets, and the
      * slots and key copies of the two hash maps (recs, live) */
     double rec_part, str_part, ps_part, map_part;
     long decisions, admitted, moves;
     bool order_ok;
 };
+
+/* The bytes the process holds: malloc's (in use and mapped) and the
+ * small-block slabs' (alloc.h: the maps' key copies live there, which
+ * mallinfo2 does not see). */
+static double held_bytes(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return (double)(m.uordblks + m.hblkhd) + (double)fq_small_mapped();
+}
 
 /* Queue c of k in order? (kq_rec_cmp is a total order: strictly.) */
 static bool queues_sorted(struct kueue *k, int ncq)
@@ -397,13 +406,12 @@ static bool queues_sorted(struct kueue *k, int ncq)
  *              parked one back among them.
  * Rates are per CPU second of the bench (it runs alone in its process,
  * one thread), so a busy machine slows them less than wall time would.
- * Bytes per pending workload: the queues' own (mallinfo2 around the
- * inserts) and what the controller holds per workload besides, made the
- * way kq_rec_refresh and derive_spec make it (mallinfo2 around making
- * them all): the record (kq_rec_new: struct rec, its key and namespace),
+ * Bytes per pending workload (held_bytes: malloc's and the small-block
+ * slabs'): the queues' own (around the inserts) and what the controller
+ * holds per workload besides, made the way kq_rec_refresh and derive_spec
+ * make it (around making them all): the record (kq_rec_new: struct rec, its key and namespace),
  * its slot and key copy in k->recs and in k->live (the controller's set
- * of live keys), its uid (36 bytes, a UUID's text) and LocalQueue name,
- * and its podsets (a reference to a shared podset view, as derive_spec
+ * of live keys), its LocalQueue's name, and its podsets (a reference to a shared podset view, as derive_spec
  * takes one for a shape seen before: nothing a record). A freshly created
  * workload has no QuotaReserved=False message yet; a parked one also
  * holds that text.
@@ -481,7 +489,7 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     k->recs.free_val = kq_rec_free;
     int nall = NWL + NWL / 100; /* 1% more arrive while the rest wait */
     struct rec **recs = fq_xcalloc((size_t)nall, sizeof(*recs));
-    struct mallinfo2 m0 = mallinfo2(), mr, ms, mp;
+    double m0 = held_bytes(), mr, ms, mp;
     char key[64];
     for (int i = 0; i < nall; i++) {
         snprintf(key, sizeof(key), "team-a/job-%08x",
@@ -498,40 +506,31 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
         r->ok = r->spec_ok = r->active = true;
         r->shape = (int)(xorshift() % NSHAPE);
     }
-    mr = mallinfo2();
-    for (int i = 0; i < nall; i++) {
-        struct rec *r = recs[i];
-        snprintf(key, sizeof(key), "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)i,
-                 (unsigned)(i & 0xffff), (unsigned)(i & 0xfff),
-                 (unsigned)(i & 0xfff), (unsigned long long)i);
-        r->w.uid = fq_xstrdup(key);
-        r->queue_name = fq_xstrdup("user-queue");
-    }
-    ms = mallinfo2();
+    mr = held_bytes();
+    for (int i = 0; i < nall; i++)
+        recs[i]->queue_name = fq_xstrdup("user-queue");
+    ms = held_bytes();
     for (int i = 0; i < nall; i++) {
         struct rec *r = recs[i];
         kq_wl_share_podsets(&r->w, &views[r->shape]);
     }
-    mp = mallinfo2();
+    mp = held_bytes();
     for (int i = 0; i < nall; i++)
         fq_smap_add(&k->live, recs[i]->key);
-    struct mallinfo2 m1 = mallinfo2();
-#define HELD(x, y) ((double)(y.uordblks + y.hblkhd - x.uordblks - x.hblkhd))
-    out->rec_part = HELD(m0, mr) / nall; /* with k->recs' slot and key */
-    out->str_part = HELD(mr, ms) / nall;
-    out->ps_part = HELD(ms, mp) / nall;
-    out->map_part = HELD(mp, m1) / nall; /* k->live's slot and key */
-    out->record_bytes = HELD(m0, m1) / nall;
-#undef HELD
+    double m1 = held_bytes();
+    out->rec_part = (mr - m0) / nall; /* with k->recs' slot and key */
+    out->str_part = (ms - mr) / nall;
+    out->ps_part = (mp - ms) / nall;
+    out->map_part = (m1 - mp) / nall; /* k->live's slot and key */
+    out->record_bytes = (m1 - m0) / nall;
 
     double t0 = cpu_s();
     for (int i = 0; i < NWL; i++)
         kq_rec_attach(k, recs[i]);
     double t1 = cpu_s();
-    struct mallinfo2 m2 = mallinfo2();
+    double m2 = held_bytes();
     out->inserts_per_s = NWL / (t1 - t0);
-    out->queue_bytes =
-        (double)(m2.uordblks + m2.hblkhd - m1.uordblks - m1.hblkhd) / NWL;
+    out->queue_bytes = (m2 - m1) / NWL;
 
     long moves = NWL / 100;
     t0 = cpu_s();
@@ -603,11 +602,11 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
         kq_pq_release(&k->pq[c]);
     free(k->pq);
     free(k->cqn);
+    fq_smap_free(&k->recs); /* frees the records */
+    fq_smap_free(&k->live);
     free(k);
     free(heads);
     free(fit);
-    fq_smap_free(&k->recs); /* frees the records */
-    fq_smap_free(&k->live);
     free(recs);
     free(coh);
     free(s->cqs);
@@ -638,7 +637,7 @@ static int run_controller_queues(int pending, int ncq)
            "(target <= 150)\n",
            r.queue_bytes, r.record_bytes, r.queue_bytes + r.record_bytes);
     printf("    held: %.0f record (struct rec %zu B, key, namespace; its "
-           "recs slot and key) + %.0f uid and queue name + %.0f podsets + "
+           "recs slot and key) + %.0f queue name + %.0f podsets + "
            "%.0f live set\n",
            r.rec_part, sizeof(struct rec), r.str_part, r.ps_part, r.map_part);
     printf("  order              %s\n", r.order_ok ? "ok" : "BROKEN");

@@ -234,17 +234,18 @@ void kq_preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
     char from[256], to[256];
     cq_path(k->snap, by->cq, from, sizeof(from));
     cq_path(k->snap, victim->cq, to, sizeof(to));
-    const char *juid = str_at(
-        fq_map_get(fq_map_get(stored(e, FQ_KIND_WORKLOAD, by->ns, by->name),
-                              "metadata"),
-                   "labels"),
-        "kueue.x-k8s.io/job-uid", "");
+    /* The preemptor's uid from its stored object (the record keeps no
+     * copy: it is read here only, once a preemption). */
+    const struct fq_value *bmd =
+        fq_map_get(stored(e, FQ_KIND_WORKLOAD, by->ns, by->name), "metadata");
+    const char *uid = str_at(bmd, "uid", "");
+    const char *juid =
+        str_at(fq_map_get(bmd, "labels"), "kueue.x-k8s.io/job-uid", "");
     char msg[1024];
     snprintf(msg, sizeof(msg),
              "Preempted to accommodate a workload (UID: %s, JobUID: %s) "
              "due to %s; preemptor path: %s; preemptee path: %s",
-             by->uid && *by->uid ? by->uid : "UNKNOWN",
-             *juid ? juid : "UNKNOWN", why, from, to);
+             *uid ? uid : "UNKNOWN", *juid ? juid : "UNKNOWN", why, from, to);
     kq_evict(obj, "Preempted", msg, now);
     kq_cond_set(obj, "Preempted", "True", fq_adm_preempt_reason_str(reason),
                 msg, now);

@@ -105,7 +105,7 @@ static void held_restore(struct kueue *k, const struct rec *r,
  * Derives a record again from its stored workload (decoded where it is
  * stored: the view is dropped before anything is written) and the
  * snapshot, and attaches it where it now belongs. What comes from the
- * spec (podsets, priority, queue, uid) is kept while the generation and
+ * spec (podsets, priority, queue) is kept while the generation and
  * the snapshot hold (spec_ok): then only the status is decoded. A new
  * spec whose podSets equal some decoded before (k->psviews) decodes all
  * but them, and a status.admission decoded before (k->admviews, by its
@@ -140,7 +140,7 @@ static void forget_status(struct wl *w)
 }
 
 /* A record derived from the whole Workload into *v: the spec's view
- * (uid, priority, creation, queue, podsets) made again, the podsets taken
+ * (priority, creation, queue, podsets) made again, the podsets taken
  * from a podset view when this spec.podSets was seen before. Returns
  * false when the Workload does not decode (the record is then not ok). */
 static bool derive_spec(struct kueue *k, struct fq_engine *e, struct rec *r,
@@ -174,7 +174,6 @@ static bool derive_spec(struct kueue *k, struct fq_engine *e, struct rec *r,
         return false;
     r->ok = r->spec_ok = true;
     r->spec_gen = gen;
-    w->uid = fq_xstrdup(v->meta.uid ? v->meta.uid : "");
     w->prio = kq_priority_of(e, v);
     w->created = parse_time(v->meta.creation_timestamp, 0);
     r->queue_name = v->queue_name ? fq_xstrdup(v->queue_name) : NULL;

@@ -349,7 +349,6 @@ struct wl {
     /* Borrowed from the record's own allocation (kq_rec_new: "ns/name",
      * then ns; name is the key's tail): valid while the record lives. */
     char *ns, *name;
-    char *uid; /* owned */
     struct lq_info *lq;
     /* Its podsets: a shared, read-only view (one reference, or NULL
      * before its spec is derived) and that view's ps, npodsets long (a

@@ -24,7 +24,6 @@
 
 void kq_wl_release(struct wl *w)
 {
-    free(w->uid);
     if (w->pv)
         kq_psview_free(w->pv);
     free(w->use_fr);
