@@ -411,7 +411,8 @@ static bool queues_sorted(struct kueue *k, int ncq)
  * holds per workload besides, made the way kq_rec_refresh and derive_spec
  * make it (around making them all): the record (kq_rec_new: struct rec, its key and namespace),
  * its slot and key copy in k->recs and in k->live (the controller's set
- * of live keys), its LocalQueue's name, and its podsets (a reference to a shared podset view, as derive_spec
+ * of live keys), its LocalQueue's name (interned, kq_qname_take), and
+ * its podsets (a reference to a shared podset view, as derive_spec
  * takes one for a shape seen before: nothing a record). A freshly created
  * workload has no QuotaReserved=False message yet; a parked one also
  * holds that text.
@@ -487,6 +488,7 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
         views[i] = (struct psview){1, &sps[i], &sname[i], sreq[i], 1};
     }
     k->recs.free_val = kq_rec_free;
+    k->qnames.free_val = kq_qname_free;
     int nall = NWL + NWL / 100; /* 1% more arrive while the rest wait */
     struct rec **recs = fq_xcalloc((size_t)nall, sizeof(*recs));
     double m0 = held_bytes(), mr, ms, mp;
@@ -508,7 +510,7 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     }
     mr = held_bytes();
     for (int i = 0; i < nall; i++)
-        recs[i]->queue_name = fq_xstrdup("user-queue");
+        recs[i]->queue_name = kq_qname_take(k, "user-queue");
     ms = held_bytes();
     for (int i = 0; i < nall; i++) {
         struct rec *r = recs[i];
@@ -604,6 +606,7 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     free(k->cqn);
     fq_smap_free(&k->recs); /* frees the records */
     fq_smap_free(&k->live);
+    fq_smap_free(&k->qnames);
     free(k);
     free(heads);
     free(fit);

@@ -290,6 +290,7 @@ static void *create(struct fq_engine *e)
     fq_heap_init(&k->tq, sizeof(struct timer), tq_less);
     k->psviews.free_val = kq_psview_free;
     k->admviews.free_val = free;
+    k->qnames.free_val = kq_qname_free;
     k->park_gen = 1;
     k->snap_ver = 1;
     k->ff_len = 1;
@@ -501,6 +502,7 @@ static void destroy(void *self)
     fq_smap_free(&k->shapes);
     fq_smap_free(&k->psviews);
     fq_smap_free(&k->admviews);
+    fq_smap_free(&k->qnames);
     for (size_t i = 0; i < k->tq.n; i++)
         free(((struct timer *)fq_heap_at(&k->tq, i))->key);
     fq_heap_release(&k->tq);

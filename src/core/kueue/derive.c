@@ -152,7 +152,7 @@ static bool derive_spec(struct kueue *k, struct fq_engine *e, struct rec *r,
     char *ns = w->ns, *name = w->name;
     struct wl_hold *hold = w->hold;
     kq_wl_release(w);
-    free(r->queue_name);
+    kq_qname_drop(r->queue_name);
     r->queue_name = NULL;
     memset(w, 0, sizeof(*w));
     w->ns = ns;
@@ -176,7 +176,7 @@ static bool derive_spec(struct kueue *k, struct fq_engine *e, struct rec *r,
     r->spec_gen = gen;
     w->prio = kq_priority_of(e, v);
     w->created = parse_time(v->meta.creation_timestamp, 0);
-    r->queue_name = v->queue_name ? fq_xstrdup(v->queue_name) : NULL;
+    r->queue_name = v->queue_name ? kq_qname_take(k, v->queue_name) : NULL;
     r->active = v->active;
     if (pv) {
         kq_wl_share_podsets(w, pv);

@@ -177,6 +177,9 @@ struct kueue {
      * status.admission: workloads of a shape on a flavor share it, so a
      * holder's status write decodes no admission. */
     struct fq_smap admviews;
+    /* The LocalQueue names records name (spec.queueName), interned:
+     * name -> struct qname; a few names for a million workloads. */
+    struct fq_smap qnames;
     size_t memo_cap;
     uint64_t snap_ver; /* bumped whenever usage or configuration moves */
     uint64_t q_ver;    /* bumped whenever a pending queue changes */
@@ -407,7 +410,7 @@ static inline struct wl_hold *kq_wl_hold(struct wl *w)
 struct rec {
     struct wl w; /* first member: a struct wl * of a record is the record */
     char *key;   /* "ns/name", in the record's allocation */
-    char *queue_name; /* owned, or NULL */
+    char *queue_name; /* a reference to an interned name, or NULL */
     /* == park_gen: in that queue's park array, not act (a generation,
      * so that a requeue moves every parked record back without writing
      * to each one) */
@@ -451,6 +454,15 @@ struct psview {
     char **psname;            /* owned, npodsets */
     int64_t *req;             /* owned, npodsets * nres */
     int refs;
+};
+
+/* An interned LocalQueue name (kq_qname_take): qnames holds a reference
+ * and so does every record whose queue_name is s; the last one dropped
+ * (kq_qname_drop) frees it, so dropping the cache (VIEWS_MAX) leaves
+ * the records' names as they were. */
+struct qname {
+    int refs;
+    char s[];
 };
 
 /* What rec_derive reads of a status.admission, kept in struct kueue's
@@ -531,6 +543,13 @@ void kq_wl_share_podsets(struct wl *w, struct psview *pv);
 /* Drops a reference to a struct psview (psviews' free_val); frees it
  * with the last one. */
 void kq_psview_free(void *p);
+/* The interned copy of LocalQueue name `name`, a reference taken
+ * (returns a reference owned by the caller, for kq_qname_drop). */
+char *kq_qname_take(struct kueue *k, const char *name);
+/* Drops a reference kq_qname_take gave (NULL: nothing). */
+void kq_qname_drop(char *s);
+/* qnames' free_val: drops the map's reference to a struct qname. */
+void kq_qname_free(void *p);
 void kq_wl_set_use(struct wl *w, int n, const uint16_t *fr, const int64_t *amt);
 void kq_adm_view(struct snap *s, const struct fq_workload *v,
                  struct admview *av);

@@ -514,6 +514,6 @@ void kq_rec_free(void *p)
     struct rec *r = p;
     kq_wl_release(&r->w);
     free(r->w.hold);
-    free(r->queue_name);
+    kq_qname_drop(r->queue_name);
     free(r);
 }

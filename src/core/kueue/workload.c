@@ -236,6 +236,35 @@ void kq_wl_share_podsets(struct wl *w, struct psview *pv)
     w->npodsets = (uint8_t)pv->npodsets;
 }
 
+char *kq_qname_take(struct kueue *k, const char *name)
+{
+    struct qname *q = fq_smap_get(&k->qnames, name);
+    if (!q) {
+        if (k->qnames.n >= VIEWS_MAX)
+            fq_smap_clear(&k->qnames); /* the records keep theirs */
+        size_t n = strlen(name) + 1;
+        q = fq_xmalloc(sizeof(*q) + n);
+        memcpy(q->s, name, n);
+        q->refs = 1; /* qnames' */
+        fq_smap_put(&k->qnames, name, q);
+    }
+    q->refs++;
+    return q->s;
+}
+
+void kq_qname_free(void *p)
+{
+    struct qname *q = p;
+    if (--q->refs == 0)
+        free(q);
+}
+
+void kq_qname_drop(char *s)
+{
+    if (s)
+        kq_qname_free(s - offsetof(struct qname, s));
+}
+
 void kq_psview_free(void *p)
 {
     struct psview *v = p;
