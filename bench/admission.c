@@ -488,6 +488,7 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
         views[i] = (struct psview){1, &sps[i], &sname[i], sreq[i], 1};
     }
     k->recs.free_val = kq_rec_free;
+    k->recs.borrow_keys = true;
     k->qnames.free_val = kq_qname_free;
     int nall = NWL + NWL / 100; /* 1% more arrive while the rest wait */
     struct rec **recs = fq_xcalloc((size_t)nall, sizeof(*recs));

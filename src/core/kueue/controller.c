@@ -286,6 +286,7 @@ static void *create(struct fq_engine *e)
                e, fq_engine_config(e)->policy.pending_message_refresh_ms));
     k->config_dirty = true;
     k->recs.free_val = kq_rec_free;
+    k->recs.borrow_keys = true; /* a record holds its key */
     k->timers.free_val = free;
     fq_heap_init(&k->tq, sizeof(struct timer), tq_less);
     k->psviews.free_val = kq_psview_free;

@@ -92,7 +92,7 @@ struct kueue {
     struct snap *snap;
     bool config_dirty;
     /* Every workload not Finished that has been seen: "ns/name" -> struct
-     * rec (owned). Kept between runs and derived again only when its
+     * rec (owned; the map borrows the record's own key). Kept between runs and derived again only when its
      * workload (or the configuration) changes, so a run costs what
      * changed, not what is stored. */
     struct fq_smap recs;

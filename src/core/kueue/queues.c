@@ -505,7 +505,7 @@ struct rec *kq_rec_new(struct kueue *k, const char *key)
     r->w.ns[nns] = '\0';
     r->w.name = key[nns] ? r->key + nns + 1 : r->key + nk - 1;
     r->qcq = -1;
-    fq_smap_put(&k->recs, key, r);
+    fq_smap_put(&k->recs, r->key, r); /* recs borrows r's key */
     return r;
 }
 
