@@ -355,9 +355,9 @@ struct cq_result {
     double inserts_per_s, moves_per_s, decisions_per_s, requeue_ms;
     double queue_bytes, record_bytes; /* per pending workload */
     /* record_bytes in parts: the record with its key and namespace (one
-     * allocation), its LocalQueue's name, its podsets, and the
-     * slots and key copies of the two hash maps (recs, live) */
-    double rec_part, str_part, ps_part, map_part;
+     * allocation) and its slot in k->recs, its LocalQueue's name, its
+     * podsets */
+    double rec_part, str_part, ps_part;
     long decisions, admitted, moves;
     bool order_ok;
 };
@@ -409,9 +409,9 @@ static bool queues_sorted(struct kueue *k, int ncq)
  * Bytes per pending workload (held_bytes: malloc's and the small-block
  * slabs'): the queues' own (around the inserts) and what the controller
  * holds per workload besides, made the way kq_rec_refresh and derive_spec
- * make it (around making them all): the record (kq_rec_new: struct rec, its key and namespace),
- * its slot and key copy in k->recs and in k->live (the controller's set
- * of live keys), its LocalQueue's name (interned, kq_qname_take), and
+ * make it (around making them all): the record (kq_rec_new: struct rec,
+ * its key and namespace), its slot in k->recs (which borrows the
+ * record's key), its LocalQueue's name (interned, kq_qname_take), and
  * its podsets (a reference to a shared podset view, as derive_spec
  * takes one for a shape seen before: nothing a record). A freshly created
  * workload has no QuotaReserved=False message yet; a parked one also
@@ -492,7 +492,7 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     k->qnames.free_val = kq_qname_free;
     int nall = NWL + NWL / 100; /* 1% more arrive while the rest wait */
     struct rec **recs = fq_xcalloc((size_t)nall, sizeof(*recs));
-    double m0 = held_bytes(), mr, ms, mp;
+    double m0 = held_bytes(), mr, ms;
     char key[64];
     for (int i = 0; i < nall; i++) {
         snprintf(key, sizeof(key), "team-a/job-%08x",
@@ -517,14 +517,10 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
         struct rec *r = recs[i];
         kq_wl_share_podsets(&r->w, &views[r->shape]);
     }
-    mp = held_bytes();
-    for (int i = 0; i < nall; i++)
-        fq_smap_add(&k->live, recs[i]->key);
     double m1 = held_bytes();
-    out->rec_part = (mr - m0) / nall; /* with k->recs' slot and key */
+    out->rec_part = (mr - m0) / nall; /* with its slot in k->recs */
     out->str_part = (ms - mr) / nall;
-    out->ps_part = (mp - ms) / nall;
-    out->map_part = (m1 - mp) / nall; /* k->live's slot and key */
+    out->ps_part = (m1 - ms) / nall;
     out->record_bytes = (m1 - m0) / nall;
 
     double t0 = cpu_s();
@@ -606,7 +602,6 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     free(k->pq);
     free(k->cqn);
     fq_smap_free(&k->recs); /* frees the records */
-    fq_smap_free(&k->live);
     fq_smap_free(&k->qnames);
     free(k);
     free(heads);
@@ -641,9 +636,8 @@ static int run_controller_queues(int pending, int ncq)
            "(target <= 150)\n",
            r.queue_bytes, r.record_bytes, r.queue_bytes + r.record_bytes);
     printf("    held: %.0f record (struct rec %zu B, key, namespace; its "
-           "recs slot and key) + %.0f queue name + %.0f podsets + "
-           "%.0f live set\n",
-           r.rec_part, sizeof(struct rec), r.str_part, r.ps_part, r.map_part);
+           "recs slot) + %.0f queue name + %.0f podsets\n",
+           r.rec_part, sizeof(struct rec), r.str_part, r.ps_part);
     printf("  order              %s\n", r.order_ok ? "ok" : "BROKEN");
     printf("{\"bench\":\"admission\",\"queues\":\"controller\",\"pending\":%d,"
            "\"cqs\":%d,\"inserts_per_s\":%.0f,\"moves_per_s\":%.0f,"

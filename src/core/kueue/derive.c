@@ -511,12 +511,27 @@ void kq_rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
             kq_rec_detach(k, r);
             if (r->in_slices)
                 fq_smap_del(&k->slices, key);
-            fq_smap_del(&k->recs, key); /* frees r */
+            if (r->gone) {
+                fq_smap_del(&k->recs, key); /* frees r */
+            } else {
+                /* Its leaving was written after this run's notices were
+                 * handed out: on_change has not seen it yet, and will ask
+                 * the record whether the workload was live (struct
+                 * rec's gone). Kept until then, as if never derived. */
+                forget_status(&r->w);
+                r->why_rsn = 0;
+                r->own_rev = 0;
+                r->ok = r->spec_ok = r->fp_ok = r->in_slices = false;
+            }
         }
         return;
     }
-    if (!r)
+    if (!r) {
+        /* A workload written after this run's notices were handed out:
+         * its notice, still to come, makes it live. */
         r = kq_rec_new(k, key);
+        r->gone = true;
+    }
     uint64_t adm_h;
     uint64_t fp = fingerprint(obj, cond, &adm_h);
     if (r->fp_ok && r->fp == fp && !r->w.replaces)

@@ -91,13 +91,14 @@ struct kueue {
      * the records that hold quota (account()). */
     struct snap *snap;
     bool config_dirty;
-    /* Every workload not Finished that has been seen: "ns/name" -> struct
-     * rec (owned; the map borrows the record's own key). Kept between runs and derived again only when its
-     * workload (or the configuration) changes, so a run costs what
-     * changed, not what is stored. */
+    /* Every workload seen live (stored, not Finished), and those that
+     * left until their record's next refresh (struct rec's gone):
+     * "ns/name" -> struct rec (owned; the map borrows the record's own
+     * key). Kept between runs and derived again only when its workload
+     * (or the configuration) changes, so a run costs what changed, not
+     * what is stored. */
     struct fq_smap recs;
     bool seeded;             /* recs was filled from the store once */
-    struct fq_smap live;     /* keys of workloads seen and not Finished */
     struct fq_keyq dirty;    /* keys whose record must be derived again */
     struct fq_keyq lc_dirty; /* keys whose lifecycle() must run */
     struct fq_smap slices;   /* keys of elastic slices: derived every full
@@ -439,6 +440,14 @@ struct rec {
     bool spec_ok:1;
     bool active:1;
     bool fp_ok:1;
+    /* Not live: the last notice of its workload said it left (deleted
+     * or Finished), or none has said it is there yet. A live workload
+     * always has a record (made by the notice that sees it, derived at
+     * the next full run), so a workload that leaves releases what it
+     * held (requeue) exactly when its record is there and not gone. A
+     * gone record is dropped by its next refresh; one whose workload
+     * left before its notice came stays, empty, until that notice. */
+    bool gone:1;
 };
 
 /* A podSets subtree's view (kq_wl_podsets' answer), shared: struct
