@@ -354,9 +354,22 @@ static void throughput(struct tp_result *out, int NWL)
 struct cq_result {
     double inserts_per_s, moves_per_s, decisions_per_s, requeue_ms;
     double queue_bytes, record_bytes; /* per pending workload */
+    /* record_bytes in parts: the record with its key and namespace (one
+     * allocation) and its slot in k->recs, its LocalQueue's name, its
+     * podsets */
+    double rec_part, str_part, ps_part;
     long decisions, admitted, moves;
     bool order_ok;
 };
+
+/* The bytes the process holds: malloc's (in use and mapped) and the
+ * small-block slabs' (alloc.h: the maps' key copies live there, which
+ * mallinfo2 does not see). */
+static double held_bytes(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return (double)(m.uordblks + m.hblkhd) + (double)fq_small_mapped();
+}
 
 /* Queue c of k in order? (kq_rec_cmp is a total order: strictly.) */
 static bool queues_sorted(struct kueue *k, int ncq)
@@ -393,9 +406,16 @@ static bool queues_sorted(struct kueue *k, int ncq)
  *              parked one back among them.
  * Rates are per CPU second of the bench (it runs alone in its process,
  * one thread), so a busy machine slows them less than wall time would.
- * Bytes per pending workload: the queues' own (mallinfo2 around the
- * inserts) and the record the bench builds (struct rec and its name; a
- * real record also owns its podsets, which are shared here).
+ * Bytes per pending workload (held_bytes: malloc's and the small-block
+ * slabs'): the queues' own (around the inserts) and what the controller
+ * holds per workload besides, made the way kq_rec_refresh and derive_spec
+ * make it (around making them all): the record (kq_rec_new: struct rec,
+ * its key and namespace), its slot in k->recs (which borrows the
+ * record's key), its LocalQueue's name (interned, kq_qname_take), and
+ * its podsets (a reference to a shared podset view, as derive_spec
+ * takes one for a shape seen before: nothing a record). A freshly created
+ * workload has no QuotaReserved=False message yet; a parked one also
+ * holds that text.
  */
 static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
 {
@@ -459,42 +479,62 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     k->pq = fq_xcalloc((size_t)NCQ + 1, sizeof(*k->pq));
     k->cqn = fq_xcalloc((size_t)NCQ + 1, sizeof(*k->cqn));
 
-    struct mallinfo2 m0 = mallinfo2();
+    /* The podset views the records copy, one per shape. */
+    static char *sname[NSHAPE];
+    static struct psview views[NSHAPE];
+    for (int i = 0; i < NSHAPE; i++) {
+        sname[i] = (char *)sps[i].name; /* copied, never written */
+        /* the bench's own reference: never freed by the records */
+        views[i] = (struct psview){1, &sps[i], &sname[i], sreq[i], 1};
+    }
+    k->recs.free_val = kq_rec_free;
+    k->recs.borrow_keys = true;
+    k->qnames.free_val = kq_qname_free;
     int nall = NWL + NWL / 100; /* 1% more arrive while the rest wait */
-    struct rec *recs = fq_xcalloc((size_t)nall, sizeof(*recs));
-    char(*names)[16] = fq_xmalloc((size_t)nall * sizeof(*names));
-    static char ns[] = "team-a";
+    struct rec **recs = fq_xcalloc((size_t)nall, sizeof(*recs));
+    double m0 = held_bytes(), mr, ms;
+    char key[64];
     for (int i = 0; i < nall; i++) {
-        struct rec *r = &recs[i];
-        snprintf(names[i], sizeof(names[i]), "job-%08x",
+        snprintf(key, sizeof(key), "team-a/job-%08x",
                  (unsigned)(xorshift() & 0xffffffffu));
-        r->w.ns = ns;
-        r->w.name = names[i];
+        if (fq_smap_has(&k->recs, key)) { /* a name drawn twice */
+            i--;
+            continue;
+        }
+        struct rec *r = recs[i] = kq_rec_new(k, key);
         r->w.cq = (int)(xorshift() % (uint64_t)NCQ);
         r->w.prio = (int32_t)(xorshift() % 3) * 100;
         r->w.created = r->w.qts = (int64_t)(i / 1000) * 1000;
         r->w.pending = true;
-        r->ok = true;
-        r->qcq = -1;
+        r->ok = r->spec_ok = r->active = true;
         r->shape = (int)(xorshift() % NSHAPE);
     }
-    struct mallinfo2 m1 = mallinfo2();
-    out->record_bytes =
-        (double)(m1.uordblks + m1.hblkhd - m0.uordblks - m0.hblkhd) / nall;
+    mr = held_bytes();
+    for (int i = 0; i < nall; i++)
+        recs[i]->queue_name = kq_qname_take(k, "user-queue");
+    ms = held_bytes();
+    for (int i = 0; i < nall; i++) {
+        struct rec *r = recs[i];
+        kq_wl_share_podsets(&r->w, &views[r->shape]);
+    }
+    double m1 = held_bytes();
+    out->rec_part = (mr - m0) / nall; /* with its slot in k->recs */
+    out->str_part = (ms - mr) / nall;
+    out->ps_part = (m1 - ms) / nall;
+    out->record_bytes = (m1 - m0) / nall;
 
     double t0 = cpu_s();
     for (int i = 0; i < NWL; i++)
-        kq_rec_attach(k, &recs[i]);
+        kq_rec_attach(k, recs[i]);
     double t1 = cpu_s();
-    struct mallinfo2 m2 = mallinfo2();
+    double m2 = held_bytes();
     out->inserts_per_s = NWL / (t1 - t0);
-    out->queue_bytes =
-        (double)(m2.uordblks + m2.hblkhd - m1.uordblks - m1.hblkhd) / NWL;
+    out->queue_bytes = (m2 - m1) / NWL;
 
     long moves = NWL / 100;
     t0 = cpu_s();
     for (long i = 0; i < moves; i++) {
-        struct rec *r = &recs[xorshift() % (uint64_t)NWL];
+        struct rec *r = recs[xorshift() % (uint64_t)NWL];
         kq_rec_detach(k, r);
         r->w.prio = (int32_t)(xorshift() % 3) * 100;
         kq_rec_attach(k, r);
@@ -521,8 +561,8 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
             struct fq_adm_wl aw = {.cq = s->cqs[w->cq].adm,
                                    .priority = w->prio,
                                    .ts = w->qts,
-                                   .npodsets = 1,
-                                   .ps = &sps[heads[h]->shape],
+                                   .npodsets = w->npodsets,
+                                   .ps = w->ps,
                                    .no_msg = true};
             fq_adm_assign(a, &aw, NULL, 0, &res);
             decisions++;
@@ -546,7 +586,7 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
     out->decisions_per_s = (double)decisions / (t1 - t0);
 
     for (int i = NWL; i < nall; i++)
-        kq_rec_attach(k, &recs[i]);
+        kq_rec_attach(k, recs[i]);
     t0 = cpu_s();
     kq_pq_requeue(k);
     out->requeue_ms = (cpu_s() - t0) * 1000;
@@ -561,10 +601,11 @@ static void ctl_queues(struct cq_result *out, int NWL, int NCQ)
         kq_pq_release(&k->pq[c]);
     free(k->pq);
     free(k->cqn);
+    fq_smap_free(&k->recs); /* frees the records */
+    fq_smap_free(&k->qnames);
     free(k);
     free(heads);
     free(fit);
-    free(names);
     free(recs);
     free(coh);
     free(s->cqs);
@@ -591,17 +632,20 @@ static int run_controller_queues(int pending, int ncq)
     printf("  requeue            %.1f ms (every parked workload merged back "
            "among 1%% new ones)\n",
            r.requeue_ms);
-    printf("  bytes per pending  %.1f in the queues + %.0f record = %.0f   "
-           "(target <= 150 for the queues)\n",
+    printf("  bytes per pending  %.1f in the queues + %.0f held = %.0f   "
+           "(target <= 150)\n",
            r.queue_bytes, r.record_bytes, r.queue_bytes + r.record_bytes);
+    printf("    held: %.0f record (struct rec %zu B, key, namespace; its "
+           "recs slot) + %.0f queue name + %.0f podsets\n",
+           r.rec_part, sizeof(struct rec), r.str_part, r.ps_part);
     printf("  order              %s\n", r.order_ok ? "ok" : "BROKEN");
     printf("{\"bench\":\"admission\",\"queues\":\"controller\",\"pending\":%d,"
            "\"cqs\":%d,\"inserts_per_s\":%.0f,\"moves_per_s\":%.0f,"
            "\"decisions_per_s\":%.0f,\"requeue_ms\":%.1f,"
            "\"queue_bytes_per_pending\":%.1f,\"record_bytes_per_pending\":%.0f,"
-           "\"order_ok\":%s}\n",
+           "\"struct_rec_bytes\":%zu,\"order_ok\":%s}\n",
            pending, ncq, r.inserts_per_s, r.moves_per_s, r.decisions_per_s,
-           r.requeue_ms, r.queue_bytes, r.record_bytes,
+           r.requeue_ms, r.queue_bytes, r.record_bytes, sizeof(struct rec),
            r.order_ok ? "true" : "false");
     return r.order_ok ? 0 : 1;
 }

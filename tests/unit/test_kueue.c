@@ -8,7 +8,8 @@
  * a deep queue's failed nominations are searched once and remembered
  * until their cohort's usage moves; with the preemption grace, a
  * preemptor that waits for a spared victim holds back neither another
- * preemptor of its cohort nor a head that fits beside it.
+ * preemptor of its cohort nor a head that fits beside it; a preemption message names
+ * the preemptor's stored uid.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -534,6 +535,22 @@ static void add_prio(struct fq_engine *e, const char *name, const char *lq,
     apply(e, y, now);
 }
 
+/* A Workload of 10 cpu in lq at priority prio (a number). */
+static void add_prio_cpu10(struct fq_engine *e, const char *name, int prio,
+                           int64_t now)
+{
+    char y[512];
+    snprintf(y, sizeof(y),
+             "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\n"
+             "metadata: {namespace: default, name: %s}\n"
+             "spec:\n  queueName: lq\n  priority: %d\n"
+             "  podSets:\n  - name: main\n    template: {spec: "
+             "{containers: [{name: c, image: x, resources: "
+             "{requests: {cpu: \"10\"}}}]}}\n",
+             name, prio);
+    apply(e, y, now);
+}
+
 /*
  * The preemption grace across a cohort: ClusterQueues a and b (10 cpu
  * each, withinClusterQueue LowerPriority) in cohort co, each full with
@@ -660,6 +677,59 @@ static void test_grace_wait_sets_aside_free_room_only(void **state)
     fq_engine_free(e);
 }
 
+/*
+ * A preempted workload's message names its preemptor by the uid of the
+ * preemptor as stored (the controller reads it there, keeping no copy
+ * in its record): "low" (priority 0) holds all of cq, "high" (priority
+ * 100) preempts it.
+ */
+static void test_preempt_message_uid(void **state)
+{
+    (void)state;
+    struct fq_engine_config cfg;
+    fq_engine_config_init(&cfg);
+    cfg.policy = fq_policy_default();
+    cfg.sim_provider = false;
+    struct fq_engine *e = fq_engine_new(&cfg);
+    int64_t t = 1767225600000; /* 2026-01-01 */
+    apply(e, queue_yaml[0], t);
+    apply(e,
+          "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+          "metadata: {name: cq}\nspec:\n  namespaceSelector: {}\n"
+          "  preemption: {withinClusterQueue: LowerPriority}\n"
+          "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+          "    - {name: default, resources: [{name: cpu, nominalQuota: 10}]}\n",
+          t);
+    apply(e, queue_yaml[2], t);
+    add_prio_cpu10(e, "low", 0, t);
+    fq_engine_run(e, t);
+    assert_true(has_quota(e, "low"));
+    t += 1000;
+    add_prio_cpu10(e, "high", 100, t);
+    fq_engine_run(e, t);
+    const struct fq_object *hi = fq_objstore_get(
+        fq_engine_store(e), FQ_KIND_WORKLOAD, "default", "high");
+    const struct fq_object *lo =
+        fq_objstore_get(fq_engine_store(e), FQ_KIND_WORKLOAD, "default", "low");
+    assert_non_null(hi);
+    assert_non_null(lo);
+    const char *uid = fq_value_path_str(hi->obj, "metadata.uid", "");
+    assert_true(strlen(uid) > 0);
+    const struct fq_value *conds = fq_value_path(lo->obj, "status.conditions");
+    const char *msg = NULL;
+    for (size_t i = 0; i < fq_value_len(conds); i++)
+        if (!strcmp(fq_value_path_str(fq_seq_at(conds, i), "type", ""),
+                    "Preempted"))
+            msg = fq_value_path_str(fq_seq_at(conds, i), "message", "");
+    assert_non_null(msg);
+    char want[160];
+    snprintf(want, sizeof(want),
+             "Preempted to accommodate a workload (UID: %s, JobUID: UNKNOWN)",
+             uid);
+    assert_non_null(strstr(msg, want));
+    fq_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -670,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_nomination_memo),
         cmocka_unit_test(test_grace_wait_holds_no_other_preemptor),
         cmocka_unit_test(test_grace_wait_sets_aside_free_room_only),
+        cmocka_unit_test(test_preempt_message_uid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

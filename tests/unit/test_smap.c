@@ -1,8 +1,9 @@
 /*
  * test_smap.c - the core's string-keyed hash map: put/get/has/add/del
  * through growth and deletion's backward shifts, owned values, clear and
- * reuse, sorted keys, and an iteration order that is FNV-1a's (callers
- * walk the table, so it must not change from release to release).
+ * reuse, sorted keys, an iteration order that is FNV-1a's (callers
+ * walk the table, so it must not change from release to release), and
+ * borrowed keys held by the values they name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -90,6 +91,77 @@ static void test_owned_values(void **state)
     assert_int_equal(freed, 4);
     fq_smap_free(&m);
     assert_int_equal(freed, 4);
+}
+
+/* A value that holds its own key, as the kueue controller's records do. */
+struct named {
+    char key[16];
+    int n;
+};
+
+static struct named *named(const char *key, int n)
+{
+    struct named *v = calloc(1, sizeof(*v));
+    snprintf(v->key, sizeof(v->key), "%s", key);
+    v->n = n;
+    return v;
+}
+
+/* borrow_keys: the map keeps the pointer it was given; entries whose
+ * values (and keys with them) are freed by free_val go through growth,
+ * deletion's shifts, a replacement and clear, and every lookup finds
+ * what was put (ASan runs this too: no key is read after its value is
+ * freed, none is freed twice). */
+static void test_borrowed_keys(void **state)
+{
+    (void)state;
+    struct fq_smap m = {.free_val = count_free, .borrow_keys = true};
+    freed = 0;
+
+    enum {
+        N = 1000
+    };
+
+    for (int i = 0; i < N; i++) {
+        char k[16];
+        snprintf(k, sizeof(k), "ns/w%d", i);
+        struct named *v = named(k, i);
+        fq_smap_put(&m, v->key, v);
+    }
+    assert_int_equal(m.n, N);
+    for (int i = 0; i < N; i += 2) {
+        char k[16];
+        snprintf(k, sizeof(k), "ns/w%d", i);
+        fq_smap_del(&m, k); /* frees the value, and its key with it */
+    }
+    assert_int_equal(freed, N / 2);
+    /* A replacement: the old value (and the key the slot held) goes,
+     * the slot takes the new value's key. */
+    struct named *r = named("ns/w1", -1);
+    fq_smap_put(&m, r->key, r);
+    assert_int_equal(freed, N / 2 + 1);
+    for (int i = 0; i < N; i++) {
+        char k[16];
+        snprintf(k, sizeof(k), "ns/w%d", i);
+        struct named *v = fq_smap_get(&m, k);
+        if (i % 2 == 0) {
+            assert_null(v);
+        } else {
+            assert_non_null(v);
+            assert_string_equal(v->key, k);
+            assert_int_equal(v->n, i == 1 ? -1 : i);
+        }
+    }
+    size_t found = 0;
+    for (size_t i = 0; i < m.cap; i++)
+        if (m.t[i].key) {
+            struct named *v = m.t[i].val;
+            assert_ptr_equal(m.t[i].key, v->key); /* borrowed, not copied */
+            found++;
+        }
+    assert_int_equal(found, N / 2);
+    fq_smap_free(&m);
+    assert_int_equal(freed, N + 1);
 }
 
 static bool odd(const void *val)
@@ -227,6 +299,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_owned_values),
+        cmocka_unit_test(test_borrowed_keys),
         cmocka_unit_test(test_sorted_and_order),
         cmocka_unit_test(test_shrinks_when_emptied),
         cmocka_unit_test(test_prehashed),

@@ -100,7 +100,7 @@ static void put_new(struct fq_smap *s, const char *k, uint64_t h, void *val)
 {
     if ((s->n + 1) * 2 > s->cap)
         resize(s, s->cap ? s->cap * 2 : 64);
-    insert_raw(s, key_dup(k), h, val);
+    insert_raw(s, s->borrow_keys ? (char *)k : key_dup(k), h, val);
 }
 
 uint64_t fq_smap_hash(const char *k)
@@ -119,6 +119,8 @@ void fq_smap_put_h(struct fq_smap *s, const char *k, uint64_t h, void *val)
     if (e) {
         if (s->free_val && e->val && e->val != val)
             s->free_val(e->val);
+        if (s->borrow_keys)
+            e->key = (char *)k; /* the old one may have gone with its value */
         e->val = val;
         return;
     }
@@ -170,7 +172,8 @@ void fq_smap_del_h(struct fq_smap *s, const char *k, uint64_t h)
     if (!e)
         return;
     size_t mask = s->cap - 1, i = (size_t)(e - s->t);
-    key_free(e->key);
+    if (!s->borrow_keys)
+        key_free(e->key);
     if (s->free_val && e->val)
         s->free_val(e->val);
     e->key = NULL;
@@ -217,7 +220,8 @@ void fq_smap_clear(struct fq_smap *s)
      * keys in a table sized for their busiest run. */
     for (size_t i = 0; i < s->cap && s->n; i++)
         if (s->t[i].key) {
-            key_free(s->t[i].key);
+            if (!s->borrow_keys)
+                key_free(s->t[i].key);
             if (s->free_val && s->t[i].val)
                 s->free_val(s->t[i].val);
             s->t[i].key = NULL;

@@ -33,6 +33,11 @@ struct fq_smap {
     struct fq_smap_ent *t;
     size_t cap, n; /* cap is 0 or a power of two */
     void (*free_val)(void *);
+    /* Set before the first put: keys are borrowed, not copied. Each key
+     * put must stay valid and unchanged while its entry is in the map
+     * (a value that holds its own key and is freed by free_val: a
+     * million-entry map then keeps no second copy of each key). */
+    bool borrow_keys;
 };
 
 /*

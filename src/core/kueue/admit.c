@@ -46,7 +46,7 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     uint64_t flv = 0;
     for (int p = 0; p < w->npodsets; p++) {
         struct fq_value *a = fq_value_map();
-        fq_map_set(a, "name", fq_value_str(w->psname[p]));
+        fq_map_set(a, "name", fq_value_str(w->ps[p].name));
         struct fq_value *fl = fq_value_map();
         struct fq_value *ru = fq_value_map();
         for (int res = 0; res < s->adm.nres; res++) {
@@ -98,7 +98,7 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     struct fq_buf b = FQ_BUF_INIT;
     bool events = fq_engine_config(e)->record_events;
     for (int p = 0; events && p < w->npodsets; p++) {
-        fq_buf_printf(&b, "%s%s: ", p ? ", " : "", w->psname[p]);
+        fq_buf_printf(&b, "%s%s: ", p ? ", " : "", w->ps[p].name);
         bool first = true;
         for (int res = 0; res < s->adm.nres; res++) {
             int f = r->flv[p][res];
@@ -130,9 +130,10 @@ void kq_reserve(struct kueue *k, struct fq_engine *e, struct snap *s,
     w->pending = false;
     kq_wl_set_use(w, r->nuse, r->use_fr, r->use_amt);
     if (new_holder) {
-        w->reserved_at = now;
-        rc->grace_rsv = now;
-        rc->grace_since = 0;
+        struct wl_hold *hd = kq_wl_hold(w);
+        hd->reserved_at = now;
+        hd->grace_rsv = now;
+        hd->grace_since = 0;
     }
     kq_account(k, rc, +1);
     if (new_holder && k->afs_on)
@@ -233,17 +234,18 @@ void kq_preempt(struct kueue *k, struct fq_engine *e, struct wl *victim,
     char from[256], to[256];
     cq_path(k->snap, by->cq, from, sizeof(from));
     cq_path(k->snap, victim->cq, to, sizeof(to));
-    const char *juid = str_at(
-        fq_map_get(fq_map_get(stored(e, FQ_KIND_WORKLOAD, by->ns, by->name),
-                              "metadata"),
-                   "labels"),
-        "kueue.x-k8s.io/job-uid", "");
+    /* The preemptor's uid from its stored object (the record keeps no
+     * copy: it is read here only, once a preemption). */
+    const struct fq_value *bmd =
+        fq_map_get(stored(e, FQ_KIND_WORKLOAD, by->ns, by->name), "metadata");
+    const char *uid = str_at(bmd, "uid", "");
+    const char *juid =
+        str_at(fq_map_get(bmd, "labels"), "kueue.x-k8s.io/job-uid", "");
     char msg[1024];
     snprintf(msg, sizeof(msg),
              "Preempted to accommodate a workload (UID: %s, JobUID: %s) "
              "due to %s; preemptor path: %s; preemptee path: %s",
-             by->uid && *by->uid ? by->uid : "UNKNOWN",
-             *juid ? juid : "UNKNOWN", why, from, to);
+             *uid ? uid : "UNKNOWN", *juid ? juid : "UNKNOWN", why, from, to);
     kq_evict(obj, "Preempted", msg, now);
     kq_cond_set(obj, "Preempted", "True", fq_adm_preempt_reason_str(reason),
                 msg, now);
@@ -270,8 +272,8 @@ void kq_adm_wl(const struct wl *w, struct fq_adm_wl *aw, bool cooldown)
     aw->ps = w->ps;
     aw->avoid_flv = cooldown ? w->avoid : 0;
     if (w->is_slice) {
-        aw->forced_flv = w->slice_flv;
-        aw->base_count = w->slice_base;
+        aw->forced_flv = w->slice->flv;
+        aw->base_count = w->slice->base;
     }
 }
 
@@ -381,7 +383,8 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     struct cq_info *c = &s->cqs[w->cq];
     /* The flavors where it is, and those after them, are skipped; so is
      * a flavor in its failure cool-down (no better than where it is). */
-    uint64_t skip = rc->mig_skip;
+    struct wl_hold *hd = w->hold; /* a candidate holds quota */
+    uint64_t skip = hd->mig_skip;
     int64_t retry = FQ_NEVER;
     if (w->avoid_ann && fq_engine_config(e)->policy.flavor_failure_cooldown)
         skip |= kq_avoid_mask(&s->adm, w->avoid_ann, now, &retry);
@@ -390,7 +393,7 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
         ~skip & (s->adm.nflv < 64 ? (1ull << s->adm.nflv) - 1 : ~0ull);
     for (uint64_t m = to; m; m &= m - 1)
         sum += k->rel_flv[__builtin_ctzll(m)];
-    if (rc->mig_valid && rc->mig_sum == sum && now < rc->mig_retry)
+    if (hd->mig_valid && hd->mig_sum == sum && now < hd->mig_retry)
         return false;
     /* Not cached as "cannot fit": it may move once those ahead go. */
     if (older_waits(k, rc, to, now))
@@ -403,9 +406,9 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
     for (int u = 0; u < w->nuse && s->adm.nres > 0; u++)
         own |= 1ull << ((w->use_fr[u] / s->adm.nres) % FQ_ADM_MAX_FLAVORS);
     if (!w->is_slice && !(own & ~skip) && !might_fit(s, c->adm, w, skip)) {
-        rc->mig_valid = true;
-        rc->mig_sum = sum;
-        rc->mig_retry = retry;
+        hd->mig_valid = true;
+        hd->mig_sum = sum;
+        hd->mig_retry = retry;
         return false;
     }
     struct fq_adm_wl aw;
@@ -436,9 +439,9 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
         memcpy(k->rel_flv, rel, nrel);
         k->mig_dirty = mig_dirty;
         k->mig_rel = mig_rel;
-        rc->mig_valid = true;
-        rc->mig_sum = sum;
-        rc->mig_retry = retry;
+        hd->mig_valid = true;
+        hd->mig_sum = sum;
+        hd->mig_retry = retry;
     }
     if (fits)
         fq_adm_result_release(&r);

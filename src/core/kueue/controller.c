@@ -288,10 +288,12 @@ static void *create(struct fq_engine *e)
     k->migration_yield_ms = yield < 0 ? -1 : fq_time_scaled(e, yield);
     k->config_dirty = true;
     k->recs.free_val = kq_rec_free;
+    k->recs.borrow_keys = true; /* a record holds its key */
     k->timers.free_val = free;
     fq_heap_init(&k->tq, sizeof(struct timer), tq_less);
     k->psviews.free_val = kq_psview_free;
     k->admviews.free_val = free;
+    k->qnames.free_val = kq_qname_free;
     k->park_gen = 1;
     k->snap_ver = 1;
     k->ff_len = 1;
@@ -464,6 +466,16 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
     k->mig_dirty = true;
 }
 
+/* A notice saw workload `key` live (stored, not Finished): its record,
+ * made now when it has none (derived at the next full run). */
+static void mark_live(struct kueue *k, const char *key)
+{
+    struct rec *r = fq_smap_get(&k->recs, key);
+    if (!r)
+        r = kq_rec_new(k, key);
+    r->gone = false;
+}
+
 /* The first run: workloads stored before the controller watched (a
  * restart) are looked at like changed ones. */
 static void seed(struct kueue *k, struct fq_engine *e)
@@ -477,7 +489,7 @@ static void seed(struct kueue *k, struct fq_engine *e)
             continue;
         char key[600];
         kq_wl_key(objs[i]->ns, objs[i]->name, key, sizeof(key));
-        fq_smap_add(&k->live, key);
+        mark_live(k, key);
         fq_keyq_add(&k->dirty, key);
         fq_keyq_add(&k->lc_dirty, key);
     }
@@ -497,12 +509,12 @@ static void destroy(void *self)
     fq_keyq_release(&k->dirty);
     fq_keyq_release(&k->lc_dirty);
     fq_smap_free(&k->slices);
-    fq_smap_free(&k->live);
     fq_smap_free(&k->timers);
     kq_pendmsg_release(k);
     fq_smap_free(&k->shapes);
     fq_smap_free(&k->psviews);
     fq_smap_free(&k->admviews);
+    fq_smap_free(&k->qnames);
     for (size_t i = 0; i < k->tq.n; i++)
         free(((struct timer *)fq_heap_at(&k->tq, i))->key);
     fq_heap_release(&k->tq);
@@ -574,7 +586,7 @@ static void on_change(void *self, struct fq_engine *e,
          * write set QuotaReserved, so it unparks nothing; a Finished
          * written after it has a notice of its own, which does what the
          * Finished branch below does. */
-        fq_smap_add(&k->live, key);
+        r->gone = false;
         k->need_cycle = true;
         fq_engine_kick(e, self);
         return;
@@ -582,17 +594,17 @@ static void on_change(void *self, struct fq_engine *e,
     const struct fq_value *cond[NCOND];
     kq_cond_scan(c->obj, cond);
     if (c->type == FQ_CHANGE_DELETED || cond_is_true(cond[C_FINISHED])) {
-        /* Leaving the live set frees what it held; a finished workload
+        /* Leaving the live ones frees what it held; a finished workload
          * being deleted, or written again, frees nothing more. */
-        if (fq_smap_has(&k->live, key)) {
-            fq_smap_del(&k->live, key);
+        if (r && !r->gone) {
+            r->gone = true;
             k->requeue = true;
         }
         fq_keyq_add(&k->dirty, key);    /* its record goes */
         fq_keyq_add(&k->lc_dirty, key); /* and its deadlines */
         k->ff_len = 1;
     } else if (c->obj) {
-        fq_smap_add(&k->live, key);
+        mark_live(k, key);
         fq_keyq_add(&k->dirty, key);
         fq_keyq_add(&k->lc_dirty, key);
         k->ff_len = 1;

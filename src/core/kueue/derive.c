@@ -105,7 +105,7 @@ static void held_restore(struct kueue *k, const struct rec *r,
  * Derives a record again from its stored workload (decoded where it is
  * stored: the view is dropped before anything is written) and the
  * snapshot, and attaches it where it now belongs. What comes from the
- * spec (podsets, priority, queue, uid) is kept while the generation and
+ * spec (podsets, priority, queue) is kept while the generation and
  * the snapshot hold (spec_ok): then only the status is decoded. A new
  * spec whose podSets equal some decoded before (k->psviews) decodes all
  * but them, and a status.admission decoded before (k->admviews, by its
@@ -123,20 +123,24 @@ static void forget_status(struct wl *w)
     free(w->replaces);
     free(w->use_fr);
     free(w->use_amt);
+    free(w->slice);
     w->why_msg = w->avoid_ann = w->replaces = NULL;
     w->use_fr = NULL;
     w->use_amt = NULL;
+    w->slice = NULL;
     w->nuse = 0;
     w->cq = -1;
     w->lq = NULL;
     w->holds = w->admitted = w->pending = w->evicting = false;
-    w->reserved_at = 0;
-    w->assigned_flv = 0;
+    if (w->hold) {
+        w->hold->reserved_at = 0;
+        w->hold->assigned_flv = 0;
+    }
     w->waiting_check = w->is_slice = false;
 }
 
 /* A record derived from the whole Workload into *v: the spec's view
- * (uid, priority, creation, queue, podsets) made again, the podsets taken
+ * (priority, creation, queue, podsets) made again, the podsets taken
  * from a podset view when this spec.podSets was seen before. Returns
  * false when the Workload does not decode (the record is then not ok). */
 static bool derive_spec(struct kueue *k, struct fq_engine *e, struct rec *r,
@@ -146,46 +150,42 @@ static bool derive_spec(struct kueue *k, struct fq_engine *e, struct rec *r,
     struct snap *s = k->snap;
     struct wl *w = &r->w;
     char *ns = w->ns, *name = w->name;
-    w->ns = w->name = NULL;
+    struct wl_hold *hold = w->hold;
     kq_wl_release(w);
-    free(r->queue_name);
+    kq_qname_drop(r->queue_name);
     r->queue_name = NULL;
     memset(w, 0, sizeof(*w));
     w->ns = ns;
     w->name = name;
+    w->hold = hold; /* what it carries across derivations stays */
+    if (hold) {
+        hold->reserved_at = 0;
+        hold->assigned_flv = 0;
+    }
     w->cq = -1;
     r->ok = r->spec_ok = false;
     r->shape = -1;
     char pkey[17];
     hex_key(fp_value(FP_SEED, fq_map_get(fq_map_get(obj, "spec"), "podSets")),
             pkey);
-    const struct psview *pv = fq_smap_get(&k->psviews, pkey);
+    struct psview *pv = fq_smap_get(&k->psviews, pkey);
     if ((pv ? fq_workload_decode_no_podsets(obj, v) :
               fq_workload_decode(obj, NULL, v, NULL)) != 0)
         return false;
     r->ok = r->spec_ok = true;
     r->spec_gen = gen;
-    w->uid = fq_xstrdup(v->meta.uid ? v->meta.uid : "");
     w->prio = kq_priority_of(e, v);
     w->created = parse_time(v->meta.creation_timestamp, 0);
-    r->queue_name = v->queue_name ? fq_xstrdup(v->queue_name) : NULL;
+    r->queue_name = v->queue_name ? kq_qname_take(k, v->queue_name) : NULL;
     r->active = v->active;
-    int nres = s->adm.nres > 0 ? s->adm.nres : 1;
-    struct psview mine;
     if (pv) {
-        kq_podsets_copy(nres, pv, &mine);
-        w->npodsets = mine.npodsets;
-        w->ps = mine.ps;
-        w->psname = mine.psname;
-        w->req = mine.req;
+        kq_wl_share_podsets(w, pv);
     } else {
         kq_wl_podsets(s, w, v);
-        mine = (struct psview){w->npodsets, w->ps, w->psname, w->req};
         if (k->psviews.n >= VIEWS_MAX)
-            fq_smap_clear(&k->psviews);
-        struct psview *keep = fq_xmalloc(sizeof(*keep));
-        kq_podsets_copy(nres, &mine, keep);
-        fq_smap_put(&k->psviews, pkey, keep);
+            fq_smap_clear(&k->psviews); /* the records keep theirs */
+        w->pv->refs++;                  /* psviews' reference */
+        fq_smap_put(&k->psviews, pkey, w->pv);
     }
     r->shape = SHAPE_UNKNOWN;
     return true;
@@ -213,12 +213,13 @@ static void derive_holding(struct kueue *k, struct rec *r,
     }
     w->cq = av->cq;
     w->holds = w->cq >= 0;
+    struct wl_hold *hd = kq_wl_hold(w);
     w->admitted = cond_is_true(cond[C_ADMITTED]);
     w->evicting = cond_is_true(cond[C_EVICTED]);
-    w->reserved_at = parse_time(
+    hd->reserved_at = parse_time(
         str_at(cond[C_QUOTA_RESERVED], "lastTransitionTime", NULL), 0);
     kq_wl_set_use(w, av->nuse, av->use_fr, av->use_amt);
-    w->assigned_flv = av->assigned_flv;
+    hd->assigned_flv = av->assigned_flv;
     bool any = false, ready = false;
     for (size_t c = 0; c < v->n_check_states; c++) {
         any = true;
@@ -266,9 +267,14 @@ static const char *derive_pending(struct kueue *k, struct fq_engine *e,
     const char *old = fq_value_as_str(fq_map_get(ann, FQ_SLICE_ANN_REPLACES));
     if (old) {
         w->replaces = fq_xstrdup(old);
+        struct wl_slice sl = {{0}, {0}};
         w->is_slice = fq_kueue_slice_prepare(
             &s->adm, stored(e, FQ_KIND_WORKLOAD, ns, old), w->npodsets,
-            w->psname, w->slice_flv, w->slice_base);
+            w->pv->psname, sl.flv, sl.base);
+        if (w->is_slice) {
+            w->slice = fq_xmalloc(sizeof(*w->slice));
+            *w->slice = sl;
+        }
     }
     return NULL;
 }
@@ -303,7 +309,8 @@ static void rec_derive(struct kueue *k, struct fq_engine *e, struct rec *r,
         parts |= FQ_WL_ADMISSION;
     bool light = r->spec_ok && r->spec_gen == gen &&
                  fq_workload_status_decode(obj, parts, &v) == 0;
-    r->mig_valid = false;
+    if (w->hold)
+        w->hold->mig_valid = false;
     if (light)
         forget_status(w);
     else if (!derive_spec(k, e, r, obj, gen, &v))
@@ -504,17 +511,26 @@ void kq_rec_refresh(struct kueue *k, struct fq_engine *e, const char *key,
             kq_rec_detach(k, r);
             if (r->in_slices)
                 fq_smap_del(&k->slices, key);
-            fq_smap_del(&k->recs, key); /* frees r */
+            if (r->gone) {
+                fq_smap_del(&k->recs, key); /* frees r */
+            } else {
+                /* Its leaving was written after this run's notices were
+                 * handed out: on_change has not seen it yet, and will ask
+                 * the record whether the workload was live (struct
+                 * rec's gone). Kept until then, as if never derived. */
+                forget_status(&r->w);
+                r->why_rsn = 0;
+                r->own_rev = 0;
+                r->ok = r->spec_ok = r->fp_ok = r->in_slices = false;
+            }
         }
         return;
     }
     if (!r) {
-        r = fq_xcalloc(1, sizeof(*r));
-        r->key = fq_xstrdup(key);
-        r->w.ns = fq_xstrdup(ns);
-        r->w.name = fq_xstrdup(name);
-        r->qcq = -1;
-        fq_smap_put(&k->recs, key, r);
+        /* A workload written after this run's notices were handed out:
+         * its notice, still to come, makes it live. */
+        r = kq_rec_new(k, key);
+        r->gone = true;
     }
     uint64_t adm_h;
     uint64_t fp = fingerprint(obj, cond, &adm_h);
@@ -542,8 +558,8 @@ static bool mig_visit(struct kueue *k, struct fq_engine *e, struct rec *r,
         return false;
     if (kq_try_migrate(k, e, r, now))
         return true;
-    if (r->mig_valid && r->mig_retry < k->mig_retry)
-        k->mig_retry = r->mig_retry;
+    if (r->w.hold->mig_valid && r->w.hold->mig_retry < k->mig_retry)
+        k->mig_retry = r->w.hold->mig_retry;
     return false;
 }
 

@@ -104,14 +104,14 @@ bool kq_grace_spares(struct fq_engine *e, struct rec *v, int64_t now,
         str_at(kq_cond_find(obj, "Admitted"), "lastTransitionTime", NULL), -1);
     if (at < 0)
         return false;
-    if (v->grace_rsv >= at && v->grace_rsv < at + 1000)
-        at = v->grace_rsv;
+    if (v->w.hold->grace_rsv >= at && v->w.hold->grace_rsv < at + 1000)
+        at = v->w.hold->grace_rsv;
     int64_t end = at + run;
     if (end - now > grace || now - end >= grace) /* 3 */
         return false;
-    if (v->grace_since == 0)
-        v->grace_since = now;
-    int64_t used_up = v->grace_since + grace;
+    if (v->w.hold->grace_since == 0)
+        v->w.hold->grace_since = now;
+    int64_t used_up = v->w.hold->grace_since + grace;
     if (now >= used_up) /* 4 */
         return false;
     *until = end + grace < used_up ? end + grace : used_up;

@@ -91,13 +91,14 @@ struct kueue {
      * the records that hold quota (account()). */
     struct snap *snap;
     bool config_dirty;
-    /* Every workload not Finished that has been seen: "ns/name" -> struct
-     * rec (owned). Kept between runs and derived again only when its
-     * workload (or the configuration) changes, so a run costs what
-     * changed, not what is stored. */
+    /* Every workload seen live (stored, not Finished), and those that
+     * left until their record's next refresh (struct rec's gone):
+     * "ns/name" -> struct rec (owned; the map borrows the record's own
+     * key). Kept between runs and derived again only when its workload
+     * (or the configuration) changes, so a run costs what changed, not
+     * what is stored. */
     struct fq_smap recs;
     bool seeded;             /* recs was filled from the store once */
-    struct fq_smap live;     /* keys of workloads seen and not Finished */
     struct fq_keyq dirty;    /* keys whose record must be derived again */
     struct fq_keyq lc_dirty; /* keys whose lifecycle() must run */
     struct fq_smap slices;   /* keys of elastic slices: derived every full
@@ -177,6 +178,9 @@ struct kueue {
      * status.admission: workloads of a shape on a flavor share it, so a
      * holder's status write decodes no admission. */
     struct fq_smap admviews;
+    /* The LocalQueue names records name (spec.queueName), interned:
+     * name -> struct qname; a few names for a million workloads. */
+    struct fq_smap qnames;
     size_t memo_cap;
     uint64_t snap_ver; /* bumped whenever usage or configuration moves */
     uint64_t q_ver;    /* bumped whenever a pending queue changes */
@@ -311,40 +315,89 @@ struct cohort_ent {
     char *parent;
 };
 
+/* What only a workload that holds quota uses, out of line (a pending
+ * workload that never held quota carries a NULL pointer, not these 64
+ * bytes): made the first time its record holds quota (derive_holding,
+ * kq_reserve: kq_wl_hold) and kept with the record, so what it carries
+ * across derivations (grace_*, the migration memo) stays as it was when
+ * these fields lived in the record. */
+struct wl_hold {
+    int64_t reserved_at;   /* QuotaReserved's time, or 0 */
+    uint64_t assigned_flv; /* bit per flavor of the current admission */
+    /* A migration that did not fit stays impossible until quota is
+     * released on a flavor it may move to (the sum of their rel_flv
+     * moves) or a flavor cool-down ends. */
+    uint64_t mig_sum;
+    int64_t mig_retry;
+    /* While a candidate (mig_add): the flavors a move may not go to (at
+     * or after the latest one assigned, per group), as try_migrate would
+     * find them each time until the record is derived again. */
+    uint64_t mig_skip;
+    /* Preemption grace (grace.c): when its quota was last reserved, to
+     * the millisecond (conditions keep whole seconds), and when it was
+     * first spared since (0: not yet). Set by kq_reserve. */
+    int64_t grace_rsv, grace_since;
+    bool mig_valid;
+};
+
+/* An elastic slice's forced flavors and base counts per podset, while
+ * the Workload it replaces holds quota (fq_kueue_slice_prepare): 90
+ * bytes only a slice needs, out of line. */
+struct wl_slice {
+    int8_t flv[FQ_ADM_MAX_PODSETS];
+    int32_t base[FQ_ADM_MAX_PODSETS];
+};
+
 /* What the scheduler needs of a workload, derived from its stored object
- * and the snapshot (rec_derive). */
+ * and the snapshot (rec_derive). Pointers first, then the 8-byte fields,
+ * then the narrow ones, so that nothing pads between them. */
 struct wl {
-    char *ns, *name, *uid; /* owned */
-    int cq;                /* snapshot index, or -1 */
+    /* Borrowed from the record's own allocation (kq_rec_new: "ns/name",
+     * then ns; name is the key's tail): valid while the record lives. */
+    char *ns, *name;
     struct lq_info *lq;
-    int32_t prio;
-    int64_t created, qts, reserved_at;
-    bool holds; /* holds quota */
-    bool admitted;
-    bool pending; /* may be scheduled now */
-    bool evicting;
-    int npodsets; /* built for pending and waiting_check workloads */
-    struct fq_adm_podset *ps; /* owned, npodsets */
-    char **psname;            /* owned, npodsets */
-    int64_t *req;             /* owned, npodsets * nres */
-    char *avoid_ann;          /* owned copy of the avoid-flavors annotation */
-    uint64_t avoid;           /* its mask, computed at the time of use */
-    char *why_msg;            /* the QuotaReserved=False message now stored */
+    /* Its podsets: a shared, read-only view (one reference, or NULL
+     * before its spec is derived) and that view's ps, npodsets long (a
+     * podset's name is ps[p].name). */
+    struct psview *pv;
+    struct fq_adm_podset *ps;
+    char *avoid_ann; /* owned copy of the avoid-flavors annotation */
+    char *why_msg;   /* the QuotaReserved=False message now stored */
     /* quota held: nuse (flavor * nres + resource, amount) pairs, owned */
-    int nuse;
     uint16_t *use_fr;
     int64_t *use_amt;
-    uint64_t assigned_flv; /* bit per flavor of the current admission */
-    bool waiting_check;    /* reserved, a check applies, none Ready yet */
-    bool nom_fit;          /* nominated this cycle as a Fit */
-    bool nom_borrows;      /* ... and borrowing */
     /* Elastic slice (kueue_slices.c): the Workload it replaces (owned, or
-     * NULL) and, while that one holds quota, its flavors and counts. */
+     * NULL) and, while that one holds quota (is_slice), its flavors and
+     * counts (owned, or NULL). */
     char *replaces;
-    bool is_slice;
-    int8_t slice_flv[FQ_ADM_MAX_PODSETS];
-    int32_t slice_base[FQ_ADM_MAX_PODSETS];
+    struct wl_slice *slice;
+    struct wl_hold *hold; /* owned, NULL until it first holds quota */
+    uint64_t avoid;       /* avoid_ann's mask, computed at the time of use */
+    int64_t created, qts;
+    int cq; /* snapshot index, or -1 */
+    int32_t prio;
+    /* At most FQ_ADM_MAX_FLAVORS * FQ_ADM_MAX_RES (2,048) pairs. */
+    uint16_t nuse;
+    /* Built for pending and waiting_check workloads; at most
+     * FQ_ADM_MAX_PODSETS (18: kq_wl_podsets caps it). */
+    uint8_t npodsets;
+    bool holds:1; /* holds quota */
+    bool admitted:1;
+    bool pending:1; /* may be scheduled now */
+    bool evicting:1;
+    bool waiting_check:1; /* reserved, a check applies, none Ready yet */
+    bool nom_fit:1;       /* nominated this cycle as a Fit */
+    bool nom_borrows:1;   /* ... and borrowing */
+    bool is_slice:1;      /* slice holds its flavors and counts */
 };
+
+/* w's out-of-line holder part, made (zeroed) when it has none. */
+static inline struct wl_hold *kq_wl_hold(struct wl *w)
+{
+    if (!w->hold)
+        w->hold = fq_xcalloc(1, sizeof(*w->hold));
+    return w->hold;
+}
 
 /*
  * A live workload's record, kept between runs ("ns/name" in struct
@@ -352,61 +405,75 @@ struct wl {
  * the migration candidates, and what it adds to usage and counts, follow
  * from `w` and are changed only by rec_detach / rec_attach and the
  * scheduler's own transitions (reserve, park), so they never disagree.
+ *
+ * One allocation holds the record, its key and its namespace
+ * (kq_rec_new); what only holders and slices use hangs off w (hold,
+ * slice). Ordered widest first: no padding but at the end.
  */
 struct rec {
-    struct wl w;     /* first member: a struct wl * of a record is the record */
-    char *key;       /* "ns/name", owned */
-    bool ok;         /* its workload decodes: it takes part */
-    bool accounted;  /* w's usage and counts are in the snapshot */
-    uint8_t why_rsn; /* the stored message's reason (pendmsg.c), 0: other */
-    int qcq;         /* the ClusterQueue whose pending queue holds it, -1 */
+    struct wl w; /* first member: a struct wl * of a record is the record */
+    char *key;   /* "ns/name", in the record's allocation */
+    char *queue_name; /* a reference to an interned name, or NULL */
     /* == park_gen: in that queue's park array, not act (a generation,
      * so that a requeue moves every parked record back without writing
      * to each one) */
     uint64_t in_park_gen;
-    bool holder;      /* in hw / hs */
-    bool in_mig;      /* in mig */
-    bool in_mig_new;  /* in mig_new */
     uint64_t done;    /* == cycle_no: handled in the running cycle */
     uint64_t parked;  /* == park_gen: inadmissible until capacity changes */
     uint64_t own_rev; /* revision of our last QuotaReserved=False message */
     int64_t msg_at;   /* engine time of that write (pendmsg.c) */
-    /* A migration that did not fit stays impossible until quota is
-     * released on a flavor it may move to (the sum of their rel_flv
-     * moves) or a flavor cool-down ends. */
-    bool mig_valid;
-    uint64_t mig_sum;
-    int64_t mig_retry;
-    /* While a candidate (mig_add): the flavors a move may not go to (at
-     * or after the latest one assigned, per group), as try_migrate would
-     * find them each time until the record is derived again. */
-    uint64_t mig_skip;
+    /* From the spec, kept while spec_ok and the generation is spec_gen
+     * (rec_derive decodes only the status then). */
+    int64_t spec_gen;
+    /* What it was derived from (fingerprint()), while fp_ok. */
+    uint64_t fp;
+    int qcq; /* the ClusterQueue whose pending queue holds it, -1 */
     /* Interned shape of its podsets (shape_of), -1 when it has none, or
      * SHAPE_UNKNOWN until ff_quiet first asks (a replay at the flexq
      * policy's pace never does). */
     int shape;
-    bool in_slices; /* its key is in struct kueue's slices */
-    /* From the spec, kept while spec_ok and the generation is spec_gen
-     * (rec_derive decodes only the status then). */
-    bool spec_ok, active;
-    int64_t spec_gen;
-    char *queue_name; /* owned, or NULL */
-    /* What it was derived from (fingerprint()), while fp_ok. */
-    uint64_t fp;
-    bool fp_ok;
-    /* Preemption grace (grace.c): when its quota was last reserved, to
-     * the millisecond (conditions keep whole seconds), and when it was
-     * first spared since (0: not yet). Set by kq_reserve. */
-    int64_t grace_rsv, grace_since;
+    uint8_t why_rsn;   /* the stored message's reason (pendmsg.c), 0: other */
+    bool ok:1;         /* its workload decodes: it takes part */
+    bool accounted:1;  /* w's usage and counts are in the snapshot */
+    bool holder:1;     /* in hw / hs */
+    bool in_mig:1;     /* in mig */
+    bool in_mig_new:1; /* in mig_new */
+    bool in_slices:1;  /* its key is in struct kueue's slices */
+    bool spec_ok:1;
+    bool active:1;
+    bool fp_ok:1;
+    /* Not live: the last notice of its workload said it left (deleted
+     * or Finished), or none has said it is there yet. A live workload
+     * always has a record (made by the notice that sees it, derived at
+     * the next full run), so a workload that leaves releases what it
+     * held (requeue) exactly when its record is there and not gone. A
+     * gone record is dropped by its next refresh; one whose workload
+     * left before its notice came stays, empty, until that notice. */
+    bool gone:1;
 };
 
-/* A podSets subtree's view in a struct wl (wl_podsets' answer), kept
- * in struct kueue's psviews. */
+/* A podSets subtree's view (kq_wl_podsets' answer), shared: struct
+ * kueue's psviews holds a reference and so does every record whose wl
+ * points into it (kq_wl_share_podsets), and the last one dropped
+ * (kq_psview_free) frees it, so dropping the cache (VIEWS_MAX, a new
+ * snapshot) leaves the records' views as they were. Nothing writes
+ * through it once made: the workloads of one job shape carry one copy of
+ * their podsets, not one each. */
 struct psview {
     int npodsets;
     struct fq_adm_podset *ps; /* owned, npodsets */
     char **psname;            /* owned, npodsets */
     int64_t *req;             /* owned, npodsets * nres */
+    int refs;
+};
+
+/* An interned LocalQueue name (kq_qname_take): qnames holds a reference
+ * and so does every record whose queue_name is s; the last one dropped
+ * (kq_qname_drop) frees it, so dropping the cache (VIEWS_MAX) leaves
+ * the records' names as they were. */
+struct qname {
+    int refs;
+    char s[];
 };
 
 /* What rec_derive reads of a status.admission, kept in struct kueue's
@@ -471,15 +538,29 @@ void kq_snap_build(struct snap *s, struct fq_engine *e);
 void kq_snap_release(struct snap *s);
 
 /* workload.c */
+/* Frees what w owns, but hold (kept across derivations: kq_rec_free
+ * frees it); ns and name are the record's. */
 void kq_wl_release(struct wl *w);
 uint64_t kq_avoid_mask(const struct fq_adm *a, const char *ann, int64_t now,
                        int64_t *next);
 int64_t kq_queue_order_ts(int64_t created, const struct fq_value *ev,
                           const struct fq_engine_config *cfg);
 int32_t kq_priority_of(struct fq_engine *e, const struct fq_workload *v);
+/* Makes w's podsets from the decoded v: a new view, w's reference its
+ * only one. */
 void kq_wl_podsets(struct snap *s, struct wl *w, const struct fq_workload *v);
-void kq_podsets_copy(int nres, const struct psview *from, struct psview *to);
+/* Points w (whose podsets are released) at view pv, taking a reference. */
+void kq_wl_share_podsets(struct wl *w, struct psview *pv);
+/* Drops a reference to a struct psview (psviews' free_val); frees it
+ * with the last one. */
 void kq_psview_free(void *p);
+/* The interned copy of LocalQueue name `name`, a reference taken
+ * (returns a reference owned by the caller, for kq_qname_drop). */
+char *kq_qname_take(struct kueue *k, const char *name);
+/* Drops a reference kq_qname_take gave (NULL: nothing). */
+void kq_qname_drop(char *s);
+/* qnames' free_val: drops the map's reference to a struct qname. */
+void kq_qname_free(void *p);
 void kq_wl_set_use(struct wl *w, int n, const uint16_t *fr, const int64_t *amt);
 void kq_adm_view(struct snap *s, const struct fq_workload *v,
                  struct admview *av);
@@ -522,6 +603,10 @@ void kq_holders_add(struct kueue *k, struct rec *r);
 void kq_holders_settle(struct kueue *k);
 void kq_rec_detach(struct kueue *k, struct rec *r);
 void kq_rec_attach(struct kueue *k, struct rec *r);
+/* A new record of workload `key` ("ns/name"), not derived yet (not ok,
+ * in no queue), filed in k->recs, which owns it; one allocation holds
+ * it, its key and its namespace. */
+struct rec *kq_rec_new(struct kueue *k, const char *key);
 void kq_rec_free(void *p);
 
 /* admit.c */

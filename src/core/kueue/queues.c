@@ -322,7 +322,7 @@ void kq_holder_fill(struct kueue *k, size_t i)
     h->cq = k->snap->cqs[w->cq].adm;
     h->priority = w->prio;
     h->ts = w->qts;
-    h->reserved_at = w->reserved_at;
+    h->reserved_at = w->hold->reserved_at; /* a holder has one */
     h->evicting = w->evicting;
     h->nuse = w->nuse;
     h->use_fr = w->use_fr;
@@ -416,7 +416,7 @@ static uint64_t mig_skip_of(const struct snap *s, const struct wl *w)
         const struct fq_adm_group *grp = &ac->groups[g];
         int last = -1;
         for (int i = 0; i < grp->nflv; i++)
-            if ((w->assigned_flv >> grp->flv[i]) & 1)
+            if ((w->hold->assigned_flv >> grp->flv[i]) & 1)
                 last = i;
         if (last < 0)
             continue;
@@ -431,12 +431,12 @@ static uint64_t mig_skip_of(const struct snap *s, const struct wl *w)
 static uint64_t mig_to_of(const struct kueue *k, const struct rec *r)
 {
     int nflv = k->snap->adm.nflv;
-    return ~r->mig_skip & (nflv < 64 ? (1ull << nflv) - 1 : ~0ull);
+    return ~r->w.hold->mig_skip & (nflv < 64 ? (1ull << nflv) - 1 : ~0ull);
 }
 
 static void mig_add(struct kueue *k, struct rec *r)
 {
-    r->mig_skip = mig_skip_of(k->snap, &r->w);
+    r->w.hold->mig_skip = mig_skip_of(k->snap, &r->w);
     size_t at = kq_k_lower(k->mig, k->nmig, r->key);
     FQ_GROW(k->mig, k->capmig, k->nmig + 1);
     memmove(&k->mig[at + 1], &k->mig[at], (k->nmig - at) * sizeof(*k->mig));
@@ -494,11 +494,26 @@ void kq_rec_attach(struct kueue *k, struct rec *r)
         mig_add(k, r);
 }
 
+struct rec *kq_rec_new(struct kueue *k, const char *key)
+{
+    size_t nk = strlen(key) + 1, nns = strcspn(key, "/");
+    struct rec *r = fq_xcalloc(1, sizeof(*r) + nk + nns + 1);
+    r->key = (char *)(r + 1);
+    memcpy(r->key, key, nk);
+    r->w.ns = r->key + nk;
+    memcpy(r->w.ns, key, nns);
+    r->w.ns[nns] = '\0';
+    r->w.name = key[nns] ? r->key + nns + 1 : r->key + nk - 1;
+    r->qcq = -1;
+    fq_smap_put(&k->recs, r->key, r); /* recs borrows r's key */
+    return r;
+}
+
 void kq_rec_free(void *p)
 {
     struct rec *r = p;
     kq_wl_release(&r->w);
-    free(r->queue_name);
-    free(r->key);
+    free(r->w.hold);
+    kq_qname_drop(r->queue_name);
     free(r);
 }

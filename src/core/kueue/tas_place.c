@@ -351,7 +351,7 @@ static bool place_podset(struct fq_engine *e, const struct snap *s,
             snprintf(msg, n,
                      "couldn't assign flavors to pod set %s: no requested "
                      "topology level: %s",
-                     w->psname[p], key);
+                     w->ps[p].name, key);
             return false;
         }
     }
@@ -409,12 +409,12 @@ static bool place_podset(struct fq_engine *e, const struct snap *s,
         snprintf(msg, n,
                  "couldn't assign flavors to pod set %s: topology \"%s\" "
                  "doesn't allow to fit any of %d pod(s)",
-                 w->psname[p], t.name, count);
+                 w->ps[p].name, t.name, count);
     else
         snprintf(msg, n,
                  "couldn't assign flavors to pod set %s: topology \"%s\" "
                  "allows to fit only %lld out of %d pod(s)",
-                 w->psname[p], t.name, (long long)most, count);
+                 w->ps[p].name, t.name, (long long)most, count);
     free(cnt);
     free(lv);
     free(ns);

@@ -10,7 +10,9 @@
  * describes, so a changed subtree is a new key and cannot be served a
  * stale view; both are dropped with the snapshot and capped at
  * VIEWS_MAX. test_kueue's test_shared_podset_views proves a shared view
- * changes no decision.
+ * changes no decision. A podset view is also the podsets of every record
+ * of its shape (counted references, struct psview): a million pending
+ * workloads of a few job shapes hold a few copies, not a million.
  */
 #include "flexq/paths.h"
 #include "kueue/internal.h"
@@ -22,19 +24,14 @@
 
 void kq_wl_release(struct wl *w)
 {
-    free(w->ns);
-    free(w->name);
-    free(w->uid);
-    for (int i = 0; i < w->npodsets; i++)
-        free(w->psname[i]);
-    free(w->psname);
-    free(w->ps);
-    free(w->req);
+    if (w->pv)
+        kq_psview_free(w->pv);
     free(w->use_fr);
     free(w->use_amt);
     free(w->avoid_ann);
     free(w->why_msg);
     free(w->replaces);
+    free(w->slice);
 }
 
 static bool tolerated(const struct fq_taint *t, const struct fq_podspec *ps,
@@ -179,20 +176,27 @@ int32_t kq_priority_of(struct fq_engine *e, const struct fq_workload *v)
 void kq_wl_podsets(struct snap *s, struct wl *w, const struct fq_workload *v)
 {
     int nres = s->adm.nres > 0 ? s->adm.nres : 1;
-    w->npodsets = (int)(v->n_podsets < FQ_ADM_MAX_PODSETS ? v->n_podsets :
-                                                            FQ_ADM_MAX_PODSETS);
-    w->req = fq_xcalloc((size_t)w->npodsets * (size_t)nres, sizeof(int64_t));
-    w->ps = fq_xcalloc((size_t)w->npodsets + 1, sizeof(*w->ps));
-    w->psname = fq_xcalloc((size_t)w->npodsets + 1, sizeof(*w->psname));
+    struct psview *pv = fq_xcalloc(1, sizeof(*pv));
+    pv->refs = 1;
+    pv->npodsets =
+        (int)(v->n_podsets < FQ_ADM_MAX_PODSETS ? v->n_podsets :
+                                                  FQ_ADM_MAX_PODSETS);
+    pv->req = fq_xcalloc((size_t)pv->npodsets * (size_t)nres, sizeof(int64_t));
+    pv->ps = fq_xcalloc((size_t)pv->npodsets + 1, sizeof(*pv->ps));
+    pv->psname = fq_xcalloc((size_t)pv->npodsets + 1, sizeof(*pv->psname));
+    w->pv = pv;
+    w->ps = pv->ps;
+    w->npodsets = (uint8_t)pv->npodsets;
+    int64_t *req = pv->req;
     for (int p = 0; p < w->npodsets; p++) {
         const struct fq_podset *ps = &v->podsets[p];
-        struct fq_adm_podset *ap = &w->ps[p];
-        w->psname[p] = fq_xstrdup(ps->name ? ps->name : "main");
-        ap->name = w->psname[p];
+        struct fq_adm_podset *ap = &pv->ps[p];
+        pv->psname[p] = fq_xstrdup(ps->name ? ps->name : "main");
+        ap->name = pv->psname[p];
         ap->count = (int32_t)ps->count;
         ap->min_count =
             ps->has_min_count ? (int32_t)ps->min_count : (int32_t)ps->count;
-        ap->req = &w->req[p * nres];
+        ap->req = &req[p * nres];
         struct fq_resource rs[64];
         size_t nr = fq_podspec_requests(&ps->template.spec, rs, 64);
         if (nr > 64)
@@ -200,14 +204,14 @@ void kq_wl_podsets(struct snap *s, struct wl *w, const struct fq_workload *v)
         for (size_t r = 0; r < nr; r++) {
             int ri = fq_adm_find_resource(&s->adm, rs[r].name);
             if (ri >= 0)
-                w->req[p * nres + ri] = rs[r].value;
+                req[p * nres + ri] = rs[r].value;
             else if (rs[r].value > 0)
-                w->req[p * nres] += 0; /* not covered: see below */
+                req[p * nres] += 0; /* not covered: see below */
         }
         if (s->have_pods_res) {
             int ri = fq_adm_find_resource(&s->adm, "pods");
             if (ri >= 0)
-                w->req[p * nres + ri] = 1;
+                req[p * nres + ri] = 1;
         }
         for (int f = 0; f < s->adm.nflv; f++) {
             if (!s->flv[f].exists)
@@ -224,27 +228,48 @@ void kq_wl_podsets(struct snap *s, struct wl *w, const struct fq_workload *v)
     }
 }
 
-/* Copies the podsets of `from` to the empty ones of `to` (both wl_podsets'
- * shape: nres requests per podset, ps[p] pointing into req and psname). */
-void kq_podsets_copy(int nres, const struct psview *from, struct psview *to)
+void kq_wl_share_podsets(struct wl *w, struct psview *pv)
 {
-    int n = from->npodsets;
-    to->npodsets = n;
-    to->req = fq_xcalloc((size_t)n * (size_t)nres, sizeof(int64_t));
-    to->ps = fq_xcalloc((size_t)n + 1, sizeof(*to->ps));
-    to->psname = fq_xcalloc((size_t)n + 1, sizeof(*to->psname));
-    memcpy(to->req, from->req, (size_t)n * (size_t)nres * sizeof(int64_t));
-    for (int p = 0; p < n; p++) {
-        to->psname[p] = fq_xstrdup(from->psname[p]);
-        to->ps[p] = from->ps[p];
-        to->ps[p].name = to->psname[p];
-        to->ps[p].req = &to->req[p * nres];
+    pv->refs++;
+    w->pv = pv;
+    w->ps = pv->ps;
+    w->npodsets = (uint8_t)pv->npodsets;
+}
+
+char *kq_qname_take(struct kueue *k, const char *name)
+{
+    struct qname *q = fq_smap_get(&k->qnames, name);
+    if (!q) {
+        if (k->qnames.n >= VIEWS_MAX)
+            fq_smap_clear(&k->qnames); /* the records keep theirs */
+        size_t n = strlen(name) + 1;
+        q = fq_xmalloc(sizeof(*q) + n);
+        memcpy(q->s, name, n);
+        q->refs = 1; /* qnames' */
+        fq_smap_put(&k->qnames, name, q);
     }
+    q->refs++;
+    return q->s;
+}
+
+void kq_qname_free(void *p)
+{
+    struct qname *q = p;
+    if (--q->refs == 0)
+        free(q);
+}
+
+void kq_qname_drop(char *s)
+{
+    if (s)
+        kq_qname_free(s - offsetof(struct qname, s));
 }
 
 void kq_psview_free(void *p)
 {
     struct psview *v = p;
+    if (--v->refs > 0)
+        return;
     for (int i = 0; i < v->npodsets; i++)
         free(v->psname[i]);
     free(v->psname);
