@@ -78,13 +78,14 @@ struct fq_policy {
      * (kueue/pendmsg.c). 0 = every change at once, Kueue's behaviour;
      * flexq's default 60 s. */
     int64_t pending_message_refresh_ms;
-    /* With migrate_to_preferred_flavor: a move to an earlier flavor does
-     * not pass a workload ahead of it in its ClusterQueue's queue (Kueue's
-     * order) that may use that flavor and has waited at least this much
-     * engine time, so that a wide workload which may only use Plan A is
-     * not starved by moves (kueue/admit.c, docs/policies.md (b)). < 0 =
-     * off, moves take any room at once (the default in both policies). */
-    int64_t migration_yield_ms;
+    /* The first workload of a ClusterQueue's queue (Kueue's order) that
+     * has waited at least this much engine time is not passed on the
+     * flavors it may use: neither a move of migrate_to_preferred_flavor
+     * nor a later head takes room there, so that a wide workload which
+     * may only use Plan A is not starved (kueue/admit.c, docs/policies.md
+     * (b)). < 0 = off, Kueue's BestEffortFIFO (the default in both
+     * policies). */
+    int64_t starved_after_ms;
 };
 
 /*

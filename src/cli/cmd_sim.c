@@ -707,7 +707,7 @@ const struct fq_cli_cmd fq_cli_cmd_sim = {
     "  --switch K=V,...  engine switches (docs/policies.md): admissions=N,\n"
     "                    migrate=on|off, cooldown=on|off,\n"
     "                    stockout-fallback=on|off, cycle-ms=N,\n"
-    "                    message-refresh=S, migrate-yield=S|off\n"
+    "                    message-refresh=S, starved-after=S|off\n"
     "  --route-b-over D  jobs whose run time, as guessed from the run's\n"
     "                    history (never the trace's), is at least D\n"
     "                    (4h, 90m, 3600) go to Plan B only\n"

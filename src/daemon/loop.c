@@ -628,7 +628,7 @@ static int read_policy_ms(const struct fq_value *p, const char *key,
 
 /* The policy's durations: preemptionGraceSeconds (0 or absent: off,
  * Kueue), pendingMessageRefreshSeconds (0: every change of a pending
- * message written at once, Kueue), migrationYieldSeconds (absent: off,
+ * message written at once, Kueue), starvedAfterSeconds (absent: off,
  * moves take any room at once; docs/policies.md (b)). */
 static int read_policy_durations(const struct fq_value *p,
                                  struct fq_policy *pol, struct fq_err *err)
@@ -639,8 +639,8 @@ static int read_policy_durations(const struct fq_value *p,
         read_policy_ms(p, "pendingMessageRefreshSeconds", 86400 * 1000LL,
                        "\"60s\", \"5m\"", &pol->pending_message_refresh_ms,
                        err) < 0 ||
-        read_policy_ms(p, "migrationYieldSeconds", FQ_DURATION_MAX_MS,
-                       "\"30m\", \"2h\"", &pol->migration_yield_ms, err) < 0)
+        read_policy_ms(p, "starvedAfterSeconds", FQ_DURATION_MAX_MS,
+                       "\"30m\", \"2h\"", &pol->starved_after_ms, err) < 0)
         return FQ_EINVAL;
     return 0;
 }

@@ -155,13 +155,13 @@ int fq_sim_switches_apply(const char *spec, struct fq_policy *p,
             rc = *end || !*v || n < 0 || n > 86400 ? FQ_EINVAL : 0;
             if (!rc)
                 p->pending_message_refresh_ms = n * 1000;
-        } else if (!strcmp(k, "migrate-yield")) {
+        } else if (!strcmp(k, "starved-after")) {
             long long n = strtoll(v, &end, 10);
             rc = !strcmp(v, "off")                         ? 0 :
                  *end || !*v || n < 0 || n > 366LL * 86400 ? FQ_EINVAL :
                                                              0;
             if (!rc)
-                p->migration_yield_ms = !strcmp(v, "off") ? -1 : n * 1000;
+                p->starved_after_ms = !strcmp(v, "off") ? -1 : n * 1000;
         } else if (!strcmp(k, "migrate")) {
             rc = on_off(v, &p->migrate_to_preferred_flavor);
         } else if (!strcmp(k, "cooldown")) {
@@ -171,7 +171,7 @@ int fq_sim_switches_apply(const char *spec, struct fq_policy *p,
         } else {
             return fq_err_set(err, FQ_EINVAL,
                               "--switch: unknown switch \"%s\" (admissions, "
-                              "migrate, migrate-yield, cooldown, "
+                              "migrate, starved-after, cooldown, "
                               "stockout-fallback, cycle-ms, "
                               "message-refresh)",
                               k);

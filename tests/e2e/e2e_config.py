@@ -53,12 +53,12 @@ check(p.returncode == 1 and "--config" in p.stderr,
 # The policy's durations: each named when wrong, and a number JSON cannot
 # carry refused at its line and column before any is read.
 for key, val, want in (
-        ("migrationYieldSeconds", '"soon"', "policy.migrationYieldSeconds: "
+        ("starvedAfterSeconds", '"soon"', "policy.starvedAfterSeconds: "
          "seconds from 0 to"),
         ("pendingMessageRefreshSeconds", "90000",
          "policy.pendingMessageRefreshSeconds: seconds from 0 to 86400"),
         ("preemptionGraceSeconds", "-1", "policy.preemptionGraceSeconds"),
-        ("migrationYieldSeconds", ".nan", ":5:28: .nan is not a number")):
+        ("starvedAfterSeconds", ".nan", ":5:26: .nan is not a number")):
     with open(cfg.name, "w") as f:
         f.write("apiVersion: flexq.dev/v1alpha1\nkind: FlexqdConfig\n"
                 "spec:\n  policy:\n    %s: %s\n" % (key, val))

@@ -321,7 +321,7 @@ struct fq_policy fq_policy_default(void)
         .stockout_fallback_after_ms = 10 * 60 * 1000,
         .cycle_ms = 0,
         .pending_message_refresh_ms = 60 * 1000,
-        .migration_yield_ms = -1,
+        .starved_after_ms = -1,
     };
     return p;
 }

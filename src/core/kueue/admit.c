@@ -319,9 +319,8 @@ static bool might_fit(const struct snap *s, int cq, const struct wl *w,
     return true;
 }
 
-/* How many workloads ahead of a move older_waits looks at: a queue whose
- * first ones may not use the flavor is a queue of another shape of work,
- * and a pass costs no more than this a candidate. */
+/* How many workloads of each of a queue's two sequences (act, park)
+ * kq_starved_update looks at for one that has waited long enough. */
 #define YIELD_LOOK 64
 
 /* Flavors every podset of w may use (nodeSelector, affinity, taints). */
@@ -333,40 +332,68 @@ static uint64_t usable_flavors(const struct wl *w)
     return w->npodsets > 0 ? m : 0;
 }
 
-/* Of one of its ClusterQueue's pending sequences: does a workload ahead
- * of rc in Kueue's order wait that may use a flavor in `to`? */
-static bool ahead_may_use(struct kq_seq *q, const struct rec *rc, uint64_t to,
-                          int64_t since, size_t *looked)
+/* The first record of q, in Kueue's order, that decodes, has waited since
+ * `since` or longer and may use some flavor; NULL if none among the first
+ * YIELD_LOOK. */
+static struct rec *first_starved(struct kq_seq *q, int64_t since)
 {
-    for (size_t i = 0; i < q->n && *looked < YIELD_LOOK; i++, (*looked)++) {
-        const struct rec *p = kq_seq_at(q, i);
-        if (kq_rec_cmp(p, rc) >= 0)
-            return false; /* the rest are behind it */
-        if (p->ok && p->w.qts <= since && (usable_flavors(&p->w) & to))
-            return true;
+    for (size_t i = 0; i < q->n && i < YIELD_LOOK; i++) {
+        struct rec *p = kq_seq_at(q, i);
+        if (p->ok && p->w.qts <= since && usable_flavors(&p->w))
+            return p;
     }
-    return false;
+    return NULL;
 }
 
-/* policy.migration_yield_ms (off: < 0): a move of policy (b) does not
- * take quota on an earlier flavor that a workload ahead of it in its
- * ClusterQueue's queue (Kueue's order: priority, then queue time) may use
- * and has waited for at least that long. Without it, workloads waiting
- * on Plan B move onto each chip Plan A frees before a wider workload
+/*
+ * policy.starved_after_ms (off: < 0). Without it a move of policy (b)
+ * and a head that fits pass an older workload that does not fit yet: on
+ * Plan A, kept full, they take each chip it frees before a wide workload
  * that may only use Plan A (a long job pinned there) sees enough of them
  * at once (Philly's dev split: a 32-GPU job waited 306 h, against 96 h
- * under Kueue). Only the first YIELD_LOOK of those ahead are looked at. */
-static bool older_waits(struct kueue *k, const struct rec *rc, uint64_t to,
-                        int64_t now)
+ * under Kueue). With it, the first workload of each queue in Kueue's
+ * order (priority, then queue time) that has waited that long is the
+ * queue's starved one: a move, and a head behind it, may not use the
+ * flavors it may use; they fall to a later flavor (Plan B) or wait, and
+ * the room Plan A frees adds up for it. One per queue, found again at
+ * each cycle's start; when it changes, its root's failed nominations are
+ * forgotten (nommemo.c), as they were found under another rule.
+ */
+void kq_starved_update(struct kueue *k, int64_t now)
 {
-    int64_t after = k->migration_yield_ms;
-    if (after < 0)
-        return false;
-    struct pq *q = &k->pq[rc->w.cq];
-    size_t looked = 0;
-    int64_t since = now - after;
-    return ahead_may_use(&q->act, rc, to, since, &looked) ||
-           ahead_may_use(&q->park, rc, to, since, &looked);
+    const struct snap *s = k->snap;
+    int64_t since = now - k->starved_after_ms;
+    for (int c = 0; c < s->ncq; c++) {
+        struct pq *q = &k->pq[c];
+        struct rec *w = NULL;
+        if (k->starved_after_ms >= 0 && s->cqs[c].active) {
+            struct rec *a = first_starved(&q->act, since);
+            struct rec *p = first_starved(&q->park, since);
+            w = !a ? p : !p ? a : kq_rec_cmp(a, p) < 0 ? a : p;
+        }
+        uint64_t fp = w ? (fq_smap_hash(w->key) ^ (uint64_t)w->w.qts) | 1 : 0;
+        k->starved[c] = w;
+        k->starved_flv[c] = w ? usable_flavors(&w->w) : 0;
+        if (fp != k->starved_fp[c]) {
+            /* Those parked behind the last one were parked by the rule
+             * (or found no room it had): they are tried again. */
+            if (k->starved_fp[c]) {
+                kq_pq_unpark(k, c);
+                kq_nm_put_back_root(k, c);
+            }
+            k->starved_fp[c] = fp;
+            kq_nm_touch(k, s->cqs[c].adm);
+        }
+    }
+}
+
+uint64_t kq_yield_mask(const struct kueue *k, const struct rec *rc)
+{
+    int c = rc->w.cq;
+    if (c < 0 || !k->starved || !k->starved[c] || k->starved[c] == rc ||
+        kq_rec_cmp(k->starved[c], rc) > 0)
+        return 0;
+    return k->starved_flv[c];
 }
 
 /* Policy (b): a reserved workload waiting on a check of a later flavor moves
@@ -395,8 +422,8 @@ bool kq_try_migrate(struct kueue *k, struct fq_engine *e, struct rec *rc,
         sum += k->rel_flv[__builtin_ctzll(m)];
     if (hd->mig_valid && hd->mig_sum == sum && now < hd->mig_retry)
         return false;
-    /* Not cached as "cannot fit": it may move once those ahead go. */
-    if (older_waits(k, rc, to, now))
+    /* Not cached as "cannot fit": it may move once the starved one goes. */
+    if (kq_yield_mask(k, rc) & to)
         return false;
     /* When its usage is on flavors it may not move to (always, unless
      * its podsets sit on different flavors of one group), whether it

@@ -284,8 +284,8 @@ static void *create(struct fq_engine *e)
     kq_pendmsg_init(
         k, fq_time_scaled(
                e, fq_engine_config(e)->policy.pending_message_refresh_ms));
-    int64_t yield = fq_engine_config(e)->policy.migration_yield_ms;
-    k->migration_yield_ms = yield < 0 ? -1 : fq_time_scaled(e, yield);
+    int64_t yield = fq_engine_config(e)->policy.starved_after_ms;
+    k->starved_after_ms = yield < 0 ? -1 : fq_time_scaled(e, yield);
     k->config_dirty = true;
     k->recs.free_val = kq_rec_free;
     k->recs.borrow_keys = true; /* a record holds its key */
@@ -393,6 +393,11 @@ static void queues_free(struct kueue *k)
     free(k->cq_cur);
     free(k->cq_taken);
     free(k->cq_blocked);
+    free(k->starved);
+    free(k->starved_flv);
+    free(k->starved_fp);
+    k->starved = NULL;
+    k->starved_flv = k->starved_fp = NULL;
     free(k->heads);
     free(k->nom);
     k->nom = NULL;
@@ -459,6 +464,9 @@ static void rebuild(struct kueue *k, struct fq_engine *e)
     k->cq_cur = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_cur));
     k->cq_taken = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_taken));
     k->cq_blocked = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->cq_blocked));
+    k->starved = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->starved));
+    k->starved_flv = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->starved_flv));
+    k->starved_fp = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->starved_fp));
     k->heads = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->heads));
     k->nom = fq_xcalloc((size_t)s->ncq + 1, sizeof(*k->nom));
     k->snap_ver++;

@@ -157,6 +157,16 @@ static void assign(struct cyc *y, struct wl *w, struct fq_adm_result *r)
     struct rec *rc = (struct rec *)w; /* heads are records */
     kq_adm_wl(w, &aw, y->cooldown);
     aw.cq = y->s->cqs[w->cq].adm;
+    /* Behind its queue's starved workload (policy.starved_after_ms):
+     * not on its flavors, and not remembered (the memo's entries are for
+     * heads that may use every flavor they select). */
+    uint64_t yield = kq_yield_mask(y->k, rc);
+    if (yield) {
+        aw.skip_flv |= yield;
+        y->k->stats.nom_searches++;
+        fq_adm_assign(&y->s->adm, &aw, y->k->hs, (int)y->k->nh, r);
+        return;
+    }
     if (kq_nm_find(y->k, rc, &aw, r))
         return;
     y->k->stats.nom_searches++;
@@ -435,6 +445,8 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
     k->need_cycle = false;
     k->cycle_no++;
     k->in_cycle = true;
+    if (k->starved_after_ms >= 0)
+        kq_starved_update(k, now);
     if (cfg->policy.migrate_to_preferred_flavor && k->nmig > 0 &&
         (k->mig_dirty || now >= k->mig_retry))
         kq_mig_pass(k, e, now);
@@ -478,6 +490,14 @@ void kq_cycle(struct kueue *k, struct fq_engine *e, int64_t now)
             kq_pq_remove(k, rc);
         else if (kq_rec_parked(k, rc))
             kq_pq_park(k, rc);
+    }
+    /* A starved workload that got its room: the heads parked behind it
+     * wait for the next cycle (kq_starved_update puts them back), which
+     * no release may bring. */
+    for (int c = 0; k->starved && c < y.s->ncq; c++) {
+        if (k->starved[c] && !k->starved[c]->w.pending)
+            k->need_cycle = true;
+        k->starved[c] = NULL; /* a record may go before the next cycle */
     }
     kq_holders_settle(k);
 }

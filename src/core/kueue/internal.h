@@ -123,6 +123,13 @@ struct kueue {
     struct fq_adm_result *nom; /* a round's nomination of each queue's head */
     struct rec **handled, **mig_copy;
     size_t caphandled, capmig_copy;
+    /* policy.starved_after_ms (admit.c, kq_starved_update at a cycle's
+     * start): per queue of the snapshot, the workload that moves and later
+     * heads yield to (NULL: none; valid during the cycle only), the
+     * flavors it may use, and what it was (its key's hash and queue time,
+     * 0: none) to tell a new one from the last cycle's. */
+    struct rec **starved;
+    uint64_t *starved_flv, *starved_fp;
     /* The records holding quota, sorted by key, and their holder views
      * (preemption candidates; hs[i] describes hw[i]). A cycle appends
      * the workloads it admits and sorts them in when it ends. */
@@ -216,8 +223,8 @@ struct kueue {
     int64_t msg_every;
     struct fq_smap held;
     struct fq_keyq held_q;
-    /* policy.migration_yield_ms, scaled (admit.c); < 0: off. */
-    int64_t migration_yield_ms;
+    /* policy.starved_after_ms, scaled (admit.c); < 0: off. */
+    int64_t starved_after_ms;
 };
 
 /* The condition types the controller reads of a Workload, for cond_scan. */
@@ -623,6 +630,12 @@ void kq_pendmsg_write(struct kueue *k, struct fq_engine *e, struct wl *w,
                       const char *reason, const char *msg, int64_t now);
 /* pendmsg.c: the pending-message refresh. */
 void kq_pendmsg_init(struct kueue *k, int64_t every_ms);
+/* policy.starved_after_ms: finds each queue's starved workload (the
+ * first in Kueue's order that has waited that long and may use some
+ * flavor), at a cycle's start; the flavors a move or a head behind it
+ * must leave to it (0: none). */
+void kq_starved_update(struct kueue *k, int64_t now);
+uint64_t kq_yield_mask(const struct kueue *k, const struct rec *rc);
 void kq_pendmsg_release(struct kueue *k);
 uint8_t kq_pendmsg_reason_code(const char *reason);
 /* Holds msg back when only its counts changed within the interval since
