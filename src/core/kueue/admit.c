@@ -332,14 +332,49 @@ static uint64_t usable_flavors(const struct wl *w)
     return w->npodsets > 0 ? m : 0;
 }
 
+/* Whether w would fit its ClusterQueue's own nominal quota with nothing
+ * else there, on some flavor it may use of each resource group: a
+ * workload that never could must not hold a flavor from those behind it. */
+static bool fits_empty(const struct snap *s, const struct wl *w)
+{
+    const struct fq_adm *a = &s->adm;
+    int cq = s->cqs[w->cq].adm;
+    const struct fq_adm_cq *ac = &a->cqs[cq];
+    const struct fq_adm_cell *cells = a->nodes[ac->node].cells;
+    uint64_t usable = usable_flavors(w);
+    for (int g = 0; g < ac->ngroups; g++) {
+        const struct fq_adm_group *grp = &ac->groups[g];
+        bool asks = false, some = false;
+        for (int i = 0; i < grp->nflv && !some; i++) {
+            int f = grp->flv[i];
+            bool ok = (usable >> f) & 1;
+            for (int r = 0; r < a->nres && ok; r++) {
+                if (!((grp->res_mask >> r) & 1))
+                    continue;
+                int64_t need = 0;
+                for (int p = 0; p < w->npodsets; p++)
+                    need += w->ps[p].req[r] * w->ps[p].count;
+                asks |= need > 0;
+                ok = need <= cells[f * a->nres + r].nominal;
+            }
+            some = ok;
+        }
+        if (asks && !some)
+            return false;
+    }
+    return true;
+}
+
 /* The first record of q, in Kueue's order, that decodes, has waited since
- * `since` or longer and may use some flavor; NULL if none among the first
- * YIELD_LOOK. */
-static struct rec *first_starved(struct kq_seq *q, int64_t since)
+ * `since` or longer, may use some flavor and would fit its queue's own
+ * quota; NULL if none among the first YIELD_LOOK. */
+static struct rec *first_starved(const struct snap *s, struct kq_seq *q,
+                                 int64_t since)
 {
     for (size_t i = 0; i < q->n && i < YIELD_LOOK; i++) {
         struct rec *p = kq_seq_at(q, i);
-        if (p->ok && p->w.qts <= since && usable_flavors(&p->w))
+        if (p->ok && p->w.qts <= since && usable_flavors(&p->w) &&
+            fits_empty(s, &p->w))
             return p;
     }
     return NULL;
@@ -355,7 +390,9 @@ static struct rec *first_starved(struct kq_seq *q, int64_t since)
  * order (priority, then queue time) that has waited that long is the
  * queue's starved one: a move, and a head behind it, may not use the
  * flavors it may use; they fall to a later flavor (Plan B) or wait, and
- * the room Plan A frees adds up for it. One per queue, found again at
+ * the room Plan A frees adds up for it. A workload that would not fit the
+ * queue's own quota even with nothing else there is never the starved
+ * one (it would hold the flavor for good). One per queue, found again at
  * each cycle's start; when it changes, its root's failed nominations are
  * forgotten (nommemo.c), as they were found under another rule.
  */
@@ -367,8 +404,8 @@ void kq_starved_update(struct kueue *k, int64_t now)
         struct pq *q = &k->pq[c];
         struct rec *w = NULL;
         if (k->starved_after_ms >= 0 && s->cqs[c].active) {
-            struct rec *a = first_starved(&q->act, since);
-            struct rec *p = first_starved(&q->park, since);
+            struct rec *a = first_starved(s, &q->act, since);
+            struct rec *p = first_starved(s, &q->park, since);
             w = !a ? p : !p ? a : kq_rec_cmp(a, p) < 0 ? a : p;
         }
         uint64_t fp = w ? (fq_smap_hash(w->key) ^ (uint64_t)w->w.qts) | 1 : 0;
