@@ -232,6 +232,30 @@ static void apply_and_reply(struct fq_daemon *d, struct fq_http_req *r,
     free(ns);
 }
 
+/*
+ * What a create takes from the client, as the API server does: the
+ * metadata the server owns (uid, creationTimestamp, generation, a
+ * deletion) is its own, and the status of a kind with a status
+ * subresource starts empty (Nodes excepted, as in Kubernetes). Otherwise
+ * a developer could create a Workload already admitted, a Job already
+ * complete, a Workload dated years back to jump its ClusterQueue's FIFO,
+ * or an object with another object's uid.
+ */
+static void drop_server_owned(const struct target *t, struct fq_value *obj)
+{
+    static const char *const owned[] = {"uid",
+                                        "creationTimestamp",
+                                        "generation",
+                                        "deletionTimestamp",
+                                        "deletionGracePeriodSeconds",
+                                        "resourceVersion"};
+    struct fq_value *md = fq_map_get(obj, "metadata");
+    for (size_t i = 0; md && i < sizeof(owned) / sizeof(owned[0]); i++)
+        fq_map_del(md, owned[i]);
+    if (t->ki->has_status && t->kind != FQ_KIND_NODE)
+        fq_map_del(obj, "status");
+}
+
 static void do_create(struct fq_daemon *d, struct fq_http_req *r,
                       const struct target *t)
 {
@@ -267,7 +291,7 @@ static void do_create(struct fq_daemon *d, struct fq_http_req *r,
         fq_value_free(obj);
         return;
     }
-    fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
+    drop_server_owned(t, obj);
     track_fields(d, r, NULL, obj);
     bool dry = false;
     rc = fq_dryrun_param(r, &dry, &e);
@@ -397,6 +421,8 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
             body = out;
         }
         fq_map_del(fq_map_get(body, "metadata"), "resourceVersion");
+        if (!cur) /* a create */
+            drop_server_owned(t, body);
         if (dry)
             fq_dryrun_reply(d, r, t->ki->plural, cur, body, false);
         else
