@@ -1,0 +1,239 @@
+"""A developer of team-a attacks team-b (a fresh review of issue 17).
+
+API part (any user): what a create takes from its body. A developer may
+create Workloads and Jobs in its namespace; the body must not decide what
+the API server owns. A Workload created with `status.admission` and an
+Admitted condition, a Job created Complete, an object dated 2001 (the
+ClusterQueue's FIFO orders by creation time) or carrying another object's
+uid: each is stored with an empty status, a fresh uid and the time of the
+create, by POST, by server-side apply and by dryRun alike.
+
+Pod part (root only, as e2e_sandbox.py): all pods run as one user
+(flexq-pod), so whatever they share is shared between namespaces. A
+team-b pod writes a secret to /tmp, /var/tmp and /dev/shm and creates a
+System V shared memory segment; a team-a pod then looks for each, and
+plants a file in /tmp for the next pod of team-b. Each pod must have its
+own /tmp, /var/tmp, /dev/shm and IPC namespace, as a Kubernetes pod does.
+
+Waits are `flexq wait` or polls with a deadline; nothing sleeps to wait.
+"""
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import Daemon, check, finish  # noqa: E402
+
+ADMIN = "admin-token-attack-0123"
+DEV = "dev-token-attack-abcdef"
+KQ = "/apis/kueue.x-k8s.io/v1beta1"
+OLD = "2001-01-01T00:00:00Z"
+
+
+def until(what, fn, timeout=60):
+    """Polls fn every 50 ms until it returns something truthy, or records
+    a failure at the deadline."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.05)  # the poll interval
+    check(False, "timed out: " + what)
+    return None
+
+
+def forged_workload(name):
+    return {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
+            "metadata": {"name": name, "namespace": "team-a",
+                         "creationTimestamp": OLD, "generation": 7},
+            "spec": {"queueName": "lq", "podSets": [{
+                "name": "main", "count": 1, "template": {"spec": {
+                    "containers": [{"name": "c", "image": "x", "resources": {
+                        "requests": {"cpu": "1"}}}]}}}]},
+            "status": {"admission": {
+                "clusterQueue": "cq", "podSetAssignments": [{
+                    "name": "main", "count": 1,
+                    "flavors": {"cpu": "default-flavor"}}]},
+                "conditions": [
+                    {"type": t, "status": "True", "reason": t,
+                     "message": "forged", "lastTransitionTime": OLD}
+                    for t in ("QuotaReserved", "Admitted")]}}
+
+
+def job(name, ns, script, policy="Never"):
+    ctr = {"name": "main", "image": "python:3",
+           "command": ["python3", "-c", script]}
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"backoffLimit": 0, "template": {"spec": {
+                "restartPolicy": policy, "containers": [ctr]}}}}
+
+
+def api_part(d):
+    st, victim = d.request("POST", "/api/v1/namespaces/team-b/configmaps",
+                           {"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "victim"}}, token=ADMIN)[:2]
+    check(st == 201, "team-b's configmap: %s" % victim)
+    vuid = victim.get("metadata", {}).get("uid", "none")
+
+    # POST, dryRun and server-side apply of a Workload "already admitted"
+    for how, method, path, ctype in (
+            ("dryRun", "POST", KQ + "/namespaces/team-a/workloads?dryRun=All",
+             "application/json"),
+            ("POST", "POST", KQ + "/namespaces/team-a/workloads",
+             "application/json"),
+            ("apply", "PATCH", KQ + "/namespaces/team-a/workloads/w-apply"
+             "?fieldManager=attack", "application/apply-patch+yaml")):
+        wl = forged_workload("w-apply" if how == "apply" else "w-post")
+        wl["metadata"]["uid"] = vuid
+        st, body, _ = d.request(method, path, wl, ctype=ctype, token=DEV)
+        check(st in (200, 201), "%s: the developer's workload: %s" %
+              (how, body))
+        md = body.get("metadata", {}) if isinstance(body, dict) else {}
+        status = body.get("status", {}) if isinstance(body, dict) else {}
+        check("admission" not in status and not status.get("conditions"),
+              "%s: the body's status is not taken: %s" % (how, status))
+        check(md.get("uid") != vuid,
+              "%s: team-b's uid is not taken: %s" % (how, md))
+        check(md.get("creationTimestamp", OLD) != OLD,
+              "%s: the creation time is the server's: %s" % (how, md))
+        check(md.get("generation") in (None, 1),
+              "%s: generation starts at 1: %s" % (how, md))
+    for name in ("w-post", "w-apply"):
+        st, body, _ = d.request("GET", KQ + "/namespaces/team-a/workloads/" +
+                                name, token=DEV)
+        check(st == 200 and "admission" not in body.get("status", {}),
+              "stored %s is not admitted: %s" % (name, body))
+
+    # A Job created "Complete" with 5 succeeded pods
+    j = job("done", "team-a", "pass")
+    j["spec"]["suspend"] = True
+    j["status"] = {"succeeded": 5, "conditions": [
+        {"type": "Complete", "status": "True"}]}
+    st, body, _ = d.request("POST", "/apis/batch/v1/namespaces/team-a/jobs",
+                            j, token=DEV)
+    check(st == 201 and not body.get("status", {}).get("succeeded") and
+          not body.get("status", {}).get("conditions"),
+          "a Job's status comes from its controller, not its body: %s" %
+          body.get("status"))
+
+    # An admin's Node keeps its status, as in Kubernetes
+    st, body, _ = d.request("POST", "/api/v1/nodes", {
+        "apiVersion": "v1", "kind": "Node", "metadata": {"name": "n-attack"},
+        "status": {"capacity": {"cpu": "4"}}}, token=ADMIN)
+    check(st == 201 and body.get("status", {}).get("capacity", {})
+          .get("cpu") == "4", "a Node keeps its status: %s" % body)
+
+
+VICTIM = r"""
+import ctypes, os, sys, time
+S = os.environ["T_SECRET"]
+for d in ("/tmp", "/var/tmp", "/dev/shm"):
+    p = os.path.join(d, "flexq-attack-" + S)
+    with open(p, "w") as f:
+        f.write("SECRET-B")
+    os.chmod(p, 0o600)
+libc = ctypes.CDLL(None, use_errno=True)
+shm = libc.shmget(int(os.environ["T_KEY"]), 4096, 0o1600)  # IPC_CREAT|0600
+print("SHM", shm, flush=True)
+print("PLANTED", flush=True)
+time.sleep(600)
+"""
+
+ATTACKER = r"""
+import ctypes, os
+S = os.environ["T_SECRET"]
+def attempt(what, fn):
+    try:
+        r = fn()
+        print("LEAK" if r else "DENIED", what, repr(r)[:60], flush=True)
+    except Exception as e:
+        print("DENIED", what, type(e).__name__, flush=True)
+for d in ("/tmp", "/var/tmp", "/dev/shm"):
+    p = os.path.join(d, "flexq-attack-" + S)
+    attempt(d, lambda: open(p).read())
+    attempt(d + "-listing", lambda: [n for n in os.listdir(d)
+                                     if n.startswith("flexq-attack-")])
+libc = ctypes.CDLL(None, use_errno=True)
+attempt("sysv-shm", lambda: libc.shmget(int(os.environ["T_KEY"]), 0, 0)
+        >= 0 and "found")
+attempt("sysv-list", lambda: [l for l in open("/proc/sysvipc/shm")][1:])
+open("/tmp/flexq-attack-plant-" + S, "w").write("PLANT")
+print("DONE", flush=True)
+"""
+
+READER = r"""
+import os
+p = "/tmp/flexq-attack-plant-" + os.environ["T_SECRET"]
+print("PLANT-SEEN" if os.path.exists(p) else "PLANT-ABSENT", flush=True)
+"""
+
+
+def pod_part(d):
+    secret = "%d" % random.randrange(10**12)
+    key = str(random.randrange(1 << 20, 1 << 30))
+    env = [{"name": "T_SECRET", "value": secret},
+           {"name": "T_KEY", "value": key}]
+
+    def with_env(j):
+        j["spec"]["template"]["spec"]["containers"][0]["env"] = env
+        return j
+
+    st, body, _ = d.request("POST", "/apis/batch/v1/namespaces/team-b/jobs",
+                            with_env(job("victim", "team-b", VICTIM)),
+                            token=ADMIN)
+    check(st == 201, "team-b's job: %s" % body)
+    until("team-b's pod planted its secrets", lambda: "PLANTED" in
+          d.cli("logs", "job/victim", "-n", "team-b", token=ADMIN)[1])
+    host = [p for p in ("/tmp", "/var/tmp", "/dev/shm")
+            if os.path.exists(os.path.join(p, "flexq-attack-" + secret))]
+    check(not host, "team-b's /tmp files are its own, not the host's: %s" %
+          host)
+    st, body, _ = d.request("POST", "/apis/batch/v1/namespaces/team-a/jobs",
+                            with_env(job("attack", "team-a", ATTACKER)),
+                            token=DEV)
+    check(st == 201, "the developer's job: %s" % body)
+    rc, out, err = d.cli("wait", "job/attack", "-n", "team-a",
+                         "--for=condition=Complete", "--timeout=60s",
+                         token=DEV)
+    check(rc == 0, "the attack job completes: %s %s" % (out, err))
+    log = d.cli("logs", "job/attack", "-n", "team-a", token=DEV)[1]
+    print("the attack job's log:\n" + log)
+    for what in ("/tmp", "/var/tmp", "/dev/shm", "/tmp-listing",
+                 "/var/tmp-listing", "/dev/shm-listing", "sysv-shm",
+                 "sysv-list"):
+        check("DENIED %s " % what in log, "%s denied; log:\n%s" % (what, log))
+    check("LEAK" not in log and "SECRET-B" not in log and "DONE" in log,
+          "nothing of team-b's leaked:\n%s" % log)
+    st, body, _ = d.request("POST", "/apis/batch/v1/namespaces/team-b/jobs",
+                            with_env(job("reader", "team-b", READER)),
+                            token=ADMIN)
+    rc, out, err = d.cli("wait", "job/reader", "-n", "team-b",
+                         "--for=condition=Complete", "--timeout=60s",
+                         token=ADMIN)
+    log = d.cli("logs", "job/reader", "-n", "team-b", token=ADMIN)[1]
+    check("PLANT-ABSENT" in log,
+          "team-a's file planted in /tmp is not in team-b's /tmp: %s" % log)
+
+
+tokens = os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                      "flexq-attack-%d.tokens" % os.getpid())
+with open(tokens, "w") as f:
+    f.write("%s admin alice\n%s developer bob team-a\n" % (ADMIN, DEV))
+os.chmod(tokens, 0o600)
+d = Daemon(extra=["--provider", "local", "--tokens", tokens]).start()
+try:
+    api_part(d)
+    if os.geteuid() == 0:
+        pod_part(d)
+    else:
+        print("SKIP (pod part): flexqd is not root here, so pods run as "
+              "its own user (docs/runtime.md)")
+    check(d.proc.poll() is None, "flexqd still runs")
+finally:
+    d.stop()
+    d.cleanup()
+    os.unlink(tokens)
+finish()
