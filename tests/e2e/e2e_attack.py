@@ -119,6 +119,21 @@ def api_part(d):
           "a Job's status comes from its controller, not its body: %s" %
           body.get("status"))
 
+    # The GKE emulation's operations name the clusters and pools an admin
+    # changed: a developer reads them no more than the pools themselves
+    gke = "/v1/projects/flexq-local/locations/us-central1"
+    st, op, _ = d.request("POST", gke + "/clusters",
+                          {"cluster": {"name": "c1"}}, token=ADMIN)
+    check(st == 200 and op.get("name"), "the admin's cluster: %s" % op)
+    for path in ("/operations", "/operations/%s" % op.get("name"),
+                 "/clusters/c1"):
+        st, body, _ = d.request("GET", gke + path, token=DEV)
+        check(st == 403 and "c1" not in str(body),
+              "a developer cannot read %s: %s %s" % (path, st, body))
+    st, body, _ = d.request("POST", gke + "/operations/%s:wait" %
+                            op.get("name"), {}, token=DEV)
+    check(st == 403, "nor wait on it: %s %s" % (st, body))
+
     # An admin's Node keeps its status, as in Kubernetes
     st, body, _ = d.request("POST", "/api/v1/nodes", {
         "apiVersion": "v1", "kind": "Node", "metadata": {"name": "n-attack"},
