@@ -15,11 +15,20 @@ System V shared memory segment; a team-a pod then looks for each, and
 plants a file in /tmp for the next pod of team-b. Each pod must have its
 own /tmp, /var/tmp, /dev/shm and IPC namespace, as a Kubernetes pod does.
 
+Links (root only): flexqd, root, writes a pod's Secret volume again when
+the pod restarts and binds its volumes' subPaths. A pod that leaves a
+symbolic link in its Secret volume (to a directory or file only root may
+touch) or in its emptyDir (where a subPath is) must not get root to
+write, chmod or bind through it.
+
 Waits are `flexq wait` or polls with a deadline; nothing sleeps to wait.
 """
+import base64
 import os
 import random
+import shutil
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -233,6 +242,100 @@ def pod_part(d):
           "team-a's file planted in /tmp is not in team-b's /tmp: %s" % log)
 
 
+LINKS = r"""
+import os, shutil, sys
+pod = os.environ["FLEXQ_POD_DIR"]
+mark = os.path.join(pod, "first-run")
+if os.path.exists(mark):
+    print("SECOND-RUN", sorted(os.listdir("/x")), flush=True)
+    sys.exit(0)
+open(mark, "w").write("1")
+def plant(what, fn):
+    try:
+        fn()
+        print("PLANTED", what, flush=True)
+    except OSError as e:
+        print("REFUSED", what, type(e).__name__, flush=True)
+sec = os.path.join(pod, "volumes", "sec")
+plant("secret-dir", lambda: (shutil.rmtree(sec + "/sub"),
+                             os.symlink(os.environ["T_DIR"], sec + "/sub")))
+plant("secret-file", lambda: (os.unlink(sec + "/k"),
+                              os.symlink(os.environ["T_FILE"], sec + "/k")))
+plant("subpath", lambda: (os.rmdir("/e/x"),
+                          os.symlink(os.environ["T_DIR"], "/e/x")))
+sys.exit(1)  # restart: flexqd writes the volumes again
+"""
+
+
+def links_part(d):
+    """flexqd (root) writes a pod's Secret volume again when the pod
+    restarts, and binds its volumes' subPaths: a link the pod left in
+    either must not be followed out of the pod's directory."""
+    top = tempfile.mkdtemp(prefix="flexq-attack-root-")
+    os.chmod(top, 0o700)  # root's alone
+    victim = os.path.join(top, "victim")
+    with open(victim, "w") as f:
+        f.write("root")
+    os.chmod(victim, 0o600)
+    try:
+        st, body, _ = d.request("POST", "/api/v1/namespaces/team-a/secrets", {
+            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+            "data": {"k": base64.b64encode(b"PWNED").decode()}}, token=DEV)
+        check(st == 201, "the developer's secret: %s" % body)
+        j = job("links", "team-a", LINKS, policy="OnFailure")
+        j["spec"]["backoffLimit"] = 2
+        spec = j["spec"]["template"]["spec"]
+        spec["volumes"] = [
+            {"name": "sec", "secret": {"secretName": "s", "defaultMode": 0o777,
+                                       "items": [{"key": "k", "path": "k"},
+                                                 {"key": "k",
+                                                  "path": "sub/pwned"}]}},
+            {"name": "e", "emptyDir": {}}]
+        ctr = spec["containers"][0]
+        ctr["volumeMounts"] = [{"name": "sec", "mountPath": "/sec"},
+                               {"name": "e", "mountPath": "/e"},
+                               {"name": "e", "mountPath": "/x",
+                                "subPath": "x"}]
+        ctr["env"] = [{"name": "T_DIR", "value": top},
+                      {"name": "T_FILE", "value": victim}]
+        st, body, _ = d.request("POST",
+                                "/apis/batch/v1/namespaces/team-a/jobs", j,
+                                token=DEV)
+        check(st == 201, "the developer's job: %s" % body)
+
+        def restarted():
+            """The pod once its second start was tried: it ran again (the
+            log says so) or it ended."""
+            st, pods, _ = d.request(
+                "GET", "/api/v1/namespaces/team-a/pods?labelSelector="
+                "batch.kubernetes.io/job-name%3Dlinks", token=DEV)
+            for p in pods.get("items", []) if st == 200 else []:
+                if p.get("status", {}).get("phase") in ("Failed",
+                                                        "Succeeded"):
+                    return p
+            if "SECOND-RUN" in d.cli("logs", "job/links", "-n", "team-a",
+                                     token=DEV)[1]:
+                return pods["items"][0]
+            return None
+        pod = until("the links pod restarted and ended", restarted)
+        log = d.cli("logs", "job/links", "-n", "team-a", token=DEV)[1]
+        print("the links job's log:\n%s\npod status: %s" %
+              (log, pod and pod.get("status")))
+        check(sorted(os.listdir(top)) == ["victim"],
+              "nothing written into root's directory: %s" % os.listdir(top))
+        check(os.stat(victim).st_mode & 0o777 == 0o600,
+              "root's file keeps its mode: %o" % os.stat(victim).st_mode)
+        check("REFUSED secret-dir" in log and "REFUSED secret-file" in log,
+              "the pod cannot rearrange its Secret volume: %s" % log)
+        check("SECOND-RUN" not in log,
+              "a subPath through a link is not bound: %s" % log)
+        check("symbolic link" in str(pod),
+              "the pod says why it cannot run: %s" % (pod or {}).get(
+                  "status"))
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
 tokens = os.path.join(os.environ.get("TMPDIR", "/tmp"),
                       "flexq-attack-%d.tokens" % os.getpid())
 with open(tokens, "w") as f:
@@ -243,6 +346,7 @@ try:
     api_part(d)
     if os.geteuid() == 0:
         pod_part(d)
+        links_part(d)
     else:
         print("SKIP (pod part): flexqd is not root here, so pods run as "
               "its own user (docs/runtime.md)")

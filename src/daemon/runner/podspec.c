@@ -63,9 +63,13 @@ void rn_spec_release(struct spec *s)
     free(s->mounts);
 }
 
+/* The files of a tree flexqd wrote are handed to the pod's user; its
+ * directories stay flexqd's (root's), so the pod cannot rename, remove
+ * or replace an entry with a link for flexqd to follow when it writes
+ * the tree again at a restart. */
 static void chown_at(const char *path, uid_t uid, gid_t gid, int depth)
 {
-    if (lchown(path, uid, gid) != 0 || depth >= 16)
+    if (depth >= 16)
         return;
     DIR *d = opendir(path);
     struct dirent *de;
@@ -122,6 +126,73 @@ static bool safe_rel(const char *p)
             (s[2] == '/' || s[2] == '\0'))
             return false;
     return true;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+/*
+ * A subPath of a volume is walked from the volume's root one name at a
+ * time, never through a symbolic link: an emptyDir is the pod's own, so
+ * a link it left there at its last run (to another pod's directory, to
+ * the host's /etc) would otherwise be bound into it at the next. Missing
+ * directories are made in flexqd's own volumes (`create`), as the kubelet
+ * does; never on a hostPath. Returns 0, or -1 with why.
+ */
+static int subpath_check(const char *root, const char *sub, bool create,
+                         char *why, size_t size)
+{
+    int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && create) {
+        rn_mkdir_p(root, 0755);
+        fd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    char name[NAME_MAX + 1];
+    const char *p = sub;
+    while (fd >= 0 && *p) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || n > NAME_MAX) {
+            p += n + (p[n] == '/');
+            continue;
+        }
+        memcpy(name, p, n);
+        name[n] = '\0';
+        p += n + (p[n] == '/');
+        struct stat st;
+        if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno != ENOENT || !create || mkdirat(fd, name, 0755) != 0 ||
+                fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                break;
+        }
+        if (S_ISLNK(st.st_mode)) {
+            snprintf(why, size,
+                     "subPath \"%s\" goes through the symbolic link \"%s\": "
+                     "refused",
+                     sub, name);
+            close(fd);
+            return -1;
+        }
+        int next = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        close(fd);
+        fd = next;
+    }
+    if (fd < 0 || *p) {
+        snprintf(why, size, "subPath \"%s\": %s", sub, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
 }
 
 /* Materializes a ConfigMap volume into dir. Returns 0, or -1 when the
@@ -204,7 +275,13 @@ static void write_key(const char *dir, const char *rel, const struct fq_buf *b,
     rn_mkdir_p(path, 0755);
     *slash = '/';
     rn_write_file(path, b->data ? b->data : "", b->len);
-    chmod(path, (mode_t)(mode & 0777));
+    /* the file just written, never what a link there points to */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        (void)fchmod(fd, (mode_t)(mode & 0777));
+    if (fd >= 0)
+        close(fd);
     free(path);
 }
 
@@ -233,6 +310,9 @@ static int materialize_secret(struct fq_runner *r, const char *ns,
                  vname, sn);
         return -1;
     }
+    /* A fresh directory at every start: the files of the last run were
+     * the pod user's, and nothing it left there is followed. */
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     rn_mkdir_p(dir, 0755);
     const struct fq_value *data = fq_map_get(o->obj, "data");
     const struct fq_value *items = fq_value_path(vol, "secret.items");
@@ -413,6 +493,14 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
             own = true;
         }
         if (*sub && safe_rel(sub)) {
+            bool host = fq_map_get(vol, "hostPath") != NULL;
+            if (subpath_check(src, sub, !host, s->why, sizeof(s->why))) {
+                snprintf(s->why + strlen(s->why),
+                         sizeof(s->why) - strlen(s->why), " (volume \"%s\")",
+                         vname);
+                free(src);
+                return -2;
+            }
             char *full = fq_xasprintf("%s/%s", src, sub);
             free(src);
             src = full;
