@@ -14,6 +14,9 @@ team-b pod writes a secret to /tmp, /var/tmp and /dev/shm and creates a
 System V shared memory segment; a team-a pod then looks for each, and
 plants a file in /tmp for the next pod of team-b. Each pod must have its
 own /tmp, /var/tmp, /dev/shm and IPC namespace, as a Kubernetes pod does.
+A hostPath of the host's /proc (or of a directory that holds it, such as
+/) is refused: through it team-b's pod, same user, would show its
+environment and its whole file system (/proc/PID/environ, /root).
 
 Links (root only): flexqd, root, writes a pod's Secret volume again when
 the pod restarts and binds its volumes' subPaths. A pod that leaves a
@@ -188,6 +191,20 @@ open("/tmp/flexq-attack-plant-" + S, "w").write("PLANT")
 print("DONE", flush=True)
 """
 
+HOSTPROC = r"""
+import os
+S = os.environ["T_SECRET"]
+for base in ("/hp", "/hp/proc"):
+    for p in os.listdir(base) if os.path.isdir(base) else []:
+        try:
+            if S.encode() in open("%s/%s/environ" % (base, p), "rb").read():
+                print("HOSTPROC environ", p, flush=True)
+            if os.listdir("%s/%s/root/tmp" % (base, p)):
+                print("HOSTPROC root", p, flush=True)
+        except OSError:
+            pass
+"""
+
 READER = r"""
 import os
 p = "/tmp/flexq-attack-plant-" + os.environ["T_SECRET"]
@@ -231,6 +248,38 @@ def pod_part(d):
         check("DENIED %s " % what in log, "%s denied; log:\n%s" % (what, log))
     check("LEAK" not in log and "SECRET-B" not in log and "DONE" in log,
           "nothing of team-b's leaked:\n%s" % log)
+    # The host's /proc (or / that holds it) as a hostPath: team-b's pod
+    # runs as the same user, so its /proc/PID/environ and /proc/PID/root
+    # (its private /tmp, its volumes) would be open to team-a's pod
+    for name, path in (("hp-proc", "/proc"), ("hp-root", "/"),
+                       ("hp-self", "/proc/self/root/proc")):
+        j = with_env(job(name, "team-a", HOSTPROC))
+        j["spec"]["template"]["spec"]["volumes"] = [
+            {"name": "hp", "hostPath": {"path": path}}]
+        j["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [
+            {"name": "hp", "mountPath": "/hp"}]
+        st, body, _ = d.request("POST",
+                                "/apis/batch/v1/namespaces/team-a/jobs", j,
+                                token=DEV)
+        check(st == 201, "the developer's %s job: %s" % (name, body))
+
+        def ended(name=name):
+            st, pods, _ = d.request(
+                "GET", "/api/v1/namespaces/team-a/pods?labelSelector="
+                "batch.kubernetes.io/job-name%%3D%s" % name, token=DEV)
+            return [p for p in pods.get("items", []) if st == 200 and
+                    p.get("status", {}).get("phase") in ("Failed",
+                                                         "Succeeded")]
+        pods = until("the %s pod ends" % name, ended) or [{}]
+        log = d.cli("logs", "job/" + name, "-n", "team-a", token=DEV)[1]
+        cs = pods[0].get("status", {}).get("containerStatuses", [{}])[0]
+        term = cs.get("state", {}).get("terminated", {})
+        check(term.get("reason") == "ContainerCannotRun" and
+              "hostPath" in term.get("message", ""),
+              "hostPath %s is refused: %s" % (path, term))
+        check("HOSTPROC" not in log and secret not in log,
+              "hostPath %s shows nothing of team-b: %s" % (path, log))
+
     st, body, _ = d.request("POST", "/apis/batch/v1/namespaces/team-b/jobs",
                             with_env(job("reader", "team-b", READER)),
                             token=ADMIN)

@@ -233,8 +233,32 @@ int rn_ns_setup(const struct nsplan *pl, const char **step)
      * tmpfs) may cover its path. */
     int srcfd[NS_MAX_SRC_FDS];
     size_t nsrc = pl->nm < NS_MAX_SRC_FDS ? pl->nm : NS_MAX_SRC_FDS;
+    *step = "a hostPath that changed after it was checked";
     for (size_t i = 0; i < nsrc; i++)
-        srcfd[i] = hold(pl->m[i].rewrite ? NULL : pl->m[i].src);
+        srcfd[i] = -1;
+    for (size_t i = 0; i < pl->nm; i++) {
+        if (pl->m[i].rewrite)
+            continue;
+        if (i >= nsrc && pl->m[i].fd >= 0) {
+            errno = E2BIG;
+            return -1;
+        }
+        if (i >= nsrc)
+            continue;
+        srcfd[i] = hold(pl->m[i].src);
+        /* A hostPath must still be what flexqd checked (the parent's
+         * descriptor: a mount of another namespace cannot be bound from,
+         * so the child opens it again and compares). */
+        struct stat a, b;
+        if (pl->m[i].fd >= 0 &&
+            (srcfd[i] < 0 || fstat(srcfd[i], &a) != 0 ||
+             fstat(pl->m[i].fd, &b) != 0 || a.st_dev != b.st_dev ||
+             a.st_ino != b.st_ino)) {
+            if (srcfd[i] >= 0)
+                errno = ESTALE;
+            return -1;
+        }
+    }
     int podfd = hold(pl->data_dir ? pl->poddir : NULL);
     int nsfd = hold(pl->data_dir ? pl->nsdir : NULL);
     int hostsfd = hold(pl->hosts);
@@ -247,9 +271,8 @@ int rn_ns_setup(const struct nsplan *pl, const char **step)
         if (pl->m[i].rewrite)
             continue;
         snprintf(p, sizeof(p), "%s%s", root, pl->m[i].dst);
-        const char *src =
-            i < nsrc ? held(srcfd[i], pl->m[i].src, fdname, sizeof(fdname)) :
-                       pl->m[i].src;
+        const char *src = held(i < nsrc ? srcfd[i] : -1, pl->m[i].src, fdname,
+                               sizeof(fdname));
         if (bind_at(src, p, pl->m[i].ro) != 0)
             return -1;
     }

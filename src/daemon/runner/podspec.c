@@ -59,6 +59,8 @@ void rn_spec_release(struct spec *s)
     for (size_t i = 0; i < s->nmounts; i++) {
         free(s->mounts[i].src);
         free(s->mounts[i].dst);
+        if (s->mounts[i].fd >= 0)
+            close(s->mounts[i].fd);
     }
     free(s->mounts);
 }
@@ -103,6 +105,7 @@ static void add_mount(struct spec *s, const char *src, const char *dst, bool ro)
     m->rewrite = false;
     m->empty_dir = false;
     m->secret = false;
+    m->fd = -1;
 }
 
 static const struct fq_value *find_named(const struct fq_value *seq,
@@ -193,6 +196,38 @@ static int subpath_check(const char *root, const char *sub, bool create,
     }
     close(fd);
     return 0;
+}
+
+/*
+ * A hostPath's source is opened once its path is checked, and checked
+ * again by what was opened (the path a descriptor has cannot be moved by
+ * a link another pod puts in a shared directory such as the host's /tmp
+ * between the check and the bind); the bind then uses the descriptor.
+ * Returns the descriptor, -1 when the source cannot be opened (the bind
+ * fails later, as before), or -2 with why when it is refused.
+ */
+static int pin_host_path(struct fq_runner *r, const char *src,
+                         const char *vname, char *why, size_t size)
+{
+    int fd = open(src, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char link[32], real[PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, real, sizeof(real) - 1);
+    if (n <= 0) {
+        snprintf(why, size, "volume \"%s\": hostPath %s: %s", vname, src,
+                 strerror(errno));
+        close(fd);
+        return -2;
+    }
+    real[n] = '\0';
+    if (fq_sandbox_path_refused(real, r->data_dir, (const char *const *)r->hide,
+                                vname, why, size)) {
+        close(fd);
+        return -2;
+    }
+    return fd;
 }
 
 /* Materializes a ConfigMap volume into dir. Returns 0, or -1 when the
@@ -505,7 +540,15 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
             free(src);
             src = full;
         }
+        int pin = -1;
+        if (fq_map_get(vol, "hostPath") &&
+            (pin = pin_host_path(r, src, vname, s->why, sizeof(s->why))) ==
+                -2) {
+            free(src);
+            return -2;
+        }
         add_mount(s, src, mpath, ro);
+        s->mounts[s->nmounts - 1].fd = pin;
         s->mounts[s->nmounts - 1].empty_dir = own;
         s->mounts[s->nmounts - 1].secret = fq_map_get(vol, "secret") != NULL;
         free(src);
