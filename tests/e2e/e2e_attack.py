@@ -11,7 +11,8 @@ create, by POST, by server-side apply and by dryRun alike.
 Pod part (root only, as e2e_sandbox.py): all pods run as one user
 (flexq-pod), so whatever they share is shared between namespaces. A
 team-b pod writes a secret to /tmp, /var/tmp and /dev/shm and creates a
-System V shared memory segment; a team-a pod then looks for each, and
+System V shared memory segment (and /run/lock, world-writable too); a
+team-a pod then looks for each, and
 plants a file in /tmp for the next pod of team-b. Each pod must have its
 own /tmp, /var/tmp, /dev/shm and IPC namespace, as a Kubernetes pod does.
 A hostPath of the host's /proc (or of a directory that holds it, such as
@@ -157,7 +158,9 @@ def api_part(d):
 VICTIM = r"""
 import ctypes, os, sys, time
 S = os.environ["T_SECRET"]
-for d in ("/tmp", "/var/tmp", "/dev/shm"):
+DIRS = [d for d in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+        if os.path.isdir(d)]
+for d in DIRS:
     p = os.path.join(d, "flexq-attack-" + S)
     with open(p, "w") as f:
         f.write("SECRET-B")
@@ -172,13 +175,15 @@ time.sleep(600)
 ATTACKER = r"""
 import ctypes, os
 S = os.environ["T_SECRET"]
+DIRS = [d for d in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+        if os.path.isdir(d)]
 def attempt(what, fn):
     try:
         r = fn()
         print("LEAK" if r else "DENIED", what, repr(r)[:60], flush=True)
     except Exception as e:
         print("DENIED", what, type(e).__name__, flush=True)
-for d in ("/tmp", "/var/tmp", "/dev/shm"):
+for d in DIRS:
     p = os.path.join(d, "flexq-attack-" + S)
     attempt(d, lambda: open(p).read())
     attempt(d + "-listing", lambda: [n for n in os.listdir(d)
@@ -228,7 +233,9 @@ def pod_part(d):
     check(st == 201, "team-b's job: %s" % body)
     until("team-b's pod planted its secrets", lambda: "PLANTED" in
           d.cli("logs", "job/victim", "-n", "team-b", token=ADMIN)[1])
-    host = [p for p in ("/tmp", "/var/tmp", "/dev/shm")
+    dirs = [p for p in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+            if os.path.isdir(p)]
+    host = [p for p in dirs
             if os.path.exists(os.path.join(p, "flexq-attack-" + secret))]
     check(not host, "team-b's /tmp files are its own, not the host's: %s" %
           host)
@@ -242,9 +249,8 @@ def pod_part(d):
     check(rc == 0, "the attack job completes: %s %s" % (out, err))
     log = d.cli("logs", "job/attack", "-n", "team-a", token=DEV)[1]
     print("the attack job's log:\n" + log)
-    for what in ("/tmp", "/var/tmp", "/dev/shm", "/tmp-listing",
-                 "/var/tmp-listing", "/dev/shm-listing", "sysv-shm",
-                 "sysv-list"):
+    for what in dirs + [p + "-listing" for p in dirs] + ["sysv-shm",
+                                                         "sysv-list"]:
         check("DENIED %s " % what in log, "%s denied; log:\n%s" % (what, log))
     check("LEAK" not in log and "SECRET-B" not in log and "DONE" in log,
           "nothing of team-b's leaked:\n%s" % log)

@@ -2,9 +2,10 @@
  * mounts.c - a pod's own mount, UTS, IPC and pid namespaces, made by
  * flexqd itself when it runs as root (the unshare mode): the plan is made
  * in the parent (nsplan_init), the child only makes syscalls (ns_setup).
- * Every pod gets its own /tmp, /var/tmp and /dev/shm (empty tmpfs, as a
- * container's own): all pods run as one user, so shared ones would let
- * one namespace's pod read, replace or plant another's files.
+ * Every pod gets its own /tmp, /var/tmp, /dev/shm and /run/lock (empty
+ * tmpfs, as a container's own) and System V IPC and message queues: all
+ * pods run as one user, so shared ones would let one namespace's pod
+ * read, replace or plant another's files and segments.
  *
  * What it does not do: choose the mode (probe.c) or the mounts a pod
  * asks for (podspec.c).
@@ -172,18 +173,24 @@ static const char *held(int fd, const char *path, char *buf, size_t size)
     return buf;
 }
 
-/* Empty tmpfs over root's /tmp, /var/tmp and /dev/shm (where each is a
- * directory: a symlink such as /var/tmp -> /tmp is left to its target). */
+/* Empty tmpfs over root's world-writable directories, /tmp, /var/tmp,
+ * /dev/shm and /run/lock (where each is a directory: a symlink such as
+ * /var/lock -> /run/lock is left to its target), and the IPC namespace's
+ * own message queues over /dev/mqueue where the host mounts them. */
 static int private_tmp(const char *root)
 {
-    static const char *const dirs[] = {"/tmp", "/var/tmp", "/dev/shm"};
+    static const char *const dirs[] = {"/tmp", "/var/tmp", "/dev/shm",
+                                       "/run/lock", "/dev/mqueue"};
     char p[PATH_MAX];
     for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
         struct stat st;
         snprintf(p, sizeof(p), "%s%s", root, dirs[i]);
         if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
-        if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"))
+        bool mq = !strcmp(dirs[i], "/dev/mqueue");
+        if (mount(mq ? "mqueue" : "tmpfs", p, mq ? "mqueue" : "tmpfs",
+                  MS_NOSUID | MS_NODEV | (mq ? MS_NOEXEC : 0),
+                  mq ? NULL : "mode=1777"))
             return -1;
     }
     return 0;
@@ -263,7 +270,7 @@ int rn_ns_setup(const struct nsplan *pl, const char **step)
     int nsfd = hold(pl->data_dir ? pl->nsdir : NULL);
     int hostsfd = hold(pl->hosts);
     char fdname[32];
-    *step = "a private /tmp, /var/tmp and /dev/shm";
+    *step = "a private /tmp, /var/tmp, /dev/shm and /run/lock";
     if (private_tmp(root) != 0)
         return -1;
     *step = "binding a volume";
