@@ -378,8 +378,9 @@ unsigned long long fq_proc_starttime(pid_t pid)
     char *p = strrchr(buf, ')');
     if (!p)
         return 0;
-    p++;
-    /* field 3 (state) is the first after ')'; starttime is field 22 */
+    /* field 3 (state) is the first after ") "; starttime is field 22
+     * (one more step read field 23, the virtual memory size, which
+     * changes as the process allocates) */
     for (int field = 2; field < 22 && p; field++)
         p = strchr(p + 1, ' ');
     return p ? strtoull(p + 1, NULL, 10) : 0;
