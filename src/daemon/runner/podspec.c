@@ -171,10 +171,14 @@ static int subpath_check(const char *root, const char *sub, bool create,
         name[n] = '\0';
         p += n + (p[n] == '/');
         struct stat st;
-        if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            if (errno != ENOENT || !create || mkdirat(fd, name, 0755) != 0 ||
-                fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-                break;
+        if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+            (errno != ENOENT || !create || mkdirat(fd, name, 0755) != 0 ||
+             fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)) {
+            int e = errno;
+            close(fd);
+            fd = -1;
+            errno = e;
+            break;
         }
         if (S_ISLNK(st.st_mode)) {
             snprintf(why, size,
