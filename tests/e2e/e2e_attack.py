@@ -120,6 +120,40 @@ def api_part(d):
         check(st == 200 and "admission" not in body.get("status", {}),
               "stored %s is not admitted: %s" % (name, body))
 
+    # A Workload's priority: a developer gets its class's value, never a
+    # number of its own (2^31 would preempt every other namespace)
+    st, body, _ = d.request("POST", KQ + "/workloadpriorityclasses", {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "WorkloadPriorityClass", "metadata": {"name": "mid"},
+        "value": 100}, token=ADMIN)
+    check(st == 201, "the admin's class: %s" % body)
+    for name, cls, want in (("p-none", None, 0), ("p-mid", "mid", 100)):
+        wl = forged_workload(name)
+        del wl["status"]
+        wl["spec"]["priority"] = 2147483647
+        if cls:
+            wl["spec"]["priorityClassName"] = cls
+            wl["spec"]["priorityClassSource"] = \
+                "kueue.x-k8s.io/workloadpriorityclass"
+        st, body, _ = d.request("POST", KQ + "/namespaces/team-a/workloads",
+                                wl, token=DEV)
+        check(st == 201 and body["spec"].get("priority") == want,
+              "a developer's Workload %s has priority %d: %s" %
+              (name, want, body.get("spec", {}).get("priority")))
+        st, body, _ = d.request(
+            "PATCH", KQ + "/namespaces/team-a/workloads/" + name,
+            {"spec": {"priority": 2147483647}},
+            ctype="application/merge-patch+json", token=DEV)
+        check(st == 200 and body["spec"].get("priority") == want,
+              "nor by a patch: %s" % body.get("spec", {}).get("priority"))
+    wl = forged_workload("p-admin")
+    del wl["status"]
+    wl["spec"]["priority"] = 5
+    st, body, _ = d.request("POST", KQ + "/namespaces/team-a/workloads", wl,
+                            token=ADMIN)
+    check(st == 201 and body["spec"].get("priority") == 5,
+          "an admin sets a number: %s" % body.get("spec", {}).get("priority"))
+
     # A Job created "Complete" with 5 succeeded pods
     j = job("done", "team-a", "pass")
     j["spec"]["suspend"] = True
