@@ -809,11 +809,15 @@ static void sandbox_in(enum fq_runner_mounts mode, const char *what)
     assert_true(sfd >= 0);
     assert_int_equal(write(sfd, "SECRET", 6), 6);
     close(sfd);
+    /* a file in /tmp and /dev/shm: the pod's own, not the host's */
+    char *mark = fq_xasprintf("flexq-sb-%s", strrchr(f->dir, '/') + 1);
     char *cmd = fq_xasprintf(
         "[\"sh\", \"-c\", \"echo uid=$(id -u); grep -E "
         "'^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; cat %s || "
-        "echo hidden; echo x > $FLEXQ_POD_DIR/mine && echo writable\"]",
-        secret);
+        "echo hidden; echo x > $FLEXQ_POD_DIR/mine && echo writable; "
+        "echo x > /tmp/%s; echo x > /dev/shm/%s; "
+        "echo ipc=$(readlink /proc/self/ns/ipc)\"]",
+        secret, mark, mark);
     put_pod(f, "sb", cmd, NULL, NULL);
     free(cmd);
     start(f, "sb");
@@ -826,8 +830,22 @@ static void sandbox_in(enum fq_runner_mounts mode, const char *what)
     assert_non_null(strstr(log, "NoNewPrivs:\t1"));
     assert_non_null(strstr(log, "Seccomp:\t2"));
     assert_non_null(strstr(log, "writable"));
-    if (mode != FQ_MOUNTS_REWRITE) /* hidden by the namespace */
+    char ipc[64], tmpf[128], shmf[128];
+    ssize_t il = readlink("/proc/self/ns/ipc", ipc, sizeof(ipc) - 1);
+    ipc[il > 0 ? il : 0] = '\0';
+    snprintf(tmpf, sizeof(tmpf), "/tmp/%s", mark);
+    snprintf(shmf, sizeof(shmf), "/dev/shm/%s", mark);
+    if (mode != FQ_MOUNTS_REWRITE) { /* hidden by the namespace */
         assert_non_null(strstr(log, "hidden"));
+        /* its own /tmp, /dev/shm and IPC namespace */
+        assert_false(access(tmpf, F_OK) == 0);
+        assert_false(access(shmf, F_OK) == 0);
+        assert_non_null(strstr(log, "ipc=ipc:["));
+        assert_null(strstr(log, ipc));
+    }
+    unlink(tmpf);
+    unlink(shmf);
+    free(mark);
     assert_null(strstr(log, "SECRET"));
     free(log);
     free(secret);

@@ -805,6 +805,27 @@ void rn_bwrap_root_args(struct strv *a, const struct mount *m, size_t nm)
         rn_strv_pushs(a, "/sys");
         rn_strv_pushs(a, "/sys");
     }
+    /* the pod's own /tmp, /var/tmp, /dev/shm, /run/lock and IPC, as in
+     * the unshare mode (mounts.c): all pods run as one user. bwrap binds
+     * sources from the old root, so one under the host's /tmp still
+     * works. */
+    rn_strv_pushs(a, "--unshare-ipc");
+    static const char *const own[] = {"/tmp", "/var/tmp", "/dev/shm",
+                                      "/run/lock"};
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        struct stat st;
+        if (lstat(own[i], &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        rn_strv_pushs(a, "--perms");
+        rn_strv_pushs(a, "1777");
+        rn_strv_pushs(a, "--tmpfs");
+        rn_strv_pushs(a, own[i]);
+    }
+    struct stat mq;
+    if (lstat("/dev/mqueue", &mq) == 0 && S_ISDIR(mq.st_mode)) {
+        rn_strv_pushs(a, "--mqueue");
+        rn_strv_pushs(a, "/dev/mqueue");
+    }
     for (size_t i = 0; i < nm; i++) {
         if (m[i].rewrite)
             continue;
