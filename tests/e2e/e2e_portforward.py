@@ -10,7 +10,9 @@ be the server's, over several connections of one session, and 3 MiB
 sent through must come back intact (more than either side's queue). The
 head's
 dashboard port (8265) reaches flexqd's own dashboard; a port nobody
-listens on gives kubectl the kubelet's error; deleting the cluster deletes
+listens on gives kubectl the kubelet's error, and so does another pod's
+port or flexqd's own (pods share the host's network: only the pod's own
+listening ports are forwarded); deleting the cluster deletes
 its Service. With --tokens, a developer may open a tunnel to its own
 namespace's pods only, and no web page (Origin) may.
 
@@ -318,6 +320,43 @@ try:
     else:
         f.stop()
         check(False, "port-forward to a dead port starts")
+
+    # Another pod's port, and flexqd's own: pods share the host's
+    # network, so 127.0.0.1:PORT through this pod would reach them; a
+    # forward goes only to a port the pod's own processes listen on.
+    other = free_port()
+    st, body, _ = d.request("POST", "/apis/batch/v1/namespaces/default/jobs",
+                            {"apiVersion": "batch/v1", "kind": "Job",
+                             "metadata": {"name": "other"},
+                             "spec": {"template": {"spec": {
+                                 "restartPolicy": "Never", "containers": [{
+                                     "name": "c", "image": "python:3",
+                                     "command": ["python3", "-c",
+                                                 SERVER.replace(str(PORT),
+                                                                str(other))]
+                                 }]}}}})
+    check(st == 201, "another pod with a server: %s" % body)
+
+    def other_serving():
+        try:
+            return fetch(other)[1] == EXPECTED
+        except OSError:
+            return False
+    wait_for(other_serving, "the other pod's server answers")
+    for port, what in ((other, "another pod's port"),
+                       (d.port, "flexqd's own port")):
+        f = Forward(BINS[-1], "pod/" + pod, port)
+        got = None
+        if f.ready:
+            try:
+                got = fetch(f.local)[1]
+            except OSError:
+                pass
+        out = f.stop()
+        check(f.ready and got is None and "no process of the pod listens"
+              in out, "%s is not forwarded through this pod: %s" %
+              (what, out[-400:]))
+    d.cli("delete", "job", "other")
 
     # No Upgrade: 400 as from Kubernetes; another pod: 404.
     st, body, _ = d.request("POST", "/api/v1/namespaces/default/pods/%s/"

@@ -124,7 +124,10 @@ print("started", flush=True)
 time.sleep(600)
 """
 
-tokens = os.path.join(os.environ.get("TMPDIR", "/tmp"),
+# Not under /tmp: every pod has a /tmp of its own, which would hide the
+# file anyway; /run (root's, seen by pods) shows that the mount hides it.
+tokens = os.path.join("/run" if os.access("/run", os.W_OK) else
+                      os.environ.get("TMPDIR", "/tmp"),
                       "flexq-sandbox-%d.tokens" % os.getpid())
 with open(tokens, "w") as f:
     f.write("# token role user namespaces\n%s admin alice\n"

@@ -420,23 +420,50 @@ static void test_gpus_handed_out(void **state)
     teardown_fixture(f);
 }
 
+/* A fifo the test reads and a pod writes, in a directory beside the data
+ * directory that the pod mounts at /side (hostPath, SIDE_VOLUME): every
+ * pod has a /tmp of its own, so the host's /tmp, where the data
+ * directory is, is not where the pod can reach it. */
+#define SIDE_MOUNT "    volumeMounts:\n    - {name: side, mountPath: /side}\n"
+#define SIDE_VOLUME \
+ "  volumes:\n  - name: side\n    hostPath: {path: %s.side}\n"
+
+static int side_fifo(struct fixture *f, char *fifo, size_t size)
+{
+    char side[128];
+    snprintf(side, sizeof(side), "%s.side", f->dir);
+    assert_int_equal(mkdir(side, 0777), 0);
+    assert_int_equal(chmod(side, 0777), 0);
+    snprintf(fifo, size, "%s/fifo", side);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(chmod(fifo, 0666), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    assert_true(rd >= 0);
+    return rd;
+}
+
+static void side_gone(struct fixture *f, const char *fifo)
+{
+    char side[128];
+    snprintf(side, sizeof(side), "%s.side", f->dir);
+    unlink(fifo);
+    rmdir(side);
+}
+
 static void test_stop_kills_process_group(void **state)
 {
     (void)state;
     struct fixture *f = setup_with(FQ_MOUNTS_AUTO);
     /* beside the data directory: a pod sees nothing inside it, and runs
      * as another user */
-    char fifo[128];
-    snprintf(fifo, sizeof(fifo), "%s.fifo", f->dir);
-    assert_int_equal(mkfifo(fifo, 0600), 0);
-    assert_int_equal(chmod(fifo, 0666), 0);
-    int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    assert_true(rd >= 0);
-    char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"exec 3>%s; echo x >&3; "
-                             "sleep 60 & sleep 60; wait\"]",
-                             fifo);
-    put_pod(f, "grp", cmd, NULL, NULL);
-    free(cmd);
+    char fifo[160];
+    int rd = side_fifo(f, fifo, sizeof(fifo));
+    char *vol = fq_xasprintf(SIDE_VOLUME, f->dir);
+    put_pod(f, "grp",
+            "[\"sh\", \"-c\", \"exec 3>/side/fifo; echo x >&3; "
+            "sleep 60 & sleep 60; wait\"]",
+            SIDE_MOUNT, vol);
+    free(vol);
     start(f, "grp");
     struct pollfd p = {rd, POLLIN, 0};
     assert_int_equal(poll(&p, 1, 10000), 1);
@@ -456,7 +483,7 @@ static void test_stop_kills_process_group(void **state)
     assert_string_equal(phase(f, "grp"), "Failed");
     assert_string_equal(term(f, "grp", "exitCode"), "143");
     close(rd);
-    unlink(fifo);
+    side_gone(f, fifo);
     teardown_fixture(f);
 }
 
@@ -671,17 +698,14 @@ static void test_log_rotation(void **state)
     log_max = 0;
     /* beside the data directory: a pod sees nothing inside it, and runs
      * as another user */
-    char fifo[128];
-    snprintf(fifo, sizeof(fifo), "%s.fifo", f->dir);
-    assert_int_equal(mkfifo(fifo, 0600), 0);
-    assert_int_equal(chmod(fifo, 0666), 0);
-    int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    assert_true(rd >= 0);
-    char *cmd = fq_xasprintf("[\"sh\", \"-c\", \"yes 0123456789 | head -n "
-                             "500; echo x > %s; sleep 60\"]",
-                             fifo);
-    put_pod(f, "rot", cmd, NULL, NULL);
-    free(cmd);
+    char fifo[160];
+    int rd = side_fifo(f, fifo, sizeof(fifo));
+    char *vol = fq_xasprintf(SIDE_VOLUME, f->dir);
+    put_pod(f, "rot",
+            "[\"sh\", \"-c\", \"yes 0123456789 | head -n "
+            "500; echo x > /side/fifo; sleep 60\"]",
+            SIDE_MOUNT, vol);
+    free(vol);
     start(f, "rot");
     struct pollfd p = {rd, POLLIN, 0};
     assert_int_equal(poll(&p, 1, 10000), 1); /* 5500 bytes were written */
@@ -713,7 +737,7 @@ static void test_log_rotation(void **state)
     fq_runner_stop_pod(f->r, "default", "rot", f->now);
     wait_done(f, "rot");
     close(rd);
-    unlink(fifo);
+    side_gone(f, fifo);
     teardown_fixture(f);
 }
 
@@ -886,11 +910,15 @@ static void sandbox_in(enum fq_runner_mounts mode, const char *what)
     assert_true(sfd >= 0);
     assert_int_equal(write(sfd, "SECRET", 6), 6);
     close(sfd);
+    /* a file in /tmp and /dev/shm: the pod's own, not the host's */
+    char *mark = fq_xasprintf("flexq-sb-%s", strrchr(f->dir, '/') + 1);
     char *cmd = fq_xasprintf(
         "[\"sh\", \"-c\", \"echo uid=$(id -u); grep -E "
         "'^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; cat %s || "
-        "echo hidden; echo x > $FLEXQ_POD_DIR/mine && echo writable\"]",
-        secret);
+        "echo hidden; echo x > $FLEXQ_POD_DIR/mine && echo writable; "
+        "echo x > /tmp/%s; echo x > /dev/shm/%s; "
+        "echo ipc=$(readlink /proc/self/ns/ipc)\"]",
+        secret, mark, mark);
     put_pod(f, "sb", cmd, NULL, NULL);
     free(cmd);
     start(f, "sb");
@@ -903,8 +931,22 @@ static void sandbox_in(enum fq_runner_mounts mode, const char *what)
     assert_non_null(strstr(log, "NoNewPrivs:\t1"));
     assert_non_null(strstr(log, "Seccomp:\t2"));
     assert_non_null(strstr(log, "writable"));
-    if (mode != FQ_MOUNTS_REWRITE) /* hidden by the namespace */
+    char ipc[64], tmpf[128], shmf[128];
+    ssize_t il = readlink("/proc/self/ns/ipc", ipc, sizeof(ipc) - 1);
+    ipc[il > 0 ? il : 0] = '\0';
+    snprintf(tmpf, sizeof(tmpf), "/tmp/%s", mark);
+    snprintf(shmf, sizeof(shmf), "/dev/shm/%s", mark);
+    if (mode != FQ_MOUNTS_REWRITE) { /* hidden by the namespace */
         assert_non_null(strstr(log, "hidden"));
+        /* its own /tmp, /dev/shm and IPC namespace */
+        assert_false(access(tmpf, F_OK) == 0);
+        assert_false(access(shmf, F_OK) == 0);
+        assert_non_null(strstr(log, "ipc=ipc:["));
+        assert_null(strstr(log, ipc));
+    }
+    unlink(tmpf);
+    unlink(shmf);
+    free(mark);
     assert_null(strstr(log, "SECRET"));
     free(log);
     free(secret);

@@ -132,6 +132,15 @@ static void test_hide_root_and_host_paths(void **state)
         fq_sandbox_path_refused("/etc", data, hide, "v", why, sizeof(why)));
     assert_false(fq_sandbox_path_refused("/usr/share", data, hide, "v", why,
                                          sizeof(why)));
+    /* "/" holds the data directory and the host's /proc; /proc/1 is on
+     * it: another pod's environ and root, the same user's */
+    assert_true(
+        fq_sandbox_path_refused("/", data, NULL, "v", why, sizeof(why)));
+    assert_true(fq_sandbox_path_refused("/proc", "/nowhere", NULL, "v", why,
+                                        sizeof(why)));
+    assert_non_null(strstr(why, "/proc"));
+    assert_true(fq_sandbox_path_refused("/proc/1", "/nowhere", NULL, "v", why,
+                                        sizeof(why)));
     free(data);
     testlib_rm_rf(base);
 }
@@ -146,6 +155,18 @@ static void test_container_id(void **state)
     assert_int_equal(fq_sandbox_container_pid(cid, boot), getpid());
     assert_int_equal(fq_sandbox_container_pid(cid, "otherbt"), 0);
     free(cid);
+    /* the start time is field 22 of /proc/PID/stat (not the memory size
+     * after it, which changes as the process allocates) */
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')') + 2;
+    for (int field = 3; field < 22; field++)
+        p = strchr(p, ' ') + 1;
+    assert_true(fq_proc_starttime(getpid()) == strtoull(p, NULL, 10));
     /* another start time: a later process with the same pid */
     cid = fq_xasprintf("flexq://%s/%ld/1", boot, (long)getpid());
     assert_int_equal(fq_sandbox_container_pid(cid, boot), 0);

@@ -794,6 +794,11 @@ static void route(struct greq *q)
     int k = q->n - 5;
     const char *c = k >= 2 ? q->seg[6] : NULL;
     if (is(q, 5, "operations")) {
+        /* an operation names the clusters and pools it changed: read as
+         * they are (nodepools' verbs), not by any token */
+        if ((get || post) &&
+            authorize(q, k == 1 ? "list" : "get", FQ_KIND_NODEPOOL) < 0)
+            return;
         if (k == 1 && get && !v)
             list_ops(q);
         else if (k == 2 && ((get && !v) || (post && v && !strcmp(v, "wait"))))

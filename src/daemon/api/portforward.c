@@ -21,8 +21,10 @@
  * connection kubectl opens two streams with the same `requestid` header,
  * `streamtype: error` then `streamtype: data`, both with `port`. flexq
  * answers each SYN_STREAM with a SYN_REPLY; once a pair is complete it
- * connects to 127.0.0.1:PORT (pods are processes of this machine) and
- * copies bytes both ways as DATA frames:
+ * connects to 127.0.0.1:PORT (pods are processes of this machine), only
+ * when a process of the pod listens on PORT (podports.c: pods share the
+ * host's network, so any other port is another pod's or the machine's),
+ * and copies bytes both ways as DATA frames:
  *
  *   SYN_STREAM 1 (error) -> SYN_REPLY 1
  *   SYN_STREAM 3 (data)  -> SYN_REPLY 3, connect 127.0.0.1:PORT
@@ -79,6 +81,7 @@
 #include <wslay/wslay.h>
 
 #include "api/internal.h"
+#include "api/podports.h"
 #include "api/spdy.h"
 #include "flexq/alloc.h"
 #include "flexq/engine.h"
@@ -122,6 +125,7 @@ struct pf_sess {
     size_t npairs;
     uint32_t last_id; /* highest stream id the client opened */
     char *ns, *pod, *uid;
+    char *cid;          /* the pod's container id (podports.h) */
     int dashboard_port; /* the pod's port served by flexqd, or 0 */
     bool paused;        /* client reads stopped: a target is backed up */
     bool closing;
@@ -269,6 +273,18 @@ static void pair_connect(struct pf_pair *p)
     int port = p->port;
     if (s->dashboard_port && port == s->dashboard_port && fq_daemon_port(d) > 0)
         port = fq_daemon_port(d); /* flexqd serves the Ray dashboard */
+    else if (!fq_podports_listens(s->cid, port)) {
+        /* Pods share the host's network: any other port of 127.0.0.1 is
+         * another pod's (another namespace's) or the machine's own. */
+        char msg[512];
+        snprintf(msg, sizeof(msg),
+                 "error forwarding port %d to pod %s, uid %s: no process of "
+                 "the pod listens on port %d (pods share the host's network: "
+                 "flexq forwards only to the pod's own ports)",
+                 p->port, s->pod, s->uid, p->port);
+        pair_finish(p, msg);
+        return;
+    }
     struct sockaddr_in sin = {0};
     sin.sin_family = AF_INET;
     sin.sin_port = htons((uint16_t)port);
@@ -567,6 +583,7 @@ static void session_free(struct pf_sess *s)
     free(s->ns);
     free(s->pod);
     free(s->uid);
+    free(s->cid);
     free(s);
 }
 
@@ -768,6 +785,9 @@ static void on_portforward(struct fq_daemon *d, struct fq_http_req *r,
     s->ns = fq_xstrdup(t->ns);
     s->pod = fq_xstrdup(t->name);
     s->uid = fq_xstrdup(fq_meta_uid(o->obj));
+    s->cid = fq_xstrdup(fq_value_path_str(
+        fq_seq_at(fq_value_path(o->obj, FQ_POD_CONTAINER_STATUSES), 0),
+        "containerID", ""));
     s->dashboard_port = dashboard_port(o->obj);
     fq_log(FQ_LOG_INFO, "port-forward", "pod=%s/%s transport=%s peer=%s", s->ns,
            s->pod, ws ? "websocket" : "spdy", fq_http_peer(r));
@@ -776,6 +796,7 @@ static void on_portforward(struct fq_daemon *d, struct fq_http_req *r,
         free(s->ns);
         free(s->pod);
         free(s->uid);
+        free(s->cid);
         free(s);
         return;
     }

@@ -232,6 +232,62 @@ static void apply_and_reply(struct fq_daemon *d, struct fq_http_req *r,
     free(ns);
 }
 
+/*
+ * What a create takes from the client, as the API server does: the
+ * metadata the server owns (uid, creationTimestamp, generation, a
+ * deletion) is its own, and the status of a kind with a status
+ * subresource starts empty (Nodes excepted, as in Kubernetes). Otherwise
+ * a developer could create a Workload already admitted, a Job already
+ * complete, a Workload dated years back to jump its ClusterQueue's FIFO,
+ * or an object with another object's uid.
+ */
+static void drop_server_owned(const struct target *t, struct fq_value *obj)
+{
+    static const char *const owned[] = {"uid",
+                                        "creationTimestamp",
+                                        "generation",
+                                        "deletionTimestamp",
+                                        "deletionGracePeriodSeconds",
+                                        "resourceVersion"};
+    struct fq_value *md = fq_map_get(obj, "metadata");
+    for (size_t i = 0; md && i < sizeof(owned) / sizeof(owned[0]); i++)
+        fq_map_del(md, owned[i]);
+    if (t->ki->has_status && t->kind != FQ_KIND_NODE)
+        fq_map_del(obj, "status");
+}
+
+/*
+ * A Workload's spec.priority is a number only those who may make priority
+ * classes (admins) choose; from anyone else it is the value of the class
+ * it names (spec.priorityClassName: a PriorityClass when
+ * spec.priorityClassSource says scheduling.k8s.io/priorityclass, else a
+ * WorkloadPriorityClass), or 0 without one, as the job framework would
+ * set it. Otherwise a developer could create a Workload of priority 2^31
+ * and preempt every other namespace's workloads in its cohort.
+ */
+static void class_priority(struct fq_daemon *d, struct fq_http_req *r,
+                           const struct target *t, struct fq_value *obj)
+{
+    if (t->kind != FQ_KIND_WORKLOAD ||
+        fq_api_may(d, r, "create", FQ_KIND_WORKLOADPRIORITYCLASS, ""))
+        return;
+    struct fq_value *spec = fq_map_get(obj, "spec");
+    if (!spec || spec->type != FQ_V_MAP)
+        return;
+    const char *pc = fq_value_as_str(fq_map_get(spec, "priorityClassName"));
+    const char *src = fq_value_as_str(fq_map_get(spec, "priorityClassSource"));
+    const struct fq_object *c =
+        !pc ? NULL :
+              fq_objstore_get(fq_engine_store(d->engine),
+                              src && !strcmp(src, "scheduling.k8s.io/"
+                                                  "priorityclass") ?
+                                  FQ_KIND_PRIORITYCLASS :
+                                  FQ_KIND_WORKLOADPRIORITYCLASS,
+                              "", pc);
+    fq_map_set(spec, "priority",
+               fq_value_int(c ? fq_value_path_int(c->obj, "value", 0) : 0));
+}
+
 static void do_create(struct fq_daemon *d, struct fq_http_req *r,
                       const struct target *t)
 {
@@ -267,7 +323,8 @@ static void do_create(struct fq_daemon *d, struct fq_http_req *r,
         fq_value_free(obj);
         return;
     }
-    fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
+    drop_server_owned(t, obj);
+    class_priority(d, r, t, obj);
     track_fields(d, r, NULL, obj);
     bool dry = false;
     rc = fq_dryrun_param(r, &dry, &e);
@@ -397,6 +454,9 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
             body = out;
         }
         fq_map_del(fq_map_get(body, "metadata"), "resourceVersion");
+        if (!cur) /* a create */
+            drop_server_owned(t, body);
+        class_priority(d, r, t, body);
         if (dry)
             fq_dryrun_reply(d, r, t->ki->plural, cur, body, false);
         else
@@ -449,6 +509,7 @@ static void do_update(struct fq_daemon *d, struct fq_http_req *r,
         return;
     }
     fq_map_del(fq_map_get(obj, "metadata"), "resourceVersion");
+    class_priority(d, r, t, obj);
     track_fields(d, r, cur, obj);
     if (dry)
         fq_dryrun_reply(d, r, t->ki->plural, cur, obj, false);

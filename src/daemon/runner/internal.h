@@ -52,6 +52,8 @@ struct mount {
     bool empty_dir; /* the pod's own directory: handed to its user */
     bool secret;    /* a Secret volume: its files handed to the pod's user,
                        who reads them as a root container would */
+    int fd;         /* a hostPath's source, opened (O_PATH) when it was
+                       checked, which the bind uses; -1 otherwise */
 };
 
 /* lchown of path and everything under it (at most 16 levels, links not

@@ -1,7 +1,11 @@
 /*
- * mounts.c - a pod's own mount, UTS and pid namespaces, made by flexqd
- * itself when it runs as root (the unshare mode): the plan is made in the
- * parent (nsplan_init), the child only makes syscalls (ns_setup).
+ * mounts.c - a pod's own mount, UTS, IPC and pid namespaces, made by
+ * flexqd itself when it runs as root (the unshare mode): the plan is made
+ * in the parent (nsplan_init), the child only makes syscalls (ns_setup).
+ * Every pod gets its own /tmp, /var/tmp, /dev/shm and /run/lock (empty
+ * tmpfs, as a container's own) and System V IPC and message queues: all
+ * pods run as one user, so shared ones would let one namespace's pod
+ * read, replace or plant another's files and segments.
  *
  * What it does not do: choose the mode (probe.c) or the mounts a pod
  * asks for (podspec.c).
@@ -147,12 +151,57 @@ static int bind_at(const char *src, const char *dst, bool ro)
     return 0;
 }
 
+/* The most volume sources held open across the private /tmp mounts; a
+ * pod with more binds the rest by path (the host's /tmp then hidden). */
+#define NS_MAX_SRC_FDS 64
+
+/* An O_PATH descriptor of `path` (or -1), opened before a private /tmp
+ * or the data directory's tmpfs may hide the path itself (the data
+ * directory, a volume's source, /etc/hosts' source may be there). */
+static int hold(const char *path)
+{
+    return path ? open(path, O_PATH | O_CLOEXEC) : -1;
+}
+
+/* The name to bind a held source by: "/proc/self/fd/N" in buf, or `path`
+ * when it could not be held. */
+static const char *held(int fd, const char *path, char *buf, size_t size)
+{
+    if (fd < 0)
+        return path;
+    snprintf(buf, size, "/proc/self/fd/%d", fd);
+    return buf;
+}
+
+/* Empty tmpfs over root's world-writable directories, /tmp, /var/tmp,
+ * /dev/shm and /run/lock (where each is a directory: a symlink such as
+ * /var/lock -> /run/lock is left to its target), and the IPC namespace's
+ * own message queues over /dev/mqueue where the host mounts them. */
+static int private_tmp(const char *root)
+{
+    static const char *const dirs[] = {"/tmp", "/var/tmp", "/dev/shm",
+                                       "/run/lock", "/dev/mqueue"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        struct stat st;
+        snprintf(p, sizeof(p), "%s%s", root, dirs[i]);
+        if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        bool mq = !strcmp(dirs[i], "/dev/mqueue");
+        if (mount(mq ? "mqueue" : "tmpfs", p, mq ? "mqueue" : "tmpfs",
+                  MS_NOSUID | MS_NODEV | (mq ? MS_NOEXEC : 0),
+                  mq ? NULL : "mode=1777"))
+            return -1;
+    }
+    return 0;
+}
+
 /* Returns 0, or -1 with errno set and *step naming what failed. */
 int rn_ns_setup(const struct nsplan *pl, const char **step)
 {
     char p[PATH_MAX];
     *step = "unshare";
-    if (unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0)
+    if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC) != 0)
         return -1;
     *step = "making / private";
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -186,44 +235,82 @@ int rn_ns_setup(const struct nsplan *pl, const char **step)
             mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
             return -1;
     }
+    /* Everything bound from the host from here on is held by a
+     * descriptor first: the private /tmp (and the data directory's
+     * tmpfs) may cover its path. */
+    int srcfd[NS_MAX_SRC_FDS];
+    size_t nsrc = pl->nm < NS_MAX_SRC_FDS ? pl->nm : NS_MAX_SRC_FDS;
+    *step = "a hostPath that changed after it was checked";
+    for (size_t i = 0; i < nsrc; i++)
+        srcfd[i] = -1;
+    for (size_t i = 0; i < pl->nm; i++) {
+        if (pl->m[i].rewrite)
+            continue;
+        if (i >= nsrc && pl->m[i].fd >= 0) {
+            errno = E2BIG;
+            return -1;
+        }
+        if (i >= nsrc)
+            continue;
+        srcfd[i] = hold(pl->m[i].src);
+        /* A hostPath must still be what flexqd checked (the parent's
+         * descriptor: a mount of another namespace cannot be bound from,
+         * so the child opens it again and compares). */
+        struct stat a, b;
+        if (pl->m[i].fd >= 0 &&
+            (srcfd[i] < 0 || fstat(srcfd[i], &a) != 0 ||
+             fstat(pl->m[i].fd, &b) != 0 || a.st_dev != b.st_dev ||
+             a.st_ino != b.st_ino)) {
+            if (srcfd[i] >= 0)
+                errno = ESTALE;
+            return -1;
+        }
+    }
+    int podfd = hold(pl->data_dir ? pl->poddir : NULL);
+    int nsfd = hold(pl->data_dir ? pl->nsdir : NULL);
+    int hostsfd = hold(pl->hosts);
+    char fdname[32];
+    *step = "a private /tmp, /var/tmp, /dev/shm and /run/lock";
+    if (private_tmp(root) != 0)
+        return -1;
     *step = "binding a volume";
     for (size_t i = 0; i < pl->nm; i++) {
         if (pl->m[i].rewrite)
             continue;
         snprintf(p, sizeof(p), "%s%s", root, pl->m[i].dst);
-        if (bind_at(pl->m[i].src, p, pl->m[i].ro) != 0)
+        const char *src = held(i < nsrc ? srcfd[i] : -1, pl->m[i].src, fdname,
+                               sizeof(fdname));
+        if (bind_at(src, p, pl->m[i].ro) != 0)
             return -1;
     }
+    for (size_t i = 0; i < nsrc; i++)
+        if (srcfd[i] >= 0)
+            close(srcfd[i]);
     if (pl->data_dir) {
         /* flexqd's data directory is an empty tmpfs but for the pod's own
-         * directory: no database, no other pod's log or volumes. In place
-         * the tmpfs covers the sources too: they are bound through
-         * descriptors opened before. */
-        int podfd = -1, nsfd = -1;
-        char podsrc[64], nssrc[64];
-        if (pl->in_place) {
-            podfd = open(pl->poddir, O_PATH | O_CLOEXEC);
-            nsfd = pl->nsdir ? open(pl->nsdir, O_PATH | O_CLOEXEC) : -1;
-        }
-        snprintf(podsrc, sizeof(podsrc), "/proc/self/fd/%d", podfd);
-        snprintf(nssrc, sizeof(nssrc), "/proc/self/fd/%d", nsfd);
+         * directory: no database, no other pod's log or volumes. The
+         * tmpfs covers the sources too: they are bound through the
+         * descriptors opened above. */
         *step = "hiding the data directory";
         snprintf(p, sizeof(p), "%s%s", root, pl->data_dir);
-        if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"))
+        if (mkdirs(p) != 0 ||
+            mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"))
             return -1;
         if (pl->nsdir) {
             snprintf(p, sizeof(p), "%s%s", root, pl->nsdir);
-            if (bind_at(nsfd >= 0 ? nssrc : pl->nsdir, p, true) != 0)
+            if (bind_at(held(nsfd, pl->nsdir, fdname, sizeof(fdname)), p,
+                        true) != 0)
                 return -1;
         }
         snprintf(p, sizeof(p), "%s%s", root, pl->poddir);
-        if (bind_at(podfd >= 0 ? podsrc : pl->poddir, p, false) != 0)
+        if (bind_at(held(podfd, pl->poddir, fdname, sizeof(fdname)), p,
+                    false) != 0)
             return -1;
-        if (podfd >= 0)
-            close(podfd);
-        if (nsfd >= 0)
-            close(nsfd);
     }
+    if (podfd >= 0)
+        close(podfd);
+    if (nsfd >= 0)
+        close(nsfd);
     for (size_t i = 0; pl->hide && pl->hide[i]; i++) {
         *step = "hiding a file";
         struct stat st;
@@ -235,9 +322,12 @@ int rn_ns_setup(const struct nsplan *pl, const char **step)
     if (pl->hosts) {
         *step = "binding /etc/hosts";
         snprintf(p, sizeof(p), "%s/etc/hosts", root);
-        if (mount(pl->hosts, p, NULL, MS_BIND, NULL) != 0)
+        if (mount(held(hostsfd, pl->hosts, fdname, sizeof(fdname)), p, NULL,
+                  MS_BIND, NULL) != 0)
             return -1;
     }
+    if (hostsfd >= 0)
+        close(hostsfd);
     *step = "pivot_root";
     if (!pl->in_place &&
         (chdir(root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||

@@ -59,13 +59,19 @@ void rn_spec_release(struct spec *s)
     for (size_t i = 0; i < s->nmounts; i++) {
         free(s->mounts[i].src);
         free(s->mounts[i].dst);
+        if (s->mounts[i].fd >= 0)
+            close(s->mounts[i].fd);
     }
     free(s->mounts);
 }
 
+/* The files of a tree flexqd wrote are handed to the pod's user; its
+ * directories stay flexqd's (root's), so the pod cannot rename, remove
+ * or replace an entry with a link for flexqd to follow when it writes
+ * the tree again at a restart. */
 static void chown_at(const char *path, uid_t uid, gid_t gid, int depth)
 {
-    if (lchown(path, uid, gid) != 0 || depth >= 16)
+    if (depth >= 16)
         return;
     DIR *d = opendir(path);
     struct dirent *de;
@@ -99,6 +105,7 @@ static void add_mount(struct spec *s, const char *src, const char *dst, bool ro)
     m->rewrite = false;
     m->empty_dir = false;
     m->secret = false;
+    m->fd = -1;
 }
 
 static const struct fq_value *find_named(const struct fq_value *seq,
@@ -122,6 +129,109 @@ static bool safe_rel(const char *p)
             (s[2] == '/' || s[2] == '\0'))
             return false;
     return true;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+/*
+ * A subPath of a volume is walked from the volume's root one name at a
+ * time, never through a symbolic link: an emptyDir is the pod's own, so
+ * a link it left there at its last run (to another pod's directory, to
+ * the host's /etc) would otherwise be bound into it at the next. Missing
+ * directories are made in flexqd's own volumes (`create`), as the kubelet
+ * does; never on a hostPath. Returns 0, or -1 with why.
+ */
+static int subpath_check(const char *root, const char *sub, bool create,
+                         char *why, size_t size)
+{
+    int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && create) {
+        rn_mkdir_p(root, 0755);
+        fd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    char name[NAME_MAX + 1];
+    const char *p = sub;
+    while (fd >= 0 && *p) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || n > NAME_MAX) {
+            p += n + (p[n] == '/');
+            continue;
+        }
+        memcpy(name, p, n);
+        name[n] = '\0';
+        p += n + (p[n] == '/');
+        struct stat st;
+        if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+            (errno != ENOENT || !create || mkdirat(fd, name, 0755) != 0 ||
+             fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)) {
+            int e = errno;
+            close(fd);
+            fd = -1;
+            errno = e;
+            break;
+        }
+        if (S_ISLNK(st.st_mode)) {
+            snprintf(why, size,
+                     "subPath \"%s\" goes through the symbolic link \"%s\": "
+                     "refused",
+                     sub, name);
+            close(fd);
+            return -1;
+        }
+        int next = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        close(fd);
+        fd = next;
+    }
+    if (fd < 0 || *p) {
+        snprintf(why, size, "subPath \"%s\": %s", sub, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/*
+ * A hostPath's source is opened once its path is checked, and checked
+ * again by what was opened (the path a descriptor has cannot be moved by
+ * a link another pod puts in a shared directory such as the host's /tmp
+ * between the check and the bind); the bind then uses the descriptor.
+ * Returns the descriptor, -1 when the source cannot be opened (the bind
+ * fails later, as before), or -2 with why when it is refused.
+ */
+static int pin_host_path(struct fq_runner *r, const char *src,
+                         const char *vname, char *why, size_t size)
+{
+    int fd = open(src, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char link[32], real[PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, real, sizeof(real) - 1);
+    if (n <= 0) {
+        snprintf(why, size, "volume \"%s\": hostPath %s: %s", vname, src,
+                 strerror(errno));
+        close(fd);
+        return -2;
+    }
+    real[n] = '\0';
+    if (fq_sandbox_path_refused(real, r->data_dir, (const char *const *)r->hide,
+                                vname, why, size)) {
+        close(fd);
+        return -2;
+    }
+    return fd;
 }
 
 /* Materializes a ConfigMap volume into dir. Returns 0, or -1 when the
@@ -204,7 +314,13 @@ static void write_key(const char *dir, const char *rel, const struct fq_buf *b,
     rn_mkdir_p(path, 0755);
     *slash = '/';
     rn_write_file(path, b->data ? b->data : "", b->len);
-    chmod(path, (mode_t)(mode & 0777));
+    /* the file just written, never what a link there points to */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        (void)fchmod(fd, (mode_t)(mode & 0777));
+    if (fd >= 0)
+        close(fd);
     free(path);
 }
 
@@ -233,6 +349,9 @@ static int materialize_secret(struct fq_runner *r, const char *ns,
                  vname, sn);
         return -1;
     }
+    /* A fresh directory at every start: the files of the last run were
+     * the pod user's, and nothing it left there is followed. */
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     rn_mkdir_p(dir, 0755);
     const struct fq_value *data = fq_map_get(o->obj, "data");
     const struct fq_value *items = fq_value_path(vol, "secret.items");
@@ -413,11 +532,27 @@ static int add_volume_mounts(struct fq_runner *r, const char *ns,
             own = true;
         }
         if (*sub && safe_rel(sub)) {
+            bool host = fq_map_get(vol, "hostPath") != NULL;
+            if (subpath_check(src, sub, !host, s->why, sizeof(s->why))) {
+                snprintf(s->why + strlen(s->why),
+                         sizeof(s->why) - strlen(s->why), " (volume \"%s\")",
+                         vname);
+                free(src);
+                return -2;
+            }
             char *full = fq_xasprintf("%s/%s", src, sub);
             free(src);
             src = full;
         }
+        int pin = -1;
+        if (fq_map_get(vol, "hostPath") &&
+            (pin = pin_host_path(r, src, vname, s->why, sizeof(s->why))) ==
+                -2) {
+            free(src);
+            return -2;
+        }
         add_mount(s, src, mpath, ro);
+        s->mounts[s->nmounts - 1].fd = pin;
         s->mounts[s->nmounts - 1].empty_dir = own;
         s->mounts[s->nmounts - 1].secret = fq_map_get(vol, "secret") != NULL;
         free(src);
@@ -669,6 +804,27 @@ void rn_bwrap_root_args(struct strv *a, const struct mount *m, size_t nm)
         rn_strv_pushs(a, "--ro-bind");
         rn_strv_pushs(a, "/sys");
         rn_strv_pushs(a, "/sys");
+    }
+    /* the pod's own /tmp, /var/tmp, /dev/shm, /run/lock and IPC, as in
+     * the unshare mode (mounts.c): all pods run as one user. bwrap binds
+     * sources from the old root, so one under the host's /tmp still
+     * works. */
+    rn_strv_pushs(a, "--unshare-ipc");
+    static const char *const own[] = {"/tmp", "/var/tmp", "/dev/shm",
+                                      "/run/lock"};
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        struct stat st;
+        if (lstat(own[i], &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        rn_strv_pushs(a, "--perms");
+        rn_strv_pushs(a, "1777");
+        rn_strv_pushs(a, "--tmpfs");
+        rn_strv_pushs(a, own[i]);
+    }
+    struct stat mq;
+    if (lstat("/dev/mqueue", &mq) == 0 && S_ISDIR(mq.st_mode)) {
+        rn_strv_pushs(a, "--mqueue");
+        rn_strv_pushs(a, "/dev/mqueue");
     }
     for (size_t i = 0; i < nm; i++) {
         if (m[i].rewrite)

@@ -149,7 +149,7 @@ static void probe_bwrap(struct fq_runner *r)
     char *probe_dir = fq_xasprintf("%s/probe", r->data_dir);
     rn_mkdir_p(probe_dir, 0755);
     struct mount m = {
-        probe_dir, (char *)"/flexq-probe-mount", true, false, false, false};
+        probe_dir, (char *)"/flexq-probe-mount", true, false, false, false, -1};
     struct strv a = {0};
     rn_strv_pushs(&a, bw);
     rn_bwrap_root_args(&a, &m, 1);
@@ -370,8 +370,8 @@ static int probe_unshare_once(struct fq_runner *r, bool pidns, int *e)
     char *dir = fq_xasprintf("%s/probe", r->data_dir);
     char *vol = fq_xasprintf("%s/vol", dir);
     rn_mkdir_p(vol, 0755);
-    struct mount m = {vol,  (char *)"/flexq-probe-mount", true, false, false,
-                      false};
+    struct mount m = {
+        vol, (char *)"/flexq-probe-mount", true, false, false, false, -1};
     struct nsplan pl;
     rn_nsplan_init(&pl, dir, &m, 1, "flexq-probe", false);
     pl.new_proc = pidns;

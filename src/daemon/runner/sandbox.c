@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <pwd.h>
 #include <sched.h>
@@ -38,6 +39,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "flexq/alloc.h"
@@ -376,8 +378,9 @@ unsigned long long fq_proc_starttime(pid_t pid)
     char *p = strrchr(buf, ')');
     if (!p)
         return 0;
-    p++;
-    /* field 3 (state) is the first after ')'; starttime is field 22 */
+    /* field 3 (state) is the first after ") "; starttime is field 22
+     * (one more step read field 23, the virtual memory size, which
+     * changes as the process allocates) */
     for (int field = 2; field < 22 && p; field++)
         p = strchr(p + 1, ' ');
     return p ? strtoull(p + 1, NULL, 10) : 0;
@@ -397,9 +400,14 @@ void fq_boot_id(char *out)
 /* ------------------------------------------------------------------ */
 /* the file system                                                      */
 
+/* Whether path is dir or inside it ("/" holds every absolute path). */
 static bool under(const char *path, const char *dir)
 {
     size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n == 1 && dir[0] == '/')
+        return path[0] == '/';
     return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
 }
 
@@ -423,6 +431,29 @@ char *fq_sandbox_hide_root(const char *data_dir, bool change_ids, uid_t uid,
     return p;
 }
 
+/* Whether path is on a proc file system or one is mounted at or under
+ * it: the host's /proc shows every pod's processes, and all pods run as
+ * one user, so /proc/PID/environ and /proc/PID/root of another
+ * namespace's pod would be open to it. */
+static bool holds_procfs(const char *path)
+{
+    struct statfs sf;
+    if (statfs(path, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC)
+        return true;
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    char line[4096], mp[PATH_MAX];
+    bool hit = false;
+    while (f && !hit && fgets(line, sizeof(line), f)) {
+        const char *sep = strstr(line, " - ");
+        if (sep && !strncmp(sep + 3, "proc ", 5) &&
+            sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1)
+            hit = under(mp, path);
+    }
+    if (f)
+        fclose(f);
+    return hit;
+}
+
 bool fq_sandbox_path_refused(const char *src, const char *data_dir,
                              const char *const *hide, const char *vname,
                              char *why, size_t size)
@@ -432,6 +463,8 @@ bool fq_sandbox_path_refused(const char *src, const char *data_dir,
     const char *hit = NULL;
     if (under(p, data_dir) || under(data_dir, p))
         hit = "flexqd's data directory";
+    else if (holds_procfs(p))
+        hit = "the host's /proc (every pod's processes)";
     for (size_t i = 0; !hit && hide && hide[i]; i++)
         if (under(hide[i], p))
             hit = "a file flexqd keeps from pods";
