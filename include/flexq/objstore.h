@@ -182,6 +182,11 @@ const struct fq_object *fq_objstore_get(const struct fq_objstore *s,
                                         enum fq_kind kind, const char *ns,
                                         const char *name);
 
+/* The object that owns obj (its first ownerReference, looked up in obj's
+ * namespace, as Kubernetes' garbage collector does), or NULL. Borrowed. */
+const struct fq_value *fq_objstore_owner(const struct fq_objstore *s,
+                                         const struct fq_value *obj);
+
 /*
  * Lists objects of a kind, sorted by namespace then name. `ns` NULL means
  * all namespaces. Returns the count; *out is an owned array of borrowed

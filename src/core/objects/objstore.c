@@ -810,6 +810,21 @@ const struct fq_object *fq_objstore_get(const struct fq_objstore *s,
     return e ? &e->pub : NULL;
 }
 
+const struct fq_value *fq_objstore_owner(const struct fq_objstore *s,
+                                         const struct fq_value *obj)
+{
+    const struct fq_value *ref = fq_seq_at(fq_meta_owners(obj), 0);
+    if (!ref)
+        return NULL;
+    enum fq_kind k = fq_kind_from_gvk(fq_value_path_str(ref, "apiVersion", ""),
+                                      fq_value_path_str(ref, "kind", ""));
+    const struct fq_object *o =
+        k == FQ_KIND_NONE ? NULL :
+                            fq_objstore_get(s, k, fq_meta_namespace(obj),
+                                            fq_value_path_str(ref, "name", ""));
+    return o ? o->obj : NULL;
+}
+
 /* The first index whose namespace sorts after ns. */
 static size_t kl_ns_end(const struct kindlist *kl, const char *ns)
 {

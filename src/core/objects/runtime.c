@@ -45,14 +45,6 @@ int64_t fq_runtime_stated_wl(const struct fq_objstore *s,
     int64_t ms = fq_runtime_stated(wl, src);
     if (ms > 0)
         return ms;
-    const struct fq_value *ref = fq_seq_at(fq_meta_owners(wl), 0);
-    if (!ref)
-        return -1;
-    enum fq_kind k = fq_kind_from_gvk(fq_value_path_str(ref, "apiVersion", ""),
-                                      fq_value_path_str(ref, "kind", ""));
-    const struct fq_object *o =
-        k == FQ_KIND_NONE ? NULL :
-                            fq_objstore_get(s, k, fq_meta_namespace(wl),
-                                            fq_value_path_str(ref, "name", ""));
-    return o ? fq_runtime_stated(o->obj, src) : -1;
+    const struct fq_value *own = fq_objstore_owner(s, wl);
+    return own ? fq_runtime_stated(own, src) : -1;
 }

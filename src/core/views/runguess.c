@@ -67,22 +67,6 @@ static int64_t cond_time(const struct fq_value *obj, const char *type)
     return s && fq_time_parse(s, &t) == 0 ? t : -1;
 }
 
-/* The job that owns a workload (first ownerReference), or NULL. */
-static const struct fq_value *owner_of(const struct fq_objstore *s,
-                                       const struct fq_value *wl)
-{
-    const struct fq_value *ref = fq_seq_at(fq_meta_owners(wl), 0);
-    if (!ref)
-        return NULL;
-    enum fq_kind k = fq_kind_from_gvk(fq_value_path_str(ref, "apiVersion", ""),
-                                      fq_value_path_str(ref, "kind", ""));
-    const struct fq_object *o =
-        k == FQ_KIND_NONE ? NULL :
-                            fq_objstore_get(s, k, fq_meta_namespace(wl),
-                                            fq_value_path_str(ref, "name", ""));
-    return o ? o->obj : NULL;
-}
-
 /* The queue a workload's runs are kept under: the ClusterQueue its
  * LocalQueue feeds (shared by the namespaces of a team), else
  * "namespace/localqueue" for a LocalQueue not (yet) in the store. */
@@ -209,7 +193,7 @@ struct fq_runguess *fq_runguess_new(const struct fq_objstore *s)
         char q[QUEUE_KEY_MAX];
         queue_key(s, w, q);
         fq_runhist_add(g->h, d[i].o->ns, q, chips_of(w), d[i].run_ms,
-                       limit_of(w, owner_of(s, w)));
+                       limit_of(w, fq_objstore_owner(s, w)));
     }
     g->runs = nd;
     free(d);
@@ -233,7 +217,7 @@ uint64_t fq_runguess_runs(const struct fq_runguess *g)
 void fq_runguess_of(const struct fq_runguess *g, const struct fq_objstore *s,
                     const struct fq_value *wl, struct fq_runguess_answer *out)
 {
-    const struct fq_value *own = owner_of(s, wl);
+    const struct fq_value *own = fq_objstore_owner(s, wl);
     out->limit_ms = limit_of(wl, own);
     out->chips = chips_of(wl);
     /* Only the annotation is a run time; a deadline is a limit. */
