@@ -214,6 +214,9 @@ const char *rn_env_get(const struct strv *env, const char *k);
 void rn_env_set(struct strv *env, const char *k, const char *v);
 char *rn_expand(const char *s, const struct strv *env);
 int rn_mkdir_p(const char *path, mode_t mode);
+/* Removes the tree at path, depth first, never following a link out of it
+ * (a pod's files may hold links to anywhere). */
+void rn_rm_tree(const char *path);
 void rn_set_topdir(const char *dir);
 int rn_make_pod_dir(const char *dir);
 int rn_write_file(const char *path, const char *data, size_t len);

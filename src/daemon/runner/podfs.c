@@ -124,6 +124,23 @@ char *rn_expand(const char *s, const struct strv *env)
 /* ------------------------------------------------------------------ */
 /* files                                                                */
 
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+void rn_rm_tree(const char *path)
+{
+    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int rn_mkdir_p(const char *path, mode_t mode)
 {
     /* the common case: only the last component is new */

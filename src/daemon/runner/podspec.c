@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <linux/fs.h>
 #include <netinet/in.h>
@@ -129,18 +128,6 @@ static bool safe_rel(const char *p)
             (s[2] == '/' || s[2] == '\0'))
             return false;
     return true;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    if (flag == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
 }
 
 /*
@@ -351,7 +338,7 @@ static int materialize_secret(struct fq_runner *r, const char *ns,
     }
     /* A fresh directory at every start: the files of the last run were
      * the pod user's, and nothing it left there is followed. */
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    rn_rm_tree(dir);
     rn_mkdir_p(dir, 0755);
     const struct fq_value *data = fq_map_get(o->obj, "data");
     const struct fq_value *items = fq_value_path(vol, "secret.items");

@@ -12,7 +12,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <linux/fs.h>
 #include <netinet/in.h>
@@ -280,18 +279,6 @@ pid_t rn_spawn(struct fq_runner *r, struct child_args *a)
 #endif
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    if (flag == FTW_DP)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
 static bool one_element(const char *s)
 {
     return s && *s && !strchr(s, '/') && strcmp(s, "..") && strcmp(s, ".");
@@ -303,7 +290,7 @@ void fq_runner_remove_pod_dir(const char *data_dir, const char *ns,
     if (!one_element(name) || (ns && *ns && !one_element(ns)))
         return;
     char *dir = fq_runner_pod_dir(data_dir, ns, name);
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    rn_rm_tree(dir);
     free(dir);
 }
 
