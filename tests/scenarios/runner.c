@@ -611,8 +611,7 @@ static void config(struct ctx *c, const struct fq_value *cfgv,
         p->preemption_grace_ms =
             duration(c, fq_map_get(cfgv, "preemption_grace"));
     if (fq_map_get(cfgv, "starved_after"))
-        p->starved_after_ms =
-            duration(c, fq_map_get(cfgv, "starved_after"));
+        p->starved_after_ms = duration(c, fq_map_get(cfgv, "starved_after"));
     if (fq_map_get(cfgv, "pending_message_refresh"))
         p->pending_message_refresh_ms =
             duration(c, fq_map_get(cfgv, "pending_message_refresh"));
