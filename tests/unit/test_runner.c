@@ -63,6 +63,7 @@ static void put(struct fixture *f, const char *text)
 
 static size_t log_max = 0;
 static int gpus = 0;
+static const char *python_path = NULL;
 
 static struct fixture *setup_with(enum fq_runner_mounts mounts)
 {
@@ -81,6 +82,8 @@ static struct fixture *setup_with(enum fq_runner_mounts mounts)
     if (log_max)
         rc.log_max_bytes = log_max;
     rc.gpus = gpus;
+    if (python_path)
+        rc.python_path = python_path;
     struct fq_err err;
     f->r = fq_runner_new(&rc, f->e, &err);
     assert_non_null(f->r);
@@ -971,6 +974,59 @@ static void test_sandbox_rewrite(void **state)
     sandbox_in(FQ_MOUNTS_REWRITE, "no namespace");
 }
 
+/* flexq's own Python helper stays readable in a pod where it lies in a
+ * directory the pod gets its own of: a checkout under /tmp (as CI's may
+ * be) put it under the pod's private /tmp, and every Ray pod failed. */
+static void helper_under_tmp_in(enum fq_runner_mounts mode, const char *what)
+{
+    char helper[] = "/tmp/flexq-helper-XXXXXX";
+    assert_non_null(mkdtemp(helper));
+    chmod(helper, 0755);
+    char *marker = fq_xasprintf("%s/flexq_marker.py", helper);
+    FILE *fp = fopen(marker, "w");
+    assert_non_null(fp);
+    fputs("X = 1\n", fp);
+    fclose(fp);
+    chmod(marker, 0644);
+    python_path = helper;
+    struct fixture *f = setup_with(mode);
+    python_path = NULL;
+    if (fq_runner_mount_mode(f->r) != mode || geteuid() != 0) {
+        print_message("SKIP helper under /tmp through %s: not possible "
+                      "here (or not root)\n",
+                      what);
+        teardown_fixture(f);
+        testlib_rm_rf(helper);
+        free(marker);
+        skip();
+    }
+    put_pod(f, "hp",
+            "[\"sh\", \"-c\", \"cat ${PYTHONPATH%%:*}/flexq_marker.py "
+            "&& echo helper-seen\"]",
+            NULL, NULL);
+    start(f, "hp");
+    wait_done(f, "hp");
+    char *log = pod_log(f, "hp");
+    if (strcmp(phase(f, "hp"), "Succeeded") || !strstr(log, "helper-seen"))
+        fail_msg("the helper under /tmp was not readable: %s", log);
+    free(log);
+    teardown_fixture(f);
+    testlib_rm_rf(helper);
+    free(marker);
+}
+
+static void test_helper_under_tmp_bwrap(void **state)
+{
+    (void)state;
+    helper_under_tmp_in(FQ_MOUNTS_BWRAP, "bubblewrap");
+}
+
+static void test_helper_under_tmp_unshare(void **state)
+{
+    (void)state;
+    helper_under_tmp_in(FQ_MOUNTS_UNSHARE, "flexqd's own unshare");
+}
+
 /* A pod an earlier runner started (its log exists, the store says
  * Running) is not started again with restartPolicy Never: it is Failed
  * with reason ControlPlaneRestarted. OnFailure starts it again. */
@@ -1172,6 +1228,8 @@ int main(void)
         cmocka_unit_test(test_sandbox_bwrap),
         cmocka_unit_test(test_sandbox_unshare),
         cmocka_unit_test(test_sandbox_rewrite),
+        cmocka_unit_test(test_helper_under_tmp_bwrap),
+        cmocka_unit_test(test_helper_under_tmp_unshare),
         cmocka_unit_test(test_lost_pod_after_restart),
         cmocka_unit_test(test_setsid_child_bwrap),
         cmocka_unit_test(test_setsid_child_unshare),

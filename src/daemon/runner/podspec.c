@@ -107,6 +107,36 @@ static void add_mount(struct spec *s, const char *src, const char *dst, bool ro)
     m->fd = -1;
 }
 
+/* Whether path lies in a directory each pod gets its own of (mounts.c's
+ * private /tmp, /var/tmp, /dev/shm, /run/lock). */
+static bool in_private_dir(const char *path)
+{
+    static const char *const dirs[] = {"/tmp/", "/var/tmp/", "/dev/shm/",
+                                       "/run/lock/"};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+        if (!strncmp(path, dirs[i], strlen(dirs[i])))
+            return true;
+    return false;
+}
+
+/* flexq's own Python helper (the runner's python_path, on every pod's
+ * PYTHONPATH) stays readable where it lies in a directory the pod gets
+ * its own of, as a checkout under /tmp does: bound read-only at the same
+ * path. */
+static void add_helper_mounts(const struct fq_runner *r, struct spec *s)
+{
+    char *pp = fq_xstrdup(r->python_path ? r->python_path : "");
+    char *save = NULL;
+    for (char *d = strtok_r(pp, ":", &save); d;
+         d = strtok_r(NULL, ":", &save)) {
+        struct stat st;
+        if (d[0] == '/' && in_private_dir(d) && stat(d, &st) == 0 &&
+            S_ISDIR(st.st_mode))
+            add_mount(s, d, d, true);
+    }
+    free(pp);
+}
+
 static const struct fq_value *find_named(const struct fq_value *seq,
                                          const char *name)
 {
@@ -861,6 +891,7 @@ int rn_build_spec(struct fq_runner *r, const struct fq_value *pod,
         s->waiting = vrc == -1; /* -2: refused, s->why says why */
         return -1;
     }
+    add_helper_mounts(r, s);
     const struct fq_value *ann = fq_meta_annotations(pod);
     const char *from =
         fq_value_as_str(fq_map_get(ann, "flexq.dev/volumes-from"));
