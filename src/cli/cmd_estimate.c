@@ -6,8 +6,9 @@
  * API (api_estimate.h), which copies the cluster into a fresh engine and
  * runs it forward in virtual time with the cloud model, once unpinned and
  * once pinned to each flavor, for several seeds. The answer's rows are
- * printed as a table of p10 / p50 / p90 starts after now, and the line
- * under it says how the run times of the workloads ahead were chosen.
+ * printed as a table of p10 / p50 / p90 starts after now, and the lines
+ * under it say how the run times of the workloads ahead were chosen and
+ * how much to trust them.
  *
  *   $ flexq estimate -f rayjob.yaml
  *   rayjob.ray.io/train: queue default/user-queue, ClusterQueue
@@ -16,7 +17,11 @@
  *   (any)       10m    10m    12m    dws         5/5
  *   on-demand   1h2m   1h2m   1h2m   on-demand   5/5
  *   dws         10m    10m    12m    dws         5/5
- *   run times: 2 activeDeadlineSeconds, 1 queue mean
+ *   run times of the workloads ahead: 2 from the namespace's last runs,
+ *   1 from their flexq.dev/expected-runtime
+ *     confidence: 3 high; the history holds 14 finished runs
+ *     forecast confidence: high (theirs, weighted by the work they have
+ *     left)
  *
  * fq_cli_estimate_section prints the same table inside `flexq describe`
  * for a job that waits (a Workload not admitted, a suspended RayJob or
@@ -275,8 +280,10 @@ const struct fq_cli_cmd fq_cli_cmd_estimate = {
     "(\"(any)\"), and once pinned to each flavor of its ClusterQueue, for N\n"
     "cloud seeds (default 9). P10 / P50 / P90 are starts after now over the\n"
     "seeds. Running and pending workloads run for their\n"
-    "flexq.dev/expected-runtime annotation, else activeDeadlineSeconds,\n"
-    "else their queue's mean; the last line says which. Nothing is created.\n"
+    "flexq.dev/expected-runtime annotation, else a guess from the runs that\n"
+    "finished in flexqd (the namespace's, then its ClusterQueue's), within\n"
+    "their own limit; the last lines say which, and how much to trust\n"
+    "them. Nothing is created.\n"
     "docs/estimates.md says how good the forecasts are.\n"
     "\n"
     "  -f, --filename FILE   a manifest file, or - for stdin (repeatable)\n"

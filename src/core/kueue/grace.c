@@ -23,7 +23,7 @@
  *      activeDeadlineSeconds, on the Workload, else on the object that
  *      owns it (its first ownerReference): the sources flexq's wait-time
  *      estimates read first (docs/estimates.md, the same reader),
- *      without their guesses (a queue's mean is no user's word);
+ *      without their guesses (a guess from history is no user's word);
  *   3. its expected end, admitted time + run time, is at most one grace
  *      ahead, and less than one grace behind: a stated time is an
  *      approximation, and a finish takes a moment to be seen (a pod's
