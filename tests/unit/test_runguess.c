@@ -47,9 +47,10 @@ static void add_wl(struct fq_objstore *s, const char *ns, const char *name,
         "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
         "\"spec\":{\"queueName\":\"%s\"%s,\"podSets\":[{\"name\":\"main\","
         "\"count\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":"
-        "\"c\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":%d}}}]}}}]},"
+        "\"c\",\"image\":\"x\",\"resources\":{\"requests\":{"
+        "\"nvidia.com/gpu\":%d},\"limits\":{\"nvidia.com/gpu\":%d}}}]}}}]},"
         "\"status\":{\"conditions\":[%s]}}",
-        name, ns, lq, extra_spec ? extra_spec : "", gpus, conds);
+        name, ns, lq, extra_spec ? extra_spec : "", gpus, gpus, conds);
     struct fq_value *v = NULL;
     struct fq_limits lim = fq_limits_default();
     assert_int_equal(fq_json_parse(buf, strlen(buf), name, &lim, &v, NULL), 0);

@@ -17,9 +17,9 @@
  * limits, at 900 s, MEDIUM.
  *
  * A job's size (chips) is the sum over its podSets of count times the
- * accelerators (google.com/tpu, nvidia.com/gpu, amd.com/gpu) its
- * containers request; a job without accelerators is size 0 and shares its
- * queue's "size 0" runs.
+ * accelerators (google.com/tpu, nvidia.com/gpu, amd.com/gpu) each pod
+ * requests (objects.h's fq_podspec_requests); a job without accelerators
+ * is size 0 and shares its queue's "size 0" runs.
  *
  * It does not: keep history across deletions (a Workload deleted with its
  * job, by a TTL or by hand, takes its run with it), weigh failed runs, or
@@ -35,12 +35,15 @@
 #include "flexq/conditions.h"
 #include "flexq/kinds.h"
 #include "flexq/names.h"
+#include "flexq/objects.h"
 #include "flexq/paths.h"
 #include "flexq/quantity.h"
 #include "flexq/runtime.h"
 #include "flexq/timefmt.h"
 
 #define QUEUE_KEY_MAX 320 /* a namespace (63), '/', a LocalQueue (253) */
+/* Resources of one pod looked at for accelerators (a pod asks for a few). */
+#define MAX_RES 32
 
 /* fq_runguess_of maps runhist's sources onto ours by offset. */
 _Static_assert(FQ_RUNGUESS_NAMESPACE + FQ_RUNHIST_DEFAULT ==
@@ -112,50 +115,31 @@ static bool is_accelerator(const char *name)
            !strcmp(name, "amd.com/gpu");
 }
 
-/* A request's whole units (a number, or a quantity text); 0 if neither. */
-static int64_t units(const struct fq_value *v)
-{
-    if (v->type == FQ_V_NUM)
-        return v->u.num.is_int ? v->u.num.i : 0;
-    const char *txt = fq_value_as_str(v);
-    int64_t q = 0;
-    return txt && fq_quantity_parse(txt, FQ_Q_UNIT, &q, NULL, NULL) == 0 ? q :
-                                                                           0;
-}
-
-/* Accelerators one pod of a template asks for (its containers' sum). */
-static int64_t pod_chips(const struct fq_value *tmpl)
-{
-    const struct fq_value *cs = fq_value_path(tmpl, "spec.containers");
-    int64_t n = 0;
-    for (size_t i = 0; i < fq_value_len(cs) && cs->type == FQ_V_SEQ; i++) {
-        const struct fq_value *req =
-            fq_value_path(fq_seq_at(cs, i), "resources.requests");
-        for (size_t j = 0; req && req->type == FQ_V_MAP && j < req->u.map.n;
-             j++) {
-            int64_t q = is_accelerator(req->u.map.items[j].key) ?
-                            units(req->u.map.items[j].val) :
-                            0;
-            if (q > 0 && fq_add_overflow(n, q, &n))
-                return INT64_MAX;
-        }
-    }
-    return n;
-}
-
+/* Accelerators a workload asks for in all: over its podSets, count x
+ * each pod's effective request (fq_podspec_requests: the sum over its
+ * containers, or an init container's if larger, as Kubernetes counts). A
+ * workload that does not decode asks for none. */
 static int64_t chips_of(const struct fq_value *wl)
 {
-    const struct fq_value *ps = fq_value_path(wl, FQ_WL_PODSETS);
+    struct fq_workload w;
+    if (fq_workload_decode(wl, NULL, &w, NULL) != 0)
+        return 0;
     int64_t n = 0;
-    for (size_t i = 0; i < fq_value_len(ps) && ps->type == FQ_V_SEQ; i++) {
-        const struct fq_value *p = fq_seq_at(ps, i);
-        int64_t count = fq_value_path_int(p, "count", 1);
-        int64_t each = pod_chips(fq_value_path(p, "template"));
-        if (count < 0)
-            count = 0;
-        if (fq_mul_overflow(count, each, &each) || fq_add_overflow(n, each, &n))
-            return INT64_MAX;
+    for (size_t i = 0; i < w.n_podsets; i++) {
+        struct fq_resource req[MAX_RES];
+        size_t k =
+            fq_podspec_requests(&w.podsets[i].template.spec, req, MAX_RES);
+        for (size_t j = 0; j < k && j < MAX_RES; j++) {
+            int64_t all = 0;
+            if (is_accelerator(req[j].name) && req[j].value > 0 &&
+                (fq_mul_overflow(req[j].value, w.podsets[i].count, &all) ||
+                 fq_add_overflow(n, all, &n))) {
+                n = INT64_MAX;
+                break;
+            }
+        }
     }
+    fq_workload_release(&w);
     return n;
 }
 
