@@ -35,6 +35,10 @@ enum fq_runtime_source {
 int64_t fq_runtime_stated(const struct fq_value *obj,
                           enum fq_runtime_source *src);
 
+/* obj's spec.activeDeadlineSeconds in ms (a limit, not a run time), or
+ * -1 when absent, not positive or longer than FQ_DURATION_MAX_MS. */
+int64_t fq_runtime_deadline(const struct fq_value *obj);
+
 /* The run time stated for Workload wl: on it, else on its owner found in
  * store s (borrowed, read only), in ms, or -1. `src` as above. */
 int64_t fq_runtime_stated_wl(const struct fq_objstore *s,

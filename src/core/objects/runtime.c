@@ -16,6 +16,14 @@
 #include "flexq/paths.h"
 #include "flexq/timefmt.h"
 
+int64_t fq_runtime_deadline(const struct fq_value *obj)
+{
+    /* Up to the longest duration a run time may state: a Job's deadline
+     * may be any int64, and its milliseconds would overflow. */
+    int64_t s = fq_value_path_int(obj, "spec.activeDeadlineSeconds", -1);
+    return s > 0 && s <= FQ_DURATION_MAX_MS / 1000 ? s * 1000 : -1;
+}
+
 int64_t fq_runtime_stated(const struct fq_value *obj,
                           enum fq_runtime_source *src)
 {
@@ -27,11 +35,11 @@ int64_t fq_runtime_stated(const struct fq_value *obj,
             *src = FQ_RUNTIME_ANNOTATION;
         return ms;
     }
-    int64_t ads = fq_value_path_int(obj, "spec.activeDeadlineSeconds", -1);
-    if (ads > 0 && ads <= FQ_DURATION_MAX_MS / 1000) {
+    ms = fq_runtime_deadline(obj);
+    if (ms > 0) {
         if (src)
             *src = FQ_RUNTIME_DEADLINE;
-        return ads * 1000;
+        return ms;
     }
     if (src)
         *src = FQ_RUNTIME_NONE;

@@ -87,26 +87,9 @@ static void queue_key(const struct fq_objstore *s, const struct fq_value *wl,
         snprintf(buf, QUEUE_KEY_MAX, "%s/%s", ns, lq);
 }
 
-static int64_t deadline_ms(const struct fq_value *obj)
-{
-    int64_t s =
-        obj ? fq_value_path_int(obj, "spec.activeDeadlineSeconds", -1) : -1;
-    return s > 0 && s <= FQ_DURATION_MAX_MS / 1000 ? s * 1000 : -1;
-}
-
 static int64_t shorter(int64_t a, int64_t b)
 {
     return a <= 0 ? b : b <= 0 ? a : a < b ? a : b;
-}
-
-/* The shortest of the workload's and its owner's activeDeadlineSeconds
- * and Kueue's maximumExecutionTimeSeconds, or -1. */
-static int64_t limit_of(const struct fq_value *wl, const struct fq_value *own)
-{
-    int64_t mx = fq_value_path_int(wl, FQ_WL_MAX_EXEC_S, -1);
-    int64_t lim = mx > 0 && mx <= FQ_DURATION_MAX_MS / 1000 ? mx * 1000 : -1;
-    lim = shorter(lim, deadline_ms(wl));
-    return shorter(lim, deadline_ms(own));
 }
 
 static bool is_accelerator(const char *name)
@@ -115,32 +98,43 @@ static bool is_accelerator(const char *name)
            !strcmp(name, "amd.com/gpu");
 }
 
-/* Accelerators a workload asks for in all: over its podSets, count x
- * each pod's effective request (fq_podspec_requests: the sum over its
- * containers, or an init container's if larger, as Kubernetes counts). A
- * workload that does not decode asks for none. */
-static int64_t chips_of(const struct fq_value *wl)
+/*
+ * What a workload's runs are kept under besides its queue, from one
+ * decode: *chips, the accelerators it asks for in all (over its podSets,
+ * count x each pod's effective request, fq_podspec_requests: the sum over
+ * its containers, or an init container's if larger, as Kubernetes counts;
+ * 0 for a workload that does not decode), and *limit_ms, the shortest of
+ * Kueue's maximumExecutionTimeSeconds and its and its owner's
+ * activeDeadlineSeconds (-1: none).
+ */
+static void job_of(const struct fq_value *wl, const struct fq_value *own,
+                   int64_t *chips, int64_t *limit_ms)
 {
+    int64_t n = 0, lim = -1;
     struct fq_workload w;
-    if (fq_workload_decode(wl, NULL, &w, NULL) != 0)
-        return 0;
-    int64_t n = 0;
-    for (size_t i = 0; i < w.n_podsets; i++) {
-        struct fq_resource req[MAX_RES];
-        size_t k =
-            fq_podspec_requests(&w.podsets[i].template.spec, req, MAX_RES);
-        for (size_t j = 0; j < k && j < MAX_RES; j++) {
-            int64_t all = 0;
-            if (is_accelerator(req[j].name) && req[j].value > 0 &&
-                (fq_mul_overflow(req[j].value, w.podsets[i].count, &all) ||
-                 fq_add_overflow(n, all, &n))) {
-                n = INT64_MAX;
-                break;
+    if (fq_workload_decode(wl, NULL, &w, NULL) == 0) {
+        if (w.has_max_exec && w.max_exec_seconds > 0 &&
+            w.max_exec_seconds <= FQ_DURATION_MAX_MS / 1000)
+            lim = w.max_exec_seconds * 1000;
+        for (size_t i = 0; i < w.n_podsets && n < INT64_MAX; i++) {
+            struct fq_resource req[MAX_RES];
+            size_t k =
+                fq_podspec_requests(&w.podsets[i].template.spec, req, MAX_RES);
+            for (size_t j = 0; j < k && j < MAX_RES; j++) {
+                int64_t all = 0;
+                if (is_accelerator(req[j].name) && req[j].value > 0 &&
+                    (fq_mul_overflow(req[j].value, w.podsets[i].count, &all) ||
+                     fq_add_overflow(n, all, &n))) {
+                    n = INT64_MAX;
+                    break;
+                }
             }
         }
+        fq_workload_release(&w);
     }
-    fq_workload_release(&w);
-    return n;
+    lim = shorter(lim, fq_runtime_deadline(wl));
+    *chips = n;
+    *limit_ms = own ? shorter(lim, fq_runtime_deadline(own)) : lim;
 }
 
 static int by_finish(const void *a, const void *b)
@@ -176,8 +170,9 @@ struct fq_runguess *fq_runguess_new(const struct fq_objstore *s)
         const struct fq_value *w = d[i].o->obj;
         char q[QUEUE_KEY_MAX];
         queue_key(s, w, q);
-        fq_runhist_add(g->h, d[i].o->ns, q, chips_of(w), d[i].run_ms,
-                       limit_of(w, fq_objstore_owner(s, w)));
+        int64_t chips, limit;
+        job_of(w, fq_objstore_owner(s, w), &chips, &limit);
+        fq_runhist_add(g->h, d[i].o->ns, q, chips, d[i].run_ms, limit);
     }
     g->runs = nd;
     free(d);
@@ -202,8 +197,7 @@ void fq_runguess_of(const struct fq_runguess *g, const struct fq_objstore *s,
                     const struct fq_value *wl, struct fq_runguess_answer *out)
 {
     const struct fq_value *own = fq_objstore_owner(s, wl);
-    out->limit_ms = limit_of(wl, own);
-    out->chips = chips_of(wl);
+    job_of(wl, own, &out->chips, &out->limit_ms);
     /* Only the annotation is a run time; a deadline is a limit. */
     enum fq_runtime_source rs = FQ_RUNTIME_NONE;
     int64_t stated = fq_runtime_stated(wl, &rs);
