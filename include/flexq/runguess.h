@@ -76,11 +76,18 @@ int64_t fq_runguess_left(const struct fq_runguess_answer *a,
  * A forecast's confidence from the guesses of the workloads ahead: their
  * confidences weighted by their work (run time left x chips, a job
  * without accelerators counted as one chip), rounded; HIGH with nothing
- * ahead. `left_ms[i]` is what workload i has left. As flexq sim rates its
- * forecasts.
+ * ahead. flexqd's estimates and flexq sim's forecasts both rate theirs
+ * so: start from {0}, add each workload ahead, then read the result.
  */
-enum fq_runhist_confidence fq_runguess_forecast_confidence(
-    const struct fq_runguess_answer *a, const int64_t *left_ms, size_t n);
+struct fq_runguess_tally {
+    double weight, score;
+};
+
+void fq_runguess_tally_add(struct fq_runguess_tally *t,
+                           enum fq_runhist_confidence conf, int64_t chips,
+                           int64_t left_ms);
+enum fq_runhist_confidence fq_runguess_tally_result(
+    const struct fq_runguess_tally *t);
 
 /* The JSON key and the words for a source ("namespace", "the namespace's
  * last runs"). */

@@ -15,6 +15,7 @@
 
 #include "flexq/alloc.h"
 #include "flexq/estimate.h"
+#include "flexq/runguess.h"
 #include "flexq/runhist.h"
 #include "flexq/timefmt.h"
 
@@ -81,7 +82,7 @@ void sim_forecast(struct sim *s, size_t idx, const struct fq_value *w)
         s->first_live++;
     size_t cap = s->pending + s->running + 1, nj = 0;
     struct fq_estimate_job *jobs = fq_xcalloc(cap, sizeof(*jobs));
-    double weight = 0, score = 0;
+    struct fq_runguess_tally tally = {0};
     for (size_t i = s->first_live; i < idx && nj < cap; i++) {
         const struct jstate *j = &s->js[i];
         if (j->phase != PH_WAITING && j->phase != PH_RUNNING)
@@ -94,9 +95,8 @@ void sim_forecast(struct sim *s, size_t idx, const struct fq_value *w)
             continue;
         int conf = 0;
         int64_t left = guess_left(s, i, &conf);
-        double wt = (double)left * (double)r->jobs[i].chips;
-        weight += wt;
-        score += wt * conf;
+        fq_runguess_tally_add(&tally, (enum fq_runhist_confidence)conf,
+                              r->jobs[i].chips, left);
         jobs[nj++] =
             (struct fq_estimate_job){o->obj, sim_to_abs(r->jobs[i].submit_ms),
                                      left, j->phase == PH_RUNNING};
@@ -119,7 +119,7 @@ void sim_forecast(struct sim *s, size_t idx, const struct fq_value *w)
     struct fq_err e2 = {0};
     if (fq_estimate_run(&world, w, &eo, &res, &e2) == 0 && res.n) {
         FQ_GROW(r->fc, r->fccap, r->nfc + 1);
-        int conf = weight > 0 ? (int)(score / weight + 0.5) : FQ_RUNHIST_HIGH;
+        int conf = (int)fq_runguess_tally_result(&tally);
         r->fc[r->nfc++] = (struct fq_sim_forecast){
             (uint32_t)idx,      res.rows[0].p10_ms, res.rows[0].p50_ms,
             res.rows[0].p90_ms, (uint8_t)conf,      (uint32_t)nj};

@@ -195,11 +195,20 @@ static void test_cluster_queue_history(void **state)
     fq_objstore_free(s);
 }
 
+/* The tally over n workloads ahead. */
+static enum fq_runhist_confidence rate(const struct fq_runguess_answer *a,
+                                       const int64_t *left, size_t n)
+{
+    struct fq_runguess_tally t = {0};
+    for (size_t i = 0; i < n; i++)
+        fq_runguess_tally_add(&t, a[i].conf, a[i].chips, left[i]);
+    return fq_runguess_tally_result(&t);
+}
+
 static void test_forecast_confidence(void **state)
 {
     (void)state;
-    assert_int_equal(fq_runguess_forecast_confidence(NULL, NULL, 0),
-                     FQ_RUNHIST_HIGH);
+    assert_int_equal(rate(NULL, NULL, 0), FQ_RUNHIST_HIGH);
     struct fq_runguess_answer a[3] = {
         {.chips = 8, .conf = FQ_RUNHIST_HIGH},
         {.chips = 8, .conf = FQ_RUNHIST_LOW},
@@ -207,16 +216,13 @@ static void test_forecast_confidence(void **state)
     };
     /* 8 x 1000 high against 8 x 100 + 1 x 100 low: high. */
     int64_t left[3] = {1000, 100, 100};
-    assert_int_equal(fq_runguess_forecast_confidence(a, left, 3),
-                     FQ_RUNHIST_HIGH);
+    assert_int_equal(rate(a, left, 3), FQ_RUNHIST_HIGH);
     /* Equal work high and low: the mean, 1, is medium. */
     int64_t even[3] = {1000, 1000, 0};
-    assert_int_equal(fq_runguess_forecast_confidence(a, even, 3),
-                     FQ_RUNHIST_MEDIUM);
+    assert_int_equal(rate(a, even, 3), FQ_RUNHIST_MEDIUM);
     /* Mostly low. */
     int64_t low[3] = {10, 1000, 5000};
-    assert_int_equal(fq_runguess_forecast_confidence(a, low, 3),
-                     FQ_RUNHIST_LOW);
+    assert_int_equal(rate(a, low, 3), FQ_RUNHIST_LOW);
 }
 
 static void test_source_names(void **state)

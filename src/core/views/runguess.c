@@ -225,19 +225,22 @@ int64_t fq_runguess_left(const struct fq_runguess_answer *a, int64_t elapsed_ms)
                            a->limit_ms);
 }
 
-enum fq_runhist_confidence fq_runguess_forecast_confidence(
-    const struct fq_runguess_answer *a, const int64_t *left_ms, size_t n)
+void fq_runguess_tally_add(struct fq_runguess_tally *t,
+                           enum fq_runhist_confidence conf, int64_t chips,
+                           int64_t left_ms)
 {
-    double weight = 0, score = 0;
-    for (size_t i = 0; i < n; i++) {
-        double wt = (double)(left_ms[i] > 0 ? left_ms[i] : 0) *
-                    (double)(a[i].chips > 0 ? a[i].chips : 1);
-        weight += wt;
-        score += wt * (double)a[i].conf;
-    }
-    if (weight <= 0)
+    double wt =
+        (double)(left_ms > 0 ? left_ms : 0) * (double)(chips > 0 ? chips : 1);
+    t->weight += wt;
+    t->score += wt * (double)conf;
+}
+
+enum fq_runhist_confidence fq_runguess_tally_result(
+    const struct fq_runguess_tally *t)
+{
+    if (t->weight <= 0)
         return FQ_RUNHIST_HIGH;
-    int c = (int)(score / weight + 0.5);
+    int c = (int)(t->score / t->weight + 0.5);
     return c <= FQ_RUNHIST_LOW  ? FQ_RUNHIST_LOW :
            c >= FQ_RUNHIST_HIGH ? FQ_RUNHIST_HIGH :
                                   FQ_RUNHIST_MEDIUM;

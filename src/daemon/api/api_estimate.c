@@ -377,8 +377,7 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     size_t nj = 0;
     int counts[FQ_RUNGUESS_NSOURCES] = {0};
     int confs[FQ_RUNHIST_HIGH + 1] = {0};
-    struct fq_runguess_answer *ans = fq_xcalloc(nw ? nw : 1, sizeof(*ans));
-    int64_t *lefts = fq_xcalloc(nw ? nw : 1, sizeof(*lefts));
+    struct fq_runguess_tally tally = {0};
     for (size_t i = 0; i < nw; i++) {
         const struct fq_value *w = wls[i]->obj;
         if (fq_cond_true(w, "Finished") ||
@@ -398,8 +397,7 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
             run = fq_runguess_left(&a,
                                    since > 0 && since < now ? now - since : 0);
         }
-        ans[nj] = a;
-        lefts[nj] = run;
+        fq_runguess_tally_add(&tally, a.conf, a.chips, run);
         jobs[nj++] = (struct fq_estimate_job){w, created(w), run, running};
     }
     qsort(jobs, nj, sizeof(*jobs), cmp_job);
@@ -435,7 +433,7 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     memcpy(e->counts, counts, sizeof(counts));
     memcpy(e->conf, confs, sizeof(confs));
     e->history_runs = fq_runguess_runs(hist);
-    e->forecast_conf = fq_runguess_forecast_confidence(ans, lefts, nj);
+    e->forecast_conf = fq_runguess_tally_result(&tally);
     e->target = target;
     docs.items[0] = NULL;
     e->objects = fq_xcalloc(nobjs ? nobjs : 1, sizeof(*e->objects));
@@ -451,8 +449,6 @@ static void handle(struct fq_daemon *d, struct fq_http_req *r, void *ctx)
     start(e);
     free(jobs);
     fq_runguess_free(hist);
-    free(ans);
-    free(lefts);
     free(wls);
     free(objs);
     fq_docs_release(&docs);
